@@ -1,0 +1,115 @@
+// Package fuzzy ranks candidate names by similarity to a mistyped one, for
+// the recovery.fuzzy_matches of error envelopes.
+//
+// The measure: both strings are lower-cased and '_' is read as '-'. The score
+// is 1 − d/max(len(a), len(b)), where d is the optimal-string-alignment
+// (Damerau–Levenshtein with adjacent transpositions) distance in runes. A
+// candidate that contains the query, or is contained by it, scores at least
+// 0.75, and one that starts with the query at least 0.8 (so "task-1" finds
+// "task-1-10"). Candidates scoring below 0.4 are
+// dropped; the rest are ordered by score, then by name, and at most n are
+// returned.
+package fuzzy
+
+import (
+	"sort"
+	"strings"
+)
+
+// MinScore is the lowest similarity a match may have.
+const MinScore = 0.4
+
+// Match is one ranked candidate.
+type Match struct {
+	Name  string
+	Score float64
+}
+
+// Rank returns up to n candidates most similar to query (see the package
+// comment for the measure). An exact match (after normalisation) is never
+// returned: the caller is asking because the query did not match.
+func Rank(query string, candidates []string, n int) []string {
+	ms := Score(query, candidates)
+	out := make([]string, 0, min(n, len(ms)))
+	for _, m := range ms {
+		if len(out) == n {
+			break
+		}
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// Score returns every candidate scoring at least MinScore, best first.
+func Score(query string, candidates []string) []Match {
+	q := normalise(query)
+	seen := make(map[string]bool, len(candidates))
+	var ms []Match
+	for _, c := range candidates {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		nc := normalise(c)
+		if nc == q {
+			continue
+		}
+		s := Similarity(q, nc)
+		switch {
+		case q == "":
+		case strings.HasPrefix(nc, q) && s < 0.8:
+			s = 0.8
+		case (strings.Contains(nc, q) || strings.Contains(q, nc)) && s < 0.75:
+			s = 0.75
+		}
+		if s >= MinScore {
+			ms = append(ms, Match{Name: c, Score: s})
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		if ms[i].Score != ms[j].Score {
+			return ms[i].Score > ms[j].Score
+		}
+		return ms[i].Name < ms[j].Name
+	})
+	return ms
+}
+
+func normalise(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-")
+}
+
+// Similarity is 1 − OSA distance / longer length, in [0, 1].
+func Similarity(a, b string) float64 {
+	ra, rb := []rune(a), []rune(b)
+	longest := max(len(ra), len(rb))
+	if longest == 0 {
+		return 1
+	}
+	return 1 - float64(osa(ra, rb))/float64(longest)
+}
+
+// osa is the optimal string alignment distance.
+func osa(a, b []rune) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}

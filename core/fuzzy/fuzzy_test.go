@@ -1,0 +1,62 @@
+package fuzzy
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestRank(t *testing.T) {
+	actions := []string{"liveness", "readiness", "check", "list", "list-blocked", "complete", "complete-batch"}
+	tests := []struct {
+		name  string
+		query string
+		n     int
+		want  []string
+	}{
+		{"typo", "livenes", 5, []string{"liveness"}},
+		{"transposition", "chekc", 5, []string{"check"}},
+		{"snake case of an existing name is not a match", "list_blocked", 5, []string{"list"}},
+		{"snake case typo", "list_blokced", 1, []string{"list-blocked"}},
+		{"prefix", "complet", 2, []string{"complete", "complete-batch"}},
+		{"nothing close", "zzzzzzzz", 5, []string{}},
+		{"limit", "l", 1, []string{"list"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Rank(tt.query, actions, tt.n)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Rank(%q) = %q, want %q", tt.query, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSimilarity(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want float64
+	}{
+		{"", "", 1},
+		{"abc", "abc", 1},
+		{"abc", "acb", 1 - 1.0/3},
+		{"abc", "", 0},
+		{"kitten", "sitting", 1 - 3.0/7},
+	} {
+		if got := Similarity(tt.a, tt.b); got-tt.want > 1e-9 || tt.want-got > 1e-9 {
+			t.Errorf("Similarity(%q,%q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestRankNeverReturnsExactMatchAndCapsAtN(t *testing.T) {
+	cands := []string{"task-1-1", "task-1-2", "task-1-3", "task-1-4", "task-1-5", "task-1-6", "task-1-10"}
+	got := Rank("task-1-1", cands, 5)
+	if len(got) != 5 {
+		t.Fatalf("got %d matches, want 5: %q", len(got), got)
+	}
+	for _, g := range got {
+		if g == "task-1-1" {
+			t.Fatalf("exact match returned: %q", got)
+		}
+	}
+}

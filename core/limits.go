@@ -1,0 +1,79 @@
+package core
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Input caps of contract §4. A parameter may declare a larger cap for itself
+// (research text takes up to 5 MB).
+const (
+	MaxRequestBytes = 100 * 1024
+	MaxStringChars  = 10_000
+	MaxArrayItems   = 1_000
+	MaxNesting      = 10
+	MaxLargeText    = 5 * 1024 * 1024
+)
+
+// Page sizes of contract §5: default and maximum per kind of list.
+type PageLimits struct{ Default, Max int }
+
+var (
+	PageList    = PageLimits{100, 1000}
+	PageTasks   = PageLimits{25, 100}
+	PageJournal = PageLimits{100, 1000}
+	PageHistory = PageLimits{50, 100}
+)
+
+// DefaultTokenBudget is the default answer budget (tokens = bytes/4 of data).
+const DefaultTokenBudget = 25_000
+
+// CheckValueCaps walks v (decoded JSON) and reports the first string longer
+// than maxString runes, array longer than MaxArrayItems or nesting deeper than
+// MaxNesting as PAYLOAD_TOO_LARGE naming the path. field is the path prefix.
+func CheckValueCaps(field string, v any, maxString int) *Error {
+	return checkCaps(field, v, maxString, 0)
+}
+
+func checkCaps(path string, v any, maxString, depth int) *Error {
+	if depth > MaxNesting {
+		return tooLarge(path, "nesting depth", MaxNesting, depth)
+	}
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxString { // fast path: bytes ≥ runes
+			if n := utf8.RuneCountInString(x); n > maxString {
+				return tooLarge(path, "characters", maxString, n)
+			}
+		}
+	case []any:
+		if len(x) > MaxArrayItems {
+			return tooLarge(path, "items", MaxArrayItems, len(x))
+		}
+		for i, e := range x {
+			if err := checkCaps(fmt.Sprintf("%s[%d]", path, i), e, MaxStringChars, depth+1); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := checkCaps(path+"."+k, e, MaxStringChars, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func tooLarge(field, unit string, limit, got int) *Error {
+	return &Error{
+		Code:    CodePayloadTooLarge,
+		Message: fmt.Sprintf("%s has %d %s; the limit is %d.", field, got, unit, limit),
+		Details: map[string]any{"field": field, "constraint": "max " + unit, "limit": limit, "received": got},
+	}
+}
+
+// RequestTooLarge is the PAYLOAD_TOO_LARGE error for a whole request of n bytes.
+func RequestTooLarge(n, limit int) *Error {
+	return tooLarge("arguments", "bytes", limit, n)
+}
