@@ -51,13 +51,13 @@ func checkCaps(path string, v any, maxString, depth int) *Error {
 			return tooLarge(path, "items", MaxArrayItems, len(x))
 		}
 		for i, e := range x {
-			if err := checkCaps(fmt.Sprintf("%s[%d]", path, i), e, MaxStringChars, depth+1); err != nil {
+			if err := checkCaps(fmt.Sprintf("%s[%d]", path, i), e, maxString, depth+1); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
 		for k, e := range x {
-			if err := checkCaps(path+"."+k, e, MaxStringChars, depth+1); err != nil {
+			if err := checkCaps(path+"."+k, e, maxString, depth+1); err != nil {
 				return err
 			}
 		}

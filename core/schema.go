@@ -66,7 +66,7 @@ func envelopeSchema() map[string]any {
 				"required":   []string{"duration_ms"},
 				"properties": map[string]any{"duration_ms": map[string]any{"type": "number", "minimum": 0}},
 			},
-			"content_fidelity": map[string]any{"type": "string", "enum": []string{FidelityFull, FidelityPartial, FidelitySummary, FidelityReferenceOnly}},
+			"content_fidelity":                map[string]any{"type": "string", "enum": []string{FidelityFull, FidelityPartial, FidelitySummary, FidelityReferenceOnly}},
 			"content_fidelity_schema_version": str,
 			"dropped_content_ids":             strArr,
 			"content_archive_hashes": map[string]any{

@@ -1,0 +1,272 @@
+// Package tests holds specd's end-to-end tests: a real mcp-go client talks to
+// the server in-process and, over stdio, to the built binary, with both the
+// 2025-11-25 (initialize handshake) and 2026-07-28 (stateless) protocols.
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/storetest"
+	"github.com/specd/specd/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// protocols are the MCP revisions every end-to-end test runs under.
+var protocols = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728}
+
+// storeAdapter mirrors cmd/specd's adapter.
+type storeAdapter struct{ *store.Store }
+
+func (a storeAdapter) Describe(ctx context.Context) (tools.StoreInfo, error) {
+	info, err := a.Info(ctx)
+	return tools.StoreInfo{Path: info.Path, SizeBytes: info.SizeBytes, SchemaVersion: info.SchemaVersion, InstallID: info.InstallID}, err
+}
+
+// fixedClock returns a clock that never moves, so durations are 0 and
+// golden envelopes are stable.
+func fixedClock() func() time.Time {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	return func() time.Time { return t0 }
+}
+
+// counterIDs returns deterministic UUID-shaped ids.
+func counterIDs() func() string {
+	var n atomic.Int64
+	return func() string { return fmt.Sprintf("00000000-0000-7000-8000-%012x", n.Add(1)) }
+}
+
+// newDeps builds tools.Deps over a fresh store in t.TempDir(); deterministic
+// makes the clock and ids fixed.
+func newDeps(t testing.TB, deterministic bool) *tools.Deps {
+	t.Helper()
+	st := storetest.Open(t)
+	rt := tools.Runtime{Deadline: 10 * time.Second}
+	if deterministic {
+		rt.Now, rt.NewID = fixedClock(), counterIDs()
+	}
+	return &tools.Deps{
+		Store:        storeAdapter{st},
+		Version:      "test",
+		Workspace:    filepath.Dir(filepath.Dir(st.Path())),
+		ConfigSource: "test",
+		Transports:   []string{"stdio"},
+		Started:      time.Now(),
+		TokenBudget:  core.DefaultTokenBudget,
+		Runtime:      rt,
+	}
+}
+
+// inProcess starts an in-process client on a new server speaking protocol.
+func inProcess(t testing.TB, deps *tools.Deps, protocol string) (*client.Client, *tools.Registry) {
+	t.Helper()
+	srv, reg := tools.NewMCPServer(deps)
+	c, err := client.NewInProcessClientWithOptions(srv, client.WithProtocolVersion(protocol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c, protocol)
+	t.Cleanup(func() { _ = c.Close() })
+	return c, reg
+}
+
+func initialize(t testing.TB, c *client.Client, protocol string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = protocol
+	req.Params.ClientInfo = mcp.Implementation{Name: "specd-tests", Version: "1"}
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
+		t.Fatalf("initialize (%s): %v", protocol, err)
+	}
+	if res.ProtocolVersion != protocol {
+		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, protocol)
+	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// specdBinary returns the binary under test: $SPECD_BIN (make test builds it)
+// or one built once into a temporary directory.
+func specdBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("SPECD_BIN"); p != "" {
+		return p
+	}
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "specd-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "specd")
+		if runtime.GOOS == "windows" {
+			binPath += ".exe"
+		}
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/specd").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// overStdio starts the built binary on a fresh store and connects a client.
+func overStdio(t testing.TB, protocol string, extraArgs ...string) *client.Client {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), ".specd", "specd.db")
+	args := append([]string{"serve", "--db", db, "--log-level", "debug"}, extraArgs...)
+	logw := &testLogWriter{t: t}
+	t.Cleanup(logw.stop) // registered first, so it runs after the client is closed
+	tr := transport.NewStdioWithOptions(specdBinary(t), []string{"SPECD_WORKSPACE=" + t.TempDir()}, args,
+		transport.WithCommandStderrWriter(logw))
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(protocol))
+	initialize(t, c, protocol)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// testLogWriter forwards the server's stderr to the test log.
+type testLogWriter struct {
+	t       testing.TB
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (w *testLogWriter) stop() { w.mu.Lock(); w.stopped = true; w.mu.Unlock() }
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return len(p), nil
+	}
+	w.t.Logf("specd stderr: %s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// call invokes tool with args and decodes the envelope from structuredContent,
+// checking that content[0].text mirrors it and isError == !success.
+func call(t testing.TB, c *client.Client, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("%s %v: transport error (tool failures must be envelopes): %v", tool, args, err)
+	}
+	return envelopeOf(t, res)
+}
+
+func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	structured, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("want exactly one content item, got %d", len(res.Content))
+	}
+	text, ok := res.Content[0].(mcp.TextContent)
+	if !ok {
+		t.Fatalf("content[0] is %T, want text", res.Content[0])
+	}
+	var env, mirror map[string]any
+	if err := json.Unmarshal(structured, &env); err != nil {
+		t.Fatalf("structuredContent is not an object: %s", structured)
+	}
+	if err := json.Unmarshal([]byte(text.Text), &mirror); err != nil {
+		t.Fatalf("content[0].text is not JSON: %q", text.Text)
+	}
+	if !jsonEqual(env, mirror) {
+		t.Fatalf("content[0].text does not mirror structuredContent:\n%s\n%s", structured, text.Text)
+	}
+	if strings.Contains(text.Text, "\n") {
+		t.Fatalf("content[0].text is not compact JSON")
+	}
+	if res.IsError != !env["success"].(bool) {
+		t.Fatalf("isError=%v but success=%v", res.IsError, env["success"])
+	}
+	validateEnvelope(t, env)
+	return env
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+)
+
+// validateEnvelope checks env against the published envelope schema.
+func validateEnvelope(t testing.TB, env map[string]any) {
+	t.Helper()
+	schemaOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(core.EnvelopeSchema()))
+		if err != nil {
+			panic(err)
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("envelope.json", doc); err != nil {
+			panic(err)
+		}
+		schema = c.MustCompile("envelope.json")
+	})
+	// Round-trip through JSON so numbers are what a client sees.
+	b, _ := json.Marshal(env)
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(v); err != nil {
+		t.Fatalf("envelope does not validate against the output schema: %v\n%s", err, b)
+	}
+}
+
+// data returns env.data as a map.
+func data(env map[string]any) map[string]any { m, _ := env["data"].(map[string]any); return m }
+
+// errorCode returns env.data.error_code.
+func errorCode(env map[string]any) string { s, _ := data(env)["error_code"].(string); return s }

@@ -1,0 +1,37 @@
+package tools
+
+import (
+	"context"
+	"time"
+)
+
+// StoreHealth is what health and server need of the store.
+type StoreHealth interface {
+	Path() string
+	// CheckWritable proves the store can be locked and written without
+	// changing it. It may answer LOCK_TIMEOUT.
+	CheckWritable(ctx context.Context) error
+	// Describe reads the store's identity and size.
+	Describe(ctx context.Context) (StoreInfo, error)
+}
+
+// StoreInfo describes the store.
+type StoreInfo struct {
+	Path          string `json:"path"`
+	SizeBytes     int64  `json:"size_bytes"`
+	SchemaVersion int    `json:"schema_version"`
+	InstallID     string `json:"install_id"`
+}
+
+// Deps are the services and facts the tools are built over. cmd/specd fills
+// it; tests fill it with real stores in temporary directories.
+type Deps struct {
+	Store        StoreHealth
+	Version      string   // server version
+	Workspace    string   // workspace root
+	ConfigSource string   // where the configuration came from (flags, env, defaults)
+	Transports   []string // enabled transports
+	Started      time.Time
+	TokenBudget  int
+	Runtime      Runtime
+}

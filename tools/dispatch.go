@@ -1,0 +1,168 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/specd/specd/core"
+)
+
+// DefaultDeadline bounds every call unless the server is configured otherwise.
+const DefaultDeadline = 30 * time.Second
+
+// Runtime is what the dispatcher needs besides the tools: clock, id source,
+// logger, deadline and the per-process session id used when the protocol
+// carries none.
+type Runtime struct {
+	Now             func() time.Time
+	NewID           func() string
+	Logger          *slog.Logger
+	Deadline        time.Duration
+	ProcessSession  string
+	OutputSchemaRaw json.RawMessage
+}
+
+func (rt *Runtime) defaults() {
+	if rt.Now == nil {
+		rt.Now = time.Now
+	}
+	if rt.NewID == nil {
+		rt.NewID = core.NewUUID
+	}
+	if rt.Logger == nil {
+		rt.Logger = slog.Default()
+	}
+	if rt.Deadline <= 0 {
+		rt.Deadline = DefaultDeadline
+	}
+	if rt.ProcessSession == "" {
+		rt.ProcessSession = "proc-" + rt.NewID()
+	}
+	if rt.OutputSchemaRaw == nil {
+		rt.OutputSchemaRaw = core.EnvelopeSchema()
+	}
+}
+
+// Install registers every tool of r on s with the envelope as output schema.
+func (r *Registry) Install(s *server.MCPServer, rt Runtime) {
+	rt.defaults()
+	for _, t := range r.Tools() {
+		s.AddTool(t.MCPTool(rt.OutputSchemaRaw), r.handler(t, rt))
+	}
+}
+
+// handler returns the MCP handler of t: validate → deadline → call → wrap.
+// It never returns a Go error: every outcome, panics included, is an
+// envelope result.
+func (r *Registry) handler(t *Tool, rt Runtime) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		env := r.Dispatch(ctx, t, req.GetArguments(), sessionOf(ctx, req, rt), rt)
+		return ToResult(env), nil
+	}
+}
+
+// Dispatch runs one call of t with raw arguments and returns its envelope.
+// It is the transport-independent core of every tool call (the CLI uses it
+// too).
+func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) (env core.Envelope) {
+	rt.defaults()
+	action, _ := raw["action"].(string)
+	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
+	log := rt.Logger.With("request_id", call.RequestID, "tool", t.Name, "action", action, "session", sess.ID)
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			env = call.Failure(core.Internal(fmt.Errorf("panic: %v", p)))
+		}
+		logOutcome(log, env)
+	}()
+	if raw == nil {
+		raw = map[string]any{}
+	}
+	a, args, verr := validate(t, raw)
+	if verr != nil {
+		return call.Failure(verr)
+	}
+	call.Action = a.Name
+	dctx, cancel := context.WithTimeout(ctx, rt.Deadline)
+	defer cancel()
+	res := a.Handler(dctx, &Request{Call: call, Args: args, Session: sess})
+	if res.Err != nil {
+		e := core.AsError(res.Err)
+		switch {
+		case errors.Is(res.Err, context.DeadlineExceeded) || (e.Code == core.CodeInternal && dctx.Err() != nil && ctx.Err() == nil):
+			e = core.NewError(core.CodeUnavailable,
+				fmt.Sprintf("%s %s did not finish within %s; nothing was changed.", t.Name, a.Name, rt.Deadline),
+				map[string]any{"timeout_ms": rt.Deadline.Milliseconds()}).
+				WithRemediation("Narrow the call (smaller limit, one spec, fewer items) and try again.")
+		case errors.Is(res.Err, context.Canceled):
+			e = core.NewError(core.CodeUnavailable, "The call was cancelled by the client; nothing was changed.", nil)
+		}
+		if e.Code == core.CodeInternal && e.Cause() != nil {
+			log.Error("internal error", "err", e.Cause())
+		}
+		return call.Failure(e, res.Meta...)
+	}
+	return call.Success(res.Data, res.Meta...)
+}
+
+func logOutcome(log *slog.Logger, env core.Envelope) {
+	if env.Success {
+		log.Debug("call", "ok", true, "duration_ms", env.Meta.Telemetry.DurationMS)
+		return
+	}
+	code := ""
+	if m, ok := env.Data.(map[string]any); ok {
+		code, _ = m["error_code"].(string)
+	}
+	log.Info("call", "ok", false, "error_code", code, "duration_ms", env.Meta.Telemetry.DurationMS)
+}
+
+// ToResult puts the envelope in structuredContent and, as compact JSON, in
+// content[0].text; isError is true exactly when success is false.
+func ToResult(env core.Envelope) *mcp.CallToolResult {
+	b, err := json.Marshal(env)
+	if err != nil {
+		// Data that cannot be encoded is a programming error: answer with an
+		// internal error envelope rather than a transport error.
+		env = core.Envelope{Success: false, Data: core.Internal(err).Payload(env.Meta.RequestID), Meta: env.Meta}
+		msg := "Internal error while encoding the answer to " + env.Meta.RequestID + "."
+		env.Error = &msg
+		b, _ = json.Marshal(env)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.TextContent{Type: "text", Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+		IsError:           !env.Success,
+	}
+}
+
+// sessionOf identifies the caller: the MCP session when the protocol has one,
+// else the per-process id; client name/version from the session or from the
+// request's _meta (protocol 2026-07-28).
+func sessionOf(ctx context.Context, req mcp.CallToolRequest, rt Runtime) Session {
+	s := Session{ID: rt.ProcessSession}
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		if id := cs.SessionID(); id != "" {
+			s.ID = id
+		}
+		if ci, ok := cs.(server.SessionWithClientInfo); ok {
+			info := ci.GetClientInfo()
+			s.ClientName, s.ClientVersion = info.Name, info.Version
+		}
+	}
+	if s.ClientName == "" && req.Params.Meta != nil {
+		if info := req.Params.Meta.ClientInfo(); info != nil {
+			s.ClientName, s.ClientVersion = info.Name, info.Version
+		}
+	}
+	return s
+}

@@ -1,0 +1,262 @@
+// Package tools adapts specd's services to MCP. Each tool is declared once as
+// data — its actions and, per action, its parameters, side effects,
+// idempotence, latency hint and flag gate — and this package derives from
+// that declaration the flat input schema, the honest annotations, the shared
+// argument validator and the dispatch table. Handlers are thin: bind the
+// validated arguments, call one service function, wrap the result.
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/specd/specd/core"
+)
+
+// ParamType is a JSON Schema primitive type.
+type ParamType string
+
+// Parameter types.
+const (
+	String  ParamType = "string"
+	Integer ParamType = "integer"
+	Number  ParamType = "number"
+	Boolean ParamType = "boolean"
+	Object  ParamType = "object"
+	Array   ParamType = "array"
+)
+
+// Side effects of an action (contract §8).
+const (
+	EffectNone  = "none"
+	EffectRead  = "read"
+	EffectWrite = "write"
+)
+
+// Latency hints: fast < 100 ms, moderate < 1 s, slow otherwise.
+const (
+	LatencyFast     = "fast"
+	LatencyModerate = "moderate"
+	LatencySlow     = "slow"
+)
+
+// Param declares one parameter of a tool. A parameter is shared by every
+// action that lists it.
+type Param struct {
+	Name        string
+	Type        ParamType
+	Description string
+	Enum        []string  // closed set of string values
+	Min, Max    *float64  // numeric bounds
+	MaxLength   int       // max characters for strings (0 = core.MaxStringChars)
+	MinLength   int       // min characters for strings
+	MaxItems    int       // max items for arrays (0 = core.MaxArrayItems)
+	Items       ParamType // element type of arrays ("" = any)
+	Pattern     string    // regular expression for strings
+}
+
+// Action declares one action of a tool.
+type Action struct {
+	Name        string
+	Summary     string   // one sentence, shown by server(action="schema")
+	Required    []string // parameter names
+	Optional    []string // parameter names
+	SideEffects string   // none | read | write
+	Idempotent  bool
+	Destructive bool // may delete or overwrite data a user cares about
+	OpenWorld   bool // talks to things outside specd's store
+	Latency     string
+	Flag        string // feature flag gating the action ("" = always on)
+	// Example is a happy-path argument set (without "action") the contract
+	// test calls; nil means the action needs state the test cannot make
+	// generically and is covered by its own test.
+	Example map[string]any
+	Handler Handler
+}
+
+// Tool declares one MCP tool.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Params      []Param
+	Actions     []Action
+}
+
+// Handler runs one validated action. It never returns a Go error for a
+// domain failure: it returns a Result whose Err is converted to an envelope.
+type Handler func(ctx context.Context, r *Request) Result
+
+// Result is what a handler returns: data on success, or Err (any error;
+// *core.Error and domain errors keep their codes, anything else becomes
+// INTERNAL_ERROR), plus meta options.
+type Result struct {
+	Data any
+	Err  error
+	Meta []core.MetaOption
+}
+
+// OK is a success result.
+func OK(data any, meta ...core.MetaOption) Result { return Result{Data: data, Meta: meta} }
+
+// Fail is a failure result.
+func Fail(err error) Result { return Result{Err: err} }
+
+// Request is one validated call.
+type Request struct {
+	Call    *core.Call
+	Args    Args
+	Session Session
+}
+
+// Session identifies the caller.
+type Session struct {
+	ID            string // MCP session id, or a per-process id when the protocol has none
+	ClientName    string
+	ClientVersion string
+}
+
+// param returns the declaration of name.
+func (t *Tool) param(name string) (Param, bool) {
+	for _, p := range t.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// action finds an action by kebab-case name or its snake_case alias.
+func (t *Tool) action(name string) (*Action, bool) {
+	n := strings.ReplaceAll(name, "_", "-")
+	for i := range t.Actions {
+		if t.Actions[i].Name == n {
+			return &t.Actions[i], true
+		}
+	}
+	return nil, false
+}
+
+// ActionNames lists the tool's actions in declaration order.
+func (t *Tool) ActionNames() []string {
+	out := make([]string, len(t.Actions))
+	for i, a := range t.Actions {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// takes reports whether a accepts parameter name.
+func (a *Action) takes(name string) bool {
+	for _, p := range a.Required {
+		if p == name {
+			return true
+		}
+	}
+	for _, p := range a.Optional {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Params lists the parameters a takes, required first.
+func (a *Action) Params() []string {
+	return append(append([]string{}, a.Required...), a.Optional...)
+}
+
+// Registry holds every tool. It is built once at start-up and read-only after.
+type Registry struct {
+	tools []*Tool
+}
+
+// Add registers t after checking its declaration; a malformed declaration is
+// a programming error and panics at start-up, never at call time.
+func (r *Registry) Add(t *Tool) {
+	if err := t.check(); err != nil {
+		panic(fmt.Sprintf("tools: %s: %v", t.Name, err))
+	}
+	for _, o := range r.tools {
+		if o.Name == t.Name {
+			panic("tools: duplicate tool " + t.Name)
+		}
+	}
+	r.tools = append(r.tools, t)
+}
+
+// Tools returns the registered tools sorted by name.
+func (r *Registry) Tools() []*Tool {
+	out := append([]*Tool(nil), r.tools...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Tool returns the tool called name.
+func (r *Registry) Tool(name string) (*Tool, bool) {
+	for _, t := range r.tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the tool names, sorted.
+func (r *Registry) Names() []string {
+	ts := r.Tools()
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
+
+func (t *Tool) check() error {
+	seen := map[string]bool{}
+	for _, p := range t.Params {
+		if p.Name == "action" || seen[p.Name] {
+			return fmt.Errorf("parameter %q declared twice or reserved", p.Name)
+		}
+		seen[p.Name] = true
+	}
+	names := map[string]bool{}
+	for _, a := range t.Actions {
+		if names[a.Name] || a.Name != strings.ToLower(a.Name) || strings.Contains(a.Name, "_") {
+			return fmt.Errorf("action %q duplicated or not kebab-case", a.Name)
+		}
+		names[a.Name] = true
+		if a.Handler == nil {
+			return fmt.Errorf("action %q has no handler", a.Name)
+		}
+		switch a.SideEffects {
+		case EffectNone, EffectRead, EffectWrite:
+		default:
+			return fmt.Errorf("action %q: side effects %q", a.Name, a.SideEffects)
+		}
+		switch a.Latency {
+		case LatencyFast, LatencyModerate, LatencySlow:
+		default:
+			return fmt.Errorf("action %q: latency %q", a.Name, a.Latency)
+		}
+		for _, p := range a.Params() {
+			if !seen[p] {
+				return fmt.Errorf("action %q uses undeclared parameter %q", a.Name, p)
+			}
+		}
+	}
+	for p := range seen {
+		used := false
+		for i := range t.Actions {
+			if t.Actions[i].takes(p) {
+				used = true
+			}
+		}
+		if !used {
+			return fmt.Errorf("parameter %q is used by no action", p)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package tools
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// InputSchema is the flat input schema of contract §4: one object with
+// "action" (enum of kebab-case names) plus the union of every action's
+// parameters, each described with "Used by: …"; required ["action"];
+// additionalProperties false; no root composition keywords and no $schema.
+func (t *Tool) InputSchema() map[string]any {
+	props := map[string]any{
+		"action": map[string]any{
+			"type":        "string",
+			"enum":        t.ActionNames(),
+			"description": "The operation to perform. " + t.actionSummaries(),
+		},
+	}
+	for _, p := range t.Params {
+		props[p.Name] = p.schema(t.usedBy(p.Name))
+	}
+	return map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             []string{"action"},
+		"additionalProperties": false,
+	}
+}
+
+func (t *Tool) actionSummaries() string {
+	parts := make([]string, len(t.Actions))
+	for i, a := range t.Actions {
+		parts[i] = a.Name + ": " + a.Summary
+	}
+	return strings.Join(parts, " ")
+}
+
+func (t *Tool) usedBy(name string) []string {
+	var out []string
+	for _, a := range t.Actions {
+		for _, r := range a.Required {
+			if r == name {
+				out = append(out, a.Name+" (required)")
+			}
+		}
+		for _, o := range a.Optional {
+			if o == name {
+				out = append(out, a.Name)
+			}
+		}
+	}
+	return out
+}
+
+func (p Param) schema(usedBy []string) map[string]any {
+	s := map[string]any{"type": string(p.Type)}
+	desc := p.Description
+	if len(usedBy) > 0 {
+		desc += " Used by: " + strings.Join(usedBy, ", ") + "."
+	}
+	s["description"] = strings.TrimSpace(desc)
+	if len(p.Enum) > 0 {
+		s["enum"] = p.Enum
+	}
+	if p.Min != nil {
+		s["minimum"] = *p.Min
+	}
+	if p.Max != nil {
+		s["maximum"] = *p.Max
+	}
+	switch p.Type {
+	case String:
+		if p.MaxLength > 0 {
+			s["maxLength"] = p.MaxLength
+		} else {
+			s["maxLength"] = 10_000
+		}
+		if p.MinLength > 0 {
+			s["minLength"] = p.MinLength
+		}
+		if p.Pattern != "" {
+			s["pattern"] = p.Pattern
+		}
+	case Array:
+		if p.MaxItems > 0 {
+			s["maxItems"] = p.MaxItems
+		} else {
+			s["maxItems"] = 1000
+		}
+		if p.Items != "" {
+			s["items"] = map[string]any{"type": string(p.Items)}
+		}
+	}
+	return s
+}
+
+// Annotations are the tool's MCP hints, the most cautious over its actions:
+// read-only only if every action is; destructive if any is; idempotent only
+// if every action is; open-world if any is. All four are always set (mcp-go's
+// NewTool defaults would otherwise claim destructive and open-world).
+func (t *Tool) Annotations() mcp.ToolAnnotation {
+	readOnly, destructive, idempotent, openWorld := true, false, true, false
+	for _, a := range t.Actions {
+		readOnly = readOnly && a.SideEffects != EffectWrite
+		destructive = destructive || a.Destructive
+		idempotent = idempotent && a.Idempotent
+		openWorld = openWorld || a.OpenWorld
+	}
+	return mcp.ToolAnnotation{
+		Title:           t.Title,
+		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
+		DestructiveHint: mcp.ToBoolPtr(destructive),
+		IdempotentHint:  mcp.ToBoolPtr(idempotent),
+		OpenWorldHint:   mcp.ToBoolPtr(openWorld),
+	}
+}
+
+// ActionSchema is the per-action metadata server(action="schema") returns.
+type ActionSchema struct {
+	Name        string           `json:"name"`
+	Summary     string           `json:"summary"`
+	Parameters  []ParameterBrief `json:"parameters"`
+	Required    []string         `json:"required"`
+	SideEffects string           `json:"side_effects"`
+	Idempotent  bool             `json:"idempotent"`
+	Destructive bool             `json:"destructive"`
+	LatencyHint string           `json:"latency_hint"`
+	Flag        string           `json:"feature_flag,omitempty"`
+	Available   bool             `json:"available"`
+}
+
+// ParameterBrief describes one parameter of an action.
+type ParameterBrief struct {
+	Name        string         `json:"name"`
+	Required    bool           `json:"required"`
+	Schema      map[string]any `json:"schema"`
+	Description string         `json:"description"`
+}
+
+// Describe returns the per-action metadata of t, in declaration order.
+func (t *Tool) Describe() []ActionSchema {
+	out := make([]ActionSchema, 0, len(t.Actions))
+	for _, a := range t.Actions {
+		as := ActionSchema{
+			Name: a.Name, Summary: a.Summary, Required: append([]string{}, a.Required...),
+			SideEffects: a.SideEffects, Idempotent: a.Idempotent, Destructive: a.Destructive,
+			LatencyHint: a.Latency, Flag: a.Flag, Available: true,
+			Parameters: []ParameterBrief{},
+		}
+		req := map[string]bool{}
+		for _, r := range a.Required {
+			req[r] = true
+		}
+		for _, name := range a.Params() {
+			p, _ := t.param(name)
+			sch := p.schema(nil)
+			delete(sch, "description")
+			as.Parameters = append(as.Parameters, ParameterBrief{Name: name, Required: req[name], Schema: sch, Description: p.Description})
+		}
+		out = append(out, as)
+	}
+	return out
+}
+
+// MCPTool builds the mcp.Tool: flat input schema, the envelope as output
+// schema, honest annotations.
+func (t *Tool) MCPTool(outputSchema json.RawMessage) mcp.Tool {
+	in, _ := json.Marshal(t.InputSchema())
+	return mcp.Tool{
+		Name:            t.Name,
+		Title:           t.Title,
+		Description:     t.Description,
+		RawInputSchema:  in,
+		RawOutputSchema: outputSchema,
+		Annotations:     t.Annotations(),
+	}
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

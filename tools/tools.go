@@ -1,0 +1,48 @@
+package tools
+
+import (
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/specd/specd/core"
+)
+
+// New builds the registry of every specd tool over d.
+func New(d *Deps) *Registry {
+	r := &Registry{}
+	r.Add(healthTool(d))
+	r.Add(serverTool(d, r))
+	return r
+}
+
+// Instructions is the server's MCP instructions text.
+const Instructions = "specd keeps your plan as specs (phases → tasks → subtasks → verify steps, with dependencies). " +
+	"Every tool takes an action parameter and answers with a response-v2 envelope {success, data, error, meta}; " +
+	"on failure data.recovery names the call to make next. Start with server(action=\"tools\") or health(action=\"readiness\")."
+
+// NewMCPServer builds the MCP server with every tool installed. mcp-go's own
+// input-schema validation stays off: our validator answers in envelopes.
+func NewMCPServer(d *Deps) (*server.MCPServer, *Registry) {
+	r := New(d)
+	s := server.NewMCPServer("specd", d.Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(Instructions),
+		server.WithRecovery(),
+	)
+	r.Install(s, d.Runtime)
+	return s, r
+}
+
+// warn is a meta option adding one warning of severity "warning".
+func warn(code, message string, ctx map[string]any) core.MetaOption {
+	return core.WithWarning(code, core.SeverityWarning, message, ctx)
+}
+
+// errorSummary renders err for a status field: the code and message of a
+// coded error, or "internal error" (never Go error text).
+func errorSummary(err error) string {
+	e := core.AsError(err)
+	if e.Code == core.CodeInternal {
+		return "internal error"
+	}
+	return e.Code + ": " + e.Message
+}

@@ -1,0 +1,233 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/fuzzy"
+)
+
+// validate checks raw arguments against t and returns the action and the
+// arguments without "action". It is the one validator every call goes
+// through before its handler (contract §4). Errors, in the order checked:
+//
+//   - PAYLOAD_TOO_LARGE: the request over 100 KB (parameters that declare a
+//     larger MaxLength are counted against their own cap instead);
+//   - MISSING_REQUIRED / INVALID_FORMAT for "action" itself;
+//   - UNKNOWN_ACTION with every action in details.allowed and the closest 5
+//     in recovery.fuzzy_matches;
+//   - UNKNOWN_PARAMETER: a name the tool lacks (closest names), or one this
+//     action does not take (details.action, the action's parameters);
+//   - INVALID_FORMAT: wrong type, enum (fuzzy matches), bounds, pattern;
+//   - PAYLOAD_TOO_LARGE: a string, array or nesting over its cap;
+//   - MISSING_REQUIRED naming the parameter and the action.
+//
+// A null value counts as absent.
+func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
+	if err := checkRequestSize(t, raw); err != nil {
+		return nil, nil, err
+	}
+	av, ok := raw["action"]
+	if !ok || av == nil {
+		return nil, nil, core.NewError(core.CodeMissingRequired, fmt.Sprintf("%s needs an action.", t.Name),
+			map[string]any{"field": "action", "allowed": t.ActionNames()}).
+			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
+	}
+	name, ok := av.(string)
+	if !ok {
+		return nil, nil, core.NewError(core.CodeInvalidFormat, "action must be a string.",
+			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.ActionNames()})
+	}
+	a, ok := t.action(name)
+	if !ok {
+		return nil, nil, core.NewError(core.CodeUnknownAction,
+			fmt.Sprintf("%s has no action %q.", t.Name, name),
+			map[string]any{"field": "action", "received": name, "allowed": t.ActionNames()}).
+			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.ActionNames(), 5))
+	}
+	args := make(Args, len(raw))
+	for k, v := range raw {
+		if k == "action" || v == nil {
+			continue
+		}
+		p, known := t.param(k)
+		if !known {
+			names := make([]string, 0, len(t.Params))
+			for _, p := range t.Params {
+				names = append(names, p.Name)
+			}
+			return nil, nil, core.NewError(core.CodeUnknownParameter,
+				fmt.Sprintf("%s has no parameter %q.", t.Name, k),
+				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
+				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, rankPreferring(k, a.Params(), names))
+		}
+		if !a.takes(k) {
+			return nil, nil, core.NewError(core.CodeUnknownParameter,
+				fmt.Sprintf("%s action %q does not take %q.", t.Name, a.Name, k),
+				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
+				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(k, a.Params(), 5))
+		}
+		if err := checkValue(p, v); err != nil {
+			return nil, nil, err
+		}
+		args[k] = v
+	}
+	for _, r := range a.Required {
+		if !args.Has(r) {
+			return nil, nil, core.NewError(core.CodeMissingRequired,
+				fmt.Sprintf("%s action %q needs %q.", t.Name, a.Name, r),
+				map[string]any{"field": r, "action": a.Name, "required": a.Required}).
+				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
+		}
+	}
+	return a, args, nil
+}
+
+// rankPreferring ranks name against the action's parameters first, then the
+// rest of the tool's, so the likeliest fix comes first.
+func rankPreferring(name string, first, all []string) []string {
+	out := fuzzy.Rank(name, first, 5)
+	for _, m := range fuzzy.Rank(name, all, 5) {
+		if len(out) == 5 {
+			break
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == m
+		}
+		if !dup {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func checkRequestSize(t *Tool, raw map[string]any) *core.Error {
+	total := 0
+	for k, v := range raw {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return core.NewError(core.CodeInvalidFormat, fmt.Sprintf("%s is not JSON-encodable.", k),
+				map[string]any{"field": k})
+		}
+		if p, ok := t.param(k); ok && p.MaxLength > core.MaxStringChars {
+			continue // large-text parameters are bounded by their own cap
+		}
+		total += len(b) + len(k) + 4
+	}
+	if total > core.MaxRequestBytes {
+		return core.RequestTooLarge(total, core.MaxRequestBytes)
+	}
+	return nil
+}
+
+func invalid(p Param, v any, constraint string, extra map[string]any) *core.Error {
+	d := map[string]any{"field": p.Name, "constraint": constraint, "received": v}
+	for k, x := range extra {
+		d[k] = x
+	}
+	return core.NewError(core.CodeInvalidFormat, fmt.Sprintf("%s must be %s.", p.Name, constraint), d)
+}
+
+func checkValue(p Param, v any) *core.Error {
+	switch p.Type {
+	case String:
+		s, ok := v.(string)
+		if !ok {
+			return invalid(p, v, "a string", nil)
+		}
+		limit := p.MaxLength
+		if limit == 0 {
+			limit = core.MaxStringChars
+		}
+		n := utf8.RuneCountInString(s)
+		if n > limit {
+			return core.NewError(core.CodePayloadTooLarge,
+				fmt.Sprintf("%s has %d characters; the limit is %d.", p.Name, n, limit),
+				map[string]any{"field": p.Name, "constraint": "max characters", "limit": limit, "received": n})
+		}
+		if n < p.MinLength {
+			return invalid(p, v, fmt.Sprintf("at least %d characters", p.MinLength), nil)
+		}
+		if len(p.Enum) > 0 && !contains(p.Enum, s) {
+			return invalid(p, v, "one of "+strings.Join(p.Enum, ", "), map[string]any{"allowed": p.Enum}).
+				WithRecovery("", nil, fuzzy.Rank(s, p.Enum, 5))
+		}
+		if p.Pattern != "" && !regexp.MustCompile(p.Pattern).MatchString(s) {
+			return invalid(p, v, "a string matching "+p.Pattern, nil)
+		}
+	case Integer, Number:
+		f, ok := v.(float64)
+		if !ok {
+			return invalid(p, v, "a "+string(p.Type), nil)
+		}
+		if p.Type == Integer && (f != math.Trunc(f) || math.IsInf(f, 0)) {
+			return invalid(p, v, "an integer", nil)
+		}
+		if p.Min != nil && f < *p.Min {
+			return invalid(p, v, fmt.Sprintf("≥ %v", *p.Min), nil)
+		}
+		if p.Max != nil && f > *p.Max {
+			return invalid(p, v, fmt.Sprintf("≤ %v", *p.Max), nil)
+		}
+	case Boolean:
+		if _, ok := v.(bool); !ok {
+			return invalid(p, v, "a boolean", nil)
+		}
+	case Object:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return invalid(p, v, "an object", nil)
+		}
+		limit := p.MaxLength
+		if limit == 0 {
+			limit = core.MaxStringChars
+		}
+		if err := core.CheckValueCaps(p.Name, m, limit); err != nil {
+			return err
+		}
+	case Array:
+		l, ok := v.([]any)
+		if !ok {
+			return invalid(p, v, "an array", nil)
+		}
+		limit := p.MaxItems
+		if limit == 0 {
+			limit = core.MaxArrayItems
+		}
+		if len(l) > limit {
+			return core.NewError(core.CodePayloadTooLarge,
+				fmt.Sprintf("%s has %d items; the limit is %d.", p.Name, len(l), limit),
+				map[string]any{"field": p.Name, "constraint": "max items", "limit": limit, "received": len(l)})
+		}
+		for i, e := range l {
+			if p.Items != "" {
+				if err := checkValue(Param{Name: fmt.Sprintf("%s[%d]", p.Name, i), Type: p.Items, MaxLength: p.MaxLength}, e); err != nil {
+					return err
+				}
+			}
+		}
+		strLimit := p.MaxLength
+		if strLimit == 0 {
+			strLimit = core.MaxStringChars
+		}
+		if err := core.CheckValueCaps(p.Name, l, strLimit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
