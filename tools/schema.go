@@ -2,7 +2,6 @@ package tools
 
 import (
 	"encoding/json"
-	"sort"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -178,14 +177,4 @@ func (t *Tool) MCPTool(outputSchema json.RawMessage) mcp.Tool {
 		RawOutputSchema: outputSchema,
 		Annotations:     t.Annotations(),
 	}
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -99,13 +99,6 @@ type config struct {
 	Source      []string
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 // parseConfig reads flags, then environment, then defaults (in that order of
 // precedence) for serve and call.
 func parseConfig(name string, args []string, stderr io.Writer) (*config, []string, error) {

@@ -1,0 +1,257 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+func fixedCall(tool string) *Call {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	return NewCall(tool, "a", func() time.Time { r := now; now = now.Add(1234567 * time.Nanosecond); return r }, func() string {
+		return "0190a0b0-c0d0-7e0f-8a1b-2c3d4e5f6a7b"
+	})
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func roundTrip(t *testing.T, e Envelope) map[string]any {
+	t.Helper()
+	b, err := e.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestSuccessShape(t *testing.T) {
+	c := fixedCall("spec")
+	m := roundTrip(t, c.Success(nil))
+	if got := keys(m); !reflect.DeepEqual(got, []string{"data", "error", "meta", "success"}) {
+		t.Fatalf("top-level keys %v", got)
+	}
+	if m["error"] != nil || m["success"] != true {
+		t.Fatalf("success envelope %v", m)
+	}
+	if d, ok := m["data"].(map[string]any); !ok || len(d) != 0 {
+		t.Fatalf("nil data must become {}: %v", m["data"])
+	}
+	meta := m["meta"].(map[string]any)
+	if meta["version"] != "response-v2" || meta["request_id"] != "spec_2c3d4e5f6a7b" {
+		t.Fatalf("meta %v", meta)
+	}
+	if meta["telemetry"].(map[string]any)["duration_ms"] != 1.23 {
+		t.Fatalf("duration_ms must have 2 decimals: %v", meta["telemetry"])
+	}
+	for _, k := range []string{"warnings", "pagination", "content_fidelity", "rate_limit", "deprecated"} {
+		if _, ok := meta[k]; ok {
+			t.Fatalf("unset meta key %q present", k)
+		}
+	}
+}
+
+func TestMetaOptions(t *testing.T) {
+	total := 7
+	m := roundTrip(t, fixedCall("x").Success(map[string]any{"a": 1},
+		WithWarning(WarnContentTruncated, SeverityWarning, "cut", map[string]any{"dropped_count": 2}),
+		WithPagination("abc", 10, &total),
+		WithFidelity(FidelitySummary, []string{"node:task-1"}, map[string]string{"spec:s@1/node:task-1": "sha256:" + strings.Repeat("a", 64)}),
+		WithDeprecated("old", "new", "v2"),
+		WithRateLimit(RateLimit{Limit: 10, Remaining: 1, ResetAt: "t", Period: "1m"}),
+	))["meta"].(map[string]any)
+	if meta := m; meta["warnings"].([]any)[0] != "cut" || meta["warning_details"].([]any)[0].(map[string]any)["code"] != WarnContentTruncated {
+		t.Fatalf("warnings %v", meta)
+	}
+	p := m["pagination"].(map[string]any)
+	if p["cursor"] != "abc" || p["has_more"] != true || p["total_count"].(float64) != 7 {
+		t.Fatalf("pagination %v", p)
+	}
+	if m["content_fidelity"] != "summary" || m["content_fidelity_schema_version"] != "1.0" {
+		t.Fatalf("fidelity %v", m)
+	}
+	last := roundTrip(t, fixedCall("x").Success(nil, WithPagination("", 10, nil)))["meta"].(map[string]any)["pagination"].(map[string]any)
+	if last["cursor"] != nil || last["has_more"] != false {
+		t.Fatalf("last page %v", last)
+	}
+	if _, ok := last["total_count"]; ok {
+		t.Fatalf("total_count must be omitted when not kept")
+	}
+	full := roundTrip(t, fixedCall("x").Success(nil, WithFidelity(FidelityFull, nil, nil)))["meta"].(map[string]any)
+	if _, ok := full["content_fidelity"]; ok {
+		t.Fatalf("full fidelity is not reported")
+	}
+}
+
+func TestFailureShape(t *testing.T) {
+	c := fixedCall("task")
+	e := NewError(CodeTaskNotFound, "No task task-9.", map[string]any{"field": "task_id", "received": strings.Repeat("y", 500)}).
+		WithRecovery("task", map[string]any{"action": "list"}, []string{"task-1"})
+	m := roundTrip(t, c.Failure(e))
+	if m["success"] != false || m["error"] != "No task task-9." {
+		t.Fatalf("failure %v", m)
+	}
+	d := m["data"].(map[string]any)
+	if got := keys(d); !reflect.DeepEqual(got, []string{"details", "error_code", "error_type", "recovery", "remediation"}) {
+		t.Fatalf("data keys %v", got)
+	}
+	if d["error_type"] != TypeNotFound || d["remediation"] == "" {
+		t.Fatalf("registry not applied: %v", d)
+	}
+	if r := d["details"].(map[string]any)["received"].(string); len([]rune(r)) > 201 {
+		t.Fatalf("received not truncated: %d", len(r))
+	}
+	rec := d["recovery"].(map[string]any)
+	if rec["suggested_tool"] != "task" || rec["fuzzy_matches"].([]any)[0] != "task-1" {
+		t.Fatalf("recovery %v", rec)
+	}
+}
+
+func TestInternalErrorsNeverLeak(t *testing.T) {
+	c := fixedCall("spec")
+	for _, err := range []error{errors.New("open /home/me/secret: permission denied"), nil} {
+		e := AsError(err)
+		if err == nil {
+			e = Internal(nil)
+		}
+		b, _ := c.Failure(e).Marshal()
+		if strings.Contains(string(b), "secret") || strings.Contains(string(b), "/home") {
+			t.Fatalf("leaked: %s", b)
+		}
+		if !strings.Contains(string(b), c.RequestID) {
+			t.Fatalf("internal error must name the request id: %s", b)
+		}
+	}
+	unknown := &Error{Code: "NOT_A_CODE", Message: "x"}
+	if d := roundTrip(t, c.Failure(unknown))["data"].(map[string]any); d["error_code"] != CodeInternal {
+		t.Fatalf("unregistered codes must become INTERNAL_ERROR: %v", d)
+	}
+}
+
+type domainErr struct{}
+
+func (domainErr) Error() string     { return "Task task-1 is blocked." }
+func (domainErr) ErrorCode() string { return CodeTaskBlocked }
+func (domainErr) ErrorDetails() map[string]any {
+	return map[string]any{"blocked_by": []string{"task-0"}}
+}
+
+func TestAsErrorKeepsDomainCodes(t *testing.T) {
+	e := AsError(domainErr{})
+	if e.Code != CodeTaskBlocked || e.Details["blocked_by"] == nil || e.Message != "Task task-1 is blocked." {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestRegistryIsComplete(t *testing.T) {
+	types := map[string]bool{TypeValidation: true, TypeAuthentication: true, TypeAuthorization: true, TypeNotFound: true,
+		TypeConflict: true, TypeRateLimit: true, TypeFeatureFlag: true, TypeInternal: true, TypeUnavailable: true}
+	if len(Codes()) < 32 {
+		t.Fatalf("registry has %d codes", len(Codes()))
+	}
+	for _, c := range Codes() {
+		r, _ := Lookup(c)
+		if !types[r.Type] || r.Remediation == "" || strings.ToUpper(c) != c {
+			t.Errorf("bad registry row %+v", r)
+		}
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	for _, tc := range []struct{ tool, id, want string }{
+		{"spec", "0190a0b0-c0d0-7e0f-8a1b-2c3d4e5f6a7b", "spec_2c3d4e5f6a7b"},
+		{"weird tool!", "ABCDEF012345", "weird_tool__abcdef012345"},
+	} {
+		if got := RequestID(tc.tool, tc.id); got != tc.want || !ValidRequestID(got) {
+			t.Errorf("RequestID(%q,%q) = %q, want %q", tc.tool, tc.id, got, tc.want)
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 10000; i++ {
+		id := RequestID("t", NewUUID())
+		if seen[id] {
+			t.Fatalf("request id collision after %d ids", i)
+		}
+		seen[id] = true
+	}
+}
+
+func TestCursor(t *testing.T) {
+	fp := Fingerprint("spec", "list", "", "active")
+	c := EncodeCursor("spec-2026-01-01-001", fp)
+	if strings.ContainsAny(c, "=+/") {
+		t.Fatalf("cursor must be unpadded base64url: %q", c)
+	}
+	k, err := DecodeCursor(c, fp)
+	if err != nil || k != "spec-2026-01-01-001" {
+		t.Fatalf("round trip: %q %v", k, err)
+	}
+	if _, err := DecodeCursor(c, Fingerprint("spec", "list", "", "archived")); err == nil || err.Code != CodeInvalidCursor {
+		t.Fatalf("cursor from another filter accepted: %v", err)
+	}
+	for _, bad := range []string{"!!!", "e30", "eyJ2IjoyLCJrIjoiYSIsImYiOiJ4In0"} {
+		if _, err := DecodeCursor(bad, fp); err == nil || err.Code != CodeInvalidCursor {
+			t.Fatalf("bad cursor %q accepted", bad)
+		}
+	}
+	if k, err := DecodeCursor("", fp); k != "" || err != nil {
+		t.Fatalf("empty cursor is the first page")
+	}
+}
+
+func FuzzDecodeCursor(f *testing.F) {
+	fp := Fingerprint("t", "a", "")
+	f.Add(EncodeCursor("key", fp))
+	f.Add("")
+	f.Add("e30")
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := DecodeCursor(s, fp)
+		if err == nil && s != "" {
+			// Anything accepted must re-encode to a cursor decoding to the same key.
+			if k2, err2 := DecodeCursor(EncodeCursor(k, fp), fp); err2 != nil || k2 != k {
+				t.Fatalf("accepted %q → %q but re-encoding fails", s, k)
+			}
+		}
+	})
+}
+
+func TestMutationCheckVersion(t *testing.T) {
+	v := int64(3)
+	if err := (Mutation{ExpectedVersion: &v}).CheckVersion(3); err != nil {
+		t.Fatal(err)
+	}
+	err := (Mutation{ExpectedVersion: &v}).CheckVersion(4)
+	if err == nil || err.Code != CodeVersionConflict || err.Details["current_version"] != int64(4) {
+		t.Fatalf("%v", err)
+	}
+	if err := (Mutation{}).CheckVersion(9); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkEnvelopeBuildEncode(b *testing.B) {
+	data := map[string]any{"spec_id": "demo-2026-01-01-001", "found": true, "task_id": "task-1-2", "title": "Write the parser", "status": "pending"}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := NewCall("task", "next", nil, NewUUID)
+		env := c.Success(data, WithWarning(WarnStaleCache, SeverityInfo, "x", nil))
+		if _, err := env.Marshal(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLayout enforces the dependency rules of the design (overview.md):
+//   - specs and research depend (transitively) on none of mcp-go, bbolt,
+//     OpenFeature;
+//   - core/store is the only package importing bbolt;
+//   - tools depends on bbolt through nothing (it sees the store through
+//     interfaces; cmd is where concrete types meet);
+//   - no package is named util, common or helpers.
+func TestLayout(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const (
+		mod      = "github.com/specd/specd/"
+		bbolt    = "go.etcd.io/bbolt"
+		mcpgo    = "github.com/mark3labs/mcp-go"
+		openfeat = "github.com/open-feature/"
+	)
+	infra := []string{bbolt, mcpgo, openfeat}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	checked := 0
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), "|", 4)
+		pkg, name, imports, deps := parts[0], parts[1], strings.Fields(parts[2]), strings.Fields(parts[3])
+		rel := strings.TrimPrefix(pkg, mod)
+		checked++
+		switch name {
+		case "util", "utils", "common", "helpers", "helper", "misc":
+			t.Errorf("%s: package name %q explains nothing", pkg, name)
+		}
+		if under(rel, "specs") || under(rel, "research") {
+			for _, d := range deps {
+				for _, bad := range infra {
+					if strings.HasPrefix(d, bad) {
+						t.Errorf("%s (domain) depends on %s", pkg, d)
+					}
+				}
+			}
+		}
+		if rel != "core/store" {
+			for _, imp := range imports {
+				if strings.HasPrefix(imp, bbolt) {
+					t.Errorf("%s imports bbolt; only core/store may", pkg)
+				}
+			}
+		}
+		if under(rel, "tools") {
+			for _, d := range deps {
+				if strings.HasPrefix(d, bbolt) || d == mod+"core/store" {
+					t.Errorf("%s depends on %s; tools reach the store through interfaces", pkg, d)
+				}
+			}
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("go list returned only %d packages", checked)
+	}
+}
+
+func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }

@@ -1,0 +1,37 @@
+package tools
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkDispatchValidate measures one call through the shared validator
+// and dispatcher up to the envelope (no transport).
+func BenchmarkDispatchValidate(b *testing.B) {
+	d := testDeps()
+	reg := New(d)
+	tool, _ := reg.Tool("server")
+	args := map[string]any{"action": "schema", "tool_name": "health"}
+	rt := d.Runtime
+	rt.defaults()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if env := reg.Dispatch(ctx, tool, args, Session{ID: "b"}, rt); !env.Success {
+			b.Fatal(env)
+		}
+	}
+}
+
+// BenchmarkValidateOnly isolates the argument validator.
+func BenchmarkValidateOnly(b *testing.B) {
+	reg := New(testDeps())
+	tool, _ := reg.Tool("server")
+	args := map[string]any{"action": "tools", "limit": 10.0, "cursor": "eyJ2IjoxLCJrIjoiYSIsImYiOiIwMDAwMDAwMCJ9"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := validate(tool, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
