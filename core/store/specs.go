@@ -1,0 +1,600 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/specs"
+)
+
+// Spec layout (spec-model "Storage"):
+//
+//	specs/<spec_id>/header        the header JSON (version, lifecycle, rollups, metadata)
+//	specs/<spec_id>/nodes/<id>    one key per node
+//	specs/<spec_id>/journal/<seq> journal entries, seq as 8-byte big endian
+//	specs/<spec_id>/history/<v>   reverse delta of version v: the header and the
+//	                              nodes as they were before v was written
+//	lifecycle/<folder>\x00<id>    the lifecycle index, for listing by folder
+var (
+	bucketSpecs     = []byte("specs")
+	bucketLifecycle = []byte("lifecycle")
+
+	keyHeader     = []byte("header")
+	bucketNodes   = []byte("nodes")
+	bucketJournal = []byte("journal")
+	bucketHistory = []byte("history")
+)
+
+func init() { topBuckets = append(topBuckets, bucketSpecs, bucketLifecycle) }
+
+// DefaultHistoryKeep is how many versions of history a spec keeps.
+const DefaultHistoryKeep = 50
+
+func u64(v uint64) []byte { b := make([]byte, 8); binary.BigEndian.PutUint64(b, v); return b }
+
+// boltSource reads a spec's nodes lazily from its nodes bucket, decoding each
+// at most once per transaction. A node that fails to decode is recorded in
+// err and reads as absent; callers check Err after the operation.
+type boltSource struct {
+	b     *bolt.Bucket
+	cache map[string]*specs.Node
+	err   error
+}
+
+func newSource(b *bolt.Bucket) *boltSource {
+	return &boltSource{b: b, cache: map[string]*specs.Node{}}
+}
+
+func (s *boltSource) Get(id string) (*specs.Node, bool) {
+	if n, ok := s.cache[id]; ok {
+		return n, n != nil
+	}
+	v := s.b.Get([]byte(id))
+	if v == nil {
+		s.cache[id] = nil
+		return nil, false
+	}
+	n, err := specs.DecodeNode(id, v)
+	if err != nil {
+		s.err = errors.Join(s.err, fmt.Errorf("node %s: %w", id, err))
+		s.cache[id] = nil
+		return nil, false
+	}
+	s.cache[id] = n
+	return n, true
+}
+
+func (s *boltSource) IDs() []string {
+	var out []string
+	_ = s.b.ForEach(func(k, _ []byte) error { out = append(out, string(k)); return nil })
+	return out
+}
+
+// specBucket returns the bucket of specID or SPEC_NOT_FOUND with the closest
+// existing ids.
+func specBucket(tx *bolt.Tx, specID string) (*bolt.Bucket, error) {
+	if specID != "" {
+		if b := tx.Bucket(bucketSpecs).Bucket([]byte(specID)); b != nil {
+			return b, nil
+		}
+	}
+	return nil, specNotFound(tx, specID)
+}
+
+func specNotFound(tx *bolt.Tx, specID string) *core.Error {
+	var ids []string
+	_ = tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
+	return core.NewError(core.CodeSpecNotFound, fmt.Sprintf("No spec %q.", specID),
+		map[string]any{"field": "spec_id", "received": specID}).
+		WithRecovery("spec", map[string]any{"action": "list"}, rankIDs(specID, ids))
+}
+
+func readHeader(b *bolt.Bucket) (specs.Header, error) {
+	var h specs.Header
+	raw := b.Get(keyHeader)
+	if raw == nil {
+		return h, errors.New("spec has no header")
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return h, fmt.Errorf("decode header: %w", err)
+	}
+	return h, nil
+}
+
+// SpecRead is what a read callback gets: the spec view (nodes load lazily)
+// and the journal.
+type SpecRead struct {
+	Spec    *specs.Spec
+	journal *bolt.Bucket
+}
+
+// Journal returns up to limit entries, newest first, with seq < before
+// (before 0 = from the newest), that pass keep (nil = all). It also reports
+// whether more matching entries may exist.
+func (r *SpecRead) Journal(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+	return readJournal(r.journal, before, limit, keep)
+}
+
+func readJournal(b *bolt.Bucket, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+	out := []specs.JournalEntry{}
+	if b == nil {
+		return out, false, nil
+	}
+	c := b.Cursor()
+	var k, v []byte
+	if before == 0 {
+		k, v = c.Last()
+	} else {
+		k, v = c.Seek(u64(before))
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	}
+	for ; k != nil; k, v = c.Prev() {
+		var e specs.JournalEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, false, fmt.Errorf("journal %x: %w", k, err)
+		}
+		e.Seq = binary.BigEndian.Uint64(k)
+		if keep != nil && !keep(&e) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, e)
+	}
+	return out, false, nil
+}
+
+// ReadSpec runs fn over a read-only view of specID. fn must not keep the view
+// after it returns. Errors: SPEC_NOT_FOUND, LOCK_TIMEOUT, INTERNAL_ERROR on a
+// corrupt record.
+func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(r *SpecRead) error) error {
+	return s.view(ctx, func(tx *bolt.Tx) error {
+		b, err := specBucket(tx, specID)
+		if err != nil {
+			return err
+		}
+		h, err := readHeader(b)
+		if err != nil {
+			return core.Internal(err)
+		}
+		src := newSource(b.Bucket(bucketNodes))
+		r := &SpecRead{Spec: specs.NewSpecView(h, src), journal: b.Bucket(bucketJournal)}
+		if err := fn(r); err != nil {
+			return err
+		}
+		if src.err != nil {
+			return core.Internal(src.err)
+		}
+		return nil
+	})
+}
+
+// SpecWrite is what a mutation callback gets: the view to change and a
+// journal to append to. Entries appended get their seq when committed.
+type SpecWrite struct {
+	SpecRead
+	pending []specs.JournalEntry
+}
+
+// AppendJournal queues an entry written in the mutation's transaction.
+func (w *SpecWrite) AppendJournal(e specs.JournalEntry) { w.pending = append(w.pending, e) }
+
+// MutateOptions describe one mutation for history and concurrency control.
+type MutateOptions struct {
+	Mutation core.Mutation
+	Action   string // recorded in history, e.g. "authoring.phase-add"
+	Author   string
+	Keep     int // history versions kept (0 = DefaultHistoryKeep)
+}
+
+// MutateResult reports what a mutation did (or, for a dry run, would do).
+type MutateResult struct {
+	Version int64
+	Changes []core.Change
+	Journal []specs.JournalEntry
+	DryRun  bool
+}
+
+// errDryRun aborts the transaction of a dry run after the changes are known.
+var errDryRun = errors.New("dry run")
+
+// MutateSpec runs fn over a writable view of specID in one read-modify-write
+// transaction. Inside it: the header is read, expected_version is checked
+// (VERSION_CONFLICT, nothing changes), fn changes the view, and then only the
+// nodes fn changed are written, with a reverse delta in history, the journal
+// entries fn appended, the new header and the lifecycle index. An error from
+// fn, a panic or a passed deadline changes nothing. With DryRun the changes
+// are computed and reported and nothing is stored. A mutation that changes
+// nothing writes nothing and keeps the version.
+func (s *Store) MutateSpec(ctx context.Context, specID string, o MutateOptions, fn func(w *SpecWrite) error) (MutateResult, error) {
+	var res MutateResult
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		b, err := specBucket(tx, specID)
+		if err != nil {
+			return err
+		}
+		h, err := readHeader(b)
+		if err != nil {
+			return core.Internal(err)
+		}
+		if verr := o.Mutation.CheckVersion(h.Version); verr != nil {
+			return verr
+		}
+		nodes := b.Bucket(bucketNodes)
+		src := newSource(nodes)
+		w := &SpecWrite{SpecRead: SpecRead{Spec: specs.NewSpecView(h.Clone(), src), journal: b.Bucket(bucketJournal)}}
+		if err := fn(w); err != nil {
+			return err
+		}
+		if src.err != nil {
+			return core.Internal(src.err)
+		}
+		put, deleted := w.Spec.Changes()
+		headerChanged := !headerEqual(h, w.Spec.Header)
+		res.Changes = describeChanges(put, deleted, nodes, headerChanged)
+		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
+			res.Version = h.Version
+			if o.Mutation.DryRun {
+				res.DryRun = true
+				return errDryRun
+			}
+			return nil
+		}
+		if w.Spec.Header.Version == h.Version {
+			w.Spec.Header.Version++ // journal-only changes still make a new version
+		}
+		res.Version = w.Spec.Header.Version
+		if o.Mutation.DryRun {
+			res.DryRun = true
+			res.Journal = w.pending
+			return errDryRun
+		}
+		if err := writeDelta(b, h, put, deleted, nodes, o, w.Spec.Header); err != nil {
+			return core.Internal(err)
+		}
+		for _, n := range put {
+			raw, err := specs.EncodeNode(n)
+			if err != nil {
+				return core.Internal(err)
+			}
+			if err := nodes.Put([]byte(n.ID), raw); err != nil {
+				return core.Internal(err)
+			}
+		}
+		for _, id := range deleted {
+			if err := nodes.Delete([]byte(id)); err != nil {
+				return core.Internal(err)
+			}
+		}
+		if res.Journal, err = appendJournal(b.Bucket(bucketJournal), w.pending); err != nil {
+			return core.Internal(err)
+		}
+		if err := putHeader(b, w.Spec.Header); err != nil {
+			return core.Internal(err)
+		}
+		return moveIndex(tx, specID, h.Lifecycle, w.Spec.Header.Lifecycle)
+	})
+	if errors.Is(err, errDryRun) {
+		err = nil
+	}
+	return res, err
+}
+
+func headerEqual(a, b specs.Header) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func describeChanges(put []*specs.Node, deleted []string, nodes *bolt.Bucket, header bool) []core.Change {
+	out := []core.Change{}
+	if header {
+		out = append(out, core.Change{Op: "update", Target: "spec"})
+	}
+	for _, n := range put {
+		op := "update"
+		if nodes.Get([]byte(n.ID)) == nil {
+			op = "add"
+		}
+		out = append(out, core.Change{Op: op, Target: "node:" + n.ID, Detail: string(n.Type) + " " + n.Title})
+	}
+	for _, id := range deleted {
+		out = append(out, core.Change{Op: "remove", Target: "node:" + id})
+	}
+	return out
+}
+
+func putHeader(b *bolt.Bucket, h specs.Header) error {
+	raw, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return b.Put(keyHeader, raw)
+}
+
+func appendJournal(b *bolt.Bucket, entries []specs.JournalEntry) ([]specs.JournalEntry, error) {
+	out := make([]specs.JournalEntry, 0, len(entries))
+	for _, e := range entries {
+		seq, err := b.NextSequence()
+		if err != nil {
+			return nil, err
+		}
+		e.Seq = seq
+		raw, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.Put(u64(seq), raw); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func indexKey(l specs.Lifecycle, specID string) []byte {
+	if l == "" {
+		l = specs.LifecyclePending
+	}
+	return []byte(string(l) + "\x00" + specID)
+}
+
+func moveIndex(tx *bolt.Tx, specID string, from, to specs.Lifecycle) error {
+	if from == to {
+		return nil
+	}
+	idx := tx.Bucket(bucketLifecycle)
+	if err := idx.Delete(indexKey(from, specID)); err != nil {
+		return err
+	}
+	return idx.Put(indexKey(to, specID), []byte{})
+}
+
+// CreateSpec stores a new spec built by build inside the transaction. build
+// receives an exists func to pick a free id (the same name twice on one day
+// gets -002) and returns the spec view (all its nodes in the view). Errors:
+// DUPLICATE_ENTRY when the id is taken, whatever build returns.
+func (s *Store) CreateSpec(ctx context.Context, o MutateOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error) {
+	var out specs.Header
+	if o.Mutation.DryRun {
+		err := s.view(ctx, func(tx *bolt.Tx) error {
+			sp, _, err := build(specExists(tx))
+			if err == nil {
+				out = sp.Header
+			}
+			return err
+		})
+		return out, err
+	}
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		sp, journal, err := build(specExists(tx))
+		if err != nil {
+			return err
+		}
+		if err := writeNewSpec(tx, sp, journal, false); err != nil {
+			return err
+		}
+		out = sp.Header
+		return nil
+	})
+	return out, err
+}
+
+func specExists(tx *bolt.Tx) func(string) bool {
+	return func(id string) bool { return tx.Bucket(bucketSpecs).Bucket([]byte(id)) != nil }
+}
+
+// writeNewSpec writes every node of sp as a new spec (replacing an existing
+// one when replace is set: its history and journal are kept, and the
+// replacement is recorded as a new version).
+func writeNewSpec(tx *bolt.Tx, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
+	id := sp.Header.SpecID
+	all := tx.Bucket(bucketSpecs)
+	if old := all.Bucket([]byte(id)); old != nil {
+		if !replace {
+			return core.NewError(core.CodeDuplicateEntry, fmt.Sprintf("A spec %q already exists.", id),
+				map[string]any{"field": "spec_id", "received": id}).
+				WithRecovery("spec", map[string]any{"action": "get", "spec_id": id}, nil)
+		}
+		return replaceSpec(tx, old, sp, journal)
+	}
+	b, err := all.CreateBucket([]byte(id))
+	if err != nil {
+		return core.Internal(err)
+	}
+	nodes, err := b.CreateBucket(bucketNodes)
+	if err != nil {
+		return core.Internal(err)
+	}
+	for _, sub := range [][]byte{bucketJournal, bucketHistory} {
+		if _, err := b.CreateBucket(sub); err != nil {
+			return core.Internal(err)
+		}
+	}
+	for _, nid := range sp.IDs() {
+		raw, err := specs.EncodeNode(sp.Node(nid))
+		if err != nil {
+			return core.Internal(err)
+		}
+		if err := nodes.Put([]byte(nid), raw); err != nil {
+			return core.Internal(err)
+		}
+	}
+	if _, err := appendJournal(b.Bucket(bucketJournal), journal); err != nil {
+		return core.Internal(err)
+	}
+	if err := putHeader(b, sp.Header); err != nil {
+		return core.Internal(err)
+	}
+	return tx.Bucket(bucketLifecycle).Put(indexKey(sp.Header.Lifecycle, id), []byte{})
+}
+
+// replaceSpec overwrites an existing spec's nodes and header with sp as a
+// new version (history keeps what was replaced; the journal is appended to).
+func replaceSpec(tx *bolt.Tx, b *bolt.Bucket, sp *specs.Spec, journal []specs.JournalEntry) error {
+	h, err := readHeader(b)
+	if err != nil {
+		return core.Internal(err)
+	}
+	nodes := b.Bucket(bucketNodes)
+	want := map[string]bool{}
+	var put []*specs.Node
+	for _, id := range sp.IDs() {
+		want[id] = true
+		put = append(put, sp.Node(id))
+	}
+	var deleted []string
+	_ = nodes.ForEach(func(k, _ []byte) error {
+		if !want[string(k)] {
+			deleted = append(deleted, string(k))
+		}
+		return nil
+	})
+	sp.Header.Version = h.Version + 1
+	if err := writeDelta(b, h, put, deleted, nodes, MutateOptions{Action: "spec.import"}, sp.Header); err != nil {
+		return core.Internal(err)
+	}
+	for _, n := range put {
+		raw, err := specs.EncodeNode(n)
+		if err != nil {
+			return core.Internal(err)
+		}
+		if err := nodes.Put([]byte(n.ID), raw); err != nil {
+			return core.Internal(err)
+		}
+	}
+	for _, id := range deleted {
+		if err := nodes.Delete([]byte(id)); err != nil {
+			return core.Internal(err)
+		}
+	}
+	if _, err := appendJournal(b.Bucket(bucketJournal), journal); err != nil {
+		return core.Internal(err)
+	}
+	if err := putHeader(b, sp.Header); err != nil {
+		return core.Internal(err)
+	}
+	return moveIndex(tx, sp.Header.SpecID, h.Lifecycle, sp.Header.Lifecycle)
+}
+
+// SpecSummary is one row of a spec listing, read from the header only.
+type SpecSummary struct {
+	SpecID             string `json:"spec_id"`
+	Title              string `json:"title"`
+	Lifecycle          string `json:"lifecycle"`
+	Status             string `json:"status"`
+	TotalTasks         int    `json:"total_tasks"`
+	CompletedTasks     int    `json:"completed_tasks"`
+	ProgressPercentage int    `json:"progress_percentage"`
+	CurrentPhase       string `json:"current_phase"`
+	Version            int64  `json:"version"`
+	LastUpdated        string `json:"last_updated"`
+}
+
+// ListSpecs returns up to limit specs after the key `after` (a cursor key from
+// a previous page), in spec id order; folder "" or "all" lists every spec,
+// otherwise the lifecycle index of that folder is walked. The cost is
+// O(page): a cursor seek, then one header per row. next is "" on the last
+// page.
+func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []SpecSummary, next string, err error) {
+	rows = []SpecSummary{}
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		all := tx.Bucket(bucketSpecs)
+		emit := func(id string) (bool, error) {
+			if len(rows) == limit {
+				next = rows[len(rows)-1].SpecID
+				return false, nil
+			}
+			b := all.Bucket([]byte(id))
+			if b == nil {
+				return true, nil
+			}
+			h, err := readHeader(b)
+			if err != nil {
+				return false, core.Internal(err)
+			}
+			rows = append(rows, summaryOf(h))
+			return true, nil
+		}
+		if folder == "" || folder == "all" {
+			c := all.Cursor()
+			k, _ := c.First()
+			if after != "" {
+				k, _ = c.Seek([]byte(after))
+				if k != nil && string(k) == after {
+					k, _ = c.Next()
+				}
+			}
+			for ; k != nil; k, _ = c.Next() {
+				if ok, err := emit(string(k)); !ok || err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		prefix := []byte(folder + "\x00")
+		c := tx.Bucket(bucketLifecycle).Cursor()
+		start := prefix
+		if after != "" {
+			start = append(append([]byte{}, prefix...), after...)
+		}
+		for k, _ := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			id := string(k[len(prefix):])
+			if id == after {
+				continue
+			}
+			if ok, err := emit(id); !ok || err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return rows, next, err
+}
+
+func summaryOf(h specs.Header) SpecSummary {
+	l := string(h.Lifecycle)
+	if l == "" {
+		l = string(specs.LifecyclePending)
+	}
+	return SpecSummary{
+		SpecID: h.SpecID, Title: h.Title, Lifecycle: l, Status: string(h.Status),
+		TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks, ProgressPercentage: h.ProgressPercentage,
+		CurrentPhase: h.CurrentPhase, Version: h.Version, LastUpdated: h.LastUpdated,
+	}
+}
+
+// SpecIDs lists every spec id (for fuzzy matching and find).
+func (s *Store) SpecIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
+	})
+	return ids, err
+}
+
+// ImportSpec stores a complete spec (from a foundry document), replacing an
+// existing one with the same id when replace is set. Errors: DUPLICATE_ENTRY.
+func (s *Store) ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
+	return s.update(ctx, func(tx *bolt.Tx) error { return writeNewSpec(tx, sp, journal, replace) })
+}
+
+func rankIDs(q string, ids []string) []string {
+	if len(ids) == 0 {
+		return []string{}
+	}
+	return fuzzy.Rank(q, ids, 5)
+}

@@ -1,0 +1,218 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/storetest"
+	"github.com/specd/specd/specs"
+)
+
+var clock = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+
+func createSpec(t testing.TB, st *store.Store, name string) string {
+	t.Helper()
+	h, err := st.CreateSpec(context.Background(), store.MutateOptions{Action: "authoring.spec-create"},
+		func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+			sp, err := specs.NewSpec(specs.NewSpecInput{Name: name, Mission: "m"}, clock, exists)
+			return sp, nil, err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.SpecID
+}
+
+func codeOf(err error) string {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	return ""
+}
+
+func addPhase(t testing.TB, st *store.Store, id, title string, m core.Mutation) (store.MutateResult, error) {
+	t.Helper()
+	return st.MutateSpec(context.Background(), id, store.MutateOptions{Mutation: m, Action: "authoring.phase-add"}, func(w *store.SpecWrite) error {
+		w.Spec.Clock = clock
+		_, err := specs.AddPhase(w.Spec, specs.PhaseInput{Title: title})
+		return err
+	})
+}
+
+func TestSpecLifecycleOfWrites(t *testing.T) {
+	st := storetest.Open(t)
+	ctx := context.Background()
+	id := createSpec(t, st, "Demo Feature")
+	if id2 := createSpec(t, st, "Demo Feature"); id2 != id[:len(id)-3]+"002" {
+		t.Fatalf("second spec of the day got %s", id2)
+	}
+
+	// Dry run: reports changes, stores nothing.
+	res, err := addPhase(t, st, id, "Dry", core.Mutation{DryRun: true})
+	if err != nil || !res.DryRun || len(res.Changes) == 0 {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	_ = st.ReadSpec(ctx, id, func(r *store.SpecRead) error {
+		if r.Spec.Header.Version != 1 || r.Spec.Node("phase-1") != nil {
+			t.Fatalf("dry run stored something: v%d", r.Spec.Header.Version)
+		}
+		return nil
+	})
+
+	// A real mutation bumps the version once and writes only changed nodes.
+	res, err = addPhase(t, st, id, "Build it", core.Mutation{})
+	if err != nil || res.Version != 2 {
+		t.Fatalf("phase-add: %+v %v", res, err)
+	}
+	// expected_version mismatch: VERSION_CONFLICT, nothing changes.
+	stale := int64(1)
+	if _, err := addPhase(t, st, id, "Stale", core.Mutation{ExpectedVersion: &stale}); codeOf(err) != core.CodeVersionConflict {
+		t.Fatalf("want VERSION_CONFLICT, got %v", err)
+	}
+	// A failing mutation changes nothing.
+	_, err = st.MutateSpec(ctx, id, store.MutateOptions{}, func(w *store.SpecWrite) error {
+		_, _ = specs.AddPhase(w.Spec, specs.PhaseInput{Title: "half"})
+		return core.NewError(core.CodeValidation, "boom", nil)
+	})
+	if codeOf(err) != core.CodeValidation {
+		t.Fatal(err)
+	}
+	res, err = addPhase(t, st, id, "Ship it", core.Mutation{})
+	if err != nil || res.Version != 3 {
+		t.Fatalf("second phase-add: %+v %v", res, err)
+	}
+	_ = st.ReadSpec(ctx, id, func(r *store.SpecRead) error {
+		if v := specs.CheckInvariants(r.Spec); len(v) != 0 {
+			t.Fatalf("invariants after store round trip: %v", v)
+		}
+		if r.Spec.Node("phase-2") == nil || r.Spec.Node("phase-3") != nil {
+			t.Fatalf("failed mutation leaked")
+		}
+		return nil
+	})
+
+	// History, version reads, rollback.
+	hist, more, err := st.History(ctx, id, 0, 10)
+	if err != nil || more || len(hist) != 2 || hist[0].Version != 3 {
+		t.Fatalf("history: %+v %v %v", hist, more, err)
+	}
+	err = st.ReadVersion(ctx, id, 2, func(a *store.AtVersion) error {
+		if a.Node("phase-2") != nil || a.Node("phase-1") == nil || a.Header.Version != 2 {
+			t.Fatalf("version 2 reconstructed wrong")
+		}
+		doc := a.Document()
+		if _, ok := doc.Hierarchy["phase-2"]; ok {
+			t.Fatalf("document at v2 has phase-2")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ReadVersion(ctx, id, 9, func(*store.AtVersion) error { return nil }); codeOf(err) != core.CodeVersionNotFound {
+		t.Fatalf("want VERSION_NOT_FOUND, got %v", err)
+	}
+	rb, err := st.RollbackSpec(ctx, id, 1, store.MutateOptions{Action: "authoring.spec-rollback"}, func() string { return specs.FormatTime(clock()) })
+	if err != nil || rb.Version != 4 {
+		t.Fatalf("rollback: %+v %v", rb, err)
+	}
+	_ = st.ReadSpec(ctx, id, func(r *store.SpecRead) error {
+		if r.Spec.Node("phase-1") != nil || len(r.Spec.Root().Children) != 0 || r.Spec.Header.Version != 4 {
+			t.Fatalf("rollback did not restore v1: %v", r.Spec.Root().Children)
+		}
+		if v := specs.CheckInvariants(r.Spec); len(v) != 0 {
+			t.Fatalf("invariants after rollback: %v", v)
+		}
+		return nil
+	})
+	// Rolling back is itself undoable.
+	if err := st.ReadVersion(ctx, id, 3, func(a *store.AtVersion) error {
+		if a.Node("phase-2") == nil {
+			t.Fatalf("version 3 lost after rollback")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestJournalAndHistoryPruning(t *testing.T) {
+	st := storetest.Open(t)
+	ctx := context.Background()
+	id := createSpec(t, st, "journal")
+	for i := 0; i < 60; i++ {
+		_, err := st.MutateSpec(ctx, id, store.MutateOptions{Keep: 5}, func(w *store.SpecWrite) error {
+			w.AppendJournal(specs.JournalEntry{Timestamp: "t", EntryType: "note", Title: fmt.Sprint(i)})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, _, _ := st.History(ctx, id, 0, 100)
+	if len(hist) != 5 {
+		t.Fatalf("kept %d versions, want 5", len(hist))
+	}
+	_ = st.ReadSpec(ctx, id, func(r *store.SpecRead) error {
+		page, more, err := r.Journal(0, 10, nil)
+		if err != nil || !more || len(page) != 10 || page[0].Title != "59" || page[0].Seq != 60 {
+			t.Fatalf("journal first page: %+v %v %v", page, more, err)
+		}
+		next, _, _ := r.Journal(page[9].Seq, 10, nil)
+		if next[0].Seq != page[9].Seq-1 {
+			t.Fatalf("journal paging skipped: %d after %d", next[0].Seq, page[9].Seq)
+		}
+		return nil
+	})
+}
+
+func TestListSpecsPagesByFolder(t *testing.T) {
+	st := storetest.Open(t)
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 7; i++ {
+		ids = append(ids, createSpec(t, st, fmt.Sprintf("spec %d", i)))
+	}
+	_, err := st.MutateSpec(ctx, ids[3], store.MutateOptions{}, func(w *store.SpecWrite) error {
+		_, err := specs.MoveLifecycle(w.Spec, specs.LifecycleActive, false)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	after := ""
+	for {
+		rows, next, err := st.ListSpecs(ctx, "pending", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			got = append(got, r.SpecID)
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if len(got) != 6 {
+		t.Fatalf("pending folder: %v", got)
+	}
+	active, _, _ := st.ListSpecs(ctx, "active", "", 10)
+	if len(active) != 1 || active[0].SpecID != ids[3] || active[0].Lifecycle != "active" {
+		t.Fatalf("active folder: %+v", active)
+	}
+	all, _, _ := st.ListSpecs(ctx, "all", "", 100)
+	if len(all) != 7 {
+		t.Fatalf("all: %d", len(all))
+	}
+	if err := st.ReadSpec(ctx, "spec-0-2026", func(*store.SpecRead) error { return nil }); codeOf(err) != core.CodeSpecNotFound {
+		t.Fatalf("want SPEC_NOT_FOUND, got %v", err)
+	}
+}

@@ -1,0 +1,76 @@
+package specs
+
+import "strings"
+
+// lifecycleMoves is the lifecycle transition table.
+var lifecycleMoves = map[Lifecycle][]Lifecycle{
+	LifecyclePending:   {LifecycleActive, LifecycleArchived},
+	LifecycleActive:    {LifecyclePending, LifecycleCompleted, LifecycleArchived},
+	LifecycleCompleted: {LifecycleActive, LifecycleArchived},
+	LifecycleArchived:  {LifecyclePending, LifecycleActive},
+}
+
+// AllowedLifecycleMoves returns the lifecycle states reachable from `from`
+// ("" counts as pending).
+func AllowedLifecycleMoves(from Lifecycle) []Lifecycle {
+	if from == "" {
+		from = LifecyclePending
+	}
+	return append([]Lifecycle(nil), lifecycleMoves[from]...)
+}
+
+// MoveLifecycle moves the spec to lifecycle state `to` (an empty current
+// state counts as pending). Moving to completed needs 100% progress unless
+// force. Moving to the current state succeeds with a warning and changes
+// nothing. Archiving sets the root's status to archived; leaving archived
+// recomputes it.
+//
+// Errors: INVALID_FORMAT (unknown state; details.allowed),
+// INVALID_TRANSITION (a move the table does not allow, or completing below
+// 100% without force; details.allowed, details.progress_percentage).
+func MoveLifecycle(s *Spec, to Lifecycle, force bool) (warnings []string, err error) {
+	defer s.mutate(&err)()
+	if !to.Valid() {
+		names := []string{}
+		for _, l := range Lifecycles() {
+			names = append(names, string(l))
+		}
+		return nil, newErr(CodeInvalidFormat, "to_folder", "the lifecycle state must be one of %s", strings.Join(names, ", ")).
+			with("received", truncateForDetails(string(to))).with("allowed", names)
+	}
+	from := s.Header.Lifecycle
+	if from == "" {
+		from = LifecyclePending
+	}
+	if from == to {
+		return []string{"the spec is already " + string(to)}, nil
+	}
+	allowed := lifecycleMoves[from]
+	ok := false
+	for _, l := range allowed {
+		if l == to {
+			ok = true
+		}
+	}
+	if !ok {
+		return nil, newErr(CodeInvalidTransition, "to_folder", "a spec cannot move from %s to %s", from, to).
+			with("allowed", allowed).with("current", string(from))
+	}
+	if to == LifecycleCompleted && !force {
+		RecomputeHeader(s)
+		if p := s.Header.ProgressPercentage; p < 100 || s.Header.TotalTasks == 0 {
+			return nil, newErr(CodeInvalidTransition, "force",
+				"the spec is %d%% complete; finish the remaining tasks or pass force", p).
+				with("progress_percentage", p).with("allowed", allowed).with("current", string(from))
+		}
+	}
+	if to == LifecycleCompleted && force && s.Header.ProgressPercentage < 100 {
+		warnings = append(warnings, "completed with force below 100% progress")
+	}
+	s.Header.Lifecycle = to
+	if from == LifecycleArchived || to == LifecycleArchived {
+		RecomputeAncestors(s, RootID)
+	}
+	s.touch()
+	return warnings, nil
+}

@@ -1,0 +1,519 @@
+package specs
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// RootID is the id of every spec's root node.
+const RootID = "spec-root"
+
+// NodeType is the type of a hierarchy node.
+type NodeType string
+
+// Node types.
+const (
+	TypeSpec     NodeType = "spec"
+	TypePhase    NodeType = "phase"
+	TypeGroup    NodeType = "group"
+	TypeTask     NodeType = "task"
+	TypeSubtask  NodeType = "subtask"
+	TypeVerify   NodeType = "verify"
+	TypeResearch NodeType = "research"
+)
+
+// NodeTypes lists every node type, for schemas.
+func NodeTypes() []NodeType {
+	return []NodeType{TypeSpec, TypePhase, TypeGroup, TypeTask, TypeSubtask, TypeVerify, TypeResearch}
+}
+
+// Valid reports whether t is a known node type.
+func (t NodeType) Valid() bool {
+	switch t {
+	case TypeSpec, TypePhase, TypeGroup, TypeTask, TypeSubtask, TypeVerify, TypeResearch:
+		return true
+	}
+	return false
+}
+
+// Counted reports whether a leaf of this type counts as one unit of work in
+// rollups (task, subtask, verify).
+func (t NodeType) Counted() bool {
+	return t == TypeTask || t == TypeSubtask || t == TypeVerify
+}
+
+// Status is a node status.
+type Status string
+
+// Node statuses.
+const (
+	StatusPending    Status = "pending"
+	StatusInProgress Status = "in_progress"
+	StatusCompleted  Status = "completed"
+	StatusBlocked    Status = "blocked"
+	StatusFailed     Status = "failed"
+	StatusArchived   Status = "archived"
+)
+
+// Statuses lists every status, for schemas.
+func Statuses() []Status {
+	return []Status{StatusPending, StatusInProgress, StatusCompleted, StatusBlocked, StatusFailed, StatusArchived}
+}
+
+// Valid reports whether st is a known status.
+func (st Status) Valid() bool {
+	switch st {
+	case StatusPending, StatusInProgress, StatusCompleted, StatusBlocked, StatusFailed, StatusArchived:
+		return true
+	}
+	return false
+}
+
+// Lifecycle is a spec's lifecycle folder/state.
+type Lifecycle string
+
+// Lifecycle states.
+const (
+	LifecyclePending   Lifecycle = "pending"
+	LifecycleActive    Lifecycle = "active"
+	LifecycleCompleted Lifecycle = "completed"
+	LifecycleArchived  Lifecycle = "archived"
+)
+
+// Lifecycles lists the lifecycle folders in their canonical order.
+func Lifecycles() []Lifecycle {
+	return []Lifecycle{LifecyclePending, LifecycleActive, LifecycleCompleted, LifecycleArchived}
+}
+
+// Valid reports whether l is a known lifecycle state.
+func (l Lifecycle) Valid() bool {
+	switch l {
+	case LifecyclePending, LifecycleActive, LifecycleCompleted, LifecycleArchived:
+		return true
+	}
+	return false
+}
+
+// Enumerations of metadata values, exported for schemas.
+var (
+	TaskCategories      = []string{"investigation", "implementation", "refactoring", "decision", "research"}
+	Complexities        = []string{"low", "medium", "high"}
+	VerificationTypes   = []string{"run-tests", "fidelity", "manual"}
+	VerificationResults = []string{"PASSED", "FAILED", "PARTIAL"}
+	BlockerTypes        = []string{"dependency", "technical", "resource", "decision"}
+	BlockingModes       = []string{"none", "soft", "hard"}
+	RequirementTypes    = []string{"acceptance", "technical", "constraint"}
+	JournalEntryTypes   = []string{"status_change", "deviation", "blocker", "decision", "note"}
+	RiskLevels          = []string{"low", "medium", "high"}
+	DependencyTypes     = []string{"blocks", "blocked_by", "depends"}
+)
+
+// Clock supplies the current time; nil means time.Now.
+type Clock func() time.Time
+
+func (c Clock) now() time.Time {
+	if c == nil {
+		return time.Now().UTC()
+	}
+	return c().UTC()
+}
+
+// FormatTime renders t as UTC RFC 3339 with a Z suffix (second precision).
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// ParseTime parses an RFC 3339 timestamp (fractional seconds allowed) and a
+// few lenient legacy layouts (no zone = UTC, space instead of T).
+func ParseTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Dependencies are a node's edges. BlockedBy are hard prerequisites, Blocks is
+// the reverse edge (always kept in sync by mutations), Depends is
+// informational and never blocks.
+type Dependencies struct {
+	Blocks    []string `json:"blocks"`
+	BlockedBy []string `json:"blocked_by"`
+	Depends   []string `json:"depends"`
+}
+
+func (d Dependencies) clone() Dependencies {
+	return Dependencies{Blocks: cloneStrings(d.Blocks), BlockedBy: cloneStrings(d.BlockedBy), Depends: cloneStrings(d.Depends)}
+}
+
+// Node is one hierarchy node. ID is the node's key in the hierarchy map and is
+// not part of the node's own JSON object. Metadata holds JSON-compatible
+// values only (string, float64, bool, nil, []any, map[string]any); the typed
+// accessors read and write the known fields, and unknown keys round-trip.
+// Extra keeps unknown node-level JSON keys so that foreign documents
+// round-trip.
+//
+// Nodes obtained from [Spec.Node] or a [NodeSource] are shared and must not be
+// mutated; use [Spec.Edit] to get a private copy.
+type Node struct {
+	ID             string
+	Type           NodeType
+	Title          string
+	Status         Status
+	Parent         string // "" for the root (JSON null)
+	Children       []string
+	TotalTasks     int
+	CompletedTasks int
+	Metadata       map[string]any
+	Dependencies   Dependencies
+	Extra          map[string]json.RawMessage
+
+	// absent and malformed record, for a node parsed from JSON, which fields
+	// were missing or had the wrong JSON type (the parsed value is then the
+	// zero value or a best-effort coercion). Validation reports them.
+	absent    fieldSet
+	malformed fieldSet
+}
+
+// Clone returns a deep copy of n (nil for nil).
+func (n *Node) Clone() *Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Children = cloneStrings(n.Children)
+	c.Metadata = cloneMap(n.Metadata)
+	c.Dependencies = n.Dependencies.clone()
+	if n.Extra != nil {
+		c.Extra = make(map[string]json.RawMessage, len(n.Extra))
+		for k, v := range n.Extra {
+			c.Extra[k] = append(json.RawMessage(nil), v...)
+		}
+	}
+	return &c
+}
+
+// IsLeaf reports whether n has no children.
+func (n *Node) IsLeaf() bool { return len(n.Children) == 0 }
+
+// IsWorkLeaf reports whether n is a leaf task, subtask or verify node: the
+// nodes that count in rollups and that transitions apply to.
+func (n *Node) IsWorkLeaf() bool { return n.IsLeaf() && n.Type.Counted() }
+
+// Meta returns the raw metadata value for key.
+func (n *Node) Meta(key string) (any, bool) {
+	v, ok := n.Metadata[key]
+	return v, ok
+}
+
+// MetaString returns metadata[key] when it is a string, else "".
+func (n *Node) MetaString(key string) string {
+	s, _ := n.Metadata[key].(string)
+	return s
+}
+
+// MetaFloat returns metadata[key] as a number (numeric strings accepted).
+func (n *Node) MetaFloat(key string) (float64, bool) { return toFloat(n.Metadata[key]) }
+
+// MetaInt returns metadata[key] as an integer (0, false when absent or not numeric).
+func (n *Node) MetaInt(key string) (int, bool) {
+	f, ok := toFloat(n.Metadata[key])
+	if !ok {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// MetaBool returns metadata[key] when it is a bool.
+func (n *Node) MetaBool(key string) bool {
+	b, _ := n.Metadata[key].(bool)
+	return b
+}
+
+// MetaStrings returns metadata[key] as a list of strings (non-string items
+// are skipped; a single string is a one-item list).
+func (n *Node) MetaStrings(key string) []string { return toStrings(n.Metadata[key]) }
+
+// SetMeta sets metadata[key] to a JSON-normalised copy of value; a nil value
+// deletes the key.
+func (n *Node) SetMeta(key string, value any) {
+	if value == nil {
+		delete(n.Metadata, key)
+		return
+	}
+	if n.Metadata == nil {
+		n.Metadata = map[string]any{}
+	}
+	n.Metadata[key] = normalizeJSON(value)
+}
+
+// DeleteMeta removes metadata keys.
+func (n *Node) DeleteMeta(keys ...string) {
+	for _, k := range keys {
+		delete(n.Metadata, k)
+	}
+}
+
+// Typed accessors for well-known metadata fields.
+
+// Description returns metadata.description.
+func (n *Node) Description() string { return n.MetaString("description") }
+
+// FilePath returns metadata.file_path.
+func (n *Node) FilePath() string { return n.MetaString("file_path") }
+
+// TaskCategory returns metadata.task_category.
+func (n *Node) TaskCategory() string { return n.MetaString("task_category") }
+
+// VerificationType returns metadata.verification_type.
+func (n *Node) VerificationType() string { return n.MetaString("verification_type") }
+
+// BlockingMode returns metadata.blocking_mode for research nodes, defaulting to "soft".
+func (n *Node) BlockingMode() string {
+	if m := n.MetaString("blocking_mode"); m != "" {
+		return m
+	}
+	return "soft"
+}
+
+// StartedBy returns metadata.started_by (the session that started the task).
+func (n *Node) StartedBy() string { return n.MetaString("started_by") }
+
+// NeedsJournaling returns metadata.needs_journaling.
+func (n *Node) NeedsJournaling() bool { return n.MetaBool("needs_journaling") }
+
+// Requirement is one entry of a task's metadata.requirements.
+type Requirement struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Requirements returns metadata.requirements (malformed items are skipped).
+func (n *Node) Requirements() []Requirement {
+	var out []Requirement
+	list, _ := n.Metadata["requirements"].([]any)
+	for _, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		r := Requirement{}
+		r.ID, _ = m["id"].(string)
+		r.Type, _ = m["type"].(string)
+		r.Text, _ = m["text"].(string)
+		out = append(out, r)
+	}
+	return out
+}
+
+// Risk is one entry of the spec's metadata.risks.
+type Risk struct {
+	Description string `json:"description"`
+	Likelihood  string `json:"likelihood"`
+	Impact      string `json:"impact"`
+	Mitigation  string `json:"mitigation"`
+}
+
+// Revision is one entry of the spec's metadata.revision_history.
+type Revision struct {
+	Version   string `json:"version"`
+	Date      string `json:"date"`
+	Changelog string `json:"changelog"`
+	Author    string `json:"author"`
+}
+
+// ---- JSON-value helpers ----
+
+func cloneStrings(s []string) []string {
+	if s == nil {
+		return nil
+	}
+	return append(make([]string, 0, len(s)), s...)
+}
+
+// cloneMap deep-copies a JSON-like map.
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return cloneMap(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = cloneValue(x)
+		}
+		return out
+	case []string:
+		return cloneStrings(t)
+	case json.RawMessage:
+		return append(json.RawMessage(nil), t...)
+	default:
+		return v
+	}
+}
+
+// normalizeJSON converts a Go value into the JSON-native representation
+// (what json.Unmarshal into any produces), so that values set in code and
+// values read from JSON compare equal.
+func normalizeJSON(v any) any {
+	switch t := v.(type) {
+	case nil, string, bool, float64:
+		return t
+	case int:
+		return float64(t)
+	case int64:
+		return float64(t)
+	case int32:
+		return float64(t)
+	case uint64:
+		return float64(t)
+	case float32:
+		return float64(t)
+	case []string:
+		out := make([]any, len(t))
+		for i, s := range t {
+			out[i] = s
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = normalizeJSON(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = normalizeJSON(x)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = x
+		}
+		return out
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+func toFloat(v any) (float64, bool) {
+	switch t := v.(type) {
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return 0, false
+		}
+		return t, true
+	case int:
+		return float64(t), true
+	case int64:
+		return float64(t), true
+	case json.Number:
+		f, err := t.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, false
+		}
+		return f, true
+	}
+	return 0, false
+}
+
+func toStrings(v any) []string {
+	switch t := v.(type) {
+	case []string:
+		return cloneStrings(t)
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case string:
+		if t == "" {
+			return nil
+		}
+		return []string{t}
+	}
+	return nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func removeString(list []string, s string) []string {
+	out := list[:0:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		return []string{}
+	}
+	return out
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func insertAt(list []string, i int, s string) []string {
+	out := make([]string, 0, len(list)+1)
+	out = append(out, list[:i]...)
+	out = append(out, s)
+	return append(out, list[i:]...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+// jsonEqual compares two JSON-like values after normalisation.
+func jsonEqual(a, b any) bool {
+	return reflect.DeepEqual(normalizeJSON(a), normalizeJSON(b))
+}

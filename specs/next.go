@@ -1,0 +1,194 @@
+package specs
+
+import "iter"
+
+// ExecutionOrder yields id's subtree depth-first in children order
+// (pre-order, id first): the execution order used by task lists. Missing
+// children are skipped and a node is yielded at most once.
+func ExecutionOrder(s *Spec, id string) iter.Seq[*Node] {
+	return func(yield func(*Node) bool) {
+		seen := map[string]bool{}
+		stack := []string{id}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			n := s.Node(x)
+			if n == nil {
+				continue
+			}
+			if !yield(n) {
+				return
+			}
+			for i := len(n.Children) - 1; i >= 0; i-- {
+				stack = append(stack, n.Children[i])
+			}
+		}
+	}
+}
+
+// BlockedTask is a task that cannot start, with what it waits on.
+type BlockedTask struct {
+	TaskID    string   `json:"task_id"`
+	WaitingOn []string `json:"waiting_on"`
+	Reason    string   `json:"reason,omitempty"` // the blocker description of a blocked-status task
+}
+
+// NextResult is the answer of NextTask. When Found, Node is the task (a
+// shared node: do not mutate). Otherwise SpecComplete, Blocked, InProgress
+// and Hint describe why nothing is actionable.
+type NextResult struct {
+	Found        bool          `json:"found"`
+	TaskID       string        `json:"task_id,omitempty"`
+	Node         *Node         `json:"-"`
+	PhaseID      string        `json:"phase_id,omitempty"`
+	SpecComplete bool          `json:"spec_complete"`
+	Blocked      []BlockedTask `json:"blocked"`
+	InProgress   []string      `json:"in_progress"`
+	Hint         string        `json:"hint,omitempty"`
+}
+
+// NextTask finds the next task to work on. Phases are taken in root order,
+// in-progress ones first, then pending ones; completed and blocked phases
+// and phases with unfinished prerequisites are skipped. Within a phase the
+// first pending, unblocked leaf task/subtask/verify in execution order wins;
+// verify nodes qualify only once no other task/subtask leaf of the phase is
+// unfinished. When nothing qualifies, Found is false and the result lists
+// the blocked tasks (pending tasks with unfinished prerequisites, and
+// blocked-status tasks), the tasks in progress, SpecComplete (every counted
+// node completed, and at least one exists) and a recovery hint. Finding
+// nothing is not an error.
+func NextTask(s *Spec) NextResult {
+	res := NextResult{Blocked: []BlockedTask{}, InProgress: []string{}}
+	root := s.Root()
+	if root == nil {
+		res.Hint = "the spec has no root node: run spec fix"
+		return res
+	}
+	var inProgress, pending []*Node
+	for _, cid := range root.Children {
+		p := s.Node(cid)
+		if p == nil {
+			continue
+		}
+		switch p.Status {
+		case StatusInProgress:
+			inProgress = append(inProgress, p)
+		case StatusPending, StatusFailed:
+			pending = append(pending, p)
+		}
+	}
+	for _, p := range append(inProgress, pending...) {
+		if len(Blockers(s, p.ID)) > 0 {
+			continue
+		}
+		if n := nextInPhase(s, p); n != nil {
+			res.Found, res.TaskID, res.Node, res.PhaseID = true, n.ID, n, p.ID
+			return res
+		}
+	}
+	// Nothing actionable: explain.
+	for n := range ExecutionOrder(s, RootID) {
+		if !n.IsWorkLeaf() {
+			continue
+		}
+		switch n.Status {
+		case StatusInProgress:
+			res.InProgress = append(res.InProgress, n.ID)
+		case StatusBlocked:
+			res.Blocked = append(res.Blocked, BlockedTask{TaskID: n.ID, WaitingOn: Blockers(s, n.ID), Reason: n.MetaString("blocker_description")})
+		case StatusPending, StatusFailed:
+			if b := Blockers(s, n.ID); len(b) > 0 {
+				res.Blocked = append(res.Blocked, BlockedTask{TaskID: n.ID, WaitingOn: b})
+			}
+		}
+	}
+	for i := range res.Blocked {
+		if res.Blocked[i].WaitingOn == nil {
+			res.Blocked[i].WaitingOn = []string{}
+		}
+	}
+	res.SpecComplete = root.TotalTasks > 0 && root.CompletedTasks == root.TotalTasks
+	switch {
+	case res.SpecComplete:
+		res.Hint = "every task is completed: move the spec with lifecycle complete"
+	case root.TotalTasks == 0:
+		res.Hint = "the spec has no tasks yet: add a phase with authoring phase-add"
+	case len(res.InProgress) > 0:
+		res.Hint = "finish the tasks in progress, or run task check-deps on a blocked task"
+	case len(res.Blocked) > 0:
+		res.Hint = "every remaining task is blocked: run task check-deps on one, or task unblock"
+	default:
+		res.Hint = "no pending task is actionable: run task check-deps or task list-blocked"
+	}
+	return res
+}
+
+// nextInPhase returns the first actionable leaf of a phase, or nil.
+func nextInPhase(s *Spec, phase *Node) *Node {
+	otherUnfinished := -1 // lazily computed: unfinished non-verify work leaves
+	phaseBlockers := map[string]bool{}
+	for n := range ExecutionOrder(s, phase.ID) {
+		if !n.IsWorkLeaf() || n.Status != StatusPending {
+			continue
+		}
+		if n.Type == TypeVerify {
+			if otherUnfinished < 0 {
+				otherUnfinished = 0
+				for m := range ExecutionOrder(s, phase.ID) {
+					if m.IsWorkLeaf() && m.Type != TypeVerify && m.Status != StatusCompleted {
+						otherUnfinished++
+					}
+				}
+			}
+			if otherUnfinished > 0 {
+				continue
+			}
+		}
+		if unblockedBelow(s, n, phase.ID, phaseBlockers) {
+			return n
+		}
+	}
+	return nil
+}
+
+// unblockedBelow checks the prerequisites of n and of its ancestors strictly
+// below the phase (the phase's own were checked by the caller). memo maps an
+// ancestor id to whether it or one of its ancestors below the phase has an
+// unfinished prerequisite.
+func unblockedBelow(s *Spec, n *Node, phaseID string, memo map[string]bool) bool {
+	for _, b := range n.Dependencies.BlockedBy {
+		if blocksNow(s.Node(b)) {
+			return false
+		}
+	}
+	return !chainBlocked(s, n.Parent, phaseID, memo, 0)
+}
+
+func chainBlocked(s *Spec, id, phaseID string, memo map[string]bool, depth int) bool {
+	if id == "" || id == phaseID || depth > 10000 {
+		return false
+	}
+	if v, ok := memo[id]; ok {
+		return v
+	}
+	a := s.Node(id)
+	if a == nil {
+		return false
+	}
+	blocked := false
+	for _, b := range a.Dependencies.BlockedBy {
+		if blocksNow(s.Node(b)) {
+			blocked = true
+			break
+		}
+	}
+	if !blocked {
+		blocked = chainBlocked(s, a.Parent, phaseID, memo, depth+1)
+	}
+	memo[id] = blocked
+	return blocked
+}

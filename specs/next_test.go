@@ -1,0 +1,143 @@
+package specs
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestNextTask(t *testing.T) {
+	s := twoPhases(t)
+	seq := []string{}
+	for i := 0; i < 10; i++ {
+		r := NextTask(s)
+		if !r.Found {
+			if !r.SpecComplete || r.Hint == "" {
+				t.Fatalf("end: %+v", r)
+			}
+			break
+		}
+		seq = append(seq, r.TaskID)
+		_, err := Start(s, r.TaskID, TransitionOptions{})
+		noErr(t, err)
+		_, err = Complete(s, r.TaskID, TransitionOptions{})
+		noErr(t, err)
+	}
+	want := []string{"task-1-1", "task-1-2", "task-1-3", "verify-1-1", "task-2-1", "task-2-2", "verify-2-1"}
+	if !reflect.DeepEqual(seq, want) {
+		t.Fatalf("order %v want %v", seq, want)
+	}
+}
+
+func TestNextTaskRules(t *testing.T) {
+	s := twoPhases(t)
+	// Verify nodes wait for the rest of the phase; dependencies are honoured.
+	noErr(t, AddDependency(s, "task-1-2", "task-1-1", "blocks"))
+	if r := NextTask(s); r.TaskID != "task-1-2" {
+		t.Fatal(r.TaskID)
+	}
+	_, err := Start(s, "task-1-2", TransitionOptions{})
+	noErr(t, err)
+	// In-progress phase first; task-1-1 is blocked by task-1-2 (in progress).
+	if r := NextTask(s); r.TaskID != "task-1-3" {
+		t.Fatal(r.TaskID)
+	}
+	_, err = Block(s, "task-1-3", TransitionOptions{Reason: "waiting"})
+	noErr(t, err)
+	r := NextTask(s)
+	if r.Found {
+		t.Fatalf("found %s", r.TaskID)
+	}
+	if r.SpecComplete || !reflect.DeepEqual(r.InProgress, []string{"task-1-2"}) || len(r.Blocked) < 2 || r.Hint == "" {
+		t.Fatalf("%+v", r)
+	}
+	got := map[string][]string{}
+	for _, b := range r.Blocked {
+		got[b.TaskID] = b.WaitingOn
+	}
+	if !reflect.DeepEqual(got["task-1-1"], []string{"task-1-2"}) || !reflect.DeepEqual(got["task-2-1"], []string{"phase-1"}) {
+		t.Fatalf("blocked %+v", r.Blocked)
+	}
+	// An unlinked later phase is picked while phase-1 is stuck.
+	no := false
+	must[PhaseResult](t)(AddPhaseBulk(s, PhaseInput{Title: "Free", LinkPrevious: &no}, []TaskInput{{Title: "f"}}))
+	if r := NextTask(s); r.TaskID != "task-3-1" || r.PhaseID != "phase-3" {
+		t.Fatalf("%+v", r)
+	}
+	// Empty spec.
+	e := NextTask(newTestSpec(t))
+	if e.Found || e.SpecComplete || e.Hint == "" || e.Blocked == nil || e.InProgress == nil {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestExecutionOrder(t *testing.T) {
+	s := twoPhases(t)
+	must[string](t)(AddTask(s, "task-1-1", TaskInput{Type: TypeSubtask, Title: "s"}))
+	var ids []string
+	for n := range ExecutionOrder(s, "phase-1") {
+		ids = append(ids, n.ID)
+	}
+	want := []string{"phase-1", "task-1-1", "task-1-1-1", "task-1-2", "task-1-3", "verify-1-1"}
+	if !reflect.DeepEqual(ids, want) {
+		t.Fatal(ids)
+	}
+	count := 0
+	for range ExecutionOrder(s, RootID) {
+		count++
+		if count == 3 {
+			break
+		}
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	s := twoPhases(t)
+	cases := []struct {
+		to    Lifecycle
+		force bool
+		code  string
+		warn  bool
+	}{
+		{LifecyclePending, false, "", true},
+		{LifecycleCompleted, false, CodeInvalidTransition, false},
+		{LifecycleActive, false, "", false},
+		{LifecycleCompleted, false, CodeInvalidTransition, false},
+		{LifecycleCompleted, true, "", true},
+		{LifecyclePending, false, CodeInvalidTransition, false},
+		{LifecycleArchived, false, "", false},
+		{LifecycleCompleted, false, CodeInvalidTransition, false},
+		{LifecycleActive, false, "", false},
+		{"deleted", false, CodeInvalidFormat, false},
+	}
+	for i, c := range cases {
+		w, err := MoveLifecycle(s, c.to, c.force)
+		if ErrorCodeOf(err) != c.code {
+			t.Fatalf("case %d →%s: %v", i, c.to, err)
+		}
+		if c.code == "" && s.Header.Lifecycle != c.to {
+			t.Fatalf("case %d: %s", i, s.Header.Lifecycle)
+		}
+		if (len(w) > 0) != c.warn {
+			t.Fatalf("case %d: warnings %v", i, w)
+		}
+		if c.to == LifecycleArchived && c.code == "" && (s.Root().Status != StatusArchived || s.Header.Status != StatusArchived) {
+			t.Fatal("archive must mark the root archived")
+		}
+		mustNoViolations(t, s, "lifecycle")
+	}
+	if s.Root().Status != StatusPending {
+		t.Fatal("leaving archived recomputes the root")
+	}
+	// 100% completes without force.
+	for n := range ExecutionOrder(s, RootID) {
+		if n.IsWorkLeaf() {
+			_, err := Complete(s, n.ID, TransitionOptions{Force: true})
+			noErr(t, err)
+		}
+	}
+	_, err := MoveLifecycle(s, LifecycleCompleted, false)
+	noErr(t, err)
+	if !reflect.DeepEqual(AllowedLifecycleMoves(""), []Lifecycle{LifecycleActive, LifecycleArchived}) {
+		t.Fatal("allowed")
+	}
+}

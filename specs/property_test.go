@@ -1,0 +1,151 @@
+package specs
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+)
+
+// randomOp applies one random authoring mutation or transition and returns
+// its name and error.
+func randomOp(r *rand.Rand, s *Spec) (string, error) {
+	ids := s.IDs()
+	pick := func() string { return ids[r.Intn(len(ids))] }
+	var phases []string
+	if root := s.Root(); root != nil {
+		phases = root.Children
+	}
+	pickPhase := func() string {
+		if len(phases) == 0 || r.Intn(20) == 0 {
+			return "phase-" + fmt.Sprint(r.Intn(9)+1)
+		}
+		return phases[r.Intn(len(phases))]
+	}
+	types := []NodeType{TypeTask, TypeTask, TypeTask, TypeSubtask, TypeVerify, TypeResearch}
+	opts := TransitionOptions{SessionID: []string{"", "s1", "s2"}[r.Intn(3)], Reason: []string{"", "r"}[r.Intn(2)], Force: r.Intn(4) == 0}
+	switch k := r.Intn(22); k {
+	case 0, 1:
+		link := r.Intn(3) != 0
+		res, err := AddPhase(s, PhaseInput{Title: "P", Position: r.Intn(len(phases) + 3), LinkPrevious: &link, TestCommand: []string{"", "go test"}[r.Intn(2)]})
+		return "AddPhase " + res.PhaseID, err
+	case 2:
+		var tasks []TaskInput
+		for i := r.Intn(5); i > 0; i-- {
+			tasks = append(tasks, TaskInput{Type: types[r.Intn(len(types))], Title: "t"})
+		}
+		_, err := AddPhaseBulk(s, PhaseInput{Title: "B", Position: r.Intn(len(phases) + 2)}, tasks)
+		return "AddPhaseBulk", err
+	case 3, 4, 5, 6:
+		parent := pick()
+		if r.Intn(2) == 0 {
+			parent = pickPhase()
+		}
+		id, err := AddTask(s, parent, TaskInput{Type: types[r.Intn(len(types))], Title: "T", Position: r.Intn(4)})
+		return "AddTask " + parent + " → " + id, err
+	case 7:
+		id := pick()
+		_, err := RemoveTask(s, id, r.Intn(3) != 0)
+		return "RemoveTask " + id, err
+	case 8:
+		id, parent := pick(), pick()
+		if r.Intn(2) == 0 {
+			parent = ""
+		}
+		return "MoveTask " + id + " → " + parent, MoveTask(s, id, parent, r.Intn(4))
+	case 9, 10, 11:
+		a, b := pick(), pick()
+		typ := DependencyTypes[r.Intn(3)]
+		return "AddDependency " + a + " " + typ + " " + b, AddDependency(s, a, b, typ)
+	case 12:
+		a, b := pick(), pick()
+		typ := DependencyTypes[r.Intn(3)]
+		return "RemoveDependency " + a + " " + b, RemoveDependency(s, a, b, typ)
+	case 13:
+		p := pickPhase()
+		_, err := RemovePhase(s, p, r.Intn(2) == 0)
+		return "RemovePhase " + p, err
+	case 14:
+		p := pickPhase()
+		return "MovePhase " + p, MovePhase(s, p, r.Intn(len(phases)+2))
+	case 15, 16:
+		id := pick()
+		_, err := Start(s, id, opts)
+		return "Start " + id, err
+	case 17, 18:
+		id := pick()
+		_, err := Complete(s, id, opts)
+		return "Complete " + id, err
+	case 19:
+		id := pick()
+		st := []Status{StatusPending, StatusInProgress, StatusCompleted, StatusBlocked, StatusFailed}[r.Intn(5)]
+		_, err := UpdateStatus(s, id, st, opts)
+		return "UpdateStatus " + id + " " + string(st), err
+	case 20:
+		if r.Intn(2) == 0 {
+			_, err := FindReplace(s, FindReplaceInput{Find: "T", Replace: "U"})
+			return "FindReplace", err
+		}
+		to := Lifecycles()[r.Intn(4)]
+		_, err := MoveLifecycle(s, to, r.Intn(2) == 0)
+		return "MoveLifecycle " + string(to), err
+	default:
+		id := pick()
+		_, err := UpdateMetadata(s, id, map[string]any{"blocking_mode": BlockingModes[r.Intn(3)]})
+		return "UpdateMetadata " + id, err
+	}
+}
+
+// TestPropertyInvariants applies random sequences of authoring mutations and
+// transitions and checks, after every step, that the invariants hold, that a
+// failed step left the view unchanged, and that committing the changes to a
+// store and reading them back gives the same spec.
+func TestPropertyInvariants(t *testing.T) {
+	seeds, steps := 40, 150
+	if testing.Short() {
+		seeds, steps = 8, 80
+	}
+	for seed := 1; seed <= seeds; seed++ {
+		r := rand.New(rand.NewSource(int64(seed)))
+		s, err := NewSpec(NewSpecInput{Name: "prop", Template: Templates()[seed%4].Name}, testClock(), nil)
+		noErr(t, err)
+		src := MemorySource{}
+		s, src = commit(s, src)
+		var history []string
+		for step := 0; step < steps; step++ {
+			before := docJSON(t, s)
+			beforeHdr := s.Header.Clone()
+			name, err := randomOp(r, s)
+			history = append(history, fmt.Sprintf("%s: %v", name, err))
+			if err != nil {
+				if _, ok := err.(*Error); !ok {
+					t.Fatalf("seed %d step %d %s: non-domain error %T", seed, step, name, err)
+				}
+				if docJSON(t, s) != before || s.Header.Version != beforeHdr.Version {
+					t.Fatalf("seed %d step %d: failed %s changed the view", seed, step, name)
+				}
+			}
+			if vs := CheckInvariants(s); len(vs) > 0 {
+				for _, h := range history[max(0, len(history)-8):] {
+					t.Log(h)
+				}
+				t.Fatalf("seed %d step %d after %s: %v", seed, step, name, vs)
+			}
+			if r.Intn(5) == 0 {
+				want := docJSON(t, s)
+				s, src = commit(s, src)
+				if got := docJSON(t, s); got != want {
+					t.Fatalf("seed %d step %d: committed view differs", seed, step)
+				}
+				if s.Dirty() {
+					t.Fatal("fresh view is dirty")
+				}
+			}
+		}
+		// The incremental rollups agree with a full recompute.
+		want := docJSON(t, s)
+		RecomputeAll(s)
+		if docJSON(t, s) != want {
+			t.Fatalf("seed %d: RecomputeAll disagrees with incremental rollups", seed)
+		}
+	}
+}

@@ -1,0 +1,453 @@
+package specs
+
+import "strings"
+
+// TransitionOptions carries the parameters of the status transitions; each
+// action reads the fields it documents.
+type TransitionOptions struct {
+	SessionID   string   // start: recorded as started_by; decides CONFLICT
+	Author      string   // journal author (default SessionID, else "specd")
+	Force       bool     // complete: complete despite unfinished prerequisites
+	Strict      bool     // complete: refuse a pending task (config tasks.strict_complete)
+	Note        string   // complete: completion note (journal content)
+	ActualHours *float64 // complete: overrides the elapsed time
+	Reason      string   // block: blocker description (required); reopen: required; fail: failure reason
+	BlockerType string   // block: dependency (default) | technical | resource | decision
+	Ticket      string   // block: tracking ticket
+	Resolution  string   // unblock: how the blocker was resolved
+}
+
+// TransitionResult is the outcome of a transition. Entry is the journal entry
+// the store must append in the same transaction (its Seq is 0: the store
+// assigns it); it is nil when nothing changed (a warning says why).
+type TransitionResult struct {
+	TaskID   string        `json:"task_id"`
+	From     Status        `json:"from"`
+	To       Status        `json:"to"`
+	Entry    *JournalEntry `json:"entry,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
+}
+
+// actionTargets maps each action to the status it produces, and
+// actionSources to the statuses it applies to (the spec-model table).
+var (
+	actionTargets = map[string]Status{"start": StatusInProgress, "complete": StatusCompleted, "block": StatusBlocked,
+		"unblock": StatusPending, "reopen": StatusPending, "fail": StatusFailed}
+	actionSources = map[string][]Status{
+		"start":    {StatusPending, StatusFailed},
+		"complete": {StatusInProgress, StatusPending},
+		"block":    {StatusPending, StatusInProgress},
+		"unblock":  {StatusBlocked},
+		"reopen":   {StatusCompleted, StatusInProgress, StatusFailed},
+		"fail":     {StatusInProgress},
+	}
+	actionOrder = []string{"start", "complete", "block", "unblock", "reopen", "fail"}
+)
+
+// AllowedActions returns the transition actions allowed from a status.
+func AllowedActions(from Status) []string {
+	out := []string{}
+	for _, a := range actionOrder {
+		for _, st := range actionSources[a] {
+			if st == from {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+func invalidTransition(n *Node, action, why string) *Error {
+	allowed := AllowedActions(n.Status)
+	statuses := []string{}
+	for _, a := range allowed {
+		st := string(actionTargets[a])
+		if !containsString(statuses, st) {
+			statuses = append(statuses, st)
+		}
+	}
+	msg := "cannot " + action + " " + n.ID + " while it is " + string(n.Status)
+	if why != "" {
+		msg = "cannot " + action + " " + n.ID + ": " + why
+	}
+	return newErr(CodeInvalidTransition, "status", "%s", msg).
+		with("allowed", allowed).with("allowed_statuses", statuses).with("current_status", string(n.Status))
+}
+
+// transitionTarget returns the node for a transition, or the error for a
+// missing or non-transitionable node. Transitions apply to leaf task,
+// subtask, verify and research nodes (research nodes are not counted in
+// rollups but their status moves the same way).
+func transitionTarget(s *Spec, id, action string) (*Node, error) {
+	n := s.Node(id)
+	if n == nil {
+		return nil, taskNotFound(s, "task_id", id)
+	}
+	if !n.IsLeaf() || !(n.Type.Counted() || n.Type == TypeResearch) {
+		e := invalidTransition(n, action, "its status is computed from its children ("+string(n.Type)+")")
+		e.Details["allowed"] = []string{}
+		e.Details["allowed_statuses"] = []string{}
+		return nil, e
+	}
+	return n, nil
+}
+
+func checkSource(n *Node, action string) error {
+	for _, st := range actionSources[action] {
+		if n.Status == st {
+			return nil
+		}
+	}
+	return invalidTransition(n, action, "")
+}
+
+func author(o TransitionOptions) string {
+	switch {
+	case o.Author != "":
+		return o.Author
+	case o.SessionID != "":
+		return o.SessionID
+	}
+	return "specd"
+}
+
+func (s *Spec) journalEntry(n *Node, entryType, title, content string, o TransitionOptions, meta map[string]any) *JournalEntry {
+	return &JournalEntry{Timestamp: s.nowString(), EntryType: entryType, Title: title + ": " + n.Title,
+		Content: content, Author: author(o), TaskID: n.ID, Metadata: meta}
+}
+
+func blockedErr(id string, blockers []string) *Error {
+	return newErr(CodeTaskBlocked, "task_id", "%s is waiting on %s; run task check-deps to see what is unfinished", id, strings.Join(blockers, ", ")).
+		with("blocked_by", blockers).with("suggested_action", "check-deps")
+}
+
+// finish applies the rollup and header bookkeeping after a status change.
+func (s *Spec) finish(id string) {
+	RecomputeAncestors(s, id)
+	s.touch()
+}
+
+// Start moves a pending or failed leaf to in_progress and records
+// started_at and started_by (opts.SessionID). Starting a task already in
+// progress under the same session (or an unknown one) succeeds with a
+// warning and no journal entry.
+//
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION (a parent, or another status;
+// details.allowed), CONFLICT (in progress under another session;
+// details.started_by, details.started_at), TASK_BLOCKED (unfinished
+// prerequisites; details.blocked_by).
+func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
+	defer s.mutate(&err)()
+	n, err := transitionTarget(s, id, "start")
+	if err != nil {
+		return res, err
+	}
+	res = TransitionResult{TaskID: id, From: n.Status, To: StatusInProgress}
+	if n.Status == StatusInProgress {
+		if by := n.StartedBy(); by != "" && opts.SessionID != "" && by != opts.SessionID {
+			return res, newErr(CodeConflict, "task_id", "%s is already in progress under session %s", id, by).
+				with("started_by", by).with("started_at", n.MetaString("started_at"))
+		}
+		res.Warnings = append(res.Warnings, id+" is already in progress")
+		return res, nil
+	}
+	if err := checkSource(n, "start"); err != nil {
+		return res, err
+	}
+	if b := Blockers(s, id); len(b) > 0 {
+		return res, blockedErr(id, b)
+	}
+	e := s.Edit(id)
+	e.Status = StatusInProgress
+	e.SetMeta("started_at", s.nowString())
+	if opts.SessionID != "" {
+		e.SetMeta("started_by", opts.SessionID)
+	} else {
+		e.DeleteMeta("started_by")
+	}
+	res.Entry = s.journalEntry(e, "status_change", "Task Started", "Started "+id+".", opts, nil)
+	s.finish(id)
+	return res, nil
+}
+
+// Complete moves an in-progress (or, unless opts.Strict, pending) leaf to
+// completed: sets completed_at and needs_journaling, and actual_hours
+// (opts.ActualHours, else the hours since started_at rounded to 2 decimals
+// when unset). Unfinished prerequisites refuse it unless opts.Force (then a
+// warning lists them). Completing a completed task succeeds with a warning
+// and no journal entry. opts.Note becomes the journal entry's content.
+//
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION (a parent; blocked or failed;
+// pending under Strict), INVALID_FORMAT (negative actual hours),
+// TASK_BLOCKED (details.blocked_by).
+func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
+	defer s.mutate(&err)()
+	n, err := transitionTarget(s, id, "complete")
+	if err != nil {
+		return res, err
+	}
+	res = TransitionResult{TaskID: id, From: n.Status, To: StatusCompleted}
+	if n.Status == StatusCompleted {
+		res.Warnings = append(res.Warnings, id+" is already completed")
+		return res, nil
+	}
+	if err := checkSource(n, "complete"); err != nil {
+		return res, err
+	}
+	if opts.Strict && n.Status == StatusPending {
+		return res, invalidTransition(n, "complete", "it is pending and strict completion requires starting it first")
+	}
+	if opts.ActualHours != nil {
+		var vs []fieldViolation
+		checkHours(&vs, "actual_hours", opts.ActualHours)
+		if len(vs) > 0 {
+			return res, vs[0].err()
+		}
+	}
+	if b := Blockers(s, id); len(b) > 0 {
+		if !opts.Force {
+			return res, blockedErr(id, b)
+		}
+		res.Warnings = append(res.Warnings, "completed despite unfinished prerequisites: "+strings.Join(b, ", "))
+	}
+	now := s.Clock.now()
+	e := s.Edit(id)
+	e.Status = StatusCompleted
+	e.SetMeta("completed_at", FormatTime(now))
+	e.SetMeta("needs_journaling", true)
+	e.DeleteMeta("journaled_at")
+	switch {
+	case opts.ActualHours != nil:
+		e.SetMeta("actual_hours", round2(*opts.ActualHours))
+	default:
+		if _, has := e.Metadata["actual_hours"]; !has {
+			if start, ok := ParseTime(e.MetaString("started_at")); ok && !now.Before(start) {
+				e.SetMeta("actual_hours", round2(now.Sub(start).Hours()))
+			}
+		}
+	}
+	content := opts.Note
+	if content == "" {
+		content = "Completed " + id + "."
+	}
+	var meta map[string]any
+	if opts.Force && len(res.Warnings) > 0 {
+		meta = map[string]any{"forced": true}
+	}
+	res.Entry = s.journalEntry(e, "status_change", "Task Completed", content, opts, meta)
+	s.finish(id)
+	return res, nil
+}
+
+// Block moves a pending or in-progress leaf to blocked, recording
+// blocked_at, blocker_type (default dependency), blocker_description
+// (opts.Reason) and blocker_ticket.
+//
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION, MISSING_REQUIRED (reason),
+// INVALID_FORMAT (blocker_type).
+func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
+	defer s.mutate(&err)()
+	n, err := transitionTarget(s, id, "block")
+	if err != nil {
+		return res, err
+	}
+	res = TransitionResult{TaskID: id, From: n.Status, To: StatusBlocked}
+	if err := checkSource(n, "block"); err != nil {
+		return res, err
+	}
+	if strings.TrimSpace(opts.Reason) == "" {
+		return res, newErr(CodeMissingRequired, "reason", "blocking needs a reason")
+	}
+	bt := opts.BlockerType
+	if bt == "" {
+		bt = "dependency"
+	}
+	if !containsString(BlockerTypes, bt) {
+		return res, newErr(CodeInvalidFormat, "blocker_type", "blocker_type must be one of %s", strings.Join(BlockerTypes, ", ")).
+			with("received", truncateForDetails(bt)).with("allowed", BlockerTypes)
+	}
+	e := s.Edit(id)
+	e.Status = StatusBlocked
+	e.SetMeta("blocked_at", s.nowString())
+	e.SetMeta("blocker_type", bt)
+	e.SetMeta("blocker_description", strings.TrimSpace(opts.Reason))
+	if opts.Ticket != "" {
+		e.SetMeta("blocker_ticket", opts.Ticket)
+	} else {
+		e.DeleteMeta("blocker_ticket")
+	}
+	res.Entry = s.journalEntry(e, "blocker", "Task Blocked", strings.TrimSpace(opts.Reason), opts,
+		map[string]any{"blocker_type": bt, "ticket": opts.Ticket})
+	s.finish(id)
+	return res, nil
+}
+
+// Unblock moves a blocked node back to pending and moves its blocker into
+// resolved_blockers[] ({blocked_at, blocker_type, description, ticket,
+// resolved_at, resolution}). As the one exception to "transitions apply to
+// leaves", it also accepts a blocked parent (an imported phase, or a task
+// that gained subtasks while blocked): the parent's status is then
+// recomputed from its children.
+//
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION (not blocked).
+func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
+	defer s.mutate(&err)()
+	n := s.Node(id)
+	if n == nil || id == RootID {
+		return res, taskNotFound(s, "task_id", id)
+	}
+	res = TransitionResult{TaskID: id, From: n.Status, To: StatusPending}
+	if err := checkSource(n, "unblock"); err != nil {
+		return res, err
+	}
+	e := s.Edit(id)
+	resolution := opts.Resolution
+	if resolution == "" {
+		resolution = opts.Reason
+	}
+	resolved := map[string]any{
+		"blocked_at": e.MetaString("blocked_at"), "blocker_type": e.MetaString("blocker_type"),
+		"description": e.MetaString("blocker_description"), "ticket": e.MetaString("blocker_ticket"),
+		"resolved_at": s.nowString(), "resolution": resolution,
+	}
+	list, _ := e.Metadata["resolved_blockers"].([]any)
+	e.SetMeta("resolved_blockers", append(cloneValue(list).([]any), resolved))
+	e.DeleteMeta("blocked_at", "blocker_type", "blocker_description", "blocker_ticket")
+	e.Status = StatusPending
+	content := resolution
+	if content == "" {
+		content = "Unblocked " + id + "."
+	}
+	res.Entry = s.journalEntry(e, "status_change", "Task Unblocked", content, opts, nil)
+	s.finish(id)
+	res.To = s.Node(id).Status
+	return res, nil
+}
+
+// Reopen moves a completed, in-progress or failed leaf back to pending and
+// clears completed_at, needs_journaling, journaled_at, started_at and
+// started_by (actual_hours and the retry history are kept).
+//
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION, MISSING_REQUIRED (reason).
+func Reopen(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
+	defer s.mutate(&err)()
+	n, err := transitionTarget(s, id, "reopen")
+	if err != nil {
+		return res, err
+	}
+	res = TransitionResult{TaskID: id, From: n.Status, To: StatusPending}
+	if err := checkSource(n, "reopen"); err != nil {
+		return res, err
+	}
+	if strings.TrimSpace(opts.Reason) == "" {
+		return res, newErr(CodeMissingRequired, "reason", "reopening needs a reason")
+	}
+	e := s.Edit(id)
+	e.Status = StatusPending
+	e.DeleteMeta("completed_at", "needs_journaling", "journaled_at", "started_at", "started_by")
+	res.Entry = s.journalEntry(e, "status_change", "Task Reopened", strings.TrimSpace(opts.Reason), opts,
+		map[string]any{"previous_status": string(n.Status)})
+	s.finish(id)
+	return res, nil
+}
+
+// Fail moves an in-progress leaf to failed (batch completion failure):
+// retry_count + 1, failed_at, failure_reason (opts.Reason).
+//
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION.
+func Fail(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
+	defer s.mutate(&err)()
+	n, err := transitionTarget(s, id, "fail")
+	if err != nil {
+		return res, err
+	}
+	res = TransitionResult{TaskID: id, From: n.Status, To: StatusFailed}
+	if err := checkSource(n, "fail"); err != nil {
+		return res, err
+	}
+	e := s.Edit(id)
+	retries, _ := e.MetaInt("retry_count")
+	e.Status = StatusFailed
+	e.SetMeta("retry_count", retries+1)
+	e.SetMeta("failed_at", s.nowString())
+	if opts.Reason != "" {
+		e.SetMeta("failure_reason", opts.Reason)
+	}
+	content := opts.Reason
+	if content == "" {
+		content = "Failed " + id + "."
+	}
+	res.Entry = s.journalEntry(e, "status_change", "Task Failed", content, opts, map[string]any{"retry_count": retries + 1})
+	s.finish(id)
+	return res, nil
+}
+
+// UpdateStatus moves a node to status through the matching action, with its
+// checks: in_progress → Start, completed → Complete, blocked → Block,
+// failed → Fail, pending → Unblock when blocked, else Reopen.
+//
+// Errors: INVALID_FORMAT (unknown status), INVALID_TRANSITION (archived, or
+// the action's own), and those of the action.
+func UpdateStatus(s *Spec, id string, status Status, opts TransitionOptions) (TransitionResult, error) {
+	switch status {
+	case StatusInProgress:
+		return Start(s, id, opts)
+	case StatusCompleted:
+		return Complete(s, id, opts)
+	case StatusBlocked:
+		return Block(s, id, opts)
+	case StatusFailed:
+		return Fail(s, id, opts)
+	case StatusPending:
+		if n := s.Node(id); n != nil && n.Status == StatusBlocked {
+			return Unblock(s, id, opts)
+		}
+		return Reopen(s, id, opts)
+	case StatusArchived:
+		n := s.Node(id)
+		if n == nil {
+			return TransitionResult{}, taskNotFound(s, "task_id", id)
+		}
+		return TransitionResult{}, invalidTransition(n, "archive", "only the spec root is archived, by the lifecycle tool")
+	}
+	var names []string
+	for _, st := range Statuses() {
+		if st != StatusArchived {
+			names = append(names, string(st))
+		}
+	}
+	return TransitionResult{}, newErr(CodeInvalidFormat, "status", "status must be one of %s", strings.Join(names, ", ")).
+		with("received", truncateForDetails(string(status))).with("allowed", names)
+}
+
+// MarkJournaled clears needs_journaling on a node and sets journaled_at: what
+// a `journal add` for a task does (transition entries never do).
+//
+// Errors: TASK_NOT_FOUND.
+func MarkJournaled(s *Spec, id string) (err error) {
+	defer s.mutate(&err)()
+	n := s.Node(id)
+	if n == nil || id == RootID {
+		return taskNotFound(s, "task_id", id)
+	}
+	if !n.NeedsJournaling() && n.MetaString("journaled_at") != "" {
+		return nil
+	}
+	e := s.Edit(id)
+	e.DeleteMeta("needs_journaling")
+	e.SetMeta("journaled_at", s.nowString())
+	s.touch()
+	return nil
+}
+
+// Unjournaled lists completed nodes that still need a journal entry, in
+// execution order.
+func Unjournaled(s *Spec) []string {
+	out := []string{}
+	for n := range ExecutionOrder(s, RootID) {
+		if n.Status == StatusCompleted && n.NeedsJournaling() {
+			out = append(out, n.ID)
+		}
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package specs
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestTransitionTable(t *testing.T) {
+	type step struct {
+		action string
+		opts   TransitionOptions
+		code   string // expected error code, "" = success
+		status Status // status after a success
+	}
+	run := func(s *Spec, id string, st step) (TransitionResult, error) {
+		switch st.action {
+		case "start":
+			return Start(s, id, st.opts)
+		case "complete":
+			return Complete(s, id, st.opts)
+		case "block":
+			return Block(s, id, st.opts)
+		case "unblock":
+			return Unblock(s, id, st.opts)
+		case "reopen":
+			return Reopen(s, id, st.opts)
+		case "fail":
+			return Fail(s, id, st.opts)
+		}
+		panic(st.action)
+	}
+	why := TransitionOptions{Reason: "because"}
+	cases := map[string][]step{
+		"happy path":          {{"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}, {"complete", TransitionOptions{}, "", StatusCompleted}},
+		"complete pending":    {{"complete", TransitionOptions{}, "", StatusCompleted}},
+		"strict pending":      {{"complete", TransitionOptions{Strict: true}, CodeInvalidTransition, ""}},
+		"complete twice":      {{"complete", TransitionOptions{}, "", StatusCompleted}, {"complete", TransitionOptions{}, "", StatusCompleted}},
+		"block unblock":       {{"block", why, "", StatusBlocked}, {"start", TransitionOptions{}, CodeInvalidTransition, ""}, {"complete", TransitionOptions{}, CodeInvalidTransition, ""}, {"unblock", TransitionOptions{Resolution: "fixed"}, "", StatusPending}},
+		"block needs reason":  {{"block", TransitionOptions{}, CodeMissingRequired, ""}},
+		"bad blocker type":    {{"block", TransitionOptions{Reason: "x", BlockerType: "weather"}, CodeInvalidFormat, ""}},
+		"unblock pending":     {{"unblock", TransitionOptions{}, CodeInvalidTransition, ""}},
+		"reopen":              {{"complete", TransitionOptions{}, "", StatusCompleted}, {"reopen", TransitionOptions{}, CodeMissingRequired, ""}, {"reopen", why, "", StatusPending}},
+		"reopen pending":      {{"reopen", why, CodeInvalidTransition, ""}},
+		"fail retry":          {{"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"reopen", why, "", StatusPending}},
+		"fail pending":        {{"fail", why, CodeInvalidTransition, ""}},
+		"start completed":     {{"complete", TransitionOptions{}, "", StatusCompleted}, {"start", TransitionOptions{}, CodeInvalidTransition, ""}},
+		"session conflict":    {{"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}, {"start", TransitionOptions{SessionID: "b"}, CodeConflict, ""}, {"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}},
+		"block in progress":   {{"start", TransitionOptions{}, "", StatusInProgress}, {"block", why, "", StatusBlocked}},
+		"reopen in progress":  {{"start", TransitionOptions{}, "", StatusInProgress}, {"reopen", why, "", StatusPending}},
+		"complete after fail": {{"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"complete", TransitionOptions{}, CodeInvalidTransition, ""}},
+	}
+	for name, steps := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := twoPhases(t)
+			for i, st := range steps {
+				before := docJSON(t, s)
+				res, err := run(s, "task-1-1", st)
+				if st.code != "" {
+					e := mustCode(t, err, st.code)
+					if st.code == CodeInvalidTransition {
+						if _, ok := e.Details["allowed"].([]string); !ok {
+							t.Fatalf("step %d: details.allowed missing: %v", i, e.Details)
+						}
+					}
+					if docJSON(t, s) != before {
+						t.Fatalf("step %d: failed transition changed the spec", i)
+					}
+					continue
+				}
+				noErr(t, err)
+				if got := s.Node("task-1-1").Status; got != st.status {
+					t.Fatalf("step %d %s: status %s want %s", i, st.action, got, st.status)
+				}
+				if res.Entry == nil && len(res.Warnings) == 0 {
+					t.Fatalf("step %d: no entry and no warning", i)
+				}
+				if res.Entry != nil && (res.Entry.TaskID != "task-1-1" || res.Entry.Timestamp == "" || res.Entry.EntryType == "") {
+					t.Fatalf("step %d: entry %+v", i, res.Entry)
+				}
+				mustNoViolations(t, s, name)
+			}
+		})
+	}
+}
+
+func TestTransitionDetails(t *testing.T) {
+	s := twoPhases(t)
+	// Blocked by dependencies.
+	_, err := Start(s, "task-2-1", TransitionOptions{})
+	e := mustCode(t, err, CodeTaskBlocked)
+	if !reflect.DeepEqual(e.Details["blocked_by"], []string{"phase-1"}) {
+		t.Fatal(e.Details)
+	}
+	_, err = Complete(s, "task-2-1", TransitionOptions{})
+	mustCode(t, err, CodeTaskBlocked)
+	res, err := Complete(s, "task-2-1", TransitionOptions{Force: true})
+	noErr(t, err)
+	if len(res.Warnings) != 1 || res.Entry.Metadata["forced"] != true {
+		t.Fatalf("%+v", res)
+	}
+	// Parents cannot transition.
+	_, err = Start(s, "phase-1", TransitionOptions{})
+	e = mustCode(t, err, CodeInvalidTransition)
+	if len(e.Details["allowed"].([]string)) != 0 {
+		t.Fatal(e.Details)
+	}
+	_, err = Complete(s, RootID, TransitionOptions{})
+	mustCode(t, err, CodeInvalidTransition)
+	_, err = Start(s, "nope", TransitionOptions{})
+	mustCode(t, err, CodeTaskNotFound)
+	// Start/complete timing and fields.
+	res, err = Start(s, "task-1-1", TransitionOptions{SessionID: "sess-1"})
+	noErr(t, err)
+	n := s.Node("task-1-1")
+	if n.StartedBy() != "sess-1" || n.MetaString("started_at") == "" || res.Entry.Author != "sess-1" {
+		t.Fatal(n.Metadata)
+	}
+	_, err = Start(s, "task-1-1", TransitionOptions{SessionID: "sess-2"})
+	e = mustCode(t, err, CodeConflict)
+	if e.Details["started_by"] != "sess-1" || e.Details["started_at"] == "" {
+		t.Fatal(e.Details)
+	}
+	res, err = Start(s, "task-1-1", TransitionOptions{SessionID: "sess-1"})
+	noErr(t, err)
+	if res.Entry != nil || len(res.Warnings) != 1 {
+		t.Fatal("same session start must warn")
+	}
+	res, err = Complete(s, "task-1-1", TransitionOptions{Note: "done well", Author: "bob"})
+	noErr(t, err)
+	n = s.Node("task-1-1")
+	// The test clock moves one minute per call: started, then completed two ticks later.
+	if h, _ := n.MetaFloat("actual_hours"); h <= 0 || h > 1 {
+		t.Fatalf("actual_hours %v", n.Metadata["actual_hours"])
+	}
+	if !n.NeedsJournaling() || n.MetaString("completed_at") == "" || res.Entry.Content != "done well" || res.Entry.Author != "bob" {
+		t.Fatal(n.Metadata)
+	}
+	if got := Unjournaled(s); !reflect.DeepEqual(got, []string{"task-1-1", "task-2-1"}) {
+		t.Fatal(got)
+	}
+	noErr(t, MarkJournaled(s, "task-1-1"))
+	if s.Node("task-1-1").NeedsJournaling() || s.Node("task-1-1").MetaString("journaled_at") == "" {
+		t.Fatal("journaled")
+	}
+	// Explicit actual hours; reopen clears completion fields.
+	_, err = Reopen(s, "task-1-1", TransitionOptions{Reason: "regression"})
+	noErr(t, err)
+	n = s.Node("task-1-1")
+	for _, k := range []string{"completed_at", "needs_journaling", "journaled_at", "started_at", "started_by"} {
+		if _, ok := n.Metadata[k]; ok {
+			t.Fatalf("%s not cleared", k)
+		}
+	}
+	_, err = Complete(s, "task-1-1", TransitionOptions{ActualHours: f64(2.345)})
+	noErr(t, err)
+	if h, _ := s.Node("task-1-1").MetaFloat("actual_hours"); h != 2.35 && h != 2.34 {
+		t.Fatal(h)
+	}
+	_, err = Complete(s, "task-1-2", TransitionOptions{ActualHours: f64(-1)})
+	mustCode(t, err, CodeInvalidFormat)
+	// Block metadata and unblock history.
+	_, err = Block(s, "task-1-2", TransitionOptions{Reason: "waiting for API key", BlockerType: "resource", Ticket: "OPS-1"})
+	noErr(t, err)
+	n = s.Node("task-1-2")
+	if n.MetaString("blocker_type") != "resource" || n.MetaString("blocker_ticket") != "OPS-1" || n.MetaString("blocked_at") == "" {
+		t.Fatal(n.Metadata)
+	}
+	_, err = Unblock(s, "task-1-2", TransitionOptions{Resolution: "key arrived"})
+	noErr(t, err)
+	n = s.Node("task-1-2")
+	rb, _ := n.Metadata["resolved_blockers"].([]any)
+	if len(rb) != 1 || rb[0].(map[string]any)["resolution"] != "key arrived" || n.MetaString("blocker_type") != "" {
+		t.Fatal(n.Metadata)
+	}
+	// Fail counts retries.
+	_, err = Start(s, "task-1-2", TransitionOptions{})
+	noErr(t, err)
+	_, err = Fail(s, "task-1-2", TransitionOptions{Reason: "flaky"})
+	noErr(t, err)
+	if c, _ := s.Node("task-1-2").MetaInt("retry_count"); c != 1 {
+		t.Fatal(c)
+	}
+	mustNoViolations(t, s, "details")
+}
+
+func TestUpdateStatusDispatch(t *testing.T) {
+	s := twoPhases(t)
+	for _, st := range []struct {
+		to   Status
+		opts TransitionOptions
+		code string
+	}{
+		{StatusInProgress, TransitionOptions{}, ""},
+		{StatusBlocked, TransitionOptions{Reason: "x"}, ""},
+		{StatusPending, TransitionOptions{}, ""}, // unblock
+		{StatusCompleted, TransitionOptions{}, ""},
+		{StatusPending, TransitionOptions{}, CodeMissingRequired}, // reopen needs reason
+		{StatusPending, TransitionOptions{Reason: "again"}, ""},
+		{StatusFailed, TransitionOptions{}, CodeInvalidTransition},
+		{StatusArchived, TransitionOptions{}, CodeInvalidTransition},
+		{"done", TransitionOptions{}, CodeInvalidFormat},
+	} {
+		_, err := UpdateStatus(s, "task-1-1", st.to, st.opts)
+		if ErrorCodeOf(err) != st.code {
+			t.Fatalf("→%s: %v want %q", st.to, err, st.code)
+		}
+		if st.code == "" && s.Node("task-1-1").Status != st.to {
+			t.Fatalf("→%s: got %s", st.to, s.Node("task-1-1").Status)
+		}
+	}
+	mustNoViolations(t, s, "update status")
+}
+
+func TestRollupsAndPhaseCompletion(t *testing.T) {
+	s := twoPhases(t)
+	for _, id := range []string{"task-1-1", "task-1-2"} {
+		_, err := Complete(s, id, TransitionOptions{})
+		noErr(t, err)
+	}
+	p := s.Node("phase-1")
+	if p.Status != StatusInProgress || p.CompletedTasks != 2 || p.TotalTasks != 4 || s.Header.ProgressPercentage != 28 {
+		t.Fatalf("%+v %d", p, s.Header.ProgressPercentage)
+	}
+	if s.Header.CurrentPhase != "phase-1" {
+		t.Fatal(s.Header.CurrentPhase)
+	}
+	for _, id := range []string{"task-1-3", "verify-1-1"} {
+		_, err := Complete(s, id, TransitionOptions{})
+		noErr(t, err)
+	}
+	p = s.Node("phase-1")
+	if p.Status != StatusCompleted || p.MetaString("completed_at") == "" || !p.NeedsJournaling() {
+		t.Fatalf("phase completion: %+v", p)
+	}
+	if s.Header.CurrentPhase != "phase-2" || s.Header.Status != StatusInProgress || s.Header.ProgressPercentage != 57 {
+		t.Fatalf("%+v", s.Header)
+	}
+	_, err := Reopen(s, "task-1-1", TransitionOptions{Reason: "bug"})
+	noErr(t, err)
+	if p := s.Node("phase-1"); p.Status != StatusInProgress || p.MetaString("completed_at") != "" {
+		t.Fatalf("phase un-completion: %+v", p)
+	}
+	// Full recompute agrees with the incremental one.
+	before := docJSON(t, s)
+	RecomputeAll(s)
+	if docJSON(t, s) != before {
+		t.Fatal("RecomputeAll disagrees with incremental rollups")
+	}
+	mustNoViolations(t, s, "rollups")
+}

@@ -1,0 +1,309 @@
+package specs
+
+import "sort"
+
+// NodeSource supplies a spec's nodes lazily: a map in memory
+// ([MemorySource]) or a bbolt bucket in core/store.
+type NodeSource interface {
+	// Get returns the stored node with this id. Callers must not mutate it.
+	Get(id string) (*Node, bool)
+	// IDs returns every node id, in any order.
+	IDs() []string
+}
+
+// MemorySource is a map-backed NodeSource. It is not safe for concurrent
+// mutation; concurrent reads are fine.
+type MemorySource map[string]*Node
+
+// NewMemorySource builds a MemorySource from nodes (keyed by their ID).
+func NewMemorySource(nodes ...*Node) MemorySource {
+	m := make(MemorySource, len(nodes))
+	for _, n := range nodes {
+		m[n.ID] = n
+	}
+	return m
+}
+
+// Get implements NodeSource.
+func (m MemorySource) Get(id string) (*Node, bool) {
+	n, ok := m[id]
+	return n, ok && n != nil
+}
+
+// IDs implements NodeSource.
+func (m MemorySource) IDs() []string {
+	out := make([]string, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	return out
+}
+
+// Apply writes a view's changes into the source (what a store does at
+// commit).
+func (m MemorySource) Apply(put []*Node, deleted []string) {
+	for _, id := range deleted {
+		delete(m, id)
+	}
+	for _, n := range put {
+		m[n.ID] = n
+	}
+}
+
+// Spec is a lazily loaded, copy-on-write view of one spec: a Header, a
+// NodeSource and an overlay of the nodes changed through this view. It is not
+// safe for concurrent use. Clock supplies the time for mutations (nil:
+// time.Now).
+type Spec struct {
+	Header Header
+	Clock  Clock
+
+	src     NodeSource
+	overlay map[string]*Node
+	deleted map[string]bool
+	bumped  bool
+	tx      *txLog
+}
+
+// NewSpecView returns a view of the spec with header h whose nodes come from
+// src (nil means no nodes). Nothing is read until asked for.
+func NewSpecView(h Header, src NodeSource) *Spec {
+	if src == nil {
+		src = MemorySource{}
+	}
+	return &Spec{Header: h, src: src, overlay: map[string]*Node{}, deleted: map[string]bool{}}
+}
+
+// Node returns the current node with this id (overlay first, then the
+// source), or nil when it does not exist or was deleted in this view. The
+// result is shared: do not mutate it; use Edit.
+func (s *Spec) Node(id string) *Node {
+	if n, ok := s.overlay[id]; ok {
+		return n
+	}
+	if s.deleted[id] {
+		return nil
+	}
+	n, ok := s.src.Get(id)
+	if !ok {
+		return nil
+	}
+	return n
+}
+
+// Has reports whether a node with this id exists in the view.
+func (s *Spec) Has(id string) bool { return s.Node(id) != nil }
+
+// Root returns the root node (nil when missing).
+func (s *Spec) Root() *Node { return s.Node(RootID) }
+
+// Edit returns a private, mutable copy of the node (cloned into the overlay on
+// first use, then the same copy), marking it changed; nil when absent.
+func (s *Spec) Edit(id string) *Node {
+	if n, ok := s.overlay[id]; ok {
+		s.save(id)
+		return n
+	}
+	if s.deleted[id] {
+		return nil
+	}
+	n, ok := s.src.Get(id)
+	if !ok {
+		return nil
+	}
+	s.save(id)
+	c := n.Clone()
+	c.ID = id
+	s.overlay[id] = c
+	return c
+}
+
+// Put inserts or replaces a node (keyed by n.ID); the view keeps n itself.
+func (s *Spec) Put(n *Node) {
+	s.save(n.ID)
+	delete(s.deleted, n.ID)
+	s.overlay[n.ID] = n
+}
+
+// Delete removes the node with this id from the view.
+func (s *Spec) Delete(id string) {
+	s.save(id)
+	delete(s.overlay, id)
+	if _, ok := s.src.Get(id); ok {
+		s.deleted[id] = true
+	}
+}
+
+// IDs returns every current id (source ∪ overlay − deleted) in natural
+// order. It reads the whole id list of the source: avoid it on hot paths.
+func (s *Spec) IDs() []string {
+	seen := make(map[string]bool, len(s.overlay))
+	var out []string
+	for _, id := range s.src.IDs() {
+		if s.deleted[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, id)
+	}
+	for id := range s.overlay {
+		if !seen[id] {
+			out = append(out, id)
+		}
+	}
+	SortIDs(out)
+	return out
+}
+
+// Changes returns what a store must write: every node put or edited through
+// this view (natural id order) and every deleted id that exists in the source.
+func (s *Spec) Changes() (put []*Node, deleted []string) {
+	for _, n := range s.overlay {
+		put = append(put, n)
+	}
+	sort.Slice(put, func(i, j int) bool { return CompareIDs(put[i].ID, put[j].ID) < 0 })
+	for id := range s.deleted {
+		deleted = append(deleted, id)
+	}
+	SortIDs(deleted)
+	return put, deleted
+}
+
+// Dirty reports whether the view has node changes.
+func (s *Spec) Dirty() bool { return len(s.overlay) > 0 || len(s.deleted) > 0 }
+
+// FromDocument builds a view holding every node of doc as a pending change
+// (over an empty source), so that Changes lists all nodes: what an import
+// stores. Nodes are deep-copied; a node's ID is set from its hierarchy key;
+// nil nodes are skipped. Header computed fields are copied from the document
+// and the root's counts, not recomputed (call RecomputeAll).
+func FromDocument(doc Document) *Spec {
+	h := Header{
+		SpecID: doc.SpecID, Title: doc.Title, Generated: doc.Generated, LastUpdated: doc.LastUpdated,
+		Version: doc.Version, Lifecycle: doc.Lifecycle, Metadata: cloneMap(doc.Metadata), Status: doc.Status,
+		ProgressPercentage: doc.ProgressPercentage, CurrentPhase: doc.CurrentPhase,
+	}
+	if doc.Extra != nil {
+		h.Extra = (Header{Extra: doc.Extra}).Clone().Extra
+	}
+	s := NewSpecView(h, nil)
+	for id, n := range doc.Hierarchy {
+		if n == nil {
+			continue
+		}
+		c := n.Clone()
+		c.ID = id
+		s.overlay[id] = c
+	}
+	if r := s.Root(); r != nil {
+		s.Header.TotalTasks, s.Header.CompletedTasks = r.TotalTasks, r.CompletedTasks
+	}
+	return s
+}
+
+// Document returns the full document form of the view (deep copies; the
+// journal is empty: the store adds it).
+func (s *Spec) Document() Document {
+	h := s.Header.Clone()
+	d := Document{
+		SpecID: h.SpecID, Title: h.Title, Generated: h.Generated, LastUpdated: h.LastUpdated,
+		Version: h.Version, Lifecycle: h.Lifecycle, Metadata: h.Metadata, Status: h.Status,
+		ProgressPercentage: h.ProgressPercentage, CurrentPhase: h.CurrentPhase, Extra: h.Extra,
+		Journal: []JournalEntry{},
+	}
+	if d.Metadata == nil {
+		d.Metadata = map[string]any{}
+	}
+	ids := s.IDs()
+	d.Hierarchy = make(map[string]*Node, len(ids))
+	for _, id := range ids {
+		if n := s.Node(id); n != nil {
+			c := n.Clone()
+			c.ID = id
+			d.Hierarchy[id] = c
+		}
+	}
+	return d
+}
+
+// ---- atomic mutations ----
+
+// txLog records, for one exported mutation, the state of every node before
+// its first change and the header, so that a failed mutation leaves the view
+// untouched.
+type txLog struct {
+	header Header
+	bumped bool
+	saved  map[string]savedNode
+}
+
+type savedNode struct {
+	node      *Node // overlay value before the mutation (a clone), nil if none
+	inOverlay bool
+	deleted   bool
+}
+
+func (s *Spec) save(id string) {
+	if s.tx == nil {
+		return
+	}
+	if _, ok := s.tx.saved[id]; ok {
+		return
+	}
+	sv := savedNode{deleted: s.deleted[id]}
+	if n, ok := s.overlay[id]; ok {
+		sv.inOverlay = true
+		sv.node = n.Clone()
+	}
+	s.tx.saved[id] = sv
+}
+
+// mutate starts an atomic mutation (a no-op when one is already running) and
+// returns the function that ends it: on a non-nil *errp it restores the view.
+// Usage: defer s.mutate(&err)().
+func (s *Spec) mutate(errp *error) func() {
+	if s.tx != nil {
+		return func() {}
+	}
+	s.tx = &txLog{header: s.Header.Clone(), bumped: s.bumped, saved: map[string]savedNode{}}
+	return func() {
+		tx := s.tx
+		s.tx = nil
+		if r := recover(); r != nil {
+			s.restore(tx)
+			panic(r)
+		}
+		if errp != nil && *errp != nil {
+			s.restore(tx)
+		}
+	}
+}
+
+func (s *Spec) restore(tx *txLog) {
+	s.Header = tx.header
+	s.bumped = tx.bumped
+	for id, sv := range tx.saved {
+		if sv.inOverlay {
+			s.overlay[id] = sv.node
+		} else {
+			delete(s.overlay, id)
+		}
+		if sv.deleted {
+			s.deleted[id] = true
+		} else {
+			delete(s.deleted, id)
+		}
+	}
+}
+
+// touch records a mutation in the header: LastUpdated = now and, once per
+// view, Version + 1.
+func (s *Spec) touch() {
+	s.Header.LastUpdated = FormatTime(s.Clock.now())
+	if !s.bumped {
+		s.Header.Version++
+		s.bumped = true
+	}
+}
+
+func (s *Spec) nowString() string { return FormatTime(s.Clock.now()) }
