@@ -26,7 +26,7 @@ type historyRecord struct {
 	NodesBefore  map[string]json.RawMessage `json:"nodes_before"`
 }
 
-func writeDelta(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted []string, nodes *bolt.Bucket, o MutateOptions, after specs.Header) error {
+func writeDelta(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted []string, nodes *bolt.Bucket, o specs.RepoWriteOptions, after specs.Header) error {
 	hb, err := json.Marshal(before)
 	if err != nil {
 		return err
@@ -69,19 +69,10 @@ func writeDelta(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted 
 	return nil
 }
 
-// Version is one entry of a spec's history.
-type Version struct {
-	Version      int64    `json:"version"`
-	Timestamp    string   `json:"timestamp"`
-	Action       string   `json:"action,omitempty"`
-	Author       string   `json:"author,omitempty"`
-	ChangedNodes []string `json:"changed_nodes"`
-}
-
 // History lists versions newest first, below `before` (0 = from the newest),
 // at most limit; more reports whether older ones exist.
-func (s *Store) History(ctx context.Context, specID string, before int64, limit int) (out []Version, more bool, err error) {
-	out = []Version{}
+func (s *Store) History(ctx context.Context, specID string, before int64, limit int) (out []specs.RepoVersion, more bool, err error) {
+	out = []specs.RepoVersion{}
 	err = s.view(ctx, func(tx *bolt.Tx) error {
 		b, err := specBucket(tx, specID)
 		if err != nil {
@@ -113,7 +104,7 @@ func (s *Store) History(ctx context.Context, specID string, before int64, limit 
 				ids = append(ids, id)
 			}
 			specs.SortIDs(ids)
-			out = append(out, Version{Version: rec.Version, Timestamp: rec.Timestamp, Action: rec.Action, Author: rec.Author, ChangedNodes: ids})
+			out = append(out, specs.RepoVersion{Version: rec.Version, Timestamp: rec.Timestamp, Action: rec.Action, Author: rec.Author, ChangedNodes: ids})
 		}
 		return nil
 	})
@@ -139,8 +130,21 @@ type AtVersion struct {
 	Current *specs.Spec // a view of the current spec (valid inside the callback only)
 }
 
-// Node returns the node id as it was at the version (nil if absent then).
-func (a *AtVersion) Node(id string) *specs.Node {
+// VersionHeader is the header at the version.
+func (a *AtVersion) VersionHeader() specs.Header { return a.Header }
+
+// ChangedSince lists the nodes changed after the version, in id order.
+func (a *AtVersion) ChangedSince() []string {
+	ids := make([]string, 0, len(a.Changed))
+	for id := range a.Changed {
+		ids = append(ids, id)
+	}
+	specs.SortIDs(ids)
+	return ids
+}
+
+// NodeAt returns the node id as it was at the version (nil if absent then).
+func (a *AtVersion) NodeAt(id string) *specs.Node {
 	if n, ok := a.Changed[id]; ok {
 		return n
 	}
@@ -151,7 +155,7 @@ func (a *AtVersion) Node(id string) *specs.Node {
 func (a *AtVersion) Document() specs.Document {
 	h := map[string]*specs.Node{}
 	for _, id := range a.Current.IDs() {
-		if n := a.Node(id); n != nil {
+		if n := a.NodeAt(id); n != nil {
 			h[id] = n
 		}
 	}
@@ -167,7 +171,7 @@ func (a *AtVersion) Document() specs.Document {
 // ReadVersion runs fn over specID as it was at version (the current version
 // reads the current spec). Only the reverse deltas newer than version are
 // read. Errors: SPEC_NOT_FOUND, VERSION_NOT_FOUND (pruned or never existed).
-func (s *Store) ReadVersion(ctx context.Context, specID string, version int64, fn func(a *AtVersion) error) error {
+func (s *Store) ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error {
 	return s.view(ctx, func(tx *bolt.Tx) error {
 		b, err := specBucket(tx, specID)
 		if err != nil {
@@ -177,7 +181,7 @@ func (s *Store) ReadVersion(ctx context.Context, specID string, version int64, f
 		if err != nil {
 			return core.Internal(err)
 		}
-		return readVersionTx(b, specID, h, version, fn)
+		return readVersionTx(b, specID, h, version, func(a *AtVersion) error { return fn(a) })
 	})
 }
 
@@ -243,9 +247,9 @@ func oldestVersion(b *bolt.Bucket, current int64) int64 {
 // then); the header's title and metadata are restored, while lifecycle,
 // version and timestamps move forward. Errors: SPEC_NOT_FOUND,
 // VERSION_NOT_FOUND, VERSION_CONFLICT.
-func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, o MutateOptions, now func() string) (MutateResult, error) {
+func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, o specs.RepoWriteOptions, now func() string) (specs.RepoWriteResult, error) {
 	var at *AtVersion
-	var res MutateResult
+	var res specs.RepoWriteResult
 	// Reconstruct and write in one transaction, so nothing can change between.
 	err := s.update(ctx, func(tx *bolt.Tx) error {
 		b, err := specBucket(tx, specID)
@@ -256,7 +260,7 @@ func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, 
 		if err != nil {
 			return core.Internal(err)
 		}
-		if verr := o.Mutation.CheckVersion(h.Version); verr != nil {
+		if verr := checkVersion(o, h.Version); verr != nil {
 			return verr
 		}
 		if version == h.Version {
@@ -291,7 +295,7 @@ func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, 
 		newHeader.LastUpdated = now()
 		res.Version = newHeader.Version
 		res.Changes = describeChanges(put, deleted, nodes, true)
-		if o.Mutation.DryRun {
+		if o.DryRun {
 			res.DryRun = true
 			return errDryRun
 		}

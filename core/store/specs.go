@@ -109,19 +109,20 @@ func readHeader(b *bolt.Bucket) (specs.Header, error) {
 	return h, nil
 }
 
-// SpecRead is what a read callback gets: the spec view (nodes load lazily)
-// and the journal.
-type SpecRead struct {
-	Spec    *specs.Spec
-	journal *bolt.Bucket
+// journalReader implements specs.JournalReader over a journal bucket.
+type journalReader struct{ b *bolt.Bucket }
+
+func (r journalReader) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+	return readJournal(r.b, before, limit, keep)
 }
 
-// Journal returns up to limit entries, newest first, with seq < before
-// (before 0 = from the newest), that pass keep (nil = all). It also reports
-// whether more matching entries may exist.
-func (r *SpecRead) Journal(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
-	return readJournal(r.journal, before, limit, keep)
+// journalWriter queues entries for the mutation's transaction.
+type journalWriter struct {
+	journalReader
+	pending []specs.JournalEntry
 }
+
+func (w *journalWriter) Append(e specs.JournalEntry) { w.pending = append(w.pending, e) }
 
 func readJournal(b *bolt.Bucket, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	out := []specs.JournalEntry{}
@@ -157,10 +158,10 @@ func readJournal(b *bolt.Bucket, before uint64, limit int, keep func(*specs.Jour
 	return out, false, nil
 }
 
-// ReadSpec runs fn over a read-only view of specID. fn must not keep the view
-// after it returns. Errors: SPEC_NOT_FOUND, LOCK_TIMEOUT, INTERNAL_ERROR on a
-// corrupt record.
-func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(r *SpecRead) error) error {
+// ReadSpec runs fn over a read-only view of specID (nodes load lazily) and
+// its journal. fn must not keep either after it returns. Errors:
+// SPEC_NOT_FOUND, LOCK_TIMEOUT, INTERNAL_ERROR on a corrupt record.
+func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error {
 	return s.view(ctx, func(tx *bolt.Tx) error {
 		b, err := specBucket(tx, specID)
 		if err != nil {
@@ -171,8 +172,7 @@ func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(r *SpecRead
 			return core.Internal(err)
 		}
 		src := newSource(b.Bucket(bucketNodes))
-		r := &SpecRead{Spec: specs.NewSpecView(h, src), journal: b.Bucket(bucketJournal)}
-		if err := fn(r); err != nil {
+		if err := fn(specs.NewSpecView(h, src), journalReader{b.Bucket(bucketJournal)}); err != nil {
 			return err
 		}
 		if src.err != nil {
@@ -180,32 +180,6 @@ func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(r *SpecRead
 		}
 		return nil
 	})
-}
-
-// SpecWrite is what a mutation callback gets: the view to change and a
-// journal to append to. Entries appended get their seq when committed.
-type SpecWrite struct {
-	SpecRead
-	pending []specs.JournalEntry
-}
-
-// AppendJournal queues an entry written in the mutation's transaction.
-func (w *SpecWrite) AppendJournal(e specs.JournalEntry) { w.pending = append(w.pending, e) }
-
-// MutateOptions describe one mutation for history and concurrency control.
-type MutateOptions struct {
-	Mutation core.Mutation
-	Action   string // recorded in history, e.g. "authoring.phase-add"
-	Author   string
-	Keep     int // history versions kept (0 = DefaultHistoryKeep)
-}
-
-// MutateResult reports what a mutation did (or, for a dry run, would do).
-type MutateResult struct {
-	Version int64
-	Changes []core.Change
-	Journal []specs.JournalEntry
-	DryRun  bool
 }
 
 // errDryRun aborts the transaction of a dry run after the changes are known.
@@ -219,8 +193,8 @@ var errDryRun = errors.New("dry run")
 // fn, a panic or a passed deadline changes nothing. With DryRun the changes
 // are computed and reported and nothing is stored. A mutation that changes
 // nothing writes nothing and keeps the version.
-func (s *Store) MutateSpec(ctx context.Context, specID string, o MutateOptions, fn func(w *SpecWrite) error) (MutateResult, error) {
-	var res MutateResult
+func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
+	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx *bolt.Tx) error {
 		b, err := specBucket(tx, specID)
 		if err != nil {
@@ -230,39 +204,40 @@ func (s *Store) MutateSpec(ctx context.Context, specID string, o MutateOptions, 
 		if err != nil {
 			return core.Internal(err)
 		}
-		if verr := o.Mutation.CheckVersion(h.Version); verr != nil {
+		if verr := checkVersion(o, h.Version); verr != nil {
 			return verr
 		}
 		nodes := b.Bucket(bucketNodes)
 		src := newSource(nodes)
-		w := &SpecWrite{SpecRead: SpecRead{Spec: specs.NewSpecView(h.Clone(), src), journal: b.Bucket(bucketJournal)}}
-		if err := fn(w); err != nil {
+		sp := specs.NewSpecView(h.Clone(), src)
+		w := &journalWriter{journalReader: journalReader{b.Bucket(bucketJournal)}}
+		if err := fn(sp, w); err != nil {
 			return err
 		}
 		if src.err != nil {
 			return core.Internal(src.err)
 		}
-		put, deleted := w.Spec.Changes()
-		headerChanged := !headerEqual(h, w.Spec.Header)
+		put, deleted := sp.Changes()
+		headerChanged := !headerEqual(h, sp.Header)
 		res.Changes = describeChanges(put, deleted, nodes, headerChanged)
 		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
 			res.Version = h.Version
-			if o.Mutation.DryRun {
+			if o.DryRun {
 				res.DryRun = true
 				return errDryRun
 			}
 			return nil
 		}
-		if w.Spec.Header.Version == h.Version {
-			w.Spec.Header.Version++ // journal-only changes still make a new version
+		if sp.Header.Version == h.Version {
+			sp.Header.Version++ // journal-only changes still make a new version
 		}
-		res.Version = w.Spec.Header.Version
-		if o.Mutation.DryRun {
+		res.Version = sp.Header.Version
+		if o.DryRun {
 			res.DryRun = true
 			res.Journal = w.pending
 			return errDryRun
 		}
-		if err := writeDelta(b, h, put, deleted, nodes, o, w.Spec.Header); err != nil {
+		if err := writeDelta(b, h, put, deleted, nodes, o, sp.Header); err != nil {
 			return core.Internal(err)
 		}
 		for _, n := range put {
@@ -282,10 +257,10 @@ func (s *Store) MutateSpec(ctx context.Context, specID string, o MutateOptions, 
 		if res.Journal, err = appendJournal(b.Bucket(bucketJournal), w.pending); err != nil {
 			return core.Internal(err)
 		}
-		if err := putHeader(b, w.Spec.Header); err != nil {
+		if err := putHeader(b, sp.Header); err != nil {
 			return core.Internal(err)
 		}
-		return moveIndex(tx, specID, h.Lifecycle, w.Spec.Header.Lifecycle)
+		return moveIndex(tx, specID, h.Lifecycle, sp.Header.Lifecycle)
 	})
 	if errors.Is(err, errDryRun) {
 		err = nil
@@ -299,20 +274,20 @@ func headerEqual(a, b specs.Header) bool {
 	return bytes.Equal(x, y)
 }
 
-func describeChanges(put []*specs.Node, deleted []string, nodes *bolt.Bucket, header bool) []core.Change {
-	out := []core.Change{}
+func describeChanges(put []*specs.Node, deleted []string, nodes *bolt.Bucket, header bool) []specs.RepoChange {
+	out := []specs.RepoChange{}
 	if header {
-		out = append(out, core.Change{Op: "update", Target: "spec"})
+		out = append(out, specs.RepoChange{Op: "update", Target: "spec"})
 	}
 	for _, n := range put {
 		op := "update"
 		if nodes.Get([]byte(n.ID)) == nil {
 			op = "add"
 		}
-		out = append(out, core.Change{Op: op, Target: "node:" + n.ID, Detail: string(n.Type) + " " + n.Title})
+		out = append(out, specs.RepoChange{Op: op, Target: "node:" + n.ID, Detail: string(n.Type) + " " + n.Title})
 	}
 	for _, id := range deleted {
-		out = append(out, core.Change{Op: "remove", Target: "node:" + id})
+		out = append(out, specs.RepoChange{Op: "remove", Target: "node:" + id})
 	}
 	return out
 }
@@ -367,9 +342,9 @@ func moveIndex(tx *bolt.Tx, specID string, from, to specs.Lifecycle) error {
 // receives an exists func to pick a free id (the same name twice on one day
 // gets -002) and returns the spec view (all its nodes in the view). Errors:
 // DUPLICATE_ENTRY when the id is taken, whatever build returns.
-func (s *Store) CreateSpec(ctx context.Context, o MutateOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error) {
+func (s *Store) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error) {
 	var out specs.Header
-	if o.Mutation.DryRun {
+	if o.DryRun {
 		err := s.view(ctx, func(tx *bolt.Tx) error {
 			sp, _, err := build(specExists(tx))
 			if err == nil {
@@ -464,7 +439,7 @@ func replaceSpec(tx *bolt.Tx, b *bolt.Bucket, sp *specs.Spec, journal []specs.Jo
 		return nil
 	})
 	sp.Header.Version = h.Version + 1
-	if err := writeDelta(b, h, put, deleted, nodes, MutateOptions{Action: "spec.import"}, sp.Header); err != nil {
+	if err := writeDelta(b, h, put, deleted, nodes, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header); err != nil {
 		return core.Internal(err)
 	}
 	for _, n := range put {
@@ -490,27 +465,13 @@ func replaceSpec(tx *bolt.Tx, b *bolt.Bucket, sp *specs.Spec, journal []specs.Jo
 	return moveIndex(tx, sp.Header.SpecID, h.Lifecycle, sp.Header.Lifecycle)
 }
 
-// SpecSummary is one row of a spec listing, read from the header only.
-type SpecSummary struct {
-	SpecID             string `json:"spec_id"`
-	Title              string `json:"title"`
-	Lifecycle          string `json:"lifecycle"`
-	Status             string `json:"status"`
-	TotalTasks         int    `json:"total_tasks"`
-	CompletedTasks     int    `json:"completed_tasks"`
-	ProgressPercentage int    `json:"progress_percentage"`
-	CurrentPhase       string `json:"current_phase"`
-	Version            int64  `json:"version"`
-	LastUpdated        string `json:"last_updated"`
-}
-
 // ListSpecs returns up to limit specs after the key `after` (a cursor key from
 // a previous page), in spec id order; folder "" or "all" lists every spec,
 // otherwise the lifecycle index of that folder is walked. The cost is
 // O(page): a cursor seek, then one header per row. next is "" on the last
 // page.
-func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []SpecSummary, next string, err error) {
-	rows = []SpecSummary{}
+func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []specs.RepoSummary, next string, err error) {
+	rows = []specs.RepoSummary{}
 	err = s.view(ctx, func(tx *bolt.Tx) error {
 		all := tx.Bucket(bucketSpecs)
 		emit := func(id string) (bool, error) {
@@ -565,12 +526,12 @@ func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) 
 	return rows, next, err
 }
 
-func summaryOf(h specs.Header) SpecSummary {
+func summaryOf(h specs.Header) specs.RepoSummary {
 	l := string(h.Lifecycle)
 	if l == "" {
 		l = string(specs.LifecyclePending)
 	}
-	return SpecSummary{
+	return specs.RepoSummary{
 		SpecID: h.SpecID, Title: h.Title, Lifecycle: l, Status: string(h.Status),
 		TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks, ProgressPercentage: h.ProgressPercentage,
 		CurrentPhase: h.CurrentPhase, Version: h.Version, LastUpdated: h.LastUpdated,
@@ -597,4 +558,10 @@ func rankIDs(q string, ids []string) []string {
 		return []string{}
 	}
 	return fuzzy.Rank(q, ids, 5)
+}
+
+// checkVersion answers VERSION_CONFLICT when an expected version was given
+// and differs from the stored one.
+func checkVersion(o specs.RepoWriteOptions, current int64) *core.Error {
+	return core.Mutation{DryRun: o.DryRun, ExpectedVersion: o.ExpectedVersion}.CheckVersion(current)
 }

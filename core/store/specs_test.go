@@ -17,7 +17,7 @@ var clock = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC
 
 func createSpec(t testing.TB, st *store.Store, name string) string {
 	t.Helper()
-	h, err := st.CreateSpec(context.Background(), store.MutateOptions{Action: "authoring.spec-create"},
+	h, err := st.CreateSpec(context.Background(), specs.RepoWriteOptions{Action: "authoring.spec-create"},
 		func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
 			sp, err := specs.NewSpec(specs.NewSpecInput{Name: name, Mission: "m"}, clock, exists)
 			return sp, nil, err
@@ -36,11 +36,11 @@ func codeOf(err error) string {
 	return ""
 }
 
-func addPhase(t testing.TB, st *store.Store, id, title string, m core.Mutation) (store.MutateResult, error) {
+func addPhase(t testing.TB, st *store.Store, id, title string, m core.Mutation) (specs.RepoWriteResult, error) {
 	t.Helper()
-	return st.MutateSpec(context.Background(), id, store.MutateOptions{Mutation: m, Action: "authoring.phase-add"}, func(w *store.SpecWrite) error {
-		w.Spec.Clock = clock
-		_, err := specs.AddPhase(w.Spec, specs.PhaseInput{Title: title})
+	return st.MutateSpec(context.Background(), id, specs.RepoWriteOptions{DryRun: m.DryRun, ExpectedVersion: m.ExpectedVersion, Action: "authoring.phase-add"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		sp.Clock = clock
+		_, err := specs.AddPhase(sp, specs.PhaseInput{Title: title})
 		return err
 	})
 }
@@ -58,9 +58,9 @@ func TestSpecLifecycleOfWrites(t *testing.T) {
 	if err != nil || !res.DryRun || len(res.Changes) == 0 {
 		t.Fatalf("dry run: %+v %v", res, err)
 	}
-	_ = st.ReadSpec(ctx, id, func(r *store.SpecRead) error {
-		if r.Spec.Header.Version != 1 || r.Spec.Node("phase-1") != nil {
-			t.Fatalf("dry run stored something: v%d", r.Spec.Header.Version)
+	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		if sp.Header.Version != 1 || sp.Node("phase-1") != nil {
+			t.Fatalf("dry run stored something: v%d", sp.Header.Version)
 		}
 		return nil
 	})
@@ -76,8 +76,8 @@ func TestSpecLifecycleOfWrites(t *testing.T) {
 		t.Fatalf("want VERSION_CONFLICT, got %v", err)
 	}
 	// A failing mutation changes nothing.
-	_, err = st.MutateSpec(ctx, id, store.MutateOptions{}, func(w *store.SpecWrite) error {
-		_, _ = specs.AddPhase(w.Spec, specs.PhaseInput{Title: "half"})
+	_, err = st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		_, _ = specs.AddPhase(sp, specs.PhaseInput{Title: "half"})
 		return core.NewError(core.CodeValidation, "boom", nil)
 	})
 	if codeOf(err) != core.CodeValidation {
@@ -87,11 +87,11 @@ func TestSpecLifecycleOfWrites(t *testing.T) {
 	if err != nil || res.Version != 3 {
 		t.Fatalf("second phase-add: %+v %v", res, err)
 	}
-	_ = st.ReadSpec(ctx, id, func(r *store.SpecRead) error {
-		if v := specs.CheckInvariants(r.Spec); len(v) != 0 {
+	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		if v := specs.CheckInvariants(sp); len(v) != 0 {
 			t.Fatalf("invariants after store round trip: %v", v)
 		}
-		if r.Spec.Node("phase-2") == nil || r.Spec.Node("phase-3") != nil {
+		if sp.Node("phase-2") == nil || sp.Node("phase-3") != nil {
 			t.Fatalf("failed mutation leaked")
 		}
 		return nil
@@ -102,8 +102,8 @@ func TestSpecLifecycleOfWrites(t *testing.T) {
 	if err != nil || more || len(hist) != 2 || hist[0].Version != 3 {
 		t.Fatalf("history: %+v %v %v", hist, more, err)
 	}
-	err = st.ReadVersion(ctx, id, 2, func(a *store.AtVersion) error {
-		if a.Node("phase-2") != nil || a.Node("phase-1") == nil || a.Header.Version != 2 {
+	err = st.ReadVersion(ctx, id, 2, func(a specs.VersionView) error {
+		if a.NodeAt("phase-2") != nil || a.NodeAt("phase-1") == nil || a.VersionHeader().Version != 2 {
 			t.Fatalf("version 2 reconstructed wrong")
 		}
 		doc := a.Document()
@@ -115,25 +115,25 @@ func TestSpecLifecycleOfWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ReadVersion(ctx, id, 9, func(*store.AtVersion) error { return nil }); codeOf(err) != core.CodeVersionNotFound {
+	if err := st.ReadVersion(ctx, id, 9, func(specs.VersionView) error { return nil }); codeOf(err) != core.CodeVersionNotFound {
 		t.Fatalf("want VERSION_NOT_FOUND, got %v", err)
 	}
-	rb, err := st.RollbackSpec(ctx, id, 1, store.MutateOptions{Action: "authoring.spec-rollback"}, func() string { return specs.FormatTime(clock()) })
+	rb, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{Action: "authoring.spec-rollback"}, func() string { return specs.FormatTime(clock()) })
 	if err != nil || rb.Version != 4 {
 		t.Fatalf("rollback: %+v %v", rb, err)
 	}
-	_ = st.ReadSpec(ctx, id, func(r *store.SpecRead) error {
-		if r.Spec.Node("phase-1") != nil || len(r.Spec.Root().Children) != 0 || r.Spec.Header.Version != 4 {
-			t.Fatalf("rollback did not restore v1: %v", r.Spec.Root().Children)
+	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		if sp.Node("phase-1") != nil || len(sp.Root().Children) != 0 || sp.Header.Version != 4 {
+			t.Fatalf("rollback did not restore v1: %v", sp.Root().Children)
 		}
-		if v := specs.CheckInvariants(r.Spec); len(v) != 0 {
+		if v := specs.CheckInvariants(sp); len(v) != 0 {
 			t.Fatalf("invariants after rollback: %v", v)
 		}
 		return nil
 	})
 	// Rolling back is itself undoable.
-	if err := st.ReadVersion(ctx, id, 3, func(a *store.AtVersion) error {
-		if a.Node("phase-2") == nil {
+	if err := st.ReadVersion(ctx, id, 3, func(a specs.VersionView) error {
+		if a.NodeAt("phase-2") == nil {
 			t.Fatalf("version 3 lost after rollback")
 		}
 		return nil
@@ -147,8 +147,8 @@ func TestJournalAndHistoryPruning(t *testing.T) {
 	ctx := context.Background()
 	id := createSpec(t, st, "journal")
 	for i := 0; i < 60; i++ {
-		_, err := st.MutateSpec(ctx, id, store.MutateOptions{Keep: 5}, func(w *store.SpecWrite) error {
-			w.AppendJournal(specs.JournalEntry{Timestamp: "t", EntryType: "note", Title: fmt.Sprint(i)})
+		_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{Keep: 5}, func(sp *specs.Spec, j specs.JournalWriter) error {
+			j.Append(specs.JournalEntry{Timestamp: "t", EntryType: "note", Title: fmt.Sprint(i)})
 			return nil
 		})
 		if err != nil {
@@ -159,12 +159,12 @@ func TestJournalAndHistoryPruning(t *testing.T) {
 	if len(hist) != 5 {
 		t.Fatalf("kept %d versions, want 5", len(hist))
 	}
-	_ = st.ReadSpec(ctx, id, func(r *store.SpecRead) error {
-		page, more, err := r.Journal(0, 10, nil)
+	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		page, more, err := j.Entries(0, 10, nil)
 		if err != nil || !more || len(page) != 10 || page[0].Title != "59" || page[0].Seq != 60 {
 			t.Fatalf("journal first page: %+v %v %v", page, more, err)
 		}
-		next, _, _ := r.Journal(page[9].Seq, 10, nil)
+		next, _, _ := j.Entries(page[9].Seq, 10, nil)
 		if next[0].Seq != page[9].Seq-1 {
 			t.Fatalf("journal paging skipped: %d after %d", next[0].Seq, page[9].Seq)
 		}
@@ -179,8 +179,8 @@ func TestListSpecsPagesByFolder(t *testing.T) {
 	for i := 0; i < 7; i++ {
 		ids = append(ids, createSpec(t, st, fmt.Sprintf("spec %d", i)))
 	}
-	_, err := st.MutateSpec(ctx, ids[3], store.MutateOptions{}, func(w *store.SpecWrite) error {
-		_, err := specs.MoveLifecycle(w.Spec, specs.LifecycleActive, false)
+	_, err := st.MutateSpec(ctx, ids[3], specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		_, err := specs.MoveLifecycle(sp, specs.LifecycleActive, false)
 		return err
 	})
 	if err != nil {
@@ -212,7 +212,7 @@ func TestListSpecsPagesByFolder(t *testing.T) {
 	if len(all) != 7 {
 		t.Fatalf("all: %d", len(all))
 	}
-	if err := st.ReadSpec(ctx, "spec-0-2026", func(*store.SpecRead) error { return nil }); codeOf(err) != core.CodeSpecNotFound {
+	if err := st.ReadSpec(ctx, "spec-0-2026", func(*specs.Spec, specs.JournalReader) error { return nil }); codeOf(err) != core.CodeSpecNotFound {
 		t.Fatalf("want SPEC_NOT_FOUND, got %v", err)
 	}
 }

@@ -1,0 +1,80 @@
+package specs
+
+// This file declares the types the persistence port of the spec domain
+// speaks in. core/store implements them on bbolt; the tools layer declares
+// the interface it needs in these terms, so it never sees the store's
+// concrete types.
+
+// JournalReader pages through a spec's journal.
+type JournalReader interface {
+	// Entries returns up to limit entries, newest first, with seq < before
+	// (before 0 = from the newest) that pass keep (nil = all), and whether
+	// more matching entries may exist.
+	Entries(before uint64, limit int, keep func(*JournalEntry) bool) ([]JournalEntry, bool, error)
+}
+
+// JournalWriter is a JournalReader that can also queue entries for the
+// mutation's transaction (they get their seq when it commits).
+type JournalWriter interface {
+	JournalReader
+	Append(e JournalEntry)
+}
+
+// RepoWriteOptions describe one stored mutation.
+type RepoWriteOptions struct {
+	DryRun          bool   // compute and report; store nothing
+	ExpectedVersion *int64 // VERSION_CONFLICT when the stored version differs
+	Action          string // recorded in history, e.g. "authoring.phase-add"
+	Author          string
+	Keep            int // history versions kept (0 = the store's default)
+}
+
+// RepoChange is one entry of a mutation's change list.
+type RepoChange struct {
+	Op     string `json:"op"`     // add | update | remove
+	Target string `json:"target"` // spec | node:<id>
+	Detail string `json:"detail,omitempty"`
+}
+
+// RepoWriteResult reports what a stored mutation did (or would do).
+type RepoWriteResult struct {
+	Version int64
+	Changes []RepoChange
+	Journal []JournalEntry
+	DryRun  bool
+}
+
+// RepoSummary is one row of a spec listing, read from the header alone.
+type RepoSummary struct {
+	SpecID             string `json:"spec_id"`
+	Title              string `json:"title"`
+	Lifecycle          string `json:"lifecycle"`
+	Status             string `json:"status"`
+	TotalTasks         int    `json:"total_tasks"`
+	CompletedTasks     int    `json:"completed_tasks"`
+	ProgressPercentage int    `json:"progress_percentage"`
+	CurrentPhase       string `json:"current_phase"`
+	Version            int64  `json:"version"`
+	LastUpdated        string `json:"last_updated"`
+}
+
+// RepoVersion is one entry of a spec's history.
+type RepoVersion struct {
+	Version      int64    `json:"version"`
+	Timestamp    string   `json:"timestamp"`
+	Action       string   `json:"action,omitempty"`
+	Author       string   `json:"author,omitempty"`
+	ChangedNodes []string `json:"changed_nodes"`
+}
+
+// VersionView is a spec as it was at one stored version.
+type VersionView interface {
+	// Header is the header at that version.
+	VersionHeader() Header
+	// NodeAt returns the node as it was (nil when absent then).
+	NodeAt(id string) *Node
+	// ChangedSince lists the ids of nodes changed after that version.
+	ChangedSince() []string
+	// Document assembles the whole document at that version.
+	Document() Document
+}
