@@ -2,7 +2,10 @@ package tests
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/specd/specd/tools"
 )
@@ -22,9 +25,12 @@ func TestContractEveryAction(t *testing.T) {
 					t.Run(name, func(t *testing.T) {
 						act := findAction(tool, a.Name)
 						if act.Example != nil {
+							// Each happy path gets a fresh spec, so mutations
+							// cannot disturb one another.
+							fx := fixture(t, c)
 							args := map[string]any{"action": a.Name}
 							for k, v := range act.Example {
-								args[k] = v
+								args[k] = substitute(v, fx)
 							}
 							env := call(t, c, tool.Name, args)
 							if env["success"] != true {
@@ -32,14 +38,14 @@ func TestContractEveryAction(t *testing.T) {
 							}
 						}
 						// A parameter no tool has.
-						env := call(t, c, tool.Name, withExample(act, map[string]any{"zz_not_a_param": 1}))
+						env := call(t, c, tool.Name, withExample(tool, act, map[string]any{"zz_not_a_param": 1}))
 						if errorCode(env) != "UNKNOWN_PARAMETER" {
 							t.Fatalf("unknown parameter: %v", env)
 						}
 						// A parameter of this tool that this action does not take.
 						for _, p := range tool.Params {
 							if !takes(act, p.Name) {
-								env := call(t, c, tool.Name, withExample(act, map[string]any{p.Name: sampleValue(p)}))
+								env := call(t, c, tool.Name, withExample(tool, act, map[string]any{p.Name: sampleValue(p)}))
 								if errorCode(env) != "UNKNOWN_PARAMETER" || data(env)["details"].(map[string]any)["action"] != a.Name {
 									t.Fatalf("%s is not taken by %s: %v", p.Name, a.Name, env)
 								}
@@ -48,7 +54,7 @@ func TestContractEveryAction(t *testing.T) {
 						}
 						// Each required parameter missing.
 						for _, r := range act.Required {
-							args := withExample(act, nil)
+							args := withExample(tool, act, nil)
 							delete(args, r)
 							env := call(t, c, tool.Name, args)
 							if errorCode(env) != "MISSING_REQUIRED" || data(env)["details"].(map[string]any)["field"] != r {
@@ -58,7 +64,7 @@ func TestContractEveryAction(t *testing.T) {
 						// A wrong type for each parameter the action takes.
 						for _, pn := range act.Params() {
 							p := findParam(tool, pn)
-							env := call(t, c, tool.Name, withExample(act, map[string]any{pn: wrongValue(p)}))
+							env := call(t, c, tool.Name, withExample(tool, act, map[string]any{pn: wrongValue(p)}))
 							if errorCode(env) != "INVALID_FORMAT" {
 								t.Fatalf("wrong type for %s: %v", pn, env)
 							}
@@ -105,15 +111,18 @@ func takes(a *tools.Action, name string) bool {
 	return false
 }
 
-func withExample(a *tools.Action, extra map[string]any) map[string]any {
+func withExample(t *tools.Tool, a *tools.Action, extra map[string]any) map[string]any {
 	args := map[string]any{"action": a.Name}
 	for k, v := range a.Example {
 		args[k] = v
 	}
 	for _, r := range a.Required {
 		if _, ok := args[r]; !ok {
-			args[r] = "x"
+			args[r] = sampleValue(findParam(t, r))
 		}
+	}
+	for k, v := range args {
+		args[k] = substitute(v, map[string]string{})
 	}
 	for k, v := range extra {
 		args[k] = v
@@ -152,4 +161,61 @@ func wrongValue(p tools.Param) any {
 		return fmt.Sprintf("not a %s", p.Type)
 	}
 	return nil
+}
+
+// fixture creates an active spec with one phase of two tasks and returns the
+// placeholders examples may use: $spec_id, $phase_id, $task_id, $task_id_2,
+// $verify_id.
+func fixture(t *testing.T, c *client.Client) map[string]string {
+	t.Helper()
+	env := call(t, c, "authoring", map[string]any{"action": "spec-create", "name": "contract fixture"})
+	if env["success"] != true {
+		t.Fatalf("fixture spec-create: %v", env)
+	}
+	id := data(env)["spec_id"].(string)
+	env = call(t, c, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": id,
+		"phase": map[string]any{"title": "Phase one"},
+		"tasks": []any{
+			map[string]any{"title": "First task", "task_category": "implementation", "file_path": "a.go", "description": "do a"},
+			map[string]any{"title": "Second task", "task_category": "implementation", "file_path": "b.go", "description": "do b"},
+		}})
+	if env["success"] != true {
+		t.Fatalf("fixture phase-add-bulk: %v", env)
+	}
+	d := data(env)
+	if env := call(t, c, "lifecycle", map[string]any{"action": "activate", "spec_id": id}); env["success"] != true {
+		t.Fatalf("fixture activate: %v", env)
+	}
+	tasks := d["task_ids"].([]any)
+	verify := d["verify_ids"].([]any)
+	return map[string]string{"$spec_id": id, "$phase_id": d["phase_id"].(string), "$task_id": tasks[0].(string),
+		"$task_id_2": tasks[1].(string), "$verify_id": verify[0].(string)}
+}
+
+// substitute replaces placeholder strings (also inside arrays and objects);
+// unknown placeholders become "missing-…" ids so error paths still run.
+func substitute(v any, fx map[string]string) any {
+	switch x := v.(type) {
+	case string:
+		if strings.HasPrefix(x, "$") {
+			if r, ok := fx[x]; ok {
+				return r
+			}
+			return "missing-" + strings.TrimPrefix(x, "$")
+		}
+		return x
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = substitute(e, fx)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = substitute(e, fx)
+		}
+		return out
+	}
+	return v
 }

@@ -67,6 +67,7 @@ func newDeps(t testing.TB, deterministic bool) *tools.Deps {
 	}
 	return &tools.Deps{
 		Store:        storeAdapter{st},
+		Specs:        st,
 		Version:      "test",
 		Workspace:    filepath.Dir(filepath.Dir(st.Path())),
 		ConfigSource: "test",

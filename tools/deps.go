@@ -26,7 +26,11 @@ type StoreInfo struct {
 // Deps are the services and facts the tools are built over. cmd/specd fills
 // it; tests fill it with real stores in temporary directories.
 type Deps struct {
-	Store        StoreHealth
+	Store StoreHealth
+	Specs SpecRepo
+	// TestCommand is the command of the "Run tests" verify node that phase
+	// scaffolds get (config verify.test_command); empty makes it manual.
+	TestCommand  string
 	Version      string   // server version
 	Workspace    string   // workspace root
 	ConfigSource string   // where the configuration came from (flags, env, defaults)

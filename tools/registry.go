@@ -260,3 +260,17 @@ func (t *Tool) check() error {
 	}
 	return nil
 }
+
+// withExamples sets the happy-path examples of several actions from one
+// table (placeholders such as "$spec_id" are filled by the contract test's
+// fixture). An unknown action name is a programming error.
+func (t *Tool) withExamples(ex map[string]map[string]any) *Tool {
+	for name, args := range ex {
+		a, ok := t.action(name)
+		if !ok {
+			panic("tools: example for unknown action " + t.Name + " " + name)
+		}
+		a.Example = args
+	}
+	return t
+}

@@ -11,6 +11,11 @@ func New(d *Deps) *Registry {
 	r := &Registry{}
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
+	if d.Specs != nil {
+		r.Add(authoringTool(d).withExamples(authoringExamples))
+		r.Add(lifecycleTool(d).withExamples(lifecycleExamples))
+		r.Add(journalTool(d).withExamples(journalExamples))
+	}
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -50,13 +51,18 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 			map[string]any{"field": "action", "received": name, "allowed": t.ActionNames()}).
 			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.ActionNames(), 5))
 	}
-	args := make(Args, len(raw))
-	for k, v := range raw {
-		if k == "action" || v == nil {
+	// Names first, so a misspelt parameter is reported as such even when
+	// another value is also wrong; keys in sorted order for stable answers.
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "action" || raw[k] == nil {
 			continue
 		}
-		p, known := t.param(k)
-		if !known {
+		if _, known := t.param(k); !known {
 			names := make([]string, 0, len(t.Params))
 			for _, p := range t.Params {
 				names = append(names, p.Name)
@@ -72,6 +78,14 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(k, a.Params(), 5))
 		}
+	}
+	args := make(Args, len(raw))
+	for _, k := range keys {
+		v := raw[k]
+		if k == "action" || v == nil {
+			continue
+		}
+		p, _ := t.param(k)
 		if err := checkValue(p, v); err != nil {
 			return nil, nil, err
 		}

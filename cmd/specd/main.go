@@ -206,6 +206,7 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 	}
 	deps := &tools.Deps{
 		Store:        storeAdapter{st},
+		Specs:        st,
 		Version:      serverVersion(),
 		Workspace:    c.Workspace,
 		ConfigSource: strings.Join(c.Source, ", "),

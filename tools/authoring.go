@@ -1,0 +1,486 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/specs"
+)
+
+const authoringDescription = `Use this when you shape a spec: create it (spec-create, optionally from a template), edit its frontmatter, add phases (phase-add, or phase-add-bulk for a phase with all its tasks in one atomic call), remove/move/annotate phases, record assumptions, constraints, risks, open questions, success criteria and revision notes, find-and-replace text, or roll back to an earlier version. ` +
+	`Use task instead to add, move or work on individual tasks, and spec to read, validate or fix a spec. ` +
+	`Typical composition: authoring spec-create → authoring phase-add-bulk (per phase) → spec validate → lifecycle activate → task next. Every mutation takes dry_run and expected_version.`
+
+func authoringTool(d *Deps) *Tool {
+	write := func(name, summary string, required, optional []string, destructive bool, h Handler) Action {
+		return Action{Name: name, Summary: summary, Required: required, Optional: append(optional, mutationArgs...),
+			SideEffects: EffectWrite, Destructive: destructive, Latency: LatencyFast, Handler: h}
+	}
+	read := func(name, summary string, h Handler) Action {
+		return Action{Name: name, Summary: summary, Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Handler: h}
+	}
+	listAdd := func(kind, key string, add func(*specs.Spec, string) (int, error)) Handler {
+		return func(ctx context.Context, r *Request) Result {
+			return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+				n, err := add(sp, r.Args.String("text"))
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{kind: r.Args.String("text"), "index": n, "count": n}, nil
+			})
+		}
+	}
+	list := func(plural string, get func(*specs.Spec) []string) Handler {
+		return func(ctx context.Context, r *Request) Result {
+			return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+				items := get(sp)
+				if items == nil {
+					items = []string{}
+				}
+				return map[string]any{plural: items, "count": len(items)}, nil, nil
+			})
+		}
+	}
+	return &Tool{
+		Name:        "authoring",
+		Title:       "specd authoring",
+		Description: authoringDescription,
+		Params: []Param{
+			pSpecID, pDryRun, pExpectedVersion,
+			{Name: "name", Type: String, MaxLength: 200, Description: "Spec name: its title and the slug of its id."},
+			{Name: "mission", Type: String, Description: "One-paragraph mission of the spec."},
+			{Name: "description", Type: String, Description: "Description (of the spec, a phase, or a risk for risk-add)."},
+			{Name: "category", Type: String, MaxLength: 100, Description: "Default task category of the spec."},
+			{Name: "template", Type: String, Enum: templateNames(), Description: "Template: empty, feature, bugfix or refactor."},
+			{Name: "template_action", Type: String, Enum: []string{"list", "show", "apply"}, Description: "list the templates, show one, or apply one to spec_id (default list)."},
+			{Name: "plan_path", Type: String, MaxLength: 1000, Description: "Workspace-relative path of the plan the spec came from."},
+			{Name: "plan_review_path", Type: String, MaxLength: 1000, Description: "Workspace-relative path of the plan's review."},
+			{Name: "key", Type: String, MaxLength: 100, Description: "Frontmatter key (title, description, mission, category, plan_path, plan_review_path, estimated_hours, actual_hours, objectives or a free-form key)."},
+			{Name: "value", Type: String, Description: "Frontmatter value; numbers for *_hours, a JSON array for objectives."},
+			{Name: "title", Type: String, MaxLength: 500, Description: "Phase title."},
+			{Name: "purpose", Type: String, Description: "Why the phase exists."},
+			{Name: "position", Type: Integer, Min: f64(1), Description: "1-based position among the phases (default: last)."},
+			{Name: "link_previous", Type: Boolean, Description: "Make the new phase blocked by the phase before it (default true)."},
+			{Name: "phase_id", Type: String, MaxLength: 100, Description: "Phase identifier, e.g. phase-2."},
+			{Name: "force", Type: Boolean, Description: "phase-remove: remove even when the phase holds started or finished work."},
+			{Name: "phase", Type: Object, Description: "phase-add-bulk: {title, description, purpose, metadata_defaults}."},
+			{Name: "tasks", Type: Array, Items: Object, MaxItems: 200, Description: "phase-add-bulk: [{type task|subtask|verify|research, title, description, task_category, file_path, acceptance_criteria[], complexity, estimated_hours, verification_type, command, expected}]."},
+			{Name: "metadata", Type: Object, Description: "phase-update-metadata: keys to set (null deletes)."},
+			{Name: "text", Type: String, Description: "The assumption, constraint, question or success criterion."},
+			{Name: "assumption_type", Type: String, MaxLength: 50, Description: "Optional kind of assumption (kept as a prefix tag)."},
+			{Name: "likelihood", Type: String, Enum: specs.RiskLevels, Description: "Risk likelihood."},
+			{Name: "impact", Type: String, Enum: specs.RiskLevels, Description: "Risk impact."},
+			{Name: "mitigation", Type: String, Description: "How the risk is mitigated."},
+			{Name: "changelog", Type: String, Description: "revision-add: what changed in this revision."},
+			{Name: "author", Type: String, MaxLength: 200, Description: "revision-add: who made the revision (default: the client)."},
+			{Name: "find", Type: String, MaxLength: 256, MinLength: 1, Description: "Text (or RE2 regular expression with use_regex) to find, at most 256 characters."},
+			{Name: "replace", Type: String, Description: "Replacement text ($1 expands groups with use_regex)."},
+			{Name: "use_regex", Type: Boolean, Description: "Treat find as a regular expression."},
+			{Name: "scope", Type: String, Enum: []string{"all", "titles", "descriptions"}, Description: "Which fields find-replace touches (default all)."},
+			{Name: "version", Type: Integer, Min: f64(1), Description: "spec-rollback: the version to restore (from spec history)."},
+		},
+		Actions: []Action{
+			{
+				Name: "spec-create", Summary: "Creates a spec (id = slug-YYYY-MM-DD-NNN; the same name twice on one day gets -002) with an optional template.",
+				Required: []string{"name"}, Optional: []string{"mission", "description", "category", "template", "plan_path", "plan_review_path", "dry_run"},
+				SideEffects: EffectWrite, Latency: LatencyFast, Example: map[string]any{"name": "Contract test spec", "template": "feature"},
+				Handler: func(ctx context.Context, r *Request) Result {
+					o := writeOptions(r, "spec-create")
+					h, err := d.Specs.CreateSpec(ctx, o, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+						sp, err := specs.NewSpec(specs.NewSpecInput{
+							Name: r.Args.String("name"), Mission: r.Args.String("mission"), Description: r.Args.String("description"),
+							Category: r.Args.String("category"), Template: r.Args.String("template"),
+							PlanPath: r.Args.String("plan_path"), PlanReviewPath: r.Args.String("plan_review_path"), TestCommand: d.TestCommand,
+						}, d.clock(), exists)
+						if err != nil {
+							return nil, nil, err
+						}
+						entry := specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "note", Title: "Spec created",
+							Content: "Created " + sp.Header.Title + ".", Author: author(r)}
+						return sp, []specs.JournalEntry{entry}, nil
+					})
+					if err != nil {
+						return Fail(specError(err, ""))
+					}
+					data := map[string]any{"spec_id": h.SpecID, "title": h.Title, "version": h.Version, "lifecycle": h.Lifecycle, "template": r.Args.String("template")}
+					if o.DryRun {
+						data["dry_run"] = true
+						data["changes"] = []specs.RepoChange{{Op: "add", Target: "spec", Detail: h.SpecID}}
+					}
+					return OK(data)
+				},
+			},
+			{
+				Name: "spec-template", Summary: "Lists the shipped templates (empty, feature, bugfix, refactor), shows one, or applies one to an existing spec.",
+				Optional:    []string{"template_action", "template", "spec_id", "dry_run", "expected_version"},
+				SideEffects: EffectWrite, Latency: LatencyFast, Example: map[string]any{"template_action": "list"},
+				Handler: func(ctx context.Context, r *Request) Result {
+					switch r.Args.String("template_action") {
+					case "", "list":
+						out := []map[string]any{}
+						for _, t := range specs.Templates() {
+							out = append(out, map[string]any{"name": t.Name, "description": t.Description, "phases": len(t.Phases)})
+						}
+						return OK(map[string]any{"templates": out})
+					case "show":
+						t, ok := specs.TemplateByName(r.Args.String("template"))
+						if !ok {
+							return Fail(missingOrUnknownTemplate(r.Args.String("template")))
+						}
+						return OK(map[string]any{"template": t})
+					default:
+						if !r.Args.Has("spec_id") {
+							return Fail(core.NewError(core.CodeMissingRequired, "template_action=apply needs spec_id.", map[string]any{"field": "spec_id", "action": "spec-template"}))
+						}
+						if _, ok := specs.TemplateByName(r.Args.String("template")); !ok {
+							return Fail(missingOrUnknownTemplate(r.Args.String("template")))
+						}
+						return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+							res, err := specs.ApplyTemplate(sp, r.Args.String("template"), d.TestCommand)
+							return map[string]any{"phases": res}, err
+						})
+					}
+				},
+			},
+			write("spec-update-frontmatter", "Sets one top-level field (title, description, mission, category, plan paths, hours, objectives or a free-form metadata key); list-typed fields have their own actions.",
+				[]string{"spec_id", "key"}, []string{"value"}, false,
+				func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						key := r.Args.String("key")
+						v, err := frontmatterValue(key, r.Args)
+						if err != nil {
+							return nil, err
+						}
+						if err := specs.UpdateFrontmatter(sp, key, v); err != nil {
+							return nil, err
+						}
+						return map[string]any{"key": key, "value": v}, nil
+					})
+				}),
+			write("phase-add", "Adds a phase with its verify scaffold (Run tests → Review against the spec), blocked by the previous phase unless link_previous is false.",
+				[]string{"spec_id", "title"}, []string{"description", "purpose", "position", "link_previous"}, false,
+				func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						res, err := specs.AddPhase(sp, phaseInput(r.Args, nil, d.TestCommand))
+						return structMap(res), err
+					})
+				}),
+			write("phase-add-bulk", "Adds a phase and all its tasks in one atomic call (verify scaffold appended unless the tasks contain verify nodes); any invalid task rejects the whole call.",
+				[]string{"spec_id", "phase", "tasks"}, []string{"position", "link_previous"}, false,
+				func(ctx context.Context, r *Request) Result {
+					phase := r.Args.Object("phase")
+					tasks, err := taskInputs(r.Args.List("tasks"))
+					if err != nil {
+						return Fail(err)
+					}
+					in, err := phaseObject(phase, r.Args, d.TestCommand)
+					if err != nil {
+						return Fail(err)
+					}
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						res, err := specs.AddPhaseBulk(sp, in, tasks)
+						return structMap(res), err
+					})
+				}),
+			write("phase-remove", "Removes a phase and its subtree, re-linking dependencies through it (A→phase→C becomes A→C); force is needed when it holds started or finished work.",
+				[]string{"spec_id", "phase_id"}, []string{"force"}, true,
+				func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						res, err := specs.RemovePhase(sp, r.Args.String("phase_id"), r.Args.Bool("force"))
+						return structMap(res), err
+					})
+				}),
+			write("phase-move", "Moves a phase to a 1-based position among the phases.",
+				[]string{"spec_id", "phase_id", "position"}, nil, false,
+				func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						pos, _ := r.Args.Int("position")
+						err := specs.MovePhase(sp, r.Args.String("phase_id"), pos)
+						return map[string]any{"phase_id": r.Args.String("phase_id"), "position": pos, "phases": rootChildren(sp)}, err
+					})
+				}),
+			write("phase-update-metadata", "Sets phase metadata keys (title, description, purpose or free-form; null deletes).",
+				[]string{"spec_id", "phase_id", "metadata"}, nil, false,
+				func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						changed, err := specs.UpdatePhaseMetadata(sp, r.Args.String("phase_id"), r.Args.Object("metadata"))
+						return map[string]any{"phase_id": r.Args.String("phase_id"), "changed": changed}, err
+					})
+				}),
+			write("assumption-add", "Records an assumption.", []string{"spec_id", "text"}, []string{"assumption_type"}, false,
+				func(ctx context.Context, r *Request) Result {
+					text := r.Args.String("text")
+					if t := r.Args.String("assumption_type"); t != "" {
+						text = "[" + t + "] " + text
+					}
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						n, err := specs.AddAssumption(sp, text)
+						return map[string]any{"assumption": text, "count": n}, err
+					})
+				}),
+			read("assumption-list", "Lists the assumptions.", list("assumptions", specs.Assumptions)),
+			write("constraint-add", "Records a constraint.", []string{"spec_id", "text"}, nil, false, listAdd("constraint", "constraints", specs.AddConstraint)),
+			read("constraint-list", "Lists the constraints.", list("constraints", specs.Constraints)),
+			write("risk-add", "Records a risk with likelihood, impact (low|medium|high) and mitigation.",
+				[]string{"spec_id", "description"}, []string{"likelihood", "impact", "mitigation"}, false,
+				func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						risk := specs.Risk{Description: r.Args.String("description"), Likelihood: r.Args.String("likelihood"),
+							Impact: r.Args.String("impact"), Mitigation: r.Args.String("mitigation")}
+						n, err := specs.AddRisk(sp, risk)
+						return map[string]any{"risk": risk, "count": n}, err
+					})
+				}),
+			read("risk-list", "Lists the risks.", func(ctx context.Context, r *Request) Result {
+				return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+					risks := specs.Risks(sp)
+					if risks == nil {
+						risks = []specs.Risk{}
+					}
+					return map[string]any{"risks": risks, "count": len(risks)}, nil, nil
+				})
+			}),
+			write("question-add", "Records an open question.", []string{"spec_id", "text"}, nil, false, listAdd("question", "open_questions", specs.AddQuestion)),
+			read("question-list", "Lists the open questions.", list("questions", specs.Questions)),
+			write("success-criterion-add", "Records a success criterion.", []string{"spec_id", "text"}, nil, false, listAdd("success_criterion", "success_criteria", specs.AddSuccessCriterion)),
+			read("success-criteria-list", "Lists the success criteria.", list("success_criteria", specs.SuccessCriteria)),
+			write("revision-add", "Records a human revision note (version = the spec's version, today's date) in metadata.revision_history.",
+				[]string{"spec_id", "changelog"}, []string{"author"}, false,
+				func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						who := r.Args.String("author")
+						if who == "" {
+							who = author(r)
+						}
+						rev, err := specs.AddRevision(sp, specs.Revision{Changelog: r.Args.String("changelog"), Author: who})
+						return map[string]any{"revision": rev}, err
+					})
+				}),
+			write("spec-find-replace", "Finds and replaces text (literal, or a regular expression of at most 256 characters) in titles and/or descriptions; at most 1,000 replacements, with samples.",
+				[]string{"spec_id", "find"}, []string{"replace", "use_regex", "scope"}, false,
+				func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+						res, err := specs.FindReplace(sp, specs.FindReplaceInput{Find: r.Args.String("find"), Replace: r.Args.String("replace"),
+							Regex: r.Args.Bool("use_regex"), Scope: r.Args.String("scope")})
+						return structMap(res), err
+					})
+				}),
+			{
+				Name: "spec-rollback", Summary: "Restores the spec to an earlier version (spec history lists them) as a new version; the journal is untouched.",
+				Required: []string{"spec_id", "version"}, Optional: mutationArgs,
+				SideEffects: EffectWrite, Destructive: true, Latency: LatencyFast,
+				Handler: func(ctx context.Context, r *Request) Result {
+					specID := r.Args.String("spec_id")
+					v, _ := r.Args.Int("version")
+					res, err := d.Specs.RollbackSpec(ctx, specID, int64(v), writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
+					if err != nil {
+						return Fail(specError(err, specID))
+					}
+					data := map[string]any{"spec_id": specID, "restored_version": v, "version": res.Version, "nodes_restored": len(res.Changes)}
+					if res.DryRun {
+						data["dry_run"] = true
+						data["changes"] = res.Changes
+					}
+					return OK(data)
+				},
+			},
+		},
+	}
+}
+
+func templateNames() []string {
+	var out []string
+	for _, t := range specs.Templates() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func missingOrUnknownTemplate(name string) *core.Error {
+	if name == "" {
+		return core.NewError(core.CodeMissingRequired, "This template_action needs template.", map[string]any{"field": "template", "allowed": templateNames()})
+	}
+	return core.NewError(core.CodeInvalidFormat, fmt.Sprintf("No template %q.", name), map[string]any{"field": "template", "received": name, "allowed": templateNames()}).
+		WithRecovery("authoring", map[string]any{"action": "spec-template", "template_action": "list"}, fuzzy.Rank(name, templateNames(), 5))
+}
+
+// frontmatterValue converts the string value to the type key expects.
+func frontmatterValue(key string, a Args) (any, error) {
+	if !a.Has("value") {
+		return nil, nil
+	}
+	s := a.String("value")
+	switch key {
+	case "estimated_hours", "actual_hours":
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return nil, core.NewError(core.CodeInvalidFormat, key+" must be a number of hours.", map[string]any{"field": "value", "received": s, "constraint": "number ≥ 0"})
+		}
+		return f, nil
+	case "objectives":
+		var list []any
+		if err := json.Unmarshal([]byte(s), &list); err != nil {
+			return nil, core.NewError(core.CodeInvalidFormat, "objectives must be a JSON array of strings.", map[string]any{"field": "value", "received": s, "constraint": "JSON array of strings"})
+		}
+		return list, nil
+	}
+	return s, nil
+}
+
+func phaseInput(a Args, link *bool, testCommand string) specs.PhaseInput {
+	in := specs.PhaseInput{Title: a.String("title"), Description: a.String("description"), Purpose: a.String("purpose"), TestCommand: testCommand}
+	if p, ok := a.Int("position"); ok {
+		in.Position = p
+	}
+	if a.Has("link_previous") {
+		v := a.Bool("link_previous")
+		in.LinkPrevious = &v
+	} else if link != nil {
+		in.LinkPrevious = link
+	}
+	return in
+}
+
+// phaseObject binds phase-add-bulk's phase object strictly.
+func phaseObject(m map[string]any, a Args, testCommand string) (specs.PhaseInput, error) {
+	in := phaseInput(a, nil, testCommand)
+	for k, v := range m {
+		switch k {
+		case "title", "description", "purpose":
+			s, ok := v.(string)
+			if !ok {
+				return in, core.NewError(core.CodeInvalidFormat, "phase."+k+" must be a string.", map[string]any{"field": "phase." + k, "received": v})
+			}
+			switch k {
+			case "title":
+				in.Title = s
+			case "description":
+				in.Description = s
+			default:
+				in.Purpose = s
+			}
+		case "metadata_defaults", "metadata":
+			mm, ok := v.(map[string]any)
+			if !ok {
+				return in, core.NewError(core.CodeInvalidFormat, "phase."+k+" must be an object.", map[string]any{"field": "phase." + k, "received": v})
+			}
+			if k == "metadata" {
+				in.Metadata = mm
+			} else {
+				in.MetadataDefaults = mm
+			}
+		default:
+			return in, core.NewError(core.CodeUnknownParameter, fmt.Sprintf("phase has no field %q.", k),
+				map[string]any{"field": "phase." + k, "allowed": []string{"title", "description", "purpose", "metadata", "metadata_defaults"}}).
+				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "authoring"}, fuzzy.Rank(k, []string{"title", "description", "purpose", "metadata", "metadata_defaults"}, 5))
+		}
+	}
+	if strings.TrimSpace(in.Title) == "" {
+		return in, core.NewError(core.CodeMissingRequired, "phase.title is required.", map[string]any{"field": "phase.title"})
+	}
+	return in, nil
+}
+
+var taskFields = []string{"type", "title", "description", "task_category", "file_path", "acceptance_criteria", "complexity",
+	"estimated_hours", "verification_type", "command", "expected", "blocking_mode", "research_type", "query"}
+
+// taskInputs binds phase-add-bulk's tasks strictly: unknown fields and wrong
+// types are errors naming tasks[i].field.
+func taskInputs(list []any) ([]specs.TaskInput, error) {
+	out := make([]specs.TaskInput, 0, len(list))
+	for i, raw := range list {
+		m, _ := raw.(map[string]any)
+		t, err := taskInput(m, fmt.Sprintf("tasks[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func taskInput(m map[string]any, path string) (specs.TaskInput, error) {
+	var t specs.TaskInput
+	str := func(k string) (string, error) {
+		v, ok := m[k]
+		if !ok || v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", core.NewError(core.CodeInvalidFormat, fmt.Sprintf("%s.%s must be a string.", path, k), map[string]any{"field": path + "." + k, "received": v})
+		}
+		return s, nil
+	}
+	for k := range m {
+		known := false
+		for _, f := range taskFields {
+			known = known || f == k
+		}
+		if !known {
+			return t, core.NewError(core.CodeUnknownParameter, fmt.Sprintf("%s has no field %q.", path, k),
+				map[string]any{"field": path + "." + k, "allowed": taskFields}).
+				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "authoring"}, fuzzy.Rank(k, taskFields, 5))
+		}
+	}
+	var err error
+	var typ string
+	if typ, err = str("type"); err != nil {
+		return t, err
+	}
+	t.Type = specs.NodeType(typ)
+	fields := map[string]*string{"title": &t.Title, "description": &t.Description, "task_category": &t.TaskCategory, "file_path": &t.FilePath,
+		"complexity": &t.Complexity, "verification_type": &t.VerificationType, "command": &t.Command, "expected": &t.Expected,
+		"blocking_mode": &t.BlockingMode, "research_type": &t.ResearchType, "query": &t.Query}
+	for k, dst := range fields {
+		if *dst, err = str(k); err != nil {
+			return t, err
+		}
+	}
+	if v, ok := m["estimated_hours"]; ok && v != nil {
+		f, ok := v.(float64)
+		if !ok || f < 0 {
+			return t, core.NewError(core.CodeInvalidFormat, path+".estimated_hours must be a number ≥ 0.", map[string]any{"field": path + ".estimated_hours", "received": v})
+		}
+		t.EstimatedHours = &f
+	}
+	if v, ok := m["acceptance_criteria"]; ok && v != nil {
+		l, ok := v.([]any)
+		if !ok {
+			return t, core.NewError(core.CodeInvalidFormat, path+".acceptance_criteria must be an array of strings.", map[string]any{"field": path + ".acceptance_criteria", "received": v})
+		}
+		for j, x := range l {
+			s, ok := x.(string)
+			if !ok {
+				return t, core.NewError(core.CodeInvalidFormat, "acceptance criteria are strings.", map[string]any{"field": fmt.Sprintf("%s.acceptance_criteria[%d]", path, j), "received": x})
+			}
+			t.AcceptanceCriteria = append(t.AcceptanceCriteria, s)
+		}
+	}
+	return t, nil
+}
+
+func rootChildren(sp *specs.Spec) []string {
+	if root := sp.Root(); root != nil {
+		return append([]string{}, root.Children...)
+	}
+	return []string{}
+}
+
+// structMap renders a result struct as a JSON object map.
+func structMap(v any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{}
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return map[string]any{}
+	}
+	return m
+}

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/specs"
+)
+
+const journalDescription = `Use this when you record or read why things happened: add a decision, deviation, blocker or note (with task_id it also clears that task's needs_journaling), list entries newest first (filter by task_id or entry_type, paged by sequence), or list completed tasks still waiting for a journal entry. ` +
+	`Use task instead to change a task's status (transitions journal themselves), and spec history to see what changed in the spec. ` +
+	`Typical composition: task complete → journal list-unjournaled → journal add(task_id).`
+
+func journalTool(d *Deps) *Tool {
+	return &Tool{
+		Name:        "journal",
+		Title:       "specd journal",
+		Description: journalDescription,
+		Params: []Param{
+			pSpecID, pDryRun, pExpectedVersion, pCursor, pLimit(core.PageJournal),
+			{Name: "title", Type: String, MaxLength: 500, MinLength: 1, Description: "Entry title."},
+			{Name: "content", Type: String, Description: "Entry body."},
+			{Name: "entry_type", Type: String, Enum: specs.JournalEntryTypes, Description: "decision, deviation, blocker, note or status_change (add defaults to note)."},
+			{Name: "task_id", Type: String, MaxLength: 200, Description: "The task the entry is about."},
+		},
+		Actions: []Action{
+			{
+				Name: "add", Summary: "Appends an entry; with task_id the task's needs_journaling is cleared.",
+				Required: []string{"spec_id", "title"}, Optional: append([]string{"content", "entry_type", "task_id"}, mutationArgs...),
+				SideEffects: EffectWrite, Latency: LatencyFast,
+				Handler: func(ctx context.Context, r *Request) Result {
+					return d.mutate(ctx, r, func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error) {
+						taskID := r.Args.String("task_id")
+						if taskID != "" {
+							if err := specs.MarkJournaled(sp, taskID); err != nil {
+								return nil, err
+							}
+						}
+						et := r.Args.String("entry_type")
+						if et == "" {
+							et = "note"
+						}
+						e := specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: et, Title: r.Args.String("title"),
+							Content: r.Args.String("content"), Author: author(r), TaskID: taskID}
+						j.Append(e)
+						return map[string]any{"entry": e}, nil
+					})
+				},
+			},
+			{
+				Name: "list", Summary: "Entries newest first, optionally for one task or entry type, paged by sequence.",
+				Required: []string{"spec_id"}, Optional: []string{"task_id", "entry_type", "cursor", "limit"},
+				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+				Handler: func(ctx context.Context, r *Request) Result {
+					specID, taskID, et := r.Args.String("spec_id"), r.Args.String("task_id"), r.Args.String("entry_type")
+					fp := core.Fingerprint("journal", "list", specID, taskID, et)
+					key, cerr := core.DecodeCursor(r.Args.String("cursor"), fp)
+					if cerr != nil {
+						return Fail(cerr.WithRecovery("journal", map[string]any{"action": "list", "spec_id": specID}, nil))
+					}
+					var before uint64
+					if key != "" {
+						n, err := strconv.ParseUint(key, 10, 64)
+						if err != nil {
+							return Fail(core.NewError(core.CodeInvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
+								WithRecovery("journal", map[string]any{"action": "list", "spec_id": specID}, nil))
+						}
+						before = n
+					}
+					limit := r.Args.IntOr("limit", core.PageJournal.Default)
+					var next string
+					res := d.read(ctx, r, func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+						entries, more, err := j.Entries(before, limit, func(e *specs.JournalEntry) bool {
+							return (taskID == "" || e.TaskID == taskID) && (et == "" || e.EntryType == et)
+						})
+						if err != nil {
+							return nil, nil, err
+						}
+						if more && len(entries) > 0 {
+							next = core.EncodeCursor(strconv.FormatUint(entries[len(entries)-1].Seq, 10), fp)
+						}
+						return map[string]any{"entries": entries, "count": len(entries)}, nil, nil
+					})
+					res.Meta = append(res.Meta, core.WithPagination(next, limit, nil))
+					return res
+				},
+			},
+			{
+				Name: "list-unjournaled", Summary: "Completed tasks that still need a journal entry, in execution order.",
+				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+				Handler: func(ctx context.Context, r *Request) Result {
+					return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+						ids := specs.Unjournaled(sp)
+						tasks := make([]map[string]any, 0, len(ids))
+						for _, id := range ids {
+							n := sp.Node(id)
+							tasks = append(tasks, map[string]any{"task_id": id, "title": n.Title, "type": n.Type, "completed_at": n.MetaString("completed_at")})
+						}
+						return map[string]any{"tasks": tasks, "count": len(tasks)}, nil, nil
+					})
+				},
+			},
+		},
+	}
+}

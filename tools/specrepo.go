@@ -1,0 +1,173 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/specs"
+)
+
+// SpecRepo is what the spec tools need of the store, in the domain's terms.
+// core/store implements it on bbolt; every method is one transaction.
+type SpecRepo interface {
+	// ReadSpec runs fn over a lazily loaded, read-only view. SPEC_NOT_FOUND.
+	ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error
+	// MutateSpec runs fn over a writable view and stores exactly what fn
+	// changed, atomically. SPEC_NOT_FOUND, VERSION_CONFLICT, fn's errors.
+	MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error)
+	// CreateSpec stores the spec build returns. DUPLICATE_ENTRY.
+	CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error)
+	// ListSpecs pages specs of a lifecycle folder ("all" = every spec).
+	ListSpecs(ctx context.Context, folder, after string, limit int) ([]specs.RepoSummary, string, error)
+	// SpecIDs lists every spec id.
+	SpecIDs(ctx context.Context) ([]string, error)
+	// History pages versions newest first below before (0 = newest).
+	History(ctx context.Context, specID string, before int64, limit int) ([]specs.RepoVersion, bool, error)
+	// ReadVersion runs fn over the spec as it was at version. VERSION_NOT_FOUND.
+	ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error
+	// RollbackSpec restores version as a new version.
+	RollbackSpec(ctx context.Context, specID string, version int64, o specs.RepoWriteOptions, now func() string) (specs.RepoWriteResult, error)
+	// ImportSpec stores a whole spec, replacing an existing one if asked.
+	ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error
+}
+
+// Parameters shared by the spec tools.
+var (
+	pSpecID          = Param{Name: "spec_id", Type: String, MaxLength: 200, Description: "Spec identifier (from spec list or authoring spec-create)."}
+	pDryRun          = Param{Name: "dry_run", Type: Boolean, Description: "Compute the answer and the list of changes without storing anything."}
+	pExpectedVersion = Param{Name: "expected_version", Type: Integer, Min: f64(0), Description: "The spec version you last read; the call fails with VERSION_CONFLICT (changing nothing) if the spec has moved on."}
+	pCursor          = Param{Name: "cursor", Type: String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."}
+)
+
+func pLimit(p core.PageLimits) Param {
+	return Param{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(p.Max)), Description: "Page size."}
+}
+
+// mutationArgs are the parameters every mutation takes.
+var mutationArgs = []string{"dry_run", "expected_version"}
+
+// writeOptions reads dry_run and expected_version.
+func writeOptions(r *Request, action string) specs.RepoWriteOptions {
+	o := specs.RepoWriteOptions{DryRun: r.Args.Bool("dry_run"), Action: r.Call.Tool + "." + action, Author: author(r)}
+	if v, ok := r.Args.Int("expected_version"); ok {
+		ev := int64(v)
+		o.ExpectedVersion = &ev
+	}
+	return o
+}
+
+// author names the caller in journal entries and history.
+func author(r *Request) string {
+	if r.Session.ClientName != "" {
+		return r.Session.ClientName
+	}
+	if r.Session.ID != "" {
+		return r.Session.ID
+	}
+	return "specd"
+}
+
+// clock returns the spec clock of d.
+func (d *Deps) clock() specs.Clock {
+	if d.Runtime.Now != nil {
+		return specs.Clock(d.Runtime.Now)
+	}
+	return specs.Clock(time.Now)
+}
+
+// mutate runs fn as one stored mutation of the call's spec and answers with
+// fn's data plus spec_id and version (and, for a dry run, dry_run and the
+// changes list). fn's errors keep their domain codes.
+func (d *Deps) mutate(ctx context.Context, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error)) Result {
+	specID := r.Args.String("spec_id")
+	var data map[string]any
+	res, err := d.Specs.MutateSpec(ctx, specID, writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
+		sp.Clock = d.clock()
+		var err error
+		data, err = fn(sp, j)
+		return err
+	})
+	if err != nil {
+		return Fail(specError(err, specID))
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["spec_id"] = specID
+	data["version"] = res.Version
+	if res.DryRun {
+		data["dry_run"] = true
+		data["changes"] = res.Changes
+	}
+	return OK(data)
+}
+
+// read runs fn over the call's spec.
+func (d *Deps) read(ctx context.Context, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error)) Result {
+	specID := r.Args.String("spec_id")
+	var data map[string]any
+	var meta []core.MetaOption
+	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
+		var err error
+		data, meta, err = fn(sp, j)
+		return err
+	})
+	if err != nil {
+		return Fail(specError(err, specID))
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	if _, ok := data["spec_id"]; !ok {
+		data["spec_id"] = specID
+	}
+	return OK(data, meta...)
+}
+
+// specError turns a domain error into an envelope error with ranked fuzzy
+// matches and a recovery call that lists what exists.
+func specError(err error, specID string) error {
+	var de *specs.Error
+	if !errors.As(err, &de) {
+		return err
+	}
+	e := core.NewError(de.Code, de.Message, de.ErrorDetails())
+	received, _ := e.Details["received"].(string)
+	var matches []string
+	if len(de.Candidates) > 0 {
+		matches = fuzzy.Rank(received, de.Candidates, 5)
+	}
+	switch de.Code {
+	case specs.CodeTaskNotFound, specs.CodeDependencyNotFound:
+		e.WithRecovery("task", map[string]any{"action": "list", "spec_id": specID}, matches)
+	case specs.CodePhaseNotFound, specs.CodeInvalidParent:
+		e.WithRecovery("task", map[string]any{"action": "hierarchy", "spec_id": specID}, matches)
+	case specs.CodeSpecNotFound:
+		e.WithRecovery("spec", map[string]any{"action": "list"}, matches)
+	case specs.CodeTaskBlocked:
+		taskID, _ := e.Details["task_id"].(string)
+		e.WithRecovery("task", map[string]any{"action": "check-deps", "spec_id": specID, "task_id": taskID}, nil)
+	case specs.CodeInvalidTransition, specs.CodeConflict:
+		taskID, _ := e.Details["task_id"].(string)
+		switch {
+		case taskID != "":
+			e.WithRecovery("task", map[string]any{"action": "info", "spec_id": specID, "task_id": taskID}, nil)
+		case e.Details["field"] == "to_folder":
+			e.WithRecovery("lifecycle", map[string]any{"action": "state", "spec_id": specID}, nil)
+		}
+	default:
+		if len(matches) > 0 {
+			e.WithRecovery("", nil, matches)
+		}
+	}
+	return e
+}
+
+// kebab normalises an enum-ish value: lower case, '_' and ' ' read as '-'.
+func kebab(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-"), " ", "-")
+}
