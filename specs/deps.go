@@ -134,7 +134,6 @@ func FindDeadlock(s *Spec) []string {
 			if !s.Has(b) || color[start] != white {
 				continue
 			}
-			_ = b
 			stack := []frame{{v: start, next: waitNeighbors(s, start, nil)}}
 			color[start] = grey
 			for len(stack) > 0 {
@@ -167,7 +166,10 @@ func FindDeadlock(s *Spec) []string {
 						}
 					}
 					if len(out) == 0 {
-						out = []string{w.id}
+						// A loop of parent or children links, not of
+						// dependencies: Validate reports it as a hierarchy
+						// problem.
+						continue
 					}
 					out = append(out, out[0])
 					dedup := out[:1]

@@ -41,12 +41,12 @@ func TestCompareIDs(t *testing.T) {
 
 func TestSlugAndSpecID(t *testing.T) {
 	cases := map[string]string{
-		"My Feature":          "my-feature",
+		"My Feature":           "my-feature",
 		"  --Hello, World!-- ": "hello-world",
-		"Ünïcode ß":           "n-code",
-		"":                    "spec",
-		"!!!":                 "spec",
-		"API v2.0 (beta)":     "api-v2-0-beta",
+		"Ünïcode ß":            "n-code",
+		"":                     "spec",
+		"!!!":                  "spec",
+		"API v2.0 (beta)":      "api-v2-0-beta",
 	}
 	for in, want := range cases {
 		if got := Slug(in); got != want {

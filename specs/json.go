@@ -145,6 +145,15 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// compactRaw returns v without insignificant whitespace.
+func compactRaw(v json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, v) != nil {
+		return append(json.RawMessage(nil), v...)
+	}
+	return buf.Bytes()
+}
+
 func (n *Node) fromRaw(raw map[string]json.RawMessage) {
 	get := func(bit fieldSet, key string) (json.RawMessage, bool) {
 		v, ok := raw[key]
@@ -228,7 +237,7 @@ func (n *Node) fromRaw(raw map[string]json.RawMessage) {
 			if n.Extra == nil {
 				n.Extra = map[string]json.RawMessage{}
 			}
-			n.Extra[k] = append(json.RawMessage(nil), v...)
+			n.Extra[k] = compactRaw(v)
 		}
 	}
 }
@@ -634,7 +643,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 			if d.Extra == nil {
 				d.Extra = map[string]json.RawMessage{}
 			}
-			d.Extra[k] = append(json.RawMessage(nil), v...)
+			d.Extra[k] = compactRaw(v)
 		}
 	}
 	return nil

@@ -63,7 +63,7 @@ func rollupNode(s *Spec, id string) bool {
 		return false
 	}
 	total, completed, status := computedRollup(s, n)
-	phaseDone := n.Type == TypePhase && status == StatusCompleted && n.MetaString("completed_at") == ""
+	phaseDone := n.Type == TypePhase && status == StatusCompleted && n.Status != StatusCompleted
 	phaseUndone := n.Type == TypePhase && status != StatusCompleted && n.Status == StatusCompleted
 	if total == n.TotalTasks && completed == n.CompletedTasks && status == n.Status && !phaseDone && !phaseUndone {
 		return false

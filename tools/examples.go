@@ -40,3 +40,15 @@ var journalExamples = map[string]map[string]any{
 	"list":             {"spec_id": "$spec_id", "limit": 10},
 	"list-unjournaled": {"spec_id": "$spec_id"},
 }
+
+var specExamples = map[string]map[string]any{
+	"find":     {"query": "contract"},
+	"get":      {"spec_id": "$spec_id"},
+	"list":     {"status": "active", "limit": 5},
+	"validate": {"spec_id": "$spec_id"},
+	"fix":      {"spec_id": "$spec_id", "dry_run": true},
+	"schema":   {},
+	"history":  {"spec_id": "$spec_id", "limit": 5},
+	"export":   {"path": "exported-specs", "spec_id": "$spec_id"},
+	"import":   {"path": "exported-specs", "dry_run": true},
+}

@@ -12,6 +12,7 @@ func New(d *Deps) *Registry {
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
 	if d.Specs != nil {
+		r.Add(specTool(d).withExamples(specExamples))
 		r.Add(authoringTool(d).withExamples(authoringExamples))
 		r.Add(lifecycleTool(d).withExamples(lifecycleExamples))
 		r.Add(journalTool(d).withExamples(journalExamples))

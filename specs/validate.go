@@ -1,0 +1,1388 @@
+package specs
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Severity of a diagnostic.
+type Severity string
+
+// Severities.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Diagnostic categories (foundry-mcp's list).
+const (
+	CategoryStructure    = "structure"
+	CategoryMetadata     = "metadata"
+	CategoryHierarchy    = "hierarchy"
+	CategoryNode         = "node"
+	CategoryDependency   = "dependency"
+	CategoryCounts       = "counts"
+	CategoryNodeMetadata = "node-metadata"
+)
+
+// Size caps checked by Validate.
+const (
+	MaxChildren      = 1000
+	MaxJournal       = 1000
+	MaxNestingDepth  = 10
+	maxFixRounds     = 6
+	maxDidYouMeanLen = 2
+)
+
+// Diagnostic is one finding of Validate. Location is a path into the
+// document ("spec_id", "metadata.risks", "hierarchy.task-1-2.status",
+// "hierarchy.task-1-2.dependencies.blocked_by"). FixID, set when
+// AutoFixable, identifies the fix in Fix's applied/skipped lists and in
+// FixOptions.Only: "<CODE>:<location>" plus ":<target>" where one location
+// has several.
+type Diagnostic struct {
+	Code         string   `json:"code"`
+	Message      string   `json:"message"`
+	Severity     Severity `json:"severity"`
+	Category     string   `json:"category"`
+	Location     string   `json:"location"`
+	NodeID       string   `json:"node_id,omitempty"`
+	SuggestedFix string   `json:"suggested_fix,omitempty"`
+	AutoFixable  bool     `json:"auto_fixable"`
+	FixID        string   `json:"fix_id,omitempty"`
+}
+
+// ValidationReport is the result of Validate. IsValid means no errors.
+type ValidationReport struct {
+	IsValid      bool         `json:"is_valid"`
+	ErrorCount   int          `json:"error_count"`
+	WarningCount int          `json:"warning_count"`
+	InfoCount    int          `json:"info_count"`
+	Diagnostics  []Diagnostic `json:"diagnostics"`
+}
+
+// issue is a diagnostic with its fix (nil: not auto-fixable). Issues of one
+// group share one fix, run once per round.
+type issue struct {
+	Diagnostic
+	fix   func(d *Document) bool
+	group string
+}
+
+type checker struct {
+	d      *Document
+	clock  Clock
+	issues []issue
+	// flagged records nodes that already have a hierarchy issue this round.
+	flagged map[string]bool
+}
+
+func (c *checker) add(sev Severity, cat, code, loc, nodeID, suggestion string, fix func(*Document) bool, format string, args ...any) *issue {
+	is := issue{Diagnostic: Diagnostic{Code: code, Severity: sev, Category: cat, Location: loc, NodeID: nodeID,
+		Message: fmt.Sprintf(format, args...), SuggestedFix: suggestion, AutoFixable: fix != nil}, fix: fix}
+	if fix != nil {
+		is.FixID = code + ":" + loc
+	}
+	c.issues = append(c.issues, is)
+	return &c.issues[len(c.issues)-1]
+}
+
+// keyed appends a target to the fix id of an issue.
+func keyed(is *issue, key string) {
+	if is.FixID != "" {
+		is.FixID += ":" + key
+	}
+}
+
+// Validate checks a full document (typically one just parsed from foundry
+// JSON or hand-edited) against the spec model and returns every diagnostic.
+// It never fails and never modifies doc. See the package's fixture tests for
+// the codes it emits: MISSING_REQUIRED_FIELD, INVALID_FIELD_TYPE,
+// INVALID_SPEC_ID_FORMAT, INVALID_TIMESTAMP, INVALID_LIFECYCLE,
+// MISSING_MISSION, INVALID_METADATA_TYPE, INVALID_RISK, MISSING_SPEC_ROOT,
+// INVALID_ROOT, INVALID_NODE, MISSING_NODE_FIELD, INVALID_NODE_TYPE,
+// INVALID_STATUS (with a did-you-mean), EMPTY_TITLE, MISSING_CHILD_NODE,
+// DUPLICATE_CHILD, PARENT_CHILD_MISMATCH, ORPHANED_NODES,
+// INVALID_PARENT_TYPE, NESTING_TOO_DEEP, TOO_MANY_CHILDREN,
+// DUPLICATE_DEPENDENCY, SELF_DEPENDENCY, MISSING_DEPENDENCY_TARGET,
+// BIDIRECTIONAL_INCONSISTENCY, CYCLE_DETECTED, TOTAL_TASKS_MISMATCH,
+// COMPLETED_TASKS_MISMATCH, STATUS_ROLLUP_MISMATCH, SPEC_ROLLUP_MISMATCH,
+// MISSING_VERIFICATION_TYPE, INVALID_VERIFICATION_TYPE,
+// INVALID_TASK_CATEGORY, INVALID_COMPLEXITY, INVALID_ESTIMATE,
+// INVALID_BLOCKING_MODE, INVALID_FILE_PATH, LEGACY_METADATA_FIELD,
+// MISSING_FILE_PATH, MISSING_ACCEPTANCE_CRITERIA, JOURNAL_TOO_LARGE,
+// INVALID_JOURNAL_ENTRY.
+//
+// A document without errors, once stored with FromDocument, satisfies
+// CheckInvariants.
+func Validate(doc *Document) ValidationReport {
+	if doc == nil {
+		doc = &Document{absent: dSpecID | dTitle | dGenerated | dLastUpdated | dMetadata | dHierarchy}
+	}
+	c := &checker{d: doc, flagged: map[string]bool{}}
+	c.run()
+	return report(c.issues)
+}
+
+func report(issues []issue) ValidationReport {
+	r := ValidationReport{Diagnostics: []Diagnostic{}}
+	for _, is := range issues {
+		r.Diagnostics = append(r.Diagnostics, is.Diagnostic)
+		switch is.Severity {
+		case SeverityError:
+			r.ErrorCount++
+		case SeverityWarning:
+			r.WarningCount++
+		default:
+			r.InfoCount++
+		}
+	}
+	r.IsValid = r.ErrorCount == 0
+	return r
+}
+
+func (c *checker) run() {
+	c.checkTopLevel()
+	c.checkSpecMetadata()
+	if c.d.Hierarchy == nil {
+		return
+	}
+	c.checkRoot()
+	ids := make([]string, 0, len(c.d.Hierarchy))
+	for id := range c.d.Hierarchy {
+		ids = append(ids, id)
+	}
+	SortIDs(ids)
+	for _, id := range ids {
+		c.checkNodeFields(id)
+	}
+	c.checkHierarchy(ids)
+	for _, id := range ids {
+		c.checkDeps(id)
+	}
+	for _, id := range ids {
+		c.checkNodeMetadata(id)
+	}
+	c.checkCountsAndCycles()
+	c.checkJournal()
+}
+
+// ---- top level ----
+
+var specIDPattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*-\d{4}-\d{2}-\d{2}-\d{3,4}$`)
+
+func strictTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil && (strings.HasSuffix(s, "Z") || strings.HasSuffix(s, "z"))
+}
+
+func (c *checker) checkTopLevel() {
+	d := c.d
+	if d.SpecID == "" {
+		c.add(SeverityError, CategoryStructure, "MISSING_REQUIRED_FIELD", "spec_id", "", "set spec_id to slug-YYYY-MM-DD-NNN", nil,
+			"the spec has no spec_id")
+	} else if !specIDPattern.MatchString(d.SpecID) {
+		c.add(SeverityWarning, CategoryStructure, "INVALID_SPEC_ID_FORMAT", "spec_id", "", "use slug-YYYY-MM-DD-NNN", nil,
+			"spec_id %q does not follow slug-YYYY-MM-DD-NNN", truncateForDetails(d.SpecID))
+	}
+	if strings.TrimSpace(d.Title) == "" {
+		c.add(SeverityError, CategoryStructure, "MISSING_REQUIRED_FIELD", "title", "", "use the root node's title or the spec id", func(d *Document) bool {
+			t := d.SpecID
+			if r := d.Hierarchy[RootID]; r != nil && strings.TrimSpace(r.Title) != "" {
+				t = r.Title
+			}
+			if strings.TrimSpace(t) == "" {
+				t = "Untitled spec"
+			}
+			d.Title = t
+			return true
+		}, "the spec has no title")
+	}
+	for _, f := range []struct {
+		name  string
+		value *string
+		other *string
+	}{{"generated", &d.Generated, &d.LastUpdated}, {"last_updated", &d.LastUpdated, &d.Generated}} {
+		f := f
+		switch {
+		case *f.value == "":
+			c.add(SeverityError, CategoryStructure, "MISSING_REQUIRED_FIELD", f.name, "", "set it from the other timestamp, else now", func(d *Document) bool {
+				v, o := fieldPtr(d, f.name)
+				if *v != "" {
+					return false
+				}
+				if t, ok := ParseTime(*o); ok {
+					*v = FormatTime(t)
+				} else {
+					*v = FormatTime(c.clock.now())
+				}
+				return true
+			}, "the spec has no %s timestamp", f.name)
+		case !strictTime(*f.value):
+			var fix func(*Document) bool
+			if _, ok := ParseTime(*f.value); ok {
+				fix = func(d *Document) bool {
+					v, _ := fieldPtr(d, f.name)
+					t, ok := ParseTime(*v)
+					if !ok {
+						return false
+					}
+					*v = FormatTime(t)
+					return true
+				}
+			}
+			c.add(SeverityWarning, CategoryStructure, "INVALID_TIMESTAMP", f.name, "", "write UTC RFC 3339 with Z", fix,
+				"%s %q is not a UTC RFC 3339 timestamp", f.name, truncateForDetails(*f.value))
+		}
+	}
+	if d.Lifecycle != "" && !d.Lifecycle.Valid() {
+		c.add(SeverityError, CategoryStructure, "INVALID_LIFECYCLE", "lifecycle", "", "remove it: the import folder decides", func(d *Document) bool {
+			d.Lifecycle = ""
+			return true
+		}, "lifecycle %q is not one of pending, active, completed, archived", truncateForDetails(string(d.Lifecycle)))
+	}
+	if d.absent&dMetadata != 0 || d.malformed&dMetadata != 0 || d.Metadata == nil {
+		c.add(SeverityWarning, CategoryStructure, "MISSING_REQUIRED_FIELD", "metadata", "", "add an empty metadata object", func(d *Document) bool {
+			if d.Metadata == nil {
+				d.Metadata = map[string]any{}
+			}
+			d.absent &^= dMetadata
+			d.malformed &^= dMetadata
+			return true
+		}, "the spec has no metadata object")
+	}
+	if d.Hierarchy == nil {
+		c.add(SeverityError, CategoryStructure, "MISSING_REQUIRED_FIELD", "hierarchy", "", "add a hierarchy with a spec-root node", func(d *Document) bool {
+			if d.Hierarchy != nil {
+				return false
+			}
+			d.Hierarchy = map[string]*Node{}
+			d.absent &^= dHierarchy
+			d.malformed &^= dHierarchy
+			return true
+		}, "the spec has no hierarchy object")
+	}
+	if d.malformed&(dSpecID|dTitle|dGenerated|dLastUpdated|dVersion|dProgress|dStatus|dCurrentPhase|dLifecycle) != 0 {
+		c.add(SeverityWarning, CategoryStructure, "INVALID_FIELD_TYPE", "spec", "", "rewrite the top-level fields with their JSON types", func(d *Document) bool {
+			d.malformed &= dMetadata | dHierarchy | dJournal
+			return true
+		}, "some top-level fields have the wrong JSON type and were coerced")
+	}
+}
+
+func fieldPtr(d *Document, name string) (*string, *string) {
+	if name == "generated" {
+		return &d.Generated, &d.LastUpdated
+	}
+	return &d.LastUpdated, &d.Generated
+}
+
+var specListKeys = []string{"objectives", "assumptions", "constraints", "open_questions", "success_criteria", "risks", "revision_history"}
+
+func (c *checker) checkSpecMetadata() {
+	m := c.d.Metadata
+	if m == nil {
+		return
+	}
+	if s, _ := m["mission"].(string); strings.TrimSpace(s) == "" {
+		c.add(SeverityWarning, CategoryMetadata, "MISSING_MISSION", "metadata.mission", "", "state the mission with spec-update-frontmatter", nil,
+			"the spec has no mission")
+	}
+	for _, k := range specListKeys {
+		v, ok := m[k]
+		if !ok || v == nil {
+			continue
+		}
+		if _, isList := v.([]any); isList {
+			continue
+		}
+		k := k
+		c.add(SeverityError, CategoryMetadata, "INVALID_METADATA_TYPE", "metadata."+k, "", "make it a list (a single string becomes a one-item list)", func(d *Document) bool {
+			v := d.Metadata[k]
+			if _, ok := v.([]any); ok {
+				return false
+			}
+			if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
+				d.Metadata[k] = []any{s}
+			} else {
+				d.Metadata[k] = []any{}
+			}
+			return true
+		}, "metadata.%s must be a list", k)
+	}
+	for _, k := range []string{"estimated_hours", "actual_hours"} {
+		v, ok := m[k]
+		if !ok || v == nil {
+			continue
+		}
+		if _, isNum := v.(float64); isNum {
+			continue
+		}
+		k := k
+		var fix func(*Document) bool
+		if f, ok := toFloat(v); ok && f >= 0 {
+			fix = func(d *Document) bool {
+				f, ok := toFloat(d.Metadata[k])
+				if !ok {
+					return false
+				}
+				d.Metadata[k] = f
+				return true
+			}
+		}
+		c.add(SeverityWarning, CategoryMetadata, "INVALID_METADATA_TYPE", "metadata."+k, "", "write a number", fix, "metadata.%s must be a number", k)
+	}
+	if risks, ok := m["risks"].([]any); ok {
+		for i, it := range risks {
+			r, ok := it.(map[string]any)
+			bad := !ok
+			if ok {
+				desc, _ := r["description"].(string)
+				bad = strings.TrimSpace(desc) == ""
+				for _, f := range []string{"likelihood", "impact"} {
+					if lv, has := r[f]; has {
+						if s, _ := lv.(string); !containsString(RiskLevels, s) {
+							bad = true
+						}
+					}
+				}
+			}
+			if bad {
+				c.add(SeverityWarning, CategoryMetadata, "INVALID_RISK", fmt.Sprintf("metadata.risks[%d]", i), "", "give a description and low|medium|high levels", nil,
+					"risk %d needs a description and likelihood/impact in low|medium|high", i+1)
+			}
+		}
+	}
+}
+
+// ---- hierarchy ----
+
+func (c *checker) checkRoot() {
+	r := c.d.Hierarchy[RootID]
+	if r == nil {
+		c.flagged[RootID] = true
+		c.add(SeverityError, CategoryHierarchy, "MISSING_SPEC_ROOT", "hierarchy."+RootID, RootID, "create spec-root and attach the phases", func(d *Document) bool {
+			if d.Hierarchy[RootID] != nil {
+				return false
+			}
+			root := &Node{ID: RootID, Type: TypeSpec, Title: d.Title, Status: StatusPending, Children: []string{}, Metadata: map[string]any{}}
+			if root.Title == "" {
+				root.Title = d.SpecID
+			}
+			ids := sortedIDs(d.Hierarchy)
+			for _, id := range ids {
+				n := d.Hierarchy[id]
+				if n == nil {
+					continue
+				}
+				if n.Parent == RootID || ((n.Parent == "" || d.Hierarchy[n.Parent] == nil) && (n.Type == TypePhase || strings.HasPrefix(id, "phase-"))) {
+					n.Parent = RootID
+					n.absent &^= fParent
+					root.Children = append(root.Children, id)
+				}
+			}
+			d.Hierarchy[RootID] = root
+			return true
+		}, "the hierarchy has no spec-root node")
+		return
+	}
+	if r.Type != TypeSpec || r.Parent != "" {
+		c.add(SeverityError, CategoryHierarchy, "INVALID_ROOT", "hierarchy."+RootID, RootID, "make spec-root type spec with a null parent", func(d *Document) bool {
+			r := d.Hierarchy[RootID]
+			if r == nil || (r.Type == TypeSpec && r.Parent == "") {
+				return false
+			}
+			r.Type, r.Parent = TypeSpec, ""
+			r.absent &^= fType | fParent
+			r.malformed &^= fType | fParent
+			return true
+		}, "spec-root must have type spec and a null parent (type %q, parent %q)", truncateForDetails(string(r.Type)), truncateForDetails(r.Parent))
+	}
+}
+
+func sortedIDs(h map[string]*Node) []string {
+	ids := make([]string, 0, len(h))
+	for id := range h {
+		ids = append(ids, id)
+	}
+	SortIDs(ids)
+	return ids
+}
+
+// inferType guesses a node type from its id.
+func inferType(id string) NodeType {
+	switch {
+	case id == RootID:
+		return TypeSpec
+	case strings.HasPrefix(id, "phase-"):
+		return TypePhase
+	case strings.HasPrefix(id, "verify-"):
+		return TypeVerify
+	case strings.HasPrefix(id, "research-"):
+		return TypeResearch
+	case strings.HasPrefix(id, "group-"):
+		return TypeGroup
+	case strings.HasPrefix(id, "subtask-"):
+		return TypeSubtask
+	case strings.HasPrefix(id, "task-"):
+		if nums, ok := idNumbers(id, "task"); ok && len(nums) >= 3 {
+			return TypeSubtask
+		}
+		return TypeTask
+	}
+	return ""
+}
+
+// inferParent guesses the parent of id from its id and type: phases go under
+// the root, task-N-M-K under task-N-M, other <type>-N-M under phase-N. It
+// returns "" when the guess does not exist in the document.
+func inferParent(d *Document, id string, t NodeType) string {
+	if t == TypePhase || strings.HasPrefix(id, "phase-") {
+		if d.Hierarchy[RootID] != nil {
+			return RootID
+		}
+		return ""
+	}
+	i := strings.Index(id, "-")
+	if i < 0 {
+		return ""
+	}
+	parts := strings.Split(id[i+1:], "-")
+	for _, p := range parts {
+		for _, ch := range p {
+			if ch < '0' || ch > '9' {
+				return ""
+			}
+		}
+	}
+	var cand string
+	switch {
+	case len(parts) >= 3:
+		cand = id[:strings.LastIndex(id, "-")]
+	case len(parts) == 2:
+		cand = "phase-" + parts[0]
+	default:
+		return ""
+	}
+	if d.Hierarchy[cand] != nil && cand != id {
+		return cand
+	}
+	return ""
+}
+
+var typeSynonyms = map[string]NodeType{
+	"subtask": TypeSubtask, "sub_task": TypeSubtask, "sub-task": TypeSubtask, "verification": TypeVerify,
+	"verify_step": TypeVerify, "verification_step": TypeVerify, "verify-step": TypeVerify, "check": TypeVerify,
+	"tasks": TypeTask, "todo": TypeTask, "milestone": TypePhase, "stage": TypePhase, "section": TypeGroup,
+	"task_group": TypeGroup, "task-group": TypeGroup, "spike": TypeResearch, "investigation": TypeResearch, "root": TypeSpec,
+}
+
+var statusSynonyms = map[string]Status{
+	"todo": StatusPending, "to_do": StatusPending, "not_started": StatusPending, "new": StatusPending,
+	"open": StatusPending, "backlog": StatusPending, "planned": StatusPending, "ready": StatusPending, "queued": StatusPending,
+	"done": StatusCompleted, "complete": StatusCompleted, "finished": StatusCompleted, "closed": StatusCompleted,
+	"resolved": StatusCompleted, "success": StatusCompleted, "succeeded": StatusCompleted, "passed": StatusCompleted, "completed": StatusCompleted,
+	"inprogress": StatusInProgress, "in_progress": StatusInProgress, "started": StatusInProgress, "active": StatusInProgress,
+	"doing": StatusInProgress, "wip": StatusInProgress, "working": StatusInProgress, "ongoing": StatusInProgress, "running": StatusInProgress,
+	"on_hold": StatusBlocked, "onhold": StatusBlocked, "waiting": StatusBlocked, "stuck": StatusBlocked, "blocked": StatusBlocked,
+	"error": StatusFailed, "errored": StatusFailed, "fail": StatusFailed, "failure": StatusFailed, "failed": StatusFailed,
+	"pending": StatusPending,
+}
+
+// normalizeWord lowercases s and turns spaces and dashes into underscores.
+func normalizeWord(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(s)
+}
+
+// MapStatus maps a status spelling to a valid status: exact names,
+// case/separator variants and synonyms (todo, done, inprogress, complete,
+// …). ok is false when nothing matches.
+func MapStatus(s string) (Status, bool) {
+	if st := Status(s); st.Valid() {
+		return st, true
+	}
+	st, ok := statusSynonyms[normalizeWord(s)]
+	return st, ok
+}
+
+// MapNodeType maps a node type spelling to a valid type (case variants and
+// synonyms such as sub-task, verification).
+func MapNodeType(s string) (NodeType, bool) {
+	if t := NodeType(s); t.Valid() {
+		return t, true
+	}
+	w := normalizeWord(s)
+	if t := NodeType(w); t.Valid() {
+		return t, true
+	}
+	if t, ok := typeSynonyms[w]; ok {
+		return t, true
+	}
+	if t, ok := typeSynonyms[strings.ReplaceAll(w, "_", "-")]; ok {
+		return t, true
+	}
+	return "", false
+}
+
+// didYouMean returns the closest of options to s within a small edit
+// distance, or "".
+func didYouMean(s string, options []string) string {
+	best, bestD := "", maxDidYouMeanLen+1
+	w := normalizeWord(s)
+	for _, o := range options {
+		if d := levenshtein(w, o); d < bestD {
+			best, bestD = o, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 64 || len(rb) > 64 {
+		return 1 << 20
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func nodeLoc(id string, field ...string) string {
+	loc := "hierarchy." + id
+	for _, f := range field {
+		loc += "." + f
+	}
+	return loc
+}
+
+func (c *checker) checkNodeFields(id string) {
+	n := c.d.Hierarchy[id]
+	if n == nil || strings.TrimSpace(id) == "" {
+		c.flagged[id] = true
+		c.add(SeverityError, CategoryNode, "INVALID_NODE", nodeLoc(id), id, "remove the entry", func(d *Document) bool {
+			if _, ok := d.Hierarchy[id]; !ok {
+				return false
+			}
+			delete(d.Hierarchy, id)
+			return true
+		}, "node %q is null or has a blank id", id)
+		return
+	}
+	// Missing fields.
+	for _, nf := range nodeFieldNames {
+		if n.absent&nf.bit == 0 || (nf.bit == fParent && id == RootID) {
+			continue
+		}
+		bit, name := nf.bit, nf.name
+		sev := SeverityWarning
+		if bit&(fType|fTitle|fStatus|fParent|fChildren) != 0 {
+			sev = SeverityError
+		}
+		var fix func(*Document) bool
+		suggestion := "add it with its default"
+		switch bit {
+		case fType:
+			if t := inferType(id); t != "" && (t != TypeSpec || id == RootID) {
+				suggestion = "infer the type from the id: " + string(t)
+				fix = func(d *Document) bool {
+					n := d.Hierarchy[id]
+					if n == nil || n.absent&fType == 0 {
+						return false
+					}
+					n.Type = inferType(id)
+					n.absent &^= fType
+					n.malformed &^= fType
+					return true
+				}
+			}
+		case fParent:
+			// Handled with the hierarchy (the listing parent or an inferred one).
+			suggestion = "set the parent"
+			fix = func(d *Document) bool {
+				n := d.Hierarchy[id]
+				if n == nil || n.absent&fParent == 0 || n.Parent != "" {
+					if n != nil {
+						n.absent &^= fParent
+					}
+					return n != nil
+				}
+				n.absent &^= fParent // the orphan check decides the parent
+				return true
+			}
+		default:
+			fix = func(d *Document) bool {
+				n := d.Hierarchy[id]
+				if n == nil || n.absent&bit == 0 {
+					return false
+				}
+				switch bit {
+				case fTitle:
+					if strings.TrimSpace(n.Title) == "" {
+						n.Title = id
+					}
+				case fStatus:
+					if !n.Status.Valid() {
+						n.Status = StatusPending
+					}
+				case fChildren:
+					if n.Children == nil {
+						n.Children = []string{}
+					}
+				case fMetadata:
+					if n.Metadata == nil {
+						n.Metadata = map[string]any{}
+					}
+				case fDependencies:
+					n.Dependencies = Dependencies{Blocks: nonNil(n.Dependencies.Blocks), BlockedBy: nonNil(n.Dependencies.BlockedBy), Depends: nonNil(n.Dependencies.Depends)}
+				}
+				n.absent &^= bit
+				n.malformed &^= bit
+				return true
+			}
+		}
+		c.add(sev, CategoryNode, "MISSING_NODE_FIELD", nodeLoc(id, name), id, suggestion, fix, "node %s has no %s", id, name)
+	}
+	if bad := n.malformed &^ n.absent; bad != 0 {
+		sev := SeverityWarning
+		if bad&(fType|fTitle|fStatus|fParent|fChildren|fDependencies) != 0 {
+			sev = SeverityError
+		}
+		c.add(sev, CategoryNode, "INVALID_FIELD_TYPE", nodeLoc(id), id, "keep the coerced values", func(d *Document) bool {
+			n := d.Hierarchy[id]
+			if n == nil || n.malformed&^n.absent == 0 {
+				return false
+			}
+			n.malformed &= n.absent
+			if n.Metadata == nil {
+				n.Metadata = map[string]any{}
+			}
+			return true
+		}, "node %s has fields of the wrong JSON type (%s); their values were coerced", id, strings.Join(bad.names(), ", "))
+	}
+	// Type.
+	if n.absent&fType == 0 && (!n.Type.Valid() || (n.Type == TypeSpec) != (id == RootID)) {
+		t, ok := MapNodeType(string(n.Type))
+		if ok && (t == TypeSpec) != (id == RootID) {
+			ok = false
+		}
+		if !ok {
+			if it := inferType(id); it != "" && (it == TypeSpec) == (id == RootID) {
+				t, ok = it, true
+			}
+		}
+		var fix func(*Document) bool
+		suggestion := "set a valid type (" + joinTypes() + ")"
+		if ok && id != RootID {
+			suggestion = "use " + string(t)
+			fix = func(d *Document) bool {
+				n := d.Hierarchy[id]
+				if n == nil || n.Type == t {
+					return false
+				}
+				n.Type = t
+				n.malformed &^= fType
+				return true
+			}
+		}
+		if id != RootID {
+			c.add(SeverityError, CategoryNode, "INVALID_NODE_TYPE", nodeLoc(id, "type"), id, suggestion, fix,
+				"node %s has type %q", id, truncateForDetails(string(n.Type)))
+		}
+	}
+	// Status.
+	if n.absent&fStatus == 0 && (!n.Status.Valid() || (n.Status == StatusArchived && id != RootID)) {
+		st, ok := MapStatus(string(n.Status))
+		hint := ""
+		if !ok {
+			var names []string
+			for _, s := range Statuses() {
+				names = append(names, string(s))
+			}
+			if dm := didYouMean(string(n.Status), names); dm != "" {
+				st, ok, hint = Status(dm), true, " (did you mean "+dm+"?)"
+			}
+		} else if st != n.Status {
+			hint = " (did you mean " + string(st) + "?)"
+		}
+		if st == StatusArchived && id != RootID {
+			st, ok = StatusCompleted, true
+		}
+		suggestion := "use " + string(st)
+		if !ok {
+			st = StatusPending
+			suggestion = "unrecognised: reset to pending"
+		}
+		c.add(SeverityError, CategoryNode, "INVALID_STATUS", nodeLoc(id, "status"), id, suggestion, func(d *Document) bool {
+			n := d.Hierarchy[id]
+			if n == nil || n.Status == st {
+				return false
+			}
+			n.Status = st
+			n.malformed &^= fStatus
+			return true
+		}, "node %s has status %q%s", id, truncateForDetails(string(n.Status)), hint)
+	}
+	if n.absent&fTitle == 0 && strings.TrimSpace(n.Title) == "" {
+		c.add(SeverityWarning, CategoryNode, "EMPTY_TITLE", nodeLoc(id, "title"), id, "use the id as the title until someone renames it", func(d *Document) bool {
+			n := d.Hierarchy[id]
+			if n == nil || strings.TrimSpace(n.Title) != "" {
+				return false
+			}
+			n.Title = id
+			return true
+		}, "node %s has an empty title", id)
+	}
+}
+
+func joinTypes() string {
+	var names []string
+	for _, t := range NodeTypes() {
+		names = append(names, string(t))
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkHierarchy checks children lists against parent fields, orphans,
+// reachability, placement, nesting and size caps.
+func (c *checker) checkHierarchy(ids []string) {
+	d := c.d
+	listedBy := map[string][]string{}
+	for _, pid := range ids {
+		p := d.Hierarchy[pid]
+		if p == nil || strings.TrimSpace(pid) == "" {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, cid := range p.Children {
+			pid, cid := pid, cid
+			switch {
+			case d.Hierarchy[cid] == nil || cid == pid || cid == RootID || strings.TrimSpace(cid) == "":
+				c.flagged[pid] = true
+				is := c.add(SeverityError, CategoryHierarchy, "MISSING_CHILD_NODE", nodeLoc(pid, "children"), pid, "remove it from children", func(d *Document) bool {
+					p := d.Hierarchy[pid]
+					if p == nil || !containsString(p.Children, cid) {
+						return false
+					}
+					p.Children = removeString(p.Children, cid)
+					return true
+				}, "node %s lists child %q, which does not exist or cannot be a child", pid, truncateForDetails(cid))
+				keyed(is, cid)
+			case seen[cid]:
+				is := c.add(SeverityWarning, CategoryHierarchy, "DUPLICATE_CHILD", nodeLoc(pid, "children"), pid, "keep the first occurrence", func(d *Document) bool {
+					p := d.Hierarchy[pid]
+					if p == nil || countOf(p.Children, cid) < 2 {
+						return false
+					}
+					p.Children = dedupe(p.Children)
+					return true
+				}, "node %s lists child %s more than once", pid, cid)
+				keyed(is, cid)
+			default:
+				listedBy[cid] = append(listedBy[cid], pid)
+			}
+			seen[cid] = true
+		}
+	}
+	for _, id := range ids {
+		n := d.Hierarchy[id]
+		if n == nil || id == RootID || strings.TrimSpace(id) == "" {
+			continue
+		}
+		id := id
+		owners := listedBy[id]
+		parentOK := n.Parent != "" && d.Hierarchy[n.Parent] != nil && n.Parent != id
+		switch {
+		case len(owners) > 0 && !containsString(owners, n.Parent):
+			// Listed by another node than its parent field says.
+			c.flagged[id] = true
+			owner := owners[0]
+			c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(id, "parent"), id, "set parent to "+owner+", the node that lists it", func(d *Document) bool {
+				n := d.Hierarchy[id]
+				if n == nil || n.Parent == owner || d.Hierarchy[owner] == nil {
+					return false
+				}
+				if old := d.Hierarchy[n.Parent]; old != nil {
+					old.Children = removeString(old.Children, id)
+				}
+				n.Parent = owner
+				n.absent &^= fParent
+				return true
+			}, "node %s names parent %q but is listed by %s", id, truncateForDetails(n.Parent), strings.Join(owners, ", "))
+		case len(owners) > 1:
+			c.flagged[id] = true
+			for _, o := range owners {
+				if o == n.Parent {
+					continue
+				}
+				o := o
+				is := c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(o, "children"), o, "remove it from "+o+"'s children", func(d *Document) bool {
+					p := d.Hierarchy[o]
+					if p == nil || !containsString(p.Children, id) {
+						return false
+					}
+					p.Children = removeString(p.Children, id)
+					return true
+				}, "node %s is listed by %s but its parent is %s", id, o, n.Parent)
+				keyed(is, id)
+			}
+		case len(owners) == 0 && parentOK:
+			c.flagged[id] = true
+			pid := n.Parent
+			c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(pid, "children"), id, "add it to "+pid+"'s children", func(d *Document) bool {
+				n, p := d.Hierarchy[id], d.Hierarchy[pid]
+				if n == nil || p == nil || containsString(p.Children, id) {
+					return false
+				}
+				p.Children = insertAt(p.Children, docDefaultIndex(d, p.Children, n.Type), id)
+				return true
+			}, "node %s names parent %s, which does not list it", id, pid)
+		case len(owners) == 0 && d.Hierarchy[RootID] == nil && (n.Parent == RootID || n.Parent == "" || n.Type == TypePhase):
+			// MISSING_SPEC_ROOT's fix attaches it.
+		case len(owners) == 0:
+			c.flagged[id] = true
+			guess := inferParent(d, id, n.Type)
+			var fix func(*Document) bool
+			suggestion := "set its parent and add it to that node's children"
+			if guess != "" && !isDescendant(d, guess, id) {
+				suggestion = "attach it to " + guess
+				fix = func(d *Document) bool { return attach(d, id, guess) }
+			}
+			c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
+				"node %s has no existing parent (%q) and no node lists it", id, truncateForDetails(n.Parent))
+		}
+	}
+	// Reachability, depth, placement and caps.
+	root := d.Hierarchy[RootID]
+	if root == nil {
+		return
+	}
+	depth := map[string]int{RootID: 0}
+	queue := []string{RootID}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		p := d.Hierarchy[pid]
+		if len(p.Children) > MaxChildren {
+			c.add(SeverityWarning, CategoryHierarchy, "TOO_MANY_CHILDREN", nodeLoc(pid, "children"), pid, "split it into groups or phases", nil,
+				"node %s has %d children (max %d)", pid, len(p.Children), MaxChildren)
+		}
+		for _, cid := range p.Children {
+			ch := d.Hierarchy[cid]
+			if ch == nil || ch.Parent != pid {
+				continue
+			}
+			if _, seen := depth[cid]; seen {
+				continue
+			}
+			depth[cid] = depth[pid] + 1
+			if depth[cid] == MaxNestingDepth+1 {
+				c.add(SeverityWarning, CategoryHierarchy, "NESTING_TOO_DEEP", nodeLoc(cid), cid, "flatten the hierarchy", nil,
+					"node %s is nested %d levels deep (max %d)", cid, depth[cid], MaxNestingDepth)
+			}
+			if ch.Type.Valid() && p.Type.Valid() && !placementOK(p, ch) {
+				sev := SeverityWarning
+				if ch.Type == TypePhase || ch.Type == TypeSpec || pid == RootID {
+					sev = SeverityError
+				}
+				c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, "move it under a suitable parent", nil,
+					"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
+			}
+			queue = append(queue, cid)
+		}
+	}
+	for _, id := range ids {
+		if _, ok := depth[id]; ok || c.flagged[id] || d.Hierarchy[id] == nil || strings.TrimSpace(id) == "" {
+			continue
+		}
+		id := id
+		n := d.Hierarchy[id]
+		guess := inferParent(d, id, n.Type)
+		var fix func(*Document) bool
+		suggestion := "attach it under a node reachable from spec-root"
+		if guess != "" {
+			if _, reachable := depth[guess]; reachable && guess != n.Parent {
+				suggestion = "attach it to " + guess
+				fix = func(d *Document) bool { return attach(d, id, guess) }
+			}
+		}
+		c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
+			"node %s is not reachable from spec-root (its parent chain loops)", id)
+	}
+}
+
+// placementOK is allowedUnder plus what imported specs legitimately contain.
+func placementOK(p, c *Node) bool {
+	if allowedUnder(p, c.Type) {
+		return true
+	}
+	// Subtasks directly under a phase or group occur in foundry specs.
+	return c.Type == TypeSubtask && (p.Type == TypePhase || p.Type == TypeGroup)
+}
+
+// attach moves id under parent (removing it from its old parent's children).
+func attach(d *Document, id, parent string) bool {
+	n, p := d.Hierarchy[id], d.Hierarchy[parent]
+	if n == nil || p == nil || isDescendant(d, parent, id) {
+		return false
+	}
+	if old := d.Hierarchy[n.Parent]; old != nil && n.Parent != parent {
+		old.Children = removeString(old.Children, id)
+	}
+	n.Parent = parent
+	n.absent &^= fParent
+	if !containsString(p.Children, id) {
+		p.Children = insertAt(p.Children, docDefaultIndex(d, p.Children, n.Type), id)
+	}
+	return true
+}
+
+// isDescendant reports whether x is id or below it, following children lists.
+func isDescendant(d *Document, x, id string) bool {
+	if x == id {
+		return true
+	}
+	seen := map[string]bool{}
+	stack := []string{id}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[cur] {
+			continue
+		}
+		seen[cur] = true
+		n := d.Hierarchy[cur]
+		if n == nil {
+			continue
+		}
+		for _, c := range n.Children {
+			if c == x {
+				return true
+			}
+			stack = append(stack, c)
+		}
+	}
+	return false
+}
+
+func docDefaultIndex(d *Document, children []string, t NodeType) int {
+	i := len(children)
+	if t == TypeVerify {
+		return i
+	}
+	for i > 0 {
+		c := d.Hierarchy[children[i-1]]
+		if c == nil || c.Type != TypeVerify {
+			break
+		}
+		i--
+	}
+	return i
+}
+
+func dedupe(list []string) []string {
+	seen := map[string]bool{}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ---- dependencies ----
+
+func (c *checker) checkDeps(id string) {
+	d := c.d
+	n := d.Hierarchy[id]
+	if n == nil || strings.TrimSpace(id) == "" {
+		return
+	}
+	lists := []struct {
+		name string
+		get  func(*Node) *[]string
+	}{
+		{"blocked_by", func(n *Node) *[]string { return &n.Dependencies.BlockedBy }},
+		{"blocks", func(n *Node) *[]string { return &n.Dependencies.Blocks }},
+		{"depends", func(n *Node) *[]string { return &n.Dependencies.Depends }},
+	}
+	for _, l := range lists {
+		l := l
+		list := *l.get(n)
+		loc := nodeLoc(id, "dependencies", l.name)
+		if hasDup(list) {
+			c.add(SeverityWarning, CategoryDependency, "DUPLICATE_DEPENDENCY", loc, id, "keep one of each", func(d *Document) bool {
+				n := d.Hierarchy[id]
+				if n == nil || !hasDup(*l.get(n)) {
+					return false
+				}
+				*l.get(n) = dedupe(*l.get(n))
+				return true
+			}, "node %s lists the same %s target more than once", id, l.name)
+		}
+		for _, t := range dedupe(list) {
+			t := t
+			remove := func(d *Document) bool {
+				n := d.Hierarchy[id]
+				if n == nil || !containsString(*l.get(n), t) {
+					return false
+				}
+				*l.get(n) = removeString(*l.get(n), t)
+				return true
+			}
+			switch {
+			case t == id:
+				is := c.add(SeverityError, CategoryDependency, "SELF_DEPENDENCY", loc, id, "remove the self reference", remove,
+					"node %s lists itself in %s", id, l.name)
+				keyed(is, t)
+			case d.Hierarchy[t] == nil || strings.TrimSpace(t) == "":
+				sev := SeverityError
+				if l.name == "depends" {
+					sev = SeverityWarning
+				}
+				is := c.add(sev, CategoryDependency, "MISSING_DEPENDENCY_TARGET", loc, id, "remove the reference", remove,
+					"node %s lists %q in %s, which does not exist", id, truncateForDetails(t), l.name)
+				keyed(is, t)
+			case l.name == "blocked_by" && !containsString(d.Hierarchy[t].Dependencies.Blocks, id):
+				is := c.add(SeverityError, CategoryDependency, "BIDIRECTIONAL_INCONSISTENCY", loc, id, "add "+id+" to "+t+".blocks", func(d *Document) bool {
+					tn := d.Hierarchy[t]
+					if tn == nil || containsString(tn.Dependencies.Blocks, id) {
+						return false
+					}
+					tn.Dependencies.Blocks = append(tn.Dependencies.Blocks, id)
+					return true
+				}, "node %s is blocked by %s, but %s.blocks does not list it", id, t, t)
+				keyed(is, t)
+			case l.name == "blocks" && !containsString(d.Hierarchy[t].Dependencies.BlockedBy, id):
+				is := c.add(SeverityError, CategoryDependency, "BIDIRECTIONAL_INCONSISTENCY", loc, id, "add "+id+" to "+t+".blocked_by", func(d *Document) bool {
+					tn := d.Hierarchy[t]
+					if tn == nil || containsString(tn.Dependencies.BlockedBy, id) {
+						return false
+					}
+					tn.Dependencies.BlockedBy = append(tn.Dependencies.BlockedBy, id)
+					return true
+				}, "node %s blocks %s, but %s.blocked_by does not list it", id, t, t)
+				keyed(is, t)
+			}
+		}
+	}
+}
+
+// ---- node metadata ----
+
+var verificationSynonyms = map[string]string{
+	"auto": "run-tests", "automated": "run-tests", "automatic": "run-tests", "test": "run-tests", "tests": "run-tests",
+	"unit": "run-tests", "pytest": "run-tests", "run_tests": "run-tests", "runtests": "run-tests", "command": "run-tests",
+	"review": "fidelity", "fidelity_review": "fidelity", "spec_review": "fidelity", "code_review": "fidelity",
+	"human": "manual", "manual_check": "manual", "manual_review": "manual",
+}
+
+var categorySynonyms = map[string]string{
+	"implement": "implementation", "impl": "implementation", "coding": "implementation", "code": "implementation",
+	"development": "implementation", "dev": "implementation", "feature": "implementation",
+	"refactor": "refactoring", "cleanup": "refactoring", "investigate": "investigation", "analysis": "investigation",
+	"discovery": "investigation", "decide": "decision", "design": "decision", "spike": "research",
+}
+
+var complexitySynonyms = map[string]string{
+	"med": "medium", "moderate": "medium", "normal": "medium", "easy": "low", "simple": "low", "small": "low",
+	"trivial": "low", "hard": "high", "complex": "high", "large": "high", "difficult": "high",
+}
+
+// enumCheck reports an invalid enum value in node metadata, fixable when a
+// synonym (or a case variant) maps it, or to fallback when one is given.
+func (c *checker) enumCheck(id, key, code string, allowed []string, synonyms map[string]string, sev Severity, fallback string) {
+	n := c.d.Hierarchy[id]
+	v, ok := n.Metadata[key]
+	if !ok || v == nil {
+		return
+	}
+	s, isStr := v.(string)
+	if isStr && containsString(allowed, s) {
+		return
+	}
+	target := ""
+	if isStr {
+		w := normalizeWord(s)
+		if containsString(allowed, w) {
+			target = w
+		} else if containsString(allowed, strings.ReplaceAll(w, "_", "-")) {
+			target = strings.ReplaceAll(w, "_", "-")
+		} else if m, ok := synonyms[w]; ok {
+			target = m
+		}
+	}
+	if target == "" {
+		target = fallback
+	}
+	var fix func(*Document) bool
+	suggestion := "use one of " + strings.Join(allowed, ", ")
+	if target != "" {
+		suggestion = "use " + target
+		fix = func(d *Document) bool {
+			n := d.Hierarchy[id]
+			if n == nil || n.Metadata[key] == target {
+				return false
+			}
+			n.SetMeta(key, target)
+			return true
+		}
+	}
+	c.add(sev, CategoryNodeMetadata, code, nodeLoc(id, "metadata", key), id, suggestion, fix,
+		"node %s has %s %q", id, key, truncateForDetails(fmt.Sprint(v)))
+}
+
+func (c *checker) checkNodeMetadata(id string) {
+	n := c.d.Hierarchy[id]
+	if n == nil || n.Metadata == nil || strings.TrimSpace(id) == "" {
+		return
+	}
+	if n.Type == TypeVerify {
+		if vt, ok := n.Metadata["verification_type"]; !ok || vt == nil || vt == "" {
+			target := "manual"
+			if n.MetaString("command") != "" {
+				target = "run-tests"
+			}
+			c.add(SeverityWarning, CategoryNodeMetadata, "MISSING_VERIFICATION_TYPE", nodeLoc(id, "metadata", "verification_type"), id, "use "+target,
+				func(d *Document) bool {
+					n := d.Hierarchy[id]
+					if n == nil || n.MetaString("verification_type") != "" {
+						return false
+					}
+					n.SetMeta("verification_type", target)
+					return true
+				}, "verify node %s has no verification_type", id)
+		} else {
+			c.enumCheck(id, "verification_type", "INVALID_VERIFICATION_TYPE", VerificationTypes, verificationSynonyms, SeverityError, "")
+		}
+	}
+	c.enumCheck(id, "task_category", "INVALID_TASK_CATEGORY", TaskCategories, categorySynonyms, SeverityWarning, "")
+	c.enumCheck(id, "complexity", "INVALID_COMPLEXITY", Complexities, complexitySynonyms, SeverityWarning, "")
+	if n.Type == TypeResearch {
+		c.enumCheck(id, "blocking_mode", "INVALID_BLOCKING_MODE", BlockingModes,
+			map[string]string{"blocking": "hard", "strict": "hard", "advisory": "soft", "off": "none"}, SeverityWarning, "soft")
+	}
+	for _, k := range []string{"estimated_hours", "actual_hours"} {
+		v, ok := n.Metadata[k]
+		if !ok || v == nil {
+			continue
+		}
+		if f, isNum := v.(float64); isNum && f >= 0 {
+			continue
+		}
+		k := k
+		var fix func(*Document) bool
+		if f, ok := toFloat(v); ok && f >= 0 {
+			fix = func(d *Document) bool {
+				n := d.Hierarchy[id]
+				f, ok := toFloat(n.Metadata[k])
+				if n == nil || !ok {
+					return false
+				}
+				if _, isNum := n.Metadata[k].(float64); isNum {
+					return false
+				}
+				n.SetMeta(k, f)
+				return true
+			}
+		}
+		c.add(SeverityWarning, CategoryNodeMetadata, "INVALID_ESTIMATE", nodeLoc(id, "metadata", k), id, "write a non-negative number of hours", fix,
+			"node %s has %s %s", id, k, truncateForDetails(fmt.Sprint(v)))
+	}
+	if fp, ok := n.Metadata["file_path"]; ok && fp != nil {
+		if s, isStr := fp.(string); !isStr || !validRelativePath(s) {
+			c.add(SeverityWarning, CategoryNodeMetadata, "INVALID_FILE_PATH", nodeLoc(id, "metadata", "file_path"), id, "use a repo-relative path", nil,
+				"node %s has file_path %s, which is not a repo-relative path", id, truncateForDetails(fmt.Sprint(fp)))
+		}
+	}
+	if details, ok := n.Metadata["details"]; ok && n.MetaString("description") == "" {
+		text := strings.Join(toStrings(details), "\n")
+		if text != "" {
+			c.add(SeverityInfo, CategoryNodeMetadata, "LEGACY_METADATA_FIELD", nodeLoc(id, "metadata", "details"), id, "move details to description",
+				func(d *Document) bool {
+					n := d.Hierarchy[id]
+					if n == nil || n.MetaString("description") != "" {
+						return false
+					}
+					t := strings.Join(toStrings(n.Metadata["details"]), "\n")
+					if t == "" {
+						return false
+					}
+					n.SetMeta("description", t)
+					n.DeleteMeta("details")
+					return true
+				}, "node %s uses the legacy details field instead of description", id)
+		}
+	}
+	if (n.Type == TypeTask || n.Type == TypeSubtask) && len(n.Children) == 0 {
+		if cat := n.TaskCategory(); cat == "implementation" || cat == "refactoring" {
+			if n.FilePath() == "" {
+				c.add(SeverityWarning, CategoryNodeMetadata, "MISSING_FILE_PATH", nodeLoc(id, "metadata", "file_path"), id,
+					"name the file it changes with task update-metadata (never guessed by fix)", nil,
+					"%s task %s has no file_path", cat, id)
+			}
+			if len(n.MetaStrings("acceptance_criteria")) == 0 {
+				c.add(SeverityInfo, CategoryNodeMetadata, "MISSING_ACCEPTANCE_CRITERIA", nodeLoc(id, "metadata", "acceptance_criteria"), id,
+					"add acceptance criteria with task update-metadata", nil, "%s task %s has no acceptance criteria", cat, id)
+			}
+		}
+	}
+}
+
+// ---- counts, rollups and cycles ----
+
+// rollupView builds a view of the document's hierarchy (clones) and
+// recomputes it, to compare with the stored counts.
+// Invalid types and statuses that map to valid ones are mapped first, so
+// the expected counts are those the fixed document will have.
+func rollupView(d *Document, clock Clock) *Spec {
+	s := FromDocument(*d)
+	s.Clock = clock
+	for id, n := range s.overlay {
+		if !n.Type.Valid() {
+			if t, ok := MapNodeType(string(n.Type)); ok {
+				n.Type = t
+			}
+		}
+		if !n.Status.Valid() || (n.Status == StatusArchived && id != RootID) {
+			if st, ok := MapStatus(string(n.Status)); ok {
+				n.Status = st
+			}
+		}
+	}
+	RecomputeAll(s)
+	return s
+}
+
+func (c *checker) recountFix() func(*Document) bool {
+	return func(d *Document) bool {
+		if d.Hierarchy == nil {
+			return false
+		}
+		s := rollupView(d, c.clock)
+		changed := false
+		for id, n := range d.Hierarchy {
+			if n == nil {
+				continue
+			}
+			e := s.Node(id)
+			if e == nil {
+				continue
+			}
+			if e.TotalTasks != n.TotalTasks || e.CompletedTasks != n.CompletedTasks || e.Status != n.Status || !jsonEqual(e.Metadata, n.Metadata) {
+				n.TotalTasks, n.CompletedTasks, n.Status = e.TotalTasks, e.CompletedTasks, e.Status
+				n.Metadata = cloneMap(e.Metadata)
+				n.absent &^= fTotal | fCompleted | fStatus
+				n.malformed &^= fTotal | fCompleted | fStatus
+				changed = true
+			}
+		}
+		h := s.Header
+		if d.Status != h.Status || d.ProgressPercentage != h.ProgressPercentage || d.CurrentPhase != h.CurrentPhase {
+			d.Status, d.ProgressPercentage, d.CurrentPhase = h.Status, h.ProgressPercentage, h.CurrentPhase
+			changed = true
+		}
+		return changed
+	}
+}
+
+func (c *checker) checkCountsAndCycles() {
+	d := c.d
+	if d.Hierarchy[RootID] == nil {
+		return
+	}
+	s := rollupView(d, c.clock)
+	recount := c.recountFix()
+	for _, id := range sortedIDs(d.Hierarchy) {
+		n, e := d.Hierarchy[id], s.Node(id)
+		if n == nil || e == nil {
+			continue
+		}
+		if n.TotalTasks != e.TotalTasks {
+			is := c.add(SeverityError, CategoryCounts, "TOTAL_TASKS_MISMATCH", nodeLoc(id, "total_tasks"), id, "recount", recount,
+				"node %s has total_tasks %d, expected %d", id, n.TotalTasks, e.TotalTasks)
+			is.group = "recount"
+		}
+		if n.CompletedTasks != e.CompletedTasks {
+			is := c.add(SeverityError, CategoryCounts, "COMPLETED_TASKS_MISMATCH", nodeLoc(id, "completed_tasks"), id, "recount", recount,
+				"node %s has completed_tasks %d, expected %d", id, n.CompletedTasks, e.CompletedTasks)
+			is.group = "recount"
+		}
+		if n.Status != e.Status && n.Status.Valid() {
+			is := c.add(SeverityError, CategoryCounts, "STATUS_ROLLUP_MISMATCH", nodeLoc(id, "status"), id, "recompute it from the children", recount,
+				"node %s has status %s, but its children make it %s", id, n.Status, e.Status)
+			is.group = "recount"
+		}
+	}
+	h := s.Header
+	if d.Status != h.Status || d.ProgressPercentage != h.ProgressPercentage || d.CurrentPhase != h.CurrentPhase {
+		is := c.add(SeverityError, CategoryCounts, "SPEC_ROLLUP_MISMATCH", "status", "", "recompute status, progress_percentage and current_phase", recount,
+			"top-level status/progress/current_phase are %q/%d/%q, expected %q/%d/%q", truncateForDetails(string(d.Status)), d.ProgressPercentage,
+			truncateForDetails(d.CurrentPhase), h.Status, h.ProgressPercentage, h.CurrentPhase)
+		is.group = "recount"
+	}
+	if cycle := FindDeadlock(s); cycle != nil {
+		c.add(SeverityError, CategoryDependency, "CYCLE_DETECTED", nodeLoc(cycle[0], "dependencies", "blocked_by"), cycle[0],
+			"remove one blocked_by edge of the cycle with task remove-dependency", nil,
+			"dependency cycle (inherited edges included): %s", strings.Join(cycle, " → "))
+	}
+}
+
+// ---- journal ----
+
+func (c *checker) checkJournal() {
+	d := c.d
+	if len(d.Journal) > MaxJournal {
+		c.add(SeverityWarning, CategoryStructure, "JOURNAL_TOO_LARGE", "journal", "", "archive old entries", nil,
+			"the journal has %d entries (max %d)", len(d.Journal), MaxJournal)
+	}
+	bad := 0
+	for _, e := range d.Journal {
+		if !containsString(JournalEntryTypes, e.EntryType) {
+			bad++
+		}
+	}
+	if bad > 0 || d.malformed&dJournal != 0 {
+		c.add(SeverityWarning, CategoryStructure, "INVALID_JOURNAL_ENTRY", "journal", "", "drop malformed entries and map unknown entry types to note", func(d *Document) bool {
+			changed := d.malformed&dJournal != 0
+			d.malformed &^= dJournal
+			for i := range d.Journal {
+				if !containsString(JournalEntryTypes, d.Journal[i].EntryType) {
+					d.Journal[i].EntryType = "note"
+					changed = true
+				}
+			}
+			return changed
+		}, "%s", journalMessage(bad, d.malformed&dJournal != 0))
+	}
+}
+
+func journalMessage(bad int, malformed bool) string {
+	var parts []string
+	if malformed {
+		parts = append(parts, "malformed items (dropped on reading)")
+	}
+	if bad > 0 {
+		parts = append(parts, fmt.Sprintf("%d entries with an unknown entry_type", bad))
+	}
+	return "the journal has " + strings.Join(parts, " and ")
+}

@@ -1,0 +1,242 @@
+package tools
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/jcs"
+	"github.com/specd/specd/specs"
+)
+
+// tokensOf is the token estimate of contract §6: bytes of compact JSON / 4.
+func tokensOf(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return (len(b) + 3) / 4
+}
+
+// ArchiveID names a stored spec item pinned to a version, so that
+// research(action="archive-get") can serve it from the store (contract §6).
+func ArchiveID(specID string, version int64, item string) string {
+	return "spec:" + specID + "@" + strconv.FormatInt(version, 10) + "/" + item
+}
+
+// ContentHash is "sha256:<hex>" of v's RFC 8785 canonical JSON.
+func ContentHash(v any) (string, error) {
+	b, err := jcs.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// budgeted is a spec document degraded to fit a token budget.
+type budgeted struct {
+	Data     map[string]any
+	Fidelity string
+	Dropped  []string
+	Archive  map[string]string
+	Total    int // items considered for dropping
+	Tokens   int
+}
+
+// Archive items of a spec answer (the part of an archive id after the "/"):
+//
+//	node:<id>        one node's full JSON
+//	subtree:<id>     {id: node} for the node and every descendant
+//	journal:<a>-<b>  the journal entries with seq a..b (inclusive), oldest first
+//
+// Each is hashed over its RFC 8785 canonical JSON, and research
+// archive-get serves it from the store at the pinned version.
+
+// maxDroppedNodes bounds how many nodes the partial level may drop one by
+// one before the summary level (which drops whole phases) takes over, so
+// the metadata listing dropped items stays small.
+const maxDroppedNodes = 50
+
+// budgetDocument fits doc (with its journal) into budget tokens, degrading
+// in the fixed order of contract §6:
+//
+//  1. partial: drop the oldest journal entries (one journal range item),
+//     then the metadata of completed nodes, oldest completion first (one
+//     node item each, at most maxDroppedNodes);
+//  2. summary: every node shrinks to {type, title, status, parent, children};
+//     each phase's subtree and the remaining journal are the dropped items;
+//  3. reference_only: phases with their counts only, plus the calls that
+//     page through the rest (same dropped items as summary).
+func budgetDocument(doc specs.Document, budget int) (budgeted, error) {
+	version, specID := doc.Version, doc.SpecID
+	out := budgeted{Fidelity: core.FidelityFull, Archive: map[string]string{}}
+	full := map[string]any{"spec": doc}
+	if t := tokensOf(full); t <= budget {
+		out.Data, out.Tokens = full, t
+		return out, nil
+	}
+	nodeIDs := make([]string, 0, len(doc.Hierarchy))
+	for id := range doc.Hierarchy {
+		nodeIDs = append(nodeIDs, id)
+	}
+	specs.SortIDs(nodeIDs)
+	out.Total = len(doc.Journal) + len(nodeIDs)
+	var dropped []string
+	archive := map[string]string{}
+	drop := func(item string, v any) error {
+		h, err := ContentHash(v)
+		if err != nil {
+			return err
+		}
+		dropped = append(dropped, item)
+		archive[ArchiveID(specID, version, item)] = h
+		return nil
+	}
+	journal := append([]specs.JournalEntry(nil), doc.Journal...)
+	sort.Slice(journal, func(i, j int) bool { return journal[i].Seq < journal[j].Seq })
+	dropJournal := func(entries []specs.JournalEntry) error {
+		if len(entries) == 0 {
+			return nil
+		}
+		return drop(fmt.Sprintf("journal:%d-%d", entries[0].Seq, entries[len(entries)-1].Seq), entries)
+	}
+
+	// 1. partial.
+	work := doc
+	work.Hierarchy = make(map[string]*specs.Node, len(doc.Hierarchy))
+	for k, v := range doc.Hierarchy {
+		work.Hierarchy[k] = v
+	}
+	size := tokensOf(map[string]any{"spec": work})
+	cut := 0
+	for cut < len(journal) && size > budget {
+		size -= tokensOf(journal[cut]) + 1
+		cut++
+	}
+	if err := dropJournal(journal[:cut]); err != nil {
+		return out, err
+	}
+	work.Journal = journal[cut:]
+	if size > budget {
+		var done []*specs.Node
+		for _, id := range nodeIDs {
+			if n := doc.Hierarchy[id]; n.Status == specs.StatusCompleted && len(n.Metadata) > 0 {
+				done = append(done, n)
+			}
+		}
+		sort.SliceStable(done, func(i, j int) bool { return done[i].MetaString("completed_at") < done[j].MetaString("completed_at") })
+		for i := 0; i < len(done) && i < maxDroppedNodes && size > budget; i++ {
+			n := done[i]
+			if err := drop("node:"+n.ID, n); err != nil {
+				return out, err
+			}
+			c := n.Clone()
+			c.Metadata = map[string]any{}
+			size -= tokensOf(n.Metadata)
+			work.Hierarchy[n.ID] = c
+		}
+	}
+	if size = tokensOf(map[string]any{"spec": work}); size <= budget {
+		out.Data, out.Fidelity, out.Tokens, out.Dropped, out.Archive = map[string]any{"spec": work}, core.FidelityPartial, size, dropped, archive
+		return out, nil
+	}
+
+	// 2. summary: start the dropped list again at phase granularity.
+	dropped, archive = nil, map[string]string{}
+	if err := dropJournal(journal); err != nil {
+		return out, err
+	}
+	hier := make(map[string]any, len(nodeIDs))
+	for _, id := range nodeIDs {
+		n := doc.Hierarchy[id]
+		var parent any
+		if n.Parent != "" {
+			parent = n.Parent
+		}
+		hier[id] = map[string]any{"type": n.Type, "title": n.Title, "status": n.Status, "parent": parent, "children": nonNilStrings(n.Children)}
+	}
+	root := doc.Hierarchy[specs.RootID]
+	var phaseIDs []string
+	if root != nil {
+		phaseIDs = root.Children
+	}
+	for _, pid := range phaseIDs {
+		if err := drop("subtree:"+pid, subtree(doc.Hierarchy, pid)); err != nil {
+			return out, err
+		}
+	}
+	out.Dropped, out.Archive = dropped, archive
+	summary := map[string]any{"spec": map[string]any{
+		"spec_id": doc.SpecID, "title": doc.Title, "version": doc.Version, "lifecycle": doc.Lifecycle, "status": doc.Status,
+		"progress_percentage": doc.ProgressPercentage, "current_phase": doc.CurrentPhase, "hierarchy": hier,
+	}}
+	if size = tokensOf(summary); size <= budget {
+		out.Data, out.Fidelity, out.Tokens = summary, core.FidelitySummary, size
+		return out, nil
+	}
+
+	// 3. reference_only.
+	phases := []map[string]any{}
+	for _, id := range phaseIDs {
+		if p := doc.Hierarchy[id]; p != nil {
+			phases = append(phases, map[string]any{"id": id, "title": p.Title, "status": p.Status,
+				"total_tasks": p.TotalTasks, "completed_tasks": p.CompletedTasks})
+		}
+	}
+	ref := map[string]any{
+		"spec": map[string]any{
+			"spec_id": doc.SpecID, "title": doc.Title, "version": doc.Version, "lifecycle": doc.Lifecycle, "status": doc.Status,
+			"progress_percentage": doc.ProgressPercentage, "current_phase": doc.CurrentPhase, "phases": phases,
+		},
+		"next_calls": []map[string]any{
+			{"tool": "task", "args": map[string]any{"action": "hierarchy", "spec_id": doc.SpecID, "max_depth": 2}},
+			{"tool": "task", "args": map[string]any{"action": "list", "spec_id": doc.SpecID}},
+		},
+	}
+	out.Data, out.Fidelity, out.Tokens = ref, core.FidelityReferenceOnly, tokensOf(ref)
+	return out, nil
+}
+
+// subtree collects id and its descendants as {id: node}.
+func subtree(h map[string]*specs.Node, id string) map[string]*specs.Node {
+	out := map[string]*specs.Node{}
+	var walk func(string)
+	walk = func(id string) {
+		n := h[id]
+		if n == nil || out[id] != nil {
+			return
+		}
+		out[id] = n
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(id)
+	return out
+}
+
+// fidelityMeta reports a degraded answer: content_fidelity, the dropped ids,
+// their archive hashes and a CONTENT_TRUNCATED warning.
+func fidelityMeta(b budgeted, budget int) []core.MetaOption {
+	if b.Fidelity == core.FidelityFull {
+		return nil
+	}
+	return []core.MetaOption{
+		core.WithFidelity(b.Fidelity, b.Dropped, b.Archive),
+		core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
+			fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out (fetch them with research archive-get).", b.Fidelity, budget, len(b.Dropped)),
+			map[string]any{"dropped_count": len(b.Dropped), "total_count": b.Total, "reason": "token_budget", "budget_tokens": budget}),
+	}
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
