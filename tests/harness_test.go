@@ -271,3 +271,10 @@ func data(env map[string]any) map[string]any { m, _ := env["data"].(map[string]a
 
 // errorCode returns env.data.error_code.
 func errorCode(env map[string]any) string { s, _ := data(env)["error_code"].(string); return s }
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

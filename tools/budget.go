@@ -115,8 +115,14 @@ func budgetDocument(doc specs.Document, budget int) (budgeted, error) {
 	size := tokensOf(map[string]any{"spec": work})
 	cut := 0
 	for cut < len(journal) && size > budget {
-		size -= tokensOf(journal[cut]) + 1
-		cut++
+		// Estimate per entry, then correct with an exact measure: the
+		// estimate ignores separators, so it can stop a little early.
+		for cut < len(journal) && size > budget {
+			size -= tokensOf(journal[cut])
+			cut++
+		}
+		work.Journal = journal[cut:]
+		size = tokensOf(map[string]any{"spec": work})
 	}
 	if err := dropJournal(journal[:cut]); err != nil {
 		return out, err
