@@ -565,3 +565,27 @@ func rankIDs(q string, ids []string) []string {
 func checkVersion(o specs.RepoWriteOptions, current int64) *core.Error {
 	return core.Mutation{DryRun: o.DryRun, ExpectedVersion: o.ExpectedVersion}.CheckVersion(current)
 }
+
+// JournalRange returns the entries of specID with seq in [from, to], oldest
+// first. Journal entries never change once written, so a range pinned by an
+// archive id reads the same at any later version.
+func (s *Store) JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error) {
+	out := []specs.JournalEntry{}
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b, err := specBucket(tx, specID)
+		if err != nil {
+			return err
+		}
+		c := b.Bucket(bucketJournal).Cursor()
+		for k, v := c.Seek(u64(from)); k != nil && binary.BigEndian.Uint64(k) <= to; k, v = c.Next() {
+			var e specs.JournalEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return core.Internal(err)
+			}
+			e.Seq = binary.BigEndian.Uint64(k)
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
