@@ -29,12 +29,20 @@ const Instructions = "specd keeps your plan as specs (phases → tasks → subta
 // input-schema validation stays off: our validator answers in envelopes.
 func NewMCPServer(d *Deps) (*server.MCPServer, *Registry) {
 	r := New(d)
-	s := server.NewMCPServer("specd", d.Version,
+	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions(Instructions),
 		server.WithRecovery(),
-	)
+	}
+	if d.Specs != nil {
+		opts = append(opts, server.WithResourceCapabilities(false, false), server.WithResourceRecovery(),
+			server.WithCompletions(), server.WithResourceCompletionProvider(specCompletion{d}))
+	}
+	s := server.NewMCPServer("specd", d.Version, opts...)
 	r.Install(s, d.Runtime)
+	if d.Specs != nil {
+		installResources(s, d)
+	}
 	return s, r
 }
 

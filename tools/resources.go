@@ -1,0 +1,139 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/specs"
+)
+
+// Resource URIs.
+const (
+	resourceSpecs       = "specd://specs"
+	resourceSpec        = "specd://specs/{spec_id}"
+	resourceSpecJournal = "specd://specs/{spec_id}/journal"
+)
+
+// maxResourceSpecs bounds the specd://specs listing (spec list pages further).
+const maxResourceSpecs = 1000
+
+// installResources publishes the spec resources: the listing, each spec's
+// document and each spec's journal (newest first, up to 1,000 entries).
+// Resources carry plain JSON (not envelopes); a missing spec is the
+// protocol's resource-not-found error.
+func installResources(s *server.MCPServer, d *Deps) {
+	s.AddResource(mcp.NewResource(resourceSpecs, "specs",
+		mcp.WithResourceDescription("Every spec (id, title, folder, status, progress, version), in spec id order; the first 1,000."),
+		mcp.WithMIMEType("application/json")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			rows, next, err := d.Specs.ListSpecs(ctx, "all", "", maxResourceSpecs)
+			if err != nil {
+				return nil, resourceError(err)
+			}
+			return jsonContents(req.Params.URI, map[string]any{"specs": rows, "truncated": next != ""})
+		})
+	// The journal template goes first so it wins over the document template.
+	s.AddResourceTemplate(mcp.NewResourceTemplate(resourceSpecJournal, "spec journal",
+		mcp.WithTemplateDescription("A spec's journal, newest first (up to 1,000 entries; journal list pages further)."),
+		mcp.WithTemplateMIMEType("application/json")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id := templateArg(req, "spec_id")
+			var entries []specs.JournalEntry
+			err := d.Specs.ReadSpec(ctx, id, func(_ *specs.Spec, j specs.JournalReader) error {
+				var err error
+				entries, _, err = j.Entries(0, core.PageJournal.Max, nil)
+				return err
+			})
+			if err != nil {
+				return nil, resourceError(err)
+			}
+			return jsonContents(req.Params.URI, map[string]any{"spec_id": id, "entries": entries})
+		})
+	s.AddResourceTemplate(mcp.NewResourceTemplate(resourceSpec, "spec",
+		mcp.WithTemplateDescription("One spec's document (foundry-compatible JSON)."),
+		mcp.WithTemplateMIMEType("application/json")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id := templateArg(req, "spec_id")
+			var doc specs.Document
+			err := d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
+				doc = sp.Document()
+				return nil
+			})
+			if err != nil {
+				return nil, resourceError(err)
+			}
+			return jsonContents(req.Params.URI, doc)
+		})
+}
+
+func templateArg(req mcp.ReadResourceRequest, name string) string {
+	switch v := req.Params.Arguments[name].(type) {
+	case string:
+		return v
+	case []string:
+		if len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
+}
+
+// resourceError maps SPEC_NOT_FOUND to the protocol's not-found error and
+// hides anything internal.
+func resourceError(err error) error {
+	e := core.AsError(err)
+	if e.Code == core.CodeSpecNotFound {
+		return fmt.Errorf("%w: %s", server.ErrResourceNotFound, e.Message)
+	}
+	if e.Code == core.CodeInternal {
+		return fmt.Errorf("internal error reading the resource")
+	}
+	return fmt.Errorf("%s: %s", e.Code, e.Message)
+}
+
+// specCompletion completes spec_id in the resource templates by prefix (then
+// by substring), up to 100 values.
+type specCompletion struct{ d *Deps }
+
+func (c specCompletion) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	if arg.Name != "spec_id" {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	ids, err := c.d.Specs.SpecIDs(ctx)
+	if err != nil {
+		return nil, resourceError(err)
+	}
+	q := strings.ToLower(arg.Value)
+	var prefix, contains []string
+	for _, id := range ids {
+		switch l := strings.ToLower(id); {
+		case strings.HasPrefix(l, q):
+			prefix = append(prefix, id)
+		case strings.Contains(l, q):
+			contains = append(contains, id)
+		}
+	}
+	sort.Strings(prefix)
+	sort.Strings(contains)
+	all := append(prefix, contains...)
+	total := len(all)
+	if len(all) > 100 {
+		all = all[:100]
+	}
+	return &mcp.Completion{Values: all, Total: total, HasMore: total > len(all)}, nil
+}
