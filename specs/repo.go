@@ -77,4 +77,7 @@ type VersionView interface {
 	ChangedSince() []string
 	// Document assembles the whole document at that version.
 	Document() Document
+	// CurrentNode and CurrentHeader read the spec as it is now, for diffs.
+	CurrentNode(id string) *Node
+	CurrentHeader() Header
 }

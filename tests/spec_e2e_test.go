@@ -77,6 +77,15 @@ func TestSpecAuthoringScenario(t *testing.T) {
 		if len(hist["versions"].([]any)) != 2 {
 			t.Fatalf("history page: %v", hist)
 		}
+		// Diff version 2 (one phase) against now: phases 2 and 3 were added.
+		diff := ok(call(t, c, "spec", map[string]any{"action": "diff", "spec_id": id, "version": 2}))
+		if len(diff["added"].([]any)) != 2*5 {
+			t.Fatalf("diff v2→now added %v", diff["added"])
+		}
+		stats := ok(call(t, c, "spec", map[string]any{"action": "stats", "spec_id": id}))
+		if stats["phases"].(float64) != 3 {
+			t.Fatalf("stats: %v", stats)
+		}
 		// Roll back to the spec with one phase: a new version, phases 2 and 3 gone.
 		rb := ok(call(t, c, "authoring", map[string]any{"action": "spec-rollback", "spec_id": id, "version": 2}))
 		after := ok(call(t, c, "spec", map[string]any{"action": "get", "spec_id": id}))["spec"].(map[string]any)

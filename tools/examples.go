@@ -42,13 +42,18 @@ var journalExamples = map[string]map[string]any{
 }
 
 var specExamples = map[string]map[string]any{
-	"find":     {"query": "contract"},
-	"get":      {"spec_id": "$spec_id"},
-	"list":     {"status": "active", "limit": 5},
-	"validate": {"spec_id": "$spec_id"},
-	"fix":      {"spec_id": "$spec_id", "dry_run": true},
-	"schema":   {},
-	"history":  {"spec_id": "$spec_id", "limit": 5},
-	"export":   {"path": "exported-specs", "spec_id": "$spec_id"},
-	"import":   {"path": "exported-specs", "dry_run": true},
+	"find":                {"query": "contract"},
+	"get":                 {"spec_id": "$spec_id"},
+	"list":                {"status": "active", "limit": 5},
+	"validate":            {"spec_id": "$spec_id"},
+	"fix":                 {"spec_id": "$spec_id", "dry_run": true},
+	"schema":              {},
+	"history":             {"spec_id": "$spec_id", "limit": 5},
+	"export":              {"path": "exported-specs", "spec_id": "$spec_id"},
+	"import":              {"path": "exported-specs", "dry_run": true},
+	"stats":               {"spec_id": "$spec_id"},
+	"analyze-deps":        {"spec_id": "$spec_id", "bottleneck_threshold": 1},
+	"completeness-check":  {"spec_id": "$spec_id"},
+	"duplicate-detection": {"spec_id": "$spec_id", "threshold": 0.5},
+	"diff":                {"spec_id": "$spec_id"},
 }

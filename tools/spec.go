@@ -102,7 +102,8 @@ func specTool(d *Deps) *Tool {
 			SideEffects: EffectWrite, Latency: LatencySlow, Handler: func(ctx context.Context, r *Request) Result { return specImport(ctx, d, r) },
 		},
 	}
-	// ANALYSIS_HOOK
+	t.Params = append(t.Params, analysisParams...)
+	t.Actions = append(t.Actions, specAnalysisActions(d, readAction)...)
 	return t
 }
 

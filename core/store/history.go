@@ -130,6 +130,12 @@ type AtVersion struct {
 	Current *specs.Spec // a view of the current spec (valid inside the callback only)
 }
 
+// CurrentNode is the node as it is now (nil if absent).
+func (a *AtVersion) CurrentNode(id string) *specs.Node { return a.Current.Node(id) }
+
+// CurrentHeader is the header as it is now.
+func (a *AtVersion) CurrentHeader() specs.Header { return a.Current.Header }
+
 // VersionHeader is the header at the version.
 func (a *AtVersion) VersionHeader() specs.Header { return a.Header }
 
