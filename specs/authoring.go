@@ -766,7 +766,8 @@ func checkMetadataUpdate(updates map[string]any) []fieldViolation {
 // deletes the key; "title" sets the node's title). Known keys are validated
 // (enums, repo-relative file_path, non-negative hours, string lists); keys
 // owned by transitions or rollups (status, started_at, completed_at,
-// requirements, …) are refused. It returns the keys changed.
+// requirements, …) are refused. It returns the keys changed; when nothing
+// changes, nothing is edited and the version does not move.
 //
 // Errors: TASK_NOT_FOUND, MISSING_REQUIRED (no updates), INVALID_FORMAT /
 // VALIDATION_ERROR (bad or reserved keys; several are reported together in
@@ -787,32 +788,34 @@ func updateNodeMetadata(s *Spec, id string, updates map[string]any) ([]string, e
 	if vs := checkMetadataUpdate(updates); len(vs) > 0 {
 		return nil, violationsErr(vs)
 	}
-	e := s.Edit(id)
+	n := s.Node(id)
 	changed := []string{}
 	for _, k := range sortedKeys(updates) {
 		v := updates[k]
 		if k == "title" {
-			t := strings.TrimSpace(v.(string))
-			if t != e.Title {
-				e.Title = t
+			if strings.TrimSpace(v.(string)) != n.Title {
 				changed = append(changed, k)
 			}
 			continue
 		}
-		old, had := e.Metadata[k]
-		if v == nil {
-			if had {
-				e.DeleteMeta(k)
-				changed = append(changed, k)
-			}
-			continue
+		old, had := n.Metadata[k]
+		if (v == nil && had) || (v != nil && (!had || !jsonEqual(old, v))) {
+			changed = append(changed, k)
 		}
-		nv := normalizeJSON(v)
-		if had && jsonEqual(old, nv) {
-			continue
+	}
+	if len(changed) == 0 {
+		return changed, nil
+	}
+	e := s.Edit(id)
+	for _, k := range changed {
+		switch v := updates[k]; {
+		case k == "title":
+			e.Title = strings.TrimSpace(v.(string))
+		case v == nil:
+			e.DeleteMeta(k)
+		default:
+			e.SetMeta(k, v)
 		}
-		e.SetMeta(k, nv)
-		changed = append(changed, k)
 	}
 	s.touch()
 	return changed, nil

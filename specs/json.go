@@ -131,8 +131,9 @@ func appendExtra(obj []byte, extra map[string]json.RawMessage, known map[string]
 // UnmarshalJSON reads a node leniently: missing fields stay zero and are
 // recorded as absent; values of the wrong JSON type are coerced where
 // possible (numbers in strings, a bare string for a list, a legacy list of
-// dependencies meaning blocked_by) and recorded as malformed. It fails only
-// when data is not a JSON object; unknown keys go to Extra. The node's ID is
+// dependencies meaning blocked_by) and recorded as malformed. It fails, with
+// INVALID_FORMAT, only when data is not a JSON object; unknown keys go to
+// Extra. The node's ID is
 // not part of its JSON.
 func (n *Node) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
@@ -339,7 +340,9 @@ func lenientDeps(v json.RawMessage) (Dependencies, bool) {
 	return d, good
 }
 
-// EncodeNode returns the JSON the store keeps under a node's key.
+// EncodeNode returns the JSON the store keeps under a node's key. It fails
+// only when metadata holds a value encoding/json cannot encode (never for
+// values set through SetMeta or read from JSON).
 func EncodeNode(n *Node) ([]byte, error) { return json.Marshal(n) }
 
 // DecodeNode decodes a node stored under id (lenient, see Node.UnmarshalJSON).
@@ -369,7 +372,7 @@ type JournalEntry struct {
 }
 
 // UnmarshalJSON reads a journal entry leniently (wrong types become zero
-// values); it fails only when data is not an object.
+// values); it fails, with INVALID_FORMAT, only when data is not an object.
 func (e *JournalEntry) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
@@ -542,7 +545,7 @@ func (d Document) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a document leniently, like Node.UnmarshalJSON: it
-// fails only when data is not a JSON object; missing or mistyped fields are
+// fails (INVALID_FORMAT) only when data is not a JSON object; missing or mistyped fields are
 // recorded for Validate. Node values that are not objects become empty nodes
 // with every field marked malformed.
 func (d *Document) UnmarshalJSON(data []byte) error {

@@ -3,7 +3,11 @@ package specs
 import "sort"
 
 // NodeSource supplies a spec's nodes lazily: a map in memory
-// ([MemorySource]) or a bbolt bucket in core/store.
+// ([MemorySource]) or a bbolt bucket in core/store. Operations may Get the
+// same id several times (a rollup reads a parent's children, the next-task
+// search reads ancestors); a source that decodes on Get should keep the
+// decoded nodes for the life of the view. Returned nodes are never mutated by
+// this package.
 type NodeSource interface {
 	// Get returns the stored node with this id. Callers must not mutate it.
 	Get(id string) (*Node, bool)
@@ -84,6 +88,10 @@ func (s *Spec) Node(id string) *Node {
 	if s.deleted[id] {
 		return nil
 	}
+	return s.fromSource(id)
+}
+
+func (s *Spec) fromSource(id string) *Node {
 	n, ok := s.src.Get(id)
 	if !ok {
 		return nil
@@ -107,8 +115,8 @@ func (s *Spec) Edit(id string) *Node {
 	if s.deleted[id] {
 		return nil
 	}
-	n, ok := s.src.Get(id)
-	if !ok {
+	n := s.fromSource(id)
+	if n == nil {
 		return nil
 	}
 	s.save(id)
@@ -129,7 +137,7 @@ func (s *Spec) Put(n *Node) {
 func (s *Spec) Delete(id string) {
 	s.save(id)
 	delete(s.overlay, id)
-	if _, ok := s.src.Get(id); ok {
+	if s.fromSource(id) != nil {
 		s.deleted[id] = true
 	}
 }

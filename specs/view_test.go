@@ -211,3 +211,52 @@ func TestMutationTouchesOnlyWhatChanges(t *testing.T) {
 	}
 	mustNoViolations(t, v, "touch")
 }
+
+func changedIDs(s *Spec) ([]string, []string) {
+	put, del := s.Changes()
+	ids := []string{}
+	for _, n := range put {
+		ids = append(ids, n.ID)
+	}
+	return ids, del
+}
+
+func TestMutationsTouchFewNodesInABigSpec(t *testing.T) {
+	h, src := benchSpec(t, 1000)
+	cases := []struct {
+		name string
+		op   func(s *Spec) error
+		want []string
+	}{
+		{"add task", func(s *Spec) error { _, err := AddTask(s, "phase-10", TaskInput{Title: "x"}); return err },
+			[]string{"phase-10", "spec-root", "task-10-101"}},
+		{"add subtask", func(s *Spec) error {
+			_, err := AddTask(s, "task-10-5", TaskInput{Type: TypeSubtask, Title: "x"})
+			return err
+		}, []string{"task-10-5", "task-10-5-1"}}, // counts unchanged above the task
+		{"complete", func(s *Spec) error { _, err := Complete(s, "task-6-1", TransitionOptions{}); return err },
+			[]string{"phase-6", "spec-root", "task-6-1"}},
+		{"add dependency", func(s *Spec) error { return AddDependency(s, "task-6-1", "task-6-2", "blocks") },
+			[]string{"task-6-1", "task-6-2"}},
+		{"metadata no-op", func(s *Spec) error {
+			_, err := UpdateMetadata(s, "task-6-1", map[string]any{"file_path": "x.go"})
+			return err
+		}, []string{}},
+		{"move within phase", func(s *Spec) error { return MoveTask(s, "task-7-3", "", 1) }, []string{"phase-7"}},
+	}
+	for _, c := range cases {
+		s := NewSpecView(h, src)
+		noErr(t, c.op(s))
+		got, del := changedIDs(s)
+		if !reflect.DeepEqual(got, c.want) || len(del) != 0 {
+			t.Errorf("%s: changed %v deleted %v, want %v", c.name, got, del, c.want)
+		}
+	}
+	s := NewSpecView(h, src)
+	_, err := RemoveTask(s, "task-8-2", false)
+	noErr(t, err)
+	got, del := changedIDs(s)
+	if !reflect.DeepEqual(got, []string{"phase-8", "spec-root"}) || !reflect.DeepEqual(del, []string{"task-8-2"}) {
+		t.Errorf("remove: %v %v", got, del)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -44,9 +45,15 @@ func u64(v uint64) []byte { b := make([]byte, 8); binary.BigEndian.PutUint64(b, 
 // at most once per transaction. A node that fails to decode is recorded in
 // err and reads as absent; callers check Err after the operation.
 type boltSource struct {
-	b     *bolt.Bucket
-	cache map[string]*specs.Node
-	err   error
+	b      *bolt.Bucket
+	cache  map[string]*specs.Node
+	err    error
+	shared *nodeCache
+	specID string
+}
+
+func (s *Store) newSource(specID string, b *bolt.Bucket) *boltSource {
+	return &boltSource{b: b, cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
 }
 
 func newSource(b *bolt.Bucket) *boltSource {
@@ -62,14 +69,62 @@ func (s *boltSource) Get(id string) (*specs.Node, bool) {
 		s.cache[id] = nil
 		return nil, false
 	}
+	if n := s.shared.get(s.specID, id, v); n != nil {
+		s.cache[id] = n
+		return n, true
+	}
 	n, err := specs.DecodeNode(id, v)
 	if err != nil {
 		s.err = errors.Join(s.err, fmt.Errorf("node %s: %w", id, err))
 		s.cache[id] = nil
 		return nil, false
 	}
+	s.shared.put(s.specID, id, v, n)
 	s.cache[id] = n
 	return n, true
+}
+
+// nodeCache keeps decoded nodes across transactions, keyed by spec and node
+// id and validated by the stored bytes: a hit costs a byte comparison
+// instead of a JSON decode, and a node changed by any process (the bytes
+// differ) is decoded afresh. Cached nodes are shared read-only (the domain
+// clones before editing). A nil cache is disabled.
+type nodeCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedNode
+}
+
+type cachedNode struct {
+	raw  []byte
+	node *specs.Node
+}
+
+// maxCachedNodes bounds the cache; past it the cache starts over.
+const maxCachedNodes = 250_000
+
+func (c *nodeCache) get(specID, id string, raw []byte) *specs.Node {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	e, ok := c.entries[specID+"\x00"+id]
+	c.mu.Unlock()
+	if ok && bytes.Equal(e.raw, raw) {
+		return e.node
+	}
+	return nil
+}
+
+func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedNodes {
+		c.entries = make(map[string]cachedNode)
+	}
+	c.entries[specID+"\x00"+id] = cachedNode{raw: append([]byte(nil), raw...), node: n}
 }
 
 func (s *boltSource) IDs() []string {
@@ -171,7 +226,7 @@ func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.S
 		if err != nil {
 			return core.Internal(err)
 		}
-		src := newSource(b.Bucket(bucketNodes))
+		src := s.newSource(specID, b.Bucket(bucketNodes))
 		if err := fn(specs.NewSpecView(h, src), journalReader{b.Bucket(bucketJournal)}); err != nil {
 			return err
 		}
@@ -208,7 +263,7 @@ func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWrite
 			return verr
 		}
 		nodes := b.Bucket(bucketNodes)
-		src := newSource(nodes)
+		src := s.newSource(specID, nodes)
 		sp := specs.NewSpecView(h.Clone(), src)
 		w := &journalWriter{journalReader: journalReader{b.Bucket(bucketJournal)}}
 		if err := fn(sp, w); err != nil {

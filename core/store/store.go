@@ -85,6 +85,8 @@ type Store struct {
 
 	installID string
 	schema    int
+
+	nodes nodeCache // decoded spec nodes, validated by their stored bytes
 }
 
 // Open prepares the store at opts.Path. It does not take the file lock (so it

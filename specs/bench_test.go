@@ -1,0 +1,111 @@
+package specs
+
+import (
+	"fmt"
+	"testing"
+)
+
+var benchSizes = []int{100, 1000, 10000}
+
+// benchSpec builds a committed spec with n tasks in phases of up to 100
+// tasks (each with the verify scaffold, phases linked in a chain) and the
+// first half of the phases completed. It returns the header and the source.
+func benchSpec(tb testing.TB, n int) (Header, MemorySource) {
+	tb.Helper()
+	s, err := NewSpec(NewSpecInput{Name: "bench"}, testClock(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	perPhase := 100
+	if n < perPhase {
+		perPhase = n
+	}
+	phases := n / perPhase
+	for p := 1; p <= phases; p++ {
+		tasks := make([]TaskInput, perPhase)
+		for i := range tasks {
+			tasks[i] = TaskInput{Title: fmt.Sprintf("Task %d of phase %d", i+1, p), Description: "Do the thing", FilePath: "x.go"}
+		}
+		if _, err := AddPhaseBulk(s, PhaseInput{Title: fmt.Sprintf("Phase %d", p)}, tasks); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for p := 1; p <= phases/2; p++ {
+		for _, id := range s.Node(fmt.Sprintf("phase-%d", p)).Children {
+			s.Edit(id).Status = StatusCompleted
+		}
+	}
+	RecomputeAll(s)
+	put, _ := s.Changes()
+	src := MemorySource{}
+	src.Apply(put, nil)
+	return s.Header.Clone(), src
+}
+
+func BenchmarkAddTask(b *testing.B) {
+	for _, n := range benchSizes {
+		h, src := benchSpec(b, n)
+		last := fmt.Sprintf("phase-%d", len(src[RootID].Children))
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				s := NewSpecView(h, src)
+				if _, err := AddTask(s, last, TaskInput{Title: "one more"}); err != nil {
+					b.Fatal(err)
+				}
+				s.Changes()
+			}
+		})
+	}
+}
+
+func BenchmarkComplete(b *testing.B) {
+	for _, n := range benchSizes {
+		h, src := benchSpec(b, n)
+		target := NextTask(NewSpecView(h, src)).TaskID
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				s := NewSpecView(h, src)
+				if _, err := Complete(s, target, TransitionOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				s.Changes()
+			}
+		})
+	}
+}
+
+func BenchmarkNextTask(b *testing.B) {
+	for _, n := range benchSizes {
+		h, src := benchSpec(b, n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if r := NextTask(NewSpecView(h, src)); !r.Found {
+					b.Fatal("nothing found")
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkValidate(b *testing.B) {
+	for _, n := range benchSizes {
+		h, src := benchSpec(b, n)
+		doc := NewSpecView(h, src).Document()
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if r := Validate(&doc); !r.IsValid {
+					b.Fatalf("%+v", r.Diagnostics[0])
+				}
+			}
+		})
+	}
+}
+
+func TestBenchSpecIsValid(t *testing.T) {
+	h, src := benchSpec(t, 300)
+	s := NewSpecView(h, src)
+	mustNoViolations(t, s, "bench spec")
+	if s.Header.TotalTasks != 306 || s.Header.ProgressPercentage != 33 {
+		t.Fatalf("%+v", s.Header)
+	}
+}
