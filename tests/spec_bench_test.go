@@ -76,7 +76,7 @@ func BenchmarkSpecReads(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("history-page/tasks=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				env.run(b, "spec", map[string]any{"action": "history", "spec_id": id, "limit": 10})
+				env.run(b, "spec", map[string]any{"action": "history", "spec_id": id, "limit": 10.0})
 			}
 		})
 		b.Run(fmt.Sprintf("metadata-update/tasks=%d", n), func(b *testing.B) {

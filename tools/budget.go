@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/jcs"
@@ -57,6 +58,10 @@ type budgeted struct {
 // Each is hashed over its RFC 8785 canonical JSON, and research
 // archive-get serves it from the store at the pinned version.
 
+// minNodeBytes is a lower bound of one node's encoding in a full document
+// (type, title, status, parent, children, counts, metadata, dependencies).
+const minNodeBytes = 150
+
 // maxDroppedNodes bounds how many nodes the partial level may drop one by
 // one before the summary level (which drops whole phases) takes over, so
 // the metadata listing dropped items stays small.
@@ -72,14 +77,26 @@ const maxDroppedNodes = 50
 //     each phase's subtree and the remaining journal are the dropped items;
 //  3. reference_only: phases with their counts only, plus the calls that
 //     page through the rest (same dropped items as summary).
-func budgetDocument(doc specs.Document, budget int) (budgeted, error) {
+func budgetDocument(doc specs.Document, budget int, memo *hashMemo) (budgeted, error) {
 	version, specID := doc.Version, doc.SpecID
 	out := budgeted{Fidelity: core.FidelityFull, Archive: map[string]string{}}
 	full := map[string]any{"spec": doc}
-	if t := tokensOf(full); t <= budget {
-		out.Data, out.Tokens = full, t
-		return out, nil
+	// Every node costs at least minNodeBytes in the full and partial forms;
+	// when even that cannot fit, skip encoding the whole document.
+	tooBig := len(doc.Hierarchy)*minNodeBytes/4 > budget
+	var fullBytes []byte
+	if !tooBig {
+		var err error
+		if fullBytes, err = json.Marshal(full); err != nil {
+			return out, err
+		}
+		if t := (len(fullBytes) + 3) / 4; t <= budget {
+			out.Data, out.Tokens = full, t
+			return out, nil
+		}
 	}
+	// Sizes below are tracked by subtraction from the one full encoding
+	// (each dropped item's own encoding), and measured exactly once per level.
 	nodeIDs := make([]string, 0, len(doc.Hierarchy))
 	for id := range doc.Hierarchy {
 		nodeIDs = append(nodeIDs, id)
@@ -89,12 +106,17 @@ func budgetDocument(doc specs.Document, budget int) (budgeted, error) {
 	var dropped []string
 	archive := map[string]string{}
 	drop := func(item string, v any) error {
-		h, err := ContentHash(v)
-		if err != nil {
-			return err
+		id := ArchiveID(specID, version, item)
+		h, ok := memo.get(id)
+		if !ok {
+			var err error
+			if h, err = ContentHash(v); err != nil {
+				return err
+			}
+			memo.put(id, h)
 		}
 		dropped = append(dropped, item)
-		archive[ArchiveID(specID, version, item)] = h
+		archive[id] = h
 		return nil
 	}
 	journal := append([]specs.JournalEntry(nil), doc.Journal...)
@@ -112,23 +134,17 @@ func budgetDocument(doc specs.Document, budget int) (budgeted, error) {
 	for k, v := range doc.Hierarchy {
 		work.Hierarchy[k] = v
 	}
-	size := tokensOf(map[string]any{"spec": work})
-	cut := 0
-	for cut < len(journal) && size > budget {
-		// Estimate per entry, then correct with an exact measure: the
-		// estimate ignores separators, so it can stop a little early.
-		for cut < len(journal) && size > budget {
-			size -= tokensOf(journal[cut])
-			cut++
-		}
-		work.Journal = journal[cut:]
-		size = tokensOf(map[string]any{"spec": work})
+	size := (len(fullBytes) + 3) / 4
+	if tooBig {
+		size = budget + 1 // straight to summary
 	}
-	if err := dropJournal(journal[:cut]); err != nil {
-		return out, err
+	cut := 0
+	for !tooBig && cut < len(journal) && size > budget {
+		size -= tokensOf(journal[cut])
+		cut++
 	}
 	work.Journal = journal[cut:]
-	if size > budget {
+	if !tooBig && size > budget {
 		var done []*specs.Node
 		for _, id := range nodeIDs {
 			if n := doc.Hierarchy[id]; n.Status == specs.StatusCompleted && len(n.Metadata) > 0 {
@@ -136,35 +152,53 @@ func budgetDocument(doc specs.Document, budget int) (budgeted, error) {
 			}
 		}
 		sort.SliceStable(done, func(i, j int) bool { return done[i].MetaString("completed_at") < done[j].MetaString("completed_at") })
+		var meta []*specs.Node
 		for i := 0; i < len(done) && i < maxDroppedNodes && size > budget; i++ {
-			n := done[i]
-			if err := drop("node:"+n.ID, n); err != nil {
-				return out, err
+			size -= tokensOf(done[i].Metadata)
+			meta = append(meta, done[i])
+		}
+		if size <= budget { // worth doing only if it is enough
+			for _, n := range meta {
+				c := n.Clone()
+				c.Metadata = map[string]any{}
+				work.Hierarchy[n.ID] = c
 			}
-			c := n.Clone()
-			c.Metadata = map[string]any{}
-			size -= tokensOf(n.Metadata)
-			work.Hierarchy[n.ID] = c
 		}
 	}
-	if size = tokensOf(map[string]any{"spec": work}); size <= budget {
-		out.Data, out.Fidelity, out.Tokens, out.Dropped, out.Archive = map[string]any{"spec": work}, core.FidelityPartial, size, dropped, archive
-		return out, nil
+	if size <= budget {
+		// Exact check, correcting the estimate (separators) by dropping a
+		// few more journal entries if needed.
+		for {
+			exact := tokensOf(map[string]any{"spec": work})
+			if exact <= budget || cut >= len(journal) {
+				size = exact
+				break
+			}
+			step := max(1, (len(journal)-cut)/20)
+			cut = min(len(journal), cut+step)
+			work.Journal = journal[cut:]
+		}
+		if size <= budget {
+			if err := dropJournal(journal[:cut]); err != nil {
+				return out, err
+			}
+			for id, n := range work.Hierarchy {
+				if n != doc.Hierarchy[id] {
+					if err := drop("node:"+id, doc.Hierarchy[id]); err != nil {
+						return out, err
+					}
+				}
+			}
+			sort.Strings(dropped)
+			out.Data, out.Fidelity, out.Tokens, out.Dropped, out.Archive = map[string]any{"spec": work}, core.FidelityPartial, size, dropped, archive
+			return out, nil
+		}
 	}
 
-	// 2. summary: start the dropped list again at phase granularity.
+	// 2. summary: whole phases and the journal are the dropped items.
 	dropped, archive = nil, map[string]string{}
 	if err := dropJournal(journal); err != nil {
 		return out, err
-	}
-	hier := make(map[string]any, len(nodeIDs))
-	for _, id := range nodeIDs {
-		n := doc.Hierarchy[id]
-		var parent any
-		if n.Parent != "" {
-			parent = n.Parent
-		}
-		hier[id] = map[string]any{"type": n.Type, "title": n.Title, "status": n.Status, "parent": parent, "children": nonNilStrings(n.Children)}
 	}
 	root := doc.Hierarchy[specs.RootID]
 	var phaseIDs []string
@@ -177,13 +211,31 @@ func budgetDocument(doc specs.Document, budget int) (budgeted, error) {
 		}
 	}
 	out.Dropped, out.Archive = dropped, archive
-	summary := map[string]any{"spec": map[string]any{
-		"spec_id": doc.SpecID, "title": doc.Title, "version": doc.Version, "lifecycle": doc.Lifecycle, "status": doc.Status,
-		"progress_percentage": doc.ProgressPercentage, "current_phase": doc.CurrentPhase, "hierarchy": hier,
-	}}
-	if size = tokensOf(summary); size <= budget {
-		out.Data, out.Fidelity, out.Tokens = summary, core.FidelitySummary, size
-		return out, nil
+	// A summary node is about 90 bytes plus its title and ids; skip building
+	// it when even that cannot fit.
+	estimate := 0
+	for _, id := range nodeIDs {
+		n := doc.Hierarchy[id]
+		estimate += (90 + 2*len(id) + len(n.Title) + len(n.Parent) + 12*len(n.Children)) / 4
+	}
+	if estimate <= budget*5/4 {
+		hier := make(map[string]any, len(nodeIDs))
+		for _, id := range nodeIDs {
+			n := doc.Hierarchy[id]
+			var parent any
+			if n.Parent != "" {
+				parent = n.Parent
+			}
+			hier[id] = map[string]any{"type": n.Type, "title": n.Title, "status": n.Status, "parent": parent, "children": nonNilStrings(n.Children)}
+		}
+		summary := map[string]any{"spec": map[string]any{
+			"spec_id": doc.SpecID, "title": doc.Title, "version": doc.Version, "lifecycle": doc.Lifecycle, "status": doc.Status,
+			"progress_percentage": doc.ProgressPercentage, "current_phase": doc.CurrentPhase, "hierarchy": hier,
+		}}
+		if size = tokensOf(summary); size <= budget {
+			out.Data, out.Fidelity, out.Tokens = summary, core.FidelitySummary, size
+			return out, nil
+		}
 	}
 
 	// 3. reference_only.
@@ -245,4 +297,38 @@ func nonNilStrings(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// hashMemo remembers archive hashes by archive id. An archive id pins a spec
+// version, whose content never changes, so an entry never goes stale; the
+// memo only saves re-hashing a big spec on every read. Safe for concurrent
+// use; a nil memo remembers nothing.
+type hashMemo struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// maxMemoHashes bounds the memo; past it, it starts over.
+const maxMemoHashes = 20_000
+
+func (h *hashMemo) get(id string) (string, bool) {
+	if h == nil {
+		return "", false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.m[id]
+	return v, ok
+}
+
+func (h *hashMemo) put(id, hash string) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m) >= maxMemoHashes {
+		h.m = map[string]string{}
+	}
+	h.m[id] = hash
 }

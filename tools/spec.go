@@ -30,6 +30,7 @@ func specTool(d *Deps) *Tool {
 	for _, l := range specs.Lifecycles() {
 		folders = append(folders, string(l))
 	}
+	memo := &hashMemo{} // per tool instance: archive ids are unique per store, not per process
 	readAction := func(name, summary string, required, optional []string, latency string, h Handler) Action {
 		return Action{Name: name, Summary: summary, Required: required, Optional: optional,
 			SideEffects: EffectRead, Idempotent: true, Latency: latency, Handler: h}
@@ -54,7 +55,7 @@ func specTool(d *Deps) *Tool {
 		readAction("find", "Finds a spec by exact spec_id, or by text over ids and titles (query), and says which folder it is in.",
 			nil, []string{"spec_id", "query"}, LatencyFast, func(ctx context.Context, r *Request) Result { return specFind(ctx, d, r) }),
 		readAction("get", "The whole spec document with its journal; within the token budget (max_tokens), degrading partial → summary → reference_only.",
-			[]string{"spec_id"}, []string{"max_tokens", "version"}, LatencyModerate, func(ctx context.Context, r *Request) Result { return specGet(ctx, d, r, budget) }),
+			[]string{"spec_id"}, []string{"max_tokens", "version"}, LatencyModerate, func(ctx context.Context, r *Request) Result { return specGet(ctx, d, r, budget, memo) }),
 		readAction("list", "Specs of a lifecycle folder (status: all, pending, active, completed, archived), in spec id order, paged.",
 			nil, []string{"status", "include_progress", "cursor", "limit"}, LatencyFast, func(ctx context.Context, r *Request) Result { return specList(ctx, d, r) }),
 		readAction("validate", "Validation diagnostics {code, message, severity, category, location, suggested_fix, auto_fixable, fix_id}; is_valid means no errors.",
@@ -183,7 +184,7 @@ func specFind(ctx context.Context, d *Deps, r *Request) Result {
 	return OK(map[string]any{"found": len(matches) > 0, "query": q, "specs": matches, "count": len(matches)})
 }
 
-func specGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
+func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMemo) Result {
 	specID := r.Args.String("spec_id")
 	if mt, ok := r.Args.Int("max_tokens"); ok && mt < budget {
 		budget = mt
@@ -214,7 +215,7 @@ func specGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 		return Fail(specError(err, specID))
 	}
 	sort.Slice(doc.Journal, func(i, j int) bool { return doc.Journal[i].Seq < doc.Journal[j].Seq })
-	b, err := budgetDocument(doc, budget)
+	b, err := budgetDocument(doc, budget, memo)
 	if err != nil {
 		return Fail(err)
 	}

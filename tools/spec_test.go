@@ -70,7 +70,7 @@ func TestBudgetDegradesInOrderAndHashesWhatItDrops(t *testing.T) {
 			if tt.budget < 0 { // a percentage of the full answer
 				tt.budget = tokensOf(map[string]any{"spec": doc}) * -tt.budget / 100
 			}
-			b, err := budgetDocument(doc, tt.budget)
+			b, err := budgetDocument(doc, tt.budget, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
