@@ -1,0 +1,254 @@
+package research
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Producer defaults.
+const (
+	// DefaultMaxSnippets is used when CreateInput.MaxSnippets is 0.
+	DefaultMaxSnippets = 5
+	// CreateKeyPoints is how many key points CreateDigest extracts (at most).
+	CreateKeyPoints = 5
+)
+
+// CreateInput is the source and query of CreateDigest.
+type CreateInput struct {
+	// Text is a single-page source; it must be empty when Pages is given.
+	Text string
+	// Pages is a paged source (e.g. PDF pages); when non-empty the source is
+	// canonicalised page by page and locators use the page form.
+	Pages []string
+	// Query is the research query; it may be empty.
+	Query string
+	// SourceID names the source; when empty it is derived from the source
+	// hash: "src-" + the first 16 hex digits of SHA-256(canonical text).
+	SourceID string
+	// MaxSnippets is the number of evidence snippets wanted, 0..10; 0 means
+	// DefaultMaxSnippets.
+	MaxSnippets int
+}
+
+// CreateInfo describes how a digest was made.
+type CreateInfo struct {
+	// SourceID is CreateInput.SourceID or the derived one.
+	SourceID string `json:"source_id"`
+	// CanonicalText is the canonical source text the payload refers to
+	// (archive it to keep the locators verifiable).
+	CanonicalText string `json:"-"`
+	// Paged is true when the input was Pages.
+	Paged bool `json:"paged"`
+	// PageSpans are the page spans of CanonicalText (one span when not paged).
+	PageSpans []Span `json:"page_spans"`
+	// QueryTerms are the terms used for scoring.
+	QueryTerms []string `json:"query_terms"`
+	// Ranking is RankingBM25 or RankingPosition.
+	Ranking string `json:"ranking"`
+	// Chunks and Sentences count the candidates scored.
+	Chunks    int `json:"chunks"`
+	Sentences int `json:"sentences"`
+}
+
+// Errors returned by CreateDigest.
+var (
+	ErrTextAndPages = errors.New("research: give either text or pages, not both")
+	ErrMaxSnippets  = fmt.Errorf("research: max_snippets must be between 0 and %d", MaxEvidenceSnippets)
+)
+
+// CreateDigest builds a DigestPayload from a source and a query,
+// deterministically and without a language model:
+//
+//  1. The source is canonicalised (Canonicalize, or CanonicalizePages for
+//     Pages) and hashed; original_chars is the canonical text's length.
+//  2. Each page is split into chunks of about 400 characters (at most 500,
+//     at least 50 unless the page is shorter), preferring page ("paragraph"),
+//     then sentence, then clause, then word boundaries — see splitRange.
+//     The same rules split each page into sentences, a sentence longer than
+//     500 characters being split like a chunk.
+//  3. Chunks and sentences are scored against QueryTerms(query) with BM25
+//     (k1 = 1.2, b = 0.75) normalised to 0–1; with no usable term, or when
+//     no chunk contains one, earlier text scores higher ((n-i)/n).
+//  4. evidence_snippets: the top MaxSnippets chunks by score (ties: earlier
+//     first; chunks scoring 0 under BM25 are left out), each the exact
+//     canonical text at its locator ("page:N:char:S-E" for paged input,
+//     "char:S-E" otherwise), relevance_score rounded to 4 decimals.
+//  5. summary: the best sentences, taken by score while they fit in 2000
+//     characters, then put back in document order and joined by spaces.
+//  6. key_points: the CreateKeyPoints best sentences, one each.
+//  7. digest_chars and compression_ratio are computed exactly.
+//
+// An empty (or all-markup) source is not an error: the digest is valid with
+// an empty summary and no key points or snippets, original_chars 0 and
+// compression_ratio 1 (for empty pages, original_chars counts the "\n\n"
+// separators and compression_ratio is 0). The result always passes Validate with
+// info.CanonicalText and the query. Errors are returned only for bad input:
+// both Text and Pages set, or MaxSnippets outside 0..10.
+func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
+	if in.Text != "" && len(in.Pages) > 0 {
+		return DigestPayload{}, CreateInfo{}, ErrTextAndPages
+	}
+	if in.MaxSnippets < 0 || in.MaxSnippets > MaxEvidenceSnippets {
+		return DigestPayload{}, CreateInfo{}, ErrMaxSnippets
+	}
+	maxSnippets := in.MaxSnippets
+	if maxSnippets == 0 {
+		maxSnippets = DefaultMaxSnippets
+	}
+
+	info := CreateInfo{Paged: len(in.Pages) > 0}
+	var text string
+	if info.Paged {
+		text, info.PageSpans = CanonicalizePages(in.Pages)
+	} else {
+		text = Canonicalize(in.Text)
+	}
+	r := []rune(text)
+	if !info.Paged {
+		info.PageSpans = []Span{{Start: 0, End: len(r)}}
+	}
+	info.CanonicalText = text
+	hash := SourceTextHash(text)
+	info.SourceID = in.SourceID
+	if info.SourceID == "" {
+		info.SourceID = "src-" + hash[len("sha256:"):len("sha256:")+16]
+	}
+
+	// Candidates, page by page.
+	var chunks, sents []Span
+	var chunkPage []int
+	for i, p := range info.PageSpans {
+		if p.Len() == 0 {
+			continue
+		}
+		before := len(chunks)
+		chunks = splitRange(r, p.Start, p.End, chunks)
+		for range chunks[before:] {
+			chunkPage = append(chunkPage, i+1)
+		}
+		sents = sentences(r, p.Start, p.End, sents)
+	}
+	info.Chunks, info.Sentences = len(chunks), len(sents)
+
+	// Scoring.
+	info.QueryTerms = QueryTerms(in.Query)
+	if info.QueryTerms == nil {
+		info.QueryTerms = []string{}
+	}
+	termIndex := make(map[string]int, len(info.QueryTerms))
+	for i, t := range info.QueryTerms {
+		termIndex[t] = i
+	}
+	tok := tokenize(r, termIndex)
+	chunkScores, method := rank(chunks, tok, len(info.QueryTerms))
+	sentScores, _ := rank(sents, tok, len(info.QueryTerms))
+	info.Ranking = method
+	if len(chunks) == 0 {
+		info.Ranking = RankingPosition
+	}
+
+	p := DigestPayload{
+		Version:          Version,
+		ContentType:      ContentType,
+		QueryHash:        QueryHash(in.Query),
+		KeyPoints:        []string{},
+		EvidenceSnippets: []EvidenceSnippet{},
+		OriginalChars:    len(r),
+		SourceTextHash:   hash,
+	}
+	digest := 0
+
+	// Evidence.
+	for _, c := range byScore(chunkScores) {
+		if len(p.EvidenceSnippets) == maxSnippets {
+			break
+		}
+		if method == RankingBM25 && chunkScores[c] == 0 {
+			break
+		}
+		s := chunks[c]
+		loc := Locator{Start: s.Start, End: s.End}
+		if info.Paged {
+			loc.Page = chunkPage[c]
+		}
+		p.EvidenceSnippets = append(p.EvidenceSnippets, EvidenceSnippet{
+			Text:           string(r[s.Start:s.End]),
+			Locator:        loc.String(),
+			RelevanceScore: roundScore(chunkScores[c]),
+		})
+		digest += s.Len()
+	}
+
+	// Summary and key points.
+	order := byScore(sentScores)
+	chosen := make([]bool, len(sents))
+	summaryLen := 0
+	for _, i := range order {
+		n := sentenceLen(r, sents[i])
+		if n == 0 {
+			continue
+		}
+		extra := n
+		if summaryLen > 0 {
+			extra++ // the joining space
+		}
+		if summaryLen+extra > MaxSummaryChars {
+			if MaxSummaryChars-summaryLen < 2 {
+				break
+			}
+			continue
+		}
+		chosen[i] = true
+		summaryLen += extra
+	}
+	var sb strings.Builder
+	for i, ok := range chosen {
+		if ok {
+			if sb.Len() > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(sentenceText(r, sents[i]))
+		}
+	}
+	p.Summary = sb.String()
+	digest += utf8.RuneCountInString(p.Summary)
+
+	seen := map[string]bool{}
+	for _, i := range order {
+		if len(p.KeyPoints) == CreateKeyPoints {
+			break
+		}
+		t := sentenceText(r, sents[i])
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		p.KeyPoints = append(p.KeyPoints, t)
+		digest += utf8.RuneCountInString(t)
+	}
+
+	p.DigestChars = digest
+	p.CompressionRatio = ExpectedCompressionRatio(p.DigestChars, p.OriginalChars)
+	return p, info, nil
+}
+
+// sentenceText is the trimmed text of a sentence span (at most 500 code
+// points, never blank unless empty).
+func sentenceText(r []rune, s Span) string {
+	return strings.TrimSpace(string(r[s.Start:s.End]))
+}
+
+// sentenceLen is the length in code points of sentenceText(r, s).
+func sentenceLen(r []rune, s Span) int {
+	a, b := s.Start, s.End
+	for a < b && unicode.IsSpace(r[a]) {
+		a++
+	}
+	for b > a && unicode.IsSpace(r[b-1]) {
+		b--
+	}
+	return b - a
+}

@@ -1,0 +1,27 @@
+// Package research implements research digests: the DigestPayload v1.0
+// schema (seed 001), its validator, the canonical source text that hashes
+// and locators refer to, evidence locators, and a deterministic digest
+// producer that needs no language model.
+//
+// The package is pure: no I/O, no storage, no clock. Every length it counts
+// or checks is in Unicode code points ("characters"), never bytes.
+//
+// # Overview
+//
+//   - Canonicalize / CanonicalizePages turn raw (possibly HTML) text into the
+//     canonical text; SourceTextHash and QueryHash hash it and the query.
+//   - ParseLocator, NewTextIndex and VerifyLocator check "char:S-E" and
+//     "page:N:char:S-E" locators against a canonical text.
+//   - Validate checks a payload (JSON bytes, a decoded map or a
+//     DigestPayload) and reports every violation at once.
+//   - CreateDigest builds a payload from a text and a query; its output
+//     always passes Validate against its own canonical text.
+//   - Marshal writes a payload as compact JSON with sorted keys; Unmarshal
+//     reads one back.
+//
+// # Departures from seed 001 (design/contract.md §9)
+//
+// Locator offsets are into the whole canonical text, also in the paged form
+// "page:N:char:S-E" (whose range must lie inside page N), and unknown payload
+// fields are warnings, not violations.
+package research
