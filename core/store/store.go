@@ -81,7 +81,8 @@ type Store struct {
 	draining bool
 	timer    *time.Timer
 	closed   bool
-	gen      uint64 // incremented on every close; guards stale linger timers
+	gen      uint64    // incremented on every close; guards stale linger timers
+	yielded  time.Time // when the file was last given up because MaxHold ran out
 
 	installID string
 	schema    int
@@ -187,7 +188,23 @@ func (s *Store) acquire(ctx context.Context) (*bolt.DB, error) {
 	return s.db, nil
 }
 
+// yieldWindow is how long a process that gave the file up after MaxHold
+// waits before taking it again. bbolt polls a held lock every 50 ms, so a
+// shorter window would let a busy process re-take the lock before any other
+// process looks, starving them.
+const yieldWindow = 60 * time.Millisecond
+
 func (s *Store) openLocked(ctx context.Context) error {
+	if wait := yieldWindow - time.Since(s.yielded); !s.yielded.IsZero() && wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		s.yielded = time.Time{}
+	}
 	if err := os.MkdirAll(filepath.Dir(s.opts.Path), 0o755); err != nil {
 		return core.Internal(fmt.Errorf("store: create directory: %w", err))
 	}
@@ -229,6 +246,9 @@ func (s *Store) release() {
 	}
 	s.cond.Broadcast()
 	if s.draining || s.closed || s.opts.Linger < 0 {
+		if s.draining {
+			s.yielded = time.Now()
+		}
 		if err := s.closeLocked(); err != nil {
 			s.log.Warn("store close failed", "err", err)
 		}

@@ -182,3 +182,39 @@ func TestClosedStoreIsUnavailable(t *testing.T) {
 		t.Fatalf("want UNAVAILABLE after close, got %v", err)
 	}
 }
+
+// TestBusyHolderYieldsToOthers: one store keeps the file busy without pause;
+// another (a second process, in effect: its own flock) must still get a turn
+// within its lock timeout, because the busy one gives the file up after
+// MaxHold and waits longer than bbolt's lock poll before taking it back.
+func TestBusyHolderYieldsToOthers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "specd.db")
+	busy := openTest(t, path, func(o *Options) { o.MaxHold = 100 * time.Millisecond })
+	ctx := context.Background()
+	if _, err := busy.Info(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = busy.CheckWritable(ctx)
+		}
+	}()
+	other := openTest(t, path, func(o *Options) { o.LockTimeout = 2 * time.Second })
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		if err := other.CheckWritable(ctx); err != nil {
+			t.Fatalf("turn %d: starved by a busy process: %v", i, err)
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("3 turns against a busy holder took %v", time.Since(start))
+}
