@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -290,7 +291,9 @@ func AsError(err error) *Error {
 		if _, ok := registry[c.ErrorCode()]; !ok {
 			return Internal(err)
 		}
-		out := &Error{Code: c.ErrorCode(), Message: c.Error()}
+		// Domain errors render as "CODE: message"; the envelope has the code
+		// already, so keep the sentence only.
+		out := &Error{Code: c.ErrorCode(), Message: strings.TrimPrefix(c.Error(), c.ErrorCode()+": ")}
 		if d, ok := c.(Detailed); ok {
 			out.Details = d.ErrorDetails()
 		}
