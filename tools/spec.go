@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
 
@@ -293,11 +292,4 @@ func specHistory(ctx context.Context, d *Deps, r *Request) Result {
 		cursor = core.EncodeCursor(strconv.FormatInt(versions[len(versions)-1].Version, 10), fp)
 	}
 	return OK(map[string]any{"spec_id": specID, "versions": versions, "revisions": revisions}, core.WithPagination(cursor, limit, nil))
-}
-
-// notFoundSpecs ranks ids for a SPEC_NOT_FOUND raised outside the store.
-func notFoundSpecs(ctx context.Context, d *Deps, id string) *core.Error {
-	ids, _ := d.Specs.SpecIDs(ctx)
-	return core.NewError(core.CodeSpecNotFound, "No spec "+strconv.Quote(id)+".", map[string]any{"field": "spec_id", "received": id}).
-		WithRecovery("spec", map[string]any{"action": "list"}, fuzzy.Rank(id, ids, 5))
 }

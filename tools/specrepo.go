@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/specd/specd/core"
@@ -165,9 +164,4 @@ func specError(err error, specID string) error {
 		}
 	}
 	return e
-}
-
-// kebab normalises an enum-ish value: lower case, '_' and ' ' read as '-'.
-func kebab(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-"), " ", "-")
 }
