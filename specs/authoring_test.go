@@ -381,6 +381,9 @@ func TestFindReplace(t *testing.T) {
 	before := docJSON(t, s)
 	_, err = FindReplace(s, FindReplaceInput{Find: "", Regex: true})
 	mustCode(t, err, CodeMissingRequired)
+	if docJSON(t, s) != before {
+		t.Fatal("a refused find-replace changed the spec")
+	}
 	for i := 0; i < 30; i++ {
 		must[string](t)(AddTask(s, "phase-2", TaskInput{Title: strings.Repeat("x", 40)}))
 	}

@@ -170,6 +170,9 @@ func TestFailedMutationLeavesViewUnchanged(t *testing.T) {
 	// A bulk add with one bad task writes nothing.
 	_, err := AddPhaseBulk(s, PhaseInput{Title: "Q"}, []TaskInput{{Title: "ok"}, {Title: "bad", Complexity: "huge"}})
 	mustCode(t, err, CodeInvalidFormat)
+	if docJSON(t, s) != before || !reflect.DeepEqual(hdr, s.Header) || s.Dirty() {
+		t.Fatal("a refused bulk add changed the view")
+	}
 	// A cycle is refused after partial work inside the call.
 	a := must[string](t)(AddTask(s, "phase-1", TaskInput{Title: "a"}))
 	s, src = commit(s, src)

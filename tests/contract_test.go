@@ -163,9 +163,10 @@ func wrongValue(p tools.Param) any {
 	return nil
 }
 
-// fixture creates an active spec with one phase of two tasks and returns the
-// placeholders examples may use: $spec_id, $phase_id, $task_id, $task_id_2,
-// $verify_id.
+// fixture creates an active spec with one phase of two tasks, and a stored
+// research digest with its archived source, and returns the placeholders
+// examples may use: $spec_id, $phase_id, $task_id, $task_id_2, $verify_id,
+// $source_id, $query_hash.
 func fixture(t *testing.T, c *client.Client) map[string]string {
 	t.Helper()
 	env := call(t, c, "authoring", map[string]any{"action": "spec-create", "name": "contract fixture"})
@@ -188,8 +189,21 @@ func fixture(t *testing.T, c *client.Client) map[string]string {
 	}
 	tasks := d["task_ids"].([]any)
 	verify := d["verify_ids"].([]any)
-	return map[string]string{"$spec_id": id, "$phase_id": d["phase_id"].(string), "$task_id": tasks[0].(string),
+	fx := map[string]string{"$spec_id": id, "$phase_id": d["phase_id"].(string), "$task_id": tasks[0].(string),
 		"$task_id_2": tasks[1].(string), "$verify_id": verify[0].(string)}
+	// A stored digest with its archived source: $source_id, $query_hash (the
+	// research examples use the hash of this query: tools.contractFixtureQuery).
+	const text, query = "Fixture source. The archive keeps canonical text for locators.", "archive locators"
+	env = call(t, c, "research", map[string]any{"action": "digest-create", "text": text, "query": query, "source_id": "fixture-source"})
+	if env["success"] != true {
+		t.Fatalf("fixture digest-create: %v", env)
+	}
+	payload := data(env)["payload"]
+	if env := call(t, c, "research", map[string]any{"action": "digest-put", "source_id": "fixture-source", "payload": payload, "text": text}); env["success"] != true {
+		t.Fatalf("fixture digest-put: %v", env)
+	}
+	fx["$source_id"], fx["$query_hash"] = "fixture-source", data(env)["query_hash"].(string)
+	return fx
 }
 
 // substitute replaces placeholder strings (also inside arrays and objects);

@@ -28,6 +28,13 @@ type StoreInfo struct {
 type Deps struct {
 	Store StoreHealth
 	Specs SpecRepo
+	// Research is the archive and digest store of the research tool (the
+	// same store as Specs); nil makes its storing actions UNAVAILABLE.
+	Research ResearchStore
+	// ArchiveRetention is how long archived research content is kept
+	// (cmd/specd sets DefaultArchiveRetention, 30 days); 0 keeps it
+	// forever. Writes to the archive sweep expired items at most hourly.
+	ArchiveRetention time.Duration
 	// TestCommand is the command of the "Run tests" verify node that phase
 	// scaffolds get (config verify.test_command); empty makes it manual.
 	TestCommand  string
@@ -38,4 +45,13 @@ type Deps struct {
 	Started      time.Time
 	TokenBudget  int
 	Runtime      Runtime
+	// VerificationExecute lets verification execute run verify nodes'
+	// commands (off unless the server is started with
+	// --enable-verification-execute or SPECD_VERIFICATION_EXECUTE=1).
+	VerificationExecute bool
+	// VerifyTimeout is verification execute's default timeout (0: 300 s).
+	VerifyTimeout time.Duration
+	// StrictComplete makes task complete refuse pending tasks (config
+	// tasks.strict_complete): they must be started first.
+	StrictComplete bool
 }

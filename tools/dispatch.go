@@ -92,7 +92,11 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		return call.Failure(verr)
 	}
 	call.Action = a.Name
-	dctx, cancel := context.WithTimeout(ctx, rt.Deadline)
+	deadline := rt.Deadline
+	if a.Deadline > deadline {
+		deadline = a.Deadline
+	}
+	dctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	res := a.Handler(dctx, &Request{Call: call, Args: args, Session: sess})
 	if res.Err != nil {
@@ -100,8 +104,8 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		switch {
 		case errors.Is(res.Err, context.DeadlineExceeded) || (e.Code == core.CodeInternal && dctx.Err() != nil && ctx.Err() == nil):
 			e = core.NewError(core.CodeUnavailable,
-				fmt.Sprintf("%s %s did not finish within %s; nothing was changed.", t.Name, a.Name, rt.Deadline),
-				map[string]any{"timeout_ms": rt.Deadline.Milliseconds()}).
+				fmt.Sprintf("%s %s did not finish within %s; nothing was changed.", t.Name, a.Name, deadline),
+				map[string]any{"timeout_ms": deadline.Milliseconds()}).
 				WithRemediation("Narrow the call (smaller limit, one spec, fewer items) and try again.")
 		case errors.Is(res.Err, context.Canceled):
 			e = core.NewError(core.CodeUnavailable, "The call was cancelled by the client; nothing was changed.", nil)
@@ -145,13 +149,20 @@ func ToResult(env core.Envelope) *mcp.CallToolResult {
 	}
 }
 
+// stdioSessionID is the constant id mcp-go gives every stdio session: it
+// names the transport, not the session, so two specd processes on stdio
+// would share it.
+const stdioSessionID = "stdio"
+
 // sessionOf identifies the caller: the MCP session when the protocol has one,
-// else the per-process id; client name/version from the session or from the
-// request's _meta (protocol 2026-07-28).
+// else the per-process id (also for stdio, whose mcp-go session id is the
+// same constant in every process and would let two agents in two processes
+// pass for one); client name/version from the session or from the request's
+// _meta (protocol 2026-07-28).
 func sessionOf(ctx context.Context, req mcp.CallToolRequest, rt Runtime) Session {
 	s := Session{ID: rt.ProcessSession}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
-		if id := cs.SessionID(); id != "" {
+		if id := cs.SessionID(); id != "" && id != stdioSessionID {
 			s.ID = id
 		}
 		if ci, ok := cs.(server.SessionWithClientInfo); ok {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/specd/specd/core"
 )
@@ -69,6 +70,10 @@ type Action struct {
 	OpenWorld   bool // talks to things outside specd's store
 	Latency     string
 	Flag        string // feature flag gating the action ("" = always on)
+	// Deadline, when longer than the runtime's deadline, replaces it for
+	// this action (long actions such as verification execute); 0 keeps the
+	// runtime's.
+	Deadline time.Duration
 	// Example is a happy-path argument set (without "action") the contract
 	// test calls; nil means the action needs state the test cannot make
 	// generically and is covered by its own test.

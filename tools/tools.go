@@ -14,8 +14,11 @@ func New(d *Deps) *Registry {
 	if d.Specs != nil {
 		r.Add(specTool(d).withExamples(specExamples))
 		r.Add(authoringTool(d).withExamples(authoringExamples))
+		r.Add(taskTool(d).withExamples(taskExamples))
+		r.Add(verificationTool(d).withExamples(verificationExamples))
 		r.Add(lifecycleTool(d).withExamples(lifecycleExamples))
 		r.Add(journalTool(d).withExamples(journalExamples))
+		r.Add(researchTool(d).withExamples(researchExamples))
 	}
 	return r
 }

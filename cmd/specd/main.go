@@ -61,7 +61,7 @@ Usage:
   specd version                  print the version
 
 Run "specd serve -h" for the flags. Environment: SPECD_DB, SPECD_WORKSPACE,
-SPECD_LOG_LEVEL, SPECD_LOCK_TIMEOUT, SPECD_DEADLINE.
+SPECD_LOG_LEVEL, SPECD_LOCK_TIMEOUT, SPECD_DEADLINE, SPECD_VERIFICATION_EXECUTE.
 `
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -97,6 +97,8 @@ type config struct {
 	LockTimeout time.Duration
 	Deadline    time.Duration
 	Source      []string
+
+	VerifyExec bool // verification execute may run shell commands
 }
 
 // parseConfig reads flags, then environment, then defaults (in that order of
@@ -111,6 +113,7 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 	addr := fs.String("addr", "127.0.0.1:7777", "listen address for --transport http")
 	lockTimeout := fs.Duration("lock-timeout", 0, "longest wait for another process's store lock (env SPECD_LOCK_TIMEOUT; default 5s)")
 	deadline := fs.Duration("deadline", 0, "deadline of one tool call (env SPECD_DEADLINE; default 30s)")
+	verifyExec := fs.Bool("enable-verification-execute", false, "let verification execute run verify nodes' commands in the workspace (env SPECD_VERIFICATION_EXECUTE=1; default off)")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
@@ -148,6 +151,7 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 	if c.Deadline, err = durationOr(*deadline, "SPECD_DEADLINE", tools.DefaultDeadline); err != nil {
 		return nil, nil, err
 	}
+	c.VerifyExec = *verifyExec || os.Getenv("SPECD_VERIFICATION_EXECUTE") == "1"
 	if c.Transport != "stdio" && c.Transport != "http" {
 		return nil, nil, fmt.Errorf("--transport must be stdio or http, not %q", c.Transport)
 	}
@@ -198,6 +202,38 @@ func (a storeAdapter) Describe(ctx context.Context) (tools.StoreInfo, error) {
 	return tools.StoreInfo{Path: info.Path, SizeBytes: info.SizeBytes, SchemaVersion: info.SchemaVersion, InstallID: info.InstallID}, err
 }
 
+// researchAdapter lets the research tool see the archive and digest store
+// through its own types (field for field the store's).
+type researchAdapter struct{ *store.Store }
+
+func (a researchAdapter) ArchivePut(ctx context.Context, content []byte, m tools.ResearchArchiveMeta) (tools.ResearchArchiveMeta, bool, error) {
+	out, created, err := a.Store.ArchivePut(ctx, content, store.ArchiveMeta(m))
+	return tools.ResearchArchiveMeta(out), created, err
+}
+
+func (a researchAdapter) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, tools.ResearchArchiveMeta, error) {
+	b, m, err := a.Store.ArchiveGet(ctx, hash, contentID)
+	return b, tools.ResearchArchiveMeta(m), err
+}
+
+func (a researchAdapter) DigestPut(ctx context.Context, rec tools.ResearchDigest) (bool, error) {
+	return a.Store.DigestPut(ctx, store.DigestRecord(rec))
+}
+
+func (a researchAdapter) DigestGet(ctx context.Context, sourceID, queryHash string) (tools.ResearchDigest, error) {
+	rec, err := a.Store.DigestGet(ctx, sourceID, queryHash)
+	return tools.ResearchDigest(rec), err
+}
+
+func (a researchAdapter) DigestList(ctx context.Context, sourceID, after string, limit int) ([]tools.ResearchDigest, string, error) {
+	rows, next, err := a.Store.DigestList(ctx, sourceID, after, limit)
+	out := make([]tools.ResearchDigest, len(rows))
+	for i, r := range rows {
+		out[i] = tools.ResearchDigest(r)
+	}
+	return out, next, err
+}
+
 // build opens the store and assembles the tools over it.
 func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *tools.Deps, error) {
 	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger})
@@ -207,6 +243,7 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 	deps := &tools.Deps{
 		Store:        storeAdapter{st},
 		Specs:        st,
+		Research:     researchAdapter{st},
 		Version:      serverVersion(),
 		Workspace:    c.Workspace,
 		ConfigSource: strings.Join(c.Source, ", "),
@@ -215,6 +252,8 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 		TokenBudget:  core.DefaultTokenBudget,
 		Runtime:      tools.Runtime{Logger: logger, Deadline: c.Deadline},
 	}
+	deps.VerificationExecute = c.VerifyExec
+	deps.ArchiveRetention = tools.DefaultArchiveRetention
 	return st, deps, nil
 }
 

@@ -83,7 +83,7 @@ func (s *Store) History(ctx context.Context, specID string, before int64, limit 
 		if before <= 0 {
 			k, v = c.Last()
 		} else {
-			k, v = c.Seek(u64(uint64(before)))
+			k, _ = c.Seek(u64(uint64(before)))
 			if k == nil {
 				k, v = c.Last()
 			} else {

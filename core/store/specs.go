@@ -189,7 +189,7 @@ func readJournal(b *bolt.Bucket, before uint64, limit int, keep func(*specs.Jour
 	if before == 0 {
 		k, v = c.Last()
 	} else {
-		k, v = c.Seek(u64(before))
+		k, _ = c.Seek(u64(before))
 		if k == nil {
 			k, v = c.Last()
 		} else {

@@ -1,0 +1,107 @@
+package specs
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Verification results are recorded on verify nodes (spec-model, "Verify
+// metadata"): metadata.verification_history keeps the newest
+// MaxVerificationHistory records, oldest first, and metadata.last_result
+// the newest result. Recording a result is not a transition: the node's
+// status does not change (complete the verify node with Complete).
+
+// Caps of verification records.
+const (
+	MaxVerificationHistory = 10
+	MaxVerificationOutput  = 10_000 // characters
+)
+
+// VerificationRecord is one verification result. Result is PASSED, FAILED
+// or PARTIAL (case-insensitive on input, stored upper case). Command
+// defaults to the node's metadata.command. ExitCode, TimedOut and
+// DurationMS are set by executed verifications only.
+type VerificationRecord struct {
+	Result     string
+	Command    string
+	Output     string
+	Issues     string
+	Notes      string
+	ExitCode   *int
+	TimedOut   bool
+	DurationMS *float64
+}
+
+// RecordVerification appends r to the verification history of the verify
+// node id (timestamp = now; output truncated to MaxVerificationOutput
+// characters, keeping its end, with output_truncated set), keeps the newest
+// MaxVerificationHistory records, sets last_result and returns the stored
+// record (a JSON-compatible map).
+//
+// Errors: TASK_NOT_FOUND (field verify_id), VALIDATION_ERROR (not a verify
+// node), INVALID_FORMAT (result).
+func RecordVerification(s *Spec, id string, r VerificationRecord) (rec map[string]any, err error) {
+	defer s.mutate(&err)()
+	n := s.Node(id)
+	if n == nil || id == RootID {
+		return nil, taskNotFound(s, "verify_id", id)
+	}
+	if n.Type != TypeVerify {
+		return nil, newErr(CodeValidationError, "verify_id", "%s is a %s, not a verify node", id, n.Type).with("received", id)
+	}
+	result := strings.ToUpper(strings.TrimSpace(r.Result))
+	if !containsString(VerificationResults, result) {
+		return nil, newErr(CodeInvalidFormat, "result", "result must be one of %s", strings.Join(VerificationResults, ", ")).
+			with("received", truncateForDetails(r.Result)).with("allowed", VerificationResults)
+	}
+	cmd := r.Command
+	if cmd == "" {
+		cmd = n.MetaString("command")
+	}
+	out, truncated := TruncateTail(r.Output, MaxVerificationOutput)
+	rec = map[string]any{"result": result, "timestamp": s.nowString(), "command": cmd, "output": out,
+		"issues": r.Issues, "notes": r.Notes}
+	if truncated {
+		rec["output_truncated"] = true
+	}
+	if r.ExitCode != nil {
+		rec["exit_code"] = float64(*r.ExitCode)
+	}
+	if r.TimedOut {
+		rec["timed_out"] = true
+	}
+	if r.DurationMS != nil {
+		rec["duration_ms"] = *r.DurationMS
+	}
+	e := s.Edit(id)
+	old, _ := e.Metadata["verification_history"].([]any)
+	hist := append(cloneValue(old).([]any), rec)
+	if len(hist) > MaxVerificationHistory {
+		hist = hist[len(hist)-MaxVerificationHistory:]
+	}
+	e.SetMeta("verification_history", hist)
+	e.SetMeta("last_result", result)
+	s.touch()
+	return cloneMap(rec), nil
+}
+
+// TruncateTail returns s cut to at most max characters, keeping its end
+// (where test runners print their summaries) behind the marker
+// TruncationMarker; the result is valid UTF-8 and at most max characters.
+// It reports whether anything was dropped.
+func TruncateTail(s string, max int) (string, bool) {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s, false
+	}
+	r := []rune(s)
+	keep := max - utf8.RuneCountInString(TruncationMarker)
+	if keep <= 0 {
+		return string(r[n-max:]), true
+	}
+	return TruncationMarker + string(r[n-keep:]), true
+}
+
+// TruncationMarker starts an output whose beginning was cut.
+const TruncationMarker = "…[earlier output truncated]…\n"

@@ -1,0 +1,194 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/specs"
+)
+
+// The research tool (design/research.md, tools.md "research"): research
+// digests (DigestPayload v1.0) and the content-addressed archive, which also
+// serves the archive ids of budgeted spec answers (contract §6).
+
+const researchDescription = `Use this when you work with research sources: turn a document (text, HTML, pages[] of a PDF, or a workspace file) into a deterministic digest whose evidence snippets cite exact locators (digest-create), check any DigestPayload and every locator against its source (digest-validate: an invalid payload is a successful report listing every violation), store, fetch, list and delete digests keyed by (source_id, query_hash), archive content by sha256 (archive-put), and read archived content back with its hash verified — including what a budgeted spec get left out (archive-get with an id from meta.content_archive_hashes). ` +
+	`Use spec instead to read a spec itself, and task to work on a research node. ` +
+	`Typical compositions: research digest-create → research digest-put (with the text, so the source is archived) → research digest-get → research digest-validate (source_id) later; spec get → research archive-get (archive_id, expected_hash).`
+
+// ResearchArchiveMeta describes one archived item (the tools-side mirror of
+// the store's archive metadata; field for field the same, so cmd/specd's
+// adapter converts with a plain type conversion).
+type ResearchArchiveMeta struct {
+	Hash           string `json:"hash"`
+	ContentID      string `json:"content_id,omitempty"`
+	ItemType       string `json:"item_type,omitempty"`
+	ArchivedAt     string `json:"archived_at"`
+	Reason         string `json:"reason,omitempty"`
+	OriginalTokens int    `json:"original_tokens"`
+	SizeBytes      int    `json:"size_bytes"`
+}
+
+// ResearchDigest is one stored digest (the tools-side mirror of the store's
+// digest record).
+type ResearchDigest struct {
+	SourceID   string          `json:"source_id"`
+	QueryHash  string          `json:"query_hash"`
+	Payload    json.RawMessage `json:"payload"`
+	SourceHash string          `json:"source_text_hash,omitempty"`
+	Archived   bool            `json:"source_archived"`
+	StoredAt   string          `json:"stored_at"`
+}
+
+// ResearchStore is what the research tool needs of the store: the archive,
+// the digest store, and the journal ranges that spec archive ids pin. Each
+// method is one transaction; errors are coded (ARCHIVE_NOT_FOUND,
+// DIGEST_NOT_FOUND, SPEC_NOT_FOUND, INTERNAL_ERROR).
+type ResearchStore interface {
+	// ArchivePut stores content under "sha256:<hex>" of its bytes
+	// (idempotent; a repeated put refreshes archived_at) and maps
+	// m.ContentID to it. It reports whether the bytes were new.
+	ArchivePut(ctx context.Context, content []byte, m ResearchArchiveMeta) (ResearchArchiveMeta, bool, error)
+	// ArchiveGet reads by hash (or, when hash is "", by content id),
+	// verifying the hash. A read never writes.
+	ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, ResearchArchiveMeta, error)
+	// ArchiveSweep removes items archived before cutoff.
+	ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error)
+	// DigestPut stores or replaces the digest for (source_id, query_hash).
+	DigestPut(ctx context.Context, rec ResearchDigest) (bool, error)
+	// DigestGet reads one digest. DIGEST_NOT_FOUND (with a recovery call).
+	DigestGet(ctx context.Context, sourceID, queryHash string) (ResearchDigest, error)
+	// DigestDelete removes one digest. DIGEST_NOT_FOUND.
+	DigestDelete(ctx context.Context, sourceID, queryHash string) error
+	// DigestList pages digests in (source_id, query_hash) order after the
+	// opaque key after; next is "" on the last page.
+	DigestList(ctx context.Context, sourceID, after string, limit int) ([]ResearchDigest, string, error)
+	// JournalRange returns the journal entries of specID with seq in
+	// [from, to], oldest first.
+	JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error)
+}
+
+// DefaultArchiveRetention is how long archived research content is kept
+// unless configured otherwise (cmd/specd sets Deps.ArchiveRetention to it).
+const DefaultArchiveRetention = 30 * 24 * time.Hour
+
+// archiveSweepEvery bounds how often a write to the archive may sweep it.
+const archiveSweepEvery = time.Hour
+
+// Research parameter caps.
+const (
+	maxSourceIDChars  = 500
+	maxItemTypeChars  = 100
+	digestListExcerpt = 200
+	// archiveAnswerSlack is what an archive-get answer needs besides the
+	// content, in bytes, when the content is cut to the token budget.
+	archiveAnswerSlack = 2048
+)
+
+const (
+	hashPattern      = `^sha256:[a-f0-9]{64}$`
+	queryHashPattern = `^[a-f0-9]{8}$`
+)
+
+func researchTool(d *Deps) *Tool {
+	budget := d.TokenBudget
+	if budget <= 0 {
+		budget = core.DefaultTokenBudget
+	}
+	sweeper := &archiveSweeper{}
+	source := []string{"text", "pages", "path"}
+	t := &Tool{
+		Name:        "research",
+		Title:       "specd research",
+		Description: researchDescription,
+		Params: []Param{
+			{Name: "payload", Type: Object, Description: "A DigestPayload v1.0 object (as digest-create returns it). Declared only as an object so that an invalid payload reaches the validator and gets a full report."},
+			{Name: "text", Type: String, MaxLength: core.MaxLargeText, Description: "The source document (plain text or HTML, up to 5 MB); canonicalised (entities decoded, tags → space, NFC, whitespace collapsed) before hashing and locating. Give one of text, pages or path."},
+			{Name: "pages", Type: Array, Items: String, MaxLength: core.MaxLargeText, Description: "A paged source (e.g. PDF pages), each page canonicalised on its own and joined with a blank line; up to 5 MB in all. Locators then use page:N:char:S-E. A paged source must be given as pages again when verified."},
+			{Name: "path", Type: String, MaxLength: 4096, Description: "A file inside the workspace standing in for text (one page, up to 5 MB)."},
+			{Name: "query", Type: String, Description: "The research query; its hash (first 8 hex of sha256) is the payload's query_hash."},
+			{Name: "source_id", Type: String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Identifies the source document (e.g. its URL). digest-create derives one from the text when absent; digest-validate loads the source archived under this id."},
+			{Name: "query_hash", Type: String, Pattern: queryHashPattern, Description: "The digest's query_hash (8 lowercase hex)."},
+			{Name: "max_snippets", Type: Integer, Min: f64(1), Max: f64(10), Description: "Evidence snippets wanted (default 5, at most 10)."},
+			{Name: "content", Type: String, MaxLength: core.MaxLargeText, Description: "Content to archive (up to 5 MB); its key is sha256 of its UTF-8 bytes."},
+			{Name: "content_id", Type: String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Your own id for archived content (a later put under the same id re-points it); archive-get can read by it."},
+			{Name: "item_type", Type: String, MaxLength: maxItemTypeChars, Description: "Kind of archived content, e.g. note, source, response_item (default item)."},
+			{Name: "hash", Type: String, Pattern: hashPattern, Description: "An archive hash \"sha256:<64 hex>\" (from archive-put or a digest's source_text_hash)."},
+			{Name: "archive_id", Type: String, MaxLength: 1000, Description: "An archive id from meta.content_archive_hashes of a budgeted answer, e.g. spec:<spec_id>@<version>/node:<id>, …/subtree:<id>, …/journal:<a>-<b> (served from the store at that version); any other value reads as a content_id."},
+			{Name: "expected_hash", Type: String, Pattern: hashPattern, Description: "The hash the content should have (the value next to the archive id in meta.content_archive_hashes); the answer says whether it matches."},
+			{Name: "offset", Type: Integer, Min: f64(0), Description: "archive-get: first character of archived text to return (default 0), to page through content larger than the token budget."},
+			{Name: "max_chars", Type: Integer, Min: f64(1), Max: f64(core.MaxLargeText), Description: "archive-get: most characters of archived text to return (default and cap: what fits the token budget)."},
+			pCursor, pLimit(core.PageList),
+		},
+	}
+	t.Actions = []Action{
+		{
+			Name: "digest-validate", Summary: "Checks a DigestPayload v1.0 and reports every violation with its JSON path, constraint and received value; with the source (text, pages, path, the source archived under source_id, or the archive entry under payload.source_text_hash) it verifies source_text_hash and every locator; with query, the query_hash.",
+			Required: []string{"payload"}, Optional: append(append([]string{}, source...), "source_id", "query"),
+			SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
+			Handler: func(ctx context.Context, r *Request) Result { return digestValidate(ctx, d, r) },
+		},
+		{
+			Name: "digest-create", Summary: "Builds a digest from a source and a query, deterministically and without a language model: summary, key points and up to max_snippets evidence snippets with exact locators; the result always validates against its own source.",
+			Required: []string{"query"}, Optional: append(append([]string{}, source...), "source_id", "max_snippets"),
+			SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
+			Handler: func(ctx context.Context, r *Request) Result { return digestCreate(ctx, d, r) },
+		},
+		{
+			Name: "digest-put", Summary: "Validates and stores a digest under (source_id, payload.query_hash), replacing an existing one; a given source is canonicalised, archived under content_id = source_id and used to verify every locator (without one, the archived source under payload.source_text_hash is used when present). An invalid payload is VALIDATION_ERROR with details.violations.",
+			Required: []string{"source_id", "payload"}, Optional: source,
+			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencyModerate,
+			Handler: func(ctx context.Context, r *Request) Result { return digestPut(ctx, d, r, sweeper) },
+		},
+		{
+			Name: "digest-get", Summary: "The stored digest for (source_id, query_hash) with stored_at and whether its source text is in the archive.",
+			Required:    []string{"source_id", "query_hash"},
+			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			Handler: func(ctx context.Context, r *Request) Result { return digestGet(ctx, d, r) },
+		},
+		{
+			Name: "digest-list", Summary: "Stored digests in (source_id, query_hash) order, optionally for one source, paged; each with a summary excerpt, digest_chars and stored_at (digest-get has the full payload).",
+			Optional:    []string{"source_id", "cursor", "limit"},
+			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			Handler: func(ctx context.Context, r *Request) Result { return digestList(ctx, d, r) },
+		},
+		{
+			Name: "digest-delete", Summary: "Deletes the digest for (source_id, query_hash); the archived source text stays until retention removes it.",
+			Required:    []string{"source_id", "query_hash"},
+			SideEffects: EffectWrite, Destructive: true, Latency: LatencyFast,
+			Handler: func(ctx context.Context, r *Request) Result { return digestDelete(ctx, d, r) },
+		},
+		{
+			Name: "archive-put", Summary: "Archives content under sha256 of its bytes (idempotent; a repeated put restarts its retention), optionally under your content_id; answers the hash.",
+			Required: []string{"content"}, Optional: []string{"content_id", "item_type"},
+			SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast,
+			Handler: func(ctx context.Context, r *Request) Result { return archivePut(ctx, d, r, sweeper) },
+		},
+		{
+			Name: "archive-get", Summary: "Reads archived content by hash, content_id or archive_id (including spec:<id>@<version>/… ids of budgeted spec answers, served from the store at that version), verifying its hash; never writes. Text over the token budget is paged with offset/max_chars; a spec item over it is answered with the archive ids of its parts.",
+			Optional:    []string{"hash", "content_id", "archive_id", "expected_hash", "offset", "max_chars"},
+			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			Handler: func(ctx context.Context, r *Request) Result { return archiveGet(ctx, d, r, budget) },
+		},
+	}
+	return t
+}
+
+// researchStore returns d.Research or UNAVAILABLE when the server was built
+// without one.
+func researchStore(d *Deps) (ResearchStore, error) {
+	if d.Research == nil {
+		return nil, core.NewError(core.CodeUnavailable, "This server has no research store configured.", nil)
+	}
+	return d.Research, nil
+}
+
+// researchNow is the tools' clock (the runtime's, else the wall clock), used
+// for archived_at, stored_at and the retention cutoff alike.
+func researchNow(d *Deps) time.Time {
+	if d.Runtime.Now != nil {
+		return d.Runtime.Now().UTC()
+	}
+	return time.Now().UTC()
+}

@@ -1,0 +1,433 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/specs"
+)
+
+// The archive actions. Research content lives in the store's
+// content-addressed archive; spec items dropped from budgeted answers are
+// not copied there (a read never writes) but pinned by archive ids
+// "spec:<spec_id>@<version>/<item>" and served from the store at that
+// version (contract §6).
+
+// archiveSweeper runs the retention sweep lazily: at most once per
+// archiveSweepEvery, after a successful write to the archive (archive-put,
+// or digest-put with a source), removing items archived more than
+// Deps.ArchiveRetention ago. Retention 0 keeps everything.
+type archiveSweeper struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// maybe sweeps if retention applies and the last sweep is old enough; it
+// returns how many items went. Sweep failures are not the caller's: the
+// next write retries after the interval.
+func (s *archiveSweeper) maybe(ctx context.Context, d *Deps, st ResearchStore) int {
+	if d.ArchiveRetention <= 0 {
+		return 0
+	}
+	now := researchNow(d)
+	s.mu.Lock()
+	if !s.last.IsZero() && now.Sub(s.last) < archiveSweepEvery && !now.Before(s.last) {
+		s.mu.Unlock()
+		return 0
+	}
+	s.last = now
+	s.mu.Unlock()
+	n, err := st.ArchiveSweep(ctx, now.Add(-d.ArchiveRetention))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// hashBytes is "sha256:<hex>" of b, as the archive keys content.
+func hashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func archivePut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper) Result {
+	st, err := researchStore(d)
+	if err != nil {
+		return Fail(err)
+	}
+	contentID := r.Args.String("content_id")
+	if r.Args.Has("content_id") {
+		if err := checkResearchID("content_id", contentID); err != nil {
+			return Fail(err)
+		}
+	}
+	now := researchNow(d)
+	m, created, err := st.ArchivePut(ctx, []byte(r.Args.String("content")), ResearchArchiveMeta{
+		ContentID: contentID, ItemType: r.Args.String("item_type"), ArchivedAt: now.Format(time.RFC3339)})
+	if err != nil {
+		return Fail(err)
+	}
+	swept := sweeper.maybe(ctx, d, st)
+	data := map[string]any{"hash": m.Hash, "created": created, "size_bytes": m.SizeBytes, "content_id": m.ContentID,
+		"item_type": m.ItemType, "archived_at": m.ArchivedAt, "expires_at": nil}
+	if d.ArchiveRetention > 0 {
+		data["expires_at"] = now.Add(d.ArchiveRetention).Format(time.RFC3339)
+	}
+	if swept > 0 {
+		data["expired_removed"] = swept
+	}
+	return OK(data)
+}
+
+func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
+	var given []string
+	for _, k := range []string{"hash", "content_id", "archive_id"} {
+		if r.Args.Has(k) {
+			given = append(given, k)
+		}
+	}
+	switch len(given) {
+	case 0:
+		return Fail(core.NewError(core.CodeMissingRequired, "research action \"archive-get\" needs hash, content_id or archive_id.",
+			map[string]any{"field": "hash", "action": "archive-get", "one_of": []string{"hash", "content_id", "archive_id"}}))
+	case 1:
+	default:
+		return Fail(core.NewError(core.CodeInvalidFormat, "Give one of hash, content_id and archive_id, not "+strings.Join(given, " and ")+".",
+			map[string]any{"field": given[1], "constraint": "one of hash, content_id, archive_id", "received": given}))
+	}
+	hash, contentID, archiveID := r.Args.String("hash"), r.Args.String("content_id"), r.Args.String("archive_id")
+	if strings.HasPrefix(archiveID, "spec:") {
+		return archiveGetSpec(ctx, d, r, archiveID, budget)
+	}
+	if archiveID != "" {
+		contentID = archiveID
+	}
+	st, err := researchStore(d)
+	if err != nil {
+		return Fail(err)
+	}
+	content, m, err := st.ArchiveGet(ctx, hash, contentID)
+	if err != nil {
+		if e := core.AsError(err); e.Code == core.CodeArchiveNotFound {
+			rec := map[string]any{"action": "digest-list"}
+			if contentID != "" {
+				rec["source_id"] = contentID
+			}
+			return Fail(e.WithRemediation("Nothing is archived under that id (unknown, or removed by retention): list the stored digests, or archive the content again (research archive-put, or digest-put with the source text).").
+				WithRecovery("research", rec, nil))
+		}
+		return Fail(err)
+	}
+	// The store verified the bytes against the key they are stored under.
+	key := hashBytes(content)
+	expected := r.Args.String("expected_hash")
+	verified := expected == "" || expected == key
+	window, meta, err := archiveWindow(r, string(content), budget)
+	if err != nil {
+		return Fail(err)
+	}
+	data := map[string]any{"hash": key, "content_id": m.ContentID, "item_type": m.ItemType, "archived_at": m.ArchivedAt,
+		"size_bytes": len(content), "verified": verified, "hash_checked": true, "source": "archive"}
+	if expected != "" {
+		data["expected_hash"] = expected
+		if !verified {
+			meta = append(meta, hashMismatch(expected, key))
+		}
+	}
+	for k, v := range window {
+		data[k] = v
+	}
+	return OK(data, meta...)
+}
+
+func hashMismatch(expected, got string) core.MetaOption {
+	return core.WithWarning(warnHashMismatch, core.SeverityWarning,
+		"The content's hash differs from expected_hash: it is not the content that hash named.",
+		map[string]any{"expected_hash": expected, "hash": got})
+}
+
+// archiveWindow cuts text to the call's window: from offset (characters),
+// at most max_chars characters and at most what fits the token budget. The
+// hash always covers the whole content.
+func archiveWindow(r *Request, text string, budget int) (map[string]any, []core.MetaOption, error) {
+	total := utf8.RuneCountInString(text)
+	offset := r.Args.IntOr("offset", 0)
+	if offset > total {
+		return nil, nil, core.NewError(core.CodeInvalidFormat, fmt.Sprintf("offset %d is past the end of the content (%d characters).", offset, total),
+			map[string]any{"field": "offset", "constraint": fmt.Sprintf("≤ %d", total), "received": offset})
+	}
+	maxChars := r.Args.IntOr("max_chars", total)
+	maxBytes := max(budget*4-archiveAnswerSlack, 1024)
+	start := 0
+	for i := 0; i < offset; i++ {
+		_, size := utf8.DecodeRuneInString(text[start:])
+		start += size
+	}
+	end, n := start, 0
+	for end < len(text) && n < maxChars {
+		_, size := utf8.DecodeRuneInString(text[end:])
+		if end+size-start > maxBytes {
+			break
+		}
+		end += size
+		n++
+	}
+	var next any
+	var meta []core.MetaOption
+	if offset+n < total {
+		next = offset + n
+		if n < maxChars { // cut by the budget, not by the caller's max_chars
+			meta = append(meta,
+				core.WithFidelity(core.FidelityPartial, nil, nil),
+				core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
+					fmt.Sprintf("The content was cut to %d of %d characters to fit %d tokens; call again with offset %d for the rest.", n, total, budget, offset+n),
+					map[string]any{"dropped_count": total - offset - n, "total_count": total, "reason": "token_budget", "budget_tokens": budget}))
+		}
+	}
+	return map[string]any{"content": text[start:end], "offset": offset, "returned_chars": n, "total_chars": total,
+		"next_offset": next, "truncated": next != nil}, meta, nil
+}
+
+// specArchiveRef is a parsed "spec:<spec_id>@<version>/<kind>:<ref>".
+type specArchiveRef struct {
+	SpecID   string
+	Version  int64
+	Kind     string // node | subtree | journal
+	Ref      string // node id, or "a-b" for journal
+	From, To uint64 // journal range
+}
+
+// parseSpecArchiveID parses the archive ids tools.ArchiveID makes.
+func parseSpecArchiveID(id string) (specArchiveRef, error) {
+	bad := func(why string) (specArchiveRef, error) {
+		return specArchiveRef{}, core.NewError(core.CodeInvalidFormat, "archive_id is not a spec archive id: "+why+".",
+			map[string]any{"field": "archive_id", "received": id,
+				"constraint": "spec:<spec_id>@<version>/node:<id> | subtree:<id> | journal:<a>-<b>"})
+	}
+	rest, ok := strings.CutPrefix(id, "spec:")
+	if !ok {
+		return bad("it does not start with spec:")
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		return bad("no /<item> part")
+	}
+	head, item := rest[:slash], rest[slash+1:]
+	at := strings.LastIndexByte(head, '@')
+	if at <= 0 {
+		return bad("no <spec_id>@<version>")
+	}
+	var ref specArchiveRef
+	ref.SpecID = head[:at]
+	v, err := strconv.ParseInt(head[at+1:], 10, 64)
+	if err != nil || v < 1 {
+		return bad("the version is not a positive integer")
+	}
+	ref.Version = v
+	kind, value, ok := strings.Cut(item, ":")
+	if !ok || value == "" {
+		return bad("the item is not <kind>:<id>")
+	}
+	ref.Kind, ref.Ref = kind, value
+	switch kind {
+	case "node", "subtree":
+	case "journal":
+		a, b, ok := strings.Cut(value, "-")
+		from, err1 := strconv.ParseUint(a, 10, 64)
+		to, err2 := strconv.ParseUint(b, 10, 64)
+		if !ok || err1 != nil || err2 != nil || from > to {
+			return bad("the journal range is not <a>-<b> with a ≤ b")
+		}
+		ref.From, ref.To = from, to
+	default:
+		return bad("unknown item kind " + strconv.Quote(kind))
+	}
+	return ref, nil
+}
+
+// archiveGetSpec serves a spec archive id from the store at its version
+// and hashes it exactly as the budgeted answer did (RFC 8785 JSON): a node,
+// a subtree {id: node}, or a journal range oldest first. The hash always
+// covers the whole item; when the item does not fit the token budget, the
+// answer carries no content but the archive ids of its parts (see
+// splitSpecItem) in meta.content_archive_hashes, at reference_only fidelity.
+func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, budget int) Result {
+	ref, err := parseSpecArchiveID(archiveID)
+	if err != nil {
+		return Fail(err)
+	}
+	if d.Specs == nil {
+		return Fail(core.NewError(core.CodeUnavailable, "This server has no spec store configured.", nil))
+	}
+	var content any
+	missing := ""
+	switch ref.Kind {
+	case "node", "subtree":
+		err = d.Specs.ReadVersion(ctx, ref.SpecID, ref.Version, func(vv specs.VersionView) error {
+			if n := vv.NodeAt(ref.Ref); n == nil {
+				missing = fmt.Sprintf("node %s did not exist at version %d", ref.Ref, ref.Version)
+			} else if ref.Kind == "node" {
+				content = n.Clone()
+			} else {
+				content = versionSubtree(vv, ref.Ref)
+			}
+			return nil
+		})
+	case "journal":
+		st, serr := researchStore(d)
+		if serr != nil {
+			return Fail(serr)
+		}
+		var entries []specs.JournalEntry
+		entries, err = st.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
+		if err == nil && len(entries) == 0 {
+			missing = fmt.Sprintf("the journal has no entries %d-%d", ref.From, ref.To)
+		}
+		content = entries
+	}
+	if err != nil {
+		e := core.AsError(specError(err, ref.SpecID))
+		switch e.Code {
+		case core.CodeSpecNotFound, core.CodeVersionNotFound:
+			missing = e.Message
+		default:
+			return Fail(e)
+		}
+	}
+	if missing != "" {
+		rec := map[string]any{"action": "get", "spec_id": ref.SpecID}
+		return Fail(core.NewError(core.CodeArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
+			map[string]any{"field": "archive_id", "received": archiveID}).
+			WithRemediation("Re-read the spec (spec get) for current content and fresh archive ids.").
+			WithRecovery("spec", rec, nil))
+	}
+	hash, err := ContentHash(content)
+	if err != nil {
+		return Fail(core.Internal(err))
+	}
+	expected := r.Args.String("expected_hash")
+	verified := expected != "" && expected == hash
+	var meta []core.MetaOption
+	data := map[string]any{"archive_id": archiveID, "spec_id": ref.SpecID, "version": ref.Version, "item": ref.Kind + ":" + ref.Ref,
+		"hash": hash, "verified": verified, "hash_checked": expected != "", "content": content, "source": "spec_store"}
+	if expected != "" {
+		data["expected_hash"] = expected
+		if !verified {
+			meta = append(meta, hashMismatch(expected, hash))
+		}
+	}
+	// Over the token budget, a subtree or a journal range is answered by
+	// reference: archive ids of smaller parts (the node and its children's
+	// subtrees; journal sub-ranges) that archive-get serves in turn.
+	if tokens := tokensOf(content); tokens > budget-archiveAnswerSlack/4 {
+		parts, err := splitSpecItem(ref, content, budget)
+		if err != nil {
+			return Fail(core.Internal(err))
+		}
+		if len(parts) > 0 {
+			ids := make([]string, 0, len(parts))
+			for id := range parts {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+			data["content"] = nil
+			data["parts"] = ids
+			meta = append(meta,
+				core.WithFidelity(core.FidelityReferenceOnly, []string{ref.Kind + ":" + ref.Ref}, parts),
+				core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
+					fmt.Sprintf("The item (%d tokens) exceeds the %d-token budget; fetch its %d parts (meta.content_archive_hashes) with research archive-get.", tokens, budget, len(parts)),
+					map[string]any{"dropped_count": 1, "total_count": 1, "reason": "token_budget", "budget_tokens": budget, "parts": len(parts)}))
+		}
+	}
+	return OK(data, meta...)
+}
+
+// splitSpecItem splits an item over the budget into parts, each named by
+// its archive id and hashed as archive-get serves it: a subtree into its
+// root node and its children's subtrees, a journal range into consecutive
+// ranges of at most half the budget each. A single node is not split (nil).
+func splitSpecItem(ref specArchiveRef, content any, budget int) (map[string]string, error) {
+	parts := map[string]string{}
+	add := func(item string, v any) error {
+		h, err := ContentHash(v)
+		if err == nil {
+			parts[ArchiveID(ref.SpecID, ref.Version, item)] = h
+		}
+		return err
+	}
+	switch c := content.(type) {
+	case map[string]*specs.Node:
+		root := c[ref.Ref]
+		if root == nil {
+			return nil, nil
+		}
+		if err := add("node:"+ref.Ref, root); err != nil {
+			return nil, err
+		}
+		for _, child := range root.Children {
+			if c[child] == nil {
+				continue
+			}
+			if err := add("subtree:"+child, subtree(c, child)); err != nil {
+				return nil, err
+			}
+		}
+	case []specs.JournalEntry:
+		if len(c) < 2 {
+			return nil, nil
+		}
+		limit := max(budget/2, 1)
+		start, size := 0, 0
+		flush := func(end int) error {
+			chunk := c[start:end]
+			start, size = end, 0
+			return add(fmt.Sprintf("journal:%d-%d", chunk[0].Seq, chunk[len(chunk)-1].Seq), chunk)
+		}
+		for i, e := range c {
+			t := tokensOf(e)
+			if size > 0 && size+t > limit {
+				if err := flush(i); err != nil {
+					return nil, err
+				}
+			}
+			size += t
+		}
+		if err := flush(len(c)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, nil
+	}
+	return parts, nil
+}
+
+// versionSubtree collects id and its descendants at a version as {id: node},
+// like the budgeted answer's subtree items.
+func versionSubtree(vv specs.VersionView, id string) map[string]*specs.Node {
+	out := map[string]*specs.Node{}
+	var walk func(string)
+	walk = func(id string) {
+		if out[id] != nil {
+			return
+		}
+		n := vv.NodeAt(id)
+		if n == nil {
+			return
+		}
+		out[id] = n.Clone()
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(id)
+	return out
+}

@@ -1,0 +1,299 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/research"
+	"github.com/specd/specd/specs"
+)
+
+func TestParseSpecArchiveID(t *testing.T) {
+	ok := []struct {
+		id   string
+		want specArchiveRef
+	}{
+		{ArchiveID("demo-2026-01-02-001", 7, "node:task-1-2"), specArchiveRef{SpecID: "demo-2026-01-02-001", Version: 7, Kind: "node", Ref: "task-1-2"}},
+		{ArchiveID("demo-2026-01-02-001", 12, "subtree:phase-3"), specArchiveRef{SpecID: "demo-2026-01-02-001", Version: 12, Kind: "subtree", Ref: "phase-3"}},
+		{ArchiveID("demo-2026-01-02-001", 3, "journal:1-40"), specArchiveRef{SpecID: "demo-2026-01-02-001", Version: 3, Kind: "journal", Ref: "1-40", From: 1, To: 40}},
+		{"spec:odd@id@9/node:spec-root", specArchiveRef{SpecID: "odd@id", Version: 9, Kind: "node", Ref: "spec-root"}},
+		{"spec:s@1/journal:5-5", specArchiveRef{SpecID: "s", Version: 1, Kind: "journal", Ref: "5-5", From: 5, To: 5}},
+	}
+	for _, tc := range ok {
+		got, err := parseSpecArchiveID(tc.id)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %+v, %v; want %+v", tc.id, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{
+		"", "spec:", "node:x", "spec:s/node:x", "spec:@1/node:x", "spec:s@0/node:x", "spec:s@x/node:x",
+		"spec:s@1", "spec:s@1/node", "spec:s@1/node:", "spec:s@1/leaf:x", "spec:s@1/journal:9-2",
+		"spec:s@1/journal:1", "spec:s@1/journal:a-b", "spec:s@-1/node:x",
+	} {
+		if _, err := parseSpecArchiveID(bad); err == nil || core.AsError(err).Code != core.CodeInvalidFormat {
+			t.Errorf("%q: want INVALID_FORMAT, got %v", bad, err)
+		}
+	}
+}
+
+func TestDigestIDs(t *testing.T) {
+	for _, tc := range []struct {
+		id, source, hash string
+		ok               bool
+	}{
+		{"src#0123abcd", "src", "0123abcd", true},
+		{"https://x.org/a#frag#deadbeef", "https://x.org/a#frag", "deadbeef", true},
+		{DigestID("a b", "ffffffff"), "a b", "ffffffff", true},
+		{"#0123abcd", "", "", false},
+		{"src#0123ABCD", "", "", false},
+		{"src#0123abc", "", "", false},
+		{"src", "", "", false},
+	} {
+		s, h, ok := parseDigestID(tc.id)
+		if ok != tc.ok || s != tc.source || h != tc.hash {
+			t.Errorf("%q: got %q %q %v", tc.id, s, h, ok)
+		}
+	}
+	got := digestIDsOf(map[string]any{"digest_ids": []any{"a#00000000", 3, "", "a#00000000", "b#11111111"}})
+	if strings.Join(got, ",") != "a#00000000,b#11111111" {
+		t.Errorf("digestIDsOf: %v", got)
+	}
+	if digestIDsOf(map[string]any{"digest_ids": "a#00000000"}) != nil {
+		t.Error("a non-list digest_ids reads as none")
+	}
+}
+
+func TestCheckResearchID(t *testing.T) {
+	for id, want := range map[string]bool{"https://x.org/doc": true, "paper.pdf": true, "  ": false, "a\x00b": false, "a\nb": false} {
+		if got := checkResearchID("source_id", id) == nil; got != want {
+			t.Errorf("%q: ok=%v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestArchiveWindow(t *testing.T) {
+	text := strings.Repeat("é", 3000) + strings.Repeat("a", 3000) // 6000 chars, 9000 bytes
+	win := func(args map[string]any, budget int) (map[string]any, []core.MetaOption, error) {
+		a := Args{}
+		for k, v := range args {
+			a[k] = v
+		}
+		return archiveWindow(&Request{Args: a}, text, budget)
+	}
+	// Fits: whole text, not truncated, no meta.
+	d, meta, err := win(nil, 10_000)
+	if err != nil || d["truncated"] != false || d["returned_chars"] != 6000 || len(meta) != 0 || d["content"] != text {
+		t.Fatalf("whole: %v %v %v", d["returned_chars"], meta, err)
+	}
+	// The budget cuts by bytes (1024 bytes minimum window): 512 two-byte chars.
+	d, meta, _ = win(nil, 1)
+	if d["returned_chars"] != 512 || d["next_offset"] != 512 || len(meta) != 2 {
+		t.Fatalf("budget cut: %v %v", d["returned_chars"], d["next_offset"])
+	}
+	// max_chars cuts without a fidelity warning.
+	d, meta, _ = win(map[string]any{"offset": float64(2990), "max_chars": float64(20)}, 10_000)
+	if d["content"] != strings.Repeat("é", 10)+strings.Repeat("a", 10) || d["next_offset"] != 3010 || len(meta) != 0 {
+		t.Fatalf("max_chars: %q %v %v", d["content"], d["next_offset"], meta)
+	}
+	// The last window.
+	d, _, _ = win(map[string]any{"offset": float64(6000)}, 10_000)
+	if d["content"] != "" || d["next_offset"] != nil {
+		t.Fatalf("end: %v", d)
+	}
+	if _, _, err := win(map[string]any{"offset": float64(6001)}, 10_000); err == nil || core.AsError(err).Code != core.CodeInvalidFormat {
+		t.Fatalf("offset past the end: %v", err)
+	}
+}
+
+// memResearch is an in-memory ResearchStore.
+type memResearch struct {
+	mu      sync.Mutex
+	data    map[string][]byte
+	meta    map[string]ResearchArchiveMeta
+	ids     map[string]string
+	digests map[string]ResearchDigest
+	sweeps  []time.Time
+}
+
+func newMemResearch() *memResearch {
+	return &memResearch{data: map[string][]byte{}, meta: map[string]ResearchArchiveMeta{}, ids: map[string]string{}, digests: map[string]ResearchDigest{}}
+}
+
+func (m *memResearch) ArchivePut(_ context.Context, content []byte, am ResearchArchiveMeta) (ResearchArchiveMeta, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	am.Hash, am.SizeBytes = hashBytes(content), len(content)
+	_, had := m.data[am.Hash]
+	m.data[am.Hash], m.meta[am.Hash] = content, am
+	if am.ContentID != "" {
+		m.ids[am.ContentID] = am.Hash
+	}
+	return am, !had, nil
+}
+
+func (m *memResearch) ArchiveGet(_ context.Context, hash, contentID string) ([]byte, ResearchArchiveMeta, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if hash == "" {
+		hash = m.ids[contentID]
+	}
+	b, ok := m.data[hash]
+	if !ok {
+		return nil, ResearchArchiveMeta{}, core.NewError(core.CodeArchiveNotFound, "none", nil)
+	}
+	return b, m.meta[hash], nil
+}
+
+func (m *memResearch) ArchiveSweep(_ context.Context, cutoff time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweeps = append(m.sweeps, cutoff)
+	n := 0
+	for h, am := range m.meta {
+		if at, _ := time.Parse(time.RFC3339, am.ArchivedAt); at.Before(cutoff) {
+			delete(m.data, h)
+			delete(m.meta, h)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (m *memResearch) DigestPut(_ context.Context, rec ResearchDigest) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := DigestID(rec.SourceID, rec.QueryHash)
+	_, had := m.digests[k]
+	m.digests[k] = rec
+	return had, nil
+}
+
+func (m *memResearch) DigestGet(_ context.Context, sourceID, queryHash string) (ResearchDigest, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec, ok := m.digests[DigestID(sourceID, queryHash)]
+	if !ok {
+		return rec, core.NewError(core.CodeDigestNotFound, "No digest.", nil)
+	}
+	return rec, nil
+}
+
+func (m *memResearch) DigestDelete(_ context.Context, sourceID, queryHash string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.digests, DigestID(sourceID, queryHash))
+	return nil
+}
+
+func (m *memResearch) DigestList(context.Context, string, string, int) ([]ResearchDigest, string, error) {
+	return nil, "", nil
+}
+
+func (m *memResearch) JournalRange(context.Context, string, uint64, uint64) ([]specs.JournalEntry, error) {
+	return []specs.JournalEntry{}, nil
+}
+
+// researchDeps is testDeps with a research store and a clock the test moves.
+func researchDeps(now *time.Time) (*Deps, *memResearch) {
+	st := newMemResearch()
+	d := testDeps()
+	d.Research = st
+	d.Runtime.Now = func() time.Time { return *now }
+	return d, st
+}
+
+func TestArchiveRetentionSweepsAtMostHourly(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	d, st := researchDeps(&now)
+	d.ArchiveRetention = 24 * time.Hour
+	tool := researchTool(d)
+	put := func(content string) map[string]any {
+		t.Helper()
+		env := dispatch(t, tool, map[string]any{"action": "archive-put", "content": content})
+		if env["success"] != true {
+			t.Fatalf("archive-put: %v", env)
+		}
+		return env["data"].(map[string]any)
+	}
+	first := put("old note")
+	if first["expires_at"] != "2026-03-02T12:00:00Z" || len(st.sweeps) != 1 {
+		t.Fatalf("first put: %v, sweeps %v", first, st.sweeps)
+	}
+	now = now.Add(30 * time.Minute)
+	put("second note")
+	if len(st.sweeps) != 1 {
+		t.Fatalf("swept again within the hour: %v", st.sweeps)
+	}
+	now = now.Add(25 * time.Hour)
+	third := put("third note")
+	if len(st.sweeps) != 2 || third["expired_removed"] != float64(2) {
+		t.Fatalf("the day-old notes should be swept: %v, sweeps %v", third, st.sweeps)
+	}
+	// Retention 0 keeps everything.
+	d.ArchiveRetention = 0
+	now = now.Add(48 * time.Hour)
+	if got := put("fourth"); got["expires_at"] != nil || len(st.sweeps) != 2 {
+		t.Fatalf("retention 0: %v, sweeps %v", got, st.sweeps)
+	}
+}
+
+func TestDigestSummariesForResearchNodes(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	d, _ := researchDeps(&now)
+	tool := researchTool(d)
+	text := "Locks serialise writers. Readers see snapshots. Compaction needs the write lock. Cursors seek fast."
+	p, _, err := research.CreateDigest(research.CreateInput{Text: text, Query: "write lock", MaxSnippets: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(research.Marshal(p), &payload); err != nil {
+		t.Fatal(err)
+	}
+	env := dispatch(t, tool, map[string]any{"action": "digest-put", "source_id": "doc", "payload": payload, "text": text})
+	if env["success"] != true {
+		t.Fatalf("digest-put: %v", env)
+	}
+	id := env["data"].(map[string]any)["digest_id"].(string)
+	got := d.digestSummaries(context.Background(), []string{id, "doc#00000000", "garbage"})
+	if len(got) != 3 || got[0]["found"] != true || got[0]["summary"] != p.Summary || got[1]["found"] != false || got[2]["error"] == nil {
+		t.Fatalf("digestSummaries: %v", got)
+	}
+	if n := len(got[0]["evidence_snippets"].([]research.EvidenceSnippet)); n == 0 || n > maxLinkedSnippets {
+		t.Fatalf("snippets: %d", n)
+	}
+	if d.Research = nil; d.digestSummaries(context.Background(), []string{id})[0]["found"] != false {
+		t.Fatal("without a store nothing is found")
+	}
+}
+
+func TestResearchWithoutStoreIsUnavailable(t *testing.T) {
+	d := testDeps()
+	tool := researchTool(d)
+	env := dispatch(t, tool, map[string]any{"action": "digest-list"})
+	if code(env) != core.CodeUnavailable {
+		t.Fatalf("digest-list without a store: %v", env)
+	}
+	// Validation and creation need no store.
+	env = dispatch(t, tool, map[string]any{"action": "digest-create", "text": "One sentence here. Another one there.", "query": "sentence"})
+	if env["success"] != true {
+		t.Fatalf("digest-create: %v", env)
+	}
+	payload := env["data"].(map[string]any)["payload"].(map[string]any)
+	env = dispatch(t, tool, map[string]any{"action": "digest-validate", "payload": payload})
+	if d := env["data"].(map[string]any); env["success"] != true || d["valid"] != true || d["text_checked"] != false || d["source"] != "none" {
+		t.Fatalf("digest-validate without source: %v", env)
+	}
+}
+
+func TestResearchDescriptionLint(t *testing.T) {
+	d := researchTool(testDeps()).Description
+	if !strings.HasPrefix(d, "Use this when") || !strings.Contains(d, "Use spec instead") || !strings.Contains(d, "→") || len(d) > 1200 {
+		t.Errorf("research description breaks contract §8: %q", d)
+	}
+}

@@ -1,0 +1,153 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/specs"
+)
+
+const taskDescription = `Use this when you work through a spec's tasks: get the next task (next, claim:true starts it atomically so two agents never take the same one; prepare adds its context), read one (info, check-deps), change its status (start, complete, block, unblock, reopen, update-status), edit the plan (add, remove, move, add/remove-dependency, add-requirement, update-estimate, update-metadata, metadata-batch), list (list, query, hierarchy, list-blocked, progress), or run several in parallel (prepare-batch → start-batch → complete-batch; reset-batch frees stale claims). ` +
+	`Use authoring instead to add phases, journal to record decisions, verification to record a verify step's result. ` +
+	`Typical loop: task next(claim:true) → work → task complete(completion_note) → task next …; found:false explains what is blocked or in progress. Every mutation takes dry_run and expected_version.`
+
+// Status values a caller may ask for (archived belongs to the lifecycle).
+var taskStatuses = []string{"pending", "in_progress", "completed", "blocked", "failed"}
+
+// taskTool is the task tool: the agent's work loop over one spec. Every
+// status change goes through the domain's transitions (specs.Start, …),
+// whose journal entry is appended in the same store transaction; every
+// mutation is one MutateSpec call, so it reads the latest state inside its
+// transaction and two agents cannot both claim or start one task.
+func taskTool(d *Deps) *Tool {
+	readA := func(name, summary string, required, optional []string, h Handler) Action {
+		return Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: optional,
+			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Handler: h}
+	}
+	writeA := func(name, summary string, required, optional []string, idempotent, destructive bool, h Handler) Action {
+		return Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
+			SideEffects: EffectWrite, Idempotent: idempotent, Destructive: destructive, Latency: LatencyFast, Handler: h}
+	}
+	pages := []string{"cursor", "limit"}
+	nodeTypes := make([]string, 0, 6)
+	for _, t := range specs.NodeTypes() {
+		if t != specs.TypeSpec {
+			nodeTypes = append(nodeTypes, string(t))
+		}
+	}
+	return &Tool{
+		Name:        "task",
+		Title:       "specd task",
+		Description: taskDescription,
+		Params: []Param{
+			pSpecID, pDryRun, pExpectedVersion, pCursor, pLimit(core.PageTasks),
+			{Name: "task_id", Type: String, MaxLength: 200, Description: "Node id, e.g. task-1-2."},
+			{Name: "claim", Type: Boolean, Description: "Also start the task, atomically."},
+			{Name: "completion_note", Type: String, Description: "What was done (journaled)."},
+			{Name: "force", Type: Boolean, Description: "Complete despite unfinished prerequisites."},
+			{Name: "actual_hours", Type: Number, Min: f64(0), Max: f64(100000), Description: "Hours spent (default: since start)."},
+			{Name: "reason", Type: String, Description: "Why (blocker description, reopen reason)."},
+			{Name: "blocker_type", Type: String, Enum: specs.BlockerTypes, Description: "Default dependency."},
+			{Name: "ticket", Type: String, MaxLength: 500, Description: "Blocker's tracking ticket."},
+			{Name: "resolution", Type: String, Description: "How it was resolved."},
+			{Name: "status", Type: String, Enum: taskStatuses, Description: "Target status, or a filter."},
+			{Name: "parent", Type: String, MaxLength: 200, Description: "Parent node (phase or task); a filter for query (children) and metadata-batch (subtree)."},
+			{Name: "title", Type: String, MaxLength: 500, Description: "Node title."},
+			{Name: "task_type", Type: String, Enum: []string{"task", "subtask", "verify", "research"}, Description: "Default task."},
+			{Name: "description", Type: String, Description: "Task description."},
+			{Name: "estimated_hours", Type: Number, Min: f64(0), Max: f64(100000), Description: "Estimated hours."},
+			{Name: "complexity", Type: String, Enum: specs.Complexities, Description: "low, medium or high."},
+			{Name: "position", Type: Integer, Min: f64(1), Description: "1-based position among the parent's children (default: before trailing verify nodes)."},
+			{Name: "file_path", Type: String, MaxLength: 1000, Description: "Repo-relative path the task changes."},
+			{Name: "task_category", Type: String, Enum: specs.TaskCategories, Description: "investigation, implementation, refactoring, decision or research."},
+			{Name: "acceptance_criteria", Type: Array, Items: String, MaxItems: 50, Description: "Checks that say it is done."},
+			{Name: "verification_type", Type: String, Enum: specs.VerificationTypes, Description: "Verify nodes."},
+			{Name: "command", Type: String, MaxLength: 2000, Description: "Verify nodes: the check to run."},
+			{Name: "expected", Type: String, Description: "Verify nodes: what passing looks like."},
+			{Name: "blocking_mode", Type: String, Enum: specs.BlockingModes, Description: "Research nodes (default soft; hard blocks)."},
+			{Name: "status_note", Type: String, Description: "Free-form note on the task's state."},
+			{Name: "metadata", Type: Object, Description: "Metadata keys to set (null deletes)."},
+			{Name: "cascade", Type: Boolean, Description: "Also remove children."},
+			{Name: "target_id", Type: String, MaxLength: 200, Description: "Other end of the edge."},
+			{Name: "dependency_type", Type: String, Enum: specs.DependencyTypes, Description: "blocks (default: task_id blocks target_id), blocked_by or depends (informational)."},
+			{Name: "requirement_type", Type: String, Enum: specs.RequirementTypes, Description: "Default acceptance."},
+			{Name: "text", Type: String, Description: "Requirement text."},
+			{Name: "pattern", Type: String, MaxLength: 256, MinLength: 1, Description: "RE2 regex over titles and ids."},
+			{Name: "node_type", Type: String, Enum: nodeTypes, Description: "Only nodes of this type."},
+			{Name: "updates", Type: Object, Description: "Metadata keys to set on every match."},
+			{Name: "node_id", Type: String, MaxLength: 200, Description: "Default spec-root."},
+			{Name: "include_phases", Type: Boolean, Description: "Default true."},
+			{Name: "max_depth", Type: Integer, Min: f64(1), Max: f64(10), Description: "Deepest level (phases 1, tasks 2…; default 2)."},
+			{Name: "include_metadata", Type: Boolean, Description: "Include metadata and dependencies."},
+			{Name: "max_tasks", Type: Integer, Min: f64(1), Max: f64(20), Description: "Default 3."},
+			{Name: "token_budget", Type: Integer, Min: f64(100), Max: f64(100000), Description: "Stop before the tasks exceed this many tokens."},
+			{Name: "task_ids", Type: Array, Items: String, MaxItems: 50, MaxLength: 200, Description: "Tasks to start together."},
+			{Name: "completions", Type: Array, Items: Object, MaxItems: 50, Description: "[{task_id, success, note?, actual_hours?}]."},
+			{Name: "threshold_hours", Type: Number, Min: f64(0), Max: f64(100000), Description: "Default 24."},
+		},
+		Actions: []Action{
+			{
+				Name: "next", Summary: "Next actionable task; claim:true starts it atomically. None → found:false with blocked, in_progress, spec_complete.",
+				Required: []string{"spec_id"}, Optional: append([]string{"claim"}, mutationArgs...),
+				SideEffects: EffectWrite, Latency: LatencyFast, Handler: d.taskNext,
+			},
+			readA("prepare", "Context for a task (default: next): deps, previous sibling + journal excerpt, parent, phase progress, last 3 journal entries, hints.",
+				nil, []string{"task_id"}, d.taskPrepare),
+			readA("info", "One node with metadata, dependencies, can_start.", []string{"task_id"}, nil, d.taskInfo),
+			readA("check-deps", "Prerequisites (own and inherited) with status, what it blocks, can_start.",
+				[]string{"task_id"}, nil, d.taskCheckDeps),
+			writeA("start", "pending|failed → in_progress (TASK_BLOCKED, CONFLICT if another session holds it).",
+				[]string{"task_id"}, nil, false, false, d.taskTransition(specs.Start)),
+			writeA("complete", "→ completed with completion_note; force ignores unfinished prerequisites.",
+				[]string{"task_id"}, []string{"completion_note", "force", "actual_hours"}, false, false, d.taskTransition(specs.Complete)),
+			writeA("reopen", "completed|in_progress|failed → pending, with reason.", []string{"task_id", "reason"}, nil, false, false, d.taskTransition(specs.Reopen)),
+			writeA("update-status", "Moves to status through the matching action and its checks.",
+				[]string{"task_id", "status"}, []string{"reason", "completion_note", "force", "blocker_type", "ticket", "resolution"}, false, false,
+				func(ctx context.Context, r *Request) Result {
+					to := specs.Status(r.Args.String("status"))
+					return d.transition(ctx, r, func(sp *specs.Spec, id string, o specs.TransitionOptions) (specs.TransitionResult, error) {
+						return specs.UpdateStatus(sp, id, to, o)
+					})
+				}),
+			writeA("block", "→ blocked with reason, blocker_type, ticket.",
+				[]string{"task_id", "reason"}, []string{"blocker_type", "ticket"}, false, false, d.taskTransition(specs.Block)),
+			writeA("unblock", "blocked → pending; blocker kept in resolved_blockers.",
+				[]string{"task_id"}, []string{"resolution"}, false, false, d.taskTransition(specs.Unblock)),
+			readA("list-blocked", "Blocked tasks with blocker and waiting_on (paged).",
+				nil, pages, d.taskListBlocked),
+			writeA("add", "Adds a node under parent (default: before trailing verify nodes).",
+				[]string{"parent", "title"}, []string{"task_type", "description", "estimated_hours", "position", "file_path", "task_category", "acceptance_criteria",
+					"complexity", "verification_type", "command", "expected", "blocking_mode", "metadata"}, false, false, d.taskAdd),
+			writeA("remove", "Removes a node (cascade: its children) and its edges.", []string{"task_id"}, []string{"cascade"}, false, true, d.taskRemove),
+			writeA("move", "Moves a node to parent/position (1-based).",
+				[]string{"task_id"}, []string{"parent", "position"}, false, false, d.taskMove),
+			writeA("add-dependency", "Adds an edge (both halves); cycles refused.",
+				[]string{"task_id", "target_id"}, []string{"dependency_type"}, false, false, d.taskDependency(specs.AddDependency)),
+			writeA("remove-dependency", "Removes an edge (both halves).",
+				[]string{"task_id", "target_id"}, []string{"dependency_type"}, false, false, d.taskDependency(specs.RemoveDependency)),
+			writeA("add-requirement", "Appends a requirement {id, type, text} (max 50).",
+				[]string{"task_id", "text"}, []string{"requirement_type"}, false, false, d.taskAddRequirement),
+			writeA("update-estimate", "Sets estimated_hours and/or complexity.", []string{"task_id"}, []string{"estimated_hours", "complexity"}, true, false, d.taskUpdateEstimate),
+			writeA("update-metadata", "Sets metadata keys (metadata object and/or direct fields).",
+				[]string{"task_id"}, []string{"metadata", "title", "description", "file_path", "task_category", "acceptance_criteria", "complexity", "estimated_hours", "status_note",
+					"verification_type", "command", "expected"}, true, false, d.taskUpdateMetadata),
+			writeA("metadata-batch", "Same updates on every node matching the filters (max 100, all or nothing).",
+				[]string{"updates"}, []string{"status", "parent", "pattern", "node_type"}, true, false, d.taskMetadataBatch),
+			readA("progress", "Counts and percentage of a node (default spec) and its phases.",
+				nil, []string{"node_id", "include_phases"}, d.taskProgress),
+			readA("list", "All tasks in execution order (paged).", nil, pages, d.taskList),
+			readA("query", "Tasks by status, parent, node_type (paged).",
+				nil, append([]string{"status", "parent", "node_type"}, pages...), d.taskQuery),
+			readA("hierarchy", "The tree to max_depth (real depth), with counts (paged).",
+				nil, append([]string{"max_depth", "include_metadata"}, pages...), d.taskHierarchy),
+			readA("prepare-batch", "Independent actionable tasks for parallel agents (no shared edge or file path).",
+				nil, []string{"max_tasks", "token_budget"}, d.taskPrepareBatch),
+			writeA("start-batch", "Starts all task_ids or none.",
+				[]string{"task_ids"}, nil, false, false, d.taskStartBatch),
+			writeA("complete-batch", "Per task: success → completed, failure → failed (retry_count+1).",
+				[]string{"completions"}, nil, false, false, d.taskCompleteBatch),
+			writeA("reset-batch", "Stale in_progress tasks (≥ threshold_hours) back to pending.",
+				nil, []string{"threshold_hours"}, false, false, d.taskResetBatch),
+		},
+	}
+}

@@ -1,0 +1,20 @@
+//go:build unix
+
+package tools
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// killGroup starts the command in its own process group and makes
+// cancellation kill the whole group, so children of sh die with it.
+func killGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

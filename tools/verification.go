@@ -1,0 +1,203 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/specs"
+)
+
+const verificationDescription = `Use this when a verify step of a spec has a result: add records PASSED, FAILED or PARTIAL with the output you saw (last 10 results are kept on the node), execute runs the node's command in the workspace root with a timeout and records its exit code and output (only on servers started with --enable-verification-execute). ` +
+	`Use task instead to complete the verify node once it passes, and journal to explain a failure. ` +
+	`Typical composition: task next → verification execute (or add) → task complete(verify_id) → task next.`
+
+// Verification execute limits.
+const (
+	DefaultVerifyTimeout = 300 * time.Second
+	MaxVerifyTimeout     = 3600 * time.Second
+	// executeDeadline is execute's call deadline: the longest command
+	// timeout plus time to record the result.
+	executeDeadline = MaxVerifyTimeout + time.Minute
+)
+
+// FeatureVerificationExecute is the feature name FEATURE_DISABLED reports
+// when execute is off.
+const FeatureVerificationExecute = "verification_execute"
+
+func verificationTool(d *Deps) *Tool {
+	return &Tool{
+		Name:        "verification",
+		Title:       "specd verification",
+		Description: verificationDescription,
+		Params: []Param{
+			pSpecID, pDryRun, pExpectedVersion,
+			{Name: "verify_id", Type: String, MaxLength: 200, Description: "The verify node, e.g. verify-1-1."},
+			{Name: "result", Type: String, Enum: specs.VerificationResults, Description: "PASSED, FAILED or PARTIAL."},
+			{Name: "command", Type: String, MaxLength: 2000, Description: "add: the command that was run (default: the node's command)."},
+			{Name: "output", Type: String, MaxLength: specs.MaxVerificationOutput, Description: "add: what the check printed (at most 10,000 characters)."},
+			{Name: "issues", Type: String, Description: "add: problems found."},
+			{Name: "notes", Type: String, Description: "add: anything else worth keeping."},
+			{Name: "timeout_seconds", Type: Integer, Min: f64(1), Max: f64(MaxVerifyTimeout.Seconds()), Description: "execute: kill the command after this many seconds (default 300)."},
+			{Name: "record", Type: Boolean, Description: "execute: record the result on the node (default true)."},
+		},
+		Actions: []Action{
+			{
+				Name: "add", Summary: "Records a result on a verify node (history keeps the last 10; last_result is the newest) and journals it; the node's status does not change.",
+				Required: []string{"spec_id", "verify_id", "result"}, Optional: append([]string{"command", "output", "issues", "notes"}, mutationArgs...),
+				SideEffects: EffectWrite, Latency: LatencyFast, Handler: d.verificationAdd,
+			},
+			{
+				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and records PASSED (exit 0) or FAILED; off unless the server was started with --enable-verification-execute.",
+				Required: []string{"spec_id", "verify_id"}, Optional: append([]string{"timeout_seconds", "record"}, mutationArgs...),
+				SideEffects: EffectWrite, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline, Handler: d.verificationExecute,
+			},
+		},
+	}
+}
+
+// recordVerification stores rec on the call's verify node with a journal
+// note, as one mutation.
+func (d *Deps) recordVerification(ctx context.Context, r *Request, rec specs.VerificationRecord, extra map[string]any) Result {
+	id := r.Args.String("verify_id")
+	return d.mutate(ctx, r, func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error) {
+		stored, err := specs.RecordVerification(sp, id, rec)
+		if err != nil {
+			return nil, err
+		}
+		n := sp.Node(id)
+		j.Append(specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "note",
+			Title: "Verification " + stored["result"].(string) + ": " + n.Title, Content: rec.Issues, Author: author(r), TaskID: id,
+			Metadata: map[string]any{"result": stored["result"], "command": stored["command"]}})
+		hist, _ := n.Metadata["verification_history"].([]any)
+		data := map[string]any{"verify_id": id, "result": stored["result"], "recorded": true, "record": stored,
+			"last_result": n.MetaString("last_result"), "history_count": len(hist), "status": n.Status}
+		for k, v := range extra {
+			data[k] = v
+		}
+		return data, nil
+	})
+}
+
+// verificationAdd records a result the agent obtained itself.
+func (d *Deps) verificationAdd(ctx context.Context, r *Request) Result {
+	a := r.Args
+	return d.recordVerification(ctx, r, specs.VerificationRecord{Result: a.String("result"), Command: a.String("command"),
+		Output: a.String("output"), Issues: a.String("issues"), Notes: a.String("notes")}, nil)
+}
+
+// verificationDisabled is the FEATURE_DISABLED answer of execute on a server
+// started without the option.
+func verificationDisabled(specID, verifyID string) *core.Error {
+	e := core.NewError(core.CodeFeatureDisabled, "verification execute is off on this server: it runs shell commands.",
+		map[string]any{"feature": FeatureVerificationExecute}).
+		WithRemediation("Restart specd with --enable-verification-execute (or SPECD_VERIFICATION_EXECUTE=1) to allow it, or run the check yourself and record it with verification(action=\"add\").").
+		WithRecovery("verification", map[string]any{"action": "add", "spec_id": specID, "verify_id": verifyID, "result": "PASSED"}, nil)
+	e.Extra = map[string]any{"feature": FeatureVerificationExecute}
+	return e
+}
+
+// workspaceDir returns the workspace root as a clean absolute directory, or
+// UNAVAILABLE when the server has none.
+func (d *Deps) workspaceDir() (string, error) {
+	ws := d.Workspace
+	if ws == "" || !filepath.IsAbs(ws) {
+		return "", core.NewError(core.CodeUnavailable, "The server has no absolute workspace root to run commands in.", map[string]any{"workspace": ws}).
+			WithRemediation("Restart specd with --workspace set to the project root.")
+	}
+	ws = filepath.Clean(ws)
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return "", core.NewError(core.CodeUnavailable, "The workspace root is not a directory.", nil).
+			WithRemediation("Restart specd with --workspace set to an existing project root.")
+	}
+	return ws, nil
+}
+
+// verificationExecute runs the verify node's command (read in one read
+// transaction; no store lock is held while it runs) with sh -c in the
+// workspace root, environment PATH, HOME and LANG only, and a timeout
+// (timeout_seconds, default Deps.VerifyTimeout or 300 s); exit 0 is PASSED,
+// anything else (timeout included) FAILED. The output (stdout and stderr
+// interleaved) is truncated to 10,000 characters keeping its end. Unless
+// record is false the result is recorded like add (expected_version is
+// checked then). dry_run runs nothing and reports what would run.
+//
+// Errors: FEATURE_DISABLED (details.feature "verification_execute") unless
+// Deps.VerificationExecute; TASK_NOT_FOUND; VALIDATION_ERROR (not a verify
+// node, or no command); UNAVAILABLE (no workspace).
+func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
+	specID, id := r.Args.String("spec_id"), r.Args.String("verify_id")
+	if !d.VerificationExecute {
+		return Fail(verificationDisabled(specID, id))
+	}
+	var command string
+	if err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
+		n := sp.Node(id)
+		switch {
+		case n == nil || id == specs.RootID:
+			return taskNodeNotFound(sp, specID, "verify_id", id)
+		case n.Type != specs.TypeVerify:
+			return core.NewError(core.CodeValidation, fmt.Sprintf("%s is a %s, not a verify node.", id, n.Type), map[string]any{"field": "verify_id", "received": id})
+		}
+		command = n.MetaString("command")
+		if command == "" {
+			return core.NewError(core.CodeValidation, fmt.Sprintf("%s has no command to run (a manual check).", id), map[string]any{"field": "verify_id", "received": id}).
+				WithRecovery("task", map[string]any{"action": "update-metadata", "spec_id": specID, "task_id": id, "command": "<the check to run>"}, nil)
+		}
+		return nil
+	}); err != nil {
+		return Fail(specError(err, specID))
+	}
+	dir, err := d.workspaceDir()
+	if err != nil {
+		return Fail(err)
+	}
+	timeout := d.VerifyTimeout
+	if timeout <= 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	if s, ok := r.Args.Int("timeout_seconds"); ok {
+		timeout = time.Duration(s) * time.Second
+	}
+	record := !r.Args.Has("record") || r.Args.Bool("record")
+	if r.Args.Bool("dry_run") {
+		return OK(map[string]any{"spec_id": specID, "verify_id": id, "command": command, "timeout_seconds": int(timeout.Seconds()),
+			"executed": false, "recorded": false, "record": record, "dry_run": true,
+			"changes": []specs.RepoChange{{Op: "update", Target: "node:" + id, Detail: "verification result"}}})
+	}
+	run := runVerification(ctx, command, dir, timeout)
+	if ctx.Err() != nil {
+		return Fail(ctx.Err())
+	}
+	result := "PASSED"
+	if run.ExitCode != 0 || run.TimedOut {
+		result = "FAILED"
+	}
+	out := map[string]any{"executed": true, "command": command, "exit_code": run.ExitCode, "timed_out": run.TimedOut,
+		"duration_ms": run.DurationMS, "timeout_seconds": int(timeout.Seconds()), "output_bytes": run.TotalBytes}
+	if run.ExitCode < 0 {
+		out["exit_code"] = nil
+	}
+	issues := ""
+	switch {
+	case run.TimedOut:
+		issues = fmt.Sprintf("timed out after %s", timeout)
+	case run.ExitCode != 0:
+		issues = fmt.Sprintf("exit code %d", run.ExitCode)
+	}
+	output, truncated := specs.TruncateTail(run.Output, specs.MaxVerificationOutput)
+	out["output"], out["output_truncated"] = output, truncated || run.Dropped
+	if !record {
+		out["spec_id"], out["verify_id"], out["result"], out["recorded"] = specID, id, result, false
+		return OK(out)
+	}
+	rec := specs.VerificationRecord{Result: result, Command: command, Output: output, Issues: issues, TimedOut: run.TimedOut, DurationMS: &run.DurationMS}
+	if run.ExitCode >= 0 {
+		code := run.ExitCode
+		rec.ExitCode = &code
+	}
+	return d.recordVerification(ctx, r, rec, out)
+}
