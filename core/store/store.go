@@ -82,7 +82,8 @@ type Store struct {
 	timer    *time.Timer
 	closed   bool
 	gen      uint64    // incremented on every close; guards stale linger timers
-	yielded  time.Time // when the file was last given up because MaxHold ran out
+	yielded  time.Time // when the file was last given up to a waiting process
+	yields   int       // how many times it was (for tests)
 
 	installID string
 	schema    int
@@ -189,10 +190,33 @@ func (s *Store) acquire(ctx context.Context) (*bolt.DB, error) {
 }
 
 // yieldWindow is how long a process that gave the file up after MaxHold
-// waits before taking it again. bbolt polls a held lock every 50 ms, so a
-// shorter window would let a busy process re-take the lock before any other
-// process looks, starving them.
+// waits before taking it again, when another process is waiting. bbolt polls
+// a held lock every 50 ms, so a shorter window would let a busy process
+// re-take the lock before the other one looks, starving it.
 const yieldWindow = 60 * time.Millisecond
+
+// waitingFresh is how recent a waiting mark must be to count.
+const waitingFresh = 2 * time.Second
+
+// waitingPath is the mark a process leaves next to the store while it waits
+// for the lock; its modification time is the signal.
+func (s *Store) waitingPath() string { return s.opts.Path + ".waiting" }
+
+func (s *Store) markWaiting() {
+	p := s.waitingPath()
+	now := time.Now()
+	if err := os.Chtimes(p, now, now); err != nil {
+		_ = os.WriteFile(p, nil, 0o644)
+	}
+}
+
+// othersWaiting reports whether another process marked, recently, that it
+// waits for the file. Without one, a busy process keeps going: pausing for
+// nobody would cost it a quarter of its throughput.
+func (s *Store) othersWaiting() bool {
+	st, err := os.Stat(s.waitingPath())
+	return err == nil && time.Since(st.ModTime()) < waitingFresh
+}
 
 func (s *Store) openLocked(ctx context.Context) error {
 	if wait := yieldWindow - time.Since(s.yielded); !s.yielded.IsZero() && wait > 0 {
@@ -214,7 +238,13 @@ func (s *Store) openLocked(ctx context.Context) error {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
 	start := time.Now()
-	db, err := bolt.Open(s.opts.Path, 0o644, &bolt.Options{Timeout: timeout})
+	// First a try that does not wait; if another process holds the file,
+	// leave a mark so it knows someone is waiting, then wait for real.
+	db, err := bolt.Open(s.opts.Path, 0o644, &bolt.Options{Timeout: time.Nanosecond})
+	if errors.Is(err, berrors.ErrTimeout) {
+		s.markWaiting()
+		db, err = bolt.Open(s.opts.Path, 0o644, &bolt.Options{Timeout: timeout})
+	}
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return LockTimeoutError(s.opts.Path, time.Since(start))
@@ -246,8 +276,9 @@ func (s *Store) release() {
 	}
 	s.cond.Broadcast()
 	if s.draining || s.closed || s.opts.Linger < 0 {
-		if s.draining {
+		if s.draining && s.othersWaiting() {
 			s.yielded = time.Now()
+			s.yields++
 		}
 		if err := s.closeLocked(); err != nil {
 			s.log.Warn("store close failed", "err", err)

@@ -217,4 +217,23 @@ func TestBusyHolderYieldsToOthers(t *testing.T) {
 	close(stop)
 	<-done
 	t.Logf("3 turns against a busy holder took %v", time.Since(start))
+	if busy.yields == 0 {
+		t.Fatal("the busy holder never yielded to the waiting process")
+	}
+}
+
+// TestBusyAloneDoesNotYield: with nobody waiting, a busy process gives the
+// file up after MaxHold but does not pause before taking it back.
+func TestBusyAloneDoesNotYield(t *testing.T) {
+	busy := openTest(t, filepath.Join(t.TempDir(), "specd.db"), func(o *Options) { o.MaxHold = 20 * time.Millisecond })
+	ctx := context.Background()
+	deadline := time.Now().Add(150 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if err := busy.CheckWritable(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if busy.yields != 0 {
+		t.Fatalf("yielded %d times with nobody waiting", busy.yields)
+	}
 }
