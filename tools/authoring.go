@@ -90,7 +90,7 @@ func authoringTool(d *Deps) *Tool {
 				Required: []string{"name"}, Optional: []string{"mission", "description", "category", "template", "plan_path", "plan_review_path", "dry_run"},
 				SideEffects: EffectWrite, Latency: LatencyFast, Example: map[string]any{"name": "Contract test spec", "template": "feature"},
 				Handler: func(ctx context.Context, r *Request) Result {
-					o := writeOptions(r, "spec-create")
+					o := d.writeOptions(r, "spec-create")
 					h, err := d.Specs.CreateSpec(ctx, o, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
 						sp, err := specs.NewSpec(specs.NewSpecInput{
 							Name: r.Args.String("name"), Mission: r.Args.String("mission"), Description: r.Args.String("description"),
@@ -277,7 +277,7 @@ func authoringTool(d *Deps) *Tool {
 				Handler: func(ctx context.Context, r *Request) Result {
 					specID := r.Args.String("spec_id")
 					v, _ := r.Args.Int("version")
-					res, err := d.Specs.RollbackSpec(ctx, specID, int64(v), writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
+					res, err := d.Specs.RollbackSpec(ctx, specID, int64(v), d.writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
 					if err != nil {
 						return Fail(specError(err, specID))
 					}

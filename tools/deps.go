@@ -51,6 +51,9 @@ type Deps struct {
 	VerificationExecute bool
 	// VerifyTimeout is verification execute's default timeout (0: 300 s).
 	VerifyTimeout time.Duration
+	// HistoryKeep is how many versions of history each spec keeps (0: the
+	// store's default, 50).
+	HistoryKeep int
 	// StrictComplete makes task complete refuse pending tasks (config
 	// tasks.strict_complete): they must be started first.
 	StrictComplete bool

@@ -49,9 +49,10 @@ func pLimit(p core.PageLimits) Param {
 // mutationArgs are the parameters every mutation takes.
 var mutationArgs = []string{"dry_run", "expected_version"}
 
-// writeOptions reads dry_run and expected_version.
-func writeOptions(r *Request, action string) specs.RepoWriteOptions {
-	o := specs.RepoWriteOptions{DryRun: r.Args.Bool("dry_run"), Action: r.Call.Tool + "." + action, Author: author(r)}
+// writeOptions reads dry_run and expected_version, and applies the history
+// retention.
+func (d *Deps) writeOptions(r *Request, action string) specs.RepoWriteOptions {
+	o := specs.RepoWriteOptions{DryRun: r.Args.Bool("dry_run"), Action: r.Call.Tool + "." + action, Author: author(r), Keep: d.HistoryKeep}
 	if v, ok := r.Args.Int("expected_version"); ok {
 		ev := int64(v)
 		o.ExpectedVersion = &ev
@@ -84,7 +85,7 @@ func (d *Deps) clock() specs.Clock {
 func (d *Deps) mutate(ctx context.Context, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error)) Result {
 	specID := r.Args.String("spec_id")
 	var data map[string]any
-	res, err := d.Specs.MutateSpec(ctx, specID, writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
+	res, err := d.Specs.MutateSpec(ctx, specID, d.writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
 		sp.Clock = d.clock()
 		var err error
 		data, err = fn(sp, j)

@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -98,7 +99,13 @@ type config struct {
 	Deadline    time.Duration
 	Source      []string
 
-	VerifyExec bool // verification execute may run shell commands
+	VerifyExec       bool          // verification execute may run shell commands
+	VerifyTimeout    time.Duration // verification execute's default timeout
+	TestCommand      string        // command of the "Run tests" verify node of new phases
+	StrictComplete   bool          // task complete refuses pending tasks
+	HistoryKeep      int           // versions of history kept per spec
+	TokenBudget      int           // answer budget in tokens
+	ArchiveRetention time.Duration // how long archived research content is kept (0 = forever)
 }
 
 // parseConfig reads flags, then environment, then defaults (in that order of
@@ -114,6 +121,12 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 	lockTimeout := fs.Duration("lock-timeout", 0, "longest wait for another process's store lock (env SPECD_LOCK_TIMEOUT; default 5s)")
 	deadline := fs.Duration("deadline", 0, "deadline of one tool call (env SPECD_DEADLINE; default 30s)")
 	verifyExec := fs.Bool("enable-verification-execute", false, "let verification execute run verify nodes' commands in the workspace (env SPECD_VERIFICATION_EXECUTE=1; default off)")
+	verifyTimeout := fs.Duration("verify-timeout", 0, "default timeout of verification execute (env SPECD_VERIFY_TIMEOUT; default 300s)")
+	testCommand := fs.String("test-command", "", "command of the \"Run tests\" verify step new phases get (env SPECD_TEST_COMMAND; default none: a manual step)")
+	strict := fs.Bool("strict-complete", false, "task complete refuses tasks that were never started (env SPECD_STRICT_COMPLETE=1)")
+	historyKeep := fs.Int("history-keep", 0, "versions of history kept per spec (env SPECD_HISTORY_KEEP; default 50)")
+	tokenBudget := fs.Int("token-budget", 0, "answer budget in tokens, bytes/4 (env SPECD_TOKEN_BUDGET; default 25000)")
+	retention := fs.Duration("archive-retention", -1, "how long archived research content is kept; 0 keeps it forever (env SPECD_ARCHIVE_RETENTION; default 720h)")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
@@ -152,6 +165,28 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 		return nil, nil, err
 	}
 	c.VerifyExec = *verifyExec || os.Getenv("SPECD_VERIFICATION_EXECUTE") == "1"
+	c.StrictComplete = *strict || os.Getenv("SPECD_STRICT_COMPLETE") == "1"
+	c.TestCommand = firstNonEmpty(*testCommand, os.Getenv("SPECD_TEST_COMMAND"))
+	if c.VerifyTimeout, err = durationOr(*verifyTimeout, "SPECD_VERIFY_TIMEOUT", 300*time.Second); err != nil {
+		return nil, nil, err
+	}
+	if c.HistoryKeep, err = intOr(*historyKeep, "SPECD_HISTORY_KEEP", store.DefaultHistoryKeep, 1, 10_000); err != nil {
+		return nil, nil, err
+	}
+	if c.TokenBudget, err = intOr(*tokenBudget, "SPECD_TOKEN_BUDGET", core.DefaultTokenBudget, 1_000, 1_000_000); err != nil {
+		return nil, nil, err
+	}
+	c.ArchiveRetention = tools.DefaultArchiveRetention
+	switch {
+	case *retention >= 0:
+		c.ArchiveRetention = *retention
+	case os.Getenv("SPECD_ARCHIVE_RETENTION") != "":
+		d, perr := time.ParseDuration(os.Getenv("SPECD_ARCHIVE_RETENTION"))
+		if perr != nil || d < 0 {
+			return nil, nil, fmt.Errorf("SPECD_ARCHIVE_RETENTION=%q is not a duration ≥ 0", os.Getenv("SPECD_ARCHIVE_RETENTION"))
+		}
+		c.ArchiveRetention = d
+	}
 	if c.Transport != "stdio" && c.Transport != "http" {
 		return nil, nil, fmt.Errorf("--transport must be stdio or http, not %q", c.Transport)
 	}
@@ -184,6 +219,26 @@ func durationOr(flagValue time.Duration, env string, def time.Duration) (time.Du
 		return d, nil
 	}
 	return def, nil
+}
+
+// intOr reads an integer setting from its flag (when > 0), else the
+// environment, else def, and checks it lies in [lo, hi].
+func intOr(flagValue int, env string, def, lo, hi int) (int, error) {
+	v := def
+	switch {
+	case flagValue > 0:
+		v = flagValue
+	case os.Getenv(env) != "":
+		n, err := strconv.Atoi(os.Getenv(env))
+		if err != nil {
+			return 0, fmt.Errorf("%s=%q is not a number", env, os.Getenv(env))
+		}
+		v = n
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("%s must be between %d and %d, not %d", strings.ToLower(strings.TrimPrefix(env, "SPECD_")), lo, hi, v)
+	}
+	return v, nil
 }
 
 func parseLevel(s string) (slog.Level, error) {
@@ -249,11 +304,15 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 		ConfigSource: strings.Join(c.Source, ", "),
 		Transports:   transports,
 		Started:      time.Now(),
-		TokenBudget:  core.DefaultTokenBudget,
+		TokenBudget:  c.TokenBudget,
 		Runtime:      tools.Runtime{Logger: logger, Deadline: c.Deadline},
 	}
 	deps.VerificationExecute = c.VerifyExec
-	deps.ArchiveRetention = tools.DefaultArchiveRetention
+	deps.VerifyTimeout = c.VerifyTimeout
+	deps.TestCommand = c.TestCommand
+	deps.StrictComplete = c.StrictComplete
+	deps.HistoryKeep = c.HistoryKeep
+	deps.ArchiveRetention = c.ArchiveRetention
 	return st, deps, nil
 }
 

@@ -26,6 +26,8 @@ func TestRunCommands(t *testing.T) {
 		{"call unknown tool", []string{"call", "nope", `{}`, "--db", db}, 2, "", `no tool "nope"`},
 		{"bad log level", []string{"serve", "--log-level", "loud", "--db", db}, 2, "", "log level"},
 		{"bad transport", []string{"serve", "--transport", "carrier-pigeon", "--db", db}, 2, "", "--transport"},
+		{"token budget out of range", []string{"serve", "--token-budget", "5", "--db", db}, 2, "", "token_budget must be between"},
+		{"settings reach the tools", []string{"call", "server", `{"action":"capabilities"}`, "--db", db, "--token-budget", "5000"}, 0, `"token_budget": 5000`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,5 +67,16 @@ func TestConnectHelpNamesClientsAndStore(t *testing.T) {
 		if !strings.Contains(h, want) {
 			t.Errorf("help lacks %q:\n%s", want, h)
 		}
+	}
+}
+
+func TestEnvSettingsAreChecked(t *testing.T) {
+	t.Setenv("SPECD_HISTORY_KEEP", "lots")
+	var out, errb bytes.Buffer
+	if code := run([]string{"call", "health", `{"action":"liveness"}`, "--db", filepath.Join(t.TempDir(), "s.db")}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Fatalf("exit %d; stderr %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "SPECD_HISTORY_KEEP") {
+		t.Fatalf("stderr %q", errb.String())
 	}
 }
