@@ -476,3 +476,36 @@ func TestResearchArchiveSplitsLargeItems(t *testing.T) {
 		t.Fatalf("splits %v, leaves %d", split, leaves)
 	}
 }
+
+// TestPrepareIncludesLinkedDigests: a research node that links a stored
+// digest (metadata.digest_ids) gets its summary and evidence in task prepare.
+func TestPrepareIncludesLinkedDigests(t *testing.T) {
+	c, _ := inProcess(t, newDeps(t, false), protocols[1])
+	ok := func(env map[string]any) map[string]any {
+		t.Helper()
+		if env["success"] != true {
+			t.Fatalf("call failed: %v", env)
+		}
+		return data(env)
+	}
+	id := ok(call(t, c, "authoring", map[string]any{"action": "spec-create", "name": "with research"}))["spec_id"].(string)
+	ph := ok(call(t, c, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": id,
+		"phase": map[string]any{"title": "Investigate"},
+		"tasks": []any{map[string]any{"type": "research", "title": "Read the retry RFC", "query": "retry backoff"}}}))
+	rid := ph["task_ids"].([]any)[0].(string)
+	text := "Retries should use exponential backoff with jitter. A client must cap the number of retries. " +
+		"Idempotency keys make a retried payment safe. Without jitter, clients retry in lockstep and overload the server."
+	created := ok(call(t, c, "research", map[string]any{"action": "digest-create", "text": text, "query": "retry backoff", "source_id": "retry-rfc"}))
+	put := ok(call(t, c, "research", map[string]any{"action": "digest-put", "source_id": "retry-rfc", "payload": created["payload"], "text": text}))
+	ok(call(t, c, "task", map[string]any{"action": "update-metadata", "spec_id": id, "task_id": rid,
+		"metadata": map[string]any{"digest_ids": []any{put["digest_id"]}}}))
+	prep := ok(call(t, c, "task", map[string]any{"action": "prepare", "spec_id": id, "task_id": rid}))
+	digests, _ := prep["context"].(map[string]any)["digests"].([]any)
+	if len(digests) != 1 {
+		t.Fatalf("prepare context digests: %v", prep["context"])
+	}
+	d0 := digests[0].(map[string]any)
+	if d0["summary"] == nil || d0["summary"] == "" {
+		t.Fatalf("digest summary missing: %v", d0)
+	}
+}

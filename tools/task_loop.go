@@ -166,7 +166,8 @@ const (
 // entries; data.context.journal_window says how many were read and whether
 // that was all of them) and hints.
 func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
-	return d.read(ctx, r, func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+	var digestIDs []string
+	res := d.read(ctx, r, func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error) {
 		id := r.Args.String("task_id")
 		if id == "" {
 			nr := specs.NextTask(sp)
@@ -233,10 +234,23 @@ func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
 		if ph := taskPhase(sp, n); ph != nil {
 			bundle["phase"] = taskPhaseBrief(ph)
 		}
+		if n.Type == specs.TypeResearch {
+			digestIDs = digestIDsOf(n.Metadata)
+		}
 		data := map[string]any{"found": true, "task_id": id, "task": taskFull(n), "dependencies": deps, "context": bundle,
 			"hints": prepareHints(n, deps, prev), "version": sp.Header.Version}
 		return data, nil, nil
 	})
+	// A research node's linked digests (summaries, key points, top evidence)
+	// come from their own reads, after the spec's transaction has ended.
+	if res.Err == nil && d.Research != nil && len(digestIDs) > 0 {
+		if data, ok := res.Data.(map[string]any); ok {
+			if bundle, ok := data["context"].(map[string]any); ok {
+				bundle["digests"] = d.digestSummaries(ctx, digestIDs)
+			}
+		}
+	}
+	return res
 }
 
 func prepareHints(n *specs.Node, deps map[string]any, prev *specs.Node) []string {
