@@ -240,11 +240,11 @@ func specList(ctx context.Context, d *Deps, r *Request) Result {
 	withProgress := !r.Args.Has("include_progress") || r.Args.Bool("include_progress")
 	items := make([]map[string]any, 0, len(rows))
 	for _, row := range rows {
-		m := structMap(row)
-		if !withProgress {
-			for _, k := range []string{"total_tasks", "completed_tasks", "progress_percentage", "current_phase"} {
-				delete(m, k)
-			}
+		m := map[string]any{"spec_id": row.SpecID, "title": row.Title, "lifecycle": row.Lifecycle, "status": row.Status,
+			"version": row.Version, "last_updated": row.LastUpdated}
+		if withProgress {
+			m["total_tasks"], m["completed_tasks"] = row.TotalTasks, row.CompletedTasks
+			m["progress_percentage"], m["current_phase"] = row.ProgressPercentage, row.CurrentPhase
 		}
 		items = append(items, m)
 	}

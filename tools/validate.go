@@ -86,6 +86,9 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 			continue
 		}
 		p, _ := t.param(k)
+		if f, ok := goNumber(v); ok && (p.Type == Integer || p.Type == Number) {
+			v = f // Go callers (the CLI, tests) may pass ints; JSON gives float64
+		}
 		if err := checkValue(p, v); err != nil {
 			return nil, nil, err
 		}
@@ -244,4 +247,26 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// goNumber converts Go integer and float kinds (and json.Number) to float64.
+func goNumber(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float32:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
 }

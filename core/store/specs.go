@@ -538,11 +538,11 @@ func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) 
 			if b == nil {
 				return true, nil
 			}
-			h, err := readHeader(b)
+			row, err := readSummary(b)
 			if err != nil {
 				return false, core.Internal(err)
 			}
-			rows = append(rows, summaryOf(h))
+			rows = append(rows, row)
 			return true, nil
 		}
 		if folder == "" || folder == "all" {
@@ -579,6 +579,32 @@ func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) 
 		return nil
 	})
 	return rows, next, err
+}
+
+// readSummary decodes only the header fields a listing shows (not the
+// metadata maps), which is most of a list page's cost.
+func readSummary(b *bolt.Bucket) (specs.RepoSummary, error) {
+	raw := b.Get(keyHeader)
+	if raw == nil {
+		return specs.RepoSummary{}, errors.New("spec has no header")
+	}
+	var h struct {
+		SpecID             string          `json:"spec_id"`
+		Title              string          `json:"title"`
+		LastUpdated        string          `json:"last_updated"`
+		Version            int64           `json:"version"`
+		Lifecycle          specs.Lifecycle `json:"lifecycle"`
+		Status             specs.Status    `json:"status"`
+		ProgressPercentage int             `json:"progress_percentage"`
+		CurrentPhase       string          `json:"current_phase"`
+		TotalTasks         int             `json:"total_tasks"`
+		CompletedTasks     int             `json:"completed_tasks"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return specs.RepoSummary{}, fmt.Errorf("decode header: %w", err)
+	}
+	return summaryOf(specs.Header{SpecID: h.SpecID, Title: h.Title, LastUpdated: h.LastUpdated, Version: h.Version, Lifecycle: h.Lifecycle,
+		Status: h.Status, ProgressPercentage: h.ProgressPercentage, CurrentPhase: h.CurrentPhase, TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks}), nil
 }
 
 func summaryOf(h specs.Header) specs.RepoSummary {
