@@ -698,7 +698,7 @@ func MovePhase(s *Spec, phaseID string, position int) (err error) {
 	}
 	r := s.Edit(RootID)
 	r.Children = insertAt(rest, position-1, phaseID)
-	RecomputeHeader(s)
+	RecomputeAncestors(s, RootID) // the root's rollup summary indexes its children
 	s.touch()
 	return nil
 }
@@ -709,6 +709,7 @@ var reservedNodeKeys = map[string]string{
 	"completed_at": "set by task complete", "total_tasks": "computed", "completed_tasks": "computed",
 	"blocked_at": "set by task block", "failed_at": "set by complete-batch", "retry_count": "set by complete-batch",
 	"requirements": "use task add-requirement", "resolved_blockers": "set by task unblock",
+	RollupMetaKey: "computed",
 }
 
 // checkMetadataUpdate validates updates to a node's metadata.

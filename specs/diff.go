@@ -110,7 +110,7 @@ func NodeChanges(o, n *Node) []FieldChange {
 	cmp("dependencies.blocks", nonNil(o.Dependencies.Blocks), nonNil(n.Dependencies.Blocks))
 	cmp("dependencies.blocked_by", nonNil(o.Dependencies.BlockedBy), nonNil(n.Dependencies.BlockedBy))
 	cmp("dependencies.depends", nonNil(o.Dependencies.Depends), nonNil(n.Dependencies.Depends))
-	out = append(out, mapChanges("metadata.", o.Metadata, n.Metadata)...)
+	out = append(out, mapChanges("metadata.", withoutInternal(o.Metadata), withoutInternal(n.Metadata))...)
 	ox, nx := map[string]any{}, map[string]any{}
 	for k, v := range o.Extra {
 		ox[k] = string(v)
@@ -137,6 +137,21 @@ func mapChanges(prefix string, a, b map[string]any) []FieldChange {
 		nx, ny := normalizeJSON(x), normalizeJSON(y)
 		if okx != oky || !reflect.DeepEqual(nx, ny) {
 			out = append(out, FieldChange{prefix + k, nx, ny})
+		}
+	}
+	return out
+}
+
+// withoutInternal hides the store's derived bookkeeping (the rollup summary)
+// from diffs: it changes whenever a child does and says nothing new.
+func withoutInternal(m map[string]any) map[string]any {
+	if _, ok := m[RollupMetaKey]; !ok {
+		return m
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != RollupMetaKey {
+			out[k] = v
 		}
 	}
 	return out

@@ -15,7 +15,8 @@ func (v Violation) String() string { return v.Code + " " + v.NodeID + ": " + v.M
 // whole view: the root exists (type spec, no parent); each node's parent
 // exists and lists it exactly once; each child exists and names its parent;
 // every node is reachable from the root; phases sit directly under the root;
-// counts and computed statuses match the rollup rules; the header's computed
+// counts, computed statuses and internal rollup summaries (when present:
+// an absent one is rebuilt on the next change) match the rollup rules; the header's computed
 // fields match the root; blocks and blocked_by are reciprocal, target
 // existing nodes and contain no self edges or duplicates; the inherited wait
 // graph has no cycle. It returns nil when all hold. Tests call it after every
@@ -97,12 +98,15 @@ func CheckInvariants(s *Spec) []Violation {
 		if hasDup(n.Dependencies.BlockedBy) || hasDup(n.Dependencies.Blocks) || hasDup(n.Dependencies.Depends) {
 			add("DUP_EDGE", id, "duplicate dependency entries")
 		}
-		total, completed, status := computedRollup(s, n)
+		total, completed, status, meta := computedRollupSum(s, n, true)
 		if total != n.TotalTasks || completed != n.CompletedTasks {
 			add("COUNTS", id, "counts %d/%d, expected %d/%d", n.CompletedTasks, n.TotalTasks, completed, total)
 		}
 		if status != n.Status {
 			add("ROLLUP_STATUS", id, "status %s, expected %s", n.Status, status)
+		}
+		if _, has := n.Metadata[RollupMetaKey]; (has || meta == nil) && !sameRollupMeta(n, meta) {
+			add("ROLLUP_SUMMARY", id, "metadata.%s %v, expected %v", RollupMetaKey, n.Metadata[RollupMetaKey], meta)
 		}
 	}
 	// Reachability.

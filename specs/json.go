@@ -80,12 +80,24 @@ func nonNil(s []string) []string {
 
 // MarshalJSON writes the node in foundry-mcp form; empty lists and metadata
 // are written as [] and {}, the root's parent as null, and Extra keys after
-// the known ones.
-func (n Node) MarshalJSON() ([]byte, error) {
+// the known ones. The internal rollup summary (metadata._rollup, see
+// rollup.go) is left out: only EncodeNode (storage) writes it.
+func (n Node) MarshalJSON() ([]byte, error) { return n.marshal(false) }
+
+func (n Node) marshal(internal bool) ([]byte, error) {
+	meta := n.Metadata
+	if _, has := meta[RollupMetaKey]; has && !internal {
+		meta = make(map[string]any, len(n.Metadata))
+		for k, v := range n.Metadata {
+			if k != RollupMetaKey {
+				meta[k] = v
+			}
+		}
+	}
 	j := nodeJSON{
 		Type: n.Type, Title: n.Title, Status: n.Status,
 		Children: nonNil(n.Children), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks,
-		Metadata: n.Metadata,
+		Metadata: meta,
 		Dependencies: Dependencies{
 			Blocks: nonNil(n.Dependencies.Blocks), BlockedBy: nonNil(n.Dependencies.BlockedBy), Depends: nonNil(n.Dependencies.Depends),
 		},
@@ -340,10 +352,11 @@ func lenientDeps(v json.RawMessage) (Dependencies, bool) {
 	return d, good
 }
 
-// EncodeNode returns the JSON the store keeps under a node's key. It fails
+// EncodeNode returns the JSON the store keeps under a node's key, with the
+// internal rollup summary (which MarshalJSON leaves out). It fails
 // only when metadata holds a value encoding/json cannot encode (never for
 // values set through SetMeta or read from JSON).
-func EncodeNode(n *Node) ([]byte, error) { return json.Marshal(n) }
+func EncodeNode(n *Node) ([]byte, error) { return n.marshal(true) }
 
 // DecodeNode decodes a node stored under id (lenient, see Node.UnmarshalJSON).
 // It returns INVALID_FORMAT when data is not a JSON object.

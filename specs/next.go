@@ -129,18 +129,19 @@ func NextTask(s *Spec) NextResult {
 
 // nextInPhase returns the first actionable leaf of a phase, or nil.
 func nextInPhase(s *Spec, phase *Node) *Node {
-	otherUnfinished := -1 // lazily computed: unfinished non-verify work leaves
+	otherUnfinished := -1 // lazily computed: 1 when an unfinished non-verify work leaf exists
 	phaseBlockers := map[string]bool{}
-	for n := range ExecutionOrder(s, phase.ID) {
-		if !n.IsWorkLeaf() || n.Status != StatusPending {
+	for n := range openLeaves(s, phase) {
+		if n.Status != StatusPending {
 			continue
 		}
 		if n.Type == TypeVerify {
 			if otherUnfinished < 0 {
 				otherUnfinished = 0
-				for m := range ExecutionOrder(s, phase.ID) {
-					if m.IsWorkLeaf() && m.Type != TypeVerify && m.Status != StatusCompleted {
-						otherUnfinished++
+				for m := range openLeaves(s, phase) {
+					if m.Type != TypeVerify {
+						otherUnfinished = 1
+						break
 					}
 				}
 			}
@@ -153,6 +154,66 @@ func nextInPhase(s *Spec, phase *Node) *Node {
 		}
 	}
 	return nil
+}
+
+// openLeaves yields the unfinished work leaves (task/subtask/verify leaves
+// not completed) below top, in execution order. It never descends into a
+// finished subtree (total_tasks == completed_tasks: no unfinished work
+// leaf), and starts each node's children at its rollup summary's first_open
+// hint (see rollup.go), so the finished prefix of a half-done phase is not
+// read. A hint that does not point at an open child is ignored (full scan).
+func openLeaves(s *Spec, top *Node) iter.Seq[*Node] {
+	return func(yield func(*Node) bool) {
+		type frame struct {
+			n    *Node
+			next int
+		}
+		seen := map[string]bool{top.ID: true}
+		stack := []frame{{top, childStart(s, top)}}
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.next >= len(f.n.Children) {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			cid := f.n.Children[f.next]
+			f.next++
+			if seen[cid] {
+				continue
+			}
+			seen[cid] = true
+			c := s.Node(cid)
+			if !openNode(c) {
+				continue
+			}
+			if c.IsLeaf() {
+				if c.IsWorkLeaf() && !yield(c) {
+					return
+				}
+				continue
+			}
+			stack = append(stack, frame{c, childStart(s, c)})
+		}
+	}
+}
+
+// childStart is where a scan of n's children for unfinished work may start:
+// the first_open hint of n's rollup summary when the child there is open
+// (or, at the end, when n itself is finished), else 0.
+func childStart(s *Spec, n *Node) int {
+	_, fo, ok := rollupCounters(n)
+	switch {
+	case !ok || fo > len(n.Children):
+		return 0
+	case fo == len(n.Children):
+		if openNode(n) {
+			return 0
+		}
+		return fo
+	case openNode(s.Node(n.Children[fo])):
+		return fo
+	}
+	return 0
 }
 
 // unblockedBelow checks the prerequisites of n and of its ancestors strictly

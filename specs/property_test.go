@@ -171,7 +171,10 @@ func TestPropertyInvariants(t *testing.T) {
 					t.Fatalf("seed %d step %d: failed %s changed the view", seed, step, name)
 				}
 			}
-			if vs := CheckInvariants(s); len(vs) > 0 {
+			vs := CheckInvariants(s)
+			vs = append(vs, rollupSummaryViolations(s)...)
+			vs = append(vs, nextInPhaseViolations(s)...)
+			if len(vs) > 0 {
 				for _, h := range history[max(0, len(history)-8):] {
 					t.Log(h)
 				}
@@ -227,4 +230,69 @@ func overlaySnapshot(t *testing.T, s *Spec) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// rollupSummaryViolations compares every node's internal rollup summary
+// (metadata._rollup: in-progress children, first open child) with a full
+// recomputation, requiring it on every node with children.
+func rollupSummaryViolations(s *Spec) []Violation {
+	var out []Violation
+	for _, id := range s.IDs() {
+		n := s.Node(id)
+		_, _, _, want := computedRollupSum(s, n, true)
+		if !sameRollupMeta(n, want) {
+			out = append(out, Violation{Code: "ROLLUP_SUMMARY", NodeID: id, Message: fmt.Sprintf("summary %v, full recompute %v", n.Metadata[RollupMetaKey], want)})
+		}
+	}
+	return out
+}
+
+// nextInPhaseViolations compares, for every phase, nextInPhase (which skips
+// finished subtrees and uses the first_open hints) with a plain scan of the
+// phase in execution order.
+func nextInPhaseViolations(s *Spec) []Violation {
+	root := s.Root()
+	if root == nil {
+		return nil
+	}
+	var out []Violation
+	for _, pid := range root.Children {
+		p := s.Node(pid)
+		if p == nil {
+			continue
+		}
+		got, want := nextInPhase(s, p), nextInPhaseScan(s, p)
+		if got != want {
+			out = append(out, Violation{Code: "NEXT_IN_PHASE", NodeID: pid, Message: fmt.Sprintf("got %v, a full scan gives %v", nodeID(got), nodeID(want))})
+		}
+	}
+	return out
+}
+
+func nodeID(n *Node) string {
+	if n == nil {
+		return "<none>"
+	}
+	return n.ID
+}
+
+// nextInPhaseScan is the reference: every node of the phase in execution
+// order.
+func nextInPhaseScan(s *Spec, phase *Node) *Node {
+	otherUnfinished := 0
+	for m := range ExecutionOrder(s, phase.ID) {
+		if m.IsWorkLeaf() && m.Type != TypeVerify && m.Status != StatusCompleted {
+			otherUnfinished++
+		}
+	}
+	memo := map[string]bool{}
+	for n := range ExecutionOrder(s, phase.ID) {
+		if !n.IsWorkLeaf() || n.Status != StatusPending || (n.Type == TypeVerify && otherUnfinished > 0) {
+			continue
+		}
+		if unblockedBelow(s, n, phase.ID, memo) {
+			return n
+		}
+	}
+	return nil
 }

@@ -1,5 +1,7 @@
 package specs
 
+import "slices"
+
 // Rollups: counts and computed statuses.
 //
 // A leaf task/subtask/verify counts 1 (completed 1 iff completed); other
@@ -10,66 +12,270 @@ package specs
 // everything is; otherwise in_progress. The root is archived while the
 // lifecycle is archived. A phase that becomes completed gets completed_at
 // (now) and needs_journaling; a phase that stops being completed loses both.
+//
+// Incremental maintenance. Every node with children keeps, besides its
+// public total_tasks/completed_tasks, a small internal summary of its direct
+// children in metadata under [RollupMetaKey] (a key of metadata, so the node's
+// JSON keeps the foundry shape):
+//
+//	"_rollup": {"in_progress": k, "first_open": i}
+//
+// in_progress counts the direct non-research children whose status is
+// in_progress (the only input of the parent status that the counts do not
+// give); first_open is the index in children of the first child that still
+// has unfinished work (total_tasks != completed_tasks), len(children) when
+// none. With the counts, a node's status follows from its summary alone.
+//
+// Every exported mutation runs inside [Spec.mutate], whose log holds the
+// state of every node it changed as it was before the mutation. Rolling up a
+// parent P therefore needs no child scan: start from P's summary before the
+// mutation, subtract the old contribution (counts, in-progress flag) of
+// every changed node that was a child of P and add the new contribution of
+// every changed node that is now a child of P. The result does not depend on
+// how often P is rolled up within the mutation. first_open is kept the same
+// way: lowered to a changed child that is now open, then advanced past
+// finished children (reading them one by one; a sequential completion reads
+// one). When the children list itself changed (add, remove, move) the
+// prefix known finished before the mutation is reused without reads.
+// A leaf status change thus reads O(depth) nodes plus the changed ones.
+//
+// Fallbacks to a full scan of the children: outside a mutation, for a node
+// whose pre-mutation summary is missing (stored before the summary existed)
+// or inconsistent. [FromDocument] (import) rebuilds the summaries from the
+// document's children, never trusting the document's own. [RecomputeAll]
+// rebuilds every summary; [CheckInvariants] verifies them.
 
-// computedRollup returns what n's counts and status should be, reading its
-// children from the view.
-func computedRollup(s *Spec, n *Node) (total, completed int, status Status) {
+// RollupMetaKey is the metadata key of a parent's internal rollup summary.
+// It is maintained by the rollups: never set it by hand.
+const RollupMetaKey = "_rollup"
+
+// rollupSum is a node's children summary.
+type rollupSum struct {
+	total, completed int
+	inProgress       int // direct non-research children in progress
+	firstOpen        int // index of the first child with unfinished work
+}
+
+// openNode reports whether n has unfinished counted work below or at it.
+func openNode(n *Node) bool { return n != nil && n.TotalTasks != n.CompletedTasks }
+
+// contribution is what child c adds to its parent's summary.
+func contribution(c *Node) (total, completed, inProgress int) {
+	total, completed = c.TotalTasks, c.CompletedTasks
+	if c.Type != TypeResearch && c.Status == StatusInProgress {
+		inProgress = 1
+	}
+	return total, completed, inProgress
+}
+
+// rollupCounters reads the stored summary counters of n.
+func rollupCounters(n *Node) (inProgress, firstOpen int, ok bool) {
+	m, isMap := n.Metadata[RollupMetaKey].(map[string]any)
+	if !isMap {
+		return 0, 0, false
+	}
+	ip, ok1 := toFloat(m["in_progress"])
+	fo, ok2 := toFloat(m["first_open"])
+	if !ok1 || !ok2 || ip < 0 || fo < 0 || ip != float64(int(ip)) || fo != float64(int(fo)) {
+		return 0, 0, false
+	}
+	return int(ip), int(fo), true
+}
+
+func rollupMeta(sum rollupSum) map[string]any {
+	return map[string]any{"in_progress": float64(sum.inProgress), "first_open": float64(sum.firstOpen)}
+}
+
+// fullSum computes a parent's summary by reading all its children.
+func fullSum(s *Spec, n *Node) rollupSum {
+	sum := rollupSum{firstOpen: -1}
+	for i, cid := range n.Children {
+		c := s.Node(cid)
+		if c == nil {
+			continue
+		}
+		t, d, ip := contribution(c)
+		sum.total += t
+		sum.completed += d
+		sum.inProgress += ip
+		if sum.firstOpen < 0 && openNode(c) {
+			sum.firstOpen = i
+		}
+	}
+	if sum.firstOpen < 0 {
+		sum.firstOpen = len(n.Children)
+	}
+	return sum
+}
+
+// preMutation returns node id as it was when the running mutation started
+// (nil when it did not exist).
+func (s *Spec) preMutation(id string) *Node {
+	if sv, ok := s.tx.saved[id]; ok {
+		switch {
+		case sv.inOverlay:
+			return sv.node
+		case sv.deleted:
+			return nil
+		}
+		return s.fromSource(id)
+	}
+	return s.Node(id)
+}
+
+// incrementalSum computes a parent's summary from its pre-mutation summary
+// and the nodes changed by the running mutation. ok is false when that is
+// not possible (no mutation running, no usable summary).
+func incrementalSum(s *Spec, n *Node) (sum rollupSum, ok bool) {
+	if s.tx == nil {
+		return sum, false
+	}
+	pre := s.preMutation(n.ID)
+	var preChildren []string
+	if pre != nil && len(pre.Children) > 0 {
+		ip, fo, valid := rollupCounters(pre)
+		if !valid || fo > len(pre.Children) {
+			return sum, false
+		}
+		sum = rollupSum{total: pre.TotalTasks, completed: pre.CompletedTasks, inProgress: ip, firstOpen: fo}
+		preChildren = pre.Children
+	}
+	var changed []*Node // changed nodes that are now children of n
+	for id := range s.tx.saved {
+		if id == n.ID {
+			continue
+		}
+		if p := s.preMutation(id); p != nil && p.Parent == n.ID {
+			t, d, ip := contribution(p)
+			sum.total -= t
+			sum.completed -= d
+			sum.inProgress -= ip
+		}
+		if c := s.Node(id); c != nil && c.Parent == n.ID {
+			t, d, ip := contribution(c)
+			sum.total += t
+			sum.completed += d
+			sum.inProgress += ip
+			changed = append(changed, c)
+		}
+	}
+	if sum.total < 0 || sum.completed < 0 || sum.completed > sum.total || sum.inProgress < 0 {
+		return sum, false
+	}
+	if slices.Equal(preChildren, n.Children) {
+		h := sum.firstOpen
+		for _, c := range changed {
+			if openNode(c) {
+				if i := slices.Index(n.Children, c.ID); i >= 0 && i < h {
+					h = i
+				}
+			}
+		}
+		for h < len(n.Children) && !openNode(s.Node(n.Children[h])) {
+			h++
+		}
+		sum.firstOpen = h
+		return sum, true
+	}
+	// The children list changed: the children finished before the
+	// mutation, in its finished prefix, and not changed since, are still
+	// finished; read the others until an open one.
+	done := make(map[string]bool, sum.firstOpen)
+	for _, id := range preChildren[:sum.firstOpen] {
+		if _, touched := s.tx.saved[id]; !touched {
+			done[id] = true
+		}
+	}
+	h := 0
+	for h < len(n.Children) && (done[n.Children[h]] || !openNode(s.Node(n.Children[h]))) {
+		h++
+	}
+	sum.firstOpen = h
+	return sum, true
+}
+
+// rollupStatus is the computed status of parent n with summary sum.
+func rollupStatus(s *Spec, n *Node, sum rollupSum) Status {
+	switch {
+	case n.ID == RootID && s.Header.Lifecycle == LifecycleArchived:
+		return StatusArchived
+	case n.ID != RootID && n.Status == StatusBlocked:
+		return StatusBlocked
+	case sum.inProgress > 0:
+		return StatusInProgress
+	case sum.total == 0 || sum.completed == 0:
+		return StatusPending
+	case sum.completed == sum.total:
+		return StatusCompleted
+	}
+	return StatusInProgress
+}
+
+// computedRollupSum returns n's counts, status and, for a node with children,
+// its summary (nil for a leaf). full forces a scan of the children.
+func computedRollupSum(s *Spec, n *Node, full bool) (total, completed int, status Status, meta map[string]any) {
 	if n.IsLeaf() {
 		if n.Type.Counted() {
 			total = 1
 			if n.Status == StatusCompleted {
 				completed = 1
 			}
-			return total, completed, n.Status
+			return total, completed, n.Status, nil
 		}
 		if n.Type == TypeResearch {
-			return 0, 0, n.Status
+			return 0, 0, n.Status, nil
 		}
+		sum := rollupSum{}
+		return 0, 0, rollupStatus(s, n, sum), nil
 	}
-	anyInProgress := false
-	for _, cid := range n.Children {
-		c := s.Node(cid)
-		if c == nil {
-			continue
-		}
-		total += c.TotalTasks
-		completed += c.CompletedTasks
-		if c.Type != TypeResearch && c.Status == StatusInProgress {
-			anyInProgress = true
-		}
+	sum, ok := rollupSum{}, false
+	if !full {
+		sum, ok = incrementalSum(s, n)
 	}
-	switch {
-	case n.ID == RootID && s.Header.Lifecycle == LifecycleArchived:
-		status = StatusArchived
-	case n.ID != RootID && n.Status == StatusBlocked:
-		status = StatusBlocked
-	case anyInProgress:
-		status = StatusInProgress
-	case total == 0 || completed == 0:
-		status = StatusPending
-	case completed == total:
-		status = StatusCompleted
-	default:
-		status = StatusInProgress
+	if !ok {
+		sum = fullSum(s, n)
 	}
-	return total, completed, status
+	return sum.total, sum.completed, rollupStatus(s, n, sum), rollupMeta(sum)
 }
 
-// rollupNode recomputes one node from its children, editing it only when
-// something changes. It reports whether the node changed.
-func rollupNode(s *Spec, id string) bool {
+// sameRollupMeta reports whether n's stored summary equals want (nil: none).
+func sameRollupMeta(n *Node, want map[string]any) bool {
+	v, has := n.Metadata[RollupMetaKey]
+	if want == nil {
+		return !has
+	}
+	ip, fo, ok := rollupCounters(n)
+	if !ok {
+		return false
+	}
+	m, _ := v.(map[string]any)
+	return len(m) == 2 && float64(ip) == want["in_progress"] && float64(fo) == want["first_open"]
+}
+
+// rollupNode recomputes one node (incrementally when full is false, see the
+// package comment above), editing it only when something changes. It reports
+// whether the node changed.
+func rollupNode(s *Spec, id string, full bool) bool {
 	n := s.Node(id)
 	if n == nil {
 		return false
 	}
-	total, completed, status := computedRollup(s, n)
+	total, completed, status, meta := computedRollupSum(s, n, full)
 	phaseDone := n.Type == TypePhase && status == StatusCompleted && n.Status != StatusCompleted
 	phaseUndone := n.Type == TypePhase && status != StatusCompleted && n.Status == StatusCompleted
-	if total == n.TotalTasks && completed == n.CompletedTasks && status == n.Status && !phaseDone && !phaseUndone {
+	sameMeta := sameRollupMeta(n, meta)
+	if total == n.TotalTasks && completed == n.CompletedTasks && status == n.Status && !phaseDone && !phaseUndone && sameMeta {
 		return false
 	}
 	e := s.Edit(id)
 	e.TotalTasks, e.CompletedTasks, e.Status = total, completed, status
+	if !sameMeta {
+		if meta == nil {
+			e.DeleteMeta(RollupMetaKey)
+		} else {
+			e.SetMeta(RollupMetaKey, meta)
+		}
+	}
 	if phaseDone {
 		e.SetMeta("completed_at", s.nowString())
 		e.SetMeta("needs_journaling", true)
@@ -80,26 +286,42 @@ func rollupNode(s *Spec, id string) bool {
 	return true
 }
 
+// rebuildSummaries sets the internal summary of every node in the view's
+// overlay from its children's stored fields (one pass, counts and statuses
+// untouched): what an imported document gets instead of its own summaries.
+// It edits the overlay in place and must run outside a mutation.
+func rebuildSummaries(s *Spec) {
+	for _, n := range s.overlay {
+		if n.IsLeaf() {
+			delete(n.Metadata, RollupMetaKey)
+			continue
+		}
+		n.SetMeta(RollupMetaKey, rollupMeta(fullSum(s, n)))
+	}
+}
+
 // RecomputeAncestors recomputes the rollups of id and of every ancestor up to
 // the root, then the header's computed fields. Only nodes whose counts or
 // status change are edited. id may be a node that was just changed (a leaf
 // whose status moved) or the parent of a removed or moved node. A missing id
-// only recomputes the header.
+// only recomputes the header. Within a mutation each node is rolled up from
+// its summary and the changed nodes (O(depth) reads for a leaf change).
 func RecomputeAncestors(s *Spec, id string) {
 	for guard := 0; id != "" && guard < 10000; guard++ {
 		n := s.Node(id)
 		if n == nil {
 			break
 		}
-		rollupNode(s, id)
+		rollupNode(s, id, false)
 		id = n.Parent
 	}
 	RecomputeHeader(s)
 }
 
-// RecomputeAll recomputes every node reachable from the root (post-order) and
-// the header. Nodes not reachable from the root are left alone (Validate
-// reports them as orphans).
+// RecomputeAll recomputes every node reachable from the root (post-order),
+// rebuilding every internal summary from the children, and the header.
+// Nodes not reachable from the root are left alone (Validate reports them as
+// orphans).
 func RecomputeAll(s *Spec) {
 	if s.Root() == nil {
 		RecomputeHeader(s)
@@ -123,7 +345,7 @@ func RecomputeAll(s *Spec) {
 			}
 			continue
 		}
-		rollupNode(s, top.id)
+		rollupNode(s, top.id, true)
 		stack = stack[:len(stack)-1]
 	}
 	RecomputeHeader(s)

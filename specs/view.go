@@ -183,8 +183,9 @@ func (s *Spec) Dirty() bool { return len(s.overlay) > 0 || len(s.deleted) > 0 }
 // FromDocument builds a view holding every node of doc as a pending change
 // (over an empty source), so that Changes lists all nodes: what an import
 // stores. Nodes are deep-copied; a node's ID is set from its hierarchy key;
-// nil nodes are skipped. Header computed fields are copied from the document
-// and the root's counts, not recomputed (call RecomputeAll).
+// nil nodes are skipped; internal rollup summaries (metadata._rollup) are
+// not trusted but rebuilt from the children's stored fields. Header computed fields are copied from
+// the document and the root's counts, not recomputed (call RecomputeAll).
 func FromDocument(doc Document) *Spec {
 	h := Header{
 		SpecID: doc.SpecID, Title: doc.Title, Generated: doc.Generated, LastUpdated: doc.LastUpdated,
@@ -203,6 +204,7 @@ func FromDocument(doc Document) *Spec {
 		c.ID = id
 		s.overlay[id] = c
 	}
+	rebuildSummaries(s)
 	if r := s.Root(); r != nil {
 		s.Header.TotalTasks, s.Header.CompletedTasks = r.TotalTasks, r.CompletedTasks
 	}
@@ -210,7 +212,9 @@ func FromDocument(doc Document) *Spec {
 }
 
 // Document returns the full document form of the view (deep copies; the
-// journal is empty: the store adds it).
+// journal is empty: the store adds it). Internal rollup summaries
+// (metadata._rollup, see rollup.go) are left out: the document has the
+// foundry shape, and FromDocument rebuilds them.
 func (s *Spec) Document() Document {
 	h := s.Header.Clone()
 	d := Document{
@@ -228,6 +232,7 @@ func (s *Spec) Document() Document {
 		if n := s.Node(id); n != nil {
 			c := n.Clone()
 			c.ID = id
+			delete(c.Metadata, RollupMetaKey)
 			d.Hierarchy[id] = c
 		}
 	}

@@ -131,7 +131,8 @@ func applyDocument(sp *specs.Spec, doc *specs.Document) {
 	h.Title, h.Metadata, h.Status, h.ProgressPercentage, h.CurrentPhase = doc.Title, doc.Metadata, doc.Status, doc.ProgressPercentage, doc.CurrentPhase
 	h.Generated, h.LastUpdated = doc.Generated, doc.LastUpdated
 	sp.Header = h
-	specs.RecomputeHeader(sp)
+	// Rebuild the store's rollup summaries of the nodes just replaced.
+	specs.RecomputeAll(sp)
 }
 
 func sameJSON(a, b any) bool {
