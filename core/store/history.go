@@ -26,6 +26,31 @@ type historyRecord struct {
 	NodesBefore  map[string]json.RawMessage `json:"nodes_before"`
 }
 
+// writeVersion records the reverse delta of a new version (header and the
+// nodes as they were), then writes the changed nodes and removes the deleted
+// ones. The header itself is written by the caller.
+func writeVersion(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header) error {
+	nodes := b.Bucket(bucketNodes)
+	if err := writeDelta(b, before, put, deleted, nodes, o, after); err != nil {
+		return err
+	}
+	for _, n := range put {
+		raw, err := specs.EncodeNode(n)
+		if err != nil {
+			return err
+		}
+		if err := nodes.Put([]byte(n.ID), raw); err != nil {
+			return err
+		}
+	}
+	for _, id := range deleted {
+		if err := nodes.Delete([]byte(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func writeDelta(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted []string, nodes *bolt.Bucket, o specs.RepoWriteOptions, after specs.Header) error {
 	hb, err := json.Marshal(before)
 	if err != nil {
@@ -305,22 +330,8 @@ func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, 
 			res.DryRun = true
 			return errDryRun
 		}
-		if err := writeDelta(b, h, put, deleted, nodes, o, newHeader); err != nil {
+		if err := writeVersion(b, h, put, deleted, o, newHeader); err != nil {
 			return core.Internal(err)
-		}
-		for _, n := range put {
-			raw, err := specs.EncodeNode(n)
-			if err != nil {
-				return core.Internal(err)
-			}
-			if err := nodes.Put([]byte(n.ID), raw); err != nil {
-				return core.Internal(err)
-			}
-		}
-		for _, id := range deleted {
-			if err := nodes.Delete([]byte(id)); err != nil {
-				return core.Internal(err)
-			}
 		}
 		return putHeader(b, newHeader)
 	})

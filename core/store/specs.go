@@ -292,22 +292,8 @@ func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWrite
 			res.Journal = w.pending
 			return errDryRun
 		}
-		if err := writeDelta(b, h, put, deleted, nodes, o, sp.Header); err != nil {
+		if err := writeVersion(b, h, put, deleted, o, sp.Header); err != nil {
 			return core.Internal(err)
-		}
-		for _, n := range put {
-			raw, err := specs.EncodeNode(n)
-			if err != nil {
-				return core.Internal(err)
-			}
-			if err := nodes.Put([]byte(n.ID), raw); err != nil {
-				return core.Internal(err)
-			}
-		}
-		for _, id := range deleted {
-			if err := nodes.Delete([]byte(id)); err != nil {
-				return core.Internal(err)
-			}
 		}
 		if res.Journal, err = appendJournal(b.Bucket(bucketJournal), w.pending); err != nil {
 			return core.Internal(err)
@@ -494,22 +480,8 @@ func replaceSpec(tx *bolt.Tx, b *bolt.Bucket, sp *specs.Spec, journal []specs.Jo
 		return nil
 	})
 	sp.Header.Version = h.Version + 1
-	if err := writeDelta(b, h, put, deleted, nodes, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header); err != nil {
+	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header); err != nil {
 		return core.Internal(err)
-	}
-	for _, n := range put {
-		raw, err := specs.EncodeNode(n)
-		if err != nil {
-			return core.Internal(err)
-		}
-		if err := nodes.Put([]byte(n.ID), raw); err != nil {
-			return core.Internal(err)
-		}
-	}
-	for _, id := range deleted {
-		if err := nodes.Delete([]byte(id)); err != nil {
-			return core.Internal(err)
-		}
 	}
 	if _, err := appendJournal(b.Bucket(bucketJournal), journal); err != nil {
 		return core.Internal(err)
