@@ -11,6 +11,9 @@ type JournalReader interface {
 	// (before 0 = from the newest) that pass keep (nil = all), and whether
 	// more matching entries may exist.
 	Entries(before uint64, limit int, keep func(*JournalEntry) bool) ([]JournalEntry, bool, error)
+	// TaskEntries is Entries restricted to one task's entries, read through
+	// an index: its cost depends on the task's entries, not the journal's.
+	TaskEntries(taskID string, before uint64, limit int, keep func(*JournalEntry) bool) ([]JournalEntry, bool, error)
 }
 
 // JournalWriter is a JournalReader that can also queue entries for the

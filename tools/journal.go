@@ -71,9 +71,15 @@ func journalTool(d *Deps) *Tool {
 					limit := r.Args.IntOr("limit", core.PageJournal.Default)
 					var next string
 					res := d.read(ctx, r, func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-						entries, more, err := j.Entries(before, limit, func(e *specs.JournalEntry) bool {
-							return (taskID == "" || e.TaskID == taskID) && (et == "" || e.EntryType == et)
-						})
+						keep := func(e *specs.JournalEntry) bool { return et == "" || e.EntryType == et }
+						var entries []specs.JournalEntry
+						var more bool
+						var err error
+						if taskID != "" {
+							entries, more, err = j.TaskEntries(taskID, before, limit, keep)
+						} else {
+							entries, more, err = j.Entries(before, limit, keep)
+						}
 						if err != nil {
 							return nil, nil, err
 						}

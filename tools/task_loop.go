@@ -150,21 +150,14 @@ func notFoundData(sp *specs.Spec, nr specs.NextResult) map[string]any {
 	return data
 }
 
-// Bounds of prepare's journal scan: the journal has no per-task index, so
-// prepare reads at most this many recent entries (newest first) looking for
-// the task's and the previous sibling's entries, and says so.
-const (
-	prepareJournalWindow = 50
-	prepareJournalPage   = 25
-	prepareExcerptChars  = 500
-)
+// prepareExcerptChars bounds the previous sibling's journal excerpt.
+const prepareExcerptChars = 500
 
 // taskPrepare assembles the context bundle for task_id (default: the next
 // task, not claimed): the task, its dependency check, the previous sibling
 // with its latest journal excerpt, the parent, the phase with its progress,
-// the task's last 3 journal entries (from the newest prepareJournalWindow
-// entries; data.context.journal_window says how many were read and whether
-// that was all of them) and hints.
+// the task's last 3 journal entries (read through the journal's task index)
+// and hints.
 func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
 	var digestIDs []string
 	res := d.read(ctx, r, func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error) {
@@ -188,37 +181,23 @@ func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
 				prev = sp.Node(p.Children[i-1])
 			}
 		}
-		// One bounded pass over the newest journal entries.
-		var own []specs.JournalEntry
+		// The task's newest entries and the previous sibling's newest one,
+		// through the journal's task index.
+		own, _, err := j.TaskEntries(id, 0, 3, nil)
+		if err != nil {
+			return nil, nil, err
+		}
 		var prevEntry *specs.JournalEntry
-		scanned, exhausted := 0, false
-		var before uint64
-		for scanned < prepareJournalWindow && (len(own) < 3 || (prev != nil && prevEntry == nil)) {
-			page, more, err := j.Entries(before, prepareJournalPage, nil)
+		if prev != nil {
+			last, _, err := j.TaskEntries(prev.ID, 0, 1, nil)
 			if err != nil {
 				return nil, nil, err
 			}
-			for i := range page {
-				e := page[i]
-				scanned++
-				if e.TaskID == id && len(own) < 3 {
-					own = append(own, e)
-				}
-				if prev != nil && prevEntry == nil && e.TaskID == prev.ID {
-					prevEntry = &e
-				}
+			if len(last) == 1 {
+				prevEntry = &last[0]
 			}
-			if !more || len(page) == 0 {
-				exhausted = true
-				break
-			}
-			before = page[len(page)-1].Seq
 		}
-		if own == nil {
-			own = []specs.JournalEntry{}
-		}
-		bundle := map[string]any{"previous_sibling": nil, "parent": nil, "phase": nil, "journal": own,
-			"journal_window": map[string]any{"scanned": scanned, "exhausted": exhausted, "limit": prepareJournalWindow}}
+		bundle := map[string]any{"previous_sibling": nil, "parent": nil, "phase": nil, "journal": own}
 		if prev != nil {
 			ps := taskBrief(prev)
 			ps["journal_excerpt"] = nil

@@ -40,6 +40,10 @@ type memJournal struct {
 	pending []specs.JournalEntry
 }
 
+func (j *memJournal) TaskEntries(taskID string, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+	return j.Entries(before, limit, func(e *specs.JournalEntry) bool { return e.TaskID == taskID && (keep == nil || keep(e)) })
+}
+
 func (j *memJournal) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	out := []specs.JournalEntry{}
 	for i := len(j.s.journal) - 1; i >= 0; i-- {

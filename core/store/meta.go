@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,8 +24,38 @@ type Migration struct {
 }
 
 // migrations is the ordered list of layout upgrades. Version 1 is the initial
-// layout and needs none.
-var migrations []Migration
+// layout.
+var migrations = []Migration{
+	{To: 2, Name: "journal index by task", Apply: indexJournalsByTask},
+}
+
+// indexJournalsByTask builds every spec's journal_task index from its journal.
+func indexJournalsByTask(tx *bolt.Tx) error {
+	all := tx.Bucket(bucketSpecs)
+	if all == nil {
+		return nil
+	}
+	return all.ForEachBucket(func(id []byte) error {
+		spec := all.Bucket(id)
+		index, err := spec.CreateBucketIfNotExists(bucketJournalTask)
+		if err != nil {
+			return err
+		}
+		j := spec.Bucket(bucketJournal)
+		if j == nil {
+			return nil
+		}
+		return j.ForEach(func(k, v []byte) error {
+			var e struct {
+				TaskID string `json:"task_id"`
+			}
+			if json.Unmarshal(v, &e) != nil || e.TaskID == "" {
+				return nil
+			}
+			return index.Put(taskIndexKey(e.TaskID, binary.BigEndian.Uint64(k)), nil)
+		})
+	})
+}
 
 // initMeta creates the meta bucket on first use, records the schema version
 // and install id, and runs pending migrations, all in one transaction.

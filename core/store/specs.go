@@ -21,6 +21,7 @@ import (
 //	specs/<spec_id>/header        the header JSON (version, lifecycle, rollups, metadata)
 //	specs/<spec_id>/nodes/<id>    one key per node
 //	specs/<spec_id>/journal/<seq> journal entries, seq as 8-byte big endian
+//	specs/<spec_id>/journal_task/<task_id>\x00<seq>  index of entries by task
 //	specs/<spec_id>/history/<v>   reverse delta of version v: the header and the
 //	                              nodes as they were before v was written
 //	lifecycle/<folder>\x00<id>    the lifecycle index, for listing by folder
@@ -28,10 +29,11 @@ var (
 	bucketSpecs     = []byte("specs")
 	bucketLifecycle = []byte("lifecycle")
 
-	keyHeader     = []byte("header")
-	bucketNodes   = []byte("nodes")
-	bucketJournal = []byte("journal")
-	bucketHistory = []byte("history")
+	keyHeader         = []byte("header")
+	bucketNodes       = []byte("nodes")
+	bucketJournal     = []byte("journal")
+	bucketJournalTask = []byte("journal_task") // <task_id>\x00<seq> → nothing
+	bucketHistory     = []byte("history")
 )
 
 func init() { topBuckets = append(topBuckets, bucketSpecs, bucketLifecycle) }
@@ -164,11 +166,65 @@ func readHeader(b *bolt.Bucket) (specs.Header, error) {
 	return h, nil
 }
 
-// journalReader implements specs.JournalReader over a journal bucket.
-type journalReader struct{ b *bolt.Bucket }
+// journalReader implements specs.JournalReader over a spec's journal and
+// its task index.
+type journalReader struct{ b, index *bolt.Bucket }
+
+func newJournalReader(spec *bolt.Bucket) journalReader {
+	return journalReader{b: spec.Bucket(bucketJournal), index: spec.Bucket(bucketJournalTask)}
+}
 
 func (r journalReader) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	return readJournal(r.b, before, limit, keep)
+}
+
+// TaskEntries walks the task index backwards from before (0 = newest).
+func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+	out := []specs.JournalEntry{}
+	if r.index == nil || r.b == nil {
+		return readJournal(r.b, before, limit, func(e *specs.JournalEntry) bool {
+			return e.TaskID == taskID && (keep == nil || keep(e))
+		})
+	}
+	prefix := []byte(taskID + "\x00")
+	start := before
+	if start == 0 {
+		start = ^uint64(0)
+	}
+	c := r.index.Cursor()
+	k, _ := c.Seek(append(append([]byte{}, prefix...), u64(start)...))
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+		seq := binary.BigEndian.Uint64(k[len(prefix):])
+		if seq >= start {
+			continue
+		}
+		v := r.b.Get(u64(seq))
+		if v == nil {
+			continue
+		}
+		var e specs.JournalEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, false, fmt.Errorf("journal %d: %w", seq, err)
+		}
+		e.Seq = seq
+		if keep != nil && !keep(&e) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, e)
+	}
+	return out, false, nil
+}
+
+func taskIndexKey(taskID string, seq uint64) []byte {
+	return append([]byte(taskID+"\x00"), u64(seq)...)
 }
 
 // journalWriter queues entries for the mutation's transaction.
@@ -227,7 +283,7 @@ func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.S
 			return core.Internal(err)
 		}
 		src := s.newSource(specID, b.Bucket(bucketNodes))
-		if err := fn(specs.NewSpecView(h, src), journalReader{b.Bucket(bucketJournal)}); err != nil {
+		if err := fn(specs.NewSpecView(h, src), newJournalReader(b)); err != nil {
 			return err
 		}
 		if src.err != nil {
@@ -265,7 +321,7 @@ func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWrite
 		nodes := b.Bucket(bucketNodes)
 		src := s.newSource(specID, nodes)
 		sp := specs.NewSpecView(h.Clone(), src)
-		w := &journalWriter{journalReader: journalReader{b.Bucket(bucketJournal)}}
+		w := &journalWriter{journalReader: newJournalReader(b)}
 		if err := fn(sp, w); err != nil {
 			return err
 		}
@@ -295,7 +351,7 @@ func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWrite
 		if err := writeVersion(b, h, put, deleted, o, sp.Header); err != nil {
 			return core.Internal(err)
 		}
-		if res.Journal, err = appendJournal(b.Bucket(bucketJournal), w.pending); err != nil {
+		if res.Journal, err = appendJournal(b, w.pending); err != nil {
 			return core.Internal(err)
 		}
 		if err := putHeader(b, sp.Header); err != nil {
@@ -341,8 +397,17 @@ func putHeader(b *bolt.Bucket, h specs.Header) error {
 	return b.Put(keyHeader, raw)
 }
 
-func appendJournal(b *bolt.Bucket, entries []specs.JournalEntry) ([]specs.JournalEntry, error) {
+// appendJournal appends entries to the spec's journal and its task index.
+func appendJournal(spec *bolt.Bucket, entries []specs.JournalEntry) ([]specs.JournalEntry, error) {
 	out := make([]specs.JournalEntry, 0, len(entries))
+	if len(entries) == 0 {
+		return out, nil
+	}
+	b := spec.Bucket(bucketJournal)
+	index, err := spec.CreateBucketIfNotExists(bucketJournalTask)
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range entries {
 		seq, err := b.NextSequence()
 		if err != nil {
@@ -355,6 +420,11 @@ func appendJournal(b *bolt.Bucket, entries []specs.JournalEntry) ([]specs.Journa
 		}
 		if err := b.Put(u64(seq), raw); err != nil {
 			return nil, err
+		}
+		if e.TaskID != "" {
+			if err := index.Put(taskIndexKey(e.TaskID, seq), nil); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, e)
 	}
@@ -435,7 +505,7 @@ func writeNewSpec(tx *bolt.Tx, sp *specs.Spec, journal []specs.JournalEntry, rep
 	if err != nil {
 		return core.Internal(err)
 	}
-	for _, sub := range [][]byte{bucketJournal, bucketHistory} {
+	for _, sub := range [][]byte{bucketJournal, bucketJournalTask, bucketHistory} {
 		if _, err := b.CreateBucket(sub); err != nil {
 			return core.Internal(err)
 		}
@@ -449,7 +519,7 @@ func writeNewSpec(tx *bolt.Tx, sp *specs.Spec, journal []specs.JournalEntry, rep
 			return core.Internal(err)
 		}
 	}
-	if _, err := appendJournal(b.Bucket(bucketJournal), journal); err != nil {
+	if _, err := appendJournal(b, journal); err != nil {
 		return core.Internal(err)
 	}
 	if err := putHeader(b, sp.Header); err != nil {
@@ -483,7 +553,7 @@ func replaceSpec(tx *bolt.Tx, b *bolt.Bucket, sp *specs.Spec, journal []specs.Jo
 	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header); err != nil {
 		return core.Internal(err)
 	}
-	if _, err := appendJournal(b.Bucket(bucketJournal), journal); err != nil {
+	if _, err := appendJournal(b, journal); err != nil {
 		return core.Internal(err)
 	}
 	if err := putHeader(b, sp.Header); err != nil {

@@ -30,7 +30,7 @@ import (
 
 // SchemaVersion is the layout version this build writes. Opening a file with
 // an older version runs the migrations in order; a newer one is refused.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Default timings.
 const (
