@@ -53,7 +53,7 @@ func verificationTool(d *Deps) *Tool {
 			{
 				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and records PASSED (exit 0) or FAILED; off unless the server was started with --enable-verification-execute.",
 				Required: []string{"spec_id", "verify_id"}, Optional: append([]string{"timeout_seconds", "record"}, mutationArgs...),
-				SideEffects: EffectWrite, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline, Handler: d.verificationExecute,
+				SideEffects: EffectWrite, Destructive: true, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline, Handler: d.verificationExecute,
 			},
 		},
 	}
