@@ -28,8 +28,12 @@ type historyRecord struct {
 
 // writeVersion records the reverse delta of a new version (header and the
 // nodes as they were), then writes the changed nodes and removes the deleted
-// ones. The header itself is written by the caller.
-func writeVersion(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header) error {
+// ones. The header itself is written by the caller. Written nodes go into
+// cache with their new bytes (write-through), so the next read of a node
+// that changes on every mutation (a phase, the root) is not a decode; if the
+// transaction rolls back, the stored bytes differ and the entry never hits.
+// The caller must not modify the nodes in put afterwards.
+func writeVersion(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, cache *nodeCache, specID string) error {
 	nodes := b.Bucket(bucketNodes)
 	if err := writeDelta(b, before, put, deleted, nodes, o, after); err != nil {
 		return err
@@ -42,6 +46,7 @@ func writeVersion(b *bolt.Bucket, before specs.Header, put []*specs.Node, delete
 		if err := nodes.Put([]byte(n.ID), raw); err != nil {
 			return err
 		}
+		cache.put(specID, n.ID, raw, n)
 	}
 	for _, id := range deleted {
 		if err := nodes.Delete([]byte(id)); err != nil {
@@ -330,7 +335,7 @@ func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, 
 			res.DryRun = true
 			return errDryRun
 		}
-		if err := writeVersion(b, h, put, deleted, o, newHeader); err != nil {
+		if err := writeVersion(b, h, put, deleted, o, newHeader, &s.nodes, specID); err != nil {
 			return core.Internal(err)
 		}
 		return putHeader(b, newHeader)

@@ -348,7 +348,7 @@ func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWrite
 			res.Journal = w.pending
 			return errDryRun
 		}
-		if err := writeVersion(b, h, put, deleted, o, sp.Header); err != nil {
+		if err := writeVersion(b, h, put, deleted, o, sp.Header, &s.nodes, specID); err != nil {
 			return core.Internal(err)
 		}
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {
@@ -550,7 +550,7 @@ func replaceSpec(tx *bolt.Tx, b *bolt.Bucket, sp *specs.Spec, journal []specs.Jo
 		return nil
 	})
 	sp.Header.Version = h.Version + 1
-	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header); err != nil {
+	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header, nil, sp.Header.SpecID); err != nil {
 		return core.Internal(err)
 	}
 	if _, err := appendJournal(b, journal); err != nil {
