@@ -271,26 +271,11 @@ func addChild(s *Spec, parent *Node, n *Node, position int) (string, error) {
 	return n.ID, nil
 }
 
-// subtree returns id and all its descendants, pre-order.
+// subtree returns id and all its descendants, pre-order (execution order).
 func subtree(s *Spec, id string) []string {
 	var out []string
-	stack := []string{id}
-	seen := map[string]bool{}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[x] {
-			continue
-		}
-		seen[x] = true
-		n := s.Node(x)
-		if n == nil {
-			continue
-		}
-		out = append(out, x)
-		for i := len(n.Children) - 1; i >= 0; i-- {
-			stack = append(stack, n.Children[i])
-		}
+	for n := range ExecutionOrder(s, id) {
+		out = append(out, n.ID)
 	}
 	return out
 }
