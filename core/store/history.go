@@ -209,13 +209,9 @@ func (a *AtVersion) Document() specs.Document {
 // read. Errors: SPEC_NOT_FOUND, VERSION_NOT_FOUND (pruned or never existed).
 func (s *Store) ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error {
 	return s.view(ctx, func(tx *bolt.Tx) error {
-		b, err := specBucket(tx, specID)
+		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
-		}
-		h, err := readHeader(b)
-		if err != nil {
-			return core.Internal(err)
 		}
 		return readVersionTx(b, specID, h, version, func(a *AtVersion) error { return fn(a) })
 	})
@@ -288,13 +284,9 @@ func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, 
 	var res specs.RepoWriteResult
 	// Reconstruct and write in one transaction, so nothing can change between.
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		b, err := specBucket(tx, specID)
+		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
-		}
-		h, err := readHeader(b)
-		if err != nil {
-			return core.Internal(err)
 		}
 		if verr := checkVersion(o, h.Version); verr != nil {
 			return verr

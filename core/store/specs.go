@@ -154,6 +154,20 @@ func specNotFound(tx *bolt.Tx, specID string) *core.Error {
 		WithRecovery("spec", map[string]any{"action": "list"}, rankIDs(specID, ids))
 }
 
+// loadSpec returns the bucket and header of specID: SPEC_NOT_FOUND (with the
+// closest ids) when absent, INTERNAL_ERROR when the header is unreadable.
+func loadSpec(tx *bolt.Tx, specID string) (*bolt.Bucket, specs.Header, error) {
+	b, err := specBucket(tx, specID)
+	if err != nil {
+		return nil, specs.Header{}, err
+	}
+	h, err := readHeader(b)
+	if err != nil {
+		return nil, specs.Header{}, core.Internal(err)
+	}
+	return b, h, nil
+}
+
 func readHeader(b *bolt.Bucket) (specs.Header, error) {
 	var h specs.Header
 	raw := b.Get(keyHeader)
@@ -274,13 +288,9 @@ func readJournal(b *bolt.Bucket, before uint64, limit int, keep func(*specs.Jour
 // SPEC_NOT_FOUND, LOCK_TIMEOUT, INTERNAL_ERROR on a corrupt record.
 func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error {
 	return s.view(ctx, func(tx *bolt.Tx) error {
-		b, err := specBucket(tx, specID)
+		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
-		}
-		h, err := readHeader(b)
-		if err != nil {
-			return core.Internal(err)
 		}
 		src := s.newSource(specID, b.Bucket(bucketNodes))
 		if err := fn(specs.NewSpecView(h, src), newJournalReader(b)); err != nil {
@@ -307,13 +317,9 @@ var errDryRun = errors.New("dry run")
 func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		b, err := specBucket(tx, specID)
+		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
-		}
-		h, err := readHeader(b)
-		if err != nil {
-			return core.Internal(err)
 		}
 		if verr := checkVersion(o, h.Version); verr != nil {
 			return verr
