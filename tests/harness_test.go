@@ -24,8 +24,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/tools"
 )
@@ -34,45 +34,6 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // protocols are the MCP revisions every end-to-end test runs under.
 var protocols = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728}
-
-// storeAdapter mirrors cmd/specd's adapter.
-type storeAdapter struct{ *store.Store }
-
-func (a storeAdapter) Describe(ctx context.Context) (tools.StoreInfo, error) {
-	info, err := a.Info(ctx)
-	return tools.StoreInfo{Path: info.Path, SizeBytes: info.SizeBytes, SchemaVersion: info.SchemaVersion, InstallID: info.InstallID}, err
-}
-
-// researchAdapter mirrors cmd/specd's adapter of the archive and digest store.
-type researchAdapter struct{ *store.Store }
-
-func (a researchAdapter) ArchivePut(ctx context.Context, content []byte, m tools.ResearchArchiveMeta) (tools.ResearchArchiveMeta, bool, error) {
-	out, created, err := a.Store.ArchivePut(ctx, content, store.ArchiveMeta(m))
-	return tools.ResearchArchiveMeta(out), created, err
-}
-
-func (a researchAdapter) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, tools.ResearchArchiveMeta, error) {
-	b, m, err := a.Store.ArchiveGet(ctx, hash, contentID)
-	return b, tools.ResearchArchiveMeta(m), err
-}
-
-func (a researchAdapter) DigestPut(ctx context.Context, rec tools.ResearchDigest) (bool, error) {
-	return a.Store.DigestPut(ctx, store.DigestRecord(rec))
-}
-
-func (a researchAdapter) DigestGet(ctx context.Context, sourceID, queryHash string) (tools.ResearchDigest, error) {
-	rec, err := a.Store.DigestGet(ctx, sourceID, queryHash)
-	return tools.ResearchDigest(rec), err
-}
-
-func (a researchAdapter) DigestList(ctx context.Context, sourceID, after string, limit int) ([]tools.ResearchDigest, string, error) {
-	rows, next, err := a.Store.DigestList(ctx, sourceID, after, limit)
-	out := make([]tools.ResearchDigest, len(rows))
-	for i, r := range rows {
-		out[i] = tools.ResearchDigest(r)
-	}
-	return out, next, err
-}
 
 // fixedClock returns a clock that never moves, so durations are 0 and
 // golden envelopes are stable.
@@ -97,9 +58,9 @@ func newDeps(t testing.TB, deterministic bool) *tools.Deps {
 		rt.Now, rt.NewID = fixedClock(), counterIDs()
 	}
 	return &tools.Deps{
-		Store:        storeAdapter{st},
+		Store:        adapt.Health(st),
 		Specs:        st,
-		Research:     researchAdapter{st},
+		Research:     adapt.Research(st),
 		Version:      "test",
 		Workspace:    filepath.Dir(filepath.Dir(st.Path())),
 		ConfigSource: "test",

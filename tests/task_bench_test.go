@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
@@ -81,7 +82,7 @@ func newTaskBench(b testing.TB, opts ...func(*store.Options)) *taskBench {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	deps := &tools.Deps{Store: storeAdapter{st}, Specs: st, Version: "bench", Workspace: b.TempDir(), TokenBudget: core.DefaultTokenBudget,
+	deps := &tools.Deps{Store: adapt.Health(st), Specs: st, Version: "bench", Workspace: b.TempDir(), TokenBudget: core.DefaultTokenBudget,
 		Runtime: tools.Runtime{Deadline: time.Minute}}
 	return &taskBench{reg: tools.New(deps), deps: deps, st: st}
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/tools"
@@ -249,46 +250,6 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// storeAdapter lets the tools see the store through their own interface.
-type storeAdapter struct{ *store.Store }
-
-func (a storeAdapter) Describe(ctx context.Context) (tools.StoreInfo, error) {
-	info, err := a.Info(ctx)
-	return tools.StoreInfo{Path: info.Path, SizeBytes: info.SizeBytes, SchemaVersion: info.SchemaVersion, InstallID: info.InstallID}, err
-}
-
-// researchAdapter lets the research tool see the archive and digest store
-// through its own types (field for field the store's).
-type researchAdapter struct{ *store.Store }
-
-func (a researchAdapter) ArchivePut(ctx context.Context, content []byte, m tools.ResearchArchiveMeta) (tools.ResearchArchiveMeta, bool, error) {
-	out, created, err := a.Store.ArchivePut(ctx, content, store.ArchiveMeta(m))
-	return tools.ResearchArchiveMeta(out), created, err
-}
-
-func (a researchAdapter) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, tools.ResearchArchiveMeta, error) {
-	b, m, err := a.Store.ArchiveGet(ctx, hash, contentID)
-	return b, tools.ResearchArchiveMeta(m), err
-}
-
-func (a researchAdapter) DigestPut(ctx context.Context, rec tools.ResearchDigest) (bool, error) {
-	return a.Store.DigestPut(ctx, store.DigestRecord(rec))
-}
-
-func (a researchAdapter) DigestGet(ctx context.Context, sourceID, queryHash string) (tools.ResearchDigest, error) {
-	rec, err := a.Store.DigestGet(ctx, sourceID, queryHash)
-	return tools.ResearchDigest(rec), err
-}
-
-func (a researchAdapter) DigestList(ctx context.Context, sourceID, after string, limit int) ([]tools.ResearchDigest, string, error) {
-	rows, next, err := a.Store.DigestList(ctx, sourceID, after, limit)
-	out := make([]tools.ResearchDigest, len(rows))
-	for i, r := range rows {
-		out[i] = tools.ResearchDigest(r)
-	}
-	return out, next, err
-}
-
 // build opens the store and assembles the tools over it.
 func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *tools.Deps, error) {
 	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger})
@@ -296,9 +257,9 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 		return nil, nil, err
 	}
 	deps := &tools.Deps{
-		Store:        storeAdapter{st},
+		Store:        adapt.Health(st),
 		Specs:        st,
-		Research:     researchAdapter{st},
+		Research:     adapt.Research(st),
 		Version:      serverVersion(),
 		Workspace:    c.Workspace,
 		ConfigSource: strings.Join(c.Source, ", "),
