@@ -14,6 +14,9 @@ const (
 	MaxObjectKeys   = MaxArrayItems // the same cap for an object's keys
 	MaxNesting      = 10
 	MaxLargeText    = 5 * 1024 * 1024
+	// MaxMessageBytes caps one JSON-RPC message on stdio and HTTP: above
+	// MaxLargeText plus the escaping and envelope around it.
+	MaxMessageBytes = 8 << 20
 )
 
 // Page sizes of contract §5: default and maximum per kind of list.

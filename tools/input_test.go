@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -119,5 +120,20 @@ func TestMarkUnrepresentableNumbersKeepsValidMessages(t *testing.T) {
 	}
 	if lit, ok := core.MarkedNumber(l[2].(string)); !ok || lit != "-1E+999" || v["b"] != 2.0 {
 		t.Fatalf("%s", got)
+	}
+}
+
+// TestStdioInputCapsLinesAndKeepsTheRest: lines under the cap (and a last
+// line without newline) pass unchanged, an oversize line becomes one
+// unparseable line, and 1e309 is marked.
+func TestStdioInputCapsLinesAndKeepsTheRest(t *testing.T) {
+	in := "{\"a\":1}\n" + strings.Repeat("x", 300_000) + "\n{\"b\":1e309}\n\n{\"c\":2}"
+	got, err := io.ReadAll(StdioInput(strings.NewReader(in), 100_000, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"a\":1}\n" + oversizeLine + "{\"b\":\"\\u0000specd:number:1e309\"}\n\n{\"c\":2}"
+	if string(got) != want {
+		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }

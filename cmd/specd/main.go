@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -301,7 +302,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	switch c.Transport {
 	case "http":
-		httpSrv := server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"))
+		hs := &http.Server{Addr: c.Addr}
+		httpSrv := server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"), server.WithStreamableHTTPServer(hs))
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", tools.HTTPInput(httpSrv, core.MaxMessageBytes))
+		hs.Handler = mux
 		logger.Info("serving MCP over streamable HTTP", "addr", c.Addr, "endpoint", "/mcp", "store", c.DB, "version", deps.Version)
 		errc := make(chan error, 1)
 		go func() { errc <- httpSrv.Start(c.Addr) }()
@@ -324,7 +329,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		logger.Debug("serving MCP on stdio", "store", c.DB, "workspace", c.Workspace, "version", deps.Version)
 		stdio := server.NewStdioServer(srv)
 		stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
-		if err := stdio.Listen(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := stdio.Listen(ctx, tools.StdioInput(stdin, core.MaxMessageBytes, logger), stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			logger.Error("stdio server stopped", "err", err)
 			return 1
 		}
