@@ -289,6 +289,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
 	slog.SetDefault(logger)
+	tools.ProtectProcess(logger)
 	st, deps, err := build(c, logger, []string{c.Transport})
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
