@@ -36,18 +36,51 @@ import (
 	"github.com/specd/specd/tools"
 )
 
-// version is set at build time with -ldflags "-X main.version=…"; "go
-// install" builds fall back to the module version.
+// version is set at build time with -ldflags "-X main.version=…"; other
+// builds fall back to what the Go toolchain stamped (versionFromBuild).
 var version = ""
 
 func serverVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
 	}
-	return "dev"
+	return versionFromBuild(bi)
+}
+
+// versionFromBuild is the version of a build without -ldflags: the main
+// module's version ("go install …@v1.2.3", or the pseudo-version Go stamps
+// from VCS), else the VCS revision (12 hex digits, "-dirty" when
+// vcs.modified), else "dev".
+func versionFromBuild(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 func main() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +193,54 @@ func TestContextReportsEverySettingsSource(t *testing.T) {
 	s := env.Data.Sources
 	if len(s) != len(settings()) || s["token-budget"] != "flag" || s["history-keep"] != "env" || s["deadline"] != "default" || s["db"] != "flag" {
 		t.Fatalf("config_sources %v", s)
+	}
+}
+
+// TestVersionFromBuild: without -ldflags the version comes from the module
+// version, else the VCS revision, else "dev".
+func TestVersionFromBuild(t *testing.T) {
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	tests := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"no build info", nil, "dev"},
+		{"module version", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}, Settings: vcs("0ea06c1a2b3c4d5e", "false")}, "v1.4.0"},
+		{"pseudo-version", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261123181000-0ea06c1a2b3c+dirty"}}, "v0.0.0-20261123181000-0ea06c1a2b3c+dirty"},
+		{"devel with revision", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0ea06c1a2b3c4d5e6f", "false")}, "0ea06c1a2b3c"},
+		{"devel with modified tree", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0ea06c1a2b3c4d5e6f", "true")}, "0ea06c1a2b3c-dirty"},
+		{"devel without VCS", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := versionFromBuild(tt.bi); got != tt.want {
+				t.Fatalf("versionFromBuild = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLogFormatJSON: --log-format json writes every log line as JSON,
+// including the one line of each call.
+func TestLogFormatJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"call", "health", `{"action":"liveness"}`, "--db", filepath.Join(t.TempDir(), "s.db"), "--log-format", "json"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	calls := 0
+	for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		if m["msg"] == "call" && m["ok"] == true && m["tool"] == "health" {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("want one call line, got %d:\n%s", calls, errb.String())
 	}
 }
