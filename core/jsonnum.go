@@ -65,22 +65,23 @@ func MarkUnrepresentableNumbers(msg []byte) []byte {
 }
 
 // skipString returns the index after the JSON string starting at msg[i]
-// (a quote), or len(msg) when it is not closed.
+// (a quote), or len(msg) when it is not closed. A quote ends the string
+// unless an odd run of backslashes precedes it.
 func skipString(msg []byte, i int) int {
-	i++
-	for {
-		k := bytes.IndexAny(msg[i:], `"\`)
+	for from := i + 1; ; {
+		k := bytes.IndexByte(msg[from:], '"')
 		if k < 0 {
 			return len(msg)
 		}
-		i += k
-		if msg[i] == '"' {
-			return i + 1
+		q := from + k
+		n := 0
+		for msg[q-1-n] == '\\' {
+			n++
 		}
-		i += 2 // a backslash and the byte it escapes
-		if i >= len(msg) {
-			return len(msg)
+		if n%2 == 0 {
+			return q + 1
 		}
+		from = q + 1
 	}
 }
 
