@@ -93,7 +93,7 @@ func isNumberByte(c byte) bool {
 // overflows float64. A literal without an exponent needs more than 308
 // digits to overflow, so short ones are skipped cheaply.
 func unrepresentable(lit []byte) bool {
-	if len(lit) < 309 && bytes.IndexAny(lit, "eE") < 0 {
+	if len(lit) < 309 && !bytes.ContainsAny(lit, "eE") {
 		return false
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)
