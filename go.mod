@@ -7,6 +7,7 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/sys v0.45.0
 	golang.org/x/text v0.43.0
 )
 
@@ -15,5 +16,4 @@ require (
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
-	golang.org/x/sys v0.45.0 // indirect
 )

@@ -11,8 +11,12 @@ const (
 	MaxRequestBytes = 100 * 1024
 	MaxStringChars  = 10_000
 	MaxArrayItems   = 1_000
+	MaxObjectKeys   = MaxArrayItems // the same cap for an object's keys
 	MaxNesting      = 10
 	MaxLargeText    = 5 * 1024 * 1024
+	// MaxMessageBytes caps one JSON-RPC message on stdio and HTTP: above
+	// MaxLargeText plus the escaping and envelope around it.
+	MaxMessageBytes = 8 << 20
 )
 
 // Page sizes of contract §5: default and maximum per kind of list.
@@ -29,8 +33,9 @@ var (
 const DefaultTokenBudget = 25_000
 
 // CheckValueCaps walks v (decoded JSON) and reports the first string longer
-// than maxString runes, array longer than MaxArrayItems or nesting deeper than
-// MaxNesting as PAYLOAD_TOO_LARGE naming the path. field is the path prefix.
+// than maxString runes, array longer than MaxArrayItems items, object with
+// more than MaxObjectKeys keys or nesting deeper than MaxNesting as
+// PAYLOAD_TOO_LARGE naming the path. field is the path prefix.
 func CheckValueCaps(field string, v any, maxString int) *Error {
 	return checkCaps(field, v, maxString, 0)
 }
@@ -56,6 +61,9 @@ func checkCaps(path string, v any, maxString, depth int) *Error {
 			}
 		}
 	case map[string]any:
+		if len(x) > MaxObjectKeys {
+			return tooLarge(path, "keys", MaxObjectKeys, len(x))
+		}
 		for k, e := range x {
 			if err := checkCaps(path+"."+k, e, maxString, depth+1); err != nil {
 				return err

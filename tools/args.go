@@ -16,10 +16,12 @@ func (a Args) String(name string) string { s, _ := a[name].(string); return s }
 // Bool returns a boolean parameter.
 func (a Args) Bool(name string) bool { b, _ := a[name].(bool); return b }
 
-// Int returns an integer parameter and whether it was given.
+// Int returns an integer parameter and whether it was given. The validator
+// refuses integers outside int64; a value int cannot hold reads as absent
+// rather than wrapping.
 func (a Args) Int(name string) (int, bool) {
 	f, ok := a[name].(float64)
-	if !ok || f != math.Trunc(f) {
+	if !ok || f != math.Trunc(f) || f < math.MinInt || f >= -math.MinInt {
 		return 0, false
 	}
 	return int(f), true

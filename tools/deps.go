@@ -57,4 +57,7 @@ type Deps struct {
 	// StrictComplete makes task complete refuse pending tasks (config
 	// tasks.strict_complete): they must be started first.
 	StrictComplete bool
+	// ConfigSources names each setting's source (flag, env or default);
+	// server context reports it as config_sources.
+	ConfigSources map[string]string
 }

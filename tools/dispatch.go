@@ -118,16 +118,14 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	return call.Success(res.Data, res.Meta...)
 }
 
+// logOutcome writes the one info line every call gets: request_id, tool,
+// action, session (from log), ok, error_code ("" on success), duration_ms.
 func logOutcome(log *slog.Logger, env core.Envelope) {
-	if env.Success {
-		log.Debug("call", "ok", true, "duration_ms", env.Meta.Telemetry.DurationMS)
-		return
-	}
 	code := ""
-	if m, ok := env.Data.(map[string]any); ok {
+	if m, ok := env.Data.(map[string]any); ok && !env.Success {
 		code, _ = m["error_code"].(string)
 	}
-	log.Info("call", "ok", false, "error_code", code, "duration_ms", env.Meta.Telemetry.DurationMS)
+	log.Info("call", "ok", env.Success, "error_code", code, "duration_ms", env.Meta.Telemetry.DurationMS)
 }
 
 // ToResult puts the envelope in structuredContent and, as compact JSON, in

@@ -112,6 +112,7 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 						"store_path":     d.Store.Path(),
 						"workspace_root": d.Workspace,
 						"config_source":  d.ConfigSource,
+						"config_sources": d.ConfigSources,
 						"session": map[string]any{
 							"id": r.Session.ID, "client_name": r.Session.ClientName, "client_version": r.Session.ClientVersion,
 						},

@@ -18,3 +18,11 @@ func killGroup(cmd *exec.Cmd) {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
+
+// killGroupNow kills what is left of the command's process group once the
+// shell has exited: background children it left behind.
+func killGroupNow(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -24,7 +25,10 @@ import (
 //     in recovery.fuzzy_matches;
 //   - UNKNOWN_PARAMETER: a name the tool lacks (closest names), or one this
 //     action does not take (details.action, the action's parameters);
-//   - INVALID_FORMAT: wrong type, enum (fuzzy matches), bounds, pattern;
+//   - INVALID_FORMAT: a number literal float64 cannot hold anywhere in a
+//     value (details.received is the literal, e.g. 1e309); wrong type, enum
+//     (fuzzy matches), bounds, pattern; an integer parameter given a
+//     fraction or a value outside int64 (never wrapped);
 //   - PAYLOAD_TOO_LARGE: a string, array or nesting over its cap;
 //   - MISSING_REQUIRED naming the parameter and the action.
 //
@@ -40,6 +44,9 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
 	}
 	name, ok := av.(string)
+	if lit, marked := core.MarkedNumber(name); marked {
+		av, ok = lit, false
+	}
 	if !ok {
 		return nil, nil, core.NewError(core.CodeInvalidFormat, "action must be a string.",
 			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.ActionNames()})
@@ -86,6 +93,9 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 			continue
 		}
 		p, _ := t.param(k)
+		if err := checkMarkedNumbers(k, v); err != nil {
+			return nil, nil, err
+		}
 		if f, ok := goNumber(v); ok && (p.Type == Integer || p.Type == Number) {
 			v = f // Go callers (the CLI, tests) may pass ints; JSON gives float64
 		}
@@ -186,6 +196,15 @@ func checkValue(p Param, v any) *core.Error {
 		if p.Type == Integer && (f != math.Trunc(f) || math.IsInf(f, 0)) {
 			return invalid(p, v, "an integer", nil)
 		}
+		if p.Type == Integer && (f < minInt64 || f >= maxInt64Plus1) {
+			// Shown as the exact integer decoded (9223372036854775807 arrives
+			// as 2⁶³), not float64's shortest form 9223372036854776000.
+			received := any(v)
+			if math.Abs(f) < 1e21 {
+				received = json.Number(strconv.FormatFloat(f, 'f', 0, 64))
+			}
+			return invalid(p, received, "an integer between -9223372036854775808 and 9223372036854775807", nil)
+		}
 		if p.Min != nil && f < *p.Min {
 			return invalid(p, v, fmt.Sprintf("≥ %v", *p.Min), nil)
 		}
@@ -235,6 +254,40 @@ func checkValue(p Param, v any) *core.Error {
 		}
 		if err := core.CheckValueCaps(p.Name, l, strLimit); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// The int64 range as float64 bounds: -2⁶³ is exact; 2⁶³ is the first float64
+// above math.MaxInt64 (which itself rounds up to 2⁶³).
+const (
+	minInt64      = -(1 << 63)
+	maxInt64Plus1 = 1 << 63
+)
+
+// checkMarkedNumbers walks v for the stand-ins the transport writes for number
+// literals a float64 cannot hold (core.MarkUnrepresentableNumbers) and
+// reports the first as INVALID_FORMAT naming its path and the literal.
+func checkMarkedNumbers(path string, v any) *core.Error {
+	switch x := v.(type) {
+	case string:
+		if lit, ok := core.MarkedNumber(x); ok {
+			return core.NewError(core.CodeInvalidFormat,
+				fmt.Sprintf("%s must be a number a 64-bit float can hold; %s is out of range.", path, lit),
+				map[string]any{"field": path, "constraint": "a number within ±1.7976931348623157e308", "received": lit})
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkMarkedNumbers(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := checkMarkedNumbers(path+"."+k, e); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

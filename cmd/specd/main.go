@@ -20,11 +20,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -37,18 +36,51 @@ import (
 	"github.com/specd/specd/tools"
 )
 
-// version is set at build time with -ldflags "-X main.version=…"; "go
-// install" builds fall back to the module version.
+// version is set at build time with -ldflags "-X main.version=…"; other
+// builds fall back to what the Go toolchain stamped (versionFromBuild).
 var version = ""
 
 func serverVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
 	}
-	return "dev"
+	return versionFromBuild(bi)
+}
+
+// versionFromBuild is the version of a build without -ldflags: the main
+// module's version ("go install …@v1.2.3", or the pseudo-version Go stamps
+// from VCS), else the VCS revision (12 hex digits, "-dirty" when
+// vcs.modified), else "dev".
+func versionFromBuild(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 func main() {
@@ -62,8 +94,9 @@ Usage:
   specd call TOOL JSON [flags]   run one tool call, print its response-v2 envelope
   specd version                  print the version
 
-Run "specd serve -h" for the flags. Environment: SPECD_DB, SPECD_WORKSPACE,
-SPECD_LOG_LEVEL, SPECD_LOCK_TIMEOUT, SPECD_DEADLINE, SPECD_VERIFICATION_EXECUTE.
+Run "specd serve -h" for the flags, their defaults and their environment
+variables (SPECD_DB, SPECD_WORKSPACE, SPECD_LOG_LEVEL, SPECD_LOG_FORMAT, …).
+A flag wins over its variable; booleans take 1/0, true/false, yes/no, on/off.
 `
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -94,11 +127,13 @@ type config struct {
 	Workspace   string
 	WorkspaceBy string
 	LogLevel    slog.Level
+	LogFormat   string // text or json
 	Transport   string
 	Addr        string
 	LockTimeout time.Duration
 	Deadline    time.Duration
-	Source      []string
+	Source      []string          // the summary of config_source (db, workspace, log-level)
+	Sources     map[string]string // every setting's source: flag, env or default
 
 	VerifyExec       bool          // verification execute may run shell commands
 	VerifyTimeout    time.Duration // verification execute's default timeout
@@ -109,147 +144,6 @@ type config struct {
 	ArchiveRetention time.Duration // how long archived research content is kept (0 = forever)
 }
 
-// parseConfig reads flags, then environment, then defaults (in that order of
-// precedence) for serve and call.
-func parseConfig(name string, args []string, stderr io.Writer) (*config, []string, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	db := fs.String("db", "", "store file (env SPECD_DB; default <workspace>/.specd/specd.db)")
-	ws := fs.String("workspace", "", "workspace root (env SPECD_WORKSPACE; default: the git repository's root shared by its worktrees, else the current directory)")
-	level := fs.String("log-level", "", "log level: debug, info, warn, error (env SPECD_LOG_LEVEL; default info)")
-	transport := fs.String("transport", "stdio", "stdio or http")
-	addr := fs.String("addr", "127.0.0.1:7777", "listen address for --transport http")
-	lockTimeout := fs.Duration("lock-timeout", 0, "longest wait for another process's store lock (env SPECD_LOCK_TIMEOUT; default 5s)")
-	deadline := fs.Duration("deadline", 0, "deadline of one tool call (env SPECD_DEADLINE; default 30s)")
-	verifyExec := fs.Bool("enable-verification-execute", false, "let verification execute run verify nodes' commands in the workspace (env SPECD_VERIFICATION_EXECUTE=1; default off)")
-	verifyTimeout := fs.Duration("verify-timeout", 0, "default timeout of verification execute (env SPECD_VERIFY_TIMEOUT; default 300s)")
-	testCommand := fs.String("test-command", "", "command of the \"Run tests\" verify step new phases get (env SPECD_TEST_COMMAND; default none: a manual step)")
-	strict := fs.Bool("strict-complete", false, "task complete refuses tasks that were never started (env SPECD_STRICT_COMPLETE=1)")
-	historyKeep := fs.Int("history-keep", 0, "versions of history kept per spec (env SPECD_HISTORY_KEEP; default 50)")
-	tokenBudget := fs.Int("token-budget", 0, "answer budget in tokens, bytes/4 (env SPECD_TOKEN_BUDGET; default 25000)")
-	retention := fs.Duration("archive-retention", -1, "how long archived research content is kept; 0 keeps it forever (env SPECD_ARCHIVE_RETENTION; default 720h)")
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
-	}
-	c := &config{Transport: *transport, Addr: *addr}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	source := func(flagName, env string) string {
-		switch {
-		case set[flagName]:
-			return "flag"
-		case os.Getenv(env) != "":
-			return "env"
-		default:
-			return "default"
-		}
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, nil, err
-	}
-	c.Workspace, c.WorkspaceBy = resolveWorkspace(firstNonEmpty(*ws, os.Getenv("SPECD_WORKSPACE")), cwd)
-	c.DB = firstNonEmpty(*db, os.Getenv("SPECD_DB"))
-	if c.DB == "" {
-		c.DB = filepath.Join(c.Workspace, ".specd", "specd.db")
-	}
-	if c.DB, err = filepath.Abs(c.DB); err != nil {
-		return nil, nil, err
-	}
-	if c.LogLevel, err = parseLevel(firstNonEmpty(*level, os.Getenv("SPECD_LOG_LEVEL"), "info")); err != nil {
-		return nil, nil, err
-	}
-	if c.LockTimeout, err = durationOr(*lockTimeout, "SPECD_LOCK_TIMEOUT", store.DefaultLockTimeout); err != nil {
-		return nil, nil, err
-	}
-	if c.Deadline, err = durationOr(*deadline, "SPECD_DEADLINE", tools.DefaultDeadline); err != nil {
-		return nil, nil, err
-	}
-	c.VerifyExec = *verifyExec || os.Getenv("SPECD_VERIFICATION_EXECUTE") == "1"
-	c.StrictComplete = *strict || os.Getenv("SPECD_STRICT_COMPLETE") == "1"
-	c.TestCommand = firstNonEmpty(*testCommand, os.Getenv("SPECD_TEST_COMMAND"))
-	if c.VerifyTimeout, err = durationOr(*verifyTimeout, "SPECD_VERIFY_TIMEOUT", 300*time.Second); err != nil {
-		return nil, nil, err
-	}
-	if c.HistoryKeep, err = intOr(*historyKeep, "SPECD_HISTORY_KEEP", store.DefaultHistoryKeep, 1, 10_000); err != nil {
-		return nil, nil, err
-	}
-	if c.TokenBudget, err = intOr(*tokenBudget, "SPECD_TOKEN_BUDGET", core.DefaultTokenBudget, 1_000, 1_000_000); err != nil {
-		return nil, nil, err
-	}
-	c.ArchiveRetention = tools.DefaultArchiveRetention
-	switch {
-	case *retention >= 0:
-		c.ArchiveRetention = *retention
-	case os.Getenv("SPECD_ARCHIVE_RETENTION") != "":
-		d, perr := time.ParseDuration(os.Getenv("SPECD_ARCHIVE_RETENTION"))
-		if perr != nil || d < 0 {
-			return nil, nil, fmt.Errorf("SPECD_ARCHIVE_RETENTION=%q is not a duration ≥ 0", os.Getenv("SPECD_ARCHIVE_RETENTION"))
-		}
-		c.ArchiveRetention = d
-	}
-	if c.Transport != "stdio" && c.Transport != "http" {
-		return nil, nil, fmt.Errorf("--transport must be stdio or http, not %q", c.Transport)
-	}
-	c.Source = []string{
-		"db=" + source("db", "SPECD_DB"),
-		"workspace=" + c.WorkspaceBy,
-		"log-level=" + source("log-level", "SPECD_LOG_LEVEL"),
-	}
-	return c, fs.Args(), nil
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-func durationOr(flagValue time.Duration, env string, def time.Duration) (time.Duration, error) {
-	if flagValue > 0 {
-		return flagValue, nil
-	}
-	if v := os.Getenv(env); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return 0, fmt.Errorf("%s=%q is not a positive duration", env, v)
-		}
-		return d, nil
-	}
-	return def, nil
-}
-
-// intOr reads an integer setting from its flag (when > 0), else the
-// environment, else def, and checks it lies in [lo, hi].
-func intOr(flagValue int, env string, def, lo, hi int) (int, error) {
-	v := def
-	switch {
-	case flagValue > 0:
-		v = flagValue
-	case os.Getenv(env) != "":
-		n, err := strconv.Atoi(os.Getenv(env))
-		if err != nil {
-			return 0, fmt.Errorf("%s=%q is not a number", env, os.Getenv(env))
-		}
-		v = n
-	}
-	if v < lo || v > hi {
-		return 0, fmt.Errorf("%s must be between %d and %d, not %d", strings.ToLower(strings.TrimPrefix(env, "SPECD_")), lo, hi, v)
-	}
-	return v, nil
-}
-
-func parseLevel(s string) (slog.Level, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return 0, fmt.Errorf("log level %q: use debug, info, warn or error", s)
-	}
-	return l, nil
-}
-
 // build opens the store and assembles the tools over it.
 func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *tools.Deps, error) {
 	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger})
@@ -257,16 +151,17 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 		return nil, nil, err
 	}
 	deps := &tools.Deps{
-		Store:        adapt.Health(st),
-		Specs:        st,
-		Research:     adapt.Research(st),
-		Version:      serverVersion(),
-		Workspace:    c.Workspace,
-		ConfigSource: strings.Join(c.Source, ", "),
-		Transports:   transports,
-		Started:      time.Now(),
-		TokenBudget:  c.TokenBudget,
-		Runtime:      tools.Runtime{Logger: logger, Deadline: c.Deadline},
+		Store:         adapt.Health(st),
+		Specs:         st,
+		Research:      adapt.Research(st),
+		Version:       serverVersion(),
+		Workspace:     c.Workspace,
+		ConfigSource:  strings.Join(c.Source, ", "),
+		ConfigSources: c.Sources,
+		Transports:    transports,
+		Started:       time.Now(),
+		TokenBudget:   c.TokenBudget,
+		Runtime:       tools.Runtime{Logger: logger, Deadline: c.Deadline},
 	}
 	deps.VerificationExecute = c.VerifyExec
 	deps.VerifyTimeout = c.VerifyTimeout
@@ -286,8 +181,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
+	logger := newLogger(c, stderr)
 	slog.SetDefault(logger)
+	tools.ProtectProcess(logger)
 	st, deps, err := build(c, logger, []string{c.Transport})
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
@@ -301,7 +197,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	switch c.Transport {
 	case "http":
-		httpSrv := server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"))
+		hs := &http.Server{Addr: c.Addr}
+		httpSrv := server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"), server.WithStreamableHTTPServer(hs))
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", tools.HTTPInput(httpSrv, core.MaxMessageBytes))
+		hs.Handler = mux
 		logger.Info("serving MCP over streamable HTTP", "addr", c.Addr, "endpoint", "/mcp", "store", c.DB, "version", deps.Version)
 		errc := make(chan error, 1)
 		go func() { errc <- httpSrv.Start(c.Addr) }()
@@ -324,7 +224,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		logger.Debug("serving MCP on stdio", "store", c.DB, "workspace", c.Workspace, "version", deps.Version)
 		stdio := server.NewStdioServer(srv)
 		stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
-		if err := stdio.Listen(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := stdio.Listen(ctx, tools.StdioInput(stdin, core.MaxMessageBytes, logger), stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			logger.Error("stdio server stopped", "err", err)
 			return 1
 		}
@@ -373,7 +273,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
+	logger := newLogger(c, stderr)
 	st, deps, err := build(c, logger, []string{"cli"})
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRunCommands(t *testing.T) {
@@ -26,7 +29,7 @@ func TestRunCommands(t *testing.T) {
 		{"call unknown tool", []string{"call", "nope", `{}`, "--db", db}, 2, "", `no tool "nope"`},
 		{"bad log level", []string{"serve", "--log-level", "loud", "--db", db}, 2, "", "log level"},
 		{"bad transport", []string{"serve", "--transport", "carrier-pigeon", "--db", db}, 2, "", "--transport"},
-		{"token budget out of range", []string{"serve", "--token-budget", "5", "--db", db}, 2, "", "token_budget must be between"},
+		{"token budget out of range", []string{"serve", "--token-budget", "5", "--db", db}, 2, "", "--token-budget=\"5\": must be a whole number between 1000 and 1000000"},
 		{"settings reach the tools", []string{"call", "server", `{"action":"capabilities"}`, "--db", db, "--token-budget", "5000"}, 0, `"token_budget": 5000`, ""},
 	}
 	for _, tt := range tests {
@@ -78,5 +81,166 @@ func TestEnvSettingsAreChecked(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "SPECD_HISTORY_KEEP") {
 		t.Fatalf("stderr %q", errb.String())
+	}
+}
+
+// TestSettingsAreCheckedAtStart: every setting is parsed from its flag, else
+// its variable, else its default; nonsense is refused naming where it came
+// from (exit 2 in run), booleans take the usual spellings.
+func TestSettingsAreCheckedAtStart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		err  string             // substring of the error; "" for success
+		want func(*config) bool // checked on success
+	}{
+		{"env true enables execution", map[string]string{"SPECD_VERIFICATION_EXECUTE": "true"}, nil, "", func(c *config) bool { return c.VerifyExec }},
+		{"env YES", map[string]string{"SPECD_VERIFICATION_EXECUTE": "YES"}, nil, "", func(c *config) bool { return c.VerifyExec }},
+		{"env On", map[string]string{"SPECD_STRICT_COMPLETE": "On"}, nil, "", func(c *config) bool { return c.StrictComplete }},
+		{"env 1", map[string]string{"SPECD_STRICT_COMPLETE": "1"}, nil, "", func(c *config) bool { return c.StrictComplete }},
+		{"env off", map[string]string{"SPECD_VERIFICATION_EXECUTE": "off"}, nil, "", func(c *config) bool { return !c.VerifyExec }},
+		{"env False", map[string]string{"SPECD_VERIFICATION_EXECUTE": "False"}, nil, "", func(c *config) bool { return !c.VerifyExec }},
+		{"flag beats env", map[string]string{"SPECD_VERIFICATION_EXECUTE": "no"}, []string{"--enable-verification-execute"}, "", func(c *config) bool { return c.VerifyExec }},
+		{"flag =false beats env", map[string]string{"SPECD_VERIFICATION_EXECUTE": "1"}, []string{"--enable-verification-execute=false"}, "", func(c *config) bool { return !c.VerifyExec }},
+		{"nonsense boolean", map[string]string{"SPECD_VERIFICATION_EXECUTE": "sure"}, nil, `SPECD_VERIFICATION_EXECUTE="sure": not a boolean`, nil},
+		{"nonsense boolean flag", nil, []string{"--strict-complete=maybe"}, `--strict-complete="maybe": not a boolean`, nil},
+		{"negative token budget", nil, []string{"--token-budget", "-5"}, `--token-budget="-5": must be a whole number between 1000 and 1000000`, nil},
+		{"history keep 0", nil, []string{"--history-keep", "0"}, `--history-keep="0": must be a whole number between 1 and 10000`, nil},
+		{"history keep from env", map[string]string{"SPECD_HISTORY_KEEP": "7"}, nil, "", func(c *config) bool { return c.HistoryKeep == 7 }},
+		{"negative deadline", nil, []string{"--deadline", "-1s"}, `--deadline="-1s": must be a positive duration`, nil},
+		{"zero lock timeout", map[string]string{"SPECD_LOCK_TIMEOUT": "0s"}, nil, `SPECD_LOCK_TIMEOUT="0s": must be a positive duration`, nil},
+		{"archive retention 0 keeps forever", nil, []string{"--archive-retention", "0"}, "", func(c *config) bool { return c.ArchiveRetention == 0 }},
+		{"negative archive retention", map[string]string{"SPECD_ARCHIVE_RETENTION": "-1h"}, nil, `SPECD_ARCHIVE_RETENTION="-1h": must be a duration ≥ 0`, nil},
+		{"log format json", map[string]string{"SPECD_LOG_FORMAT": "json"}, nil, "", func(c *config) bool { return c.LogFormat == "json" }},
+		{"log format nonsense", nil, []string{"--log-format", "xml"}, `--log-format="xml": must be text or json`, nil},
+		{"defaults", nil, nil, "", func(c *config) bool {
+			return c.TokenBudget == 25_000 && c.HistoryKeep == 50 && c.ArchiveRetention == 720*time.Hour && !c.VerifyExec && c.LogFormat == "text" &&
+				c.Sources["token-budget"] == "default" && c.Sources["db"] == "flag"
+		}},
+		{"sources", map[string]string{"SPECD_DEADLINE": "9s"}, []string{"--token-budget", "2000"}, "", func(c *config) bool {
+			return c.Sources["deadline"] == "env" && c.Sources["token-budget"] == "flag" && c.Sources["history-keep"] == "default" && len(c.Sources) == len(settings())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, s := range settings() {
+				if s.env != "" {
+					t.Setenv(s.env, "")
+				}
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			c, _, err := parseConfig("serve", append([]string{"--db", db}, tt.args...), io.Discard)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				var out, errb bytes.Buffer
+				if code := run(append([]string{"serve", "--db", db}, tt.args...), strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.err) {
+					t.Fatalf("serve: exit %d, stderr %q", code, errb.String())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.want(c) {
+				t.Fatalf("config %+v", c)
+			}
+		})
+	}
+}
+
+// TestHelpShowsRealDefaults: -h names each default as it applies.
+func TestHelpShowsRealDefaults(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "-h"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	h := errb.String()
+	for _, want := range []string{"(default 720h)", "(default 25000)", "(default 50)", "(default 5m)", "(default 30s)", "(default 5s)", "(default text)",
+		"SPECD_LOG_FORMAT", "SPECD_VERIFICATION_EXECUTE"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("-h lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"-1ns", "(default 0)", "(default 0s)"} {
+		if strings.Contains(h, bad) {
+			t.Errorf("-h shows %q:\n%s", bad, h)
+		}
+	}
+}
+
+// TestContextReportsEverySettingsSource: server context names the source
+// of every setting.
+func TestContextReportsEverySettingsSource(t *testing.T) {
+	t.Setenv("SPECD_HISTORY_KEEP", "9")
+	var out, errb bytes.Buffer
+	if code := run([]string{"call", "server", `{"action":"context"}`, "--db", filepath.Join(t.TempDir(), "s.db"), "--token-budget", "3000"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var env struct {
+		Data struct {
+			Sources map[string]string `json:"config_sources"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &env); err != nil {
+		t.Fatal(err)
+	}
+	s := env.Data.Sources
+	if len(s) != len(settings()) || s["token-budget"] != "flag" || s["history-keep"] != "env" || s["deadline"] != "default" || s["db"] != "flag" {
+		t.Fatalf("config_sources %v", s)
+	}
+}
+
+// TestVersionFromBuild: without -ldflags the version comes from the module
+// version, else the VCS revision, else "dev".
+func TestVersionFromBuild(t *testing.T) {
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	tests := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"no build info", nil, "dev"},
+		{"module version", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}, Settings: vcs("0ea06c1a2b3c4d5e", "false")}, "v1.4.0"},
+		{"pseudo-version", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261123181000-0ea06c1a2b3c+dirty"}}, "v0.0.0-20261123181000-0ea06c1a2b3c+dirty"},
+		{"devel with revision", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0ea06c1a2b3c4d5e6f", "false")}, "0ea06c1a2b3c"},
+		{"devel with modified tree", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0ea06c1a2b3c4d5e6f", "true")}, "0ea06c1a2b3c-dirty"},
+		{"devel without VCS", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := versionFromBuild(tt.bi); got != tt.want {
+				t.Fatalf("versionFromBuild = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLogFormatJSON: --log-format json writes every log line as JSON,
+// including the one line of each call.
+func TestLogFormatJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"call", "health", `{"action":"liveness"}`, "--db", filepath.Join(t.TempDir(), "s.db"), "--log-format", "json"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	calls := 0
+	for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		if m["msg"] == "call" && m["ok"] == true && m["tool"] == "health" {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("want one call line, got %d:\n%s", calls, errb.String())
 	}
 }

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/tools"
+)
+
+// setting is one configuration value of serve and call: a flag, an
+// environment variable (optional), a default, and the parser that checks
+// the text and stores it in the config. The flag wins over the environment,
+// which wins over the default; every setting is checked at start.
+type setting struct {
+	name    string // flag name (without dashes), also its name in config_sources
+	env     string // environment variable, "" when there is none
+	def     string // default text, shown by -h and parsed when nothing is given
+	usage   string // -h text; a `word` in back quotes names the value
+	boolean bool   // a switch: --name alone means true
+	parse   func(c *config, v string) error
+}
+
+// settings lists every setting in the order they are resolved (workspace
+// before db, whose default lies in the workspace).
+func settings() []setting {
+	return []setting{
+		{name: "workspace", env: "SPECD_WORKSPACE", usage: "workspace `root` (default: the git repository's root shared by its worktrees, else the current directory)",
+			parse: func(c *config, v string) error {
+				cwd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				c.Workspace, c.WorkspaceBy = resolveWorkspace(v, cwd)
+				return nil
+			}},
+		{name: "db", env: "SPECD_DB", usage: "store `file` (default <workspace>/.specd/specd.db)",
+			parse: func(c *config, v string) (err error) {
+				if v == "" {
+					v = filepath.Join(c.Workspace, ".specd", "specd.db")
+				}
+				c.DB, err = filepath.Abs(v)
+				return err
+			}},
+		{name: "log-level", env: "SPECD_LOG_LEVEL", def: "info", usage: "log `level`: debug, info, warn or error",
+			parse: func(c *config, v string) (err error) { c.LogLevel, err = parseLevel(v); return err }},
+		{name: "log-format", env: "SPECD_LOG_FORMAT", def: "text", usage: "log line `format`: text or json",
+			parse: func(c *config, v string) error { c.LogFormat = v; return oneOf(v, "text", "json") }},
+		{name: "transport", def: "stdio", usage: "`transport`: stdio or http",
+			parse: func(c *config, v string) error { c.Transport = v; return oneOf(v, "stdio", "http") }},
+		{name: "addr", def: "127.0.0.1:7777", usage: "listen `address` for --transport http",
+			parse: func(c *config, v string) error { c.Addr = v; return nil }},
+		{name: "lock-timeout", env: "SPECD_LOCK_TIMEOUT", def: shortDuration(store.DefaultLockTimeout), usage: "longest `duration` to wait for another process's store lock",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.LockTimeout }, false)},
+		{name: "deadline", env: "SPECD_DEADLINE", def: shortDuration(tools.DefaultDeadline), usage: "deadline (a `duration`) of one tool call",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.Deadline }, false)},
+		{name: "enable-verification-execute", env: "SPECD_VERIFICATION_EXECUTE", def: "false", boolean: true,
+			usage: "let verification execute run verify nodes' commands in the workspace",
+			parse: func(c *config, v string) (err error) { c.VerifyExec, err = parseBool(v); return err }},
+		{name: "verify-timeout", env: "SPECD_VERIFY_TIMEOUT", def: shortDuration(tools.DefaultVerifyTimeout), usage: "default timeout (a `duration`) of verification execute",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.VerifyTimeout }, false)},
+		{name: "test-command", env: "SPECD_TEST_COMMAND", usage: "`command` of the \"Run tests\" verify step new phases get (default none: a manual step)",
+			parse: func(c *config, v string) error { c.TestCommand = v; return nil }},
+		{name: "strict-complete", env: "SPECD_STRICT_COMPLETE", def: "false", boolean: true,
+			usage: "task complete refuses tasks that were never started",
+			parse: func(c *config, v string) (err error) { c.StrictComplete, err = parseBool(v); return err }},
+		{name: "history-keep", env: "SPECD_HISTORY_KEEP", def: strconv.Itoa(store.DefaultHistoryKeep), usage: "`versions` of history kept per spec, 1 to 10000",
+			parse: intSetting(func(c *config) *int { return &c.HistoryKeep }, 1, 10_000)},
+		{name: "token-budget", env: "SPECD_TOKEN_BUDGET", def: strconv.Itoa(core.DefaultTokenBudget), usage: "answer budget in `tokens` (bytes/4), 1000 to 1000000",
+			parse: intSetting(func(c *config) *int { return &c.TokenBudget }, 1_000, 1_000_000)},
+		{name: "archive-retention", env: "SPECD_ARCHIVE_RETENTION", def: shortDuration(tools.DefaultArchiveRetention), usage: "how long (a `duration`) archived research content is kept; 0 keeps it forever",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.ArchiveRetention }, true)},
+	}
+}
+
+func durationSetting(field func(*config) *time.Duration, zeroOK bool) func(*config, string) error {
+	return func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			return fmt.Errorf("not a duration (use e.g. 30s, 5m, 720h)")
+		case d < 0 || (d == 0 && !zeroOK):
+			if zeroOK {
+				return fmt.Errorf("must be a duration ≥ 0")
+			}
+			return fmt.Errorf("must be a positive duration")
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+// shortDuration writes d as -h shows it: 720h, 5m, 30s rather than
+// 720h0m0s.
+func shortDuration(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = strings.TrimSuffix(t, "0s")
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
+}
+
+func intSetting(field func(*config) *int, lo, hi int) func(*config, string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be a whole number between %d and %d", lo, hi)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+// parseBool accepts the usual spellings, case-insensitively: 1/0, true/false,
+// yes/no, on/off.
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("not a boolean (use true/false, 1/0, yes/no or on/off)")
+}
+
+func oneOf(v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("must be %s", strings.Join(allowed, " or "))
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("log level %q: use debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// settingFlag is the flag.Value of one setting: it records the text given
+// and whether the flag was used; parsing happens after all sources are
+// known.
+type settingFlag struct {
+	s   *setting
+	raw string
+	set bool
+}
+
+func (f *settingFlag) String() string {
+	if f == nil || f.s == nil {
+		return ""
+	}
+	return f.s.def
+}
+
+func (f *settingFlag) Set(v string) error { f.raw, f.set = v, true; return nil }
+
+func (f *settingFlag) IsBoolFlag() bool { return f != nil && f.s != nil && f.s.boolean }
+
+// parseConfig reads flags, then environment, then defaults (in that order of
+// precedence) for serve and call. Every setting is checked: a value that
+// does not parse or lies out of range is an error naming the flag or the
+// variable (the caller exits 2). c.Sources records where each came from.
+func parseConfig(name string, args []string, stderr io.Writer) (*config, []string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	all := settings()
+	flags := make([]*settingFlag, len(all))
+	for i := range all {
+		s := &all[i]
+		flags[i] = &settingFlag{s: s}
+		usage := s.usage
+		if s.env != "" {
+			usage += " (env " + s.env + ")"
+		}
+		fs.Var(flags[i], s.name, usage)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	c := &config{Sources: map[string]string{}}
+	for i, s := range all {
+		raw, src, where := s.def, "default", "default of --"+s.name
+		if v := os.Getenv(s.env); s.env != "" && v != "" {
+			raw, src, where = v, "env", s.env
+		}
+		if flags[i].set {
+			raw, src, where = flags[i].raw, "flag", "--"+s.name
+		}
+		if err := s.parse(c, raw); err != nil {
+			return nil, nil, fmt.Errorf("%s=%q: %v", where, raw, err)
+		}
+		c.Sources[s.name] = src
+	}
+	c.Source = []string{"db=" + c.Sources["db"], "workspace=" + c.WorkspaceBy, "log-level=" + c.Sources["log-level"]}
+	return c, fs.Args(), nil
+}
+
+// newLogger is the process's logger on w in the configured format.
+func newLogger(c *config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

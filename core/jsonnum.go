@@ -1,0 +1,101 @@
+package core
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// numberMark starts the string that stands for a JSON number literal a
+// float64 cannot hold (1e309). A decoded JSON string can hold a NUL only if
+// the client wrote \u0000 on purpose, so the mark does not collide with
+// ordinary text.
+const numberMark = "\x00specd:number:"
+
+// MarkedNumber reports whether s is the stand-in MarkUnrepresentableNumbers
+// wrote for a number literal, and returns that literal.
+func MarkedNumber(s string) (literal string, ok bool) {
+	if !strings.HasPrefix(s, numberMark) {
+		return "", false
+	}
+	return s[len(numberMark):], true
+}
+
+// MarkUnrepresentableNumbers returns msg (one JSON text) with every number
+// literal outside float64's range (1e309, -1e400) replaced by a JSON string
+// that MarkedNumber recognises, so that decoding succeeds and the validator
+// can answer INVALID_FORMAT naming the field and the literal, instead of the
+// transport failing the whole message. Such a message could not be decoded
+// before, so no valid message changes: when msg has no such literal (or is
+// not JSON at all) msg itself is returned.
+func MarkUnrepresentableNumbers(msg []byte) []byte {
+	var out []byte // nil until a literal is replaced
+	last := 0      // msg[last:] is not yet copied to out
+	for i := 0; i < len(msg); {
+		c := msg[i]
+		switch {
+		case c == '"':
+			i = skipString(msg, i)
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := i + 1
+			for j < len(msg) && isNumberByte(msg[j]) {
+				j++
+			}
+			if lit := msg[i:j]; unrepresentable(lit) {
+				if out == nil {
+					out = make([]byte, 0, len(msg)+32)
+				}
+				out = append(out, msg[last:i]...)
+				// The literal holds only digits, signs, '.', 'e' and 'E'.
+				out = append(out, `"\u0000`+numberMark[1:]...)
+				out = append(out, lit...)
+				out = append(out, '"')
+				last = j
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	if out == nil {
+		return msg
+	}
+	return append(out, msg[last:]...)
+}
+
+// skipString returns the index after the JSON string starting at msg[i]
+// (a quote), or len(msg) when it is not closed. A quote ends the string
+// unless an odd run of backslashes precedes it.
+func skipString(msg []byte, i int) int {
+	for from := i + 1; ; {
+		k := bytes.IndexByte(msg[from:], '"')
+		if k < 0 {
+			return len(msg)
+		}
+		q := from + k
+		n := 0
+		for msg[q-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		from = q + 1
+	}
+}
+
+func isNumberByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// unrepresentable reports whether lit is a number literal that parses but
+// overflows float64. A literal without an exponent needs more than 308
+// digits to overflow, so short ones are skipped cheaply.
+func unrepresentable(lit []byte) bool {
+	if len(lit) < 309 && !bytes.ContainsAny(lit, "eE") {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	return err != nil && math.IsInf(f, 0)
+}
