@@ -145,8 +145,8 @@ func TestReadFile(t *testing.T) {
 		name, want, code string
 	}{
 		{"doc.txt", "inside", ""},
-		{"link-in.txt", "inner", ""},  // symlink inside: followed
-		{"sub/up.txt", "inside", ""},  // symlink below, pointing inside: followed
+		{"link-in.txt", "inner", ""}, // symlink inside: followed
+		{"sub/up.txt", "inside", ""}, // symlink below, pointing inside: followed
 		{"../outside/victim.txt", "", core.CodeInvalidFormat},
 		{"link-out/victim.txt", "", core.CodeInvalidFormat}, // symlink escape at the top
 		{"sub/deep-out", "", core.CodeInvalidFormat},        // symlink escape below the top
