@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/specd/specd/specs"
 )
 
 // Issue 8 items 1–6: nothing a caller names can make specd read, write or
@@ -387,4 +390,32 @@ func TestSwapRaceStaysInside(t *testing.T) {
 		t.Fatalf("export wrote %d entries outside the workspace", len(entries))
 	}
 	t.Logf("%d digest-create and %d export calls under the swap", digests, exports)
+}
+
+// Item 1 (export side): even a spec stored under a path-like id (as one
+// imported before the grammar existed would be) is never written outside
+// the export folder: export skips it and says so.
+func TestExportNeverUsesAStoredPathID(t *testing.T) {
+	deps := newDeps(t, false)
+	c, _ := inProcess(t, deps, protocols[0])
+	outside := t.TempDir()
+	rel, err := filepath.Rel(deps.Workspace, outside)
+	must(t, err)
+	badID := "../../../" + filepath.ToSlash(filepath.Join(rel, "victim"))
+	doc, err := specs.ParseDocument(foundrySpec(t, func(s string) string {
+		return strings.Replace(s, `"spec_id": "csv-export-2025-11-03-001"`, `"spec_id": "`+badID+`"`, 1)
+	}))
+	must(t, err)
+	must(t, deps.Specs.ImportSpec(context.Background(), specs.FromDocument(*doc), nil, false))
+	env := call(t, c, "spec", map[string]any{"action": "export", "path": "out/deep"})
+	if env["success"] != true {
+		t.Fatalf("export: %v", env)
+	}
+	d := data(env)
+	if skipped, _ := d["skipped"].([]any); len(skipped) != 1 || d["count"] != float64(0) {
+		t.Fatalf("want the bad id skipped, got %v", d)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("export wrote %d entries outside the workspace", len(entries))
+	}
 }
