@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/specd/specd/specs"
 )
@@ -417,5 +418,21 @@ func TestExportNeverUsesAStoredPathID(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Fatalf("export wrote %d entries outside the workspace", len(entries))
+	}
+}
+
+// Item 1 (b) for resources: a spec id in a resource URI follows the same
+// grammar.
+func TestResourceURIsRefuseBadIDs(t *testing.T) {
+	deps := newDeps(t, false)
+	c, _ := inProcess(t, deps, protocols[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, uri := range []string{"specd://specs/Bad..ID", "specd://specs/..", "specd://specs/Bad..ID/journal"} {
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = uri
+		if _, err := c.ReadResource(ctx, req); err == nil || !strings.Contains(err.Error(), "INVALID_FORMAT") {
+			t.Errorf("read %s: want INVALID_FORMAT, got %v", uri, err)
+		}
 	}
 }
