@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -215,4 +216,41 @@ func phaseOf(s *Spec, id string) string {
 		id = n.Parent
 	}
 	return ""
+}
+
+// IDPattern is the grammar of every spec id and node id: lowercase ASCII
+// letters and digits, with ".", "_" and "-" between them; it starts with a
+// letter or digit, holds no ".." (a dot is always followed by a letter,
+// digit, "_" or "-") and so never ends with a dot. An id is an identifier,
+// never a path: no "/", "\", NUL, space or upper case can appear, so an id
+// joined to a folder name always names a file directly inside that folder.
+// Upper case is left out because foundry-mcp only ever generates lowercase
+// ids (slugs of the name plus a date, spec-root, phase-N, task-N-M, …) and
+// because ids become file names on export, where "Task-1" and "task-1" would
+// be one file on a case-insensitive file system.
+const IDPattern = `^[a-z0-9](?:\.?[a-z0-9_-])*$`
+
+// MaxIDLength is the longest valid id, in bytes (every valid id is ASCII).
+const MaxIDLength = 128
+
+var idRE = regexp.MustCompile(IDPattern)
+
+// ValidID reports whether id follows IDPattern and is at most MaxIDLength
+// bytes long.
+func ValidID(id string) bool {
+	return len(id) > 0 && len(id) <= MaxIDLength && idRE.MatchString(id)
+}
+
+// IDConstraint describes the id grammar in one phrase, for error details.
+const IDConstraint = "an id: 1-128 of a-z 0-9 . _ - starting with a letter or digit, no \"..\", no trailing dot"
+
+// CheckID returns nil when id is valid, else an INVALID_FORMAT *Error
+// naming field and the received value.
+func CheckID(field, id string) error {
+	if ValidID(id) {
+		return nil
+	}
+	e := newErr(CodeInvalidFormat, field, "%s must be an id (lowercase letters, digits, '.', '_', '-'; at most %d characters; no '..'), not a path or free text", field, MaxIDLength)
+	e.Details = map[string]any{"constraint": IDConstraint, "pattern": IDPattern, "received": truncateForDetails(id)}
+	return e
 }

@@ -101,6 +101,7 @@ func keyed(is *issue, key string) {
 // JSON or hand-edited) against the spec model and returns every diagnostic.
 // It never fails and never modifies doc. See the package's fixture tests for
 // the codes it emits: MISSING_REQUIRED_FIELD, INVALID_FIELD_TYPE,
+// INVALID_ID (a spec or node id outside IDPattern; never auto-fixed),
 // INVALID_SPEC_ID_FORMAT, INVALID_TIMESTAMP, INVALID_LIFECYCLE,
 // MISSING_MISSION, INVALID_METADATA_TYPE, INVALID_RISK, MISSING_SPEC_ROOT,
 // INVALID_ROOT, INVALID_NODE, MISSING_NODE_FIELD, INVALID_NODE_TYPE,
@@ -184,6 +185,9 @@ func (c *checker) checkTopLevel() {
 	if d.SpecID == "" {
 		c.add(SeverityError, CategoryStructure, "MISSING_REQUIRED_FIELD", "spec_id", "", "set spec_id to slug-YYYY-MM-DD-NNN", nil,
 			"the spec has no spec_id")
+	} else if !ValidID(d.SpecID) {
+		c.add(SeverityError, CategoryStructure, "INVALID_ID", "spec_id", "", "choose an id matching "+IDPattern, nil,
+			"spec_id %q is not an id (%s)", truncateForDetails(d.SpecID), IDConstraint)
 	} else if !specIDPattern.MatchString(d.SpecID) {
 		c.add(SeverityWarning, CategoryStructure, "INVALID_SPEC_ID_FORMAT", "spec_id", "", "use slug-YYYY-MM-DD-NNN", nil,
 			"spec_id %q does not follow slug-YYYY-MM-DD-NNN", truncateForDetails(d.SpecID))
@@ -585,6 +589,11 @@ func (c *checker) checkNodeFields(id string) {
 			return true
 		}, "node %q is null or has a blank id", id)
 		return
+	}
+	if !ValidID(id) {
+		// Not fixable: renaming would silently change what callers refer to.
+		c.add(SeverityError, CategoryNode, "INVALID_ID", nodeLoc(id), id, "rename the node to an id matching "+IDPattern, nil,
+			"node id %q is not an id (%s)", truncateForDetails(id), IDConstraint)
 	}
 	// Missing fields.
 	for _, nf := range nodeFieldNames {

@@ -66,7 +66,7 @@ func authoringTool(d *Deps) *Tool {
 			{Name: "purpose", Type: String, Description: "Why the phase exists."},
 			{Name: "position", Type: Integer, Min: f64(1), Description: "1-based position among the phases (default: last)."},
 			{Name: "link_previous", Type: Boolean, Description: "Make the new phase blocked by the phase before it (default true)."},
-			{Name: "phase_id", Type: String, MaxLength: 100, Description: "Phase identifier, e.g. phase-2."},
+			idParam("phase_id", "Phase identifier, e.g. phase-2."),
 			{Name: "force", Type: Boolean, Description: "phase-remove: remove even when the phase holds started or finished work."},
 			{Name: "phase", Type: Object, Description: "phase-add-bulk: {title, description, purpose, metadata_defaults}."},
 			{Name: "tasks", Type: Array, Items: Object, MaxItems: 200, Description: "phase-add-bulk: [{type task|subtask|verify|research, title, description, task_category, file_path, acceptance_criteria[], complexity, estimated_hours, verification_type, command, expected}]."},

@@ -52,6 +52,7 @@ func healthTool(d *Deps) *Tool {
 					if free, ok := freeDisk(info.Path); ok {
 						disk = map[string]any{"measured": true, "free_bytes": free}
 					}
+					info.Path = showServerPath(d.Workspace, info.Path)
 					return OK(map[string]any{
 						"status":  "ok",
 						"version": d.Version,

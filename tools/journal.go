@@ -22,7 +22,7 @@ func journalTool(d *Deps) *Tool {
 			{Name: "title", Type: String, MaxLength: 500, MinLength: 1, Description: "Entry title."},
 			{Name: "content", Type: String, Description: "Entry body."},
 			{Name: "entry_type", Type: String, Enum: specs.JournalEntryTypes, Description: "decision, deviation, blocker, note or status_change (add defaults to note)."},
-			{Name: "task_id", Type: String, MaxLength: 200, Description: "The task the entry is about."},
+			idParam("task_id", "The task the entry is about."),
 		},
 		Actions: []Action{
 			{

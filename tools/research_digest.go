@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/research"
 )
 
@@ -37,7 +34,7 @@ type researchInput struct {
 // researchInputOf reads the call's source: at most one of text, pages and
 // path. pages must hold at least one page and at most 5 MB in all; path
 // must name a regular file inside the workspace of at most 5 MB.
-func researchInputOf(d *Deps, r *Request) (researchInput, error) {
+func researchInputOf(ctx context.Context, d *Deps, r *Request) (researchInput, error) {
 	var given []string
 	for _, k := range []string{"text", "pages", "path"} {
 		if r.Args.Has(k) {
@@ -72,7 +69,7 @@ func researchInputOf(d *Deps, r *Request) (researchInput, error) {
 				map[string]any{"field": "pages", "constraint": "max characters", "limit": core.MaxLargeText, "received": total})
 		}
 	case "path":
-		text, err := readWorkspaceText(d.Workspace, r.Args.String("path"))
+		text, err := readWorkspaceText(ctx, d, r.Args.String("path"))
 		if err != nil {
 			return in, err
 		}
@@ -90,40 +87,32 @@ func (in researchInput) canonical() *research.TextIndex {
 	return research.NewTextIndex(research.Canonicalize(in.Text), nil)
 }
 
-// readWorkspaceText reads a text file inside the workspace, at most
-// core.MaxLargeText characters.
-func readWorkspaceText(workspace, p string) (string, error) {
-	full, err := workspacePath(workspace, p)
+// readWorkspaceText reads a regular text file inside the workspace through
+// core/workspacefs (confined by os.Root, never blocking on a FIFO, under the
+// call's deadline), at most core.MaxLargeText characters.
+func readWorkspaceText(ctx context.Context, d *Deps, p string) (string, error) {
+	ws, err := openWorkspace(d)
 	if err != nil {
 		return "", err
 	}
-	f, err := os.Open(full)
+	defer ws.Close()
+	rel, err := ws.Rel(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", core.NewError(core.CodeNotFound, "No file "+p+" in the workspace.",
-				map[string]any{"field": "path", "received": p})
-		}
-		return "", core.NewError(core.CodeInvalidFormat, "path cannot be read.", map[string]any{"field": "path", "received": p}).WithCause(err)
+		return "", fileError(err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", core.Internal(err)
-	}
-	if !st.Mode().IsRegular() {
-		return "", core.NewError(core.CodeInvalidFormat, "path must name a regular file.",
-			map[string]any{"field": "path", "constraint": "a file", "received": p})
-	}
-	// A character is at most 4 bytes: read one byte past that bound.
-	limit := int64(4*core.MaxLargeText) + 1
-	b, err := io.ReadAll(io.LimitReader(f, limit))
-	if err != nil {
-		return "", core.Internal(err)
-	}
-	n := utf8.RuneCount(b)
-	if int64(len(b)) == limit || n > core.MaxLargeText {
+	// A character is at most 4 bytes.
+	b, err := ws.ReadFile(ctx, rel, int64(4*core.MaxLargeText))
+	if e, ok := err.(*core.Error); ok && e.Code == core.CodePayloadTooLarge {
 		return "", core.NewError(core.CodePayloadTooLarge,
-			fmt.Sprintf("%s has more than %d characters.", p, core.MaxLargeText),
+			fmt.Sprintf("%s has more than %d characters.", workspacefs.Show(rel), core.MaxLargeText),
+			map[string]any{"field": "path", "constraint": "max characters", "limit": core.MaxLargeText, "received": workspacefs.Show(rel)})
+	}
+	if err != nil {
+		return "", fileError(err)
+	}
+	if n := utf8.RuneCount(b); n > core.MaxLargeText {
+		return "", core.NewError(core.CodePayloadTooLarge,
+			fmt.Sprintf("%s has more than %d characters.", workspacefs.Show(rel), core.MaxLargeText),
 			map[string]any{"field": "path", "constraint": "max characters", "limit": core.MaxLargeText, "received": n})
 	}
 	return string(b), nil
@@ -200,7 +189,7 @@ func sourceNotChecked(action string) core.MetaOption {
 
 func digestValidate(ctx context.Context, d *Deps, r *Request) Result {
 	payload := r.Args.Object("payload")
-	in, err := researchInputOf(d, r)
+	in, err := researchInputOf(ctx, d, r)
 	if err != nil {
 		return Fail(err)
 	}
@@ -268,8 +257,8 @@ func digestValidate(ctx context.Context, d *Deps, r *Request) Result {
 	return OK(data, meta...)
 }
 
-func digestCreate(_ context.Context, d *Deps, r *Request) Result {
-	in, err := researchInputOf(d, r)
+func digestCreate(ctx context.Context, d *Deps, r *Request) Result {
+	in, err := researchInputOf(ctx, d, r)
 	if err != nil {
 		return Fail(err)
 	}
@@ -307,7 +296,7 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper
 		return Fail(err)
 	}
 	payload := r.Args.Object("payload")
-	in, err := researchInputOf(d, r)
+	in, err := researchInputOf(ctx, d, r)
 	if err != nil {
 		return Fail(err)
 	}

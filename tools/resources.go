@@ -45,6 +45,9 @@ func installResources(s *server.MCPServer, d *Deps) {
 		mcp.WithTemplateMIMEType("application/json")),
 		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			id := templateArg(req, "spec_id")
+			if err := specs.CheckID("spec_id", id); err != nil {
+				return nil, resourceError(err)
+			}
 			var entries []specs.JournalEntry
 			err := d.Specs.ReadSpec(ctx, id, func(_ *specs.Spec, j specs.JournalReader) error {
 				var err error
@@ -61,6 +64,9 @@ func installResources(s *server.MCPServer, d *Deps) {
 		mcp.WithTemplateMIMEType("application/json")),
 		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			id := templateArg(req, "spec_id")
+			if err := specs.CheckID("spec_id", id); err != nil {
+				return nil, resourceError(err)
+			}
 			var doc specs.Document
 			err := d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
 				doc = sp.Document()

@@ -91,7 +91,11 @@ func (p Param) schema(usedBy []string) map[string]any {
 			s["maxItems"] = 1000
 		}
 		if p.Items != "" {
-			s["items"] = map[string]any{"type": string(p.Items)}
+			items := map[string]any{"type": string(p.Items)}
+			if p.Items == String && p.Pattern != "" {
+				items["pattern"] = p.Pattern
+			}
+			s["items"] = items
 		}
 	}
 	return s

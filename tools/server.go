@@ -103,14 +103,14 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 				},
 			},
 			{
-				Name: "context", Summary: "Server version, store path, workspace root, configuration source and this caller's session.",
+				Name: "context", Summary: "Server version, store path (relative to the workspace), workspace folder name, configuration source and this caller's session.",
 				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
 				Handler: func(ctx context.Context, r *Request) Result {
 					return OK(map[string]any{
 						"server_version": d.Version,
 						"go_version":     runtime.Version(),
-						"store_path":     d.Store.Path(),
-						"workspace_root": d.Workspace,
+						"store_path":     showServerPath(d.Workspace, d.Store.Path()),
+						"workspace_root": showServerPath("", d.Workspace),
 						"config_source":  d.ConfigSource,
 						"config_sources": d.ConfigSources,
 						"session": map[string]any{

@@ -10,7 +10,7 @@ import (
 
 // analysisParams are the spec tool's parameters used only by these actions.
 var analysisParams = []Param{
-	{Name: "target", Type: String, MaxLength: 200, Description: "diff: what to compare with — a version number, or another spec_id (default: the version before the current one)."},
+	idParam("target", "diff: what to compare with — a version number, or another spec_id (default: the version before the current one)."),
 	{Name: "threshold", Type: Number, Min: f64(0.1), Max: f64(1), Description: "duplicate-detection: similarity threshold (default 0.8)."},
 	{Name: "max_pairs", Type: Integer, Min: f64(1), Max: f64(1000), Description: "duplicate-detection: most pairs to report (default 100)."},
 	{Name: "scope", Type: String, Enum: []string{"titles", "descriptions", "both"}, Description: "duplicate-detection: compare titles (default), descriptions, or both together."},

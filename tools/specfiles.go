@@ -4,62 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/specs"
 )
 
 // maxSpecFileBytes bounds one imported spec file.
 const maxSpecFileBytes = 32 << 20
-
-// workspacePath resolves p (relative to the workspace, or absolute) and
-// refuses anything that ends up outside the workspace: "..", absolute paths
-// elsewhere, and symlinks pointing out of it. The nearest existing ancestor
-// is resolved, so a directory that does not exist yet can be named.
-func workspacePath(workspace, p string) (string, error) {
-	bad := func(why string) error {
-		return core.NewError(core.CodeInvalidFormat, "path must stay inside the workspace: "+why+".",
-			map[string]any{"field": "path", "received": p, "constraint": "inside the workspace " + workspace})
-	}
-	if workspace == "" {
-		return "", core.NewError(core.CodeUnavailable, "The server has no workspace configured.", nil)
-	}
-	root, err := filepath.EvalSymlinks(workspace)
-	if err != nil {
-		return "", core.Internal(err)
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
-	}
-	p = filepath.Clean(p)
-	// Resolve the longest existing prefix through symlinks.
-	rest := ""
-	cur := p
-	for {
-		if real, err := filepath.EvalSymlinks(cur); err == nil {
-			p = filepath.Join(real, rest)
-			break
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return "", bad("no part of it exists")
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", bad("it resolves to " + p)
-	}
-	return p, nil
-}
 
 // importReport is one file's outcome.
 type importReport struct {
@@ -79,16 +36,32 @@ var lifecycleFolders = map[string]specs.Lifecycle{
 	"completed": specs.LifecycleCompleted, "archived": specs.LifecycleArchived,
 }
 
+// specImport imports the spec JSON files at path (one file, or every
+// *.json below a folder, hidden folders skipped), each reported in files[]
+// under its name relative to path. Every file is read through
+// core/workspacefs: confined to the workspace, never blocking on a FIFO,
+// under the call's deadline. A file that cannot be read (a FIFO, a symlink
+// out of the workspace, too large) is reported rejected with its code; a
+// spec whose spec_id or a node id is not an id (specs.IDPattern) is
+// rejected with INVALID_ID and never stored.
+//
+// Errors: INVALID_FORMAT / NOT_FOUND for path itself (workspace-relative
+// names only); UNAVAILABLE without a workspace.
 func specImport(ctx context.Context, d *Deps, r *Request) Result {
-	root, err := workspacePath(d.Workspace, r.Args.String("path"))
+	ws, err := openWorkspace(d)
 	if err != nil {
 		return Fail(err)
 	}
+	defer ws.Close()
+	root, err := ws.Rel(r.Args.String("path"))
+	if err != nil {
+		return Fail(fileError(err))
+	}
 	autoFix := !r.Args.Has("auto_fix") || r.Args.Bool("auto_fix")
 	overwrite, dry := r.Args.Bool("overwrite"), r.Args.Bool("dry_run")
-	files, err := specFiles(d.Workspace, root)
+	files, single, err := specFiles(ctx, ws, root)
 	if err != nil {
-		return Fail(err)
+		return Fail(fileError(err))
 	}
 	reports := make([]importReport, 0, len(files))
 	counts := map[string]int{}
@@ -96,12 +69,25 @@ func specImport(ctx context.Context, d *Deps, r *Request) Result {
 		if err := ctx.Err(); err != nil {
 			return Fail(err)
 		}
-		rep := importOne(ctx, d, f, autoFix, overwrite, dry)
-		rel, _ := filepath.Rel(root, f)
-		if rel == "." {
-			rel = filepath.Base(f)
+		var rep importReport
+		if f.Type.IsRegular() || f.Type&fs.ModeSymlink != 0 {
+			raw, err := ws.ReadFile(ctx, f.Name, maxSpecFileBytes)
+			if err != nil && ctx.Err() != nil {
+				return Fail(ctx.Err())
+			}
+			if err != nil {
+				rep = unreadable(err)
+			} else {
+				rep = importOne(ctx, d, raw, filepath.Base(filepath.Dir(f.Name)), autoFix, overwrite, dry)
+			}
+		} else {
+			rep = importReport{Outcome: "rejected", Reason: "not a regular file (FIFOs, devices and sockets are never read)", Codes: []string{core.CodeInvalidFormat}}
 		}
-		rep.File = filepath.ToSlash(rel)
+		rel, _ := filepath.Rel(root, f.Name)
+		if single {
+			rel = filepath.Base(f.Name)
+		}
+		rep.File = workspacefs.Show(rel)
 		counts[rep.Outcome]++
 		reports = append(reports, rep)
 	}
@@ -117,60 +103,59 @@ func specImport(ctx context.Context, d *Deps, r *Request) Result {
 	return OK(data, meta...)
 }
 
-// specFiles lists the .json files under root (or root itself), skipping
-// symlinks that leave the workspace.
-func specFiles(workspace, root string) ([]string, error) {
-	st, err := os.Stat(root)
-	if err != nil {
-		return nil, core.NewError(core.CodeNotFound, "Nothing to import at that path.", map[string]any{"field": "path", "received": root}).
-			WithRemediation("Pass a directory of spec JSON files (e.g. specs/) or one .json file inside the workspace.")
+// unreadable reports a file that could not be read, with its error code
+// and sentence (which name only workspace-relative paths).
+func unreadable(err error) importReport {
+	e := core.AsError(err)
+	if e.Code == core.CodeInternal {
+		return importReport{Outcome: "failed", Reason: "cannot read the file"}
 	}
-	if !st.IsDir() {
-		return []string{root}, nil
-	}
-	var out []string
-	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable entries are skipped
-		}
-		if e.IsDir() {
-			if strings.HasPrefix(e.Name(), ".") && p != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(e.Name(), ".json") {
-			return nil
-		}
-		if e.Type()&fs.ModeSymlink != 0 {
-			if _, err := workspacePath(workspace, p); err != nil {
-				return nil
-			}
-		}
-		out = append(out, p)
-		return nil
-	})
-	sort.Strings(out)
-	return out, err
+	return importReport{Outcome: "rejected", Reason: e.Message, Codes: []string{e.Code}}
 }
 
-func importOne(ctx context.Context, d *Deps, file string, autoFix, overwrite, dry bool) importReport {
-	rep := importReport{}
-	raw, err := os.ReadFile(file)
+// specFiles lists what to import at root: root itself when it is not a
+// folder (single), else every *.json entry below it in name order, hidden
+// folders skipped. Entries keep their own type: a FIFO is listed, never
+// opened here.
+func specFiles(ctx context.Context, ws *workspacefs.Dir, root string) (files []workspacefs.Entry, single bool, err error) {
+	st, err := ws.Stat(root)
 	if err != nil {
-		rep.Outcome, rep.Reason = "failed", "cannot read the file"
-		return rep
+		if core.AsError(err).Code == core.CodeNotFound {
+			return nil, false, core.NewError(core.CodeNotFound, "Nothing to import at that path.",
+				map[string]any{"field": "path", "received": workspacefs.Show(root)}).
+				WithRemediation("Pass a directory of spec JSON files (e.g. specs/) or one .json file inside the workspace.")
+		}
+		return nil, false, err
 	}
-	if len(raw) > maxSpecFileBytes {
-		rep.Outcome, rep.Reason = "failed", fmt.Sprintf("file is larger than %d MB", maxSpecFileBytes>>20)
-		return rep
+	if !st.IsDir() {
+		return []workspacefs.Entry{{Name: root, Type: st.Mode().Type()}}, true, nil
 	}
+	err = ws.Walk(ctx, root, func(e workspacefs.Entry) error {
+		base := filepath.Base(e.Name)
+		if e.Type.IsDir() {
+			if strings.HasPrefix(base, ".") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(base, ".json") {
+			files = append(files, e)
+		}
+		return nil
+	})
+	return files, false, err
+}
+
+// importOne validates, fixes and stores one spec document read from a file
+// in folder (a lifecycle folder name sets the lifecycle).
+func importOne(ctx context.Context, d *Deps, raw []byte, folder string, autoFix, overwrite, dry bool) importReport {
+	rep := importReport{}
 	doc, err := specs.ParseDocument(raw)
 	if err != nil {
 		rep.Outcome, rep.Reason = "failed", "not a spec document: "+err.Error()
 		return rep
 	}
-	if l, ok := lifecycleFolders[filepath.Base(filepath.Dir(file))]; ok {
+	if l, ok := lifecycleFolders[folder]; ok {
 		doc.Lifecycle = l
 	}
 	report := specs.Validate(doc)
@@ -190,6 +175,9 @@ func importOne(ctx context.Context, d *Deps, file string, autoFix, overwrite, dr
 	}
 	if !report.IsValid {
 		rep.Outcome, rep.Reason = "rejected", "validation errors remain"
+		if seen["INVALID_ID"] {
+			rep.Reason = "the spec_id or a node id is not an id (" + specs.IDConstraint + "); ids are identifiers, never paths"
+		}
 		if !autoFix {
 			rep.Reason += " (auto_fix is off)"
 		}
@@ -228,10 +216,35 @@ func importOne(ctx context.Context, d *Deps, file string, autoFix, overwrite, dr
 	return rep
 }
 
+// specExport writes each spec (spec_id, or every stored spec) to
+// <path>/<lifecycle>/<spec_id>.json through core/workspacefs: folders are
+// made and files replaced atomically (temporary file + rename) inside the
+// workspace root, so neither ".." nor a symlinked folder — at the top or
+// below it, before or during the call — can make it write or delete outside
+// the workspace, and a copy in another lifecycle folder is removed the same
+// way. A stored id outside the id grammar is never used as a file name: it
+// is listed in skipped[] with a PARTIAL_FAILURE warning.
+//
+// Errors: INVALID_FORMAT when path (or a lifecycle folder under it) is a
+// file, a dangling symlink or leads out of the workspace, checked before
+// anything is written; SPEC_NOT_FOUND; UNAVAILABLE without a workspace.
 func specExport(ctx context.Context, d *Deps, r *Request) Result {
-	dir, err := workspacePath(d.Workspace, r.Args.String("path"))
+	ws, err := openWorkspace(d)
 	if err != nil {
 		return Fail(err)
+	}
+	defer ws.Close()
+	dir, err := ws.Rel(r.Args.String("path"))
+	if err != nil {
+		return Fail(fileError(err))
+	}
+	if err := ws.MkdirAll(dir); err != nil {
+		return Fail(fileError(err))
+	}
+	for f := range lifecycleFolders {
+		if err := ws.CheckFolder(filepath.Join(dir, f)); err != nil {
+			return Fail(fileError(err))
+		}
 	}
 	var ids []string
 	if id := r.Args.String("spec_id"); id != "" {
@@ -240,9 +253,15 @@ func specExport(ctx context.Context, d *Deps, r *Request) Result {
 		return Fail(err)
 	}
 	written := []map[string]any{}
+	skipped := []map[string]any{}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return Fail(err)
+		}
+		if !specs.ValidID(id) {
+			// Only reachable for ids stored before the grammar existed.
+			skipped = append(skipped, map[string]any{"spec_id": core.TruncateValue(id, 200), "reason": "not an id (" + specs.IDConstraint + "); never used as a file name"})
+			continue
 		}
 		var doc specs.Document
 		err := d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
@@ -266,10 +285,10 @@ func specExport(ctx context.Context, d *Deps, r *Request) Result {
 			return Fail(specError(err, id))
 		}
 		folder := string(doc.Lifecycle)
-		if folder == "" {
+		if _, ok := lifecycleFolders[folder]; !ok {
 			folder = string(specs.LifecyclePending)
 		}
-		target := filepath.Join(dir, folder, id+".json")
+		name := filepath.Join(folder, id+".json")
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetIndent("", "  ")
@@ -277,42 +296,26 @@ func specExport(ctx context.Context, d *Deps, r *Request) Result {
 		if err := enc.Encode(doc); err != nil {
 			return Fail(core.Internal(err))
 		}
-		if err := writeFileAtomic(target, buf.Bytes()); err != nil {
-			return Fail(core.Internal(err))
+		if err := ws.WriteFileAtomic(ctx, filepath.Join(dir, name), buf.Bytes()); err != nil {
+			return Fail(fileError(err))
 		}
 		// A spec moved to another folder since the last export must not
 		// linger in the old one.
 		for f := range lifecycleFolders {
 			if f != folder {
-				old := filepath.Join(dir, f, id+".json")
-				if err := os.Remove(old); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return Fail(core.Internal(err))
+				if err := ws.RemoveFile(filepath.Join(dir, f, id+".json")); err != nil {
+					return Fail(fileError(err))
 				}
 			}
 		}
-		rel, _ := filepath.Rel(dir, target)
-		written = append(written, map[string]any{"spec_id": id, "file": filepath.ToSlash(rel), "version": doc.Version, "bytes": buf.Len()})
+		written = append(written, map[string]any{"spec_id": id, "file": workspacefs.Show(name), "version": doc.Version, "bytes": buf.Len()})
 	}
-	return OK(map[string]any{"path": r.Args.String("path"), "files": written, "count": len(written)})
-}
-
-// writeFileAtomic writes through a temporary file and a rename, so a reader
-// never sees half a spec.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+	data := map[string]any{"path": r.Args.String("path"), "files": written, "count": len(written)}
+	var meta []core.MetaOption
+	if len(skipped) > 0 {
+		data["skipped"] = skipped
+		meta = append(meta, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,
+			fmt.Sprintf("%d stored spec ids are not ids and were not exported; see data.skipped.", len(skipped)), nil))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".specd-export-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return OK(data, meta...)
 }

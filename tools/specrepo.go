@@ -36,7 +36,7 @@ type SpecRepo interface {
 
 // Parameters shared by the spec tools.
 var (
-	pSpecID          = Param{Name: "spec_id", Type: String, MaxLength: 200, Description: "Spec identifier (from spec list or authoring spec-create)."}
+	pSpecID          = idParam("spec_id", "Spec identifier (from spec list or authoring spec-create).")
 	pDryRun          = Param{Name: "dry_run", Type: Boolean, Description: "Compute the answer and the list of changes without storing anything."}
 	pExpectedVersion = Param{Name: "expected_version", Type: Integer, Min: f64(0), Description: "The spec version you last read; the call fails with VERSION_CONFLICT (changing nothing) if the spec has moved on."}
 	pCursor          = Param{Name: "cursor", Type: String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."}

@@ -263,6 +263,9 @@ func completionsOf(list []any) ([]completion, *core.Error) {
 		if c.TaskID, ok = m["task_id"].(string); !ok || c.TaskID == "" {
 			return nil, core.NewError(core.CodeMissingRequired, at("task_id")+" is required (a string).", map[string]any{"field": at("task_id"), "received": m["task_id"]})
 		}
+		if err := specs.CheckID(at("task_id"), c.TaskID); err != nil {
+			return nil, core.AsError(err)
+		}
 		if c.Success, ok = m["success"].(bool); !ok {
 			return nil, core.NewError(core.CodeMissingRequired, at("success")+" is required (true or false).", map[string]any{"field": at("success"), "received": m["success"]})
 		}

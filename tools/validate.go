@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,7 +184,7 @@ func checkValue(p Param, v any) *core.Error {
 			return invalid(p, v, "one of "+strings.Join(p.Enum, ", "), map[string]any{"allowed": p.Enum}).
 				WithRecovery("", nil, fuzzy.Rank(s, p.Enum, 5))
 		}
-		if p.Pattern != "" && !regexp.MustCompile(p.Pattern).MatchString(s) {
+		if p.Pattern != "" && !patternMatches(p.Pattern, s) {
 			return invalid(p, v, "a string matching "+p.Pattern, nil)
 		}
 	case Integer, Number:
@@ -243,7 +242,7 @@ func checkValue(p Param, v any) *core.Error {
 		}
 		for i, e := range l {
 			if p.Items != "" {
-				if err := checkValue(Param{Name: fmt.Sprintf("%s[%d]", p.Name, i), Type: p.Items, MaxLength: p.MaxLength}, e); err != nil {
+				if err := checkValue(Param{Name: fmt.Sprintf("%s[%d]", p.Name, i), Type: p.Items, MaxLength: p.MaxLength, Pattern: p.Pattern}, e); err != nil {
 					return err
 				}
 			}

@@ -35,7 +35,7 @@ func verificationTool(d *Deps) *Tool {
 		Description: verificationDescription,
 		Params: []Param{
 			pSpecID, pDryRun, pExpectedVersion,
-			{Name: "verify_id", Type: String, MaxLength: 200, Description: "The verify node, e.g. verify-1-1."},
+			idParam("verify_id", "The verify node, e.g. verify-1-1."),
 			{Name: "result", Type: String, Enum: specs.VerificationResults, Description: "PASSED, FAILED or PARTIAL."},
 			{Name: "command", Type: String, MaxLength: 2000, Description: "add: the command that was run (default: the node's command)."},
 			{Name: "output", Type: String, MaxLength: specs.MaxVerificationOutput, Description: "add: what the check printed (at most 10,000 characters)."},
