@@ -222,7 +222,9 @@ func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMem
 		return Fail(err)
 	}
 	b.Data["version"] = doc.Version
-	return OK(b.Data, fidelityMeta(b, budget)...)
+	res := OK(b.Data, fidelityMeta(b, budget)...)
+	res.Degrade = &docDegrader{doc: doc, memo: memo, dataBudget: budget}
+	return res
 }
 
 func specList(ctx context.Context, d *Deps, r *Request) Result {
