@@ -105,15 +105,32 @@ func journalTool(d *Deps) *Tool {
 				Name: "list-unjournaled", Summary: "Completed tasks that still need a journal entry, in execution order.",
 				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
 				Handler: func(ctx context.Context, r *Request) Result {
-					return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+					var tasks []map[string]any
+					var nodes []*specs.Node
+					var version int64
+					res := d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+						version = sp.Header.Version
 						ids := specs.Unjournaled(sp)
-						tasks := make([]map[string]any, 0, len(ids))
+						tasks = make([]map[string]any, 0, len(ids))
 						for _, id := range ids {
 							n := sp.Node(id)
+							nodes = append(nodes, n)
 							tasks = append(tasks, map[string]any{"task_id": id, "title": n.Title, "type": n.Type, "completed_at": n.MetaString("completed_at")})
 						}
 						return map[string]any{"tasks": tasks, "count": len(tasks)}, nil, nil
 					})
+					// Over the token budget, the last tasks in execution order
+					// go (archived as the node at this version); they come
+					// back in this list once the first ones are journaled.
+					if data, ok := res.Data.(map[string]any); ok && res.Err == nil {
+						specID := r.Args.String("spec_id")
+						res.Degrade = &ListAnswer[map[string]any]{Data: data, Key: "tasks", Items: tasks, CountKey: "count",
+							ID: func(i int) string { return "node:" + nodes[i].ID },
+							Archive: func(i int) []ArchiveRef {
+								return []ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
+							}}
+					}
+					return res
 				},
 			},
 		},
@@ -128,9 +145,9 @@ func journalTool(d *Deps) *Tool {
 func journalPage(data map[string]any, entries []specs.JournalEntry, specID string, version int64, limit int, cursor func(seq uint64) string, args Args) *ListAnswer[specs.JournalEntry] {
 	return &ListAnswer[specs.JournalEntry]{
 		Data: data, Key: "entries", Items: entries, CountKey: "count", PageSize: limit,
-		ID: func(e specs.JournalEntry) string { return "journal:" + strconv.FormatUint(e.Seq, 10) },
-		Archive: func(e specs.JournalEntry) []ArchiveRef {
-			return []ArchiveRef{{ID: ArchiveID(specID, version, "journal:"+strconv.FormatUint(e.Seq, 10)), Content: e}}
+		ID: func(i int) string { return "journal:" + strconv.FormatUint(entries[i].Seq, 10) },
+		Archive: func(i int) []ArchiveRef {
+			return []ArchiveRef{{ID: ArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
 		},
 		Next: func(kept int) string { return cursor(entries[kept-1].Seq) },
 		Continue: func(c string) (string, map[string]any) {

@@ -18,19 +18,21 @@ import (
 //
 // total_count counts the items of this answer (one page), not the whole
 // listing. dropped_content_ids and the archive hashes name the first
-// maxListedDrops dropped items; the cursor reaches all of them.
+// dropped items — at most maxListedDrops, and at most a fifth of the
+// budget — and the warning's listed_dropped says how many when not all;
+// the cursor reaches all of them.
 type ListAnswer[T any] struct {
 	Data     map[string]any
 	Key      string
 	Items    []T
 	CountKey string // when set, Data[CountKey] becomes the number kept
-	// ID is the item's dropped_content_ids entry: "journal:<seq>",
+	// ID is the dropped_content_ids entry of Items[i]: "journal:<seq>",
 	// "node:<id>", "item:<id>".
-	ID func(T) string
+	ID func(i int) string
 	// Archive, when set, returns the archive ids under which research
-	// archive-get serves the item from the store, each with the value it
+	// archive-get serves Items[i] from the store, each with the value it
 	// serves (hashed here as RFC 8785 JSON, as archive-get hashes it).
-	Archive func(T) []ArchiveRef
+	Archive func(i int) []ArchiveRef
 	// Next returns the cursor that continues after the first kept items.
 	Next     func(kept int) string
 	PageSize int
@@ -51,6 +53,10 @@ type ArchiveRef struct {
 // what was left out cannot itself crowd out the answer.
 const maxListedDrops = 50
 
+// maxReportShare: the names and archive hashes of the dropped items take
+// at most 1/maxReportShare of the budget (at least one item is named).
+const maxReportShare = 5
+
 // Degrade finds the longest prefix of Items that fits (binary search over
 // the prefix length, measuring the whole answer each time).
 func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
@@ -64,23 +70,33 @@ func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 		}
 		var dropped []string
 		archive := map[string]string{}
+		report := 0 // bytes of the report so far
 		for i := k; i < n && i < k+maxListedDrops; i++ {
-			dropped = append(dropped, l.ID(l.Items[i]))
-			if l.Archive == nil {
-				continue
-			}
-			h, ok := hashes[i]
-			if !ok {
-				h = map[string]string{}
-				for _, ref := range l.Archive(l.Items[i]) {
-					sum, err := ContentHash(ref.Content)
-					if err != nil {
-						return nil, nil, err
+			id := l.ID(i)
+			var h map[string]string
+			if l.Archive != nil {
+				var ok bool
+				if h, ok = hashes[i]; !ok {
+					h = map[string]string{}
+					for _, ref := range l.Archive(i) {
+						sum, err := ContentHash(ref.Content)
+						if err != nil {
+							return nil, nil, err
+						}
+						h[ref.ID] = sum
 					}
-					h[ref.ID] = sum
+					hashes[i] = h
 				}
-				hashes[i] = h
 			}
+			size := len(id) + 3
+			for aid, sum := range h {
+				size += len(aid) + len(sum) + 6
+			}
+			if len(dropped) > 0 && report+size > f.Budget*4/maxReportShare {
+				break
+			}
+			report += size
+			dropped = append(dropped, id)
 			maps.Copy(archive, h)
 		}
 		ctx := map[string]any{"dropped_count": n - k, "total_count": n, "reason": "token_budget", "budget_tokens": f.Budget}

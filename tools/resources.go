@@ -42,7 +42,7 @@ func installResources(s *server.MCPServer, d *Deps) {
 			data := map[string]any{"specs": rows, "truncated": next != ""}
 			fp := core.Fingerprint("spec", "list", "", "all")
 			deg := &ListAnswer[specs.RepoSummary]{Data: data, Key: "specs", Items: rows, PageSize: len(rows),
-				ID:   func(r specs.RepoSummary) string { return "item:" + r.SpecID },
+				ID:   func(i int) string { return "item:" + rows[i].SpecID },
 				Next: func(kept int) string { return core.EncodeCursor(rows[kept-1].SpecID, fp) },
 				Continue: func(c string) (string, map[string]any) {
 					return "spec", map[string]any{"action": "list", "status": "all", "cursor": c}

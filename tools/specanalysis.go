@@ -153,8 +153,9 @@ func diffPage(r *Request, diff specs.SpecDiff, s diffSides) (*diffAnswer, error)
 	}
 	l := &ListAnswer[specs.NodeDiff]{
 		Data: data, Key: "modified", Items: modified, PageSize: len(modified),
-		ID: func(m specs.NodeDiff) string { return "node:" + m.ID },
-		Archive: func(m specs.NodeDiff) []ArchiveRef {
+		ID: func(i int) string { return "node:" + modified[i].ID },
+		Archive: func(i int) []ArchiveRef {
+			m := modified[i]
 			var refs []ArchiveRef
 			if n := s.oldNodes[m.ID]; n != nil {
 				refs = append(refs, archive(s.oldSpec, s.oldVersion, n))
