@@ -460,3 +460,32 @@ func TestBudgetOtherLists(t *testing.T) {
 	meta, _ := truncation(t, env, "partial")
 	verifyArchive(t, c, meta["content_archive_hashes"].(map[string]any), 3)
 }
+
+// TestBudgetArchiveGetEscapedText: archive-get cuts text by its bytes, but
+// JSON escapes (<, >, & and quotes) make the answer larger; the window is cut
+// shorter so the answer still fits, and offsets still page through it all.
+func TestBudgetArchiveGetEscapedText(t *testing.T) {
+	c, _ := inProcess(t, newDeps(t, false), protocols[1])
+	text := strings.Repeat(`<a href="x">&amp;</a> `, 4000) // 88 KB, about 2.5× as JSON
+	put := data(call(t, c, "research", map[string]any{"action": "archive-put", "content": text, "content_id": "escaped"}))
+	var got strings.Builder
+	args := map[string]any{"action": "archive-get", "hash": put["hash"]}
+	for pages := 0; pages < 20; pages++ {
+		env, size := callSized(t, c, "research", args)
+		if env["success"] != true || size > core.DefaultTokenBudget*4 {
+			t.Fatalf("archive-get offset %v: %d bytes: %v", args["offset"], size, env["data"])
+		}
+		d := data(env)
+		got.WriteString(d["content"].(string))
+		if d["next_offset"] == nil {
+			break
+		}
+		if pages == 0 && env["meta"].(map[string]any)["content_fidelity"] != "partial" {
+			t.Fatalf("cut without content_fidelity: %v", env["meta"])
+		}
+		args["offset"] = d["next_offset"]
+	}
+	if got.String() != text {
+		t.Fatalf("paging returned %d of %d bytes", got.Len(), len(text))
+	}
+}

@@ -39,6 +39,12 @@ type Degrader interface {
 	Degrade(f Fit) (data any, meta []core.MetaOption, ok bool, err error)
 }
 
+// DegradeFunc is a Degrader written as a function.
+type DegradeFunc func(f Fit) (data any, meta []core.MetaOption, ok bool, err error)
+
+// Degrade calls fn.
+func (fn DegradeFunc) Degrade(f Fit) (any, []core.MetaOption, bool, error) { return fn(f) }
+
 // Fit is what a Degrader works against.
 type Fit struct {
 	// Budget is the token budget of the whole answer.

@@ -131,22 +131,51 @@ func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 	key := hashBytes(content)
 	expected := r.Args.String("expected_hash")
 	verified := expected == "" || expected == key
-	window, meta, err := archiveWindow(r, string(content), budget)
+	build := func(budget int) (map[string]any, []core.MetaOption, error) {
+		window, meta, err := archiveWindow(r, string(content), budget)
+		if err != nil {
+			return nil, nil, err
+		}
+		data := map[string]any{"hash": key, "content_id": m.ContentID, "item_type": m.ItemType, "archived_at": m.ArchivedAt,
+			"size_bytes": len(content), "verified": verified, "hash_checked": true, "source": "archive"}
+		if expected != "" {
+			data["expected_hash"] = expected
+			if !verified {
+				meta = append(meta, hashMismatch(expected, key))
+			}
+		}
+		for k, v := range window {
+			data[k] = v
+		}
+		return data, meta, nil
+	}
+	data, meta, err := build(budget)
 	if err != nil {
 		return Fail(err)
 	}
-	data := map[string]any{"hash": key, "content_id": m.ContentID, "item_type": m.ItemType, "archived_at": m.ArchivedAt,
-		"size_bytes": len(content), "verified": verified, "hash_checked": true, "source": "archive"}
-	if expected != "" {
-		data["expected_hash"] = expected
-		if !verified {
-			meta = append(meta, hashMismatch(expected, key))
+	res := OK(data, meta...)
+	// The window is cut by the text's bytes; JSON escapes (quotes, control
+	// characters, <, >, &) can make its encoding larger. Over the token
+	// budget, cut the window shorter in proportion to the overshoot.
+	res.Degrade = DegradeFunc(func(f Fit) (any, []core.MetaOption, bool, error) {
+		b := budget
+		for range 6 {
+			data, meta, err := build(b)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			t := f.Measure(data, meta)
+			if t <= f.Budget {
+				return data, meta, true, nil
+			}
+			if b <= archiveAnswerSlack/4 {
+				break
+			}
+			b = max(archiveAnswerSlack/4, b*f.Budget/t*9/10)
 		}
-	}
-	for k, v := range window {
-		data[k] = v
-	}
-	return OK(data, meta...)
+		return nil, nil, false, nil
+	})
+	return res
 }
 
 func hashMismatch(expected, got string) core.MetaOption {
