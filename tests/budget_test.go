@@ -138,6 +138,7 @@ func TestBudgetJournalList(t *testing.T) {
 		}
 	}
 	env, size := callSized(t, c, "journal", map[string]any{"action": "list", "spec_id": specID})
+	t.Logf("journal list: %d bytes, %d entries kept", size, len(data(env)["entries"].([]any)))
 	if size > core.DefaultTokenBudget*4 {
 		t.Fatalf("journal list answered %d bytes, over the %d-token budget", size, core.DefaultTokenBudget)
 	}
@@ -220,6 +221,7 @@ func TestBudgetSpecDiff(t *testing.T) {
 		t.Fatalf("find-replace: %v", fr)
 	}
 	env, size := callSized(t, c, "spec", map[string]any{"action": "diff", "spec_id": specID})
+	t.Logf("spec diff: %d bytes, %d modified kept", size, len(data(env)["modified"].([]any)))
 	if size > core.DefaultTokenBudget*4 {
 		t.Fatalf("spec diff answered %d bytes, over the %d-token budget", size, core.DefaultTokenBudget)
 	}
@@ -292,6 +294,7 @@ func TestBudgetSpecResource(t *testing.T) {
 			t.Fatalf("%s: %v", uri, err)
 		}
 		text := res.Contents[0].(mcp.TextResourceContents).Text
+		t.Logf("%s: %d bytes", uri, len(text))
 		if len(text) > core.DefaultTokenBudget*4 {
 			t.Fatalf("%s: %d bytes, over the %d-token budget", uri, len(text), core.DefaultTokenBudget)
 		}
