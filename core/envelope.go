@@ -52,6 +52,8 @@ type Envelope struct {
 	Data    any     `json:"data"`
 	Error   *string `json:"error"`
 	Meta    Meta    `json:"meta"`
+
+	encoded []byte // compact JSON recorded by Encode; see encoded.go
 }
 
 // Meta carries everything that is not the payload (contract §2). Optional keys
@@ -232,5 +234,11 @@ func nonNil(data any) any {
 	return data
 }
 
-// Marshal encodes an envelope as compact JSON.
-func (e Envelope) Marshal() ([]byte, error) { return json.Marshal(e) }
+// Marshal encodes an envelope as compact JSON: the bytes Encode recorded,
+// when it did, else a fresh encoding.
+func (e Envelope) Marshal() ([]byte, error) {
+	if e.encoded != nil {
+		return e.encoded, nil
+	}
+	return json.Marshal(e)
+}

@@ -29,7 +29,8 @@ var (
 	PageHistory = PageLimits{50, 100}
 )
 
-// DefaultTokenBudget is the default answer budget (tokens = bytes/4 of data).
+// DefaultTokenBudget is the default answer budget (tokens = bytes/4 of the
+// whole answer: the compact JSON of the envelope, or of a resource).
 const DefaultTokenBudget = 25_000
 
 // CheckValueCaps walks v (decoded JSON) and reports the first string longer

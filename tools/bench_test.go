@@ -2,7 +2,10 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+
+	"github.com/specd/specd/core"
 )
 
 // BenchmarkDispatchValidate measures one call through the shared validator
@@ -34,4 +37,52 @@ func BenchmarkValidateOnly(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAnswerPathSmall measures a small answer from dispatch to the
+// transport result (Dispatch, then ToResult): the token-budget step encodes
+// the envelope once to measure it and ToResult sends those same bytes, so
+// the step costs a size check, not a second encoding.
+func BenchmarkAnswerPathSmall(b *testing.B) {
+	d := testDeps()
+	reg := New(d)
+	tool, _ := reg.Tool("health")
+	args := map[string]any{"action": "liveness"}
+	rt := d.Runtime
+	rt.defaults()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := ToResult(reg.Dispatch(ctx, tool, args, Session{ID: "b"}, rt)); res.IsError {
+			b.Fatal(res)
+		}
+	}
+}
+
+// BenchmarkBudgetStepSmall isolates the budget step on a small answer:
+// "encode" is what the answer path did before it (build the envelope,
+// encode it once), "fit" is fitAnswer (build, encode once, check the size).
+func BenchmarkBudgetStepSmall(b *testing.B) {
+	reg := New(testDeps())
+	tool, _ := reg.Tool("health")
+	a, _ := tool.action("liveness")
+	data := map[string]any{"status": "alive", "version": "test", "uptime_seconds": 12.5}
+	newCall := func() *core.Call { return core.NewCall("health", "liveness", nil, core.NewUUID) }
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(newCall().Success(data)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	args := Args{}
+	b.Run("fit", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if env := reg.fitAnswer(newCall(), tool, a, args, OK(data)); env.Encoded() == nil {
+				b.Fatal("not encoded")
+			}
+		}
+	})
 }

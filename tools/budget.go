@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"sync"
@@ -54,6 +55,7 @@ type budgeted struct {
 //	node:<id>        one node's full JSON
 //	subtree:<id>     {id: node} for the node and every descendant
 //	journal:<a>-<b>  the journal entries with seq a..b (inclusive), oldest first
+//	journal:<seq>    one journal entry (dropped from journal list)
 //
 // Each is hashed over its RFC 8785 canonical JSON, and research
 // archive-get serves it from the store at the pinned version.
@@ -284,11 +286,15 @@ func fidelityMeta(b budgeted, budget int) []core.MetaOption {
 	if b.Fidelity == core.FidelityFull {
 		return nil
 	}
+	msg := fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out (fetch them with research archive-get).", b.Fidelity, budget, len(b.Dropped))
+	ctx := map[string]any{"dropped_count": len(b.Dropped), "total_count": b.Total, "reason": "token_budget", "budget_tokens": budget}
+	if len(b.Archive) == 0 && len(b.Dropped) > 0 {
+		msg = fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out, and their archive ids did not fit either: page through them with the calls in data.next_calls, or read again with a larger max_tokens.", b.Fidelity, budget, len(b.Dropped))
+		ctx["archive_ids_omitted"] = true
+	}
 	return []core.MetaOption{
 		core.WithFidelity(b.Fidelity, b.Dropped, b.Archive),
-		core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
-			fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out (fetch them with research archive-get).", b.Fidelity, budget, len(b.Dropped)),
-			map[string]any{"dropped_count": len(b.Dropped), "total_count": b.Total, "reason": "token_budget", "budget_tokens": budget}),
+		core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg, ctx),
 	}
 }
 
@@ -331,4 +337,64 @@ func (h *hashMemo) put(id, hash string) {
 		h.m = map[string]string{}
 	}
 	h.m[id] = hash
+}
+
+// docDegrader is spec get's Degrader: budgetDocument fits the document's
+// data into a data budget; when the whole envelope (meta included: dropped
+// ids, archive hashes, the warning) is still over the answer budget, it
+// runs again with the data budget lowered by the overshoot, until the
+// answer fits or reference_only, the smallest level, does not.
+type docDegrader struct {
+	doc        specs.Document
+	memo       *hashMemo
+	dataBudget int
+	// bare answers with the document itself rather than {spec, version}
+	// (the spec resource).
+	bare bool
+}
+
+// maxDocFitRounds bounds the re-runs of budgetDocument.
+const maxDocFitRounds = 8
+
+func (g *docDegrader) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
+	budget := min(g.dataBudget, f.Budget)
+	for range maxDocFitRounds {
+		b, err := budgetDocument(g.doc, budget, g.memo)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		var data any = b.Data
+		if g.bare {
+			m, ok := b.Data["spec"].(map[string]any)
+			if ok {
+				m = maps.Clone(m)
+			} else {
+				m = structMap(b.Data["spec"])
+			}
+			if nc, ok := b.Data["next_calls"]; ok {
+				m["next_calls"] = nc
+			}
+			data = m
+		} else {
+			b.Data["version"] = g.doc.Version
+		}
+		meta := fidelityMeta(b, f.Budget)
+		t := f.Measure(data, meta)
+		if t <= f.Budget {
+			return data, meta, true, nil
+		}
+		if b.Fidelity == core.FidelityReferenceOnly || budget <= 1 {
+			// The smallest level does not fit with its archive hashes:
+			// name the dropped items without them (the data's next_calls
+			// still page through the rest).
+			b.Archive = nil
+			meta = fidelityMeta(b, f.Budget)
+			if f.Measure(data, meta) <= f.Budget {
+				return data, meta, true, nil
+			}
+			return nil, nil, false, nil
+		}
+		budget = max(1, budget-(t-f.Budget)-f.Budget/100-8)
+	}
+	return nil, nil, false, nil
 }

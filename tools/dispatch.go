@@ -113,9 +113,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		if e.Code == core.CodeInternal && e.Cause() != nil {
 			log.Error("internal error", "err", e.Cause())
 		}
-		return call.Failure(e, res.Meta...)
+		return fitFailure(call, e, res.Meta, answerBudget(r.budget, args))
 	}
-	return call.Success(res.Data, res.Meta...)
+	return r.fitAnswer(call, t, a, args, res)
 }
 
 // logOutcome writes the one info line every call gets: request_id, tool,
@@ -131,7 +131,7 @@ func logOutcome(log *slog.Logger, env core.Envelope) {
 // ToResult puts the envelope in structuredContent and, as compact JSON, in
 // content[0].text; isError is true exactly when success is false.
 func ToResult(env core.Envelope) *mcp.CallToolResult {
-	b, err := json.Marshal(env)
+	b, err := env.Marshal()
 	if err != nil {
 		// Data that cannot be encoded is a programming error: answer with an
 		// internal error envelope rather than a transport error.

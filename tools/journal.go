@@ -70,7 +70,10 @@ func journalTool(d *Deps) *Tool {
 					}
 					limit := r.Args.IntOr("limit", core.PageJournal.Default)
 					var next string
+					var version int64
+					var listed []specs.JournalEntry
 					res := d.read(ctx, r, func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+						version = sp.Header.Version
 						keep := func(e *specs.JournalEntry) bool { return et == "" || e.EntryType == et }
 						var entries []specs.JournalEntry
 						var more bool
@@ -86,9 +89,15 @@ func journalTool(d *Deps) *Tool {
 						if more && len(entries) > 0 {
 							next = core.EncodeCursor(strconv.FormatUint(entries[len(entries)-1].Seq, 10), fp)
 						}
+						listed = entries
 						return map[string]any{"entries": entries, "count": len(entries)}, nil, nil
 					})
 					res.Meta = append(res.Meta, core.WithPagination(next, limit, nil))
+					if data, ok := res.Data.(map[string]any); ok && res.Err == nil {
+						res.Degrade = journalPage(data, listed, specID, version, limit, func(seq uint64) string {
+							return core.EncodeCursor(strconv.FormatUint(seq, 10), fp)
+						}, r.Args)
+					}
 					return res
 				},
 			},
@@ -96,17 +105,59 @@ func journalTool(d *Deps) *Tool {
 				Name: "list-unjournaled", Summary: "Completed tasks that still need a journal entry, in execution order.",
 				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
 				Handler: func(ctx context.Context, r *Request) Result {
-					return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+					var tasks []map[string]any
+					var nodes []*specs.Node
+					var version int64
+					res := d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+						version = sp.Header.Version
 						ids := specs.Unjournaled(sp)
-						tasks := make([]map[string]any, 0, len(ids))
+						tasks = make([]map[string]any, 0, len(ids))
 						for _, id := range ids {
 							n := sp.Node(id)
+							nodes = append(nodes, n)
 							tasks = append(tasks, map[string]any{"task_id": id, "title": n.Title, "type": n.Type, "completed_at": n.MetaString("completed_at")})
 						}
 						return map[string]any{"tasks": tasks, "count": len(tasks)}, nil, nil
 					})
+					// Over the token budget, the last tasks in execution order
+					// go (archived as the node at this version); they come
+					// back in this list once the first ones are journaled.
+					if data, ok := res.Data.(map[string]any); ok && res.Err == nil {
+						specID := r.Args.String("spec_id")
+						res.Degrade = &ListAnswer[map[string]any]{Data: data, Key: "tasks", Items: tasks, CountKey: "count",
+							ID: func(i int) string { return "node:" + nodes[i].ID },
+							Archive: func(i int) []ArchiveRef {
+								return []ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
+							}}
+					}
+					return res
 				},
 			},
+		},
+	}
+}
+
+// journalPage is how a journal page shrinks over the token budget: the
+// oldest entries of the page (its end: pages are newest first) go first,
+// each named journal:<seq> and archived as spec:<id>@<version>/journal:<seq>
+// (research archive-get serves the entry from the store); the cursor
+// continues after the last entry kept.
+func journalPage(data map[string]any, entries []specs.JournalEntry, specID string, version int64, limit int, cursor func(seq uint64) string, args Args) *ListAnswer[specs.JournalEntry] {
+	return &ListAnswer[specs.JournalEntry]{
+		Data: data, Key: "entries", Items: entries, CountKey: "count", PageSize: limit,
+		ID: func(i int) string { return "journal:" + strconv.FormatUint(entries[i].Seq, 10) },
+		Archive: func(i int) []ArchiveRef {
+			return []ArchiveRef{{ID: ArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
+		},
+		Next: func(kept int) string { return cursor(entries[kept-1].Seq) },
+		Continue: func(c string) (string, map[string]any) {
+			next := map[string]any{"action": "list", "spec_id": specID, "cursor": c}
+			for _, k := range []string{"task_id", "entry_type", "limit"} {
+				if args.Has(k) {
+					next[k] = args[k]
+				}
+			}
+			return "journal", next
 		},
 	}
 }

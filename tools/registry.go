@@ -101,6 +101,11 @@ type Result struct {
 	Data any
 	Err  error
 	Meta []core.MetaOption
+	// Degrade, when set, says how the answer may shrink when its whole
+	// envelope is over the token budget (see answerbudget.go); without it
+	// an answer over the budget is PAYLOAD_TOO_LARGE (reads) or cut to
+	// reference_only (writes).
+	Degrade Degrader
 }
 
 // OK is a success result.
@@ -175,7 +180,8 @@ func (a *Action) Params() []string {
 
 // Registry holds every tool. It is built once at start-up and read-only after.
 type Registry struct {
-	tools []*Tool
+	tools  []*Tool
+	budget int // token budget of every answer (0: core.DefaultTokenBudget)
 }
 
 // Add registers t after checking its declaration; a malformed declaration is

@@ -115,7 +115,7 @@ func researchTool(d *Deps) *Tool {
 			{Name: "content_id", Type: String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Your own id for archived content (a later put under the same id re-points it); archive-get can read by it."},
 			{Name: "item_type", Type: String, MaxLength: maxItemTypeChars, Description: "Kind of archived content, e.g. note, source, response_item (default item)."},
 			{Name: "hash", Type: String, Pattern: hashPattern, Description: "An archive hash \"sha256:<64 hex>\" (from archive-put or a digest's source_text_hash)."},
-			{Name: "archive_id", Type: String, MaxLength: 1000, Description: "An archive id from meta.content_archive_hashes of a budgeted answer, e.g. spec:<spec_id>@<version>/node:<id>, …/subtree:<id>, …/journal:<a>-<b> (served from the store at that version); any other value reads as a content_id."},
+			{Name: "archive_id", Type: String, MaxLength: 1000, Description: "An archive id from meta.content_archive_hashes of a budgeted answer, e.g. spec:<spec_id>@<version>/node:<id>, …/subtree:<id>, …/journal:<seq>, …/journal:<a>-<b> (served from the store at that version); any other value reads as a content_id."},
 			{Name: "expected_hash", Type: String, Pattern: hashPattern, Description: "The hash the content should have (the value next to the archive id in meta.content_archive_hashes); the answer says whether it matches."},
 			{Name: "offset", Type: Integer, Min: f64(0), Description: "archive-get: first character of archived text to return (default 0), to page through content larger than the token budget."},
 			{Name: "max_chars", Type: Integer, Min: f64(1), Max: f64(core.MaxLargeText), Description: "archive-get: most characters of archived text to return (default and cap: what fits the token budget)."},

@@ -131,22 +131,51 @@ func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 	key := hashBytes(content)
 	expected := r.Args.String("expected_hash")
 	verified := expected == "" || expected == key
-	window, meta, err := archiveWindow(r, string(content), budget)
+	build := func(budget int) (map[string]any, []core.MetaOption, error) {
+		window, meta, err := archiveWindow(r, string(content), budget)
+		if err != nil {
+			return nil, nil, err
+		}
+		data := map[string]any{"hash": key, "content_id": m.ContentID, "item_type": m.ItemType, "archived_at": m.ArchivedAt,
+			"size_bytes": len(content), "verified": verified, "hash_checked": true, "source": "archive"}
+		if expected != "" {
+			data["expected_hash"] = expected
+			if !verified {
+				meta = append(meta, hashMismatch(expected, key))
+			}
+		}
+		for k, v := range window {
+			data[k] = v
+		}
+		return data, meta, nil
+	}
+	data, meta, err := build(budget)
 	if err != nil {
 		return Fail(err)
 	}
-	data := map[string]any{"hash": key, "content_id": m.ContentID, "item_type": m.ItemType, "archived_at": m.ArchivedAt,
-		"size_bytes": len(content), "verified": verified, "hash_checked": true, "source": "archive"}
-	if expected != "" {
-		data["expected_hash"] = expected
-		if !verified {
-			meta = append(meta, hashMismatch(expected, key))
+	res := OK(data, meta...)
+	// The window is cut by the text's bytes; JSON escapes (quotes, control
+	// characters, <, >, &) can make its encoding larger. Over the token
+	// budget, cut the window shorter in proportion to the overshoot.
+	res.Degrade = DegradeFunc(func(f Fit) (any, []core.MetaOption, bool, error) {
+		b := budget
+		for range 6 {
+			data, meta, err := build(b)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			t := f.Measure(data, meta)
+			if t <= f.Budget {
+				return data, meta, true, nil
+			}
+			if b <= archiveAnswerSlack/4 {
+				break
+			}
+			b = max(archiveAnswerSlack/4, b*f.Budget/t*9/10)
 		}
-	}
-	for k, v := range window {
-		data[k] = v
-	}
-	return OK(data, meta...)
+		return nil, nil, false, nil
+	})
+	return res
 }
 
 func hashMismatch(expected, got string) core.MetaOption {
@@ -202,8 +231,9 @@ type specArchiveRef struct {
 	SpecID   string
 	Version  int64
 	Kind     string // node | subtree | journal
-	Ref      string // node id, or "a-b" for journal
+	Ref      string // node id, or "a-b" or "seq" for journal
 	From, To uint64 // journal range
+	Single   bool   // journal:<seq>: one entry, served as the entry itself
 }
 
 // parseSpecArchiveID parses the archive ids tools.ArchiveID makes.
@@ -211,7 +241,7 @@ func parseSpecArchiveID(id string) (specArchiveRef, error) {
 	bad := func(why string) (specArchiveRef, error) {
 		return specArchiveRef{}, core.NewError(core.CodeInvalidFormat, "archive_id is not a spec archive id: "+why+".",
 			map[string]any{"field": "archive_id", "received": id,
-				"constraint": "spec:<spec_id>@<version>/node:<id> | subtree:<id> | journal:<a>-<b>"})
+				"constraint": "spec:<spec_id>@<version>/node:<id> | subtree:<id> | journal:<seq> | journal:<a>-<b>"})
 	}
 	rest, ok := strings.CutPrefix(id, "spec:")
 	if !ok {
@@ -242,10 +272,13 @@ func parseSpecArchiveID(id string) (specArchiveRef, error) {
 	case "node", "subtree":
 	case "journal":
 		a, b, ok := strings.Cut(value, "-")
+		if !ok { // journal:<seq>, one entry (as journal list drops them)
+			b, ref.Single = a, true
+		}
 		from, err1 := strconv.ParseUint(a, 10, 64)
 		to, err2 := strconv.ParseUint(b, 10, 64)
-		if !ok || err1 != nil || err2 != nil || from > to {
-			return bad("the journal range is not <a>-<b> with a ≤ b")
+		if err1 != nil || err2 != nil || from > to {
+			return bad("the journal item is not <seq> or a range <a>-<b> with a ≤ b")
 		}
 		ref.From, ref.To = from, to
 	default:
@@ -256,7 +289,8 @@ func parseSpecArchiveID(id string) (specArchiveRef, error) {
 
 // archiveGetSpec serves a spec archive id from the store at its version
 // and hashes it exactly as the budgeted answer did (RFC 8785 JSON): a node,
-// a subtree {id: node}, or a journal range oldest first. The hash always
+// a subtree {id: node}, one journal entry (journal:<seq>), or a journal
+// range oldest first. The hash always
 // covers the whole item; when the item does not fit the token budget, the
 // answer carries no content but the archive ids of its parts (see
 // splitSpecItem) in meta.content_archive_hashes, at reference_only fidelity.
@@ -289,10 +323,17 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 		}
 		var entries []specs.JournalEntry
 		entries, err = st.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
-		if err == nil && len(entries) == 0 {
+		switch {
+		case err == nil && len(entries) == 0:
 			missing = fmt.Sprintf("the journal has no entries %d-%d", ref.From, ref.To)
+			if ref.Single {
+				missing = fmt.Sprintf("the journal has no entry %d", ref.From)
+			}
+		case ref.Single:
+			content = entries[0]
+		default:
+			content = entries
 		}
-		content = entries
 	}
 	if err != nil {
 		e := core.AsError(specError(err, ref.SpecID))

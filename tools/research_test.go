@@ -23,6 +23,7 @@ func TestParseSpecArchiveID(t *testing.T) {
 		{ArchiveID("demo-2026-01-02-001", 3, "journal:1-40"), specArchiveRef{SpecID: "demo-2026-01-02-001", Version: 3, Kind: "journal", Ref: "1-40", From: 1, To: 40}},
 		{"spec:odd@id@9/node:spec-root", specArchiveRef{SpecID: "odd@id", Version: 9, Kind: "node", Ref: "spec-root"}},
 		{"spec:s@1/journal:5-5", specArchiveRef{SpecID: "s", Version: 1, Kind: "journal", Ref: "5-5", From: 5, To: 5}},
+		{"spec:s@1/journal:7", specArchiveRef{SpecID: "s", Version: 1, Kind: "journal", Ref: "7", From: 7, To: 7, Single: true}},
 	}
 	for _, tc := range ok {
 		got, err := parseSpecArchiveID(tc.id)
@@ -33,7 +34,7 @@ func TestParseSpecArchiveID(t *testing.T) {
 	for _, bad := range []string{
 		"", "spec:", "node:x", "spec:s/node:x", "spec:@1/node:x", "spec:s@0/node:x", "spec:s@x/node:x",
 		"spec:s@1", "spec:s@1/node", "spec:s@1/node:", "spec:s@1/leaf:x", "spec:s@1/journal:9-2",
-		"spec:s@1/journal:1", "spec:s@1/journal:a-b", "spec:s@-1/node:x",
+		"spec:s@1/journal:x", "spec:s@1/journal:a-b", "spec:s@1/journal:-3", "spec:s@-1/node:x",
 	} {
 		if _, err := parseSpecArchiveID(bad); err == nil || core.AsError(err).Code != core.CodeInvalidFormat {
 			t.Errorf("%q: want INVALID_FORMAT, got %v", bad, err)

@@ -2,9 +2,9 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -26,9 +26,11 @@ const maxResourceSpecs = 1000
 
 // installResources publishes the spec resources: the listing, each spec's
 // document and each spec's journal (newest first, up to 1,000 entries).
-// Resources carry plain JSON (not envelopes); a missing spec is the
-// protocol's resource-not-found error.
+// Resources carry plain JSON (not envelopes) within the token budget
+// (resourceContents: over it, degraded with a "_fidelity" report); a
+// missing spec is the protocol's resource-not-found error.
 func installResources(s *server.MCPServer, d *Deps) {
+	memo := &hashMemo{}
 	s.AddResource(mcp.NewResource(resourceSpecs, "specs",
 		mcp.WithResourceDescription("Every spec (id, title, folder, status, progress, version), in spec id order; the first 1,000."),
 		mcp.WithMIMEType("application/json")),
@@ -37,7 +39,15 @@ func installResources(s *server.MCPServer, d *Deps) {
 			if err != nil {
 				return nil, resourceError(err)
 			}
-			return jsonContents(req.Params.URI, map[string]any{"specs": rows, "truncated": next != ""})
+			data := map[string]any{"specs": rows, "truncated": next != ""}
+			fp := core.Fingerprint("spec", "list", "", "all")
+			deg := &ListAnswer[specs.RepoSummary]{Data: data, Key: "specs", Items: rows, PageSize: len(rows),
+				ID:   func(i int) string { return "item:" + rows[i].SpecID },
+				Next: func(kept int) string { return core.EncodeCursor(rows[kept-1].SpecID, fp) },
+				Continue: func(c string) (string, map[string]any) {
+					return "spec", map[string]any{"action": "list", "status": "all", "cursor": c}
+				}}
+			return resourceContents(req.Params.URI, d.TokenBudget, data, deg, `spec(action="list")`)
 		})
 	// The journal template goes first so it wins over the document template.
 	s.AddResourceTemplate(mcp.NewResourceTemplate(resourceSpecJournal, "spec journal",
@@ -49,15 +59,23 @@ func installResources(s *server.MCPServer, d *Deps) {
 				return nil, resourceError(err)
 			}
 			var entries []specs.JournalEntry
-			err := d.Specs.ReadSpec(ctx, id, func(_ *specs.Spec, j specs.JournalReader) error {
+			var version int64
+			err := d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
 				var err error
+				version = sp.Header.Version
 				entries, _, err = j.Entries(0, core.PageJournal.Max, nil)
 				return err
 			})
 			if err != nil {
 				return nil, resourceError(err)
 			}
-			return jsonContents(req.Params.URI, map[string]any{"spec_id": id, "entries": entries})
+			data := map[string]any{"spec_id": id, "entries": entries}
+			fp := core.Fingerprint("journal", "list", id, "", "")
+			deg := journalPage(data, entries, id, version, core.PageJournal.Max, func(seq uint64) string {
+				return core.EncodeCursor(strconv.FormatUint(seq, 10), fp)
+			}, nil)
+			deg.CountKey = ""
+			return resourceContents(req.Params.URI, d.TokenBudget, data, deg, `journal(action="list")`)
 		})
 	s.AddResourceTemplate(mcp.NewResourceTemplate(resourceSpec, "spec",
 		mcp.WithTemplateDescription("One spec's document (foundry-compatible JSON)."),
@@ -75,7 +93,8 @@ func installResources(s *server.MCPServer, d *Deps) {
 			if err != nil {
 				return nil, resourceError(err)
 			}
-			return jsonContents(req.Params.URI, doc)
+			deg := &docDegrader{doc: doc, memo: memo, dataBudget: d.TokenBudget, bare: true}
+			return resourceContents(req.Params.URI, d.TokenBudget, doc, deg, `spec(action="get")`)
 		})
 }
 
@@ -89,14 +108,6 @@ func templateArg(req mcp.ReadResourceRequest, name string) string {
 		}
 	}
 	return ""
-}
-
-func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }
 
 // resourceError maps SPEC_NOT_FOUND to the protocol's not-found error and

@@ -183,7 +183,12 @@ func specFind(ctx context.Context, d *Deps, r *Request) Result {
 	if len(matches) > 100 {
 		matches = matches[:100]
 	}
-	return OK(map[string]any{"found": len(matches) > 0, "query": q, "specs": matches, "count": len(matches)})
+	res := OK(map[string]any{"found": len(matches) > 0, "query": q, "specs": matches, "count": len(matches)})
+	// Over the token budget, the last matches go; their ids are in
+	// dropped_content_ids (a longer query narrows the search).
+	res.Degrade = &ListAnswer[specs.RepoSummary]{Data: res.Data.(map[string]any), Key: "specs", Items: matches, CountKey: "count",
+		ID: func(i int) string { return "item:" + matches[i].SpecID }}
+	return res
 }
 
 func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMemo) Result {
@@ -222,7 +227,9 @@ func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMem
 		return Fail(err)
 	}
 	b.Data["version"] = doc.Version
-	return OK(b.Data, fidelityMeta(b, budget)...)
+	res := OK(b.Data, fidelityMeta(b, budget)...)
+	res.Degrade = &docDegrader{doc: doc, memo: memo, dataBudget: budget}
+	return res
 }
 
 func specList(ctx context.Context, d *Deps, r *Request) Result {
@@ -255,7 +262,22 @@ func specList(ctx context.Context, d *Deps, r *Request) Result {
 	if next != "" {
 		cursor = core.EncodeCursor(next, fp)
 	}
-	return OK(map[string]any{"specs": items, "count": len(items), "status": folder}, core.WithPagination(cursor, limit, nil))
+	res := OK(map[string]any{"specs": items, "count": len(items), "status": folder}, core.WithPagination(cursor, limit, nil))
+	// Over the token budget, the page ends earlier: the last rows go and
+	// the cursor continues after the last row kept.
+	res.Degrade = &ListAnswer[map[string]any]{Data: res.Data.(map[string]any), Key: "specs", Items: items, CountKey: "count", PageSize: limit,
+		ID:   func(i int) string { return "item:" + rows[i].SpecID },
+		Next: func(kept int) string { return core.EncodeCursor(rows[kept-1].SpecID, fp) },
+		Continue: func(c string) (string, map[string]any) {
+			args := map[string]any{"action": "list", "status": folder, "cursor": c}
+			for _, k := range []string{"limit", "include_progress"} {
+				if r.Args.Has(k) {
+					args[k] = r.Args[k]
+				}
+			}
+			return "spec", args
+		}}
+	return res
 }
 
 func specHistory(ctx context.Context, d *Deps, r *Request) Result {

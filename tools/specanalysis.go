@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"sort"
 	"strconv"
 
 	"github.com/specd/specd/core"
@@ -41,8 +42,8 @@ func specAnalysisActions(d *Deps, readAction func(name, summary string, required
 				th, _ := a.Float("threshold")
 				return specs.DuplicateDetection(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})
 			})),
-		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs.",
-			[]string{"spec_id"}, []string{"version", "target"}, LatencyModerate, func(ctx context.Context, r *Request) Result { return specDiff(ctx, d, r) }),
+		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs; over the token budget, modified is cut in node order and cursor continues it.",
+			[]string{"spec_id"}, []string{"version", "target", "cursor"}, LatencyModerate, func(ctx context.Context, r *Request) Result { return specDiff(ctx, d, r) }),
 	}
 }
 
@@ -67,11 +68,14 @@ func specDiff(ctx context.Context, d *Deps, r *Request) Result {
 			return Fail(e)
 		}
 		diff := specs.DiffDocuments(a, b)
-		m := structMap(diff)
-		m["spec_id"], m["target"], m["from_version"], m["to_version"] = specID, target, a.Version, b.Version
-		return OK(m)
+		page, err := diffPage(r, diff, diffSides{specID, a.Version, a.Hierarchy, target, b.Version, b.Hierarchy})
+		if err != nil {
+			return Fail(err)
+		}
+		page.Data["spec_id"], page.Data["target"], page.Data["from_version"], page.Data["to_version"] = specID, target, a.Version, b.Version
+		return Result{Data: page.Data, Meta: page.meta, Degrade: page}
 	}
-	var out map[string]any
+	var page *diffAnswer
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
 		if !hasFrom {
 			from = int(sp.Header.Version) - 1
@@ -92,12 +96,85 @@ func specDiff(ctx context.Context, d *Deps, r *Request) Result {
 		}
 		diff := specs.Diff(oldNodes, newNodes)
 		diff.Header = specs.DiffHeader(v.VersionHeader(), v.CurrentHeader())
-		out = structMap(diff)
-		return nil
+		var err error
+		page, err = diffPage(r, diff, diffSides{specID, int64(from), oldNodes, specID, v.CurrentHeader().Version, newNodes})
+		return err
 	})
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
-	out["spec_id"], out["from_version"] = specID, from
-	return OK(out)
+	page.Data["spec_id"], page.Data["from_version"] = specID, from
+	return Result{Data: page.Data, Meta: page.meta, Degrade: page}
+}
+
+// diffSides are the two node sets a diff compared, each pinned to its spec
+// and version so that a dropped modified node can be archived on both sides.
+type diffSides struct {
+	oldSpec    string
+	oldVersion int64
+	oldNodes   map[string]*specs.Node
+	newSpec    string
+	newVersion int64
+	newNodes   map[string]*specs.Node
+}
+
+// diffAnswer is a diff page: the answer and how it shrinks (its modified
+// list, in node order) over the token budget.
+type diffAnswer struct {
+	*ListAnswer[specs.NodeDiff]
+	meta []core.MetaOption
+}
+
+// diffPage builds the diff answer from the call's cursor on: cursor pages
+// continue the modified list after the node id they carry (added, removed
+// and header, short lists of ids, are repeated on every page). The
+// fingerprint pins the spec, both versions and the target, so a cursor
+// from another comparison is INVALID_CURSOR.
+func diffPage(r *Request, diff specs.SpecDiff, s diffSides) (*diffAnswer, error) {
+	specID := r.Args.String("spec_id")
+	fp := core.Fingerprint("spec", "diff", specID, strconv.FormatInt(s.oldVersion, 10), s.newSpec, strconv.FormatInt(s.newVersion, 10))
+	after, cerr := core.DecodeCursor(r.Args.String("cursor"), fp)
+	if cerr != nil {
+		return nil, cerr.WithRecovery("spec", map[string]any{"action": "diff", "spec_id": specID}, nil)
+	}
+	modified := diff.Modified
+	if after != "" {
+		i := sort.Search(len(modified), func(i int) bool { return specs.CompareIDs(modified[i].ID, after) > 0 })
+		modified = modified[i:]
+	}
+	diff.Modified = modified
+	data := structMap(diff)
+	var meta []core.MetaOption
+	if r.Args.Has("cursor") {
+		meta = append(meta, core.WithPagination("", len(modified), nil))
+	}
+	archive := func(spec string, version int64, n *specs.Node) ArchiveRef {
+		return ArchiveRef{ID: ArchiveID(spec, version, "node:"+n.ID), Content: n}
+	}
+	l := &ListAnswer[specs.NodeDiff]{
+		Data: data, Key: "modified", Items: modified, PageSize: len(modified),
+		ID: func(i int) string { return "node:" + modified[i].ID },
+		Archive: func(i int) []ArchiveRef {
+			m := modified[i]
+			var refs []ArchiveRef
+			if n := s.oldNodes[m.ID]; n != nil {
+				refs = append(refs, archive(s.oldSpec, s.oldVersion, n))
+			}
+			if n := s.newNodes[m.ID]; n != nil {
+				refs = append(refs, archive(s.newSpec, s.newVersion, n))
+			}
+			return refs
+		},
+		Next: func(kept int) string { return core.EncodeCursor(modified[kept-1].ID, fp) },
+		Continue: func(c string) (string, map[string]any) {
+			args := map[string]any{"action": "diff", "spec_id": specID, "cursor": c}
+			for _, k := range []string{"version", "target"} {
+				if r.Args.Has(k) {
+					args[k] = r.Args[k]
+				}
+			}
+			return "spec", args
+		},
+	}
+	return &diffAnswer{ListAnswer: l, meta: meta}, nil
 }

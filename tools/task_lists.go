@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"maps"
 	"strconv"
 
 	"github.com/specd/specd/core"
@@ -25,6 +26,8 @@ func (d *Deps) pagedRead(ctx context.Context, r *Request, fp, key string, restar
 	}
 	limit := r.Args.IntOr("limit", core.PageTasks.Default)
 	var next string
+	var ids []string
+	var items []map[string]any
 	res := d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
 		root, maxDepth, err := scope(sp)
 		if err != nil {
@@ -34,7 +37,11 @@ func (d *Deps) pagedRead(ctx context.Context, r *Request, fp, key string, restar
 		if !ok {
 			return nil, nil, taskStaleCursor(restart)
 		}
-		items, cur := taskPage(seq, limit, fp, keep, render)
+		var cur string
+		items, cur = taskPage(seq, limit, fp, keep, func(n *specs.Node, depth int) map[string]any {
+			ids = append(ids, n.ID)
+			return render(n, depth)
+		})
 		next = cur
 		data := map[string]any{key: items, "count": len(items), "version": sp.Header.Version}
 		if extra != nil {
@@ -44,6 +51,21 @@ func (d *Deps) pagedRead(ctx context.Context, r *Request, fp, key string, restar
 	})
 	if res.Err == nil {
 		res.Meta = append(res.Meta, core.WithPagination(next, limit, nil))
+		// Over the token budget, the page ends earlier: the last nodes go
+		// and the cursor resumes after the last node kept.
+		if data, ok := res.Data.(map[string]any); ok {
+			res.Degrade = &ListAnswer[map[string]any]{Data: data, Key: key, Items: items, CountKey: "count", PageSize: limit,
+				ID:   func(i int) string { return "node:" + ids[i] },
+				Next: func(kept int) string { return core.EncodeCursor(ids[kept-1], fp) },
+				Continue: func(c string) (string, map[string]any) {
+					args := maps.Clone(restart)
+					for k, v := range r.Args {
+						args[k] = v
+					}
+					args["cursor"] = c
+					return "task", args
+				}}
+		}
 	}
 	return res
 }

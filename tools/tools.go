@@ -8,7 +8,7 @@ import (
 
 // New builds the registry of every specd tool over d.
 func New(d *Deps) *Registry {
-	r := &Registry{}
+	r := &Registry{budget: d.TokenBudget}
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
 	if d.Specs != nil {

@@ -1,0 +1,143 @@
+package tools
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/specd/specd/core"
+)
+
+// ListAnswer is the Degrader of an answer built around one list (contract
+// §6, level partial): Data[Key] holds Items in order of importance, most
+// important first. Over the budget it keeps the longest prefix that fits —
+// at least one item — and reports the rest: content_fidelity partial,
+// dropped_content_ids, content_archive_hashes for the dropped items the
+// store can serve (research archive-get), a CONTENT_TRUNCATED warning with
+// {dropped_count, total_count, reason, budget_tokens, next_call}, and a
+// pagination cursor that continues right after the last item kept.
+//
+// total_count counts the items of this answer (one page), not the whole
+// listing. dropped_content_ids and the archive hashes name the first
+// dropped items — at most maxListedDrops, and at most a fifth of the
+// budget — and the warning's listed_dropped says how many when not all;
+// the cursor reaches all of them.
+type ListAnswer[T any] struct {
+	Data     map[string]any
+	Key      string
+	Items    []T
+	CountKey string // when set, Data[CountKey] becomes the number kept
+	// ID is the dropped_content_ids entry of Items[i]: "journal:<seq>",
+	// "node:<id>", "item:<id>".
+	ID func(i int) string
+	// Archive, when set, returns the archive ids under which research
+	// archive-get serves Items[i] from the store, each with the value it
+	// serves (hashed here as RFC 8785 JSON, as archive-get hashes it).
+	Archive func(i int) []ArchiveRef
+	// Next returns the cursor that continues after the first kept items.
+	Next     func(kept int) string
+	PageSize int
+	// Continue is the call that continues from cursor (reported in the
+	// warning as next_call).
+	Continue func(cursor string) (tool string, args map[string]any)
+}
+
+// ArchiveRef names one archived value: its archive id and the value
+// research archive-get serves under it.
+type ArchiveRef struct {
+	ID      string
+	Content any
+}
+
+// maxListedDrops bounds how many dropped items a list answer names in
+// dropped_content_ids and content_archive_hashes, so that the report of
+// what was left out cannot itself crowd out the answer.
+const maxListedDrops = 50
+
+// maxReportShare: the names and archive hashes of the dropped items take
+// at most 1/maxReportShare of the budget (at least one item is named).
+const maxReportShare = 5
+
+// Degrade finds the longest prefix of Items that fits (binary search over
+// the prefix length, measuring the whole answer each time).
+func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
+	n := len(l.Items)
+	hashes := map[int]map[string]string{}
+	build := func(k int) (map[string]any, []core.MetaOption, error) {
+		data := maps.Clone(l.Data)
+		data[l.Key] = l.Items[:k]
+		if l.CountKey != "" {
+			data[l.CountKey] = k
+		}
+		var dropped []string
+		archive := map[string]string{}
+		report := 0 // bytes of the report so far
+		for i := k; i < n && i < k+maxListedDrops; i++ {
+			id := l.ID(i)
+			var h map[string]string
+			if l.Archive != nil {
+				var ok bool
+				if h, ok = hashes[i]; !ok {
+					h = map[string]string{}
+					for _, ref := range l.Archive(i) {
+						sum, err := ContentHash(ref.Content)
+						if err != nil {
+							return nil, nil, err
+						}
+						h[ref.ID] = sum
+					}
+					hashes[i] = h
+				}
+			}
+			size := len(id) + 3
+			for aid, sum := range h {
+				size += len(aid) + len(sum) + 6
+			}
+			if len(dropped) > 0 && report+size > f.Budget*4/maxReportShare {
+				break
+			}
+			report += size
+			dropped = append(dropped, id)
+			maps.Copy(archive, h)
+		}
+		ctx := map[string]any{"dropped_count": n - k, "total_count": n, "reason": "token_budget", "budget_tokens": f.Budget}
+		if len(dropped) < n-k {
+			ctx["listed_dropped"] = len(dropped)
+		}
+		meta := []core.MetaOption{core.WithFidelity(core.FidelityPartial, dropped, archive)}
+		msg := fmt.Sprintf("%d of %d items were left out to fit %d tokens", n-k, n, f.Budget)
+		if l.Next != nil {
+			cursor := l.Next(k)
+			meta = append(meta, core.WithPagination(cursor, l.PageSize, nil))
+			if cursor != "" && l.Continue != nil {
+				tool, args := l.Continue(cursor)
+				ctx["next_call"] = map[string]any{"tool": tool, "args": args}
+				msg += fmt.Sprintf("; call %s with the cursor in meta.pagination for the rest", tool)
+			}
+		}
+		if len(archive) > 0 {
+			msg += "; research archive-get serves them by the ids in meta.content_archive_hashes"
+		}
+		meta = append(meta, core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg+".", ctx))
+		return data, meta, nil
+	}
+	// Largest k in [1, n-1] whose answer fits; lo fits (or is 0), hi does not.
+	lo, hi := 0, n
+	var bestData map[string]any
+	var bestMeta []core.MetaOption
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		data, meta, err := build(mid)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if f.Measure(data, meta) <= f.Budget {
+			lo, bestData, bestMeta = mid, data, meta
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		return nil, nil, false, nil
+	}
+	return bestData, bestMeta, true, nil
+}
