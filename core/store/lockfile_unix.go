@@ -5,6 +5,7 @@ package store
 import (
 	"errors"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -49,11 +50,17 @@ func flockRelease(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }
 
-// Storage errors of the operating system, classified.
-func isNoSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
-}
+// Storage errors of the operating system, classified. bbolt wraps some
+// (its file resize error) with %s, so the errno's text counts too.
+func isNoSpace(err error) bool { return isErrno(err, syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG) }
 
-func isReadOnly(err error) bool {
-	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+func isReadOnly(err error) bool { return isErrno(err, syscall.EROFS, syscall.EACCES, syscall.EPERM) }
+
+func isErrno(err error, errnos ...syscall.Errno) bool {
+	for _, e := range errnos {
+		if errors.Is(err, e) || strings.Contains(err.Error(), e.Error()) {
+			return true
+		}
+	}
+	return false
 }
