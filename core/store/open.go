@@ -30,9 +30,16 @@ import (
 // before taking it back.
 
 // yieldWindow is how long a process that gave the file up to a waiting
-// process waits before taking it again: long enough for the woken waiter to
-// run and take the lock, which the kernel does not hand over by itself.
-const yieldWindow = 3 * time.Millisecond
+// process waits before taking it again, where there is no queue (see
+// queueOrders): long enough for the woken waiter to run and take the lock,
+// which the kernel does not hand over by itself. With the queue, the
+// process simply takes a ticket behind those already waiting.
+func yieldWindow() time.Duration {
+	if queueOrders {
+		return 0
+	}
+	return 3 * time.Millisecond
+}
 
 // contendedHold is how long a busy process keeps the file while another one
 // waits (MaxHold applies when nobody waits).
@@ -64,7 +71,7 @@ func openSide(path string) (*os.File, error) {
 // same file) waits for the file right now. Without one, a busy process keeps
 // going: pausing for nobody would cost it throughput.
 func (s *Store) othersWaiting() bool {
-	if s.waitF == nil {
+	if !s.openWaitFile() {
 		return false
 	}
 	free, err := flockTry(s.waitF, lockExclusive)
@@ -77,15 +84,24 @@ func (s *Store) othersWaiting() bool {
 	return !free
 }
 
+// openWaitFile opens <db>.waiting once (every store needs it: a holder
+// that never waited must still see the others waiting).
+func (s *Store) openWaitFile() bool {
+	if s.waitF == nil && !s.waitTried {
+		s.waitTried = true
+		f, err := openSide(s.waitingPath())
+		if err == nil && f != nil {
+			s.waitF = f
+		}
+	}
+	return s.waitF != nil
+}
+
 // markWaiting holds a shared flock on <db>.waiting until the returned func
 // runs.
 func (s *Store) markWaiting() func() {
-	if s.waitF == nil {
-		f, err := openSide(s.waitingPath())
-		if err != nil || f == nil {
-			return func() {}
-		}
-		s.waitF = f
+	if !s.openWaitFile() {
+		return func() {}
 	}
 	if ok, err := flockTry(s.waitF, lockShared); err != nil || !ok {
 		return func() {}
@@ -115,19 +131,25 @@ func (s *Store) takeLockFile(ctx context.Context, timeout time.Duration, start t
 	if f == nil {
 		return nil, nil
 	}
-	ok, err := flockTry(f, lockExclusive)
-	if err != nil {
-		_ = f.Close()
-		return nil, s.storageError("lock", err)
-	}
-	if ok {
-		return f, nil
+	ticket := queueTicket(f)
+	if queueTurn(f, ticket) {
+		ok, err := flockTry(f, lockExclusive)
+		if err != nil {
+			_ = f.Close()
+			return nil, s.storageError("lock", err)
+		}
+		if ok {
+			return f, nil
+		}
 	}
 	unmark := s.markWaiting()
 	defer unmark()
 	w := &lockWait{ch: make(chan struct{})}
 	go func() {
-		err := flockWait(f, lockExclusive)
+		err := queueWait(f, ticket)
+		if err == nil {
+			err = flockWait(f, lockExclusive)
+		}
 		w.mu.Lock()
 		w.done, w.err = true, err
 		if w.abandoned {
@@ -153,6 +175,7 @@ func (s *Store) takeLockFile(ctx context.Context, timeout time.Duration, start t
 	defer w.mu.Unlock()
 	if !w.done {
 		w.abandoned = true
+		queueLeave(f, ticket) // the next in line need not wait for one who left
 		return nil, gaveUp
 	}
 	if w.err != nil {
@@ -317,7 +340,7 @@ func (s *Store) storageError(doing string, err error) error {
 }
 
 func (s *Store) openLocked(ctx context.Context) error {
-	if wait := yieldWindow - time.Since(s.yielded); !s.yielded.IsZero() && wait > 0 {
+	if wait := yieldWindow() - time.Since(s.yielded); !s.yielded.IsZero() && wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

@@ -76,21 +76,22 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	db       *bolt.DB
-	inflight int
-	openedAt time.Time
-	draining bool
-	timer    *time.Timer
-	closed   bool
-	gen      uint64    // incremented on every close; guards stale linger timers
-	yielded  time.Time // when the file was last given up to a waiting process
-	yields   int       // how many times it was (for tests)
-	lockF    *os.File  // <db>.lock, held while db is open
-	waitF    *os.File  // <db>.waiting, share-locked while this store waits
-	readOnly bool      // db was opened read-only: writes answer STORE_READ_ONLY
-	fullAt   time.Time // last write refused for lack of space (zero: none since the last commit)
+	mu        sync.Mutex
+	cond      *sync.Cond
+	db        *bolt.DB
+	inflight  int
+	openedAt  time.Time
+	draining  bool
+	timer     *time.Timer
+	closed    bool
+	gen       uint64    // incremented on every close; guards stale linger timers
+	yielded   time.Time // when the file was last given up to a waiting process
+	yields    int       // how many times it was (for tests)
+	lockF     *os.File  // <db>.lock, held while db is open
+	waitF     *os.File  // <db>.waiting, share-locked while this store waits
+	waitTried bool      // waitF was opened (or could not be)
+	readOnly  bool      // db was opened read-only: writes answer STORE_READ_ONLY
+	fullAt    time.Time // last write refused for lack of space (zero: none since the last commit)
 
 	installID string
 	schema    int
