@@ -108,8 +108,19 @@ func TestCorruptStoreCLI(t *testing.T) {
 	if code, out, _ := specdCLI(t, bin, nil, "check", "--db", db); code != 0 {
 		t.Fatalf("check of a sound store: %d %s", code, out)
 	}
+	server := stdioOnStore(t, db, protocols[0])
+	if env := call(t, server, "spec", map[string]any{"action": "get", "spec_id": id}); env["success"] != true {
+		t.Fatalf("server before the damage: %v", env)
+	}
 	if err := os.Truncate(db, 8<<10); err != nil {
 		t.Fatal(err)
+	}
+	// The running server answers STORE_CORRUPT on every call, and lets the
+	// file go: other processes get STORE_CORRUPT too, never LOCK_TIMEOUT.
+	for i := 0; i < 2; i++ {
+		if env := call(t, server, "spec", map[string]any{"action": "get", "spec_id": id}); errorCode(env) != "STORE_CORRUPT" {
+			t.Fatalf("server call %d on a truncated store: %v", i, env)
+		}
 	}
 	for i := 0; i < 2; i++ {
 		env := cliCall(t, bin, db, nil, "spec", map[string]any{"action": "get", "spec_id": id})
@@ -144,6 +155,9 @@ func TestCorruptStoreCLI(t *testing.T) {
 	}
 	if env := cliCall(t, bin, db, nil, "spec", map[string]any{"action": "get", "spec_id": id}); env["success"] != true {
 		t.Fatalf("restored store: %v", env)
+	}
+	if env := call(t, server, "spec", map[string]any{"action": "get", "spec_id": id}); env["success"] != true {
+		t.Fatalf("the same server after the restore: %v", env)
 	}
 }
 

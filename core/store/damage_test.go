@@ -88,6 +88,17 @@ func TestCorruptStoreIsNamedAndReleased(t *testing.T) {
 			other := openStore(t, path, 300*time.Millisecond)
 			_, err = other.Info(ctx)
 			expectCorrupt(t, err, ws)
+			// A failed bbolt open leaves its mapping behind: the damaged
+			// file is not opened again on every call.
+			for i := 0; i < 20; i++ {
+				_, err = server.Info(ctx)
+				expectCorrupt(t, err, ws)
+			}
+			if maps, err := os.ReadFile("/proc/self/maps"); err == nil {
+				if n := strings.Count(string(maps), path); n > 2 {
+					t.Fatalf("%d mappings of the damaged file after 22 calls from two stores", n)
+				}
+			}
 
 			if err := os.WriteFile(path, good, 0o644); err != nil {
 				t.Fatal(err)
@@ -112,7 +123,6 @@ func TestCorruptStoreIsNamedAndReleased(t *testing.T) {
 func expectCorrupt(t *testing.T, err error, ws string) {
 	t.Helper()
 	ce := core.AsError(err)
-	t.Logf("answer: %v", err)
 	if ce == nil || ce.Code != core.CodeStoreCorrupt {
 		t.Fatalf("want STORE_CORRUPT, got %v", err)
 	}

@@ -364,6 +364,14 @@ func (s *Store) openLocked(ctx context.Context) error {
 		return err
 	}
 	remaining := max(timeout-time.Since(start), time.Millisecond)
+	// A file found damaged is not opened again until it changes: each
+	// failed bbolt open leaves its memory mapping behind.
+	ident, identErr := fileIdentity(s.opts.Path)
+	if s.damagedErr != nil && identErr == nil && ident.same(s.damagedAt) {
+		releaseLockFile(lock)
+		return s.damagedErr
+	}
+	s.damagedErr = nil
 	readOnly := false
 	db, created, err := s.boltOpen(remaining, false)
 	if err != nil && isReadOnly(err) {
@@ -378,7 +386,12 @@ func (s *Store) openLocked(ctx context.Context) error {
 		if readOnly && errors.Is(err, fs.ErrNotExist) {
 			return s.ReadOnlyError(err) // cannot even be created
 		}
-		return s.storageError("open", err)
+		serr := s.storageError("open", err)
+		var op errOpenPanic
+		if errors.As(err, &op) && identErr == nil {
+			s.damagedErr, s.damagedAt = serr, ident
+		}
+		return serr
 	}
 	if s.schema == 0 || readOnly {
 		if err := s.initMeta(db, readOnly); err != nil {
@@ -393,6 +406,20 @@ func (s *Store) openLocked(ctx context.Context) error {
 	s.db, s.lockF, s.readOnly = db, lock, readOnly
 	s.openedAt = time.Now()
 	return nil
+}
+
+// identity is what tells one state of a file from another.
+type identity struct{ fi os.FileInfo }
+
+func fileIdentity(path string) (identity, error) {
+	st, err := os.Stat(path)
+	return identity{st}, err
+}
+
+// same reports that a and b are the same file, unchanged.
+func (a identity) same(b identity) bool {
+	return a.fi != nil && b.fi != nil && os.SameFile(a.fi, b.fi) &&
+		a.fi.Size() == b.fi.Size() && a.fi.ModTime().Equal(b.fi.ModTime())
 }
 
 // readMeta reads the schema version and install id without writing: the

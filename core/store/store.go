@@ -10,6 +10,14 @@
 //
 // Every mutation is one bbolt read-write transaction: fn either commits
 // entirely or, on any error or panic, changes nothing.
+//
+// A file that cannot serve is named, not hidden: STORE_CORRUPT (damaged,
+// truncated, or an existing empty file; the lock is released, so other
+// processes get the same answer instead of LOCK_TIMEOUT), STORE_FULL (the
+// disk, quota or file size limit refused a commit) and STORE_READ_ONLY (the
+// file cannot be opened for writing: it is opened read-only, reads are
+// served and writes refused). Answers name the file relative to
+// Options.Workspace, never by its absolute path.
 package store
 
 import (
@@ -76,22 +84,24 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 
-	mu        sync.Mutex
-	cond      *sync.Cond
-	db        *bolt.DB
-	inflight  int
-	openedAt  time.Time
-	draining  bool
-	timer     *time.Timer
-	closed    bool
-	gen       uint64    // incremented on every close; guards stale linger timers
-	yielded   time.Time // when the file was last given up to a waiting process
-	yields    int       // how many times it was (for tests)
-	lockF     *os.File  // <db>.lock, held while db is open
-	waitF     *os.File  // <db>.waiting, share-locked while this store waits
-	waitTried bool      // waitF was opened (or could not be)
-	readOnly  bool      // db was opened read-only: writes answer STORE_READ_ONLY
-	fullAt    time.Time // last write refused for lack of space (zero: none since the last commit)
+	mu         sync.Mutex
+	cond       *sync.Cond
+	db         *bolt.DB
+	inflight   int
+	openedAt   time.Time
+	draining   bool
+	timer      *time.Timer
+	closed     bool
+	gen        uint64    // incremented on every close; guards stale linger timers
+	yielded    time.Time // when the file was last given up to a waiting process
+	yields     int       // how many times it was (for tests)
+	lockF      *os.File  // <db>.lock, held while db is open
+	waitF      *os.File  // <db>.waiting, share-locked while this store waits
+	waitTried  bool      // waitF was opened (or could not be)
+	damagedErr error     // STORE_CORRUPT of the file as it was at damagedAt
+	damagedAt  identity  // its size, modification time and inode then
+	readOnly   bool      // db was opened read-only: writes answer STORE_READ_ONLY
+	fullAt     time.Time // last write refused for lack of space (zero: none since the last commit)
 
 	installID string
 	schema    int
