@@ -87,13 +87,18 @@ func (f Finding) String() string {
 
 // Verify checks the whole store in one read transaction: bbolt's
 // consistency check of every page, then every spec's invariants
-// (specs.CheckInvariants) and that its records decode. It returns every
+// (specs.CheckInvariants) and that its records decode; a file shorter than
+// its pages is reported as truncated without reading them. It returns every
 // finding (none: the store is sound). A file that cannot be opened at all
 // is the error STORE_CORRUPT; other errors: LOCK_TIMEOUT, STORE_READ_ONLY
 // (unreadable), UNAVAILABLE.
 func (s *Store) Verify(ctx context.Context) ([]Finding, error) {
 	var out []Finding
 	err := s.view(ctx, func(tx *bolt.Tx) error {
+		if why := s.truncated(tx); why != "" {
+			out = append(out, Finding{Problem: why})
+			return nil // reading pages past the end would fault
+		}
 		for err := range tx.Check() {
 			out = append(out, Finding{Problem: err.Error()})
 		}

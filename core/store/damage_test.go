@@ -44,9 +44,13 @@ func fillStore(t *testing.T, path string) []string {
 	return ids
 }
 
-func openStore(t *testing.T, path string, lockTimeout time.Duration) *store.Store {
+func openStore(t *testing.T, path string, lockTimeout time.Duration, mods ...func(*store.Options)) *store.Store {
 	t.Helper()
-	st, err := store.Open(store.Options{Path: path, LockTimeout: lockTimeout, Workspace: filepath.Dir(filepath.Dir(path))})
+	o := store.Options{Path: path, LockTimeout: lockTimeout, Workspace: filepath.Dir(filepath.Dir(path))}
+	for _, m := range mods {
+		m(&o)
+	}
+	st, err := store.Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +67,12 @@ func TestCorruptStoreIsNamedAndReleased(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		size func(full int64) int64
+		open bool // the server has the file open (mapped) when it is cut
 	}{
-		{"half", func(full int64) int64 { return full / 2 }},
-		{"8KB", func(int64) int64 { return 8 << 10 }},
+		{"half", func(full int64) int64 { return full / 2 }, false},
+		{"8KB", func(int64) int64 { return 8 << 10 }, false},
+		{"half while open", func(full int64) int64 { return full / 2 }, true},
+		{"8KB while open", func(int64) int64 { return 8 << 10 }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
@@ -75,12 +82,18 @@ func TestCorruptStoreIsNamedAndReleased(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			server := openStore(t, path, 300*time.Millisecond, func(o *store.Options) { o.Linger = time.Hour })
+			ctx := context.Background()
+			if tc.open {
+				for _, id := range ids {
+					if err := server.ReadSpec(ctx, id, func(*specs.Spec, specs.JournalReader) error { return nil }); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			if err := os.Truncate(path, tc.size(int64(len(good)))); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("store of %d bytes truncated to %d", len(good), tc.size(int64(len(good))))
-			server := openStore(t, path, 300*time.Millisecond)
-			ctx := context.Background()
 			for call := 1; call <= 2; call++ {
 				err := server.ReadSpec(ctx, ids[len(ids)-1], func(*specs.Spec, specs.JournalReader) error { return nil })
 				expectCorrupt(t, err, ws)

@@ -355,7 +355,9 @@ func (s *Store) recoverCorrupt(db *bolt.DB, err *error) {
 }
 
 // damaged runs bbolt's consistency check, reporting true if it finds a
-// problem or itself panics.
+// problem or itself panics. A file shorter than its pages is damaged
+// without looking further: bbolt's check reads pages in a goroutine of its
+// own, where a fault past the end of the file could not be recovered.
 func (s *Store) damaged(db *bolt.DB) (bad bool) {
 	defer func() {
 		if recover() != nil {
@@ -364,12 +366,26 @@ func (s *Store) damaged(db *bolt.DB) (bad bool) {
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	_ = db.View(func(tx *bolt.Tx) error {
+		if s.truncated(tx) != "" {
+			bad = true
+			return nil
+		}
 		for range tx.Check() {
 			bad = true
 		}
 		return nil
 	})
 	return bad
+}
+
+// truncated describes how the file is shorter than the pages tx's meta
+// says it has, or is "" when it is not.
+func (s *Store) truncated(tx *bolt.Tx) string {
+	st, err := os.Stat(s.opts.Path)
+	if err != nil || st.Size() >= tx.Size() {
+		return ""
+	}
+	return fmt.Sprintf("the file has %d bytes but its pages need %d: it was truncated", st.Size(), tx.Size())
 }
 
 // ensureGitignore keeps a .specd store directory out of the user's commits. A
