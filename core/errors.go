@@ -55,6 +55,9 @@ const (
 	CodeInternal           = "INTERNAL_ERROR"
 	CodeUnavailable        = "UNAVAILABLE"
 	CodeLockTimeout        = "LOCK_TIMEOUT"
+	CodeStoreCorrupt       = "STORE_CORRUPT"
+	CodeStoreFull          = "STORE_FULL"
+	CodeStoreReadOnly      = "STORE_READ_ONLY"
 )
 
 // CodeInfo is one row of the error registry.
@@ -101,6 +104,9 @@ func init() {
 		{CodeInternal, TypeInternal, "Retry with backoff; if it persists, report the request_id to the operator."},
 		{CodeUnavailable, TypeUnavailable, "Retry with backoff, or narrow the call so it finishes within the deadline."},
 		{CodeLockTimeout, TypeUnavailable, "Another process holds the store: retry after data.details.retry_after_ms milliseconds."},
+		{CodeStoreCorrupt, TypeUnavailable, "Stop specd, move the store file named in data.details.store aside, and restore the latest copy made with `specd backup` (`specd check` verifies it)."},
+		{CodeStoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
+		{CodeStoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
 	} {
 		registry[r.Code] = r
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -429,5 +430,70 @@ func TestMultiProcessOneSpec(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkMultiProcessFairness runs N specd processes (the built binary
+// over stdio; 1, 4 and 8) on one store file, each doing 200 mixed
+// operations (mpWorker's claim/complete/block/unblock/add/add-dependency
+// mix) on one spec at once, and reports the client round-trip latency of
+// every call — which includes the wait for the store's file lock — as
+// p50-ms, p99-ms and max-ms, plus LOCK_TIMEOUT retries. Run it with
+// -benchtime=1x; one iteration is the whole scenario.
+func BenchmarkMultiProcessFairness(b *testing.B) {
+	const ops = 200
+	for _, procs := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			var all []float64
+			timeouts := 0
+			b.StopTimer()
+			for range b.N {
+				db := filepath.Join(b.TempDir(), ".specd", "specd.db")
+				clients := make([]*client.Client, procs)
+				for i := range clients {
+					clients[i] = stdioOnStore(b, db, protocols[i%2])
+				}
+				specID := taskOK(b, clients[0], "authoring", map[string]any{"action": "spec-create", "name": "fairness"})["spec_id"].(string)
+				l := &mpLedger{versions: map[float64]string{}, errors: map[string]int{}}
+				for p := 1; p <= 2; p++ {
+					var tasks []any
+					for i := 0; i < 20; i++ {
+						tasks = append(tasks, map[string]any{"title": fmt.Sprintf("T%d.%d", p, i), "file_path": fmt.Sprintf("p%d/%d.go", p, i), "task_category": "implementation"})
+					}
+					d := taskOK(b, clients[0], "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": specID, "phase": map[string]any{"title": fmt.Sprint("P", p)},
+						"tasks": tasks, "link_previous": false})
+					for _, x := range d["task_ids"].([]any) {
+						l.known = append(l.known, x.(string))
+					}
+				}
+				taskOK(b, clients[0], "lifecycle", map[string]any{"action": "activate", "spec_id": specID})
+				b.StartTimer()
+				var wg sync.WaitGroup
+				errs := make([]error, procs)
+				for i, c := range clients {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						errs[i] = mpWorker(b, l, fmt.Sprintf("proc%d", i), c, specID, int64(i+1), ops)
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				for _, err := range errs {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, c := range clients {
+					_ = c.Close()
+				}
+				all = append(all, l.clientMS...)
+				timeouts += l.lockTimeouts
+			}
+			b.ReportMetric(percentile(all, 50), "p50-ms")
+			b.ReportMetric(percentile(all, 99), "p99-ms")
+			b.ReportMetric(percentile(all, 100), "max-ms")
+			b.ReportMetric(float64(timeouts), "lock-timeouts")
+		})
 	}
 }

@@ -93,6 +93,8 @@ Usage:
   specd serve [flags]            serve MCP on stdio (default) or streamable HTTP
   specd call TOOL JSON [flags]   run one tool call, print its response-v2 envelope
   specd version                  print the version
+  specd backup PATH [--force]    write a consistent copy of the store (safe while servers run)
+  specd check                    check the store file and every spec; exit 1 on any problem
 
 Run "specd serve -h" for the flags, their defaults and their environment
 variables (SPECD_DB, SPECD_WORKSPACE, SPECD_LOG_LEVEL, SPECD_LOG_FORMAT, …).
@@ -103,6 +105,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
+	}
+	if code, ok := storeCommand(args[0], args[1:], stdout, stderr); ok {
+		return code
 	}
 	switch args[0] {
 	case "version", "--version", "-v":
@@ -146,7 +151,7 @@ type config struct {
 
 // build opens the store and assembles the tools over it.
 func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *tools.Deps, error) {
-	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger})
+	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace})
 	if err != nil {
 		return nil, nil, err
 	}

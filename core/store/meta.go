@@ -58,8 +58,13 @@ func indexJournalsByTask(tx *bolt.Tx) error {
 }
 
 // initMeta creates the meta bucket on first use, records the schema version
-// and install id, and runs pending migrations, all in one transaction.
-func (s *Store) initMeta(db *bolt.DB) error {
+// and install id, and runs pending migrations, all in one transaction. A
+// read-only file is only read (see readMeta). Errors: UNAVAILABLE (a newer
+// layout), STORE_FULL, STORE_READ_ONLY, STORE_CORRUPT, INTERNAL_ERROR.
+func (s *Store) initMeta(db *bolt.DB, readOnly bool) error {
+	if readOnly {
+		return s.readMeta(db)
+	}
 	var installID string
 	var schema int
 	err := db.Update(func(tx *bolt.Tx) error {
@@ -108,13 +113,10 @@ func (s *Store) initMeta(db *bolt.DB) error {
 	})
 	var newer errNewerSchema
 	if errors.As(err, &newer) {
-		return core.NewError(core.CodeUnavailable,
-			fmt.Sprintf("The store was written by a newer specd (layout %d; this build reads up to %d).", newer.version, SchemaVersion),
-			map[string]any{"schema_version": newer.version, "supported": SchemaVersion}).
-			WithRemediation("Upgrade specd, or point --db at another store file.")
+		return newerSchemaError(newer.version)
 	}
 	if err != nil {
-		return core.Internal(fmt.Errorf("store: init: %w", err))
+		return s.storageError("initialise", err)
 	}
 	s.installID, s.schema = installID, schema
 	return nil
@@ -135,6 +137,14 @@ func createBuckets(tx *bolt.Tx) error {
 var topBuckets [][]byte
 
 type errNewerSchema struct{ version int }
+
+// newerSchemaError is UNAVAILABLE for a file of a newer layout.
+func newerSchemaError(version int) *core.Error {
+	return core.NewError(core.CodeUnavailable,
+		fmt.Sprintf("The store was written by a newer specd (layout %d; this build reads up to %d).", version, SchemaVersion),
+		map[string]any{"schema_version": version, "supported": SchemaVersion}).
+		WithRemediation("Upgrade specd, or point --db at another store file.")
+}
 
 func (e errNewerSchema) Error() string { return fmt.Sprintf("schema version %d is newer", e.version) }
 
@@ -179,16 +189,28 @@ func (s *Store) InstallID(ctx context.Context) (string, error) {
 }
 
 // CheckWritable proves the file can be locked and written: it begins a
-// read-write transaction and rolls it back, so nothing changes.
+// read-write transaction and rolls it back, so nothing changes. Errors:
+// LOCK_TIMEOUT, STORE_CORRUPT, STORE_READ_ONLY (opened read-only), STORE_FULL
+// (the last commit was refused for lack of space and none succeeded since),
+// UNAVAILABLE, INTERNAL_ERROR.
 func (s *Store) CheckWritable(ctx context.Context) error {
 	db, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.release()
+	s.mu.Lock()
+	readOnly, fullAt := s.readOnly, s.fullAt
+	s.mu.Unlock()
+	if readOnly {
+		return s.ReadOnlyError(nil)
+	}
+	if !fullAt.IsZero() {
+		return s.FullError(nil).WithDetail("since", fullAt.UTC().Format(time.RFC3339))
+	}
 	tx, err := db.Begin(true)
 	if err != nil {
-		return core.Internal(fmt.Errorf("store: begin: %w", err))
+		return s.storageError("begin", err)
 	}
 	return tx.Rollback()
 }

@@ -10,6 +10,14 @@
 //
 // Every mutation is one bbolt read-write transaction: fn either commits
 // entirely or, on any error or panic, changes nothing.
+//
+// A file that cannot serve is named, not hidden: STORE_CORRUPT (damaged,
+// truncated, or an existing empty file; the lock is released, so other
+// processes get the same answer instead of LOCK_TIMEOUT), STORE_FULL (the
+// disk, quota or file size limit refused a commit) and STORE_READ_ONLY (the
+// file cannot be opened for writing: it is opened read-only, reads are
+// served and writes refused). Answers name the file relative to
+// Options.Workspace, never by its absolute path.
 package store
 
 import (
@@ -19,11 +27,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/specd/specd/core"
 )
@@ -66,6 +74,9 @@ type Options struct {
 	Now func() time.Time
 	// NewID generates install ids (default core.NewUUID).
 	NewID func() string
+	// Workspace, when set, is the folder answers name the store file
+	// relative to (else they use its base name; never an absolute path).
+	Workspace string
 }
 
 // Store is the specd store. It is safe for concurrent use.
@@ -73,17 +84,24 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	db       *bolt.DB
-	inflight int
-	openedAt time.Time
-	draining bool
-	timer    *time.Timer
-	closed   bool
-	gen      uint64    // incremented on every close; guards stale linger timers
-	yielded  time.Time // when the file was last given up to a waiting process
-	yields   int       // how many times it was (for tests)
+	mu         sync.Mutex
+	cond       *sync.Cond
+	db         *bolt.DB
+	inflight   int
+	openedAt   time.Time
+	draining   bool
+	timer      *time.Timer
+	closed     bool
+	gen        uint64    // incremented on every close; guards stale linger timers
+	yielded    time.Time // when the file was last given up to a waiting process
+	yields     int       // how many times it was (for tests)
+	lockF      *os.File  // <db>.lock, held while db is open
+	waitF      *os.File  // <db>.waiting, share-locked while this store waits
+	waitTried  bool      // waitF was opened (or could not be)
+	damagedErr error     // STORE_CORRUPT of the file as it was at damagedAt
+	damagedAt  identity  // its size, modification time and inode then
+	readOnly   bool      // db was opened read-only: writes answer STORE_READ_ONLY
+	fullAt     time.Time // last write refused for lack of space (zero: none since the last commit)
 
 	installID string
 	schema    int
@@ -136,7 +154,12 @@ func (s *Store) Close() error {
 	for s.inflight > 0 {
 		s.cond.Wait()
 	}
-	return s.closeLocked()
+	err := s.closeLocked()
+	if s.waitF != nil {
+		_ = s.waitF.Close()
+		s.waitF = nil
+	}
+	return err
 }
 
 func (s *Store) closeLocked() error {
@@ -149,7 +172,8 @@ func (s *Store) closeLocked() error {
 		return nil
 	}
 	err := s.db.Close()
-	s.db = nil
+	releaseLockFile(s.lockF)
+	s.db, s.lockF, s.readOnly = nil, nil, false
 	s.draining = false
 	s.cond.Broadcast()
 	return err
@@ -189,94 +213,24 @@ func (s *Store) acquire(ctx context.Context) (*bolt.DB, error) {
 	return s.db, nil
 }
 
-// yieldWindow is how long a process that gave the file up after MaxHold
-// waits before taking it again, when another process is waiting. bbolt polls
-// a held lock every 50 ms, so a shorter window would let a busy process
-// re-take the lock before the other one looks, starving it.
-const yieldWindow = 60 * time.Millisecond
-
-// waitingFresh is how recent a waiting mark must be to count.
-const waitingFresh = 2 * time.Second
-
-// waitingPath is the mark a process leaves next to the store while it waits
-// for the lock; its modification time is the signal.
-func (s *Store) waitingPath() string { return s.opts.Path + ".waiting" }
-
-func (s *Store) markWaiting() {
-	p := s.waitingPath()
-	now := time.Now()
-	if err := os.Chtimes(p, now, now); err != nil {
-		_ = os.WriteFile(p, nil, 0o644)
-	}
-}
-
-// othersWaiting reports whether another process marked, recently, that it
-// waits for the file. Without one, a busy process keeps going: pausing for
-// nobody would cost it a quarter of its throughput.
-func (s *Store) othersWaiting() bool {
-	st, err := os.Stat(s.waitingPath())
-	return err == nil && time.Since(st.ModTime()) < waitingFresh
-}
-
-func (s *Store) openLocked(ctx context.Context) error {
-	if wait := yieldWindow - time.Since(s.yielded); !s.yielded.IsZero() && wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-		s.yielded = time.Time{}
-	}
-	if err := os.MkdirAll(filepath.Dir(s.opts.Path), 0o755); err != nil {
-		return core.Internal(fmt.Errorf("store: create directory: %w", err))
-	}
-	ensureGitignore(filepath.Dir(s.opts.Path))
-	timeout := s.opts.LockTimeout
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
-		timeout = max(time.Until(dl), time.Millisecond)
-	}
-	start := time.Now()
-	// First a try that does not wait; if another process holds the file,
-	// leave a mark so it knows someone is waiting, then wait for real.
-	db, err := bolt.Open(s.opts.Path, 0o644, &bolt.Options{Timeout: time.Nanosecond})
-	if errors.Is(err, berrors.ErrTimeout) {
-		s.markWaiting()
-		db, err = bolt.Open(s.opts.Path, 0o644, &bolt.Options{Timeout: timeout})
-	}
-	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
-			return LockTimeoutError(s.opts.Path, time.Since(start))
-		}
-		return core.Internal(fmt.Errorf("store: open %s: %w", s.opts.Path, err))
-	}
-	if s.schema == 0 {
-		if err := s.initMeta(db); err != nil {
-			_ = db.Close()
-			return err
-		}
-	}
-	s.db = db
-	s.openedAt = time.Now()
-	return nil
-}
-
-// release ends one in-flight operation and decides when to let the file go.
+// release ends one in-flight operation and decides when to let the file go:
+// after MaxHold of continuous use (contendedHold when another process
+// waits), at once when idle and another process waits, else after Linger.
 func (s *Store) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inflight--
 	held := time.Since(s.openedAt)
-	if held >= s.opts.MaxHold {
+	waiting := s.othersWaiting()
+	if held >= s.opts.MaxHold || (waiting && held >= contendedHold) {
 		s.draining = true // new work waits; the file is released once in-flight work ends
 	}
 	if s.inflight > 0 {
 		return
 	}
 	s.cond.Broadcast()
-	if s.draining || s.closed || s.opts.Linger < 0 {
-		if s.draining && s.othersWaiting() {
+	if s.draining || s.closed || s.opts.Linger < 0 || waiting {
+		if waiting {
 			s.yielded = time.Now()
 			s.yields++
 		}
@@ -297,33 +251,141 @@ func (s *Store) release() {
 	})
 }
 
-// view runs fn in a read-only transaction.
-func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
+// view runs fn in a read-only transaction. Besides fn's own errors it
+// answers LOCK_TIMEOUT, UNAVAILABLE (closed), STORE_CORRUPT (the file cannot
+// be opened, or bbolt faults on a damaged page), STORE_READ_ONLY (a file
+// that cannot be read either) or the context's error.
+func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) (err error) {
 	db, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.release()
+	defer s.recoverCorrupt(db, &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return db.View(fn)
 }
 
 // update runs fn in one read-write transaction; any error rolls it back.
-func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
+// Besides fn's errors and view's, it answers STORE_READ_ONLY (opened
+// read-only) and STORE_FULL (the disk, quota or file size limit refused the
+// commit): in every case nothing of fn is kept.
+func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) (err error) {
 	db, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.release()
-	return db.Update(func(tx *bolt.Tx) error {
+	if s.isReadOnly() {
+		return s.ReadOnlyError(nil)
+	}
+	defer s.recoverCorrupt(db, &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	var fnErr bool
+	err = db.Update(func(tx *bolt.Tx) error {
 		if err := ctx.Err(); err != nil {
+			fnErr = true
 			return err
 		}
 		if err := fn(tx); err != nil {
+			fnErr = true
 			return err
 		}
 		// A deadline that passed while fn ran cancels the work: nothing is kept.
-		return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			fnErr = true
+			return err
+		}
+		return nil
 	})
+	if err == nil {
+		s.noteWrite(nil)
+		return nil
+	}
+	if fnErr {
+		return err
+	}
+	// The commit itself failed (write or sync): classify it, and reopen the
+	// file before the next operation rather than trust bbolt's memory of it.
+	serr := s.storageError("commit", err)
+	s.noteWrite(serr)
+	return serr
+}
+
+func (s *Store) isReadOnly() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readOnly
+}
+
+// noteWrite records the outcome of a commit: a STORE_FULL is remembered (for
+// CheckWritable) until a commit succeeds; any failure closes the file once
+// idle.
+func (s *Store) noteWrite(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		s.fullAt = time.Time{}
+		return
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) && ce.Code == core.CodeStoreFull {
+		s.fullAt = time.Now()
+	}
+	s.draining = true
+}
+
+// recoverCorrupt turns a panic inside a transaction into STORE_CORRUPT when
+// the file really is damaged (bbolt's consistency check fails or faults);
+// any other panic is a bug and goes on. SetPanicOnFault makes a fault on a
+// page beyond the end of a truncated file a recoverable panic.
+func (s *Store) recoverCorrupt(db *bolt.DB, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if s.damaged(db) {
+		s.mu.Lock()
+		s.draining = true
+		s.mu.Unlock()
+		*err = s.CorruptError("a page cannot be read", errOpenPanic{v})
+		return
+	}
+	panic(v)
+}
+
+// damaged runs bbolt's consistency check, reporting true if it finds a
+// problem or itself panics. A file shorter than its pages is damaged
+// without looking further: bbolt's check reads pages in a goroutine of its
+// own, where a fault past the end of the file could not be recovered.
+func (s *Store) damaged(db *bolt.DB) (bad bool) {
+	defer func() {
+		if recover() != nil {
+			bad = true
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	_ = db.View(func(tx *bolt.Tx) error {
+		if s.truncated(tx) != "" {
+			bad = true
+			return nil
+		}
+		for range tx.Check() {
+			bad = true
+		}
+		return nil
+	})
+	return bad
+}
+
+// truncated describes how the file is shorter than the pages tx's meta
+// says it has, or is "" when it is not.
+func (s *Store) truncated(tx *bolt.Tx) string {
+	st, err := os.Stat(s.opts.Path)
+	if err != nil || st.Size() >= tx.Size() {
+		return ""
+	}
+	return fmt.Sprintf("the file has %d bytes but its pages need %d: it was truncated", st.Size(), tx.Size())
 }
 
 // ensureGitignore keeps a .specd store directory out of the user's commits. A

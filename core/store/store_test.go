@@ -237,3 +237,33 @@ func TestBusyAloneDoesNotYield(t *testing.T) {
 		t.Fatalf("yielded %d times with nobody waiting", busy.yields)
 	}
 }
+
+// TestAbandonedWaitReleasesTheLock: a store that gave up waiting
+// (LOCK_TIMEOUT) leaves a goroutine blocked in the kernel's flock; when that
+// goroutine gets the lock after all it must let it go at once, or every
+// later process would time out. Nor may the waiter's place in the queue
+// hold up those behind it.
+func TestAbandonedWaitReleasesTheLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "specd.db")
+	holder := openTest(t, path, func(o *Options) { o.MaxHold = time.Hour })
+	ctx := context.Background()
+	if _, err := holder.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	quitter := openTest(t, path, func(o *Options) { o.LockTimeout = 50 * time.Millisecond })
+	for i := 0; i < 3; i++ {
+		if _, err := quitter.Info(ctx); core.AsError(err).Code != core.CodeLockTimeout {
+			t.Fatalf("want LOCK_TIMEOUT while held, got %v", err)
+		}
+	}
+	holder.release()
+	holder.mu.Lock()
+	_ = holder.closeLocked()
+	holder.mu.Unlock()
+	for _, s := range []*Store{openTest(t, path, func(o *Options) { o.LockTimeout = 2 * time.Second }), quitter} {
+		s.opts.LockTimeout = 2 * time.Second
+		if _, err := s.Info(ctx); err != nil {
+			t.Fatalf("after the holder let go: %v", err)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
+)
+
+// storeCommand runs the store maintenance commands ("backup", "check") and
+// reports whether name was one of them.
+func storeCommand(name string, args []string, stdout, stderr io.Writer) (int, bool) {
+	switch name {
+	case "backup":
+		return backupCmd(args, stdout, stderr), true
+	case "check":
+		return checkCmd(args, stdout, stderr), true
+	}
+	return 0, false
+}
+
+// openForMaintenance resolves the configuration like serve does (--db,
+// --workspace, environment) and opens the store; it does not take the
+// lock until the first operation.
+func openForMaintenance(name string, args []string, stderr io.Writer) (*store.Store, []string, int) {
+	c, rest, err := parseConfig(name, args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, 0
+		}
+		fmt.Fprintln(stderr, "specd:", err)
+		return nil, nil, 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
+	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace})
+	if err != nil {
+		fmt.Fprintln(stderr, "specd:", err)
+		return nil, nil, 1
+	}
+	return st, rest, -1
+}
+
+// storeFailure prints a store error as its code and sentences (never Go
+// error text of an internal error).
+func storeFailure(stderr io.Writer, doing string, err error) {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		info, _ := core.Lookup(ce.Code)
+		rem := ce.Remediation
+		if rem == "" {
+			rem = info.Remediation
+		}
+		fmt.Fprintf(stderr, "specd %s: %s: %s\n%s\n", doing, ce.Code, ce.Message, rem)
+		return
+	}
+	fmt.Fprintf(stderr, "specd %s: %v\n", doing, err)
+}
+
+// backupCmd is "specd backup PATH [--force] [flags]": a consistent copy of
+// the store, taken while servers keep running (store.Backup). Exit 0 when
+// written, 1 on failure (an existing PATH without --force included), 2 on
+// usage errors.
+func backupCmd(args []string, stdout, stderr io.Writer) int {
+	var dst string
+	force := false
+	var rest []string
+	for i, a := range args {
+		switch {
+		case a == "--force" || a == "-force":
+			force = true
+		case i == 0 && len(a) > 0 && a[0] != '-':
+			dst = a
+		default:
+			rest = append(rest, a)
+		}
+	}
+	st, extra, code := openForMaintenance("backup", rest, stderr)
+	if code >= 0 {
+		return code
+	}
+	defer st.Close()
+	if dst == "" && len(extra) == 1 {
+		dst, extra = extra[0], nil
+	}
+	if dst == "" || len(extra) > 0 {
+		fmt.Fprintln(stderr, "usage: specd backup PATH [--force] [--db FILE]")
+		return 2
+	}
+	abs, err := filepath.Abs(dst)
+	if err != nil {
+		fmt.Fprintln(stderr, "specd backup:", err)
+		return 2
+	}
+	n, err := st.Backup(context.Background(), abs, force)
+	if err != nil {
+		storeFailure(stderr, "backup", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "backup of %s written to %s (%d bytes)\n", st.Path(), abs, n)
+	return 0
+}
+
+// checkCmd is "specd check [flags]": bbolt's consistency check and every
+// spec's invariants (store.Verify). It prints each finding and exits 1 on
+// any (or when the store cannot be opened), 0 when the store is sound.
+func checkCmd(args []string, stdout, stderr io.Writer) int {
+	st, extra, code := openForMaintenance("check", args, stderr)
+	if code >= 0 {
+		return code
+	}
+	defer st.Close()
+	if len(extra) > 0 {
+		fmt.Fprintln(stderr, "usage: specd check [--db FILE]")
+		return 2
+	}
+	findings, err := st.Verify(context.Background())
+	if err != nil {
+		storeFailure(stderr, "check", err)
+		return 1
+	}
+	for _, f := range findings {
+		fmt.Fprintln(stdout, f)
+	}
+	if len(findings) > 0 {
+		fmt.Fprintf(stdout, "%s: %d problem(s) found\n", st.Path(), len(findings))
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", st.Path())
+	return 0
+}

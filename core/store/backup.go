@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/specd/specd/specs"
+)
+
+// ErrBackupExists is returned by Backup when the destination exists and
+// overwriting was not asked for.
+var ErrBackupExists = errors.New("the backup file exists (pass --force to overwrite it)")
+
+// Backup writes a consistent copy of the whole store to dst while other
+// processes may be using it: the copy is bbolt's Tx.WriteTo inside one read
+// transaction, taken in turn with every other process like any operation.
+// It is written to a temporary file in dst's folder, synced, and only then
+// put in place, so dst is either the complete copy or untouched. An existing
+// dst is refused with ErrBackupExists unless force is set. It returns the
+// bytes written. Store errors: LOCK_TIMEOUT, STORE_CORRUPT, UNAVAILABLE.
+func (s *Store) Backup(ctx context.Context, dst string, force bool) (int64, error) {
+	if !force {
+		if _, err := os.Lstat(dst); err == nil {
+			return 0, ErrBackupExists
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
+	if err != nil {
+		return 0, err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	var n int64
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		var werr error
+		n, werr = tx.WriteTo(tmp)
+		return werr
+	})
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	if force {
+		err = os.Rename(tmp.Name(), dst)
+	} else {
+		// A hard link never replaces: a dst created meanwhile is kept.
+		if err = os.Link(tmp.Name(), dst); errors.Is(err, fs.ErrExist) {
+			err = ErrBackupExists
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	keep = force // the renamed temporary file is dst now; a linked one is removed
+	return n, nil
+}
+
+// Finding is one problem `specd check` reports.
+type Finding struct {
+	SpecID  string `json:"spec_id,omitempty"` // empty: the file itself
+	Problem string `json:"problem"`
+}
+
+func (f Finding) String() string {
+	if f.SpecID == "" {
+		return "store: " + f.Problem
+	}
+	return f.SpecID + ": " + f.Problem
+}
+
+// Verify checks the whole store in one read transaction: bbolt's
+// consistency check of every page, then every spec's invariants
+// (specs.CheckInvariants) and that its records decode; a file shorter than
+// its pages is reported as truncated without reading them. It returns every
+// finding (none: the store is sound). A file that cannot be opened at all
+// is the error STORE_CORRUPT; other errors: LOCK_TIMEOUT, STORE_READ_ONLY
+// (unreadable), UNAVAILABLE.
+func (s *Store) Verify(ctx context.Context) ([]Finding, error) {
+	var out []Finding
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		if why := s.truncated(tx); why != "" {
+			out = append(out, Finding{Problem: why})
+			return nil // reading pages past the end would fault
+		}
+		for err := range tx.Check() {
+			out = append(out, Finding{Problem: err.Error()})
+		}
+		if len(out) > 0 {
+			return nil // the pages are damaged: reading specs could fault
+		}
+		all := tx.Bucket(bucketSpecs)
+		if all == nil {
+			out = append(out, Finding{Problem: "no specs bucket"})
+			return nil
+		}
+		return all.ForEachBucket(func(k []byte) error {
+			id := string(k)
+			b, h, err := loadSpec(tx, id)
+			if err != nil {
+				out = append(out, Finding{SpecID: id, Problem: err.Error()})
+				return nil
+			}
+			src := s.newSource(id, b.Bucket(bucketNodes))
+			for _, v := range specs.CheckInvariants(specs.NewSpecView(h, src)) {
+				out = append(out, Finding{SpecID: id, Problem: v.String()})
+			}
+			if src.err != nil {
+				out = append(out, Finding{SpecID: id, Problem: fmt.Sprintf("a node does not decode: %v", src.err)})
+			}
+			return nil
+		})
+	})
+	return out, err
+}

@@ -1,0 +1,206 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/specs"
+)
+
+// fillStore writes enough specs into a fresh store at path that the file
+// is a few hundred KB, closes it and returns the spec ids.
+func fillStore(t *testing.T, path string) []string {
+	t.Helper()
+	st, err := store.Open(store.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := 0; i < 12; i++ {
+		id := createSpec(t, st, fmt.Sprintf("spec %d", i))
+		ids = append(ids, id)
+		for p := 0; p < 8; p++ {
+			_, err := st.MutateSpec(context.Background(), id, specs.RepoWriteOptions{Action: "authoring.phase-add"}, func(sp *specs.Spec, j specs.JournalWriter) error {
+				sp.Clock = clock
+				_, err := specs.AddPhase(sp, specs.PhaseInput{Title: fmt.Sprintf("phase %d %s", p, strings.Repeat("x", 2000))})
+				j.Append(specs.JournalEntry{Timestamp: "t", EntryType: "note", Title: strings.Repeat("y", 1000)})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func openStore(t *testing.T, path string, lockTimeout time.Duration, mods ...func(*store.Options)) *store.Store {
+	t.Helper()
+	o := store.Options{Path: path, LockTimeout: lockTimeout, Workspace: filepath.Dir(filepath.Dir(path))}
+	for _, m := range mods {
+		m(&o)
+	}
+	st, err := store.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// TestCorruptStoreIsNamedAndReleased (issue 8 item 7): a store truncated to
+// half its size or to 8 KB answers STORE_CORRUPT naming the file relative to
+// the workspace, on every call (never LOCK_TIMEOUT: the lock taken by the
+// failed open is released), to a second Store on the same file too, and the
+// same Store works again once the bytes are restored.
+func TestCorruptStoreIsNamedAndReleased(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		size func(full int64) int64
+		open bool // the server has the file open (mapped) when it is cut
+	}{
+		{"half", func(full int64) int64 { return full / 2 }, false},
+		{"8KB", func(int64) int64 { return 8 << 10 }, false},
+		{"half while open", func(full int64) int64 { return full / 2 }, true},
+		{"8KB while open", func(int64) int64 { return 8 << 10 }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			path := filepath.Join(ws, ".specd", "specd.db")
+			ids := fillStore(t, path)
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			server := openStore(t, path, 300*time.Millisecond, func(o *store.Options) { o.Linger = time.Hour })
+			ctx := context.Background()
+			if tc.open {
+				for _, id := range ids {
+					if err := server.ReadSpec(ctx, id, func(*specs.Spec, specs.JournalReader) error { return nil }); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := os.Truncate(path, tc.size(int64(len(good)))); err != nil {
+				t.Fatal(err)
+			}
+			for call := 1; call <= 2; call++ {
+				err := server.ReadSpec(ctx, ids[len(ids)-1], func(*specs.Spec, specs.JournalReader) error { return nil })
+				expectCorrupt(t, err, ws)
+			}
+			other := openStore(t, path, 300*time.Millisecond)
+			_, err = other.Info(ctx)
+			expectCorrupt(t, err, ws)
+			// A failed bbolt open leaves its mapping behind: the damaged
+			// file is not opened again on every call.
+			for i := 0; i < 20; i++ {
+				_, err = server.Info(ctx)
+				expectCorrupt(t, err, ws)
+			}
+			if maps, err := os.ReadFile("/proc/self/maps"); err == nil {
+				if n := strings.Count(string(maps), path); n > 2 {
+					t.Fatalf("%d mappings of the damaged file after 22 calls from two stores", n)
+				}
+			}
+
+			if err := os.WriteFile(path, good, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				if err := server.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
+					if len(sp.Root().Children) != 8 {
+						t.Fatalf("%s restored with %d phases", id, len(sp.Root().Children))
+					}
+					return nil
+				}); err != nil {
+					t.Fatalf("after restoring the bytes: %v", err)
+				}
+			}
+			if err := server.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func expectCorrupt(t *testing.T, err error, ws string) {
+	t.Helper()
+	ce := core.AsError(err)
+	if ce == nil || ce.Code != core.CodeStoreCorrupt {
+		t.Fatalf("want STORE_CORRUPT, got %v", err)
+	}
+	p := ce.Payload("r")
+	if p["error_type"] != core.TypeUnavailable || ce.Details["store"] != ".specd/specd.db" {
+		t.Fatalf("STORE_CORRUPT payload %v", p)
+	}
+	text := fmt.Sprint(ce.Message, p)
+	if strings.Contains(text, ws) || !strings.Contains(text, "specd backup") {
+		t.Fatalf("answer shows a server path or no way out: %s", text)
+	}
+}
+
+// TestEmptyStoreFileIsRefused (issue 8 item 8): an existing 0-byte store
+// file is STORE_CORRUPT, not silently a new empty store; a file this
+// process creates is initialised.
+func TestEmptyStoreFileIsRefused(t *testing.T) {
+	ws := t.TempDir()
+	path := filepath.Join(ws, ".specd", "specd.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, path, 300*time.Millisecond)
+	_, err := st.Info(context.Background())
+	expectCorrupt(t, err, ws)
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+		t.Fatalf("the empty file was changed: %v %v", fi, err)
+	}
+	// A missing file is created and initialised.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Info(context.Background()); err != nil {
+		t.Fatalf("new store: %v", err)
+	}
+}
+
+// TestConcurrentCreationIsNotEmpty (item 8's race): stores racing to create
+// the same new file all succeed with one install id; none of them mistakes
+// the file another one is initialising for an empty store, because the
+// 0-byte check runs under the file's lock.
+func TestConcurrentCreationIsNotEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".specd", "specd.db")
+	const n = 8
+	ids := make(chan string, n)
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		st := openStore(t, path, 5*time.Second)
+		go func() {
+			id, err := st.InstallID(context.Background())
+			ids <- id
+			errs <- err
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("store %d: %v", i, err)
+		}
+		seen[<-ids] = true
+	}
+	if len(seen) != 1 {
+		t.Fatalf("install ids %v: more than one store was created", seen)
+	}
+}
