@@ -921,3 +921,121 @@ func TestStdioSessionsAreTheProcessSession(t *testing.T) {
 		t.Fatalf("stdio session id %q, want the process session", s.ID)
 	}
 }
+
+// TestNextAndPrepareBatchAgreeOnFailedTasks: next and prepare-batch apply
+// one rule (specs.Actionable). A failed task is not actionable for either;
+// next's explanation names it with the call that retries it, and that call,
+// run as given, makes both offer it again.
+func TestNextAndPrepareBatchAgreeOnFailedTasks(t *testing.T) {
+	h := newTaskHarness(t)
+	agree := func(when string) map[string]any {
+		t.Helper()
+		next := h.ok("s1", "task", map[string]any{"action": "next"})
+		batch := h.ok("s1", "task", map[string]any{"action": "prepare-batch", "max_tasks": 1})
+		first := ""
+		if ids := strs(batch["task_ids"]); len(ids) > 0 {
+			first = ids[0]
+		}
+		if got, _ := next["task_id"].(string); got != first {
+			t.Fatalf("%s: next offers %q, prepare-batch %q", when, got, first)
+		}
+		return next
+	}
+	agree("fresh spec")
+	// task-1-1 fails (complete-batch failure); every other work leaf of
+	// phase-1 is completed.
+	h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
+	h.ok("s1", "task", map[string]any{"action": "complete-batch", "completions": []any{map[string]any{"task_id": "task-1-1", "success": false, "note": "tests fail"}}})
+	agree("task-1-1 failed")
+	for _, id := range []string{"task-1-2", "task-1-3", "task-1-4", "task-1-5"} {
+		h.ok("s1", "task", map[string]any{"action": "start", "task_id": id})
+		h.ok("s1", "task", map[string]any{"action": "complete", "task_id": id})
+	}
+	d := agree("only the failed task left in phase-1")
+	if d["found"] != false {
+		t.Fatalf("a failed task must not be offered: %s", compact(d))
+	}
+	failed, _ := d["failed"].([]any)
+	if len(failed) != 1 {
+		t.Fatalf("next must list the failed task: %s", compact(d))
+	}
+	f := failed[0].(map[string]any)
+	if f["task_id"] != "task-1-1" || f["retry_count"] != 1.0 || f["failure_reason"] != "tests fail" || !strings.Contains(d["hint"].(string), "task-1-1") {
+		t.Errorf("failed entry and hint: %s", compact(d))
+	}
+	// The retry call and next_call are the same call, runnable as given.
+	nc := d["next_call"].(map[string]any)
+	if compact(nc) != compact(f["retry"]) {
+		t.Errorf("next_call %s is not the failed task's retry %s", compact(nc), compact(f["retry"]))
+	}
+	args := nc["args"].(map[string]any)
+	h.ok("s2", nc["tool"].(string), args)
+	if d := agree("after the retry call"); d["task_id"] != "task-1-1" {
+		t.Errorf("after the retry call next offers %v", d["task_id"])
+	}
+	if n := h.node("task-1-1"); n.Status != specs.StatusPending {
+		t.Errorf("retried task is %s", n.Status)
+	}
+}
+
+// TestTransitionsOfAnotherSessionsTaskConflict: every transition of a task
+// that another session started is CONFLICT naming started_by and
+// started_at, unless force:true; the holder itself and force succeed.
+func TestTransitionsOfAnotherSessionsTaskConflict(t *testing.T) {
+	h := newTaskHarness(t)
+	d := h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
+	startedAt := d["task"].(map[string]any)["metadata"].(map[string]any)["started_at"]
+	h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-2"})
+	conflict := func(args map[string]any) {
+		t.Helper()
+		d := h.fail("CONFLICT", "s2", "task", args)
+		det := d["details"].(map[string]any)
+		if det["started_by"] != "s1" || det["started_at"] != startedAt || det["task_id"] != "task-1-1" {
+			t.Errorf("%v: details %s", args, compact(det))
+		}
+		if rec := d["recovery"].(map[string]any); rec["suggested_tool"] != "task" {
+			t.Errorf("%v: recovery %s", args, compact(rec))
+		}
+	}
+	for _, args := range []map[string]any{
+		{"action": "start", "task_id": "task-1-1"},
+		{"action": "complete", "task_id": "task-1-1", "completion_note": "not mine"},
+		{"action": "block", "task_id": "task-1-1", "reason": "x"},
+		{"action": "reopen", "task_id": "task-1-1", "reason": "x"},
+		{"action": "update-status", "task_id": "task-1-1", "status": "completed"},
+		{"action": "update-status", "task_id": "task-1-1", "status": "pending", "reason": "x"},
+		{"action": "start-batch", "task_ids": []any{"task-1-1"}},
+	} {
+		conflict(args)
+	}
+	// complete-batch reports the item as CONFLICT and applies the rest.
+	env := h.call("s2", "task", map[string]any{"action": "complete-batch", "completions": []any{
+		map[string]any{"task_id": "task-1-1", "success": false, "note": "not mine"}}})
+	if res := env["data"].(map[string]any)["results"].([]any)[0].(map[string]any); res["error_code"] != "CONFLICT" {
+		t.Errorf("complete-batch item: %s", compact(res))
+	}
+	if n := h.node("task-1-1"); n.Status != specs.StatusInProgress || n.StartedBy() != "s1" {
+		t.Fatalf("a refused transition changed the task: %s %v", n.Status, n.Metadata)
+	}
+	// A task blocked while s1 held it is still s1's.
+	h.ok("s1", "task", map[string]any{"action": "block", "task_id": "task-1-2", "reason": "waiting"})
+	h.fail("CONFLICT", "s2", "task", map[string]any{"action": "unblock", "task_id": "task-1-2"})
+	h.ok("s2", "task", map[string]any{"action": "unblock", "task_id": "task-1-2", "force": true})
+	// force: complete-batch and complete take over.
+	env = h.call("s2", "task", map[string]any{"action": "complete-batch", "force": true, "completions": []any{
+		map[string]any{"task_id": "task-1-1", "success": false, "note": "taken over"}}})
+	if res := env["data"].(map[string]any)["results"].([]any)[0].(map[string]any); res["ok"] != true {
+		t.Errorf("complete-batch with force: %s", compact(res))
+	}
+	h.ok("s2", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
+	conflictAgain := h.fail("CONFLICT", "s1", "task", map[string]any{"action": "complete", "task_id": "task-1-1"})
+	if conflictAgain["details"].(map[string]any)["started_by"] != "s2" {
+		t.Errorf("holder after restart: %s", compact(conflictAgain))
+	}
+	d = h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1", "force": true})
+	if d["task"].(map[string]any)["metadata"].(map[string]any)["started_by"] != "s1" {
+		t.Errorf("start with force must take the task over: %s", compact(d))
+	}
+	h.ok("s2", "task", map[string]any{"action": "complete", "task_id": "task-1-1", "force": true})
+	h.invariants()
+}
