@@ -328,7 +328,8 @@ func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	return res, nil
 }
 
-// Unblock moves a blocked node back to pending and moves its blocker into
+// Unblock moves a blocked node back to pending, releases its claim
+// (started_at, started_by), and moves its blocker into
 // resolved_blockers[] ({blocked_at, blocker_type, description, ticket,
 // resolved_at, resolution}). As the one exception to "transitions apply to
 // leaves", it also accepts a blocked parent (an imported phase, or a task
@@ -362,7 +363,9 @@ func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, 
 	}
 	list, _ := e.Metadata["resolved_blockers"].([]any)
 	e.SetMeta("resolved_blockers", append(cloneValue(list).([]any), resolved))
-	e.DeleteMeta("blocked_at", "blocker_type", "blocker_description", "blocker_ticket")
+	// Back to pending: the claim of whoever held it is released too (as
+	// reopen does), so a later start is a fresh claim.
+	e.DeleteMeta("blocked_at", "blocker_type", "blocker_description", "blocker_ticket", "started_at", "started_by")
 	e.Status = StatusPending
 	content := resolution
 	if content == "" {

@@ -1021,6 +1021,9 @@ func TestTransitionsOfAnotherSessionsTaskConflict(t *testing.T) {
 	h.ok("s1", "task", map[string]any{"action": "block", "task_id": "task-1-2", "reason": "waiting"})
 	h.fail("CONFLICT", "s2", "task", map[string]any{"action": "unblock", "task_id": "task-1-2"})
 	h.ok("s2", "task", map[string]any{"action": "unblock", "task_id": "task-1-2", "force": true})
+	if n := h.node("task-1-2"); n.Status != specs.StatusPending || n.StartedBy() != "" {
+		t.Errorf("unblock must release the claim: %s %v", n.Status, n.Metadata)
+	}
 	// force: complete-batch and complete take over.
 	env = h.call("s2", "task", map[string]any{"action": "complete-batch", "force": true, "completions": []any{
 		map[string]any{"task_id": "task-1-1", "success": false, "note": "taken over"}}})
