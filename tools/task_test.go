@@ -15,147 +15,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
 )
-
-// memRepo is an in-memory SpecRepo with the store's transaction semantics
-// for ReadSpec and MutateSpec (read the latest state under one lock, store
-// exactly the view's changes, dry runs and expected_version), so the tools'
-// logic can be tested without bbolt. Other methods are not used here.
-type memRepo struct {
-	SpecRepo // nil: unused methods panic
-	mu       sync.Mutex
-	specs    map[string]*memSpec
-}
-
-type memSpec struct {
-	h       specs.Header
-	nodes   specs.MemorySource
-	journal []specs.JournalEntry
-}
-
-type memJournal struct {
-	s       *memSpec
-	pending []specs.JournalEntry
-}
-
-func (j *memJournal) TaskEntries(taskID string, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
-	return j.Entries(before, limit, func(e *specs.JournalEntry) bool { return e.TaskID == taskID && (keep == nil || keep(e)) })
-}
-
-func (j *memJournal) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
-	out := []specs.JournalEntry{}
-	for i := len(j.s.journal) - 1; i >= 0; i-- {
-		e := j.s.journal[i]
-		if before != 0 && e.Seq >= before {
-			continue
-		}
-		if keep != nil && !keep(&e) {
-			continue
-		}
-		if len(out) == limit {
-			return out, true, nil
-		}
-		out = append(out, e)
-	}
-	return out, false, nil
-}
-
-func (j *memJournal) Append(e specs.JournalEntry) { j.pending = append(j.pending, e) }
-
-func (m *memRepo) get(id string) (*memSpec, error) {
-	s, ok := m.specs[id]
-	if !ok {
-		return nil, core.NewError(core.CodeSpecNotFound, "no spec "+id, map[string]any{"field": "spec_id", "received": id})
-	}
-	return s, nil
-}
-
-func (m *memRepo) ReadSpec(_ context.Context, id string, fn func(*specs.Spec, specs.JournalReader) error) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, err := m.get(id)
-	if err != nil {
-		return err
-	}
-	return fn(specs.NewSpecView(s.h.Clone(), s.nodes), &memJournal{s: s})
-}
-
-func (m *memRepo) MutateSpec(_ context.Context, id string, o specs.RepoWriteOptions, fn func(*specs.Spec, specs.JournalWriter) error) (specs.RepoWriteResult, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var res specs.RepoWriteResult
-	s, err := m.get(id)
-	if err != nil {
-		return res, err
-	}
-	if verr := (core.Mutation{DryRun: o.DryRun, ExpectedVersion: o.ExpectedVersion}).CheckVersion(s.h.Version); verr != nil {
-		return res, verr
-	}
-	view := specs.NewSpecView(s.h.Clone(), s.nodes)
-	j := &memJournal{s: s}
-	if err := fn(view, j); err != nil {
-		return res, err
-	}
-	put, del := view.Changes()
-	for _, n := range put {
-		res.Changes = append(res.Changes, specs.RepoChange{Op: "update", Target: "node:" + n.ID})
-	}
-	if len(put) == 0 && len(del) == 0 && len(j.pending) == 0 {
-		res.Version, res.DryRun = s.h.Version, o.DryRun
-		return res, nil
-	}
-	if view.Header.Version == s.h.Version {
-		view.Header.Version++
-	}
-	res.Version = view.Header.Version
-	if o.DryRun {
-		res.DryRun = true
-		return res, nil
-	}
-	s.nodes.Apply(put, del)
-	s.h = view.Header
-	for _, e := range j.pending {
-		e.Seq = uint64(len(s.journal) + 1)
-		s.journal = append(s.journal, e)
-	}
-	return res, nil
-}
-
-// put stores sp (built in memory with the domain) as a new spec.
-func (m *memRepo) put(sp *specs.Spec) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	doc := sp.Document()
-	src := specs.MemorySource{}
-	for id, n := range doc.Hierarchy {
-		n.ID = id
-		src[id] = n
-	}
-	if m.specs == nil {
-		m.specs = map[string]*memSpec{}
-	}
-	m.specs[sp.Header.SpecID] = &memSpec{h: sp.Header, nodes: src}
-}
-
-// view runs fn over the stored spec (for assertions).
-func (m *memRepo) view(t *testing.T, id string, fn func(sp *specs.Spec, journal []specs.JournalEntry)) {
-	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, err := m.get(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn(specs.NewSpecView(s.h.Clone(), s.nodes), s.journal)
-}
 
 type taskHarness struct {
 	t      *testing.T
 	reg    *Registry
 	d      *Deps
-	repo   *memRepo
+	st     *store.Store // a real bbolt store in t.TempDir()
 	mu     sync.Mutex
 	now    time.Time
 	specID string
@@ -170,33 +39,64 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 //	phase-2 (blocked by phase-1): task-2-1 with subtask task-2-1-1, task-2-2
 func newTaskHarness(t *testing.T) *taskHarness {
 	t.Helper()
-	h := &taskHarness{t: t, repo: &memRepo{}, now: t0}
+	h := &taskHarness{t: t, st: storetest.Open(t), now: t0}
 	clock := func() time.Time { h.mu.Lock(); defer h.mu.Unlock(); return h.now }
-	sp, err := specs.NewSpec(specs.NewSpecInput{Name: "Fixture"}, specs.Clock(clock), func(string) bool { return false })
-	if err != nil {
-		t.Fatal(err)
-	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "One", TestCommand: "go test ./..."}, []specs.TaskInput{
-		{Title: "A", FilePath: "a.go"}, {Title: "B", FilePath: "b.go"}, {Title: "C"},
-		{Title: "D", FilePath: "pkg/x.go"}, {Title: "E", FilePath: "pkg"},
+	hdr, err := h.st.CreateSpec(context.Background(), specs.RepoWriteOptions{Action: "test.fixture"}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "Fixture"}, specs.Clock(clock), exists)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sp, nil, fixturePlan(sp)
 	})
 	must(err)
-	_, err = specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "Two"}, []specs.TaskInput{{Title: "F", FilePath: "f.go"}, {Title: "F1", Type: specs.TypeSubtask}, {Title: "G", FilePath: "g.go"}})
-	must(err)
-	_, err = specs.MoveLifecycle(sp, specs.LifecycleActive, false)
-	must(err)
-	h.repo.put(sp)
-	h.specID = sp.Header.SpecID
-	h.d = &Deps{Store: fakeStore{}, Specs: h.repo, Version: "test", Started: t0, Workspace: t.TempDir(),
+	h.specID = hdr.SpecID
+	h.d = &Deps{Store: fakeStore{}, Specs: h.st, Version: "test", Started: t0, Workspace: t.TempDir(),
 		Runtime: Runtime{Deadline: 5 * time.Second, Now: clock}}
 	h.reg = New(h.d)
 	return h
+}
+
+// fixturePlan adds the fixture's phases to sp and activates it.
+func fixturePlan(sp *specs.Spec) error {
+	_, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "One", TestCommand: "go test ./..."}, []specs.TaskInput{
+		{Title: "A", FilePath: "a.go"}, {Title: "B", FilePath: "b.go"}, {Title: "C"},
+		{Title: "D", FilePath: "pkg/x.go"}, {Title: "E", FilePath: "pkg"},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "Two"}, []specs.TaskInput{{Title: "F", FilePath: "f.go"}, {Title: "F1", Type: specs.TypeSubtask}, {Title: "G", FilePath: "g.go"}}); err != nil {
+		return err
+	}
+	_, err = specs.MoveLifecycle(sp, specs.LifecycleActive, false)
+	return err
+}
+
+// view runs fn over the stored spec and its journal, oldest entry first
+// (for assertions), in one read transaction of the real store.
+func (h *taskHarness) view(fn func(sp *specs.Spec, journal []specs.JournalEntry)) {
+	h.t.Helper()
+	err := h.st.ReadSpec(context.Background(), h.specID, func(sp *specs.Spec, j specs.JournalReader) error {
+		newest, _, err := j.Entries(0, 100_000, nil)
+		if err != nil {
+			return err
+		}
+		journal := make([]specs.JournalEntry, 0, len(newest))
+		for i := len(newest) - 1; i >= 0; i-- {
+			journal = append(journal, newest[i])
+		}
+		fn(sp, journal)
+		return nil
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 func (h *taskHarness) advance(d time.Duration) { h.mu.Lock(); h.now = h.now.Add(d); h.mu.Unlock() }
@@ -254,7 +154,7 @@ func (h *taskHarness) fail(code, sess, tool string, args map[string]any) map[str
 
 func (h *taskHarness) invariants() {
 	h.t.Helper()
-	h.repo.view(h.t, h.specID, func(sp *specs.Spec, _ []specs.JournalEntry) {
+	h.view(func(sp *specs.Spec, _ []specs.JournalEntry) {
 		for _, v := range specs.CheckInvariants(sp) {
 			h.t.Errorf("invariant: %s", v)
 		}
@@ -263,7 +163,7 @@ func (h *taskHarness) invariants() {
 
 func (h *taskHarness) node(id string) *specs.Node {
 	var out *specs.Node
-	h.repo.view(h.t, h.specID, func(sp *specs.Spec, _ []specs.JournalEntry) { out = sp.Node(id).Clone() })
+	h.view(func(sp *specs.Spec, _ []specs.JournalEntry) { out = sp.Node(id).Clone() })
 	return out
 }
 
@@ -287,7 +187,7 @@ func ids(items any, key string) []string {
 
 func TestTaskWalkResumesAnywhereInExecutionOrder(t *testing.T) {
 	h := newTaskHarness(t)
-	h.repo.view(t, h.specID, func(sp *specs.Spec, _ []specs.JournalEntry) {
+	h.view(func(sp *specs.Spec, _ []specs.JournalEntry) {
 		var want []string
 		var depths []int
 		for n := range specs.ExecutionOrder(sp, specs.RootID) {
@@ -488,7 +388,7 @@ func TestTaskTransitionsAndTheirErrors(t *testing.T) {
 	h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
 	h.fail("MISSING_REQUIRED", "s1", "task", map[string]any{"action": "reopen", "task_id": "task-1-1"})
 	h.ok("s1", "task", map[string]any{"action": "reopen", "task_id": "task-1-1", "reason": "x"})
-	h.repo.view(t, h.specID, func(_ *specs.Spec, journal []specs.JournalEntry) {
+	h.view(func(_ *specs.Spec, journal []specs.JournalEntry) {
 		var titles []string
 		for _, e := range journal {
 			if e.TaskID == "task-1-1" {
@@ -629,8 +529,25 @@ func TestTaskPlanEdits(t *testing.T) {
 	if d["dry_run"] != true || len(d["changes"].([]any)) == 0 || h.node(specs.RootID).TotalTasks != before.TotalTasks {
 		t.Errorf("dry run: %s", compact(d))
 	}
-	// expected_version mismatch: VERSION_CONFLICT.
-	h.fail("VERSION_CONFLICT", "s1", "task", map[string]any{"action": "update-estimate", "task_id": "task-1-1", "estimated_hours": 3, "expected_version": 1})
+	// expected_version: the version last read succeeds, an older one is
+	// VERSION_CONFLICT (naming both versions, suggesting the re-read) and
+	// changes nothing.
+	v := h.ok("s1", "task", map[string]any{"action": "info", "task_id": "task-1-1"})["version"].(float64)
+	d = h.fail("VERSION_CONFLICT", "s1", "task", map[string]any{"action": "update-estimate", "task_id": "task-1-1", "estimated_hours": 3, "expected_version": v - 1})
+	if det := d["details"].(map[string]any); det["current_version"] != v || det["expected_version"] != v-1 {
+		t.Errorf("VERSION_CONFLICT details: %s", compact(d))
+	}
+	if rec := d["recovery"].(map[string]any); rec["suggested_tool"] != "spec" || rec["suggested_args"].(map[string]any)["action"] != "get" {
+		t.Errorf("VERSION_CONFLICT recovery: %s", compact(d))
+	}
+	if n := h.node("task-1-1"); n.MetaString("estimated_hours") != "" || n.Metadata["estimated_hours"] != nil {
+		t.Errorf("a refused update changed the task: %v", n.Metadata)
+	}
+	d = h.ok("s1", "task", map[string]any{"action": "update-estimate", "task_id": "task-1-1", "estimated_hours": 3, "expected_version": v})
+	if d["version"] != v+1 {
+		t.Errorf("update with the current version: %s", compact(d))
+	}
+	h.fail("VERSION_CONFLICT", "s1", "task", map[string]any{"action": "update-estimate", "task_id": "task-1-1", "estimated_hours": 4, "expected_version": v})
 	// Dependencies: both halves, cycles refused with the cycle, self edges.
 	d = h.ok("s1", "task", map[string]any{"action": "add-dependency", "task_id": "task-1-1", "target_id": "task-1-2"})
 	if strs(d["target_dependencies"].(map[string]any)["blocked_by"])[0] != "task-1-1" {
