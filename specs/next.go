@@ -41,14 +41,13 @@ type BlockedTask struct {
 }
 
 // FailedTask is a task whose last attempt failed (complete-batch failure).
-// It is not actionable until someone decides to retry it: Retry is that
-// call (task reopen with a reason; runnable as given), after which next and
-// prepare-batch offer it again.
+// It is not actionable until someone decides to retry it: reopening it
+// (back to pending, retry_count kept) makes next and prepare-batch offer it
+// again.
 type FailedTask struct {
-	TaskID     string         `json:"task_id"`
-	RetryCount int            `json:"retry_count"`
-	Reason     string         `json:"failure_reason,omitempty"`
-	Retry      map[string]any `json:"retry"` // {tool, args}
+	TaskID     string `json:"task_id"`
+	RetryCount int    `json:"retry_count"`
+	Reason     string `json:"failure_reason,omitempty"`
 }
 
 // NextResult is the answer of NextTask. When Found, Node is the task (a
@@ -118,7 +117,7 @@ func Actionable(s *Spec) iter.Seq2[string, *Node] {
 // NextTask finds the next task to work on: the first of [Actionable]. When
 // nothing qualifies, Found is false and the result lists the blocked tasks
 // (pending tasks with unfinished prerequisites, and blocked-status tasks),
-// the failed tasks with the call that retries each, the tasks in progress,
+// the failed tasks (with retry_count and failure_reason), the tasks in progress,
 // SpecComplete (every counted node completed, and at least one exists) and
 // a recovery hint. Finding nothing is not an error.
 func NextTask(s *Spec) NextResult {
@@ -144,8 +143,7 @@ func NextTask(s *Spec) NextResult {
 			res.Blocked = append(res.Blocked, BlockedTask{TaskID: n.ID, WaitingOn: Blockers(s, n.ID), Reason: n.MetaString("blocker_description")})
 		case StatusFailed:
 			retries, _ := n.MetaInt("retry_count")
-			res.Failed = append(res.Failed, FailedTask{TaskID: n.ID, RetryCount: retries, Reason: n.MetaString("failure_reason"),
-				Retry: RetryCall(s.Header.SpecID, n.ID)})
+			res.Failed = append(res.Failed, FailedTask{TaskID: n.ID, RetryCount: retries, Reason: n.MetaString("failure_reason")})
 		case StatusPending:
 			if b := Blockers(s, n.ID); len(b) > 0 {
 				res.Blocked = append(res.Blocked, BlockedTask{TaskID: n.ID, WaitingOn: b})
@@ -169,7 +167,7 @@ func NextTask(s *Spec) NextResult {
 			ids[i] = f.TaskID
 		}
 		res.Hint = "failed tasks wait for a decision: " + strings.Join(ids, ", ") +
-			"; retry one with task reopen (its failed[].retry call puts it back to pending, then task next offers it)"
+			"; retry one with task reopen (back to pending, then task next offers it)"
 	case len(res.InProgress) > 0:
 		res.Hint = "finish the tasks in progress, or run task check-deps on a blocked task"
 	case len(res.Blocked) > 0:
@@ -178,14 +176,6 @@ func NextTask(s *Spec) NextResult {
 		res.Hint = "no pending task is actionable: run task check-deps or task list-blocked"
 	}
 	return res
-}
-
-// RetryCall is the call that retries a failed task: task reopen with a
-// reason, which moves it back to pending (retry_count is kept) so that
-// next and prepare-batch offer it again.
-func RetryCall(specID, taskID string) map[string]any {
-	return map[string]any{"tool": "task", "args": map[string]any{"action": "reopen", "spec_id": specID, "task_id": taskID,
-		"reason": "retry after failure"}}
 }
 
 // actionableInPhase yields the actionable leaves of a phase (see

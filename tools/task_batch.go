@@ -127,7 +127,7 @@ func (d *Deps) taskPrepareBatch(ctx context.Context, r *Request) Result {
 		if len(tasks) == 0 {
 			nr := specs.NextTask(sp)
 			data["spec_complete"] = nr.SpecComplete
-			data["failed"] = nr.Failed
+			data["failed"] = failedData(sp.Header.SpecID, nr.Failed)
 			data["hint"] = nr.Hint
 		} else {
 			data["hint"] = "Start them together with task start-batch(task_ids), one agent per task."

@@ -141,19 +141,36 @@ func notFoundData(sp *specs.Spec, nr specs.NextResult) map[string]any {
 			inProgress = append(inProgress, map[string]any{"task_id": id, "title": n.Title, "started_by": n.StartedBy(), "started_at": n.MetaString("started_at")})
 		}
 	}
-	data := map[string]any{"found": false, "spec_complete": nr.SpecComplete, "blocked": nr.Blocked, "failed": nr.Failed, "in_progress": inProgress, "hint": nr.Hint}
 	specID := sp.Header.SpecID
+	failed := failedData(specID, nr.Failed)
+	data := map[string]any{"found": false, "spec_complete": nr.SpecComplete, "blocked": nr.Blocked, "failed": failed, "in_progress": inProgress, "hint": nr.Hint}
 	switch {
 	case nr.SpecComplete:
 		data["next_call"] = map[string]any{"tool": "lifecycle", "args": map[string]any{"action": "complete", "spec_id": specID}}
-	case len(nr.Failed) > 0:
-		data["next_call"] = nr.Failed[0].Retry
+	case len(failed) > 0:
+		data["next_call"] = failed[0]["retry"]
 	case len(nr.Blocked) > 0:
 		data["next_call"] = map[string]any{"tool": "task", "args": map[string]any{"action": "check-deps", "spec_id": specID, "task_id": nr.Blocked[0].TaskID}}
 	case len(nr.InProgress) > 0:
 		data["next_call"] = map[string]any{"tool": "task", "args": map[string]any{"action": "info", "spec_id": specID, "task_id": nr.InProgress[0]}}
 	}
 	return data
+}
+
+// failedData lists failed tasks, each with retry: the call that retries it
+// as given (task reopen with a reason: back to pending, retry_count kept,
+// so that next and prepare-batch offer it again).
+func failedData(specID string, failed []specs.FailedTask) []map[string]any {
+	out := make([]map[string]any, 0, len(failed))
+	for _, f := range failed {
+		m := map[string]any{"task_id": f.TaskID, "retry_count": f.RetryCount,
+			"retry": map[string]any{"tool": "task", "args": map[string]any{"action": "reopen", "spec_id": specID, "task_id": f.TaskID, "reason": "retry after failure"}}}
+		if f.Reason != "" {
+			m["failure_reason"] = f.Reason
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // prepareExcerptChars bounds the previous sibling's journal excerpt.
