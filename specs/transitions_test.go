@@ -260,8 +260,14 @@ func TestTransitionsRespectTheHolder(t *testing.T) {
 	}{
 		{"start", func(s *Spec, o TransitionOptions) (TransitionResult, error) { return Start(s, "task-1-1", o) }},
 		{"complete", func(s *Spec, o TransitionOptions) (TransitionResult, error) { return Complete(s, "task-1-1", o) }},
-		{"block", func(s *Spec, o TransitionOptions) (TransitionResult, error) { o.Reason = "x"; return Block(s, "task-1-1", o) }},
-		{"reopen", func(s *Spec, o TransitionOptions) (TransitionResult, error) { o.Reason = "x"; return Reopen(s, "task-1-1", o) }},
+		{"block", func(s *Spec, o TransitionOptions) (TransitionResult, error) {
+			o.Reason = "x"
+			return Block(s, "task-1-1", o)
+		}},
+		{"reopen", func(s *Spec, o TransitionOptions) (TransitionResult, error) {
+			o.Reason = "x"
+			return Reopen(s, "task-1-1", o)
+		}},
 		{"fail", func(s *Spec, o TransitionOptions) (TransitionResult, error) { return Fail(s, "task-1-1", o) }},
 		{"update-status", func(s *Spec, o TransitionOptions) (TransitionResult, error) {
 			return UpdateStatus(s, "task-1-1", StatusCompleted, o)
