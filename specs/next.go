@@ -83,33 +83,36 @@ type NextResult struct {
 //     re-runs a failing task on its own. NextTask lists them with the
 //     retry call.
 func Actionable(s *Spec) iter.Seq2[string, *Node] {
-	return func(yield func(string, *Node) bool) {
-		root := s.Root()
-		if root == nil {
+	return func(yield func(string, *Node) bool) { eachActionable(s, yield) }
+}
+
+// eachActionable calls yield for each task of [Actionable] until it
+// returns false. NextTask calls it directly, so that finding the first
+// task costs no iterator closures.
+func eachActionable(s *Spec, yield func(phaseID string, n *Node) bool) {
+	root := s.Root()
+	if root == nil {
+		return
+	}
+	var inProgress, pending []*Node
+	for _, cid := range root.Children {
+		p := s.Node(cid)
+		if p == nil {
+			continue
+		}
+		switch p.Status {
+		case StatusInProgress:
+			inProgress = append(inProgress, p)
+		case StatusPending, StatusFailed:
+			pending = append(pending, p)
+		}
+	}
+	for _, p := range append(inProgress, pending...) {
+		if len(Blockers(s, p.ID)) > 0 {
+			continue
+		}
+		if !eachActionableInPhase(s, p, func(n *Node) bool { return yield(p.ID, n) }) {
 			return
-		}
-		var inProgress, pending []*Node
-		for _, cid := range root.Children {
-			p := s.Node(cid)
-			if p == nil {
-				continue
-			}
-			switch p.Status {
-			case StatusInProgress:
-				inProgress = append(inProgress, p)
-			case StatusPending, StatusFailed:
-				pending = append(pending, p)
-			}
-		}
-		for _, p := range append(inProgress, pending...) {
-			if len(Blockers(s, p.ID)) > 0 {
-				continue
-			}
-			for n := range actionableInPhase(s, p) {
-				if !yield(p.ID, n) {
-					return
-				}
-			}
 		}
 	}
 }
@@ -127,8 +130,11 @@ func NextTask(s *Spec) NextResult {
 		res.Hint = "the spec has no root node: run spec fix"
 		return res
 	}
-	for phaseID, n := range Actionable(s) {
+	eachActionable(s, func(phaseID string, n *Node) bool {
 		res.Found, res.TaskID, res.Node, res.PhaseID = true, n.ID, n, phaseID
+		return false
+	})
+	if res.Found {
 		return res
 	}
 	// Nothing actionable: explain.
@@ -178,35 +184,34 @@ func NextTask(s *Spec) NextResult {
 	return res
 }
 
-// actionableInPhase yields the actionable leaves of a phase (see
-// [Actionable]) in execution order.
-func actionableInPhase(s *Spec, phase *Node) iter.Seq[*Node] {
-	return func(yield func(*Node) bool) {
-		otherUnfinished := -1 // lazily computed: 1 when an unfinished non-verify work leaf exists
-		phaseBlockers := map[string]bool{}
-		for n := range openLeaves(s, phase) {
-			if n.Status != StatusPending {
-				continue
-			}
-			if n.Type == TypeVerify {
-				if otherUnfinished < 0 {
-					otherUnfinished = 0
-					for m := range openLeaves(s, phase) {
-						if m.Type != TypeVerify {
-							otherUnfinished = 1
-							break
-						}
+// eachActionableInPhase calls yield for each actionable leaf of a phase
+// (see [Actionable]) in execution order; it returns false when yield did.
+func eachActionableInPhase(s *Spec, phase *Node, yield func(*Node) bool) bool {
+	otherUnfinished := -1 // lazily computed: 1 when an unfinished non-verify work leaf exists
+	phaseBlockers := map[string]bool{}
+	for n := range openLeaves(s, phase) {
+		if n.Status != StatusPending {
+			continue
+		}
+		if n.Type == TypeVerify {
+			if otherUnfinished < 0 {
+				otherUnfinished = 0
+				for m := range openLeaves(s, phase) {
+					if m.Type != TypeVerify {
+						otherUnfinished = 1
+						break
 					}
 				}
-				if otherUnfinished > 0 {
-					continue
-				}
 			}
-			if unblockedBelow(s, n, phase.ID, phaseBlockers) && !yield(n) {
-				return
+			if otherUnfinished > 0 {
+				continue
 			}
 		}
+		if unblockedBelow(s, n, phase.ID, phaseBlockers) && !yield(n) {
+			return false
+		}
 	}
+	return true
 }
 
 // openLeaves yields the unfinished work leaves (task/subtask/verify leaves

@@ -248,7 +248,7 @@ func rollupSummaryViolations(s *Spec) []Violation {
 }
 
 // nextInPhaseViolations compares, for every phase, the first of
-// actionableInPhase (which skips
+// eachActionableInPhase (which skips
 // finished subtrees and uses the first_open hints) with a plain scan of the
 // phase in execution order.
 func nextInPhaseViolations(s *Spec) []Violation {
@@ -263,10 +263,7 @@ func nextInPhaseViolations(s *Spec) []Violation {
 			continue
 		}
 		var got *Node
-		for n := range actionableInPhase(s, p) {
-			got = n
-			break
-		}
+		eachActionableInPhase(s, p, func(n *Node) bool { got = n; return false })
 		want := nextInPhaseScan(s, p)
 		if got != want {
 			out = append(out, Violation{Code: "NEXT_IN_PHASE", NodeID: pid, Message: fmt.Sprintf("got %v, a full scan gives %v", nodeID(got), nodeID(want))})
