@@ -1,6 +1,9 @@
 package specs
 
-import "iter"
+import (
+	"iter"
+	"strings"
+)
 
 // ExecutionOrder yields id's subtree depth-first in children order
 // (pre-order, id first): the execution order used by task lists. Missing
@@ -37,9 +40,19 @@ type BlockedTask struct {
 	Reason    string   `json:"reason,omitempty"` // the blocker description of a blocked-status task
 }
 
+// FailedTask is a task whose last attempt failed (complete-batch failure).
+// It is not actionable until someone decides to retry it: reopening it
+// (back to pending, retry_count kept) makes next and prepare-batch offer it
+// again.
+type FailedTask struct {
+	TaskID     string `json:"task_id"`
+	RetryCount int    `json:"retry_count"`
+	Reason     string `json:"failure_reason,omitempty"`
+}
+
 // NextResult is the answer of NextTask. When Found, Node is the task (a
-// shared node: do not mutate). Otherwise SpecComplete, Blocked, InProgress
-// and Hint describe why nothing is actionable.
+// shared node: do not mutate). Otherwise SpecComplete, Blocked, Failed,
+// InProgress and Hint describe why nothing is actionable.
 type NextResult struct {
 	Found        bool          `json:"found"`
 	TaskID       string        `json:"task_id,omitempty"`
@@ -47,26 +60,39 @@ type NextResult struct {
 	PhaseID      string        `json:"phase_id,omitempty"`
 	SpecComplete bool          `json:"spec_complete"`
 	Blocked      []BlockedTask `json:"blocked"`
+	Failed       []FailedTask  `json:"failed"`
 	InProgress   []string      `json:"in_progress"`
 	Hint         string        `json:"hint,omitempty"`
 }
 
-// NextTask finds the next task to work on. Phases are taken in root order,
-// in-progress ones first, then pending ones; completed and blocked phases
-// and phases with unfinished prerequisites are skipped. Within a phase the
-// first pending, unblocked leaf task/subtask/verify in execution order wins;
-// verify nodes qualify only once no other task/subtask leaf of the phase is
-// unfinished. When nothing qualifies, Found is false and the result lists
-// the blocked tasks (pending tasks with unfinished prerequisites, and
-// blocked-status tasks), the tasks in progress, SpecComplete (every counted
-// node completed, and at least one exists) and a recovery hint. Finding
-// nothing is not an error.
-func NextTask(s *Spec) NextResult {
-	res := NextResult{Blocked: []BlockedTask{}, InProgress: []string{}}
+// Actionable yields, in next-task order, every work leaf an agent may
+// start now, with the id of its phase. It is the one definition of
+// "actionable" that task next (the first one) and prepare-batch (the first
+// many) share:
+//
+//   - phases are taken in root order, in-progress ones first, then pending
+//     (or failed) ones; completed and blocked phases and phases with
+//     unfinished prerequisites are skipped;
+//   - within a phase, pending task/subtask/verify leaves in execution order
+//     whose own prerequisites and those of their ancestors below the phase
+//     are finished;
+//   - a verify leaf only once no other (non-verify) work leaf of its phase
+//     is unfinished;
+//   - failed leaves are not actionable: a failure needs a decision (task
+//     reopen to retry it, or a plan change), so an agent loop never
+//     re-runs a failing task on its own. NextTask lists them with the
+//     retry call.
+func Actionable(s *Spec) iter.Seq2[string, *Node] {
+	return func(yield func(string, *Node) bool) { eachActionable(s, yield) }
+}
+
+// eachActionable calls yield for each task of [Actionable] until it
+// returns false. NextTask calls it directly, so that finding the first
+// task costs no iterator closures.
+func eachActionable(s *Spec, yield func(phaseID string, n *Node) bool) {
 	root := s.Root()
 	if root == nil {
-		res.Hint = "the spec has no root node: run spec fix"
-		return res
+		return
 	}
 	var inProgress, pending []*Node
 	for _, cid := range root.Children {
@@ -85,10 +111,31 @@ func NextTask(s *Spec) NextResult {
 		if len(Blockers(s, p.ID)) > 0 {
 			continue
 		}
-		if n := nextInPhase(s, p); n != nil {
-			res.Found, res.TaskID, res.Node, res.PhaseID = true, n.ID, n, p.ID
-			return res
+		if !eachActionableInPhase(s, p, func(n *Node) bool { return yield(p.ID, n) }) {
+			return
 		}
+	}
+}
+
+// NextTask finds the next task to work on: the first of [Actionable]. When
+// nothing qualifies, Found is false and the result lists the blocked tasks
+// (pending tasks with unfinished prerequisites, and blocked-status tasks),
+// the failed tasks (with retry_count and failure_reason), the tasks in progress,
+// SpecComplete (every counted node completed, and at least one exists) and
+// a recovery hint. Finding nothing is not an error.
+func NextTask(s *Spec) NextResult {
+	res := NextResult{Blocked: []BlockedTask{}, Failed: []FailedTask{}, InProgress: []string{}}
+	root := s.Root()
+	if root == nil {
+		res.Hint = "the spec has no root node: run spec fix"
+		return res
+	}
+	eachActionable(s, func(phaseID string, n *Node) bool {
+		res.Found, res.TaskID, res.Node, res.PhaseID = true, n.ID, n, phaseID
+		return false
+	})
+	if res.Found {
+		return res
 	}
 	// Nothing actionable: explain.
 	for n := range ExecutionOrder(s, RootID) {
@@ -100,7 +147,10 @@ func NextTask(s *Spec) NextResult {
 			res.InProgress = append(res.InProgress, n.ID)
 		case StatusBlocked:
 			res.Blocked = append(res.Blocked, BlockedTask{TaskID: n.ID, WaitingOn: Blockers(s, n.ID), Reason: n.MetaString("blocker_description")})
-		case StatusPending, StatusFailed:
+		case StatusFailed:
+			retries, _ := n.MetaInt("retry_count")
+			res.Failed = append(res.Failed, FailedTask{TaskID: n.ID, RetryCount: retries, Reason: n.MetaString("failure_reason")})
+		case StatusPending:
 			if b := Blockers(s, n.ID); len(b) > 0 {
 				res.Blocked = append(res.Blocked, BlockedTask{TaskID: n.ID, WaitingOn: b})
 			}
@@ -117,6 +167,13 @@ func NextTask(s *Spec) NextResult {
 		res.Hint = "every task is completed: move the spec with lifecycle complete"
 	case root.TotalTasks == 0:
 		res.Hint = "the spec has no tasks yet: add a phase with authoring phase-add"
+	case len(res.Failed) > 0:
+		ids := make([]string, len(res.Failed))
+		for i, f := range res.Failed {
+			ids[i] = f.TaskID
+		}
+		res.Hint = "failed tasks wait for a decision: " + strings.Join(ids, ", ") +
+			"; retry one with task reopen (back to pending, then task next offers it)"
 	case len(res.InProgress) > 0:
 		res.Hint = "finish the tasks in progress, or run task check-deps on a blocked task"
 	case len(res.Blocked) > 0:
@@ -127,8 +184,9 @@ func NextTask(s *Spec) NextResult {
 	return res
 }
 
-// nextInPhase returns the first actionable leaf of a phase, or nil.
-func nextInPhase(s *Spec, phase *Node) *Node {
+// eachActionableInPhase calls yield for each actionable leaf of a phase
+// (see [Actionable]) in execution order; it returns false when yield did.
+func eachActionableInPhase(s *Spec, phase *Node, yield func(*Node) bool) bool {
 	otherUnfinished := -1 // lazily computed: 1 when an unfinished non-verify work leaf exists
 	phaseBlockers := map[string]bool{}
 	for n := range openLeaves(s, phase) {
@@ -149,11 +207,11 @@ func nextInPhase(s *Spec, phase *Node) *Node {
 				continue
 			}
 		}
-		if unblockedBelow(s, n, phase.ID, phaseBlockers) {
-			return n
+		if unblockedBelow(s, n, phase.ID, phaseBlockers) && !yield(n) {
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 // openLeaves yields the unfinished work leaves (task/subtask/verify leaves

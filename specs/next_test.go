@@ -2,6 +2,7 @@ package specs
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -139,5 +140,44 @@ func TestLifecycle(t *testing.T) {
 	noErr(t, err)
 	if !reflect.DeepEqual(AllowedLifecycleMoves(""), []Lifecycle{LifecycleActive, LifecycleArchived}) {
 		t.Fatal("allowed")
+	}
+}
+
+// TestActionableSkipsFailedTasksAndNextNamesThem: a failed task is not
+// actionable (for next or for a batch); when only failed work remains, next
+// lists it with its retry count and reason and the hint names it; reopen
+// makes it actionable again, in its place.
+func TestActionableSkipsFailedTasksAndNextNamesThem(t *testing.T) {
+	s := twoPhases(t)
+	_, err := Start(s, "task-1-1", TransitionOptions{})
+	noErr(t, err)
+	_, err = Fail(s, "task-1-1", TransitionOptions{Reason: "tests fail"})
+	noErr(t, err)
+	actionable := func() []string {
+		var ids []string
+		for _, n := range Actionable(s) {
+			ids = append(ids, n.ID)
+		}
+		return ids
+	}
+	if got := actionable(); len(got) == 0 || got[0] != "task-1-2" || NextTask(s).TaskID != got[0] {
+		t.Fatalf("actionable %v, next %s", got, NextTask(s).TaskID)
+	}
+	for _, id := range []string{"task-1-2", "task-1-3"} {
+		_, err = Complete(s, id, TransitionOptions{})
+		noErr(t, err)
+	}
+	if got := actionable(); len(got) != 0 {
+		t.Fatalf("only the failed task is left in phase-1 (phase-2 waits for it), actionable %v", got)
+	}
+	r := NextTask(s)
+	if r.Found || len(r.Failed) != 1 || r.Failed[0] != (FailedTask{TaskID: "task-1-1", RetryCount: 1, Reason: "tests fail"}) ||
+		!strings.Contains(r.Hint, "task-1-1") || !strings.Contains(r.Hint, "reopen") {
+		t.Fatalf("%+v", r)
+	}
+	_, err = Reopen(s, "task-1-1", TransitionOptions{Reason: "retry"})
+	noErr(t, err)
+	if got := actionable(); len(got) != 1 || got[0] != "task-1-1" {
+		t.Fatalf("after reopen: %v", got)
 	}
 }

@@ -8,6 +8,7 @@ type TransitionOptions struct {
 	SessionID   string   // start: recorded as started_by; decides CONFLICT
 	Author      string   // journal author (default SessionID, else "specd")
 	Force       bool     // complete: complete despite unfinished prerequisites
+	TakeOver    bool     // every transition: act on a task another session holds (see Holder)
 	Strict      bool     // complete: refuse a pending task (config tasks.strict_complete)
 	Note        string   // complete: completion note (journal content)
 	ActualHours *float64 // complete: overrides the elapsed time
@@ -71,7 +72,31 @@ func invalidTransition(n *Node, action, why string) *Error {
 		msg = "cannot " + action + " " + n.ID + ": " + why
 	}
 	return newErr(CodeInvalidTransition, "status", "%s", msg).
-		with("allowed", allowed).with("allowed_statuses", statuses).with("current_status", string(n.Status))
+		with("allowed", allowed).with("allowed_statuses", statuses).with("current_status", string(n.Status)).with("task_id", n.ID)
+}
+
+// Holder returns the session holding n: the started_by of a task in
+// progress, or of a blocked task that was blocked while in progress (block
+// keeps the claim). It returns "" for any other task and for a claim made
+// without a session.
+func Holder(n *Node) string {
+	if n == nil || (n.Status != StatusInProgress && n.Status != StatusBlocked) {
+		return ""
+	}
+	return n.StartedBy()
+}
+
+// checkHolder refuses a transition of n by a session other than its
+// holder: CONFLICT with details.started_by and details.started_at, unless
+// opts.TakeOver. A caller without a session id (the CLI, a domain test)
+// is not refused.
+func checkHolder(n *Node, action string, opts TransitionOptions) error {
+	by := Holder(n)
+	if by == "" || opts.SessionID == "" || by == opts.SessionID || opts.TakeOver {
+		return nil
+	}
+	return newErr(CodeConflict, "task_id", "cannot %s %s: session %s started it at %s; pass force:true to act on it anyway", action, n.ID, by, n.MetaString("started_at")).
+		with("task_id", n.ID).with("started_by", by).with("started_at", n.MetaString("started_at")).with("action", action)
 }
 
 // transitionTarget returns the node for a transition, or the error for a
@@ -118,7 +143,7 @@ func (s *Spec) journalEntry(n *Node, entryType, title, content string, o Transit
 
 func blockedErr(id string, blockers []string) *Error {
 	return newErr(CodeTaskBlocked, "task_id", "%s is waiting on %s; run task check-deps to see what is unfinished", id, strings.Join(blockers, ", ")).
-		with("blocked_by", blockers).with("suggested_action", "check-deps")
+		with("blocked_by", blockers).with("suggested_action", "check-deps").with("task_id", id)
 }
 
 // finish applies the rollup and header bookkeeping after a status change.
@@ -132,10 +157,13 @@ func (s *Spec) finish(id string) {
 // progress under the same session (or an unknown one) succeeds with a
 // warning and no journal entry.
 //
+// With opts.TakeOver, starting a task another session holds moves the
+// claim to opts.SessionID (journaled as "Task Taken Over").
+//
 // Errors: TASK_NOT_FOUND, INVALID_TRANSITION (a parent, or another status;
-// details.allowed), CONFLICT (in progress under another session;
-// details.started_by, details.started_at), TASK_BLOCKED (unfinished
-// prerequisites; details.blocked_by).
+// details.allowed), CONFLICT (in progress under another session, unless
+// opts.TakeOver; details.started_by, details.started_at), TASK_BLOCKED
+// (unfinished prerequisites; details.blocked_by).
 func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
 	defer s.mutate(&err)()
 	n, err := transitionTarget(s, id, "start")
@@ -144,11 +172,21 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusInProgress}
 	if n.Status == StatusInProgress {
-		if by := n.StartedBy(); by != "" && opts.SessionID != "" && by != opts.SessionID {
-			return res, newErr(CodeConflict, "task_id", "%s is already in progress under session %s", id, by).
-				with("started_by", by).with("started_at", n.MetaString("started_at"))
+		if err := checkHolder(n, "start", opts); err != nil {
+			return res, err
 		}
-		res.Warnings = append(res.Warnings, id+" is already in progress")
+		by := n.StartedBy()
+		if !opts.TakeOver || by == "" || opts.SessionID == "" || by == opts.SessionID {
+			res.Warnings = append(res.Warnings, id+" is already in progress")
+			return res, nil
+		}
+		// Taking over another session's claim: the claim moves to this
+		// session, journaled.
+		e := s.Edit(id)
+		e.SetMeta("started_at", s.nowString())
+		e.SetMeta("started_by", opts.SessionID)
+		res.Entry = s.journalEntry(e, "status_change", "Task Taken Over", "Took over "+id+" from session "+by+".", opts, map[string]any{"previous_holder": by})
+		s.touch()
 		return res, nil
 	}
 	if err := checkSource(n, "start"); err != nil {
@@ -179,7 +217,8 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 //
 // Errors: TASK_NOT_FOUND, INVALID_TRANSITION (a parent; blocked or failed;
 // pending under Strict), INVALID_FORMAT (negative actual hours),
-// TASK_BLOCKED (details.blocked_by).
+// TASK_BLOCKED (details.blocked_by), CONFLICT (held by another session,
+// unless opts.TakeOver; details.started_by, details.started_at).
 func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
 	defer s.mutate(&err)()
 	n, err := transitionTarget(s, id, "complete")
@@ -190,6 +229,9 @@ func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult,
 	if n.Status == StatusCompleted {
 		res.Warnings = append(res.Warnings, id+" is already completed")
 		return res, nil
+	}
+	if err := checkHolder(n, "complete", opts); err != nil {
+		return res, err
 	}
 	if err := checkSource(n, "complete"); err != nil {
 		return res, err
@@ -244,7 +286,8 @@ func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult,
 // (opts.Reason) and blocker_ticket.
 //
 // Errors: TASK_NOT_FOUND, INVALID_TRANSITION, MISSING_REQUIRED (reason),
-// INVALID_FORMAT (blocker_type).
+// INVALID_FORMAT (blocker_type), CONFLICT (held by another session, unless
+// opts.TakeOver).
 func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
 	defer s.mutate(&err)()
 	n, err := transitionTarget(s, id, "block")
@@ -252,6 +295,9 @@ func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 		return res, err
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusBlocked}
+	if err := checkHolder(n, "block", opts); err != nil {
+		return res, err
+	}
 	if err := checkSource(n, "block"); err != nil {
 		return res, err
 	}
@@ -282,14 +328,16 @@ func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	return res, nil
 }
 
-// Unblock moves a blocked node back to pending and moves its blocker into
+// Unblock moves a blocked node back to pending, releases its claim
+// (started_at, started_by), and moves its blocker into
 // resolved_blockers[] ({blocked_at, blocker_type, description, ticket,
 // resolved_at, resolution}). As the one exception to "transitions apply to
 // leaves", it also accepts a blocked parent (an imported phase, or a task
 // that gained subtasks while blocked): the parent's status is then
 // recomputed from its children.
 //
-// Errors: TASK_NOT_FOUND, INVALID_TRANSITION (not blocked).
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION (not blocked), CONFLICT
+// (blocked while another session held it, unless opts.TakeOver).
 func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
 	defer s.mutate(&err)()
 	n := s.Node(id)
@@ -298,6 +346,9 @@ func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, 
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusPending}
 	if err := checkSource(n, "unblock"); err != nil {
+		return res, err
+	}
+	if err := checkHolder(n, "unblock", opts); err != nil {
 		return res, err
 	}
 	e := s.Edit(id)
@@ -312,7 +363,9 @@ func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, 
 	}
 	list, _ := e.Metadata["resolved_blockers"].([]any)
 	e.SetMeta("resolved_blockers", append(cloneValue(list).([]any), resolved))
-	e.DeleteMeta("blocked_at", "blocker_type", "blocker_description", "blocker_ticket")
+	// Back to pending: the claim of whoever held it is released too (as
+	// reopen does), so a later start is a fresh claim.
+	e.DeleteMeta("blocked_at", "blocker_type", "blocker_description", "blocker_ticket", "started_at", "started_by")
 	e.Status = StatusPending
 	content := resolution
 	if content == "" {
@@ -328,7 +381,8 @@ func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, 
 // clears completed_at, needs_journaling, journaled_at, started_at and
 // started_by (actual_hours and the retry history are kept).
 //
-// Errors: TASK_NOT_FOUND, INVALID_TRANSITION, MISSING_REQUIRED (reason).
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION, MISSING_REQUIRED (reason),
+// CONFLICT (held by another session, unless opts.TakeOver).
 func Reopen(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
 	defer s.mutate(&err)()
 	n, err := transitionTarget(s, id, "reopen")
@@ -337,6 +391,9 @@ func Reopen(s *Spec, id string, opts TransitionOptions) (res TransitionResult, e
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusPending}
 	if err := checkSource(n, "reopen"); err != nil {
+		return res, err
+	}
+	if err := checkHolder(n, "reopen", opts); err != nil {
 		return res, err
 	}
 	if strings.TrimSpace(opts.Reason) == "" {
@@ -354,7 +411,8 @@ func Reopen(s *Spec, id string, opts TransitionOptions) (res TransitionResult, e
 // Fail moves an in-progress leaf to failed (batch completion failure):
 // retry_count + 1, failed_at, failure_reason (opts.Reason).
 //
-// Errors: TASK_NOT_FOUND, INVALID_TRANSITION.
+// Errors: TASK_NOT_FOUND, INVALID_TRANSITION, CONFLICT (held by another
+// session, unless opts.TakeOver).
 func Fail(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
 	defer s.mutate(&err)()
 	n, err := transitionTarget(s, id, "fail")
@@ -362,6 +420,9 @@ func Fail(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err
 		return res, err
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusFailed}
+	if err := checkHolder(n, "fail", opts); err != nil {
+		return res, err
+	}
 	if err := checkSource(n, "fail"); err != nil {
 		return res, err
 	}

@@ -248,3 +248,65 @@ func TestRollupsAndPhaseCompletion(t *testing.T) {
 	}
 	mustNoViolations(t, s, "rollups")
 }
+
+// TestTransitionsRespectTheHolder: every transition of a task another
+// session holds is CONFLICT (with started_by, started_at, task_id) and
+// changes nothing; TakeOver allows it; callers without a session are not
+// refused.
+func TestTransitionsRespectTheHolder(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(s *Spec, o TransitionOptions) (TransitionResult, error)
+	}{
+		{"start", func(s *Spec, o TransitionOptions) (TransitionResult, error) { return Start(s, "task-1-1", o) }},
+		{"complete", func(s *Spec, o TransitionOptions) (TransitionResult, error) { return Complete(s, "task-1-1", o) }},
+		{"block", func(s *Spec, o TransitionOptions) (TransitionResult, error) {
+			o.Reason = "x"
+			return Block(s, "task-1-1", o)
+		}},
+		{"reopen", func(s *Spec, o TransitionOptions) (TransitionResult, error) {
+			o.Reason = "x"
+			return Reopen(s, "task-1-1", o)
+		}},
+		{"fail", func(s *Spec, o TransitionOptions) (TransitionResult, error) { return Fail(s, "task-1-1", o) }},
+		{"update-status", func(s *Spec, o TransitionOptions) (TransitionResult, error) {
+			return UpdateStatus(s, "task-1-1", StatusCompleted, o)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := twoPhases(t)
+			_, err := Start(s, "task-1-1", TransitionOptions{SessionID: "a"})
+			noErr(t, err)
+			before := docJSON(t, s)
+			_, err = tt.do(s, TransitionOptions{SessionID: "b"})
+			e := mustCode(t, err, CodeConflict)
+			if e.Details["started_by"] != "a" || e.Details["started_at"] == "" || e.Details["task_id"] != "task-1-1" {
+				t.Fatalf("details %v", e.Details)
+			}
+			if docJSON(t, s) != before {
+				t.Fatal("a refused transition changed the spec")
+			}
+			if _, err := tt.do(s, TransitionOptions{SessionID: "b", TakeOver: true}); err != nil {
+				t.Fatalf("with TakeOver: %v", err)
+			}
+			if tt.name == "start" && s.Node("task-1-1").StartedBy() != "b" {
+				t.Fatalf("start with TakeOver must move the claim, started_by %q", s.Node("task-1-1").StartedBy())
+			}
+		})
+	}
+	// Blocked while held: unblock by another session is CONFLICT; no
+	// session (the domain's own callers) is not refused.
+	s := twoPhases(t)
+	_, err := Start(s, "task-1-1", TransitionOptions{SessionID: "a"})
+	noErr(t, err)
+	_, err = Block(s, "task-1-1", TransitionOptions{SessionID: "a", Reason: "x"})
+	noErr(t, err)
+	_, err = Unblock(s, "task-1-1", TransitionOptions{SessionID: "b"})
+	mustCode(t, err, CodeConflict)
+	_, err = Unblock(s, "task-1-1", TransitionOptions{})
+	noErr(t, err)
+	if n := s.Node("task-1-1"); n.Status != StatusPending || n.StartedBy() != "" {
+		t.Fatalf("unblock must release the claim: %s %q", n.Status, n.StartedBy())
+	}
+}

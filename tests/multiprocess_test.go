@@ -107,15 +107,23 @@ func (l *mpLedger) replay(seeded []string) (map[string]specs.Status, []string) {
 				bad = append(bad, fmt.Sprintf("v%v %s claimed %s while %s (held by %q): started twice", e.version, e.proc, e.task, cur, holder[e.task]))
 			}
 			state[e.task], holder[e.task] = specs.StatusInProgress, e.proc
-		case "complete":
-			state[e.task] = specs.StatusCompleted
-		case "block":
-			state[e.task] = specs.StatusBlocked
+		case "complete", "block":
+			// Only the holder moves a task in progress (no force here).
+			if cur == specs.StatusInProgress && holder[e.task] != e.proc {
+				bad = append(bad, fmt.Sprintf("v%v %s %s %s held by %s", e.version, e.proc, e.kind, e.task, holder[e.task]))
+			}
+			state[e.task] = map[string]specs.Status{"complete": specs.StatusCompleted, "block": specs.StatusBlocked}[e.kind]
+			if e.kind == "complete" {
+				holder[e.task] = ""
+			}
 		case "unblock":
 			if cur != specs.StatusBlocked {
 				bad = append(bad, fmt.Sprintf("v%v %s unblocked %s while %s", e.version, e.proc, e.task, cur))
 			}
-			state[e.task] = specs.StatusPending
+			if h := holder[e.task]; h != "" && h != e.proc {
+				bad = append(bad, fmt.Sprintf("v%v %s unblocked %s, blocked while %s held it", e.version, e.proc, e.task, h))
+			}
+			state[e.task], holder[e.task] = specs.StatusPending, "" // unblock releases the claim
 		case "add":
 			state[e.task] = specs.StatusPending
 		}
@@ -169,7 +177,9 @@ func mpWorker(t testing.TB, l *mpLedger, name string, c *client.Client, specID s
 			id := mine[k]
 			mine = append(mine[:k], mine[k+1:]...)
 			env := l.call(t, c, "task", map[string]any{"action": "complete", "spec_id": specID, "task_id": id, "completion_note": name})
-			if err := allowed(env, "complete", "INVALID_TRANSITION", "TASK_BLOCKED"); err != nil {
+			// CONFLICT: after this process blocked and unblocked its task,
+			// another one claimed it and now holds it.
+			if err := allowed(env, "complete", "INVALID_TRANSITION", "TASK_BLOCKED", "CONFLICT"); err != nil {
 				return err
 			}
 			if env["success"] == true {
@@ -195,7 +205,7 @@ func mpWorker(t testing.TB, l *mpLedger, name string, c *client.Client, specID s
 				id = mine[rng.Intn(len(mine))]
 			}
 			env := l.call(t, c, "task", map[string]any{"action": "block", "spec_id": specID, "task_id": id, "reason": name + " waits", "blocker_type": "technical"})
-			if err := allowed(env, "block", "INVALID_TRANSITION"); err != nil {
+			if err := allowed(env, "block", "INVALID_TRANSITION", "CONFLICT"); err != nil { // CONFLICT: another process holds it
 				return err
 			}
 			if env["success"] == true {
@@ -216,7 +226,7 @@ func mpWorker(t testing.TB, l *mpLedger, name string, c *client.Client, specID s
 				blocked = append(blocked[:k], blocked[k+1:]...)
 			}
 			env := l.call(t, c, "task", map[string]any{"action": "unblock", "spec_id": specID, "task_id": id, "resolution": name + " resolved"})
-			if err := allowed(env, "unblock", "INVALID_TRANSITION"); err != nil {
+			if err := allowed(env, "unblock", "INVALID_TRANSITION", "CONFLICT"); err != nil { // CONFLICT: blocked while another process held it
 				return err
 			}
 			if env["success"] == true {

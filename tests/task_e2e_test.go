@@ -266,53 +266,90 @@ func checkFinishedSpec(t *testing.T, st *store.Store, specID string, leaves []st
 }
 
 // TestTaskClaimsAreAtomicAcrossSessions: many in-process sessions claim at
-// once on one server; every claim is a different task and a start of a
-// task held by another session is CONFLICT with started_by.
+// once on one server, more often than there are claimable tasks. Every
+// answer must be a success: a claim (found, claimed, in_progress, started
+// by the claimer) or found:false once nothing is claimable; any error or
+// other shape fails the test. The successful claims are exactly the
+// claimable tasks, each claimed once. A start of a held task by another
+// session is CONFLICT with started_by.
 func TestTaskClaimsAreAtomicAcrossSessions(t *testing.T) {
 	deps := newDeps(t, false)
 	owner, _ := inProcess(t, deps, protocols[0])
 	specID, _ := seedWorkSpec(t, owner)
-	const agents = 8
+	// Claimable in the seeded spec, from its construction: phase 1's 17
+	// tasks except every third (each waits for the task two before it);
+	// phase 1's verify nodes wait for its tasks, and phases 2 and 3 wait
+	// for phase 1.
+	claimable := map[string]bool{}
+	for i := 1; i <= 17; i++ {
+		if i%3 != 0 {
+			claimable[fmt.Sprintf("task-1-%d", i)] = true
+		}
+	}
+	const agents, attempts = 8, 3 // 24 claims for 12 tasks
 	clients := make([]*client.Client, agents)
 	for i := range clients {
 		clients[i], _ = inProcess(t, deps, protocols[i%2])
 	}
 	var mu sync.Mutex
-	claimed := map[string]int{}
+	claimedBy := map[string][]int{}
+	notFound := 0
+	var unexpected []string
 	var wg sync.WaitGroup
+	start := make(chan struct{})
 	for i, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := 0; k < 3; k++ {
+			<-start
+			for k := 0; k < attempts; k++ {
 				env := call(t, c, "task", map[string]any{"action": "next", "spec_id": specID, "claim": true})
 				d := data(env)
-				if env["success"] != true || d["found"] != true {
-					continue
-				}
 				mu.Lock()
-				claimed[d["task_id"].(string)]++
+				switch {
+				case env["success"] != true:
+					unexpected = append(unexpected, fmt.Sprintf("agent %d: %s %v", i, errorCode(env), d))
+				case d["found"] == true && d["claimed"] == true && d["status"] == "in_progress":
+					claimedBy[d["task_id"].(string)] = append(claimedBy[d["task_id"].(string)], i)
+				case d["found"] == false && d["claimed"] == false && d["spec_complete"] == false:
+					notFound++
+				default:
+					unexpected = append(unexpected, fmt.Sprintf("agent %d: %v", i, d))
+				}
 				mu.Unlock()
-				_ = i
 			}
 		}()
 	}
+	close(start)
 	wg.Wait()
-	if len(claimed) == 0 {
-		t.Fatal("nothing claimed")
+	for _, u := range unexpected {
+		t.Errorf("unexpected answer: %s", u)
 	}
-	for id, n := range claimed {
-		if n != 1 {
-			t.Errorf("%s claimed %d times", id, n)
+	for id, who := range claimedBy {
+		if len(who) != 1 {
+			t.Errorf("%s claimed %d times (agents %v)", id, len(who), who)
+		}
+		if !claimable[id] {
+			t.Errorf("%s was claimed but is not claimable", id)
 		}
 	}
-	// Another session's start of a claimed task: CONFLICT naming the holder.
-	var held string
-	for id := range claimed {
-		held = id
-		break
+	if len(claimedBy) != len(claimable) || notFound != agents*attempts-len(claimable) {
+		t.Errorf("%d tasks claimed and %d found:false answers; want the %d claimable tasks and %d found:false",
+			len(claimedBy), notFound, len(claimable), agents*attempts-len(claimable))
 	}
-	env := call(t, owner, "task", map[string]any{"action": "start", "spec_id": specID, "task_id": held})
+	// Every claim is in the store under its claimer's session.
+	if err := deps.Specs.(*store.Store).ReadSpec(context.Background(), specID, func(sp *specs.Spec, _ specs.JournalReader) error {
+		for id := range claimable {
+			if n := sp.Node(id); n.Status != specs.StatusInProgress || n.StartedBy() == "" {
+				return fmt.Errorf("%s: %s started_by %q", id, n.Status, n.StartedBy())
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Another session's start of a claimed task: CONFLICT naming the holder.
+	env := call(t, owner, "task", map[string]any{"action": "start", "spec_id": specID, "task_id": "task-1-1"})
 	det, _ := data(env)["details"].(map[string]any)
 	if errorCode(env) != "CONFLICT" || det["started_by"] == "" || det["started_at"] == "" {
 		t.Fatalf("start of a held task: %v", env)

@@ -89,7 +89,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	}
 	a, args, verr := validate(t, raw)
 	if verr != nil {
-		return call.Failure(verr)
+		return call.Failure(withNextCall(t, verr))
 	}
 	call.Action = a.Name
 	deadline := rt.Deadline
@@ -113,7 +113,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		if e.Code == core.CodeInternal && e.Cause() != nil {
 			log.Error("internal error", "err", e.Cause())
 		}
-		return fitFailure(call, e, res.Meta, answerBudget(r.budget, args))
+		return fitFailure(call, withNextCall(t, e), res.Meta, answerBudget(r.budget, args))
 	}
 	return r.fitAnswer(call, t, a, args, res)
 }

@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
-	"github.com/specd/specd/specs"
 )
 
 func TestParseSpecArchiveID(t *testing.T) {
@@ -111,97 +112,56 @@ func TestArchiveWindow(t *testing.T) {
 	}
 }
 
-// memResearch is an in-memory ResearchStore.
-type memResearch struct {
-	mu      sync.Mutex
-	data    map[string][]byte
-	meta    map[string]ResearchArchiveMeta
-	ids     map[string]string
-	digests map[string]ResearchDigest
-	sweeps  []time.Time
+// storeResearch presents a real store (storetest.Open: a bbolt file in
+// t.TempDir()) as a ResearchStore, converting the store's record types to
+// the tools' field-identical ones (what cmd/specd/adapt does; tools tests
+// cannot import it without a cycle). It records the cutoffs of
+// ArchiveSweep and passes every call through to the store.
+type storeResearch struct {
+	*store.Store
+	mu     sync.Mutex
+	sweeps []time.Time
 }
 
-func newMemResearch() *memResearch {
-	return &memResearch{data: map[string][]byte{}, meta: map[string]ResearchArchiveMeta{}, ids: map[string]string{}, digests: map[string]ResearchDigest{}}
+func (a *storeResearch) ArchivePut(ctx context.Context, content []byte, m ResearchArchiveMeta) (ResearchArchiveMeta, bool, error) {
+	out, created, err := a.Store.ArchivePut(ctx, content, store.ArchiveMeta(m))
+	return ResearchArchiveMeta(out), created, err
 }
 
-func (m *memResearch) ArchivePut(_ context.Context, content []byte, am ResearchArchiveMeta) (ResearchArchiveMeta, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	am.Hash, am.SizeBytes = hashBytes(content), len(content)
-	_, had := m.data[am.Hash]
-	m.data[am.Hash], m.meta[am.Hash] = content, am
-	if am.ContentID != "" {
-		m.ids[am.ContentID] = am.Hash
+func (a *storeResearch) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, ResearchArchiveMeta, error) {
+	b, m, err := a.Store.ArchiveGet(ctx, hash, contentID)
+	return b, ResearchArchiveMeta(m), err
+}
+
+func (a *storeResearch) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) {
+	a.mu.Lock()
+	a.sweeps = append(a.sweeps, cutoff)
+	a.mu.Unlock()
+	return a.Store.ArchiveSweep(ctx, cutoff)
+}
+
+func (a *storeResearch) DigestPut(ctx context.Context, rec ResearchDigest) (bool, error) {
+	return a.Store.DigestPut(ctx, store.DigestRecord(rec))
+}
+
+func (a *storeResearch) DigestGet(ctx context.Context, sourceID, queryHash string) (ResearchDigest, error) {
+	rec, err := a.Store.DigestGet(ctx, sourceID, queryHash)
+	return ResearchDigest(rec), err
+}
+
+func (a *storeResearch) DigestList(ctx context.Context, sourceID, after string, limit int) ([]ResearchDigest, string, error) {
+	rows, next, err := a.Store.DigestList(ctx, sourceID, after, limit)
+	out := make([]ResearchDigest, len(rows))
+	for i, r := range rows {
+		out[i] = ResearchDigest(r)
 	}
-	return am, !had, nil
+	return out, next, err
 }
 
-func (m *memResearch) ArchiveGet(_ context.Context, hash, contentID string) ([]byte, ResearchArchiveMeta, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if hash == "" {
-		hash = m.ids[contentID]
-	}
-	b, ok := m.data[hash]
-	if !ok {
-		return nil, ResearchArchiveMeta{}, core.NewError(core.CodeArchiveNotFound, "none", nil)
-	}
-	return b, m.meta[hash], nil
-}
-
-func (m *memResearch) ArchiveSweep(_ context.Context, cutoff time.Time) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sweeps = append(m.sweeps, cutoff)
-	n := 0
-	for h, am := range m.meta {
-		if at, _ := time.Parse(time.RFC3339, am.ArchivedAt); at.Before(cutoff) {
-			delete(m.data, h)
-			delete(m.meta, h)
-			n++
-		}
-	}
-	return n, nil
-}
-
-func (m *memResearch) DigestPut(_ context.Context, rec ResearchDigest) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := DigestID(rec.SourceID, rec.QueryHash)
-	_, had := m.digests[k]
-	m.digests[k] = rec
-	return had, nil
-}
-
-func (m *memResearch) DigestGet(_ context.Context, sourceID, queryHash string) (ResearchDigest, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	rec, ok := m.digests[DigestID(sourceID, queryHash)]
-	if !ok {
-		return rec, core.NewError(core.CodeDigestNotFound, "No digest.", nil)
-	}
-	return rec, nil
-}
-
-func (m *memResearch) DigestDelete(_ context.Context, sourceID, queryHash string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.digests, DigestID(sourceID, queryHash))
-	return nil
-}
-
-func (m *memResearch) DigestList(context.Context, string, string, int) ([]ResearchDigest, string, error) {
-	return nil, "", nil
-}
-
-func (m *memResearch) JournalRange(context.Context, string, uint64, uint64) ([]specs.JournalEntry, error) {
-	return []specs.JournalEntry{}, nil
-}
-
-// researchDeps is testDeps with a research store and a clock the test moves.
-func researchDeps(now *time.Time) (*Deps, *memResearch) {
-	st := newMemResearch()
+// researchDeps is testDeps with a real research store and a clock the test
+// moves.
+func researchDeps(t *testing.T, now *time.Time) (*Deps, *storeResearch) {
+	st := &storeResearch{Store: storetest.Open(t)}
 	d := testDeps()
 	d.Research = st
 	d.Runtime.Now = func() time.Time { return *now }
@@ -210,7 +170,7 @@ func researchDeps(now *time.Time) (*Deps, *memResearch) {
 
 func TestArchiveRetentionSweepsAtMostHourly(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	d, st := researchDeps(&now)
+	d, st := researchDeps(t, &now)
 	d.ArchiveRetention = 24 * time.Hour
 	tool := researchTool(d)
 	put := func(content string) map[string]any {
@@ -245,7 +205,7 @@ func TestArchiveRetentionSweepsAtMostHourly(t *testing.T) {
 
 func TestDigestSummariesForResearchNodes(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	d, _ := researchDeps(&now)
+	d, _ := researchDeps(t, &now)
 	tool := researchTool(d)
 	text := "Locks serialise writers. Readers see snapshots. Compaction needs the write lock. Cursors seek fast."
 	p, _, err := research.CreateDigest(research.CreateInput{Text: text, Query: "write lock", MaxSnippets: 5})

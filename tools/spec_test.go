@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/jcs"
 	"github.com/specd/specd/specs"
 )
 
@@ -45,6 +48,36 @@ func bigDoc(t testing.TB, phases, tasks, journalN int) specs.Document {
 			Title: fmt.Sprintf("entry %d", i), Content: strings.Repeat("note ", 20)})
 	}
 	return doc
+}
+
+// expectedSubtree is the test's own {id: node} of a node and all its
+// descendants (the "subtree:" archive item), built without budget.go.
+func expectedSubtree(h map[string]*specs.Node, id string) map[string]*specs.Node {
+	out := map[string]*specs.Node{}
+	queue := []string{id}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		if n, ok := h[x]; ok && out[x] == nil {
+			out[x] = n
+			queue = append(queue, n.Children...)
+		}
+	}
+	return out
+}
+
+// TestContentHashKnownValue pins ContentHash to a value computed by hand:
+// the canonical form of {"b":[1,2.5,"é"],"a":{"z":null,"y":true}} sorts
+// keys and writes numbers in shortest form; its sha256 comes from
+// crypto/sha256 over those literal bytes.
+func TestContentHashKnownValue(t *testing.T) {
+	const canonical = `{"a":{"y":true,"z":null},"b":[1,2.5,"é"]}`
+	sum := sha256.Sum256([]byte(canonical))
+	want := "sha256:" + hex.EncodeToString(sum[:])
+	got, err := ContentHash(map[string]any{"b": []any{1, 2.5, "é"}, "a": map[string]any{"z": nil, "y": true}})
+	if err != nil || got != want {
+		t.Fatalf("ContentHash = %s, %v; want %s (sha256 of %s)", got, err, want, canonical)
+	}
 }
 
 func TestBudgetDegradesInOrderAndHashesWhatItDrops(t *testing.T) {
@@ -102,15 +135,21 @@ func TestBudgetDegradesInOrderAndHashesWhatItDrops(t *testing.T) {
 				case strings.HasPrefix(item, "node:"):
 					v = doc.Hierarchy[strings.TrimPrefix(item, "node:")]
 				case strings.HasPrefix(item, "subtree:"):
-					v = subtree(doc.Hierarchy, strings.TrimPrefix(item, "subtree:"))
+					v = expectedSubtree(doc.Hierarchy, strings.TrimPrefix(item, "subtree:"))
 				case strings.HasPrefix(item, "journal:"):
 					var a, z uint64
 					fmt.Sscanf(strings.TrimPrefix(item, "journal:"), "%d-%d", &a, &z)
 					v = doc.Journal[a-1 : z]
 				}
-				got, err := ContentHash(v)
-				if err != nil || got != h {
-					t.Fatalf("%s: hash %s, recomputed %s (%v)", id, h, got, err)
+				// Recomputed without the code under test: RFC 8785 bytes of
+				// the independently built item, hashed with crypto/sha256.
+				canon, err := jcs.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := sha256.Sum256(canon)
+				if got := "sha256:" + hex.EncodeToString(sum[:]); got != h {
+					t.Fatalf("%s: hash %s, recomputed %s", id, h, got)
 				}
 				if !strings.HasPrefix(id, "spec:"+doc.SpecID+"@") {
 					t.Fatalf("archive id %q not pinned to the spec version", id)

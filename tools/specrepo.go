@@ -129,8 +129,14 @@ func (d *Deps) read(ctx context.Context, r *Request, fn func(sp *specs.Spec, j s
 }
 
 // specError turns a domain error into an envelope error with ranked fuzzy
-// matches and a recovery call that lists what exists.
+// matches and a recovery call that lists what exists; a store's
+// VERSION_CONFLICT gets the re-read (spec get) as its recovery.
 func specError(err error, specID string) error {
+	var ce *core.Error
+	if errors.As(err, &ce) && ce.Code == core.CodeVersionConflict && ce.Recovery == nil && specID != "" {
+		// The next call is the read that gives the current version.
+		return ce.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, nil)
+	}
 	var de *specs.Error
 	if !errors.As(err, &de) {
 		return err
@@ -163,6 +169,10 @@ func specError(err error, specID string) error {
 		if len(matches) > 0 {
 			e.WithRecovery("", nil, matches)
 		}
+	}
+	// A conflict's next call is the re-read (contract §3: "re-read first").
+	if info, _ := core.Lookup(e.Code); info.Type == core.TypeConflict && specID != "" && (e.Recovery == nil || e.Recovery.SuggestedTool == "") {
+		e.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, matches)
 	}
 	return e
 }

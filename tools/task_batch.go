@@ -21,61 +21,14 @@ import (
 const prepareBatchScan = 500
 
 // batchCandidates returns up to limit actionable work leaves in next-task
-// order: phases in progress first, then pending ones whose own
-// prerequisites are finished; within a phase, pending (or failed) unblocked
-// leaves in execution order, verify nodes only once no other work leaf of
-// the phase is unfinished (the rules of specs.NextTask, extended to every
-// actionable leaf instead of the first).
+// order: specs.Actionable, the same rule task next applies (next takes the
+// first).
 func batchCandidates(sp *specs.Spec, limit int) []*specs.Node {
-	root := sp.Root()
-	if root == nil {
-		return nil
-	}
-	var inProgress, pending []*specs.Node
-	for _, pid := range root.Children {
-		p := sp.Node(pid)
-		if p == nil {
-			continue
-		}
-		switch p.Status {
-		case specs.StatusInProgress:
-			inProgress = append(inProgress, p)
-		case specs.StatusPending, specs.StatusFailed:
-			pending = append(pending, p)
-		}
-	}
 	var out []*specs.Node
-	for _, p := range append(inProgress, pending...) {
-		if len(specs.Blockers(sp, p.ID)) > 0 {
-			continue
-		}
-		unfinishedWork := -1
-		seq, _ := taskWalk(sp, p.ID, "", 0)
-		for n := range seq {
-			if !n.IsWorkLeaf() || (n.Status != specs.StatusPending && n.Status != specs.StatusFailed) {
-				continue
-			}
-			if n.Type == specs.TypeVerify {
-				if unfinishedWork < 0 {
-					unfinishedWork = 0
-					all, _ := taskWalk(sp, p.ID, "", 0)
-					for m := range all {
-						if m.IsWorkLeaf() && m.Type != specs.TypeVerify && m.Status != specs.StatusCompleted {
-							unfinishedWork++
-						}
-					}
-				}
-				if unfinishedWork > 0 {
-					continue
-				}
-			}
-			if len(specs.Blockers(sp, n.ID)) > 0 {
-				continue
-			}
-			out = append(out, n)
-			if len(out) == limit {
-				return out
-			}
+	for _, n := range specs.Actionable(sp) {
+		out = append(out, n)
+		if len(out) == limit {
+			break
 		}
 	}
 	return out
@@ -174,6 +127,7 @@ func (d *Deps) taskPrepareBatch(ctx context.Context, r *Request) Result {
 		if len(tasks) == 0 {
 			nr := specs.NextTask(sp)
 			data["spec_complete"] = nr.SpecComplete
+			data["failed"] = failedData(sp.Header.SpecID, nr.Failed)
 			data["hint"] = nr.Hint
 		} else {
 			data["hint"] = "Start them together with task start-batch(task_ids), one agent per task."
@@ -289,9 +243,11 @@ func completionsOf(list []any) ([]completion, *core.Error) {
 // taskCompleteBatch applies each completion in one transaction: success →
 // Complete (note as the completion note), failure → Fail (in_progress →
 // failed, retry_count + 1, note as the failure reason). An item that cannot
-// move (unknown task, wrong status, blocked) is reported in its result with
-// ok:false and its error, and the others are still applied; then a
-// PARTIAL_FAILURE warning is set.
+// move (unknown task, wrong status, blocked, held by another session
+// without force: CONFLICT) is reported in its result with ok:false and its
+// error, and the others are still applied; then a PARTIAL_FAILURE warning
+// is set. force takes over other sessions' tasks; it never skips
+// prerequisites here.
 func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
 	items, berr := completionsOf(r.Args.List("completions"))
 	if berr != nil {
@@ -307,7 +263,7 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
 		failedItems = 0
 		for _, c := range items {
 			o := d.transitionOptions(r)
-			o.ActualHours, o.Force = c.ActualHours, false
+			o.ActualHours, o.Force = c.ActualHours, false // force here only takes over other sessions' tasks
 			var tr specs.TransitionResult
 			var err error
 			if c.Success {
@@ -381,6 +337,7 @@ func (d *Deps) taskResetBatch(ctx context.Context, r *Request) Result {
 			}
 			o := d.transitionOptions(r)
 			o.Reason = fmt.Sprintf("reset-batch: in progress at least %g h without completion", threshold)
+			o.TakeOver = true // freeing other sessions' stale claims is the point
 			tr, err := specs.Reopen(sp, n.ID, o)
 			if err != nil {
 				return nil, err

@@ -12,10 +12,12 @@ import (
 // The work loop: next, prepare, info, check-deps and the status transitions.
 
 // transitionOptions binds the transition parameters of a call. The session
-// id is what start records as started_by and what decides CONFLICT.
+// id is what start records as started_by and what decides CONFLICT: a
+// transition of a task another session holds is refused unless force
+// (TakeOver); for complete, force also ignores unfinished prerequisites.
 func (d *Deps) transitionOptions(r *Request) specs.TransitionOptions {
 	o := specs.TransitionOptions{
-		SessionID: r.Session.ID, Author: author(r), Force: r.Args.Bool("force"), Strict: d.StrictComplete,
+		SessionID: r.Session.ID, Author: author(r), Force: r.Args.Bool("force"), TakeOver: r.Args.Bool("force"), Strict: d.StrictComplete,
 		Note: r.Args.String("completion_note"), Reason: r.Args.String("reason"), BlockerType: r.Args.String("blocker_type"),
 		Ticket: r.Args.String("ticket"), Resolution: r.Args.String("resolution"),
 	}
@@ -122,14 +124,16 @@ func (d *Deps) taskNext(ctx context.Context, r *Request) Result {
 	}
 	if res.Err == nil && !found && !complete {
 		res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
-			"No task can start now: see data.blocked and data.in_progress, then task check-deps on a blocked task.", nil))
+			"No task can start now: see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
 	}
 	return res
 }
 
 // notFoundData is next's answer when nothing is actionable: blocked tasks
-// with what they wait on, tasks in progress with who started them, and the
-// next call to make.
+// with what they wait on, failed tasks with the call that retries each,
+// tasks in progress with who started them, and the next call to make (a
+// failed task's retry comes first: it is the only work this agent can
+// unlock by itself).
 func notFoundData(sp *specs.Spec, nr specs.NextResult) map[string]any {
 	inProgress := make([]map[string]any, 0, len(nr.InProgress))
 	for _, id := range nr.InProgress {
@@ -137,17 +141,36 @@ func notFoundData(sp *specs.Spec, nr specs.NextResult) map[string]any {
 			inProgress = append(inProgress, map[string]any{"task_id": id, "title": n.Title, "started_by": n.StartedBy(), "started_at": n.MetaString("started_at")})
 		}
 	}
-	data := map[string]any{"found": false, "spec_complete": nr.SpecComplete, "blocked": nr.Blocked, "in_progress": inProgress, "hint": nr.Hint}
 	specID := sp.Header.SpecID
+	failed := failedData(specID, nr.Failed)
+	data := map[string]any{"found": false, "spec_complete": nr.SpecComplete, "blocked": nr.Blocked, "failed": failed, "in_progress": inProgress, "hint": nr.Hint}
 	switch {
 	case nr.SpecComplete:
 		data["next_call"] = map[string]any{"tool": "lifecycle", "args": map[string]any{"action": "complete", "spec_id": specID}}
+	case len(failed) > 0:
+		data["next_call"] = failed[0]["retry"]
 	case len(nr.Blocked) > 0:
 		data["next_call"] = map[string]any{"tool": "task", "args": map[string]any{"action": "check-deps", "spec_id": specID, "task_id": nr.Blocked[0].TaskID}}
 	case len(nr.InProgress) > 0:
 		data["next_call"] = map[string]any{"tool": "task", "args": map[string]any{"action": "info", "spec_id": specID, "task_id": nr.InProgress[0]}}
 	}
 	return data
+}
+
+// failedData lists failed tasks, each with retry: the call that retries it
+// as given (task reopen with a reason: back to pending, retry_count kept,
+// so that next and prepare-batch offer it again).
+func failedData(specID string, failed []specs.FailedTask) []map[string]any {
+	out := make([]map[string]any, 0, len(failed))
+	for _, f := range failed {
+		m := map[string]any{"task_id": f.TaskID, "retry_count": f.RetryCount,
+			"retry": map[string]any{"tool": "task", "args": map[string]any{"action": "reopen", "spec_id": specID, "task_id": f.TaskID, "reason": "retry after failure"}}}
+		if f.Reason != "" {
+			m["failure_reason"] = f.Reason
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // prepareExcerptChars bounds the previous sibling's journal excerpt.

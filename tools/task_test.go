@@ -15,147 +15,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
 )
-
-// memRepo is an in-memory SpecRepo with the store's transaction semantics
-// for ReadSpec and MutateSpec (read the latest state under one lock, store
-// exactly the view's changes, dry runs and expected_version), so the tools'
-// logic can be tested without bbolt. Other methods are not used here.
-type memRepo struct {
-	SpecRepo // nil: unused methods panic
-	mu       sync.Mutex
-	specs    map[string]*memSpec
-}
-
-type memSpec struct {
-	h       specs.Header
-	nodes   specs.MemorySource
-	journal []specs.JournalEntry
-}
-
-type memJournal struct {
-	s       *memSpec
-	pending []specs.JournalEntry
-}
-
-func (j *memJournal) TaskEntries(taskID string, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
-	return j.Entries(before, limit, func(e *specs.JournalEntry) bool { return e.TaskID == taskID && (keep == nil || keep(e)) })
-}
-
-func (j *memJournal) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
-	out := []specs.JournalEntry{}
-	for i := len(j.s.journal) - 1; i >= 0; i-- {
-		e := j.s.journal[i]
-		if before != 0 && e.Seq >= before {
-			continue
-		}
-		if keep != nil && !keep(&e) {
-			continue
-		}
-		if len(out) == limit {
-			return out, true, nil
-		}
-		out = append(out, e)
-	}
-	return out, false, nil
-}
-
-func (j *memJournal) Append(e specs.JournalEntry) { j.pending = append(j.pending, e) }
-
-func (m *memRepo) get(id string) (*memSpec, error) {
-	s, ok := m.specs[id]
-	if !ok {
-		return nil, core.NewError(core.CodeSpecNotFound, "no spec "+id, map[string]any{"field": "spec_id", "received": id})
-	}
-	return s, nil
-}
-
-func (m *memRepo) ReadSpec(_ context.Context, id string, fn func(*specs.Spec, specs.JournalReader) error) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, err := m.get(id)
-	if err != nil {
-		return err
-	}
-	return fn(specs.NewSpecView(s.h.Clone(), s.nodes), &memJournal{s: s})
-}
-
-func (m *memRepo) MutateSpec(_ context.Context, id string, o specs.RepoWriteOptions, fn func(*specs.Spec, specs.JournalWriter) error) (specs.RepoWriteResult, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var res specs.RepoWriteResult
-	s, err := m.get(id)
-	if err != nil {
-		return res, err
-	}
-	if verr := (core.Mutation{DryRun: o.DryRun, ExpectedVersion: o.ExpectedVersion}).CheckVersion(s.h.Version); verr != nil {
-		return res, verr
-	}
-	view := specs.NewSpecView(s.h.Clone(), s.nodes)
-	j := &memJournal{s: s}
-	if err := fn(view, j); err != nil {
-		return res, err
-	}
-	put, del := view.Changes()
-	for _, n := range put {
-		res.Changes = append(res.Changes, specs.RepoChange{Op: "update", Target: "node:" + n.ID})
-	}
-	if len(put) == 0 && len(del) == 0 && len(j.pending) == 0 {
-		res.Version, res.DryRun = s.h.Version, o.DryRun
-		return res, nil
-	}
-	if view.Header.Version == s.h.Version {
-		view.Header.Version++
-	}
-	res.Version = view.Header.Version
-	if o.DryRun {
-		res.DryRun = true
-		return res, nil
-	}
-	s.nodes.Apply(put, del)
-	s.h = view.Header
-	for _, e := range j.pending {
-		e.Seq = uint64(len(s.journal) + 1)
-		s.journal = append(s.journal, e)
-	}
-	return res, nil
-}
-
-// put stores sp (built in memory with the domain) as a new spec.
-func (m *memRepo) put(sp *specs.Spec) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	doc := sp.Document()
-	src := specs.MemorySource{}
-	for id, n := range doc.Hierarchy {
-		n.ID = id
-		src[id] = n
-	}
-	if m.specs == nil {
-		m.specs = map[string]*memSpec{}
-	}
-	m.specs[sp.Header.SpecID] = &memSpec{h: sp.Header, nodes: src}
-}
-
-// view runs fn over the stored spec (for assertions).
-func (m *memRepo) view(t *testing.T, id string, fn func(sp *specs.Spec, journal []specs.JournalEntry)) {
-	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, err := m.get(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn(specs.NewSpecView(s.h.Clone(), s.nodes), s.journal)
-}
 
 type taskHarness struct {
 	t      *testing.T
 	reg    *Registry
 	d      *Deps
-	repo   *memRepo
+	st     *store.Store // a real bbolt store in t.TempDir()
 	mu     sync.Mutex
 	now    time.Time
 	specID string
@@ -170,33 +39,64 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 //	phase-2 (blocked by phase-1): task-2-1 with subtask task-2-1-1, task-2-2
 func newTaskHarness(t *testing.T) *taskHarness {
 	t.Helper()
-	h := &taskHarness{t: t, repo: &memRepo{}, now: t0}
+	h := &taskHarness{t: t, st: storetest.Open(t), now: t0}
 	clock := func() time.Time { h.mu.Lock(); defer h.mu.Unlock(); return h.now }
-	sp, err := specs.NewSpec(specs.NewSpecInput{Name: "Fixture"}, specs.Clock(clock), func(string) bool { return false })
-	if err != nil {
-		t.Fatal(err)
-	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "One", TestCommand: "go test ./..."}, []specs.TaskInput{
-		{Title: "A", FilePath: "a.go"}, {Title: "B", FilePath: "b.go"}, {Title: "C"},
-		{Title: "D", FilePath: "pkg/x.go"}, {Title: "E", FilePath: "pkg"},
+	hdr, err := h.st.CreateSpec(context.Background(), specs.RepoWriteOptions{Action: "test.fixture"}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "Fixture"}, specs.Clock(clock), exists)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sp, nil, fixturePlan(sp)
 	})
 	must(err)
-	_, err = specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "Two"}, []specs.TaskInput{{Title: "F", FilePath: "f.go"}, {Title: "F1", Type: specs.TypeSubtask}, {Title: "G", FilePath: "g.go"}})
-	must(err)
-	_, err = specs.MoveLifecycle(sp, specs.LifecycleActive, false)
-	must(err)
-	h.repo.put(sp)
-	h.specID = sp.Header.SpecID
-	h.d = &Deps{Store: fakeStore{}, Specs: h.repo, Version: "test", Started: t0, Workspace: t.TempDir(),
+	h.specID = hdr.SpecID
+	h.d = &Deps{Store: fakeStore{}, Specs: h.st, Version: "test", Started: t0, Workspace: t.TempDir(),
 		Runtime: Runtime{Deadline: 5 * time.Second, Now: clock}}
 	h.reg = New(h.d)
 	return h
+}
+
+// fixturePlan adds the fixture's phases to sp and activates it.
+func fixturePlan(sp *specs.Spec) error {
+	_, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "One", TestCommand: "go test ./..."}, []specs.TaskInput{
+		{Title: "A", FilePath: "a.go"}, {Title: "B", FilePath: "b.go"}, {Title: "C"},
+		{Title: "D", FilePath: "pkg/x.go"}, {Title: "E", FilePath: "pkg"},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "Two"}, []specs.TaskInput{{Title: "F", FilePath: "f.go"}, {Title: "F1", Type: specs.TypeSubtask}, {Title: "G", FilePath: "g.go"}}); err != nil {
+		return err
+	}
+	_, err = specs.MoveLifecycle(sp, specs.LifecycleActive, false)
+	return err
+}
+
+// view runs fn over the stored spec and its journal, oldest entry first
+// (for assertions), in one read transaction of the real store.
+func (h *taskHarness) view(fn func(sp *specs.Spec, journal []specs.JournalEntry)) {
+	h.t.Helper()
+	err := h.st.ReadSpec(context.Background(), h.specID, func(sp *specs.Spec, j specs.JournalReader) error {
+		newest, _, err := j.Entries(0, 100_000, nil)
+		if err != nil {
+			return err
+		}
+		journal := make([]specs.JournalEntry, 0, len(newest))
+		for i := len(newest) - 1; i >= 0; i-- {
+			journal = append(journal, newest[i])
+		}
+		fn(sp, journal)
+		return nil
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 func (h *taskHarness) advance(d time.Duration) { h.mu.Lock(); h.now = h.now.Add(d); h.mu.Unlock() }
@@ -254,7 +154,7 @@ func (h *taskHarness) fail(code, sess, tool string, args map[string]any) map[str
 
 func (h *taskHarness) invariants() {
 	h.t.Helper()
-	h.repo.view(h.t, h.specID, func(sp *specs.Spec, _ []specs.JournalEntry) {
+	h.view(func(sp *specs.Spec, _ []specs.JournalEntry) {
 		for _, v := range specs.CheckInvariants(sp) {
 			h.t.Errorf("invariant: %s", v)
 		}
@@ -263,7 +163,7 @@ func (h *taskHarness) invariants() {
 
 func (h *taskHarness) node(id string) *specs.Node {
 	var out *specs.Node
-	h.repo.view(h.t, h.specID, func(sp *specs.Spec, _ []specs.JournalEntry) { out = sp.Node(id).Clone() })
+	h.view(func(sp *specs.Spec, _ []specs.JournalEntry) { out = sp.Node(id).Clone() })
 	return out
 }
 
@@ -287,7 +187,7 @@ func ids(items any, key string) []string {
 
 func TestTaskWalkResumesAnywhereInExecutionOrder(t *testing.T) {
 	h := newTaskHarness(t)
-	h.repo.view(t, h.specID, func(sp *specs.Spec, _ []specs.JournalEntry) {
+	h.view(func(sp *specs.Spec, _ []specs.JournalEntry) {
 		var want []string
 		var depths []int
 		for n := range specs.ExecutionOrder(sp, specs.RootID) {
@@ -488,7 +388,7 @@ func TestTaskTransitionsAndTheirErrors(t *testing.T) {
 	h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
 	h.fail("MISSING_REQUIRED", "s1", "task", map[string]any{"action": "reopen", "task_id": "task-1-1"})
 	h.ok("s1", "task", map[string]any{"action": "reopen", "task_id": "task-1-1", "reason": "x"})
-	h.repo.view(t, h.specID, func(_ *specs.Spec, journal []specs.JournalEntry) {
+	h.view(func(_ *specs.Spec, journal []specs.JournalEntry) {
 		var titles []string
 		for _, e := range journal {
 			if e.TaskID == "task-1-1" {
@@ -629,8 +529,25 @@ func TestTaskPlanEdits(t *testing.T) {
 	if d["dry_run"] != true || len(d["changes"].([]any)) == 0 || h.node(specs.RootID).TotalTasks != before.TotalTasks {
 		t.Errorf("dry run: %s", compact(d))
 	}
-	// expected_version mismatch: VERSION_CONFLICT.
-	h.fail("VERSION_CONFLICT", "s1", "task", map[string]any{"action": "update-estimate", "task_id": "task-1-1", "estimated_hours": 3, "expected_version": 1})
+	// expected_version: the version last read succeeds, an older one is
+	// VERSION_CONFLICT (naming both versions, suggesting the re-read) and
+	// changes nothing.
+	v := h.ok("s1", "task", map[string]any{"action": "info", "task_id": "task-1-1"})["version"].(float64)
+	d = h.fail("VERSION_CONFLICT", "s1", "task", map[string]any{"action": "update-estimate", "task_id": "task-1-1", "estimated_hours": 3, "expected_version": v - 1})
+	if det := d["details"].(map[string]any); det["current_version"] != v || det["expected_version"] != v-1 {
+		t.Errorf("VERSION_CONFLICT details: %s", compact(d))
+	}
+	if rec := d["recovery"].(map[string]any); rec["suggested_tool"] != "spec" || rec["suggested_args"].(map[string]any)["action"] != "get" {
+		t.Errorf("VERSION_CONFLICT recovery: %s", compact(d))
+	}
+	if n := h.node("task-1-1"); n.MetaString("estimated_hours") != "" || n.Metadata["estimated_hours"] != nil {
+		t.Errorf("a refused update changed the task: %v", n.Metadata)
+	}
+	d = h.ok("s1", "task", map[string]any{"action": "update-estimate", "task_id": "task-1-1", "estimated_hours": 3, "expected_version": v})
+	if d["version"] != v+1 {
+		t.Errorf("update with the current version: %s", compact(d))
+	}
+	h.fail("VERSION_CONFLICT", "s1", "task", map[string]any{"action": "update-estimate", "task_id": "task-1-1", "estimated_hours": 4, "expected_version": v})
 	// Dependencies: both halves, cycles refused with the cycle, self edges.
 	d = h.ok("s1", "task", map[string]any{"action": "add-dependency", "task_id": "task-1-1", "target_id": "task-1-2"})
 	if strs(d["target_dependencies"].(map[string]any)["blocked_by"])[0] != "task-1-1" {
@@ -920,4 +837,125 @@ func TestStdioSessionsAreTheProcessSession(t *testing.T) {
 	if s.ID != "proc-1" {
 		t.Fatalf("stdio session id %q, want the process session", s.ID)
 	}
+}
+
+// TestNextAndPrepareBatchAgreeOnFailedTasks: next and prepare-batch apply
+// one rule (specs.Actionable). A failed task is not actionable for either;
+// next's explanation names it with the call that retries it, and that call,
+// run as given, makes both offer it again.
+func TestNextAndPrepareBatchAgreeOnFailedTasks(t *testing.T) {
+	h := newTaskHarness(t)
+	agree := func(when string) map[string]any {
+		t.Helper()
+		next := h.ok("s1", "task", map[string]any{"action": "next"})
+		batch := h.ok("s1", "task", map[string]any{"action": "prepare-batch", "max_tasks": 1})
+		first := ""
+		if ids := strs(batch["task_ids"]); len(ids) > 0 {
+			first = ids[0]
+		}
+		if got, _ := next["task_id"].(string); got != first {
+			t.Fatalf("%s: next offers %q, prepare-batch %q", when, got, first)
+		}
+		return next
+	}
+	agree("fresh spec")
+	// task-1-1 fails (complete-batch failure); every other work leaf of
+	// phase-1 is completed.
+	h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
+	h.ok("s1", "task", map[string]any{"action": "complete-batch", "completions": []any{map[string]any{"task_id": "task-1-1", "success": false, "note": "tests fail"}}})
+	agree("task-1-1 failed")
+	for _, id := range []string{"task-1-2", "task-1-3", "task-1-4", "task-1-5"} {
+		h.ok("s1", "task", map[string]any{"action": "start", "task_id": id})
+		h.ok("s1", "task", map[string]any{"action": "complete", "task_id": id})
+	}
+	d := agree("only the failed task left in phase-1")
+	if d["found"] != false {
+		t.Fatalf("a failed task must not be offered: %s", compact(d))
+	}
+	failed, _ := d["failed"].([]any)
+	if len(failed) != 1 {
+		t.Fatalf("next must list the failed task: %s", compact(d))
+	}
+	f := failed[0].(map[string]any)
+	if f["task_id"] != "task-1-1" || f["retry_count"] != 1.0 || f["failure_reason"] != "tests fail" || !strings.Contains(d["hint"].(string), "task-1-1") {
+		t.Errorf("failed entry and hint: %s", compact(d))
+	}
+	// The retry call and next_call are the same call, runnable as given.
+	nc := d["next_call"].(map[string]any)
+	if compact(nc) != compact(f["retry"]) {
+		t.Errorf("next_call %s is not the failed task's retry %s", compact(nc), compact(f["retry"]))
+	}
+	args := nc["args"].(map[string]any)
+	h.ok("s2", nc["tool"].(string), args)
+	if d := agree("after the retry call"); d["task_id"] != "task-1-1" {
+		t.Errorf("after the retry call next offers %v", d["task_id"])
+	}
+	if n := h.node("task-1-1"); n.Status != specs.StatusPending {
+		t.Errorf("retried task is %s", n.Status)
+	}
+}
+
+// TestTransitionsOfAnotherSessionsTaskConflict: every transition of a task
+// that another session started is CONFLICT naming started_by and
+// started_at, unless force:true; the holder itself and force succeed.
+func TestTransitionsOfAnotherSessionsTaskConflict(t *testing.T) {
+	h := newTaskHarness(t)
+	d := h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
+	startedAt := d["task"].(map[string]any)["metadata"].(map[string]any)["started_at"]
+	h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-2"})
+	conflict := func(args map[string]any) {
+		t.Helper()
+		d := h.fail("CONFLICT", "s2", "task", args)
+		det := d["details"].(map[string]any)
+		if det["started_by"] != "s1" || det["started_at"] != startedAt || det["task_id"] != "task-1-1" {
+			t.Errorf("%v: details %s", args, compact(det))
+		}
+		if rec := d["recovery"].(map[string]any); rec["suggested_tool"] != "task" {
+			t.Errorf("%v: recovery %s", args, compact(rec))
+		}
+	}
+	for _, args := range []map[string]any{
+		{"action": "start", "task_id": "task-1-1"},
+		{"action": "complete", "task_id": "task-1-1", "completion_note": "not mine"},
+		{"action": "block", "task_id": "task-1-1", "reason": "x"},
+		{"action": "reopen", "task_id": "task-1-1", "reason": "x"},
+		{"action": "update-status", "task_id": "task-1-1", "status": "completed"},
+		{"action": "update-status", "task_id": "task-1-1", "status": "pending", "reason": "x"},
+		{"action": "start-batch", "task_ids": []any{"task-1-1"}},
+	} {
+		conflict(args)
+	}
+	// complete-batch reports the item as CONFLICT and applies the rest.
+	env := h.call("s2", "task", map[string]any{"action": "complete-batch", "completions": []any{
+		map[string]any{"task_id": "task-1-1", "success": false, "note": "not mine"}}})
+	if res := env["data"].(map[string]any)["results"].([]any)[0].(map[string]any); res["error_code"] != "CONFLICT" {
+		t.Errorf("complete-batch item: %s", compact(res))
+	}
+	if n := h.node("task-1-1"); n.Status != specs.StatusInProgress || n.StartedBy() != "s1" {
+		t.Fatalf("a refused transition changed the task: %s %v", n.Status, n.Metadata)
+	}
+	// A task blocked while s1 held it is still s1's.
+	h.ok("s1", "task", map[string]any{"action": "block", "task_id": "task-1-2", "reason": "waiting"})
+	h.fail("CONFLICT", "s2", "task", map[string]any{"action": "unblock", "task_id": "task-1-2"})
+	h.ok("s2", "task", map[string]any{"action": "unblock", "task_id": "task-1-2", "force": true})
+	if n := h.node("task-1-2"); n.Status != specs.StatusPending || n.StartedBy() != "" {
+		t.Errorf("unblock must release the claim: %s %v", n.Status, n.Metadata)
+	}
+	// force: complete-batch and complete take over.
+	env = h.call("s2", "task", map[string]any{"action": "complete-batch", "force": true, "completions": []any{
+		map[string]any{"task_id": "task-1-1", "success": false, "note": "taken over"}}})
+	if res := env["data"].(map[string]any)["results"].([]any)[0].(map[string]any); res["ok"] != true {
+		t.Errorf("complete-batch with force: %s", compact(res))
+	}
+	h.ok("s2", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
+	conflictAgain := h.fail("CONFLICT", "s1", "task", map[string]any{"action": "complete", "task_id": "task-1-1"})
+	if conflictAgain["details"].(map[string]any)["started_by"] != "s2" {
+		t.Errorf("holder after restart: %s", compact(conflictAgain))
+	}
+	d = h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1", "force": true})
+	if d["task"].(map[string]any)["metadata"].(map[string]any)["started_by"] != "s1" {
+		t.Errorf("start with force must take the task over: %s", compact(d))
+	}
+	h.ok("s2", "task", map[string]any{"action": "complete", "task_id": "task-1-1", "force": true})
+	h.invariants()
 }

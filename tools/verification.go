@@ -125,14 +125,11 @@ func (d *Deps) workspaceDir() (string, error) {
 // record is false the result is recorded like add (expected_version is
 // checked then). dry_run runs nothing and reports what would run.
 //
-// Errors: FEATURE_DISABLED (details.feature "verification_execute") unless
-// Deps.VerificationExecute; TASK_NOT_FOUND; VALIDATION_ERROR (not a verify
+// Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
+// (details.feature "verification_execute") unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify
 // node, or no command); UNAVAILABLE (no workspace).
 func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
 	specID, id := r.Args.String("spec_id"), r.Args.String("verify_id")
-	if !d.VerificationExecute {
-		return Fail(verificationDisabled(specID, id))
-	}
 	var command string
 	if err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
 		n := sp.Node(id)
@@ -141,6 +138,10 @@ func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
 			return taskNodeNotFound(sp, specID, "verify_id", id)
 		case n.Type != specs.TypeVerify:
 			return core.NewError(core.CodeValidation, fmt.Sprintf("%s is a %s, not a verify node.", id, n.Type), map[string]any{"field": "verify_id", "received": id})
+		}
+		if !d.VerificationExecute {
+			// After the lookup: the recovery names this verify node.
+			return verificationDisabled(specID, id)
 		}
 		command = n.MetaString("command")
 		if command == "" {

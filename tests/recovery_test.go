@@ -1,0 +1,207 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/specd/specd/core"
+)
+
+// idParams are the parameters that name something stored; the probe gives
+// each a well-formed id that does not exist.
+var idParams = map[string]any{
+	"spec_id": "no-such-spec", "task_id": "task-9-9", "node_id": "task-9-9", "verify_id": "verify-9-9",
+	"target_id": "task-9-8", "parent": "phase-9", "phase_id": "phase-9", "source_id": "no-such-source",
+	"query_hash": "sha256:" + strings.Repeat("0", 64), "hash": "sha256:" + strings.Repeat("0", 64),
+	"content_id": "no-such-content", "version": 9999, "tool_name": "no-such-tool", "other_spec_id": "no-such-spec",
+	"task_ids": []any{"task-9-9"},
+}
+
+// recoveryProbe records what the error paths answered.
+type recoveryProbe struct {
+	t       *testing.T
+	c       *client.Client
+	codes   map[string]int // error code → failures seen
+	checked int            // recovery calls executed
+}
+
+// expectRecovery checks one failure: a registered code; a recovery call
+// (unless the code is in core.NoNextCall); and that call, executed as
+// given through the real dispatcher, succeeds. A success is reported as
+// the probe not reaching an error path when mustFail is set.
+func (p *recoveryProbe) expectRecovery(what string, env map[string]any, mustFail bool) {
+	p.t.Helper()
+	if env["success"] == true {
+		if mustFail {
+			p.t.Errorf("%s: expected an error, got success: %s", what, compactJSON(env["data"]))
+		}
+		return
+	}
+	d := data(env)
+	code, _ := d["error_code"].(string)
+	if _, ok := core.Lookup(code); !ok {
+		p.t.Errorf("%s: unregistered code %q", what, code)
+		return
+	}
+	p.codes[code]++
+	rec, _ := d["recovery"].(map[string]any)
+	tool, _ := rec["suggested_tool"].(string)
+	if tool == "" {
+		if _, exempt := core.NoNextCall[code]; !exempt {
+			p.t.Errorf("%s: %s names no next call and is not in core.NoNextCall: %s", what, code, compactJSON(d))
+		}
+		return
+	}
+	args, ok := rec["suggested_args"].(map[string]any)
+	if !ok {
+		p.t.Errorf("%s: %s recovery has no suggested_args: %s", what, code, compactJSON(rec))
+		return
+	}
+	// As given: a copy of exactly what the answer said.
+	var asGiven map[string]any
+	b, _ := json.Marshal(args)
+	_ = json.Unmarshal(b, &asGiven)
+	got := call(p.t, p.c, tool, asGiven)
+	p.checked++
+	if got["success"] != true {
+		p.t.Errorf("%s: %s recovery %s %s does not run: %s", what, code, tool, compactJSON(args), compactJSON(got["data"]))
+	}
+}
+
+func compactJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestContractEveryRecoveryRuns provokes, for every action of every tool,
+// each error path a client can reach with arguments alone — an unknown
+// parameter, a parameter of another action, each missing required
+// parameter, a wrong type, each stored id replaced by one that does not
+// exist, a stale expected_version, a corrupt cursor, an unknown action —
+// and, on a real store, the state errors of the work loop: a blocked start,
+// starting and completing a task another session holds, invalid
+// transitions, cycles, duplicates. Every failure must name a next call
+// (recovery.suggested_tool/suggested_args) that succeeds when executed
+// exactly as given, unless its code is listed in core.NoNextCall with the
+// reason.
+func TestContractEveryRecoveryRuns(t *testing.T) {
+	deps := newDeps(t, false)
+	c, reg := inProcess(t, deps, protocols[0])
+	other, _ := inProcess(t, deps, protocols[1]) // another session
+	p := &recoveryProbe{t: t, c: c, codes: map[string]int{}}
+
+	for code, reason := range core.NoNextCall {
+		if _, ok := core.Lookup(code); !ok || reason == "" {
+			t.Errorf("core.NoNextCall: %q is not a registered code with a reason", code)
+		}
+	}
+
+	for _, tool := range reg.Tools() {
+		p.expectRecovery(tool.Name+" unknown action", call(t, c, tool.Name, map[string]any{"action": "no-such-action"}), true)
+		for _, a := range tool.Describe() {
+			act := findAction(tool, a.Name)
+			name := tool.Name + "/" + a.Name
+			fx := fixture(t, c)
+			example := func(extra map[string]any) map[string]any {
+				args := map[string]any{"action": a.Name}
+				for k, v := range act.Example {
+					args[k] = substitute(v, fx)
+				}
+				for _, r := range act.Required {
+					if _, ok := args[r]; !ok {
+						args[r] = substitute(sampleValue(findParam(tool, r)), fx)
+					}
+				}
+				if v, ok := args["spec_id"]; ok && v == "x" {
+					args["spec_id"] = fx["$spec_id"]
+				}
+				for k, v := range extra {
+					args[k] = v
+				}
+				return args
+			}
+			p.expectRecovery(name+" unknown parameter", call(t, c, tool.Name, example(map[string]any{"zz_not_a_param": 1})), true)
+			for _, prm := range tool.Params {
+				if !takes(act, prm.Name) {
+					p.expectRecovery(name+" foreign parameter "+prm.Name, call(t, c, tool.Name, example(map[string]any{prm.Name: sampleValue(prm)})), true)
+					break
+				}
+			}
+			for _, r := range act.Required {
+				args := example(nil)
+				delete(args, r)
+				p.expectRecovery(name+" missing "+r, call(t, c, tool.Name, args), true)
+			}
+			for _, pn := range act.Params() {
+				p.expectRecovery(name+" wrong type "+pn, call(t, c, tool.Name, example(map[string]any{pn: wrongValue(findParam(tool, pn))})), true)
+				if v, ok := idParams[pn]; ok && pn != "parent" {
+					// A missing id may be a legitimate empty answer (a
+					// filter); an error must still name its next call.
+					p.expectRecovery(name+" missing id "+pn, call(t, c, tool.Name, example(map[string]any{pn: v})), false)
+				}
+			}
+			if takes(act, "cursor") {
+				p.expectRecovery(name+" bad cursor", call(t, c, tool.Name, example(map[string]any{"cursor": "bm90LWEtY3Vyc29y"})), true)
+			}
+			if takes(act, "expected_version") && act.Example != nil {
+				// Read-only actions may take expected_version and ignore it.
+				p.expectRecovery(name+" stale expected_version", call(t, c, tool.Name, example(map[string]any{"expected_version": 9999})), false)
+			}
+		}
+	}
+
+	// The work loop's state errors, on one fixture.
+	fx := fixture(t, c)
+	spec, t1, t2 := fx["$spec_id"], fx["$task_id"], fx["$task_id_2"]
+	task := func(cl *client.Client, args map[string]any) map[string]any {
+		args["spec_id"] = spec
+		return call(t, cl, "task", args)
+	}
+	mustOK := func(env map[string]any) {
+		t.Helper()
+		if env["success"] != true {
+			t.Fatalf("setup: %s", compactJSON(env["data"]))
+		}
+	}
+	mustOK(task(c, map[string]any{"action": "add-dependency", "task_id": t1, "target_id": t2}))
+	p.expectRecovery("start a blocked task", task(c, map[string]any{"action": "start", "task_id": t2}), true)
+	p.expectRecovery("complete a blocked task", task(c, map[string]any{"action": "complete", "task_id": t2}), true)
+	p.expectRecovery("start-batch with a blocked task", task(c, map[string]any{"action": "start-batch", "task_ids": []any{t1, t2}}), true)
+	p.expectRecovery("cycle", task(c, map[string]any{"action": "add-dependency", "task_id": t2, "target_id": t1}), true)
+	p.expectRecovery("self edge", task(c, map[string]any{"action": "add-dependency", "task_id": t1, "target_id": t1}), true)
+	p.expectRecovery("remove a missing edge", task(c, map[string]any{"action": "remove-dependency", "task_id": t2, "target_id": t1, "dependency_type": "blocks"}), true)
+	p.expectRecovery("unblock a pending task", task(c, map[string]any{"action": "unblock", "task_id": t1}), true)
+	p.expectRecovery("complete a phase", task(c, map[string]any{"action": "complete", "task_id": fx["$phase_id"]}), true)
+	mustOK(task(c, map[string]any{"action": "start", "task_id": t1}))
+	for _, args := range []map[string]any{
+		{"action": "start", "task_id": t1},
+		{"action": "complete", "task_id": t1},
+		{"action": "block", "task_id": t1, "reason": "mine now"},
+		{"action": "reopen", "task_id": t1, "reason": "mine now"},
+		{"action": "update-status", "task_id": t1, "status": "completed"},
+	} {
+		p.expectRecovery("another session's "+args["action"].(string), task(other, args), true)
+	}
+	mustOK(task(c, map[string]any{"action": "add-requirement", "task_id": t1, "text": "works"}))
+	p.expectRecovery("duplicate requirement", task(c, map[string]any{"action": "add-requirement", "task_id": t1, "text": "works"}), true)
+	p.expectRecovery("lifecycle move backwards", call(t, c, "lifecycle", map[string]any{"action": "move", "spec_id": spec, "to_folder": "pending"}), false)
+	p.expectRecovery("lifecycle complete unfinished", call(t, c, "lifecycle", map[string]any{"action": "complete", "spec_id": spec}), true)
+	p.expectRecovery("remove an active phase", call(t, c, "authoring", map[string]any{"action": "phase-remove", "spec_id": spec, "phase_id": fx["$phase_id"]}), true)
+	p.expectRecovery("spec-create duplicate", call(t, c, "authoring", map[string]any{"action": "spec-create", "name": "contract fixture"}), false)
+
+	codes := make([]string, 0, len(p.codes))
+	for code, n := range p.codes {
+		codes = append(codes, fmt.Sprintf("%s×%d", code, n))
+	}
+	sort.Strings(codes)
+	t.Logf("%d recovery calls executed; codes seen: %s", p.checked, strings.Join(codes, " "))
+	for _, want := range []string{"TASK_BLOCKED", "VERSION_CONFLICT", "CONFLICT", "INVALID_TRANSITION", "UNKNOWN_ACTION", "UNKNOWN_PARAMETER",
+		"MISSING_REQUIRED", "INVALID_FORMAT", "INVALID_CURSOR", "SPEC_NOT_FOUND", "TASK_NOT_FOUND", "CIRCULAR_DEPENDENCY", "SELF_REFERENCE",
+		"DEPENDENCY_NOT_FOUND", "DUPLICATE_ENTRY"} {
+		if p.codes[want] == 0 || (want == "VERSION_CONFLICT" && p.codes[want] < 30) {
+			t.Errorf("no probe reached %s", want)
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package tools
+
+import "github.com/specd/specd/core"
+
+// withNextCall makes every failure name a call the agent can make next
+// (contract §3): an error whose handler set no recovery.suggested_tool gets
+// the default of its type, keeping its fuzzy matches. A validation error's
+// next call is the tool's schema (server schema with tool_name), which
+// lists every action's parameters, types, enums and bounds. Codes in
+// core.NoNextCall keep none; errors of other types must set their own
+// recovery where they are raised (the contract test finds those that do
+// not).
+func withNextCall(t *Tool, e *core.Error) *core.Error {
+	if e == nil || (e.Recovery != nil && e.Recovery.SuggestedTool != "") {
+		return e
+	}
+	if _, exempt := core.NoNextCall[e.Code]; exempt {
+		return e
+	}
+	info, _ := core.Lookup(e.Code)
+	if info.Type != core.TypeValidation {
+		return e
+	}
+	var matches []string
+	if e.Recovery != nil {
+		matches = e.Recovery.FuzzyMatches
+	}
+	return e.WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, matches)
+}
