@@ -13,4 +13,7 @@ var NoNextCall = map[string]string{
 	CodeFeatureDisabled:   "only an operator can turn the flag on; no call of this client changes that",
 	CodeUnauthorized:      "credentials come from the client's configuration, not from a tool call",
 	CodeForbidden:         "access is granted by an operator, not by a tool call",
+	CodeStoreCorrupt:      "only an operator can mend the file: move it aside and restore a backup (specd backup, specd check); no tool call repairs it",
+	CodeStoreFull:         "the disk must be freed outside specd; the next call is the same call once it is",
+	CodeStoreReadOnly:     "reads keep working; making the file writable is an operator's step outside specd",
 }

@@ -312,7 +312,7 @@ done
 echo "OK $ok"
 echo "LAST $(tr -d '\n' < %[4]s/last.json)"
 echo "HEALTH $("$SPECD" call health '{"action":"check"}' --db %[2]s | tr -d '\n')"
-echo "LIST $("$SPECD" call journal "{\"action\":\"list\",\"spec_id\":\"$ID\",\"limit\":100}" --db %[2]s | tr -d '\n' | head -c 200000)"
+echo "LIST $("$SPECD" call journal "{\"action\":\"list\",\"spec_id\":\"$ID\",\"limit\":100}" --db %[2]s --token-budget 1000000 | tr -d '\n' | head -c 2000000)"
 "$SPECD" check --db %[2]s > /dev/null && echo "CHECK ok" || echo "CHECK failed"
 `, mnt, db, content, outDir))
 	lines := map[string]string{}
@@ -334,7 +334,7 @@ echo "LIST $("$SPECD" call journal "{\"action\":\"list\",\"spec_id\":\"$ID\",\"l
 	}
 	list := envelope(t, lines["LIST"])
 	if n, _ := data(list)["count"].(float64); int(n) != ok+1 {
-		t.Fatalf("journal holds %v entries after %d acknowledged adds (+1 from spec-create?): %v", data(list)["count"], ok, data(list))
+		t.Fatalf("journal holds %v entries after %d acknowledged adds (+1 from spec-create?); fidelity %v", data(list)["count"], ok, list["meta"].(map[string]any)["content_fidelity"])
 	}
 
 	// RLIMIT_FSIZE: the kernel refuses to grow the file (EFBIG).
