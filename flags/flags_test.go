@@ -216,7 +216,7 @@ func TestHealthCounts(t *testing.T) {
 	}
 	r := s.Health()
 	want := map[string]HealthRow{
-		ResponseContractV2 + "/on":  {Sessions: 3, Calls: 303, Errors: map[string]int64{"validation": 30, "feature_flag": 3}},
+		ResponseContractV2 + "/on":   {Sessions: 3, Calls: 303, Errors: map[string]int64{"validation": 30, "feature_flag": 3}},
 		TaskBatchOperations + "/off": {Sessions: 3, Calls: 3, Errors: map[string]int64{"feature_flag": 3}},
 	}
 	if len(r.Rows) != len(want) {

@@ -100,6 +100,7 @@ type Service struct {
 	rejected string
 	stop     chan struct{}
 	done     chan struct{}
+	stopLog  func() // closes the provider's log pipe
 }
 
 type sessionEntry struct {
@@ -138,11 +139,15 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		if opts.Display == "" {
 			opts.Display = fmt.Sprintf("flagd at %s:%d", host, port)
 		}
-		p, err := flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)))
+		s := newService(opts, SourceFlagd)
+		p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
+			return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)))
+		})
+		s.stopLog = stop
 		if err != nil {
+			s.stopLog()
 			return nil, fmt.Errorf("flagd provider: %w", err)
 		}
-		s := newService(opts, SourceFlagd)
 		// A flagd that is down must not hold up start-up: the provider
 		// initialises in the background and evaluations fall back to the
 		// registry defaults until it is ready.
@@ -200,8 +205,12 @@ func openFile(ctx context.Context, opts Options) (*Service, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p, err := flagd.NewProvider(flagd.WithFileResolver(), flagd.WithOfflineFilePath(s.copyPath))
+	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
+		return flagd.NewProvider(flagd.WithFileResolver(), flagd.WithOfflineFilePath(s.copyPath))
+	})
+	s.stopLog = stop
 	if err != nil {
+		s.stopLog()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("flagd file provider: %w", err)
 	}
@@ -285,6 +294,9 @@ func (s *Service) shutdown() error {
 	}
 	if s.copyDir != "" {
 		os.RemoveAll(s.copyDir)
+	}
+	if s.stopLog != nil && err == nil {
+		s.stopLog()
 	}
 	return err
 }

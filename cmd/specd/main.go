@@ -60,10 +60,13 @@ const usage = `specd — specs, tasks and research digests for coding agents, ov
 Usage:
   specd serve [flags]            serve MCP on stdio (default) or streamable HTTP
   specd call TOOL JSON [flags]   run one tool call, print its response-v2 envelope
+  specd init                     write the default feature flag file to .specd/flags.json
+  specd flags [eval --client ID] print the feature flags (and, with --url, a server's rollout health)
   specd version                  print the version
 
 Run "specd serve -h" for the flags. Environment: SPECD_DB, SPECD_WORKSPACE,
-SPECD_LOG_LEVEL, SPECD_LOCK_TIMEOUT, SPECD_DEADLINE, SPECD_VERIFICATION_EXECUTE.
+SPECD_LOG_LEVEL, SPECD_LOCK_TIMEOUT, SPECD_DEADLINE, SPECD_VERIFICATION_EXECUTE,
+SPECD_FLAGS, SPECD_CLIENT_ID.
 `
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -79,6 +82,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdin, stdout, stderr)
 	case "call":
 		return callCmd(args[1:], stdout, stderr)
+	case "init":
+		return initCmd(args[1:], stdout, stderr)
+	case "flags":
+		return flagsCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -107,6 +114,7 @@ type config struct {
 	HistoryKeep      int           // versions of history kept per spec
 	TokenBudget      int           // answer budget in tokens
 	ArchiveRetention time.Duration // how long archived research content is kept (0 = forever)
+	Flags            *flagsConfig  // feature flags (flagscmd.go)
 }
 
 // parseConfig reads flags, then environment, then defaults (in that order of
@@ -128,10 +136,11 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 	historyKeep := fs.Int("history-keep", 0, "versions of history kept per spec (env SPECD_HISTORY_KEEP; default 50)")
 	tokenBudget := fs.Int("token-budget", 0, "answer budget in tokens, bytes/4 (env SPECD_TOKEN_BUDGET; default 25000)")
 	retention := fs.Duration("archive-retention", -1, "how long archived research content is kept; 0 keeps it forever (env SPECD_ARCHIVE_RETENTION; default 720h)")
+	flagsCfg := registerFlagsConfig(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	c := &config{Transport: *transport, Addr: *addr}
+	c := &config{Transport: *transport, Addr: *addr, Flags: flagsCfg}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	source := func(flagName, env string) string {
@@ -149,6 +158,9 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 		return nil, nil, err
 	}
 	c.Workspace, c.WorkspaceBy = resolveWorkspace(firstNonEmpty(*ws, os.Getenv("SPECD_WORKSPACE")), cwd)
+	if err := c.Flags.resolve(c.Workspace); err != nil {
+		return nil, nil, err
+	}
 	c.DB = firstNonEmpty(*db, os.Getenv("SPECD_DB"))
 	if c.DB == "" {
 		c.DB = filepath.Join(c.Workspace, ".specd", "specd.db")
@@ -274,6 +286,10 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 	deps.StrictComplete = c.StrictComplete
 	deps.HistoryKeep = c.HistoryKeep
 	deps.ArchiveRetention = c.ArchiveRetention
+	if err := attachFlags(c, logger, deps, st); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
 	return st, deps, nil
 }
 
@@ -294,6 +310,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
+	defer closeFlags(deps)
 	srv, _ := tools.NewMCPServer(deps)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -380,6 +397,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
+	defer closeFlags(deps)
 	reg := tools.New(deps)
 	t, ok := reg.Tool(toolName)
 	if !ok {
