@@ -124,7 +124,7 @@ func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate 
 		return
 	}
 	var buf [2]FlagDecision
-	ds := append(buf[:0], rt.Flags.Contract(ctx, flagContext(sess, "", "")))
+	ds := append(buf[:0], rt.contract(ctx, sess))
 	if gate.Flag != "" {
 		ds = append(ds, gate)
 	}
@@ -140,12 +140,21 @@ func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate 
 	rt.Flags.Observe(ds, errType, time.Duration(env.Meta.Telemetry.DurationMS*float64(time.Millisecond)))
 }
 
-// contractV2 reports whether this session gets the response-v2 envelope.
-func (rt *Runtime) contractV2(ctx context.Context, sess Session) bool {
-	if rt.Flags == nil {
-		return true
+// contract is response_contract_v2 for this caller: decided once per
+// session and kept (protocol 2025-11-25, whose session began with
+// initialize); a 2026-07-28 request has no session, so it is decided per
+// request from the client identity in its _meta, which gives the same answer
+// for the same client as long as the flag file is unchanged.
+func (rt *Runtime) contract(ctx context.Context, sess Session) FlagDecision {
+	if server.IsModernRequest(ctx) {
+		return rt.Flags.Gate(ctx, FlagResponseContractV2, flagContext(sess, "", ""))
 	}
-	return rt.Flags.Contract(ctx, flagContext(sess, "", "")).On
+	return rt.Flags.Contract(ctx, flagContext(sess, "", ""))
+}
+
+// contractV2 reports whether this caller gets the response-v2 envelope.
+func (rt *Runtime) contractV2(ctx context.Context, sess Session) bool {
+	return rt.Flags == nil || rt.contract(ctx, sess).On
 }
 
 // markAvailability sets available:false, with the reason, on the actions of
