@@ -181,6 +181,8 @@ func TestContractOncePerSession(t *testing.T) {
 		t.Fatal("want v2")
 	}
 	p.UpdateFlags(map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("off", nil)})
+	// the provider's change event clears the decision cache
+	waitFor(t, "evaluate to follow the change", func() bool { return !s.Evaluate(ctx, ResponseContractV2, c).Value })
 	if !s.Contract(ctx, c).Value {
 		t.Fatal("a running session changed shape")
 	}
@@ -191,10 +193,9 @@ func TestContractOncePerSession(t *testing.T) {
 	if s.Contract(ctx, c).Value {
 		t.Fatal("a forgotten session kept its decision")
 	}
-	// gates follow the file at once
-	if d := s.Evaluate(ctx, ResponseContractV2, c); d.Value {
-		t.Fatal("evaluate is cached")
-	}
+	s.Evaluate(ctx, TaskBatchOperations, c) // cached now
+	p.UpdateFlags(map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("off", nil), TaskBatchOperations: boolFlag("off", nil)})
+	waitFor(t, "the gate to follow the change", func() bool { return !s.Evaluate(ctx, TaskBatchOperations, c).Value })
 }
 
 func TestHealthCounts(t *testing.T) {
@@ -412,18 +413,32 @@ func TestFlagdDown(t *testing.T) {
 	if el := time.Since(start); el > 200*time.Millisecond {
 		t.Fatalf("start-up waited %v on a down flagd", el)
 	}
-	for range 3 {
-		t0 := time.Now()
-		d := s.Evaluate(context.Background(), TaskBatchOperations, Context{ClientName: "x"})
-		if el := time.Since(t0); el > 5*time.Millisecond {
-			t.Fatalf("evaluation waited %v", el)
-		}
-		if !d.Value || d.Source != SourceErrorFallback {
-			t.Fatalf("%+v", d)
+	// across the provider's start-up deadline (500 ms): not ready, then failed
+	for end := time.Now().Add(700 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		for _, f := range Registry {
+			t0 := time.Now()
+			d := s.Evaluate(context.Background(), f.Name, Context{ClientName: "x", SessionID: "s"})
+			if el := time.Since(t0); el > 5*time.Millisecond {
+				t.Fatalf("evaluation waited %v", el)
+			}
+			if d.Value != f.Default || d.Source != SourceErrorFallback {
+				t.Fatalf("%+v", d)
+			}
 		}
 	}
-	if n := strings.Count(buf.String(), "flag provider failed"); n != 1 {
-		t.Fatalf("logged %d times:\n%s", n, buf)
+	causes := map[string]int{}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if i := strings.Index(line, "cause="); i >= 0 && strings.Contains(line, "flag provider failed") {
+			causes[strings.Fields(line[i:])[0]+" "+strings.Fields(line[i:])[1]]++
+		}
+	}
+	if len(causes) == 0 || len(causes) > 2 {
+		t.Fatalf("causes %v:\n%s", causes, buf)
+	}
+	for c, n := range causes {
+		if n != 1 {
+			t.Fatalf("cause %s logged %d times:\n%s", c, n, buf)
+		}
 	}
 	t0 := time.Now()
 	s.Close()

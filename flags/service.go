@@ -93,6 +93,14 @@ type Service struct {
 
 	health *health
 
+	// Decisions are cached until the provider reports a configuration
+	// change (or a change of state): flagd's evaluation costs tens of
+	// microseconds, a cached decision a map lookup.
+	cacheMu sync.RWMutex
+	cache   map[evalKey]Decision
+	gen     uint64
+	onEvent func(openfeature.EventDetails)
+
 	// file mode
 	copyDir  string
 	copyPath string
@@ -166,12 +174,34 @@ func newService(opts Options, origin string) *Service {
 		opts.Logger = slog.Default()
 	}
 	api := isolated.NewAPI()
-	return &Service{
+	s := &Service{
 		opts: opts, api: api, client: api.NewClient(), origin: origin,
 		log:    opts.Logger.With("component", "flags"),
 		warned: map[string]bool{}, sessions: map[string]map[string]*sessionEntry{},
-		health: newHealth(),
+		health: newHealth(), cache: map[evalKey]Decision{},
 	}
+	s.onEvent = func(openfeature.EventDetails) { s.invalidate() }
+	for _, e := range []openfeature.EventType{openfeature.ProviderConfigChange, openfeature.ProviderReady, openfeature.ProviderError, openfeature.ProviderStale} {
+		api.AddHandler(e, &s.onEvent)
+	}
+	return s
+}
+
+// evalKey is everything an evaluation depends on besides the configuration.
+type evalKey struct {
+	flag, target, name, version, apiKey, session, tool, action string
+}
+
+// maxCached bounds the decision cache; past it the cache starts over.
+const maxCached = 100_000
+
+// invalidate drops every cached decision (the provider's configuration or
+// state changed).
+func (s *Service) invalidate() {
+	s.cacheMu.Lock()
+	s.gen++
+	clear(s.cache)
+	s.cacheMu.Unlock()
 }
 
 func openFile(ctx context.Context, opts Options) (*Service, error) {
@@ -329,25 +359,52 @@ func (s *Service) TargetingKey(c Context) string {
 // once per cause at warn). Evaluation is in-process (file mode and flagd's
 // in-process resolver), so it never waits on the network.
 func (s *Service) Evaluate(ctx context.Context, flag string, c Context) Decision {
+	target := s.TargetingKey(c)
+	k := evalKey{flag, target, c.ClientName, c.ClientVersion, c.APIKeyID, c.SessionID, c.Tool, c.Action}
+	s.cacheMu.RLock()
+	d, ok := s.cache[k]
+	gen := s.gen
+	s.cacheMu.RUnlock()
+	if !ok {
+		d = s.evaluate(ctx, flag, target, c)
+		if d.Source != SourceErrorFallback {
+			s.cacheMu.Lock()
+			if s.gen == gen {
+				if len(s.cache) >= maxCached {
+					clear(s.cache)
+				}
+				s.cache[k] = d
+			}
+			s.cacheMu.Unlock()
+		}
+	}
+	if c.SessionID != "" {
+		s.countSession(c, d)
+	}
+	return d
+}
+
+// evaluate asks the provider.
+func (s *Service) evaluate(ctx context.Context, flag, target string, c Context) Decision {
 	reg, _ := Lookup(flag)
-	ec := openfeature.NewEvaluationContext(s.TargetingKey(c), map[string]any{
+	ec := openfeature.NewEvaluationContext(target, map[string]any{
 		"client_name": c.ClientName, "client_version": c.ClientVersion, "session_id": c.SessionID,
 		"transport": s.opts.Transport, "tool": c.Tool, "action": c.Action,
 	})
 	det, err := s.client.BooleanValueDetails(ctx, flag, reg.Default, ec)
 	d := Decision{Flag: flag, Value: det.Value, Variant: det.Variant, Source: s.origin}
 	switch {
-	case det.ErrorCode == openfeature.FlagNotFoundCode || det.Reason == openfeature.DisabledReason:
+	case det.Reason == openfeature.DisabledReason ||
+		// a flag missing from a configuration the provider holds; a
+		// provider without one (flagd not synced yet) is a fault
+		(det.ErrorCode == openfeature.FlagNotFoundCode && s.client.State() == openfeature.ReadyState):
 		d.Value, d.Source = reg.Default, SourceDefault
 	case err != nil || det.ErrorCode != "":
 		d.Value, d.Source = reg.Default, SourceErrorFallback
-		s.warnOnce(string(det.ErrorCode)+": "+det.ErrorMessage, flag)
+		s.warnOnce(fmt.Sprintf("provider %s: %s", s.client.State(), det.ErrorCode), flag, det.ErrorMessage)
 	}
 	if d.Variant == "" || d.Source != s.origin {
 		d.Variant = onOff(d.Value)
-	}
-	if c.SessionID != "" {
-		s.countSession(c, d)
 	}
 	return d
 }
@@ -359,13 +416,15 @@ func onOff(v bool) string {
 	return "off"
 }
 
-func (s *Service) warnOnce(cause, flag string) {
+// warnOnce logs a provider fault once per cause (provider state and error
+// code), not once per flag or call.
+func (s *Service) warnOnce(cause, flag, msg string) {
 	s.warnMu.Lock()
 	seen := s.warned[cause]
 	s.warned[cause] = true
 	s.warnMu.Unlock()
 	if !seen {
-		s.log.Warn("flag provider failed; using the registry default", "flag", flag, "cause", cause)
+		s.log.Warn("flag provider failed; using the registry defaults", "cause", cause, "flag", flag, "err", msg)
 	}
 }
 
