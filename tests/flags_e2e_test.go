@@ -346,6 +346,17 @@ func TestFlagsFileEditOverHTTP(t *testing.T) {
 	if strings.Contains(stderr.String(), `{"level"`) {
 		t.Fatalf("the flagd provider's own log reached stderr:\n%s", stderr)
 	}
+	// specd flags --url prints the running server's rollout health table
+	cli := exec.Command(specdBinary(t), "flags", "--url", url, "--db", filepath.Join(t.TempDir(), "cli.db"))
+	cli.Env = append(os.Environ(), "SPECD_WORKSPACE="+t.TempDir())
+	out, err := cli.CombinedOutput()
+	if err != nil {
+		t.Fatalf("specd flags --url: %v\n%s", err, out)
+	}
+	if !regexpLine(string(out), `(?m)^response_contract_v2\s+off\s+[1-9]\d*\s+[1-9]\d*\s`) || !regexpLine(string(out), `(?m)^response_contract_v2\s+on\s+[1-9]`) ||
+		!regexpLine(string(out), `(?m)^task_batch_operations\s+off\s+1\s+1\s+feature_flag=1\s+100\.0`) {
+		t.Fatalf("specd flags --url:\n%s", out)
+	}
 }
 
 func waitUntil(t testing.TB, what string, cond func() bool) {

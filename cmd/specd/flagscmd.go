@@ -303,18 +303,18 @@ func remoteHealth(url string) (flags.HealthReport, error) {
 	if !ok {
 		return rep, errors.New("server(action=\"flags\") answered no text")
 	}
+	if res.IsError {
+		return rep, fmt.Errorf("server(action=\"flags\"): %s", tc.Text)
+	}
+	if res.StructuredContent == nil {
+		// this client gets the legacy v1 shape: the text is the data itself
+		return rep, json.Unmarshal([]byte(tc.Text), &rep)
+	}
 	var env struct {
-		Success bool               `json:"success"`
-		Data    flags.HealthReport `json:"data"`
-		Error   *string            `json:"error"`
+		Data flags.HealthReport `json:"data"`
 	}
-	if err := json.Unmarshal([]byte(tc.Text), &env); err != nil {
-		return rep, err
-	}
-	if !env.Success {
-		return rep, fmt.Errorf("server(action=\"flags\"): %v", env.Error)
-	}
-	return env.Data, nil
+	err = json.Unmarshal([]byte(tc.Text), &env)
+	return env.Data, err
 }
 
 // printHealth prints the rollout health table.
