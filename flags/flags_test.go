@@ -86,6 +86,11 @@ func TestRegistryMatchesDefaultFile(t *testing.T) {
 	if err := CheckFile(DefaultFile); err != nil {
 		t.Fatal(err)
 	}
+	// openDefault serves it with the in-memory provider, which knows no
+	// targeting rules
+	if bytes.Contains(DefaultFile, []byte("targeting")) {
+		t.Fatal("the embedded default file must not use targeting")
+	}
 }
 
 func TestCheckFile(t *testing.T) {

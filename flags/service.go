@@ -3,6 +3,7 @@ package flags
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	flagd "github.com/open-feature/go-sdk-contrib/providers/flagd/pkg"
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/open-feature/go-sdk/openfeature/isolated"
+	"github.com/open-feature/go-sdk/openfeature/memprovider"
 )
 
 // Provider kinds.
@@ -205,19 +207,16 @@ func (s *Service) invalidate() {
 }
 
 func openFile(ctx context.Context, opts Options) (*Service, error) {
-	data, origin := DefaultFile, SourceDefault
-	if opts.Path != "" {
-		b, err := os.ReadFile(opts.Path)
-		if err != nil {
-			return nil, fmt.Errorf("flag file %s: %w", opts.Path, err)
-		}
-		data, origin = b, SourceFile
+	if opts.Path == "" {
+		return openDefault(ctx, opts)
 	}
+	data, err := os.ReadFile(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("flag file %s: %w", opts.Path, err)
+	}
+	origin := SourceFile
 	if opts.Display == "" {
-		opts.Display = "the embedded default flags (specd init writes them to .specd/flags.json)"
-		if opts.Path != "" {
-			opts.Display = filepath.Base(opts.Path)
-		}
+		opts.Display = filepath.Base(opts.Path)
 	}
 	if err := CheckFile(data); err != nil {
 		return nil, fmt.Errorf("flag file %s: %w", opts.Display, err)
@@ -250,9 +249,40 @@ func openFile(ctx context.Context, opts Options) (*Service, error) {
 		s.shutdown()
 		return nil, fmt.Errorf("flagd file provider: %w", err)
 	}
-	if opts.Path != "" {
-		s.stop, s.done = make(chan struct{}), make(chan struct{})
-		go s.watch()
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.watch()
+	return s, nil
+}
+
+// openDefault serves the embedded default file without a flag file to
+// watch. It has no targeting (every flag is its default variant), so the
+// SDK's in-memory provider answers exactly as flagd would, without flagd's
+// start-up (a few milliseconds of every cold start).
+func openDefault(ctx context.Context, opts Options) (*Service, error) {
+	if opts.Display == "" {
+		opts.Display = "the embedded default flags (specd init writes them to .specd/flags.json)"
+	}
+	var doc struct {
+		Flags map[string]struct {
+			State          string          `json:"state"`
+			Variants       map[string]bool `json:"variants"`
+			DefaultVariant string          `json:"defaultVariant"`
+		} `json:"flags"`
+	}
+	if err := json.Unmarshal(DefaultFile, &doc); err != nil {
+		return nil, fmt.Errorf("embedded default flags: %w", err)
+	}
+	fl := map[string]memprovider.InMemoryFlag{}
+	for name, f := range doc.Flags {
+		variants := map[string]any{}
+		for v, b := range f.Variants {
+			variants[v] = b
+		}
+		fl[name] = memprovider.InMemoryFlag{Key: name, State: memprovider.State(f.State), DefaultVariant: f.DefaultVariant, Variants: variants}
+	}
+	s := newService(opts, SourceDefault)
+	if err := s.api.SetProviderAndWait(ctx, memprovider.NewInMemoryProvider(fl)); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
