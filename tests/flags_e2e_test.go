@@ -308,6 +308,7 @@ func TestFlagsFileEditOverHTTP(t *testing.T) {
 	if !isV2(t, a) || !listHasOutputSchema(t, a) || !isV2(t, m) {
 		t.Fatal("want v2 before the edit")
 	}
+	early := httpClient(t, url, old, "agent") // initialized before the edit, first call after it
 	replaceFile(t, file, flagFile(map[string]string{"response_contract_v2": "off", "task_batch_operations": "off"}, nil))
 	var b *client.Client
 	waitUntil(t, "a new session to get v1", func() bool {
@@ -319,6 +320,9 @@ func TestFlagsFileEditOverHTTP(t *testing.T) {
 	}
 	if !isV2(t, a) || !listHasOutputSchema(t, a) {
 		t.Fatal("the running session changed shape")
+	}
+	if !listHasOutputSchema(t, early) || !isV2(t, early) {
+		t.Fatal("a session initialized before the edit did not keep the decision made at initialize")
 	}
 	if isV2(t, m) {
 		t.Fatal("a 2026-07-28 request did not follow the edited file")

@@ -200,13 +200,21 @@ func flagsAction(d *Deps) Action {
 	}
 }
 
-// flagHooks decides the contract once per session at initialize and
-// forgets it when the session ends.
-func flagHooks(rt *Runtime) *server.Hooks {
-	h := &server.Hooks{}
-	if rt.Flags == nil {
-		return h
+// withFlagHooks decides the contract once per session at initialize and
+// forgets it when the session ends. It adds to the server's hooks when
+// another option set some (server.WithHooks would replace them).
+func withFlagHooks(rt *Runtime) server.ServerOption {
+	return func(s *server.MCPServer) {
+		h := s.GetHooks()
+		if h == nil {
+			h = &server.Hooks{}
+			server.WithHooks(h)(s)
+		}
+		addFlagHooks(h, rt)
 	}
+}
+
+func addFlagHooks(h *server.Hooks, rt *Runtime) {
 	h.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		rt.contractV2(ctx, sessionFromContext(ctx, *rt))
 	})
@@ -215,5 +223,4 @@ func flagHooks(rt *Runtime) *server.Hooks {
 			rt.Flags.Forget(id)
 		}
 	})
-	return h
 }

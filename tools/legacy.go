@@ -113,5 +113,5 @@ func flagServerOptions(rt *Runtime) []server.ServerOption {
 	if rt.Flags == nil {
 		return nil
 	}
-	return []server.ServerOption{server.WithToolFilter(legacyToolFilter(rt)), server.WithHooks(flagHooks(rt))}
+	return []server.ServerOption{server.WithToolFilter(legacyToolFilter(rt)), withFlagHooks(rt)}
 }
