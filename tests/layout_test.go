@@ -14,6 +14,8 @@ import (
 //   - core/store is the only package importing bbolt;
 //   - tools depends on bbolt through nothing (it sees the store through
 //     interfaces; cmd is where concrete types meet);
+//   - flags is the only package importing OpenFeature, and tools does not
+//     depend on it (it sees flags through its Flags interface);
 //   - no package is named util, common or helpers.
 func TestLayout(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
@@ -54,8 +56,18 @@ func TestLayout(t *testing.T) {
 				}
 			}
 		}
+		if rel != "flags" {
+			for _, imp := range imports {
+				if strings.HasPrefix(imp, openfeat) {
+					t.Errorf("%s imports OpenFeature; only flags may", pkg)
+				}
+			}
+		}
 		if under(rel, "tools") {
 			for _, d := range deps {
+				if strings.HasPrefix(d, openfeat) || d == mod+"flags" {
+					t.Errorf("%s depends on %s; tools see flags through tools.Flags", pkg, d)
+				}
 				if strings.HasPrefix(d, bbolt) || d == mod+"core/store" {
 					t.Errorf("%s depends on %s; tools reach the store through interfaces", pkg, d)
 				}

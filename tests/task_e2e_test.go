@@ -369,20 +369,35 @@ func checkStoreInvariants(t *testing.T, st *store.Store, specID string) {
 	}
 }
 
-// TestVerificationExecuteOverStdio: the option turns execute on in the
-// binary; without it the answer is FEATURE_DISABLED.
+// TestVerificationExecuteOverStdio: the server option is a ceiling and the
+// verification_execute flag (default off) decides under it: execute runs
+// only with both; otherwise the answer is FEATURE_DISABLED.
 func TestVerificationExecuteOverStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
 	db := storetest.Open(t).Path() // never opened here: the binaries use it; storetest checks it at the end
+	flagOn := writeFlagFile(t, map[string]string{"verification_execute": "on"})
 	off := stdioOnStore(t, db, protocols[0])
 	specID, _ := seedWorkSpec(t, off)
-	env := call(t, off, "verification", map[string]any{"action": "execute", "spec_id": specID, "verify_id": "verify-1-1"})
-	if errorCode(env) != "FEATURE_DISABLED" || data(env)["details"].(map[string]any)["feature"] != "verification_execute" {
-		t.Fatalf("execute without the option: %v", env)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"no option, default flags", nil},
+		{"flag on without the option", []string{"--flags", flagOn}},
+		{"option with the flag off (its default)", []string{"--enable-verification-execute"}},
+	} {
+		cl := off
+		if c.args != nil {
+			cl = stdioOnStore(t, db, protocols[0], c.args...)
+		}
+		env := call(t, cl, "verification", map[string]any{"action": "execute", "spec_id": specID, "verify_id": "verify-1-1"})
+		if errorCode(env) != "FEATURE_DISABLED" || data(env)["details"].(map[string]any)["feature"] != "verification_execute" {
+			t.Fatalf("execute, %s: %v", c.name, env)
+		}
 	}
-	on := stdioOnStore(t, db, protocols[1], "--enable-verification-execute")
+	on := stdioOnStore(t, db, protocols[1], "--enable-verification-execute", "--flags", flagOn)
 	taskOK(t, on, "task", map[string]any{"action": "update-metadata", "spec_id": specID, "task_id": "verify-1-1", "command": "pwd; exit 0"})
 	d := taskOK(t, on, "verification", map[string]any{"action": "execute", "spec_id": specID, "verify_id": "verify-1-1", "timeout_seconds": 30})
 	ws, _ := filepath.EvalSymlinks(filepath.Dir(filepath.Dir(db)))

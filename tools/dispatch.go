@@ -28,6 +28,7 @@ type Runtime struct {
 	Deadline        time.Duration
 	ProcessSession  string
 	OutputSchemaRaw json.RawMessage
+	Flags           Flags // feature flags (nil: every gate open, response-v2 for all)
 }
 
 func (rt *Runtime) defaults() {
@@ -64,8 +65,9 @@ func (r *Registry) Install(s *server.MCPServer, rt Runtime) {
 // envelope result.
 func (r *Registry) handler(t *Tool, rt Runtime) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		env := r.Dispatch(ctx, t, req.GetArguments(), sessionOf(ctx, req, rt), rt)
-		return ToResult(env), nil
+		sess := sessionOf(ctx, req, rt)
+		env := r.Dispatch(ctx, t, req.GetArguments(), sess, rt)
+		return rt.result(ctx, sess, env), nil
 	}
 }
 
@@ -77,12 +79,14 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
 	log := rt.Logger.With("request_id", call.RequestID, "tool", t.Name, "action", action, "session", sess.ID)
+	var gate FlagDecision
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			env = call.Failure(core.Internal(fmt.Errorf("panic: %v", p)))
 		}
 		logOutcome(log, env)
+		rt.observe(ctx, sess, t.Name, gate, env)
 	}()
 	if raw == nil {
 		raw = map[string]any{}
@@ -92,6 +96,10 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		return call.Failure(withNextCall(t, verr))
 	}
 	call.Action = a.Name
+	var gerr *core.Error
+	if gate, gerr = rt.gate(ctx, t, a, sess); gerr != nil {
+		return call.Failure(gerr)
+	}
 	deadline := rt.Deadline
 	if a.Deadline > deadline {
 		deadline = a.Deadline

@@ -134,6 +134,7 @@ type ActionSchema struct {
 	LatencyHint string           `json:"latency_hint"`
 	Flag        string           `json:"feature_flag,omitempty"`
 	Available   bool             `json:"available"`
+	Reason      string           `json:"unavailable_reason,omitempty"` // why not, for this caller
 }
 
 // ParameterBrief describes one parameter of an action.

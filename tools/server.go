@@ -9,7 +9,7 @@ import (
 	"github.com/specd/specd/core/fuzzy"
 )
 
-const serverDescription = `Use this when you need to discover what specd offers: tools (every tool with its actions, paged), schema (one tool's parameters and per-action side effects, idempotence, latency), capabilities (response version, limits, page sizes, token budget, flags, transports) and context (version, store path, workspace). ` +
+const serverDescription = `Use this when you need to discover what specd offers: tools (every tool with its actions, paged), schema (one tool's parameters and per-action side effects, idempotence, latency), capabilities (response version, limits, page sizes, token budget, flags, transports) and context (version, store path, workspace), flags (rollout health per feature flag and variant). ` +
 	`Use health instead to check that the store is usable. ` +
 	`Typical composition: server tools → server schema(tool_name) → the tool call. Read-only.`
 
@@ -66,12 +66,14 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 							map[string]any{"field": "tool_name", "received": name, "allowed": reg.Names()}).
 							WithRecovery("server", map[string]any{"action": "tools"}, fuzzy.Rank(name, reg.Names(), 5)))
 					}
+					actions := t.Describe()
+					markAvailability(ctx, d, t, r.Session, actions)
 					return OK(map[string]any{
 						"tool_name":    t.Name,
 						"description":  t.Description,
 						"annotations":  t.Annotations(),
 						"input_schema": t.InputSchema(),
-						"actions":      t.Describe(),
+						"actions":      actions,
 					})
 				},
 			},
@@ -96,7 +98,7 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 							"history": map[string]int{"default": core.PageHistory.Default, "max": core.PageHistory.Max},
 						},
 						"token_budget": d.TokenBudget,
-						"flags":        []any{},
+						"flags":        flagsList(ctx, d, r.Session),
 						"transports":   d.Transports,
 						"tools":        reg.Names(),
 					})
@@ -119,6 +121,7 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 					})
 				},
 			},
+			flagsAction(d),
 		},
 	}
 }

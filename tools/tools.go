@@ -11,6 +11,7 @@ func New(d *Deps) *Registry {
 	r := &Registry{budget: d.TokenBudget}
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
+	defer r.setActionFlags()
 	if d.Specs != nil {
 		r.Add(specTool(d).withExamples(specExamples))
 		r.Add(authoringTool(d).withExamples(authoringExamples))
@@ -41,6 +42,7 @@ func NewMCPServer(d *Deps) (*server.MCPServer, *Registry) {
 		opts = append(opts, server.WithResourceCapabilities(false, false), server.WithResourceRecovery(),
 			server.WithCompletions(), server.WithResourceCompletionProvider(specCompletion{d}))
 	}
+	opts = append(opts, flagServerOptions(&d.Runtime)...)
 	s := server.NewMCPServer("specd", d.Version, opts...)
 	r.Install(s, d.Runtime)
 	if d.Specs != nil {

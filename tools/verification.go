@@ -51,7 +51,7 @@ func verificationTool(d *Deps) *Tool {
 				SideEffects: EffectWrite, Latency: LatencyFast, Handler: d.verificationAdd,
 			},
 			{
-				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and records PASSED (exit 0) or FAILED; off unless the server was started with --enable-verification-execute.",
+				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and records PASSED (exit 0) or FAILED; off unless the server was started with --enable-verification-execute and feature flag verification_execute is on for this client.",
 				Required: []string{"spec_id", "verify_id"}, Optional: append([]string{"timeout_seconds", "record"}, mutationArgs...),
 				SideEffects: EffectWrite, Destructive: true, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline, Handler: d.verificationExecute,
 			},

@@ -92,13 +92,16 @@ const usage = `specd — specs, tasks and research digests for coding agents, ov
 Usage:
   specd serve [flags]            serve MCP on stdio (default) or streamable HTTP
   specd call TOOL JSON [flags]   run one tool call, print its response-v2 envelope
+  specd init                     write the default feature flag file to .specd/flags.json
+  specd flags [eval --client ID] print the feature flags (and, with --url, a server's rollout health)
   specd version                  print the version
   specd backup PATH [--force]    write a consistent copy of the store (safe while servers run)
   specd check                    check the store file and every spec; exit 1 on any problem
 
 Run "specd serve -h" for the flags, their defaults and their environment
-variables (SPECD_DB, SPECD_WORKSPACE, SPECD_LOG_LEVEL, SPECD_LOG_FORMAT, …).
-A flag wins over its variable; booleans take 1/0, true/false, yes/no, on/off.
+variables (SPECD_DB, SPECD_WORKSPACE, SPECD_LOG_LEVEL, SPECD_LOG_FORMAT,
+SPECD_FLAGS, SPECD_CLIENT_ID, …). A flag wins over its variable; booleans
+take 1/0, true/false, yes/no, on/off.
 `
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -117,6 +120,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdin, stdout, stderr)
 	case "call":
 		return callCmd(args[1:], stdout, stderr)
+	case "init":
+		return initCmd(args[1:], stdout, stderr)
+	case "flags":
+		return flagsCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -147,6 +154,7 @@ type config struct {
 	HistoryKeep      int           // versions of history kept per spec
 	TokenBudget      int           // answer budget in tokens
 	ArchiveRetention time.Duration // how long archived research content is kept (0 = forever)
+	Flags            *flagsConfig  // feature flags (flagscmd.go)
 }
 
 // build opens the store and assembles the tools over it.
@@ -174,6 +182,10 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 	deps.StrictComplete = c.StrictComplete
 	deps.HistoryKeep = c.HistoryKeep
 	deps.ArchiveRetention = c.ArchiveRetention
+	if err := attachFlags(c, logger, deps, st); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
 	return st, deps, nil
 }
 
@@ -195,6 +207,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
+	defer closeFlags(deps)
 	srv, _ := tools.NewMCPServer(deps)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -285,6 +298,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
+	defer closeFlags(deps)
 	reg := tools.New(deps)
 	t, ok := reg.Tool(toolName)
 	if !ok {

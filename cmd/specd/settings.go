@@ -54,6 +54,19 @@ func settings() []setting {
 			parse: func(c *config, v string) (err error) { c.LogLevel, err = parseLevel(v); return err }},
 		{name: "log-format", env: "SPECD_LOG_FORMAT", def: "text", usage: "log line `format`: text or json",
 			parse: func(c *config, v string) error { c.LogFormat = v; return oneOf(v, "text", "json") }},
+		{name: "flags", env: "SPECD_FLAGS", usage: "feature flag `file` in flagd's JSON format (default <workspace>/.specd/flags.json when present, else the embedded defaults)",
+			parse: func(c *config, v string) (err error) {
+				if v != "" {
+					c.Flags.Path, err = filepath.Abs(v)
+				}
+				return err
+			}},
+		{name: "flags-provider", env: "SPECD_FLAGS_PROVIDER", def: "file", usage: "where flags come from: `file` (the flag file, watched) or flagd (a flagd daemon)",
+			parse: func(c *config, v string) error { c.Flags.Provider = v; return oneOf(v, "file", "flagd") }},
+		{name: "flagd-host", env: "SPECD_FLAGD_HOST", def: "localhost", usage: "flagd `host` for --flags-provider flagd",
+			parse: func(c *config, v string) error { c.Flags.FlagdHost = v; return nil }},
+		{name: "flagd-port", env: "SPECD_FLAGD_PORT", def: "8015", usage: "flagd sync `port` for --flags-provider flagd",
+			parse: intSetting(func(c *config) *int { return &c.Flags.FlagdPort }, 1, 65535)},
 		{name: "transport", def: "stdio", usage: "`transport`: stdio or http",
 			parse: func(c *config, v string) error { c.Transport = v; return oneOf(v, "stdio", "http") }},
 		{name: "addr", def: "127.0.0.1:7777", usage: "listen `address` for --transport http",
@@ -192,7 +205,7 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	c := &config{Sources: map[string]string{}}
+	c := &config{Sources: map[string]string{}, Flags: &flagsConfig{}}
 	for i, s := range all {
 		raw, src, where := s.def, "default", "default of --"+s.name
 		if v := os.Getenv(s.env); s.env != "" && v != "" {
@@ -206,6 +219,7 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 		}
 		c.Sources[s.name] = src
 	}
+	c.Flags.findWorkspaceFile(c.Workspace, c.Sources["flags"])
 	c.Source = []string{"db=" + c.Sources["db"], "workspace=" + c.WorkspaceBy, "log-level=" + c.Sources["log-level"]}
 	return c, fs.Args(), nil
 }

@@ -1,0 +1,64 @@
+package adapt
+
+import (
+	"context"
+	"time"
+
+	"github.com/specd/specd/flags"
+	"github.com/specd/specd/tools"
+)
+
+// Flags presents a flags.Service as tools.Flags. Close shuts the service
+// down (bounded to flags.ShutdownTimeout).
+func Flags(s *flags.Service) *FlagsAdapter { return &FlagsAdapter{s} }
+
+// FlagsAdapter is the flags service behind tools.Flags.
+type FlagsAdapter struct{ S *flags.Service }
+
+var _ tools.Flags = (*FlagsAdapter)(nil)
+
+func flagsContext(c tools.FlagContext) flags.Context {
+	return flags.Context{SessionID: c.SessionID, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
+		APIKeyID: c.APIKeyID, Tool: c.Tool, Action: c.Action}
+}
+
+func decision(d flags.Decision) tools.FlagDecision {
+	return tools.FlagDecision{Flag: d.Flag, On: d.Value, Variant: d.Variant, Source: d.Source}
+}
+
+// Gate implements tools.Flags.
+func (a *FlagsAdapter) Gate(ctx context.Context, flag string, c tools.FlagContext) tools.FlagDecision {
+	return decision(a.S.Evaluate(ctx, flag, flagsContext(c)))
+}
+
+// Contract implements tools.Flags.
+func (a *FlagsAdapter) Contract(ctx context.Context, c tools.FlagContext) tools.FlagDecision {
+	return decision(a.S.Contract(ctx, flagsContext(c)))
+}
+
+// Forget implements tools.Flags.
+func (a *FlagsAdapter) Forget(sessionID string) { a.S.Forget(sessionID) }
+
+// Observe implements tools.Flags.
+func (a *FlagsAdapter) Observe(ds []tools.FlagDecision, errorType string, d time.Duration) {
+	var buf [2]flags.Decision
+	out := buf[:0]
+	for _, x := range ds {
+		out = append(out, flags.Decision{Flag: x.Flag, Value: x.On, Variant: x.Variant, Source: x.Source})
+	}
+	a.S.Observe(out, errorType, d)
+}
+
+// List implements tools.Flags.
+func (a *FlagsAdapter) List(ctx context.Context, c tools.FlagContext) any {
+	return a.S.List(ctx, flagsContext(c))
+}
+
+// Health implements tools.Flags.
+func (a *FlagsAdapter) Health() any { return a.S.Health() }
+
+// FileName implements tools.Flags.
+func (a *FlagsAdapter) FileName() string { return a.S.FileName() }
+
+// Close shuts the flags service down.
+func (a *FlagsAdapter) Close() error { return a.S.Close() }

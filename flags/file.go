@@ -1,0 +1,164 @@
+package flags
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// fileFlag is the part of a flagd flag definition specd checks before it
+// hands an edit to the provider.
+type fileFlag struct {
+	State          string                     `json:"state"`
+	Variants       map[string]json.RawMessage `json:"variants"`
+	DefaultVariant *string                    `json:"defaultVariant"`
+	Targeting      json.RawMessage            `json:"targeting"`
+}
+
+// CheckFile validates a flag file in flagd's JSON format: it must parse;
+// every flag needs state ENABLED or DISABLED, at least one variant and a
+// defaultVariant that names one of them (or null); targeting, when present,
+// must be a JSON object; every variant named as a literal string in the
+// targeting rules (an "if" result or a fractional bucket) must exist; and a
+// flag of specd's registry must have boolean variants. The error names the
+// flag and what is wrong.
+func CheckFile(data []byte) error {
+	var doc struct {
+		Flags map[string]json.RawMessage `json:"flags"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	if dec.More() {
+		return errors.New("not valid JSON: data after the top-level object")
+	}
+	if doc.Flags == nil {
+		return errors.New(`no "flags" object`)
+	}
+	names := make([]string, 0, len(doc.Flags))
+	for n := range doc.Flags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var f fileFlag
+		if err := json.Unmarshal(doc.Flags[name], &f); err != nil {
+			return fmt.Errorf("flag %q: %w", name, err)
+		}
+		if f.State != "ENABLED" && f.State != "DISABLED" {
+			return fmt.Errorf("flag %q: state must be ENABLED or DISABLED, not %q", name, f.State)
+		}
+		if len(f.Variants) == 0 {
+			return fmt.Errorf("flag %q: no variants", name)
+		}
+		if f.DefaultVariant != nil {
+			if _, ok := f.Variants[*f.DefaultVariant]; !ok {
+				return fmt.Errorf("flag %q: defaultVariant %q is not one of its variants (%s)", name, *f.DefaultVariant, variantList(f.Variants))
+			}
+		}
+		if _, known := Lookup(name); known {
+			for v, raw := range f.Variants {
+				var b bool
+				if json.Unmarshal(raw, &b) != nil {
+					return fmt.Errorf("flag %q: variant %q must be true or false, not %s", name, v, raw)
+				}
+			}
+		}
+		if len(f.Targeting) > 0 && !bytes.Equal(bytes.TrimSpace(f.Targeting), []byte("null")) {
+			var rule any
+			if err := json.Unmarshal(f.Targeting, &rule); err != nil {
+				return fmt.Errorf("flag %q: targeting: %w", name, err)
+			}
+			if _, ok := rule.(map[string]any); !ok {
+				return fmt.Errorf("flag %q: targeting must be a JSON object", name)
+			}
+			if v, ok := unknownVariant(rule, f.Variants); ok {
+				return fmt.Errorf("flag %q: targeting names variant %q, which is not one of its variants (%s)", name, v, variantList(f.Variants))
+			}
+		}
+	}
+	return nil
+}
+
+// unknownVariant finds a variant named in targeting results (the branches of
+// an "if" and the buckets of "fractional") that the flag does not define.
+func unknownVariant(rule any, variants map[string]json.RawMessage) (string, bool) {
+	m, ok := rule.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	check := func(v any) (string, bool) {
+		if s, ok := v.(string); ok {
+			if _, def := variants[s]; !def {
+				return s, true
+			}
+		}
+		return "", false
+	}
+	for op, arg := range m {
+		args, _ := arg.([]any)
+		switch op {
+		case "if":
+			// if [cond, then, cond, then, …, else]: results at odd indexes and the last.
+			for i, a := range args {
+				if i%2 == 1 || (i == len(args)-1 && i%2 == 0 && i > 0) {
+					if v, bad := check(a); bad {
+						return v, true
+					}
+				}
+				if v, bad := unknownVariant(a, variants); bad {
+					return v, true
+				}
+			}
+		case "fractional":
+			for _, a := range args {
+				if bucket, ok := a.([]any); ok && len(bucket) > 0 {
+					if v, bad := check(bucket[0]); bad {
+						return v, true
+					}
+				}
+			}
+		default:
+			for _, a := range args {
+				if v, bad := unknownVariant(a, variants); bad {
+					return v, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+func variantList(vs map[string]json.RawMessage) string {
+	names := make([]string, 0, len(vs))
+	for n := range vs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// writeAtomic replaces path with data through a rename in the same
+// directory, so a watcher of path never reads a half-written file.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".flags-*.tmp")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,453 @@
+package flags
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-feature/go-sdk/openfeature"
+	"github.com/open-feature/go-sdk/openfeature/memprovider"
+)
+
+// syncBuffer is a log sink safe for the watcher goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testLogger() (*slog.Logger, *syncBuffer) {
+	buf := &syncBuffer{}
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo})), buf
+}
+
+func boolFlag(def string, eval memprovider.ContextEvaluator) memprovider.InMemoryFlag {
+	return memprovider.InMemoryFlag{State: memprovider.Enabled, DefaultVariant: def,
+		Variants: map[string]any{"on": true, "off": false}, ContextEvaluator: eval}
+}
+
+// memService is a service over the SDK's in-memory provider.
+func memService(t *testing.T, fl map[string]memprovider.InMemoryFlag) (*Service, *memprovider.InMemoryProvider, *syncBuffer) {
+	t.Helper()
+	log, buf := testLogger()
+	s := newService(Options{Logger: log, InstallID: "install-1", Transport: "stdio"}, SourceFile)
+	p := memprovider.NewInMemoryProvider(fl)
+	if err := s.api.SetProviderAndWait(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, p, buf
+}
+
+func TestRegistryMatchesDefaultFile(t *testing.T) {
+	var doc struct {
+		Flags map[string]struct {
+			Variants       map[string]bool `json:"variants"`
+			DefaultVariant string          `json:"defaultVariant"`
+		} `json:"flags"`
+	}
+	if err := json.Unmarshal(DefaultFile, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Flags) != len(Registry) {
+		t.Fatalf("default file has %d flags, registry %d", len(doc.Flags), len(Registry))
+	}
+	for _, f := range Registry {
+		ff, ok := doc.Flags[f.Name]
+		if !ok {
+			t.Fatalf("default file lacks %s", f.Name)
+		}
+		if ff.Variants[ff.DefaultVariant] != f.Default {
+			t.Errorf("%s: default file says %v, registry %v", f.Name, ff.Variants[ff.DefaultVariant], f.Default)
+		}
+		if f.Description == "" || f.Owner == "" || len(f.Gates) == 0 {
+			t.Errorf("%s: incomplete registry entry", f.Name)
+		}
+	}
+	if err := CheckFile(DefaultFile); err != nil {
+		t.Fatal(err)
+	}
+	// openDefault serves it with the in-memory provider, which knows no
+	// targeting rules
+	if bytes.Contains(DefaultFile, []byte("targeting")) {
+		t.Fatal("the embedded default file must not use targeting")
+	}
+}
+
+func TestCheckFile(t *testing.T) {
+	flag := func(body string) string { return `{"flags":{"response_contract_v2":` + body + `}}` }
+	cases := []struct {
+		name, file, want string
+	}{
+		{"valid", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on"}`), ""},
+		{"valid fractional", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"fractional":[["on",50],["off",50]]}}`), ""},
+		{"valid if", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"if":[{"==":[{"var":"client_name"},"x"]},"off","on"]}}`), ""},
+		{"unknown flag any variant type", `{"flags":{"mine":{"state":"ENABLED","variants":{"a":"x"},"defaultVariant":"a"}}}`, ""},
+		{"invalid JSON", `{"flags":{`, "not valid JSON"},
+		{"trailing data", `{"flags":{}} x`, "not valid JSON"},
+		{"no flags", `{}`, `no "flags"`},
+		{"bad state", flag(`{"state":"ON","variants":{"on":true},"defaultVariant":"on"}`), "state must be"},
+		{"no variants", flag(`{"state":"ENABLED","variants":{},"defaultVariant":"on"}`), "no variants"},
+		{"unknown default variant", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"maybe"}`), `defaultVariant "maybe" is not one of its variants (off, on)`},
+		{"non-bool variant", flag(`{"state":"ENABLED","variants":{"on":"yes"},"defaultVariant":"on"}`), `variant "on" must be true or false`},
+		{"targeting not object", flag(`{"state":"ENABLED","variants":{"on":true},"defaultVariant":"on","targeting":[1]}`), "targeting must be a JSON object"},
+		{"fractional unknown variant", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"fractional":[["on",50],["of",50]]}}`), `targeting names variant "of"`},
+		{"if unknown variant", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"if":[{"==":[{"var":"client_name"},"x"]},"onn","off"]}}`), `targeting names variant "onn"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckFile([]byte(c.file))
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestEvaluateInMemory(t *testing.T) {
+	byClient := func(_ memprovider.InMemoryFlag, ctx openfeature.FlattenedContext) (any, openfeature.ProviderResolutionDetail) {
+		if ctx["client_name"] == "old-agent" {
+			return false, openfeature.ProviderResolutionDetail{Variant: "off", Reason: openfeature.TargetingMatchReason}
+		}
+		return true, openfeature.ProviderResolutionDetail{Variant: "on", Reason: openfeature.TargetingMatchReason}
+	}
+	s, _, buf := memService(t, map[string]memprovider.InMemoryFlag{
+		ResponseContractV2:  boolFlag("on", &byClient),
+		TaskBatchOperations: boolFlag("off", nil),
+		ContentArchive:      {State: memprovider.Disabled, DefaultVariant: "off", Variants: map[string]any{"on": true, "off": false}},
+		ResearchDigests:     {State: memprovider.Enabled, DefaultVariant: "x", Variants: map[string]any{"x": "not a bool"}},
+	})
+	ctx := context.Background()
+	cases := []struct {
+		flag, client string
+		want         Decision
+	}{
+		{ResponseContractV2, "new-agent", Decision{ResponseContractV2, true, "on", SourceFile}},
+		{ResponseContractV2, "old-agent", Decision{ResponseContractV2, false, "off", SourceFile}},
+		{TaskBatchOperations, "a", Decision{TaskBatchOperations, false, "off", SourceFile}},
+		// DISABLED in the file, and missing from it: the registry default.
+		{ContentArchive, "a", Decision{ContentArchive, true, "on", SourceDefault}},
+		{VerificationExecute, "a", Decision{VerificationExecute, false, "off", SourceDefault}},
+		// a provider error (type mismatch): the registry default, flagged.
+		{ResearchDigests, "a", Decision{ResearchDigests, true, "on", SourceErrorFallback}},
+	}
+	for _, c := range cases {
+		if got := s.Evaluate(ctx, c.flag, Context{ClientName: c.client}); got != c.want {
+			t.Errorf("%s for %s: %+v, want %+v", c.flag, c.client, got, c.want)
+		}
+	}
+	s.Evaluate(ctx, ResearchDigests, Context{ClientName: "b"})
+	if n := strings.Count(buf.String(), "flag provider failed"); n != 1 {
+		t.Fatalf("provider failure logged %d times, want once:\n%s", n, buf)
+	}
+}
+
+func TestTargetingKey(t *testing.T) {
+	s := newService(Options{InstallID: "inst"}, SourceDefault)
+	if got := s.TargetingKey(Context{ClientName: "claude-code"}); got != "claude-code@inst" {
+		t.Fatal(got)
+	}
+	if got := s.TargetingKey(Context{ClientName: "claude-code", APIKeyID: "k1"}); got != "key:k1" {
+		t.Fatal(got)
+	}
+	s.opts.ClientID = "ci-42"
+	if got := s.TargetingKey(Context{ClientName: "claude-code", APIKeyID: "k1"}); got != "ci-42" {
+		t.Fatal(got)
+	}
+}
+
+func TestContractOncePerSession(t *testing.T) {
+	s, p, _ := memService(t, map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("on", nil)})
+	ctx := context.Background()
+	c := Context{SessionID: "s1", ClientName: "agent"}
+	if !s.Contract(ctx, c).Value {
+		t.Fatal("want v2")
+	}
+	p.UpdateFlags(map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("off", nil)})
+	// the provider's change event clears the decision cache
+	waitFor(t, "evaluate to follow the change", func() bool { return !s.Evaluate(ctx, ResponseContractV2, c).Value })
+	if !s.Contract(ctx, c).Value {
+		t.Fatal("a running session changed shape")
+	}
+	if s.Contract(ctx, Context{SessionID: "s2", ClientName: "agent"}).Value {
+		t.Fatal("a new session did not get the new decision")
+	}
+	s.Forget("s1")
+	if s.Contract(ctx, c).Value {
+		t.Fatal("a forgotten session kept its decision")
+	}
+	s.Evaluate(ctx, TaskBatchOperations, c) // cached now
+	p.UpdateFlags(map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("off", nil), TaskBatchOperations: boolFlag("off", nil)})
+	waitFor(t, "the gate to follow the change", func() bool { return !s.Evaluate(ctx, TaskBatchOperations, c).Value })
+}
+
+func TestHealthCounts(t *testing.T) {
+	s, _, _ := memService(t, map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("on", nil), TaskBatchOperations: boolFlag("off", nil)})
+	ctx := context.Background()
+	for i := range 3 {
+		c := Context{SessionID: fmt.Sprint("s", i), ClientName: "a"}
+		d := s.Contract(ctx, c)
+		for j := range 100 {
+			et := ""
+			if j%10 == 0 {
+				et = "validation"
+			}
+			s.Observe([]Decision{d}, et, time.Duration(j+1)*time.Millisecond)
+		}
+		g := s.Evaluate(ctx, TaskBatchOperations, c)
+		s.Evaluate(ctx, TaskBatchOperations, c)
+		s.Observe([]Decision{d, g}, "feature_flag", time.Millisecond)
+	}
+	r := s.Health()
+	want := map[string]HealthRow{
+		ResponseContractV2 + "/on":   {Sessions: 3, Calls: 303, Errors: map[string]int64{"validation": 30, "feature_flag": 3}},
+		TaskBatchOperations + "/off": {Sessions: 3, Calls: 3, Errors: map[string]int64{"feature_flag": 3}},
+	}
+	if len(r.Rows) != len(want) {
+		t.Fatalf("rows %+v", r.Rows)
+	}
+	for _, row := range r.Rows {
+		w := want[row.Flag+"/"+row.Variant]
+		if row.Sessions != w.Sessions || row.Calls != w.Calls || fmt.Sprint(row.Errors) != fmt.Sprint(w.Errors) {
+			t.Errorf("%s/%s: %+v, want %+v", row.Flag, row.Variant, row, w)
+		}
+	}
+	// 303 calls of 1..100 ms (plus 3 of 1 ms): p50 ≈ 50 ms, p99 ≈ 99 ms within a bucket (~25%).
+	p := r.Rows[0]
+	if p.P50MS < 45 || p.P50MS > 65 || p.P99MS < 95 || p.P99MS > 130 {
+		t.Fatalf("percentiles p50=%v p99=%v", p.P50MS, p.P99MS)
+	}
+}
+
+func TestBuckets(t *testing.T) {
+	prev := -1
+	for us := 1; us < 5_000_000; us = us*11/10 + 1 {
+		d := time.Duration(us) * time.Microsecond
+		b := bucketOf(d)
+		if b < prev {
+			t.Fatalf("bucket of %v went down", d)
+		}
+		prev = b
+		if up := bucketUpper(b); up*1000 < float64(us) || up*1000 > float64(us)*1.6+2 {
+			t.Fatalf("%v µs in bucket %d with upper %v ms", us, b, up)
+		}
+	}
+}
+
+// writeFile replaces path atomically, as editors that save through a
+// rename do.
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := writeAtomic(path, []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contractFile(targeting string, def string) string {
+	tg := ""
+	if targeting != "" {
+		tg = `,"targeting":` + targeting
+	}
+	return `{"flags":{"response_contract_v2":{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"` + def + `"` + tg + `},
+	"task_batch_operations":{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on"}}}`
+}
+
+func openFileService(t *testing.T, data string) (*Service, string, *syncBuffer) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "flags.json")
+	writeFile(t, path, data)
+	log, buf := testLogger()
+	s, err := Open(context.Background(), Options{Path: path, Logger: log, InstallID: "i", Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path, buf
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFractionalSplit evaluates 1,000 client ids through the real flagd
+// file provider with a 50/50 fractional rule.
+func TestFractionalSplit(t *testing.T) {
+	s, _, _ := openFileService(t, contractFile(`{"fractional":[["on",50],["off",50]]}`, "on"))
+	ctx := context.Background()
+	on := 0
+	for i := range 1000 {
+		c := Context{ClientName: fmt.Sprintf("client-%04d", i)}
+		d := s.Evaluate(ctx, ResponseContractV2, c)
+		if d.Source != SourceFile {
+			t.Fatalf("source %q", d.Source)
+		}
+		if d.Value {
+			on++
+		}
+		if again := s.Evaluate(ctx, ResponseContractV2, c); again.Value != d.Value {
+			t.Fatalf("client %d flipped between two evaluations", i)
+		}
+	}
+	if on < 450 || on > 550 {
+		t.Fatalf("%d of 1000 clients got v2, want 45–55%%", on)
+	}
+	t.Logf("%d of 1000 on", on)
+}
+
+func TestFileEditAndBrokenEdit(t *testing.T) {
+	s, path, buf := openFileService(t, contractFile("", "on"))
+	ctx := context.Background()
+	sess := func(id string) bool { return s.Contract(ctx, Context{SessionID: id, ClientName: "a"}).Value }
+	if !sess("before") {
+		t.Fatal("want v2 before the edit")
+	}
+	writeFile(t, path, contractFile("", "off"))
+	n := 0
+	waitFor(t, "the edit to apply to new sessions", func() bool { n++; return !sess(fmt.Sprint("new-", n)) })
+	if !sess("before") {
+		t.Fatal("a running session changed shape")
+	}
+	if !strings.Contains(buf.String(), "flag file applied") {
+		t.Fatalf("no log of the applied edit:\n%s", buf)
+	}
+
+	broken := []struct{ name, data string }{
+		{"invalid JSON", `{"flags": {"response_contract_v2": `},
+		{"unknown variant", contractFile("", "maybe")},
+		{"empty", ""},
+	}
+	for _, b := range broken {
+		if err := os.WriteFile(path, []byte(b.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the warning for "+b.name, func() bool { return strings.Count(buf.String(), "edit rejected") >= 1 })
+		time.Sleep(100 * time.Millisecond) // several polls: still one warning per edit
+		if got := strings.Count(buf.String(), "edit rejected"); got != 1 {
+			t.Fatalf("%s: %d warnings, want 1:\n%s", b.name, got, buf)
+		}
+		if !strings.Contains(buf.String(), "file=flags.json") {
+			t.Fatalf("%s: warning does not name the file:\n%s", b.name, buf)
+		}
+		n++
+		if sess(fmt.Sprint("broken-", n)) {
+			t.Fatalf("%s: new session fell back to the default instead of the last good config", b.name)
+		}
+		// reset the log for the next broken edit
+		buf.mu.Lock()
+		buf.b.Reset()
+		buf.mu.Unlock()
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the warning for a deleted file", func() bool { return strings.Contains(buf.String(), "edit rejected") })
+	if sess("deleted") {
+		t.Fatal("deleted file fell back to defaults")
+	}
+	// a good edit after broken ones applies again
+	writeFile(t, path, contractFile("", "on"))
+	waitFor(t, "recovery", func() bool { n++; return sess(fmt.Sprint("again-", n)) })
+}
+
+func TestOpenRejectsBrokenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flags.json")
+	writeFile(t, path, contractFile("", "maybe"))
+	_, err := Open(context.Background(), Options{Path: path})
+	if err == nil || !strings.Contains(err.Error(), "flags.json") || !strings.Contains(err.Error(), "defaultVariant") {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "none.json")}); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}
+
+func TestEmbeddedDefault(t *testing.T) {
+	s, err := Open(context.Background(), Options{InstallID: "i"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, f := range Registry {
+		d := s.Evaluate(context.Background(), f.Name, Context{ClientName: "x"})
+		if d.Value != f.Default || d.Source != SourceDefault {
+			t.Errorf("%s: %+v", f.Name, d)
+		}
+	}
+}
+
+// TestFlagdDown: a flagd that does not answer neither blocks start-up nor a
+// call; values are the registry defaults, logged once at warn; Close is
+// bounded.
+func TestFlagdDown(t *testing.T) {
+	log, buf := testLogger()
+	start := time.Now()
+	s, err := Open(context.Background(), Options{Provider: ProviderFlagd, FlagdHost: "127.0.0.1", FlagdPort: 1, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 200*time.Millisecond {
+		t.Fatalf("start-up waited %v on a down flagd", el)
+	}
+	// across the provider's start-up deadline (500 ms): not ready, then failed
+	for end := time.Now().Add(700 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		for _, f := range Registry {
+			t0 := time.Now()
+			d := s.Evaluate(context.Background(), f.Name, Context{ClientName: "x", SessionID: "s"})
+			if el := time.Since(t0); el > 5*time.Millisecond {
+				t.Fatalf("evaluation waited %v", el)
+			}
+			if d.Value != f.Default || d.Source != SourceErrorFallback {
+				t.Fatalf("%+v", d)
+			}
+		}
+	}
+	causes := map[string]int{}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if i := strings.Index(line, "cause="); i >= 0 && strings.Contains(line, "flag provider failed") {
+			causes[strings.Fields(line[i:])[0]+" "+strings.Fields(line[i:])[1]]++
+		}
+	}
+	if len(causes) == 0 || len(causes) > 2 {
+		t.Fatalf("causes %v:\n%s", causes, buf)
+	}
+	for c, n := range causes {
+		if n != 1 {
+			t.Fatalf("cause %s logged %d times:\n%s", c, n, buf)
+		}
+	}
+	t0 := time.Now()
+	s.Close()
+	if el := time.Since(t0); el > ShutdownTimeout+200*time.Millisecond {
+		t.Fatalf("Close took %v", el)
+	}
+}

@@ -1,0 +1,565 @@
+package flags
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	flagd "github.com/open-feature/go-sdk-contrib/providers/flagd/pkg"
+	"github.com/open-feature/go-sdk/openfeature"
+	"github.com/open-feature/go-sdk/openfeature/isolated"
+	"github.com/open-feature/go-sdk/openfeature/memprovider"
+)
+
+// Provider kinds.
+const (
+	ProviderFile  = "file"  // flagd provider in file mode over a local flag file (default)
+	ProviderFlagd = "flagd" // flagd provider syncing from a flagd daemon (in-process evaluation)
+)
+
+// Sources of a flag's value, as capabilities and the health table show them.
+const (
+	SourceFile          = "file"           // the flag file given with --flags or found in the workspace
+	SourceFlagd         = "flagd"          // a flagd daemon
+	SourceDefault       = "default"        // the registry default (embedded file, flag missing or DISABLED)
+	SourceErrorFallback = "error_fallback" // the provider failed; the registry default was used
+)
+
+// ShutdownTimeout bounds Close: a provider that does not stop in time is
+// left behind.
+const ShutdownTimeout = time.Second
+
+// Options configures Open.
+type Options struct {
+	// Path is the flag file (flagd JSON). Empty: the embedded default.
+	Path string
+	// Provider is ProviderFile (default) or ProviderFlagd.
+	Provider string
+	// FlagdHost and FlagdPort locate the flagd daemon's sync service
+	// (ProviderFlagd; defaults localhost:8015).
+	FlagdHost string
+	FlagdPort int
+	// Display names the flag file in answers and remediations (never an
+	// absolute server path); empty derives it from Path.
+	Display string
+	// InstallID is this store's install id (part of the default client
+	// identity); ClientID is SPECD_CLIENT_ID, which replaces it when set.
+	InstallID string
+	ClientID  string
+	// Transport is reported to targeting rules as "transport".
+	Transport string
+	Logger    *slog.Logger
+	// Poll is how often the flag file is checked for edits (default 250 ms).
+	Poll time.Duration
+}
+
+// Context is who asks: the inputs of the targeting key and the evaluation
+// context attributes.
+type Context struct {
+	SessionID     string
+	ClientName    string
+	ClientVersion string
+	APIKeyID      string // the API key's id over HTTP, when keys exist
+	Tool          string
+	Action        string
+}
+
+// Decision is one flag's value for one caller and where it came from.
+type Decision struct {
+	Flag    string `json:"flag"`
+	Value   bool   `json:"value"`
+	Variant string `json:"variant"`
+	Source  string `json:"source"`
+}
+
+// Service evaluates specd's flags. It is safe for concurrent use.
+type Service struct {
+	opts   Options
+	api    *openfeature.EvaluationAPI
+	client *openfeature.Client
+	origin string // SourceFile, SourceFlagd or SourceDefault
+	log    *slog.Logger
+
+	warnMu sync.Mutex
+	warned map[string]bool
+
+	sessMu   sync.Mutex
+	sessions map[string]map[string]*sessionEntry // session id → targeting key → entry
+
+	health *health
+
+	// Decisions are cached until the provider reports a configuration
+	// change (or a change of state): flagd's evaluation costs tens of
+	// microseconds, a cached decision a map lookup.
+	cacheMu sync.RWMutex
+	cache   map[evalKey]Decision
+	gen     uint64
+	onEvent func(openfeature.EventDetails)
+
+	// file mode
+	copyDir  string
+	copyPath string
+	good     []byte
+	rejected string
+	stop     chan struct{}
+	done     chan struct{}
+	stopLog  func() // closes the provider's log pipe
+}
+
+type sessionEntry struct {
+	contract Decision
+	seen     map[string]bool // flag+variant already counted as a session
+}
+
+// Open starts the provider over opts. A flag file that is missing or
+// invalid at start is an error (naming the file); later edits that are
+// invalid are rejected and the last good configuration stays.
+func Open(ctx context.Context, opts Options) (*Service, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 250 * time.Millisecond
+	}
+	if opts.Provider == "" {
+		opts.Provider = ProviderFile
+	}
+	switch opts.Provider {
+	case ProviderFile:
+		return openFile(ctx, opts)
+	case ProviderFlagd:
+		host := opts.FlagdHost
+		if host == "" {
+			host = "localhost"
+		}
+		port := opts.FlagdPort
+		if port == 0 {
+			port = 8015
+		}
+		if port < 1 || port > 65535 {
+			return nil, fmt.Errorf("--flagd-port %d is not a port", port)
+		}
+		if opts.Display == "" {
+			opts.Display = fmt.Sprintf("flagd at %s:%d", host, port)
+		}
+		s := newService(opts, SourceFlagd)
+		p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
+			return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)))
+		})
+		s.stopLog = stop
+		if err != nil {
+			s.stopLog()
+			return nil, fmt.Errorf("flagd provider: %w", err)
+		}
+		// A flagd that is down must not hold up start-up: the provider
+		// initialises in the background and evaluations fall back to the
+		// registry defaults until it is ready.
+		if err := s.api.SetProvider(ctx, p); err != nil {
+			return nil, fmt.Errorf("flagd provider: %w", err)
+		}
+		return s, nil
+	default:
+		return nil, fmt.Errorf("--flags-provider must be %s or %s, not %q", ProviderFile, ProviderFlagd, opts.Provider)
+	}
+}
+
+// newService builds a service without a provider.
+func newService(opts Options, origin string) *Service {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	api := isolated.NewAPI()
+	s := &Service{
+		opts: opts, api: api, client: api.NewClient(), origin: origin,
+		log:    opts.Logger.With("component", "flags"),
+		warned: map[string]bool{}, sessions: map[string]map[string]*sessionEntry{},
+		health: newHealth(), cache: map[evalKey]Decision{},
+	}
+	s.onEvent = func(openfeature.EventDetails) { s.invalidate() }
+	for _, e := range []openfeature.EventType{openfeature.ProviderConfigChange, openfeature.ProviderReady, openfeature.ProviderError, openfeature.ProviderStale} {
+		api.AddHandler(e, &s.onEvent)
+	}
+	return s
+}
+
+// evalKey is everything an evaluation depends on besides the configuration.
+type evalKey struct {
+	flag, target, name, version, apiKey, session, tool, action string
+}
+
+// maxCached bounds the decision cache; past it the cache starts over.
+const maxCached = 100_000
+
+// invalidate drops every cached decision (the provider's configuration or
+// state changed).
+func (s *Service) invalidate() {
+	s.cacheMu.Lock()
+	s.gen++
+	clear(s.cache)
+	s.cacheMu.Unlock()
+}
+
+func openFile(ctx context.Context, opts Options) (*Service, error) {
+	if opts.Path == "" {
+		return openDefault(ctx, opts)
+	}
+	data, err := os.ReadFile(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("flag file %s: %w", opts.Path, err)
+	}
+	origin := SourceFile
+	if opts.Display == "" {
+		opts.Display = filepath.Base(opts.Path)
+	}
+	if err := CheckFile(data); err != nil {
+		return nil, fmt.Errorf("flag file %s: %w", opts.Display, err)
+	}
+	s := newService(opts, origin)
+	// The provider watches a private copy that only ever holds a checked
+	// configuration: flagd's file sync treats an unreadable or empty file
+	// as "no flags", which would silently fall back to defaults.
+	dir, err := os.MkdirTemp("", "specd-flags-")
+	if err != nil {
+		return nil, err
+	}
+	s.copyDir, s.copyPath, s.good = dir, filepath.Join(dir, "flags.json"), data
+	if err := writeAtomic(s.copyPath, data); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
+		return flagd.NewProvider(flagd.WithFileResolver(), flagd.WithOfflineFilePath(s.copyPath))
+	})
+	s.stopLog = stop
+	if err != nil {
+		s.stopLog()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("flagd file provider: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.api.SetProviderAndWait(wctx, p); err != nil {
+		s.shutdown()
+		return nil, fmt.Errorf("flagd file provider: %w", err)
+	}
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.watch()
+	return s, nil
+}
+
+// openDefault serves the embedded default file without a flag file to
+// watch. It has no targeting (every flag is its default variant), so the
+// SDK's in-memory provider answers exactly as flagd would, without flagd's
+// start-up (a few milliseconds of every cold start).
+func openDefault(ctx context.Context, opts Options) (*Service, error) {
+	if opts.Display == "" {
+		opts.Display = "the embedded default flags (specd init writes them to .specd/flags.json)"
+	}
+	var doc struct {
+		Flags map[string]struct {
+			State          string          `json:"state"`
+			Variants       map[string]bool `json:"variants"`
+			DefaultVariant string          `json:"defaultVariant"`
+		} `json:"flags"`
+	}
+	if err := json.Unmarshal(DefaultFile, &doc); err != nil {
+		return nil, fmt.Errorf("embedded default flags: %w", err)
+	}
+	fl := map[string]memprovider.InMemoryFlag{}
+	for name, f := range doc.Flags {
+		variants := map[string]any{}
+		for v, b := range f.Variants {
+			variants[v] = b
+		}
+		fl[name] = memprovider.InMemoryFlag{Key: name, State: memprovider.State(f.State), DefaultVariant: f.DefaultVariant, Variants: variants}
+	}
+	s := newService(opts, SourceDefault)
+	if err := s.api.SetProviderAndWait(ctx, memprovider.NewInMemoryProvider(fl)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// watch checks the flag file every Poll and hands a good edit to the
+// provider; a broken edit is logged once and the last good configuration
+// stays.
+func (s *Service) watch() {
+	defer close(s.done)
+	t := time.NewTicker(s.opts.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.reload()
+		}
+	}
+}
+
+// reload reads the flag file once and applies it when it changed and is
+// valid.
+func (s *Service) reload() {
+	data, err := os.ReadFile(s.opts.Path)
+	if err == nil && bytes.Equal(data, s.good) {
+		s.rejected = ""
+		return
+	}
+	if err == nil {
+		err = CheckFile(data)
+	}
+	if err == nil {
+		err = writeAtomic(s.copyPath, data)
+	}
+	if err != nil {
+		if msg := err.Error(); msg != s.rejected {
+			s.rejected = msg
+			s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg)
+		}
+		return
+	}
+	s.good, s.rejected = data, ""
+	s.log.Info("flag file applied", "file", s.opts.Display)
+}
+
+// Close stops watching and shuts the provider down, waiting at most
+// ShutdownTimeout.
+func (s *Service) Close() error {
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+		s.stop = nil
+	}
+	return s.shutdown()
+}
+
+func (s *Service) shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.api.Shutdown(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = errors.New("flag provider did not shut down within 1s")
+		s.log.Warn("flag provider shutdown timed out", "timeout", ShutdownTimeout)
+	}
+	if s.copyDir != "" {
+		os.RemoveAll(s.copyDir)
+	}
+	if s.stopLog != nil && err == nil {
+		s.stopLog()
+	}
+	return err
+}
+
+// FileName names the flag file for answers (never an absolute path).
+func (s *Service) FileName() string { return s.opts.Display }
+
+// Origin is where values come from when the provider answers: file, flagd
+// or default (the embedded file).
+func (s *Service) Origin() string { return s.origin }
+
+// TargetingKey is the client identity: SPECD_CLIENT_ID when set, else the
+// API key's id, else the client's name plus this install's id.
+func (s *Service) TargetingKey(c Context) string {
+	switch {
+	case s.opts.ClientID != "":
+		return s.opts.ClientID
+	case c.APIKeyID != "":
+		return "key:" + c.APIKeyID
+	}
+	name := c.ClientName
+	if name == "" {
+		name = "unknown"
+	}
+	return name + "@" + s.opts.InstallID
+}
+
+// Evaluate decides flag for c now. It never fails: a provider that is not
+// ready or errs gives the registry default (source error_fallback, logged
+// once per cause at warn). Evaluation is in-process (file mode and flagd's
+// in-process resolver), so it never waits on the network.
+func (s *Service) Evaluate(ctx context.Context, flag string, c Context) Decision {
+	target := s.TargetingKey(c)
+	k := evalKey{flag, target, c.ClientName, c.ClientVersion, c.APIKeyID, c.SessionID, c.Tool, c.Action}
+	s.cacheMu.RLock()
+	d, ok := s.cache[k]
+	gen := s.gen
+	s.cacheMu.RUnlock()
+	if !ok {
+		d = s.evaluate(ctx, flag, target, c)
+		if d.Source != SourceErrorFallback {
+			s.cacheMu.Lock()
+			if s.gen == gen {
+				if len(s.cache) >= maxCached {
+					clear(s.cache)
+				}
+				s.cache[k] = d
+			}
+			s.cacheMu.Unlock()
+		}
+	}
+	if c.SessionID != "" {
+		s.countSession(c, d)
+	}
+	return d
+}
+
+// evaluate asks the provider.
+func (s *Service) evaluate(ctx context.Context, flag, target string, c Context) Decision {
+	reg, _ := Lookup(flag)
+	ec := openfeature.NewEvaluationContext(target, map[string]any{
+		"client_name": c.ClientName, "client_version": c.ClientVersion, "session_id": c.SessionID,
+		"transport": s.opts.Transport, "tool": c.Tool, "action": c.Action,
+	})
+	det, err := s.client.BooleanValueDetails(ctx, flag, reg.Default, ec)
+	d := Decision{Flag: flag, Value: det.Value, Variant: det.Variant, Source: s.origin}
+	switch {
+	case det.Reason == openfeature.DisabledReason ||
+		// a flag missing from a configuration the provider holds; a
+		// provider without one (flagd not synced yet) is a fault
+		(det.ErrorCode == openfeature.FlagNotFoundCode && s.client.State() == openfeature.ReadyState):
+		d.Value, d.Source = reg.Default, SourceDefault
+	case err != nil || det.ErrorCode != "":
+		d.Value, d.Source = reg.Default, SourceErrorFallback
+		s.warnOnce(fmt.Sprintf("provider %s: %s", s.client.State(), det.ErrorCode), flag, det.ErrorMessage)
+	}
+	if d.Variant == "" || d.Source != s.origin {
+		d.Variant = onOff(d.Value)
+	}
+	return d
+}
+
+func onOff(v bool) string {
+	if v {
+		return "on"
+	}
+	return "off"
+}
+
+// warnOnce logs a provider fault once per cause (provider state and error
+// code), not once per flag or call.
+func (s *Service) warnOnce(cause, flag, msg string) {
+	s.warnMu.Lock()
+	seen := s.warned[cause]
+	s.warned[cause] = true
+	s.warnMu.Unlock()
+	if !seen {
+		s.log.Warn("flag provider failed; using the registry defaults", "cause", cause, "flag", flag, "err", msg)
+	}
+}
+
+// maxSessions bounds the session cache; past it the oldest state is
+// dropped wholesale (a dropped session is decided again, from the same
+// file, so it gets the same answer).
+const maxSessions = 100_000
+
+// Contract is response_contract_v2 for c's session: evaluated on the
+// session's first call (MCP initialize) and kept for the session's life, so
+// a file edit never changes a running session's shape.
+func (s *Service) Contract(ctx context.Context, c Context) Decision {
+	key := s.TargetingKey(c)
+	s.sessMu.Lock()
+	if e, ok := s.sessions[c.SessionID][key]; ok {
+		s.sessMu.Unlock()
+		return e.contract
+	}
+	s.sessMu.Unlock()
+	c.Tool, c.Action = "", ""
+	d := s.Evaluate(ctx, ResponseContractV2, c)
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	e := s.entry(c.SessionID, key)
+	if e.contract.Flag == "" {
+		e.contract = d
+	}
+	return e.contract
+}
+
+// entry returns the session entry, creating it; sessMu must be held.
+func (s *Service) entry(session, key string) *sessionEntry {
+	m := s.sessions[session]
+	if m == nil {
+		if len(s.sessions) >= maxSessions {
+			s.sessions = map[string]map[string]*sessionEntry{}
+		}
+		m = map[string]*sessionEntry{}
+		s.sessions[session] = m
+	}
+	e := m[key]
+	if e == nil {
+		e = &sessionEntry{seen: map[string]bool{}}
+		m[key] = e
+	}
+	return e
+}
+
+// countSession counts c's session once per flag and variant.
+func (s *Service) countSession(c Context, d Decision) {
+	k := d.Flag + "\x00" + d.Variant
+	s.sessMu.Lock()
+	e := s.entry(c.SessionID, s.TargetingKey(c))
+	first := !e.seen[k]
+	e.seen[k] = true
+	s.sessMu.Unlock()
+	if first {
+		s.health.session(d.Flag, d.Variant)
+	}
+}
+
+// Forget drops a finished session's cached decisions.
+func (s *Service) Forget(sessionID string) {
+	s.sessMu.Lock()
+	delete(s.sessions, sessionID)
+	s.sessMu.Unlock()
+}
+
+// Observe records one finished call for the rollout health of each
+// decision that applied to it (errorType "" on success).
+func (s *Service) Observe(decisions []Decision, errorType string, d time.Duration) {
+	for _, dec := range decisions {
+		if dec.Flag != "" {
+			s.health.call(dec.Flag, dec.Variant, errorType, d)
+		}
+	}
+}
+
+// FlagView is one flag as capabilities lists it.
+type FlagView struct {
+	Flag
+	Value   bool   `json:"value"`
+	Variant string `json:"variant"`
+	Source  string `json:"source"`
+}
+
+// List is every registry flag with its value for c (response_contract_v2:
+// the session's decision).
+func (s *Service) List(ctx context.Context, c Context) []FlagView {
+	out := make([]FlagView, 0, len(Registry))
+	for _, f := range Registry {
+		var d Decision
+		if f.Name == ResponseContractV2 {
+			d = s.Contract(ctx, c)
+		} else {
+			d = s.Evaluate(ctx, f.Name, c)
+		}
+		out = append(out, FlagView{Flag: f, Value: d.Value, Variant: d.Variant, Source: d.Source})
+	}
+	return out
+}
+
+// Health is the rollout health table since start.
+func (s *Service) Health() HealthReport {
+	r := s.health.report()
+	r.Provider, r.FlagFile = s.opts.Provider, s.opts.Display
+	return r
+}
