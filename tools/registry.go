@@ -78,6 +78,12 @@ type Action struct {
 	// test calls; nil means the action needs state the test cannot make
 	// generically and is covered by its own test.
 	Example map[string]any
+	// Answer is a zero value of the action's typed answer (the struct its
+	// handler returns as data, e.g. TaskNextAnswer{}); server(action=
+	// "schema") publishes its JSON Schema as answer_schema, generated from
+	// the Go type and its json tags, so the shape of every answer is visible
+	// in one place. nil: the answer is not typed yet.
+	Answer  any
 	Handler Handler
 }
 

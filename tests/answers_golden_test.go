@@ -1,0 +1,99 @@
+package tests
+
+import (
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// volatileKeys are answer fields whose values depend on the machine or the
+// moment (sizes of a store file, free disk, durations, uptime, latency
+// figures), not on the call: the answer snapshots blank them, keeping the
+// key so that a renamed or dropped field still shows.
+var volatileKeys = map[string]bool{
+	"duration_ms": true, "uptime_seconds": true, "uptime_s": true, "free_bytes": true, "size_bytes": true,
+	"started_at": true, "p50_ms": true, "p99_ms": true, "elapsed_ms": true, "output": true,
+	"install_id": true, "store_path": true, "path": true, "workspace_root": true, "go_version": true,
+}
+
+// tempName matches the random part of t.TempDir names that reach answers
+// through the fixture's store (the workspace folder's name).
+var tempName = regexp.MustCompile(`Test[A-Za-z_/]*[0-9]{6,}`)
+
+// sessionName matches the per-client session ids of in-process clients.
+var sessionName = regexp.MustCompile(`inprocess-[0-9]+`)
+
+// TestAnswersGolden snapshots the answer of every action's happy path (its
+// declared Example on a fresh, deterministic fixture: fixed clock and ids),
+// data and the meta keys that describe it (pagination, fidelity, warnings),
+// so that a change to any answer's shape shows as a diff of one file
+// (testdata/answers/<tool>.<action>.json; refresh with -update). It is the
+// behaviour check of refactors that move code between tools and the domain.
+func TestAnswersGolden(t *testing.T) {
+	_, reg := inProcess(t, newDeps(t, true), protocols[0])
+	for _, tool := range reg.Tools() {
+		for _, a := range tool.Describe() {
+			act := findAction(tool, a.Name)
+			if act.Example == nil {
+				continue
+			}
+			t.Run(tool.Name+"/"+a.Name, func(t *testing.T) {
+				c, _ := inProcess(t, newDeps(t, true), protocols[0])
+				fx := fixture(t, c)
+				if tool.Name == "spec" && a.Name == "import" {
+					// import's example reads the folder export's example writes.
+					exp := map[string]any{"action": "export"}
+					for k, v := range findAction(tool, "export").Example {
+						exp[k] = substitute(v, fx)
+					}
+					if env := call(t, c, "spec", exp); env["success"] != true {
+						t.Fatalf("export before import: %v", env)
+					}
+				}
+				args := map[string]any{"action": a.Name}
+				for k, v := range act.Example {
+					args[k] = substitute(v, fx)
+				}
+				env := call(t, c, tool.Name, args)
+				if env["success"] != true {
+					t.Fatalf("happy path failed: %v", env)
+				}
+				meta, _ := env["meta"].(map[string]any)
+				snap := map[string]any{"data": blankVolatile(env["data"])}
+				for _, k := range []string{"pagination", "content_fidelity", "dropped_content_ids", "warnings", "warning_details", "deprecated"} {
+					if v, ok := meta[k]; ok {
+						snap["meta."+k] = blankVolatile(v)
+					}
+				}
+				golden(t, filepath.Join("answers", tool.Name+"."+a.Name+".json"), pretty(t, snap))
+			})
+		}
+	}
+}
+
+// blankVolatile returns v with the values of volatileKeys replaced by
+// "<volatile>" and temporary folder names by "<tmp>", recursively.
+func blankVolatile(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if volatileKeys[k] && e != nil {
+				out[k] = "<volatile>"
+				continue
+			}
+			out[k] = blankVolatile(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = blankVolatile(e)
+		}
+		return out
+	case string:
+		return sessionName.ReplaceAllString(tempName.ReplaceAllString(x, "<tmp>"), "<session>")
+	default:
+		return v
+	}
+}

@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"testing"
+
+	"github.com/specd/specd/core"
+)
+
+// TestPage covers the pager every paged action uses: default and given
+// limits, a cursor that resumes after the last key, a cursor from another
+// listing refused with a recovery that restarts this one.
+func TestPage(t *testing.T) {
+	restart := map[string]any{"action": "list", "spec_id": "s"}
+	first, err := OpenPage(&Request{Args: Args{}}, "task", "list", "s", core.PageTasks, restart, "pending")
+	if err != nil || first.After != "" || first.Limit != core.PageTasks.Default {
+		t.Fatalf("first page: %+v %v", first, err)
+	}
+	if c := first.Cursor("task-1-3", false); c != "" {
+		t.Fatalf("last page has a cursor %q", c)
+	}
+	next := first.Cursor("task-1-3", true)
+	second, err := OpenPage(&Request{Args: Args{"cursor": next, "limit": float64(7)}}, "task", "list", "s", core.PageTasks, restart, "pending")
+	if err != nil || second.After != "task-1-3" || second.Limit != 7 {
+		t.Fatalf("second page: %+v %v", second, err)
+	}
+	// Same cursor, other filter: refused, and the recovery restarts the listing.
+	_, err = OpenPage(&Request{Args: Args{"cursor": next}}, "task", "list", "s", core.PageTasks, restart, "completed")
+	e := core.AsError(err)
+	if e == nil || e.Code != core.CodeInvalidCursor {
+		t.Fatalf("cursor of another filter: %v", err)
+	}
+	p := e.Payload("r")
+	rec, _ := p["recovery"].(map[string]any)
+	if rec["suggested_tool"] != "task" || rec["suggested_args"].(map[string]any)["action"] != "list" {
+		t.Fatalf("recovery %v", rec)
+	}
+	restart["action"] = "mutated"
+	if _, args := second.Restart(); args["action"] != "list" {
+		t.Fatalf("Restart shares the caller's map: %v", args)
+	}
+}
+
+// TestAnswerSchema: a typed answer publishes its schema from the Go type.
+func TestAnswerSchema(t *testing.T) {
+	type row struct {
+		ID     string `json:"task_id"`
+		Status string `json:"status,omitempty"`
+	}
+	type answer struct {
+		Rows  []row `json:"tasks"`
+		Count int   `json:"count"`
+	}
+	s := answerSchema(answer{})
+	if s == nil || s.Properties["tasks"] == nil || s.Properties["count"].Type != "integer" {
+		t.Fatalf("schema %+v", s)
+	}
+	if items := s.Properties["tasks"].Items; items == nil || items.Properties["task_id"] == nil {
+		t.Fatalf("items %+v", s.Properties["tasks"])
+	}
+	if answerSchema(nil) != nil {
+		t.Fatal("nil answer has a schema")
+	}
+}
