@@ -53,6 +53,11 @@ type Options struct {
 	// identity); ClientID is SPECD_CLIENT_ID, which replaces it when set.
 	InstallID string
 	ClientID  string
+	// LoadInstallID, when InstallID is empty, reads the install id the
+	// first time a targeting key needs it (the store is opened on demand,
+	// so a server starts even while its store is locked or damaged); a
+	// failure is logged once and retried on the next key.
+	LoadInstallID func() (string, error)
 	// Transport is reported to targeting rules as "transport".
 	Transport string
 	Logger    *slog.Logger
@@ -89,6 +94,9 @@ type Service struct {
 
 	warnMu sync.Mutex
 	warned map[string]bool
+
+	installMu sync.Mutex
+	installID string // LoadInstallID's answer, once it succeeded
 
 	sessMu   sync.Mutex
 	sessions map[string]map[string]*sessionEntry // session id → targeting key → entry
@@ -381,7 +389,32 @@ func (s *Service) TargetingKey(c Context) string {
 	if name == "" {
 		name = "unknown"
 	}
-	return name + "@" + s.opts.InstallID
+	return name + "@" + s.install()
+}
+
+// install is Options.InstallID, else what LoadInstallID answers (kept once
+// it succeeds; "" while it fails).
+func (s *Service) install() string {
+	if s.opts.InstallID != "" || s.opts.LoadInstallID == nil {
+		return s.opts.InstallID
+	}
+	s.installMu.Lock()
+	defer s.installMu.Unlock()
+	if s.installID == "" {
+		id, err := s.opts.LoadInstallID()
+		if err != nil {
+			s.warnMu.Lock()
+			seen := s.warned["install_id"]
+			s.warned["install_id"] = true
+			s.warnMu.Unlock()
+			if !seen {
+				s.log.Warn("the store's install id could not be read; client identities for flag targeting go without it until it can", "err", err)
+			}
+			return ""
+		}
+		s.installID = id
+	}
+	return s.installID
 }
 
 // Evaluate decides flag for c now. It never fails: a provider that is not

@@ -70,14 +70,12 @@ func (fc *flagsConfig) display(workspace string) string {
 
 // openFlags starts the flags service of c.
 func openFlags(c *config, logger *slog.Logger, st *store.Store, transport string) (*flags.Service, error) {
-	installID, err := st.InstallID(context.Background())
-	if err != nil {
-		return nil, err
-	}
 	return flags.Open(context.Background(), flags.Options{
 		Path: c.Flags.Path, Provider: c.Flags.Provider, FlagdHost: c.Flags.FlagdHost, FlagdPort: c.Flags.FlagdPort,
-		Display: c.Flags.display(c.Workspace), InstallID: installID, ClientID: os.Getenv("SPECD_CLIENT_ID"),
-		Transport: transport, Logger: logger,
+		Display:       c.Flags.display(c.Workspace),
+		LoadInstallID: func() (string, error) { return st.InstallID(context.Background()) },
+		ClientID:      os.Getenv("SPECD_CLIENT_ID"),
+		Transport:     transport, Logger: logger,
 	})
 }
 
