@@ -112,11 +112,19 @@ func paramNames(ps []Param) []string {
 	return out
 }
 
+// dispatch runs one call of tool with a deadline far above any real call
+// (the tools tests run on a real bbolt file, whose fsync can take tens of
+// milliseconds on a busy machine).
 func dispatch(t *testing.T, tool *Tool, args map[string]any) map[string]any {
+	t.Helper()
+	return dispatchWithin(t, tool, args, 10*time.Second)
+}
+
+func dispatchWithin(t *testing.T, tool *Tool, args map[string]any, deadline time.Duration) map[string]any {
 	t.Helper()
 	reg := &Registry{}
 	reg.Add(tool)
-	env := reg.Dispatch(context.Background(), tool, args, Session{ID: "s"}, Runtime{Deadline: 50 * time.Millisecond})
+	env := reg.Dispatch(context.Background(), tool, args, Session{ID: "s"}, Runtime{Deadline: deadline})
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
@@ -158,10 +166,10 @@ func TestGoErrorBecomesInternalError(t *testing.T) {
 }
 
 func TestDeadlineAnswersUnavailable(t *testing.T) {
-	env := dispatch(t, testTool(func(ctx context.Context, r *Request) Result {
+	env := dispatchWithin(t, testTool(func(ctx context.Context, r *Request) Result {
 		<-ctx.Done()
 		return Fail(ctx.Err())
-	}), map[string]any{"action": "do-it"})
+	}), map[string]any{"action": "do-it"}, 50*time.Millisecond)
 	if code(env) != core.CodeUnavailable {
 		t.Fatalf("want UNAVAILABLE, got %v", env)
 	}
