@@ -313,39 +313,31 @@ func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
 	return OK(a)
 }
 
-// prepareTask reads n's context bundle (journal through the task index).
+// prepareTask renders n's surroundings (specs.Surroundings) as prepare's
+// bundle.
 func prepareTask(sp *specs.Spec, j specs.JournalReader, n *specs.Node) (*PreparedTask, error) {
-	deps := specs.CheckDeps(sp, n)
-	var prev, parent *specs.Node
-	if p := sp.Node(n.Parent); p != nil {
-		parent = p
-		if i := specs.Position(sp, n.ID) - 1; i > 0 {
-			prev = sp.Node(p.Children[i-1])
-		}
-	}
-	own, _, err := j.TaskEntries(n.ID, 0, 3, nil)
+	ts, err := specs.Surroundings(sp, j, n)
 	if err != nil {
 		return nil, err
 	}
-	c := TaskContext{Journal: own, Phase: phaseOf(sp, n)}
-	if prev != nil {
-		ps := &PreviousSibling{TaskRef: taskRef(prev)}
-		last, _, err := j.TaskEntries(prev.ID, 0, 1, nil)
-		if err != nil {
-			return nil, err
-		}
-		if len(last) == 1 {
-			e := last[0]
-			ps.JournalExcerpt = &JournalExcerpt{Seq: e.Seq, Timestamp: e.Timestamp, EntryType: e.EntryType, Title: e.Title, Content: excerpt(e.Content, prepareExcerptChars)}
-		}
-		c.PreviousSibling = ps
+	c := TaskContext{Journal: ts.Journal}
+	if ts.Phase != nil {
+		b := phaseBrief(ts.Phase)
+		c.Phase = &b
 	}
-	if parent != nil && (parent.Type == specs.TypeTask || parent.Type == specs.TypeSubtask || parent.Type == specs.TypeGroup) {
-		ref := taskRef(parent)
+	if ts.Parent != nil {
+		ref := taskRef(ts.Parent)
 		c.Parent = &ref
 	}
-	return &PreparedTask{TaskID: n.ID, Task: taskNode(n), Dependencies: deps, Context: c,
-		Hints: prepareHints(n, deps, prev), Version: sp.Header.Version}, nil
+	if ts.Previous != nil {
+		c.PreviousSibling = &PreviousSibling{TaskRef: taskRef(ts.Previous)}
+		if e := ts.PreviousEntry; e != nil {
+			c.PreviousSibling.JournalExcerpt = &JournalExcerpt{Seq: e.Seq, Timestamp: e.Timestamp, EntryType: e.EntryType, Title: e.Title,
+				Content: excerpt(e.Content, prepareExcerptChars)}
+		}
+	}
+	return &PreparedTask{TaskID: n.ID, Task: taskNode(n), Dependencies: ts.Deps, Context: c,
+		Hints: prepareHints(n, ts.Deps, ts.Previous), Version: sp.Header.Version}, nil
 }
 
 func prepareHints(n *specs.Node, deps specs.DepCheck, prev *specs.Node) []string {
