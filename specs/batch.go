@@ -266,3 +266,89 @@ func MatchTasks(s *Spec, scope string, f TaskFilter, max int) (ids []string, too
 	}
 	return ids, false
 }
+
+// StartAll starts every task of ids in order (Start). The first that
+// cannot start stops it with that task's error, details.failed_task_id
+// naming it (and details.field task_ids for TASK_NOT_FOUND); the caller's
+// transaction then stores nothing. The results are in ids' order.
+func StartAll(s *Spec, ids []string, o TransitionOptions) ([]TransitionResult, error) {
+	out := make([]TransitionResult, 0, len(ids))
+	for _, id := range ids {
+		tr, err := Start(s, id, o)
+		if err != nil {
+			if de, ok := err.(*Error); ok {
+				de.with("failed_task_id", id)
+				if de.Code == CodeTaskNotFound {
+					de.with("field", "task_ids")
+				}
+			}
+			return nil, err
+		}
+		out = append(out, tr)
+	}
+	return out, nil
+}
+
+// Completion is one item of a batch completion: success completes the task
+// (Note as the completion note), failure fails it (Note as the reason).
+type Completion struct {
+	TaskID      string
+	Success     bool
+	Note        string
+	ActualHours *float64
+}
+
+// CompletionOutcome is what one Completion did: Err, or the transition.
+type CompletionOutcome struct {
+	Result TransitionResult
+	Err    error
+}
+
+// CompleteAll applies each completion in order: success → Complete,
+// failure → Fail (in_progress → failed, retry_count + 1). An item that
+// cannot move keeps its error in its outcome and the others are still
+// applied. o.Force is not used (it would skip prerequisites); o.TakeOver
+// takes over other sessions' tasks.
+func CompleteAll(s *Spec, items []Completion, o TransitionOptions) []CompletionOutcome {
+	out := make([]CompletionOutcome, 0, len(items))
+	o.Force = false
+	for _, c := range items {
+		io := o
+		io.ActualHours = c.ActualHours
+		var oc CompletionOutcome
+		if c.Success {
+			io.Note = c.Note
+			oc.Result, oc.Err = Complete(s, c.TaskID, io)
+		} else {
+			io.Reason = c.Note
+			oc.Result, oc.Err = Fail(s, c.TaskID, io)
+		}
+		out = append(out, oc)
+	}
+	return out
+}
+
+// MetadataChange is the keys UpdateMetadataAll changed on one node.
+type MetadataChange struct {
+	TaskID  string   `json:"task_id"`
+	Changed []string `json:"changed"`
+}
+
+// UpdateMetadataAll applies updates to every node of ids (UpdateMetadata).
+// The first invalid update stops it with that node's error,
+// details.failed_task_id naming it; the caller's transaction then stores
+// nothing.
+func UpdateMetadataAll(s *Spec, ids []string, updates map[string]any) ([]MetadataChange, error) {
+	out := make([]MetadataChange, 0, len(ids))
+	for _, id := range ids {
+		changed, err := UpdateMetadata(s, id, updates)
+		if err != nil {
+			if de, ok := err.(*Error); ok {
+				de.with("failed_task_id", id)
+			}
+			return nil, err
+		}
+		out = append(out, MetadataChange{TaskID: id, Changed: changed})
+	}
+	return out, nil
+}

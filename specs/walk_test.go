@@ -203,3 +203,29 @@ func TestResetStale(t *testing.T) {
 		t.Error("only the stale task goes back to pending")
 	}
 }
+
+func TestBatchTransitions(t *testing.T) {
+	s := walkFixture(t)
+	_, err := StartAll(s, []string{"task-1-1", "task-9-9"}, TransitionOptions{SessionID: "a"})
+	e := mustCode(t, err, CodeTaskNotFound)
+	if e.Details["failed_task_id"] != "task-9-9" || e.Details["field"] != "task_ids" {
+		t.Errorf("details %v", e.Details)
+	}
+	s = walkFixture(t)
+	trs, err := StartAll(s, []string{"task-1-1", "task-1-2"}, TransitionOptions{SessionID: "a"})
+	if err != nil || len(trs) != 2 || trs[1].TaskID != "task-1-2" {
+		t.Fatalf("start all: %v %v", trs, err)
+	}
+	out := CompleteAll(s, []Completion{{TaskID: "task-1-1", Success: true}, {TaskID: "task-9-9", Success: true}, {TaskID: "task-1-2", Note: "broke"}},
+		TransitionOptions{SessionID: "a", Force: true})
+	if out[0].Err != nil || out[0].Result.To != StatusCompleted || out[1].Err == nil || out[2].Err != nil || out[2].Result.To != StatusFailed {
+		t.Errorf("complete all: %+v", out)
+	}
+	if rc, _ := s.Node("task-1-2").MetaInt("retry_count"); rc != 1 {
+		t.Errorf("retry_count %d", rc)
+	}
+	_, err = UpdateMetadataAll(s, []string{"task-1-3", "task-9-9"}, map[string]any{"owner": "x"})
+	if e := mustCode(t, err, CodeTaskNotFound); e.Details["failed_task_id"] != "task-9-9" {
+		t.Errorf("details %v", e.Details)
+	}
+}

@@ -110,26 +110,18 @@ func (d *Deps) taskStartBatch(ctx context.Context, r *Request) Result {
 		seen[id] = true
 	}
 	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskStartBatchAnswer, error) {
-		a := TaskStartBatchAnswer{Started: make([]StartedTask, 0, len(ids))}
-		opts := d.transitionOptions(r)
-		for _, id := range ids {
-			tr, err := specs.Start(sp, id, opts)
-			if err != nil {
-				if de, ok := err.(*specs.Error); ok {
-					de.Details = withDetail(de.Details, "failed_task_id", id)
-					if de.Code == specs.CodeTaskNotFound {
-						de.Details["field"] = "task_ids"
-					}
-				}
-				return a, err
-			}
+		trs, err := specs.StartAll(sp, ids, d.transitionOptions(r))
+		if err != nil {
+			return TaskStartBatchAnswer{}, err
+		}
+		a := TaskStartBatchAnswer{Started: make([]StartedTask, len(trs)), Count: len(trs)}
+		for i, tr := range trs {
 			if tr.Entry != nil {
 				j.Append(*tr.Entry)
 			}
-			n := sp.Node(id)
-			a.Started = append(a.Started, StartedTask{TaskID: id, From: tr.From, Status: n.Status, StartedAt: n.MetaString("started_at"), StartedBy: n.StartedBy()})
+			n := sp.Node(tr.TaskID)
+			a.Started[i] = StartedTask{TaskID: tr.TaskID, From: tr.From, Status: n.Status, StartedAt: n.MetaString("started_at"), StartedBy: n.StartedBy()}
 		}
-		a.Count = len(a.Started)
 		return a, nil
 	}))
 }
@@ -137,17 +129,10 @@ func (d *Deps) taskStartBatch(ctx context.Context, r *Request) Result {
 // completionFields are the keys of one complete-batch item.
 var completionFields = []string{"task_id", "success", "note", "actual_hours"}
 
-type completion struct {
-	TaskID      string
-	Success     bool
-	Note        string
-	ActualHours *float64
-}
-
 // completionsOf binds complete-batch's items strictly: unknown keys and
 // wrong types name completions[i].field.
-func completionsOf(list []any) ([]completion, *core.Error) {
-	out := make([]completion, 0, len(list))
+func completionsOf(list []any) ([]specs.Completion, *core.Error) {
+	out := make([]specs.Completion, 0, len(list))
 	for i, raw := range list {
 		c, err := completionOf(i, raw)
 		if err != nil {
@@ -159,10 +144,10 @@ func completionsOf(list []any) ([]completion, *core.Error) {
 }
 
 // completionOf binds completions[i].
-func completionOf(i int, raw any) (completion, *core.Error) {
+func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 	m, _ := raw.(map[string]any)
 	at := func(k string) string { return fmt.Sprintf("completions[%d].%s", i, k) }
-	var c completion
+	var c specs.Completion
 	for k := range m {
 		if !contains(completionFields, k) {
 			return c, core.NewError(core.CodeUnknownParameter, fmt.Sprintf("%s is not a completion field.", at(k)),
@@ -235,9 +220,9 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
 		return Fail(core.NewError(core.CodeMissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
 	}
 	res := answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskCompleteBatchAnswer, error) {
-		a := TaskCompleteBatchAnswer{Results: make([]CompletionResult, 0, len(items))}
-		for _, c := range items {
-			a.Results = append(a.Results, d.applyCompletion(sp, j, r, c, &a))
+		a := TaskCompleteBatchAnswer{Results: make([]CompletionResult, len(items))}
+		for i, oc := range specs.CompleteAll(sp, items, d.transitionOptions(r)) {
+			a.Results[i] = completionResult(sp, j, items[i], oc, &a)
 		}
 		a.Progress = specProgress(sp)
 		return a, nil
@@ -250,31 +235,21 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
 	return res
 }
 
-// applyCompletion moves one task of complete-batch and counts it in a.
-func (d *Deps) applyCompletion(sp *specs.Spec, j specs.JournalWriter, r *Request, c completion, a *TaskCompleteBatchAnswer) CompletionResult {
-	o := d.transitionOptions(r)
-	o.ActualHours, o.Force = c.ActualHours, false // force here only takes over other sessions' tasks
-	var tr specs.TransitionResult
-	var err error
-	if c.Success {
-		o.Note = c.Note
-		tr, err = specs.Complete(sp, c.TaskID, o)
-	} else {
-		o.Reason = c.Note
-		tr, err = specs.Fail(sp, c.TaskID, o)
-	}
+// completionResult journals one completion's transition and reports it,
+// counted in a.
+func completionResult(sp *specs.Spec, j specs.JournalWriter, c specs.Completion, oc specs.CompletionOutcome, a *TaskCompleteBatchAnswer) CompletionResult {
 	res := CompletionResult{TaskID: c.TaskID, Success: c.Success}
-	if err != nil {
-		e := core.AsError(specError(err, sp.Header.SpecID))
+	if oc.Err != nil {
+		e := core.AsError(specError(oc.Err, sp.Header.SpecID))
 		res.ErrorCode, res.Error = e.Code, e.Message
 		a.ErrorCount++
 		return res
 	}
-	if tr.Entry != nil {
-		j.Append(*tr.Entry)
+	if oc.Result.Entry != nil {
+		j.Append(*oc.Result.Entry)
 	}
 	n := sp.Node(c.TaskID)
-	res.OK, res.From, res.Status = true, tr.From, n.Status
+	res.OK, res.From, res.Status = true, oc.Result.From, n.Status
 	if c.Success {
 		a.CompletedCount++
 	} else {

@@ -210,17 +210,11 @@ type MetadataBatchFilters struct {
 // the keys that changed on it.
 type TaskMetadataBatchAnswer struct {
 	Written
-	MatchedCount int                  `json:"matched_count"`
-	UpdatedCount int                  `json:"updated_count"`
-	Nodes        []MetadataChange     `json:"nodes"`
-	Updates      map[string]any       `json:"updates"`
-	Filters      MetadataBatchFilters `json:"filters"`
-}
-
-// MetadataChange is the keys one update changed on a node.
-type MetadataChange struct {
-	TaskID  string   `json:"task_id"`
-	Changed []string `json:"changed"`
+	MatchedCount int                    `json:"matched_count"`
+	UpdatedCount int                    `json:"updated_count"`
+	Nodes        []specs.MetadataChange `json:"nodes"`
+	Updates      map[string]any         `json:"updates"`
+	Filters      MetadataBatchFilters   `json:"filters"`
 }
 
 // taskMetadataBatch applies the same updates to every task, subtask, verify
@@ -254,19 +248,15 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 			return TaskMetadataBatchAnswer{}, core.NewError(core.CodeValidation, fmt.Sprintf("The filters match more than %d nodes; narrow them.", maxBatchMatches),
 				map[string]any{"field": "pattern", "limit": maxBatchMatches, "constraint": "at most 100 matches"})
 		}
-		ans := TaskMetadataBatchAnswer{MatchedCount: len(matched), Nodes: make([]MetadataChange, 0, len(matched)), Updates: updates, Filters: f}
-		for _, id := range matched {
-			changed, err := specs.UpdateMetadata(sp, id, updates)
-			if err != nil {
-				if de, ok := err.(*specs.Error); ok {
-					de.Details = withDetail(de.Details, "failed_task_id", id)
-				}
-				return TaskMetadataBatchAnswer{}, err
-			}
-			if len(changed) > 0 {
+		changes, err := specs.UpdateMetadataAll(sp, matched, updates)
+		if err != nil {
+			return TaskMetadataBatchAnswer{}, err
+		}
+		ans := TaskMetadataBatchAnswer{MatchedCount: len(matched), Nodes: changes, Updates: updates, Filters: f}
+		for _, c := range changes {
+			if len(c.Changed) > 0 {
 				ans.UpdatedCount++
 			}
-			ans.Nodes = append(ans.Nodes, MetadataChange{TaskID: id, Changed: changed})
 		}
 		return ans, nil
 	}))
@@ -289,13 +279,4 @@ func metadataBatchFilter(f MetadataBatchFilters) (specs.TaskFilter, error) {
 		tf.Match = func(n *specs.Node) bool { return re.MatchString(n.Title) || re.MatchString(n.ID) }
 	}
 	return tf, nil
-}
-
-// withDetail returns details (a fresh map when nil) with k set.
-func withDetail(details map[string]any, k string, v any) map[string]any {
-	if details == nil {
-		details = map[string]any{}
-	}
-	details[k] = v
-	return details
 }
