@@ -229,3 +229,35 @@ func TestBatchTransitions(t *testing.T) {
 		t.Errorf("details %v", e.Details)
 	}
 }
+
+func TestTreeHelpers(t *testing.T) {
+	s := walkFixture(t)
+	for _, tc := range []struct {
+		id       string
+		position int
+		phase    string
+		task     bool
+	}{
+		{"task-1-2", 2, "phase-1", true},
+		{"task-2-1-1", 1, "phase-2", true},
+		{"phase-2", 2, "phase-2", false},
+		{"verify-2-2", 4, "phase-2", true},
+		{"task-9-9", 0, "", false},
+	} {
+		n := s.Node(tc.id)
+		phase := ""
+		if p := PhaseOf(s, n); p != nil {
+			phase = p.ID
+		}
+		if got := Position(s, tc.id); got != tc.position || phase != tc.phase || (n != nil && IsTaskNode(n) != tc.task) {
+			t.Errorf("%s: position %d phase %q", tc.id, got, phase)
+		}
+	}
+	var phases []string
+	for _, p := range Phases(s) {
+		phases = append(phases, p.ID)
+	}
+	if strings.Join(phases, ",") != "phase-1,phase-2" {
+		t.Errorf("phases %v", phases)
+	}
+}
