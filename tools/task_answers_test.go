@@ -2,6 +2,7 @@ package tools
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -62,4 +63,74 @@ func propNames(s *jsonschema.Schema) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestTaskPagesShrinkToTheBudget: a typed task page over the token budget
+// keeps a prefix of its nodes (content_fidelity partial, the rest named
+// node:<id>), and its cursor resumes right after the last node kept, so
+// following cursors still shows every node exactly once.
+func TestTaskPagesShrinkToTheBudget(t *testing.T) {
+	for _, action := range []string{"hierarchy", "list"} {
+		t.Run(action, func(t *testing.T) {
+			h := newTaskHarness(t)
+			h.d.TokenBudget = map[string]int{"hierarchy": 900, "list": 400}[action]
+			h.reg = New(h.d)
+			key := map[string]string{"hierarchy": "nodes", "list": "tasks"}[action]
+			var seen []string
+			cursor, partial := "", false
+			for page := 0; page < 50; page++ {
+				args := map[string]any{"action": action, "limit": 100, "max_depth": 3, "include_metadata": true}
+				if action == "list" {
+					args = map[string]any{"action": action, "limit": 100}
+				}
+				if cursor != "" {
+					args["cursor"] = cursor
+				}
+				env := h.call("s1", "task", args)
+				if env["success"] != true {
+					t.Fatalf("page %d: %s", page, compact(env))
+				}
+				meta := env["meta"].(map[string]any)
+				if meta["content_fidelity"] == "partial" {
+					partial = true
+					dropped, _ := meta["dropped_content_ids"].([]any)
+					if len(dropped) == 0 || !strings.HasPrefix(dropped[0].(string), "node:") {
+						t.Fatalf("dropped %v", dropped)
+					}
+				}
+				d := env["data"].(map[string]any)
+				items := d[key].([]any)
+				if int(d["count"].(float64)) != len(items) {
+					t.Fatalf("count %v for %d items", d["count"], len(items))
+				}
+				for _, it := range items {
+					seen = append(seen, it.(map[string]any)["task_id"].(string))
+				}
+				p, _ := meta["pagination"].(map[string]any)
+				if c, _ := p["cursor"].(string); c != "" {
+					cursor = c
+					continue
+				}
+				break
+			}
+			if !partial {
+				t.Fatal("the budget never cut a page: make it smaller")
+			}
+			want := 14 // every node down to depth 3
+			if action == "list" {
+				want = 12
+			}
+			if len(seen) != want || len(uniq(seen)) != want {
+				t.Errorf("pages showed %d nodes (%d distinct), want %d: %v", len(seen), len(uniq(seen)), want, seen)
+			}
+		})
+	}
+}
+
+func uniq(s []string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range s {
+		m[x] = true
+	}
+	return m
 }
