@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/fuzzy"
@@ -149,7 +150,7 @@ func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 	at := func(k string) string { return fmt.Sprintf("completions[%d].%s", i, k) }
 	var c specs.Completion
 	for k := range m {
-		if !contains(completionFields, k) {
+		if !slices.Contains(completionFields, k) {
 			return c, core.NewError(core.CodeUnknownParameter, fmt.Sprintf("%s is not a completion field.", at(k)),
 				map[string]any{"field": at(k), "allowed": completionFields}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "task"}, fuzzy.Rank(k, completionFields, 5))
