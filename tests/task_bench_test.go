@@ -128,8 +128,8 @@ func leafIDs(b testing.TB, st *store.Store, specID string, onlyTasks bool) []str
 	return out
 }
 
-// BenchmarkTaskReads: next, prepare, info and the first list page on a
-// fresh spec and on one whose current phase is half done.
+// BenchmarkTaskReads: next, prepare, info, the first list page and
+// prepare-batch on a fresh spec and on one whose current phase is half done.
 func BenchmarkTaskReads(b *testing.B) {
 	for _, n := range taskBenchSizes {
 		for _, half := range []bool{false, true} {
@@ -149,6 +149,7 @@ func BenchmarkTaskReads(b *testing.B) {
 				{"prepare", "task", map[string]any{"action": "prepare", "spec_id": id}},
 				{"info", "task", map[string]any{"action": "info", "spec_id": id, "task_id": mid}},
 				{"list-first-page", "task", map[string]any{"action": "list", "spec_id": id}},
+				{"prepare-batch", "task", map[string]any{"action": "prepare-batch", "spec_id": id}},
 			} {
 				if half && (bc.name == "info" || bc.name == "list-first-page") {
 					continue // unaffected by progress

@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"context"
-
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/specs"
 )
@@ -20,13 +18,13 @@ var taskStatuses = []string{"pending", "in_progress", "completed", "blocked", "f
 // mutation is one MutateSpec call, so it reads the latest state inside its
 // transaction and two agents cannot both claim or start one task.
 func taskTool(d *Deps) *Tool {
-	readA := func(name, summary string, required, optional []string, h Handler) Action {
+	readA := func(name, summary string, required, optional []string, answer any, h Handler) Action {
 		return Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: optional,
-			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Handler: h}
+			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Answer: answer, Handler: h}
 	}
-	writeA := func(name, summary string, required, optional []string, idempotent, destructive bool, h Handler) Action {
+	writeA := func(name, summary string, required, optional []string, idempotent, destructive bool, answer any, h Handler) Action {
 		return Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
-			SideEffects: EffectWrite, Idempotent: idempotent, Destructive: destructive, Latency: LatencyFast, Handler: h}
+			SideEffects: EffectWrite, Idempotent: idempotent, Destructive: destructive, Latency: LatencyFast, Answer: answer, Handler: h}
 	}
 	pages := []string{"cursor", "limit"}
 	nodeTypes := make([]string, 0, 6)
@@ -89,65 +87,60 @@ func taskTool(d *Deps) *Tool {
 			{
 				Name: "next", Summary: "Next actionable task; claim:true starts it atomically. None → found:false with blocked, in_progress, spec_complete.",
 				Required: []string{"spec_id"}, Optional: append([]string{"claim"}, mutationArgs...),
-				SideEffects: EffectWrite, Latency: LatencyFast, Handler: d.taskNext,
+				SideEffects: EffectWrite, Latency: LatencyFast, Answer: TaskNextAnswer{}, Handler: d.taskNext,
 			},
 			readA("prepare", "Context for a task (default: next): deps, previous sibling + journal excerpt, parent, phase progress, last 3 journal entries, hints.",
-				nil, []string{"task_id"}, d.taskPrepare),
-			readA("info", "One node with metadata, dependencies, can_start.", []string{"task_id"}, nil, d.taskInfo),
+				nil, []string{"task_id"}, TaskPrepareAnswer{}, d.taskPrepare),
+			readA("info", "One node with metadata, dependencies, can_start.", []string{"task_id"}, nil, TaskInfoAnswer{}, d.taskInfo),
 			readA("check-deps", "Prerequisites (own and inherited) with status, what it blocks, can_start.",
-				[]string{"task_id"}, nil, d.taskCheckDeps),
+				[]string{"task_id"}, nil, TaskCheckDepsAnswer{}, d.taskCheckDeps),
 			writeA("start", "pending|failed → in_progress (TASK_BLOCKED, CONFLICT if another session holds it; force takes it over).",
-				[]string{"task_id"}, []string{"force"}, false, false, d.taskTransition(specs.Start)),
+				[]string{"task_id"}, []string{"force"}, false, false, TransitionAnswer{}, d.taskTransition(specs.Start)),
 			writeA("complete", "→ completed with completion_note (CONFLICT if another session holds it); force overrides that and unfinished prerequisites.",
-				[]string{"task_id"}, []string{"completion_note", "force", "actual_hours"}, false, false, d.taskTransition(specs.Complete)),
-			writeA("reopen", "completed|in_progress|failed → pending, with reason.", []string{"task_id", "reason"}, []string{"force"}, false, false, d.taskTransition(specs.Reopen)),
+				[]string{"task_id"}, []string{"completion_note", "force", "actual_hours"}, false, false, TransitionAnswer{}, d.taskTransition(specs.Complete)),
+			writeA("reopen", "completed|in_progress|failed → pending, with reason.", []string{"task_id", "reason"}, []string{"force"}, false, false, TransitionAnswer{}, d.taskTransition(specs.Reopen)),
 			writeA("update-status", "Moves to status through the matching action and its checks.",
 				[]string{"task_id", "status"}, []string{"reason", "completion_note", "force", "blocker_type", "ticket", "resolution"}, false, false,
-				func(ctx context.Context, r *Request) Result {
-					to := specs.Status(r.Args.String("status"))
-					return d.transition(ctx, r, func(sp *specs.Spec, id string, o specs.TransitionOptions) (specs.TransitionResult, error) {
-						return specs.UpdateStatus(sp, id, to, o)
-					})
-				}),
+				TransitionAnswer{}, d.taskUpdateStatus),
 			writeA("block", "→ blocked with reason, blocker_type, ticket.",
-				[]string{"task_id", "reason"}, []string{"blocker_type", "ticket", "force"}, false, false, d.taskTransition(specs.Block)),
+				[]string{"task_id", "reason"}, []string{"blocker_type", "ticket", "force"}, false, false, TransitionAnswer{}, d.taskTransition(specs.Block)),
 			writeA("unblock", "blocked → pending; blocker kept in resolved_blockers.",
-				[]string{"task_id"}, []string{"resolution", "force"}, false, false, d.taskTransition(specs.Unblock)),
+				[]string{"task_id"}, []string{"resolution", "force"}, false, false, TransitionAnswer{}, d.taskTransition(specs.Unblock)),
 			readA("list-blocked", "Blocked tasks with blocker and waiting_on (paged).",
-				nil, pages, d.taskListBlocked),
+				nil, pages, TaskBlockedAnswer{}, d.taskListBlocked),
 			writeA("add", "Adds a node under parent (default: before trailing verify nodes).",
 				[]string{"parent", "title"}, []string{"task_type", "description", "estimated_hours", "position", "file_path", "task_category", "acceptance_criteria",
-					"complexity", "verification_type", "command", "expected", "blocking_mode", "metadata"}, false, false, d.taskAdd),
-			writeA("remove", "Removes a node (cascade: its children) and its edges.", []string{"task_id"}, []string{"cascade"}, false, true, d.taskRemove),
+					"complexity", "verification_type", "command", "expected", "blocking_mode", "metadata"}, false, false, TaskAddAnswer{}, d.taskAdd),
+			writeA("remove", "Removes a node (cascade: its children) and its edges.", []string{"task_id"}, []string{"cascade"}, false, true, TaskRemoveAnswer{}, d.taskRemove),
 			writeA("move", "Moves a node to parent/position (1-based).",
-				[]string{"task_id"}, []string{"parent", "position"}, false, false, d.taskMove),
+				[]string{"task_id"}, []string{"parent", "position"}, false, false, TaskMoveAnswer{}, d.taskMove),
 			writeA("add-dependency", "Adds an edge (both halves); cycles refused.",
-				[]string{"task_id", "target_id"}, []string{"dependency_type"}, false, false, d.taskDependency(specs.AddDependency)),
+				[]string{"task_id", "target_id"}, []string{"dependency_type"}, false, false, TaskDependencyAnswer{}, d.taskDependency(specs.AddDependency)),
 			writeA("remove-dependency", "Removes an edge (both halves).",
-				[]string{"task_id", "target_id"}, []string{"dependency_type"}, false, false, d.taskDependency(specs.RemoveDependency)),
+				[]string{"task_id", "target_id"}, []string{"dependency_type"}, false, false, TaskDependencyAnswer{}, d.taskDependency(specs.RemoveDependency)),
 			writeA("add-requirement", "Appends a requirement {id, type, text} (max 50).",
-				[]string{"task_id", "text"}, []string{"requirement_type"}, false, false, d.taskAddRequirement),
-			writeA("update-estimate", "Sets estimated_hours and/or complexity.", []string{"task_id"}, []string{"estimated_hours", "complexity"}, true, false, d.taskUpdateEstimate),
+				[]string{"task_id", "text"}, []string{"requirement_type"}, false, false, TaskRequirementAnswer{}, d.taskAddRequirement),
+			writeA("update-estimate", "Sets estimated_hours and/or complexity.", []string{"task_id"}, []string{"estimated_hours", "complexity"}, true, false, TaskEstimateAnswer{}, d.taskUpdateEstimate),
 			writeA("update-metadata", "Sets metadata keys (metadata object and/or direct fields).",
 				[]string{"task_id"}, []string{"metadata", "title", "description", "file_path", "task_category", "acceptance_criteria", "complexity", "estimated_hours", "status_note",
-					"verification_type", "command", "expected"}, true, false, d.taskUpdateMetadata),
+					"verification_type", "command", "expected"}, true, false, TaskMetadataAnswer{}, d.taskUpdateMetadata),
 			writeA("metadata-batch", "Same updates on every node matching the filters (max 100, all or nothing).",
-				[]string{"updates"}, []string{"status", "parent", "pattern", "node_type"}, true, false, d.taskMetadataBatch),
+				[]string{"updates"}, []string{"status", "parent", "pattern", "node_type"}, true, false, TaskMetadataBatchAnswer{}, d.taskMetadataBatch),
 			readA("progress", "Counts and percentage of a node (default spec) and its phases.",
-				nil, []string{"node_id", "include_phases"}, d.taskProgress),
-			readA("list", "All tasks in execution order (paged).", nil, pages, d.taskList),
+				nil, []string{"node_id", "include_phases"}, TaskProgressAnswer{}, d.taskProgress),
+			readA("list", "All tasks in execution order (paged).", nil, pages, TaskListAnswer{}, d.taskList),
 			readA("query", "Tasks by status, parent, node_type (paged).",
-				nil, append([]string{"status", "parent", "node_type"}, pages...), d.taskQuery),
+				nil, append([]string{"status", "parent", "node_type"}, pages...), TaskQueryAnswer{}, d.taskQuery),
 			readA("hierarchy", "The tree to max_depth (real depth), with counts (paged).",
-				nil, append([]string{"max_depth", "include_metadata"}, pages...), d.taskHierarchy),
+				nil, append([]string{"max_depth", "include_metadata"}, pages...), TaskHierarchyAnswer{}, d.taskHierarchy),
 			readA("prepare-batch", "Independent actionable tasks for parallel agents (no shared edge or file path).",
-				nil, []string{"max_tasks", "token_budget"}, d.taskPrepareBatch),
+				nil, []string{"max_tasks", "token_budget"}, TaskPrepareBatchAnswer{}, d.taskPrepareBatch),
 			writeA("start-batch", "Starts all task_ids or none.",
-				[]string{"task_ids"}, []string{"force"}, false, false, d.taskStartBatch),
+				[]string{"task_ids"}, []string{"force"}, false, false, TaskStartBatchAnswer{}, d.taskStartBatch),
 			writeA("complete-batch", "Per task: success → completed, failure → failed (retry_count+1).",
-				[]string{"completions"}, []string{"force"}, false, false, d.taskCompleteBatch),
+				[]string{"completions"}, []string{"force"}, false, false, TaskCompleteBatchAnswer{}, d.taskCompleteBatch),
 			writeA("reset-batch", "Stale in_progress tasks (≥ threshold_hours) back to pending.",
-				nil, []string{"threshold_hours"}, false, false, d.taskResetBatch),
+				nil, []string{"threshold_hours"}, false, false, TaskResetBatchAnswer{}, d.taskResetBatch),
 		},
 	}
 }

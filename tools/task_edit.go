@@ -12,6 +12,17 @@ import (
 // Plan edits: add, remove, move, dependencies, requirements, estimates and
 // metadata. Each is one stored mutation through a domain function.
 
+// TaskAddAnswer is the node add created.
+type TaskAddAnswer struct {
+	Written
+	TaskID   string         `json:"task_id"`
+	Parent   string         `json:"parent"`
+	Type     specs.NodeType `json:"type"`
+	Title    string         `json:"title"`
+	Position int            `json:"position"`
+	Task     TaskNode       `json:"task"`
+}
+
 func (d *Deps) taskAdd(ctx context.Context, r *Request) Result {
 	a := r.Args
 	in := specs.TaskInput{
@@ -27,37 +38,60 @@ func (d *Deps) taskAdd(ctx context.Context, r *Request) Result {
 		in.Position = p
 	}
 	parent := a.String("parent")
-	return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskAddAnswer, error) {
 		id, err := specs.AddTask(sp, parent, in)
 		if err != nil {
-			return nil, err
+			return TaskAddAnswer{}, err
 		}
 		n := sp.Node(id)
-		return map[string]any{"task_id": id, "parent": parent, "type": n.Type, "title": n.Title,
-			"position": taskIndex(sp.Node(parent).Children, id) + 1, "task": taskFull(n)}, nil
-	})
+		return TaskAddAnswer{TaskID: id, Parent: parent, Type: n.Type, Title: n.Title, Position: specs.Position(sp, id), Task: taskNode(n)}, nil
+	}))
+}
+
+// TaskRemoveAnswer lists the nodes remove removed.
+type TaskRemoveAnswer struct {
+	Written
+	TaskID       string   `json:"task_id"`
+	Removed      []string `json:"removed"`
+	RemovedCount int      `json:"removed_count"`
 }
 
 func (d *Deps) taskRemove(ctx context.Context, r *Request) Result {
-	return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-		removed, err := specs.RemoveTask(sp, r.Args.String("task_id"), r.Args.Bool("cascade"))
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"task_id": r.Args.String("task_id"), "removed": removed, "removed_count": len(removed)}, nil
-	})
+	id := r.Args.String("task_id")
+	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskRemoveAnswer, error) {
+		removed, err := specs.RemoveTask(sp, id, r.Args.Bool("cascade"))
+		return TaskRemoveAnswer{TaskID: id, Removed: removed, RemovedCount: len(removed)}, err
+	}))
+}
+
+// TaskMoveAnswer is where move put the node.
+type TaskMoveAnswer struct {
+	Written
+	TaskID   string `json:"task_id"`
+	Parent   string `json:"parent"`
+	Position int    `json:"position"`
 }
 
 func (d *Deps) taskMove(ctx context.Context, r *Request) Result {
 	id := r.Args.String("task_id")
 	pos, _ := r.Args.Int("position")
-	return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMoveAnswer, error) {
 		if err := specs.MoveTask(sp, id, r.Args.String("parent"), pos); err != nil {
-			return nil, err
+			return TaskMoveAnswer{}, err
 		}
-		n := sp.Node(id)
-		return map[string]any{"task_id": id, "parent": n.Parent, "position": taskIndex(sp.Node(n.Parent).Children, id) + 1}, nil
-	})
+		return TaskMoveAnswer{TaskID: id, Parent: sp.Node(id).Parent, Position: specs.Position(sp, id)}, nil
+	}))
+}
+
+// TaskDependencyAnswer is an edge after add-dependency / remove-dependency,
+// with both ends' dependency lists.
+type TaskDependencyAnswer struct {
+	Written
+	TaskID             string    `json:"task_id"`
+	TargetID           string    `json:"target_id"`
+	DependencyType     string    `json:"dependency_type"`
+	TaskDependencies   TaskDeps  `json:"task_dependencies"`
+	TargetDependencies *TaskDeps `json:"target_dependencies,omitempty"`
 }
 
 // taskDependency is add-dependency / remove-dependency: both halves of the
@@ -69,29 +103,45 @@ func (d *Deps) taskDependency(do func(s *specs.Spec, taskID, targetID, depType s
 		if depType == "" {
 			depType = "blocks"
 		}
-		return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+		return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskDependencyAnswer, error) {
 			if err := do(sp, id, target, depType); err != nil {
-				return nil, err
+				return TaskDependencyAnswer{}, err
 			}
-			data := map[string]any{"task_id": id, "target_id": target, "dependency_type": depType,
-				"task_dependencies": taskDeps(sp.Node(id))}
+			a := TaskDependencyAnswer{TaskID: id, TargetID: target, DependencyType: depType, TaskDependencies: taskDeps(sp.Node(id))}
 			if t := sp.Node(target); t != nil {
-				data["target_dependencies"] = taskDeps(t)
+				td := taskDeps(t)
+				a.TargetDependencies = &td
 			}
-			return data, nil
-		})
+			return a, nil
+		}))
 	}
 }
 
+// TaskRequirementAnswer is the requirement add-requirement appended.
+type TaskRequirementAnswer struct {
+	Written
+	TaskID      string            `json:"task_id"`
+	Requirement specs.Requirement `json:"requirement"`
+	Count       int               `json:"count"`
+}
+
 func (d *Deps) taskAddRequirement(ctx context.Context, r *Request) Result {
-	return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-		id := r.Args.String("task_id")
+	id := r.Args.String("task_id")
+	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskRequirementAnswer, error) {
 		req, err := specs.AddRequirement(sp, id, r.Args.String("requirement_type"), r.Args.String("text"))
 		if err != nil {
-			return nil, err
+			return TaskRequirementAnswer{}, err
 		}
-		return map[string]any{"task_id": id, "requirement": req, "count": len(sp.Node(id).Requirements())}, nil
-	})
+		return TaskRequirementAnswer{TaskID: id, Requirement: req, Count: len(sp.Node(id).Requirements())}, nil
+	}))
+}
+
+// TaskEstimateAnswer is a node's estimate after update-estimate.
+type TaskEstimateAnswer struct {
+	Written
+	TaskID         string  `json:"task_id"`
+	EstimatedHours any     `json:"estimated_hours"`
+	Complexity     *string `json:"complexity"`
 }
 
 func (d *Deps) taskUpdateEstimate(ctx context.Context, r *Request) Result {
@@ -99,21 +149,30 @@ func (d *Deps) taskUpdateEstimate(ctx context.Context, r *Request) Result {
 	if h, ok := r.Args.Float("estimated_hours"); ok {
 		hours = &h
 	}
-	return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-		id := r.Args.String("task_id")
+	id := r.Args.String("task_id")
+	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskEstimateAnswer, error) {
 		if err := specs.UpdateEstimate(sp, id, hours, r.Args.String("complexity")); err != nil {
-			return nil, err
+			return TaskEstimateAnswer{}, err
 		}
 		n := sp.Node(id)
 		eh, _ := n.Meta("estimated_hours")
-		return map[string]any{"task_id": id, "estimated_hours": eh, "complexity": taskNullable(n.MetaString("complexity"))}, nil
-	})
+		return TaskEstimateAnswer{TaskID: id, EstimatedHours: eh, Complexity: nullable(n.MetaString("complexity"))}, nil
+	}))
 }
 
 // metadataFields are update-metadata's direct parameters; each sets the
 // metadata key of the same name ("title" sets the node's title).
 var metadataFields = []string{"title", "description", "file_path", "task_category", "acceptance_criteria", "complexity",
 	"estimated_hours", "status_note", "verification_type", "command", "expected"}
+
+// TaskMetadataAnswer is a node after update-metadata, with the keys that
+// changed.
+type TaskMetadataAnswer struct {
+	Written
+	TaskID  string   `json:"task_id"`
+	Changed []string `json:"changed"`
+	Task    TaskNode `json:"task"`
+}
 
 func (d *Deps) taskUpdateMetadata(ctx context.Context, r *Request) Result {
 	updates := map[string]any{}
@@ -125,19 +184,38 @@ func (d *Deps) taskUpdateMetadata(ctx context.Context, r *Request) Result {
 			updates[k] = r.Args[k]
 		}
 	}
-	return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-		id := r.Args.String("task_id")
+	id := r.Args.String("task_id")
+	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataAnswer, error) {
 		changed, err := specs.UpdateMetadata(sp, id, updates)
 		if err != nil {
-			return nil, err
+			return TaskMetadataAnswer{}, err
 		}
-		return map[string]any{"task_id": id, "changed": changed, "task": taskFull(sp.Node(id))}, nil
-	})
+		return TaskMetadataAnswer{TaskID: id, Changed: changed, Task: taskNode(sp.Node(id))}, nil
+	}))
 }
 
 // maxBatchMatches bounds metadata-batch: more matches is an error asking
 // for narrower filters, so one call never rewrites a whole large spec.
 const maxBatchMatches = 100
+
+// MetadataBatchFilters echoes metadata-batch's filters.
+type MetadataBatchFilters struct {
+	Status   string `json:"status"`
+	Parent   string `json:"parent"`
+	Pattern  string `json:"pattern"`
+	NodeType string `json:"node_type"`
+}
+
+// TaskMetadataBatchAnswer reports metadata-batch: every node matched, with
+// the keys that changed on it.
+type TaskMetadataBatchAnswer struct {
+	Written
+	MatchedCount int                    `json:"matched_count"`
+	UpdatedCount int                    `json:"updated_count"`
+	Nodes        []specs.MetadataChange `json:"nodes"`
+	Updates      map[string]any         `json:"updates"`
+	Filters      MetadataBatchFilters   `json:"filters"`
+}
 
 // taskMetadataBatch applies the same updates to every task, subtask, verify
 // and research node that passes all given filters (status; parent: the
@@ -146,18 +224,10 @@ const maxBatchMatches = 100
 // filter is required; more than maxBatchMatches matches is VALIDATION_ERROR.
 func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 	a := r.Args
-	status, parent, pattern, nodeType := a.String("status"), a.String("parent"), a.String("pattern"), a.String("node_type")
-	if status == "" && parent == "" && pattern == "" && nodeType == "" {
-		return Fail(core.NewError(core.CodeMissingRequired, "metadata-batch needs at least one filter: status, parent, pattern or node_type.",
-			map[string]any{"field": "pattern", "action": "metadata-batch", "filters": []string{"status", "parent", "pattern", "node_type"}}))
-	}
-	var re *regexp.Regexp
-	if pattern != "" {
-		var err error
-		if re, err = regexp.Compile(pattern); err != nil {
-			return Fail(core.NewError(core.CodeInvalidRegex, "pattern is not a valid RE2 regular expression.",
-				map[string]any{"field": "pattern", "received": pattern, "constraint": "RE2 syntax, at most 256 characters"}))
-		}
+	f := MetadataBatchFilters{Status: a.String("status"), Parent: a.String("parent"), Pattern: a.String("pattern"), NodeType: a.String("node_type")}
+	match, err := metadataBatchFilter(f)
+	if err != nil {
+		return Fail(err)
 	}
 	updates := a.Object("updates")
 	if len(updates) == 0 {
@@ -165,52 +235,48 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 			map[string]any{"field": "updates", "action": "metadata-batch"}))
 	}
 	specID := a.String("spec_id")
-	return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
+	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataBatchAnswer, error) {
 		scope := specs.RootID
-		if parent != "" {
-			if sp.Node(parent) == nil {
-				return nil, taskNodeNotFound(sp, specID, "parent", parent)
+		if f.Parent != "" {
+			if sp.Node(f.Parent) == nil {
+				return TaskMetadataBatchAnswer{}, taskNodeNotFound(sp, specID, "parent", f.Parent)
 			}
-			scope = parent
+			scope = f.Parent
 		}
-		seq, _ := taskWalk(sp, scope, "", 0)
-		var matched []string
-		for n := range seq {
-			if !isTaskNode(n) || (status != "" && string(n.Status) != status) || (nodeType != "" && string(n.Type) != nodeType) ||
-				(re != nil && !re.MatchString(n.Title) && !re.MatchString(n.ID)) {
-				continue
-			}
-			matched = append(matched, n.ID)
-			if len(matched) > maxBatchMatches {
-				return nil, core.NewError(core.CodeValidation, fmt.Sprintf("The filters match more than %d nodes; narrow them.", maxBatchMatches),
-					map[string]any{"field": "pattern", "limit": maxBatchMatches, "constraint": "at most 100 matches"})
+		matched, tooMany := specs.MatchTasks(sp, scope, match, maxBatchMatches)
+		if tooMany {
+			return TaskMetadataBatchAnswer{}, core.NewError(core.CodeValidation, fmt.Sprintf("The filters match more than %d nodes; narrow them.", maxBatchMatches),
+				map[string]any{"field": "pattern", "limit": maxBatchMatches, "constraint": "at most 100 matches"})
+		}
+		changes, err := specs.UpdateMetadataAll(sp, matched, updates)
+		if err != nil {
+			return TaskMetadataBatchAnswer{}, err
+		}
+		ans := TaskMetadataBatchAnswer{MatchedCount: len(matched), Nodes: changes, Updates: updates, Filters: f}
+		for _, c := range changes {
+			if len(c.Changed) > 0 {
+				ans.UpdatedCount++
 			}
 		}
-		nodes := make([]map[string]any, 0, len(matched))
-		updated := 0
-		for _, id := range matched {
-			changed, err := specs.UpdateMetadata(sp, id, updates)
-			if err != nil {
-				if de, ok := err.(*specs.Error); ok {
-					de.Details = withDetail(de.Details, "failed_task_id", id)
-				}
-				return nil, err
-			}
-			if len(changed) > 0 {
-				updated++
-			}
-			nodes = append(nodes, map[string]any{"task_id": id, "changed": changed})
-		}
-		return map[string]any{"matched_count": len(matched), "updated_count": updated, "nodes": nodes, "updates": updates,
-			"filters": map[string]any{"status": status, "parent": parent, "pattern": pattern, "node_type": nodeType}}, nil
-	})
+		return ans, nil
+	}))
 }
 
-// withDetail returns details (a fresh map when nil) with k set.
-func withDetail(details map[string]any, k string, v any) map[string]any {
-	if details == nil {
-		details = map[string]any{}
+// metadataBatchFilter binds metadata-batch's filters: at least one
+// (MISSING_REQUIRED), pattern a valid RE2 expression (INVALID_REGEX).
+func metadataBatchFilter(f MetadataBatchFilters) (specs.TaskFilter, error) {
+	if f == (MetadataBatchFilters{}) {
+		return specs.TaskFilter{}, core.NewError(core.CodeMissingRequired, "metadata-batch needs at least one filter: status, parent, pattern or node_type.",
+			map[string]any{"field": "pattern", "action": "metadata-batch", "filters": []string{"status", "parent", "pattern", "node_type"}})
 	}
-	details[k] = v
-	return details
+	tf := specs.TaskFilter{TasksOnly: true, Status: f.Status, NodeType: f.NodeType}
+	if f.Pattern != "" {
+		re, err := regexp.Compile(f.Pattern)
+		if err != nil {
+			return tf, core.NewError(core.CodeInvalidRegex, "pattern is not a valid RE2 regular expression.",
+				map[string]any{"field": "pattern", "received": f.Pattern, "constraint": "RE2 syntax, at most 256 characters"})
+		}
+		tf.Match = func(n *specs.Node) bool { return re.MatchString(n.Title) || re.MatchString(n.ID) }
+	}
+	return tf, nil
 }

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"maps"
 	"strconv"
 
 	"github.com/specd/specd/core"
@@ -12,188 +11,272 @@ import (
 // Listings: list, query, hierarchy, list-blocked (paged in execution order,
 // contract §5) and progress.
 
-// pagedRead runs a paged listing over the call's spec. scope is the subtree
-// walked, maxDepth prunes it (0: no limit); the cursor resumes after the
-// last node of the previous page (see taskWalk), bound by fp to the same
-// listing and filters. Items go under key; meta.pagination carries the next
-// cursor.
-func (d *Deps) pagedRead(ctx context.Context, r *Request, fp, key string, restart map[string]any,
-	scope func(sp *specs.Spec) (string, int, error), keep func(*specs.Node, int) bool, render func(*specs.Node, int) map[string]any,
-	extra func(sp *specs.Spec, data map[string]any)) Result {
-	after, cerr := core.DecodeCursor(r.Args.String("cursor"), fp)
-	if cerr != nil {
-		return Fail(cerr.WithRecovery("task", restart, nil))
+// TaskListItem is one task of list, query and prepare-batch.
+type TaskListItem struct {
+	TaskID   string         `json:"task_id"`
+	Title    string         `json:"title"`
+	Type     specs.NodeType `json:"type"`
+	Status   specs.Status   `json:"status"`
+	Parent   string         `json:"parent"`
+	FilePath *string        `json:"file_path"`
+}
+
+func listItem(n *specs.Node) TaskListItem {
+	return TaskListItem{TaskID: n.ID, Title: n.Title, Type: n.Type, Status: n.Status, Parent: n.Parent, FilePath: nullable(n.FilePath())}
+}
+
+// TaskListAnswer is a page of task list.
+type TaskListAnswer struct {
+	SpecID  string         `json:"spec_id"`
+	Tasks   []TaskListItem `json:"tasks"`
+	Count   int            `json:"count"`
+	Version int64          `json:"version"`
+}
+
+// TaskQueryFilters echoes task query's filters.
+type TaskQueryFilters struct {
+	Status   string `json:"status"`
+	Parent   string `json:"parent"`
+	NodeType string `json:"node_type"`
+}
+
+// TaskQueryAnswer is a page of task query.
+type TaskQueryAnswer struct {
+	TaskListAnswer
+	Filters TaskQueryFilters `json:"filters"`
+}
+
+// BlockedTaskItem is one task of list-blocked: its blocker and the
+// unfinished prerequisites it waits on.
+type BlockedTaskItem struct {
+	TaskListItem
+	BlockerType        string   `json:"blocker_type"`
+	BlockerDescription string   `json:"blocker_description"`
+	BlockerTicket      *string  `json:"blocker_ticket"`
+	BlockedAt          string   `json:"blocked_at"`
+	WaitingOn          []string `json:"waiting_on"`
+}
+
+// TaskBlockedAnswer is a page of list-blocked.
+type TaskBlockedAnswer struct {
+	SpecID  string            `json:"spec_id"`
+	Tasks   []BlockedTaskItem `json:"tasks"`
+	Count   int               `json:"count"`
+	Version int64             `json:"version"`
+}
+
+// HierarchyNode is one node of hierarchy, with its real depth; children are
+// summarised by child_count (they are the next nodes of the walk).
+type HierarchyNode struct {
+	TaskID         string         `json:"task_id"`
+	Type           specs.NodeType `json:"type"`
+	Title          string         `json:"title"`
+	Status         specs.Status   `json:"status"`
+	Parent         string         `json:"parent"`
+	Depth          int            `json:"depth"`
+	ChildCount     int            `json:"child_count"`
+	TotalTasks     int            `json:"total_tasks"`
+	CompletedTasks int            `json:"completed_tasks"`
+	*NodeDetail
+}
+
+// NodeDetail is what include_metadata adds to a hierarchy node.
+type NodeDetail struct {
+	Metadata     map[string]any `json:"metadata"`
+	Dependencies TaskDeps       `json:"dependencies"`
+}
+
+// TaskHierarchyAnswer is a page of hierarchy.
+type TaskHierarchyAnswer struct {
+	SpecID         string          `json:"spec_id"`
+	Nodes          []HierarchyNode `json:"nodes"`
+	Count          int             `json:"count"`
+	Version        int64           `json:"version"`
+	MaxDepth       int             `json:"max_depth"`
+	TotalTasks     int             `json:"total_tasks"`
+	CompletedTasks int             `json:"completed_tasks"`
+}
+
+// taskListing is one paged task listing: which nodes (listing), how each is
+// shown (item) and the answer around the page (wrap).
+type taskListing[I, A any] struct {
+	action  string
+	restart map[string]any
+	filters []string
+	key     string // the answer's list field
+	listing func(sp *specs.Spec) (specs.Listing, error)
+	item    func(sp *specs.Spec, n *specs.Node, depth int) I
+	wrap    func(sp *specs.Spec, items []I) A
+}
+
+// pagedTasks answers one page of l over the call's spec: OpenPage binds the
+// cursor and limit, specs.Listing walks the page, the next cursor resumes
+// after its last node. Over the token budget the page ends earlier
+// (ListAnswer): the last nodes go and the cursor resumes after the last
+// node kept.
+func pagedTasks[I, A any](ctx context.Context, d *Deps, r *Request, l taskListing[I, A]) Result {
+	p, err := OpenPage(r, "task", l.action, r.Args.String("spec_id"), core.PageTasks, l.restart, l.filters...)
+	if err != nil {
+		return Fail(err)
 	}
-	limit := r.Args.IntOr("limit", core.PageTasks.Default)
-	var next string
-	var ids []string
-	var items []map[string]any
-	res := d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-		root, maxDepth, err := scope(sp)
+	var items []I
+	var page specs.NodePage
+	ans, err := readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (A, error) {
+		var zero A
+		q, err := l.listing(sp)
 		if err != nil {
-			return nil, nil, err
+			return zero, err
 		}
-		seq, ok := taskWalk(sp, root, after, maxDepth)
-		if !ok {
-			return nil, nil, taskStaleCursor(restart)
+		q.After, q.Limit = p.After, p.Limit
+		var ok bool
+		if page, ok = q.Page(sp); !ok {
+			return zero, taskStaleCursor(p)
 		}
-		var cur string
-		items, cur = taskPage(seq, limit, fp, keep, func(n *specs.Node, depth int) map[string]any {
-			ids = append(ids, n.ID)
-			return render(n, depth)
-		})
-		next = cur
-		data := map[string]any{key: items, "count": len(items), "version": sp.Header.Version}
-		if extra != nil {
-			extra(sp, data)
+		items = make([]I, len(page.Nodes))
+		for i, n := range page.Nodes {
+			items[i] = l.item(sp, n, page.Depths[i])
 		}
-		return data, nil, nil
+		return l.wrap(sp, items), nil
 	})
-	if res.Err == nil {
-		res.Meta = append(res.Meta, core.WithPagination(next, limit, nil))
-		// Over the token budget, the page ends earlier: the last nodes go
-		// and the cursor resumes after the last node kept.
-		if data, ok := res.Data.(map[string]any); ok {
-			res.Degrade = &ListAnswer[map[string]any]{Data: data, Key: key, Items: items, CountKey: "count", PageSize: limit,
-				ID:   func(i int) string { return "node:" + ids[i] },
-				Next: func(kept int) string { return core.EncodeCursor(ids[kept-1], fp) },
-				Continue: func(c string) (string, map[string]any) {
-					args := maps.Clone(restart)
-					for k, v := range r.Args {
-						args[k] = v
-					}
-					args["cursor"] = c
-					return "task", args
-				}}
-		}
+	if err != nil {
+		return Fail(err)
 	}
+	res := OK(ans, p.Meta(p.Cursor(page.Last(), page.More)))
+	res.Degrade = DegradeFunc(func(f Fit) (any, []core.MetaOption, bool, error) {
+		la := &ListAnswer[I]{Data: structMap(ans), Key: l.key, Items: items, CountKey: "count", PageSize: p.Limit,
+			ID:   func(i int) string { return "node:" + page.Nodes[i].ID },
+			Next: func(kept int) string { return p.Cursor(page.Nodes[kept-1].ID, true) },
+			Continue: func(c string) (string, map[string]any) {
+				tool, args := p.Restart()
+				for k, v := range r.Args {
+					args[k] = v
+				}
+				args["cursor"] = c
+				return tool, args
+			}}
+		return la.Degrade(f)
+	})
 	return res
 }
 
-func wholeSpec(*specs.Spec) (string, int, error) { return specs.RootID, 0, nil }
+func wholeSpec(*specs.Spec) (specs.Listing, error) { return specs.Listing{Keep: keepTasks}, nil }
 
-func listItem(n *specs.Node, _ int) map[string]any {
-	return map[string]any{"task_id": n.ID, "title": n.Title, "type": n.Type, "status": n.Status, "parent": n.Parent,
-		"file_path": taskNullable(n.FilePath())}
+func keepTasks(n *specs.Node, _ int) bool { return specs.IsTaskNode(n) }
+
+func listItemAt(_ *specs.Spec, n *specs.Node, _ int) TaskListItem { return listItem(n) }
+
+func listAnswer(sp *specs.Spec, items []TaskListItem) TaskListAnswer {
+	return TaskListAnswer{SpecID: sp.Header.SpecID, Tasks: items, Count: len(items), Version: sp.Header.Version}
 }
-
-func keepTasks(n *specs.Node, _ int) bool { return isTaskNode(n) }
 
 // taskList pages every task, subtask, verify and research node in
 // execution order.
 func (d *Deps) taskList(ctx context.Context, r *Request) Result {
-	specID := r.Args.String("spec_id")
-	return d.pagedRead(ctx, r, core.Fingerprint("task", "list", specID), "tasks",
-		map[string]any{"action": "list", "spec_id": specID}, wholeSpec, keepTasks, listItem, nil)
+	return pagedTasks(ctx, d, r, taskListing[TaskListItem, TaskListAnswer]{action: "list", key: "tasks",
+		restart: map[string]any{"action": "list", "spec_id": r.Args.String("spec_id")},
+		listing: wholeSpec, item: listItemAt, wrap: listAnswer})
 }
 
 // taskQuery pages task nodes filtered by status, node_type and parent (its
-// direct children: the walk is limited to the parent's depth + 1).
+// direct children, see specs.QueryListing).
 func (d *Deps) taskQuery(ctx context.Context, r *Request) Result {
 	a := r.Args
-	specID, status, parent, nodeType := a.String("spec_id"), a.String("status"), a.String("parent"), a.String("node_type")
-	scope := wholeSpec
-	if parent != "" {
-		scope = func(sp *specs.Spec) (string, int, error) {
-			depth, ok := taskDepth(sp, parent)
+	specID := a.String("spec_id")
+	f := TaskQueryFilters{Status: a.String("status"), Parent: a.String("parent"), NodeType: a.String("node_type")}
+	return pagedTasks(ctx, d, r, taskListing[TaskListItem, TaskQueryAnswer]{action: "query", key: "tasks",
+		restart: map[string]any{"action": "query", "spec_id": specID, "status": taskNullable(f.Status), "parent": taskNullable(f.Parent), "node_type": taskNullable(f.NodeType)},
+		filters: []string{f.Status, f.Parent, f.NodeType},
+		listing: func(sp *specs.Spec) (specs.Listing, error) {
+			l, ok := specs.QueryListing(sp, f.Parent, specs.TaskFilter{Status: f.Status, NodeType: f.NodeType})
 			if !ok {
-				return "", 0, taskNodeNotFound(sp, specID, "parent", parent)
+				return l, taskNodeNotFound(sp, specID, "parent", f.Parent)
 			}
-			return parent, depth + 1, nil
-		}
-	}
-	keep := func(n *specs.Node, _ int) bool {
-		if nodeType != "" {
-			if string(n.Type) != nodeType {
-				return false
-			}
-		} else if parent == "" && !isTaskNode(n) {
-			return false
-		}
-		return status == "" || string(n.Status) == status
-	}
-	return d.pagedRead(ctx, r, core.Fingerprint("task", "query", specID, status, parent, nodeType), "tasks",
-		map[string]any{"action": "query", "spec_id": specID, "status": taskNullable(status), "parent": taskNullable(parent), "node_type": taskNullable(nodeType)},
-		scope, keep, listItem, func(_ *specs.Spec, data map[string]any) {
-			data["filters"] = map[string]any{"status": status, "parent": parent, "node_type": nodeType}
-		})
+			return l, nil
+		},
+		item: listItemAt,
+		wrap: func(sp *specs.Spec, items []TaskListItem) TaskQueryAnswer {
+			return TaskQueryAnswer{TaskListAnswer: listAnswer(sp, items), Filters: f}
+		}})
 }
 
 // taskHierarchy pages the tree (root excluded) down to max_depth, by real
-// tree depth, in execution order. Children are summarised by child_count
-// (their ids are the next nodes of the walk, each with its parent).
+// tree depth, in execution order.
 func (d *Deps) taskHierarchy(ctx context.Context, r *Request) Result {
-	specID := r.Args.String("spec_id")
 	maxDepth := r.Args.IntOr("max_depth", 2)
 	withMeta := r.Args.Bool("include_metadata")
-	render := func(n *specs.Node, depth int) map[string]any {
-		m := map[string]any{"node_id": n.ID, "type": n.Type, "title": n.Title, "status": n.Status, "parent": n.Parent, "depth": depth,
-			"child_count": len(n.Children), "total_tasks": n.TotalTasks, "completed_tasks": n.CompletedTasks}
-		if withMeta {
-			md := n.Metadata
-			if md == nil {
-				md = map[string]any{}
+	return pagedTasks(ctx, d, r, taskListing[HierarchyNode, TaskHierarchyAnswer]{action: "hierarchy", key: "nodes",
+		restart: map[string]any{"action": "hierarchy", "spec_id": r.Args.String("spec_id"), "max_depth": maxDepth},
+		filters: []string{strconv.Itoa(maxDepth), strconv.FormatBool(withMeta)},
+		listing: func(*specs.Spec) (specs.Listing, error) { return specs.Listing{MaxDepth: maxDepth}, nil },
+		item: func(_ *specs.Spec, n *specs.Node, depth int) HierarchyNode {
+			h := HierarchyNode{TaskID: n.ID, Type: n.Type, Title: n.Title, Status: n.Status, Parent: n.Parent, Depth: depth,
+				ChildCount: len(n.Children), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks}
+			if withMeta {
+				h.NodeDetail = &NodeDetail{Metadata: metadataOf(n), Dependencies: taskDeps(n)}
 			}
-			m["metadata"], m["dependencies"] = md, taskDeps(n)
-		}
-		return m
-	}
-	return d.pagedRead(ctx, r, core.Fingerprint("task", "hierarchy", specID, strconv.Itoa(maxDepth), strconv.FormatBool(withMeta)), "nodes",
-		map[string]any{"action": "hierarchy", "spec_id": specID, "max_depth": maxDepth},
-		func(*specs.Spec) (string, int, error) { return specs.RootID, maxDepth, nil }, nil, render,
-		func(sp *specs.Spec, data map[string]any) {
-			data["max_depth"] = maxDepth
-			data["total_tasks"], data["completed_tasks"] = sp.Header.TotalTasks, sp.Header.CompletedTasks
-		})
+			return h
+		},
+		wrap: func(sp *specs.Spec, items []HierarchyNode) TaskHierarchyAnswer {
+			return TaskHierarchyAnswer{SpecID: sp.Header.SpecID, Nodes: items, Count: len(items), Version: sp.Header.Version,
+				MaxDepth: maxDepth, TotalTasks: sp.Header.TotalTasks, CompletedTasks: sp.Header.CompletedTasks}
+		}})
 }
 
-// taskListBlocked pages the nodes whose status is blocked, with their
-// blocker and their unfinished prerequisites. It walks the whole spec (no
-// status index): cost O(spec) per page.
+// taskListBlocked pages the blocked nodes (specs.BlockedListing) with their
+// blocker and their unfinished prerequisites.
 func (d *Deps) taskListBlocked(ctx context.Context, r *Request) Result {
-	specID := r.Args.String("spec_id")
-	var sp *specs.Spec
-	render := func(n *specs.Node, _ int) map[string]any {
-		m := listItem(n, 0)
-		m["blocker_type"], m["blocker_description"] = n.MetaString("blocker_type"), n.MetaString("blocker_description")
-		m["blocker_ticket"], m["blocked_at"] = taskNullable(n.MetaString("blocker_ticket")), n.MetaString("blocked_at")
-		m["waiting_on"] = taskStrings(specs.Blockers(sp, n.ID))
-		return m
-	}
-	return d.pagedRead(ctx, r, core.Fingerprint("task", "list-blocked", specID), "tasks",
-		map[string]any{"action": "list-blocked", "spec_id": specID},
-		func(s *specs.Spec) (string, int, error) { sp = s; return specs.RootID, 0, nil },
-		func(n *specs.Node, _ int) bool { return n.Status == specs.StatusBlocked && n.ID != specs.RootID },
-		render, nil)
+	return pagedTasks(ctx, d, r, taskListing[BlockedTaskItem, TaskBlockedAnswer]{action: "list-blocked", key: "tasks",
+		restart: map[string]any{"action": "list-blocked", "spec_id": r.Args.String("spec_id")},
+		listing: func(*specs.Spec) (specs.Listing, error) { return specs.BlockedListing(), nil },
+		item: func(sp *specs.Spec, n *specs.Node, _ int) BlockedTaskItem {
+			return BlockedTaskItem{TaskListItem: listItem(n), BlockerType: n.MetaString("blocker_type"), BlockerDescription: n.MetaString("blocker_description"),
+				BlockerTicket: nullable(n.MetaString("blocker_ticket")), BlockedAt: n.MetaString("blocked_at"), WaitingOn: orEmpty(specs.Blockers(sp, n.ID))}
+		},
+		wrap: func(sp *specs.Spec, items []BlockedTaskItem) TaskBlockedAnswer {
+			return TaskBlockedAnswer{SpecID: sp.Header.SpecID, Tasks: items, Count: len(items), Version: sp.Header.Version}
+		}})
+}
+
+// TaskProgressAnswer is progress: the counts of a node and of every phase.
+type TaskProgressAnswer struct {
+	SpecID         string         `json:"spec_id"`
+	NodeID         string         `json:"node_id"`
+	Type           specs.NodeType `json:"type"`
+	Title          string         `json:"title"`
+	Status         specs.Status   `json:"status"`
+	CompletedTasks int            `json:"completed_tasks"`
+	TotalTasks     int            `json:"total_tasks"`
+	Percentage     int            `json:"percentage"`
+	RemainingTasks int            `json:"remaining_tasks"`
+	CurrentPhase   *string        `json:"current_phase"`
+	Version        int64          `json:"version"`
+	// Phases is left out when include_phases is false.
+	Phases *[]PhaseBrief `json:"phases,omitempty"`
 }
 
 // taskProgress answers the counts of node_id (default the whole spec) and,
 // unless include_phases is false, of every phase.
 func (d *Deps) taskProgress(ctx context.Context, r *Request) Result {
-	return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-		id := r.Args.String("node_id")
-		if id == "" {
-			id = specs.RootID
-		}
+	id := r.Args.String("node_id")
+	if id == "" {
+		id = specs.RootID
+	}
+	withPhases := !r.Args.Has("include_phases") || r.Args.Bool("include_phases")
+	return answer(readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskProgressAnswer, error) {
 		n := sp.Node(id)
 		if n == nil {
-			return nil, nil, taskNodeNotFound(sp, r.Args.String("spec_id"), "node_id", id)
+			return TaskProgressAnswer{}, taskNodeNotFound(sp, r.Args.String("spec_id"), "node_id", id)
 		}
-		data := map[string]any{"node_id": id, "type": n.Type, "title": n.Title, "status": n.Status,
-			"completed_tasks": n.CompletedTasks, "total_tasks": n.TotalTasks, "percentage": taskPercent(n.CompletedTasks, n.TotalTasks),
-			"remaining_tasks": n.TotalTasks - n.CompletedTasks, "current_phase": taskNullable(sp.Header.CurrentPhase),
-			"version": sp.Header.Version}
-		if !r.Args.Has("include_phases") || r.Args.Bool("include_phases") {
-			phases := []map[string]any{}
-			if root := sp.Root(); root != nil {
-				for _, pid := range root.Children {
-					if p := sp.Node(pid); p != nil {
-						phases = append(phases, taskPhaseBrief(p))
-					}
-				}
+		a := TaskProgressAnswer{SpecID: sp.Header.SpecID, NodeID: id, Type: n.Type, Title: n.Title, Status: n.Status,
+			CompletedTasks: n.CompletedTasks, TotalTasks: n.TotalTasks, Percentage: percent(n.CompletedTasks, n.TotalTasks),
+			RemainingTasks: n.TotalTasks - n.CompletedTasks, CurrentPhase: nullable(sp.Header.CurrentPhase), Version: sp.Header.Version}
+		if withPhases {
+			phases := []PhaseBrief{}
+			for _, p := range specs.Phases(sp) {
+				phases = append(phases, phaseBrief(p))
 			}
-			data["phases"] = phases
+			a.Phases = &phases
 		}
-		return data, nil, nil
-	})
+		return a, nil
+	}))
 }

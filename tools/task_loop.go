@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/specd/specd/core"
 	"github.com/specd/specd/specs"
 )
 
@@ -35,25 +34,47 @@ func (d *Deps) taskTransition(do transitionFn) Handler {
 	return func(ctx context.Context, r *Request) Result { return d.transition(ctx, r, do) }
 }
 
+// taskUpdateStatus moves task_id to status through the matching
+// transition (specs.UpdateStatus).
+func (d *Deps) taskUpdateStatus(ctx context.Context, r *Request) Result {
+	to := specs.Status(r.Args.String("status"))
+	return d.transition(ctx, r, func(sp *specs.Spec, id string, o specs.TransitionOptions) (specs.TransitionResult, error) {
+		return specs.UpdateStatus(sp, id, to, o)
+	})
+}
+
+// TransitionAnswer is the answer of a status change.
+type TransitionAnswer struct {
+	Written
+	TaskID   string       `json:"task_id"`
+	From     specs.Status `json:"from"`
+	To       specs.Status `json:"to"`
+	Status   specs.Status `json:"status"`
+	Task     TaskNode     `json:"task"`
+	Progress SpecProgress `json:"progress"`
+	Phase    *PhaseBrief  `json:"phase,omitempty"`
+}
+
 // transition runs one transition of task_id as one stored mutation: the
 // domain's journal entry is appended in the same transaction, rollups are
 // updated by the domain, and the domain's warnings (already completed,
 // already started by this session, forced completion) become meta warnings.
-// The answer is {task_id, from, to, status, task, progress}.
 func (d *Deps) transition(ctx context.Context, r *Request, do transitionFn) Result {
 	id := r.Args.String("task_id")
 	var warnings []string
-	res := d.mutate(ctx, r, func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error) {
+	res := answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TransitionAnswer, error) {
 		tr, err := do(sp, id, d.transitionOptions(r))
 		if err != nil {
-			return nil, err
+			return TransitionAnswer{}, err
 		}
 		if tr.Entry != nil {
 			j.Append(*tr.Entry)
 		}
 		warnings = tr.Warnings
-		return transitionData(sp, tr), nil
-	})
+		n := sp.Node(tr.TaskID)
+		return TransitionAnswer{TaskID: tr.TaskID, From: tr.From, To: tr.To, Status: n.Status, Task: taskNode(n),
+			Progress: specProgress(sp), Phase: phaseOf(sp, n)}, nil
+	}))
 	if res.Err == nil {
 		for _, w := range warnings {
 			res.Meta = append(res.Meta, warn("TASK_UNCHANGED", w, map[string]any{"task_id": id}))
@@ -62,15 +83,55 @@ func (d *Deps) transition(ctx context.Context, r *Request, do transitionFn) Resu
 	return res
 }
 
-func transitionData(sp *specs.Spec, tr specs.TransitionResult) map[string]any {
-	n := sp.Node(tr.TaskID)
-	data := map[string]any{"task_id": tr.TaskID, "from": tr.From, "to": tr.To, "status": n.Status, "task": taskFull(n),
-		"progress": map[string]any{"completed_tasks": sp.Header.CompletedTasks, "total_tasks": sp.Header.TotalTasks,
-			"percentage": sp.Header.ProgressPercentage}}
-	if p := taskPhase(sp, n); p != nil {
-		data["phase"] = taskPhaseBrief(p)
-	}
-	return data
+// TaskNextAnswer is next's answer: the task found (NextTask), or why none
+// is actionable (NothingActionable).
+type TaskNextAnswer struct {
+	Written
+	Found        bool `json:"found"`
+	SpecComplete bool `json:"spec_complete"`
+	Claimed      bool `json:"claimed"`
+	*NextTask
+	*NothingActionable
+}
+
+// NextTask is the task next found.
+type NextTask struct {
+	TaskID   string         `json:"task_id"`
+	Title    string         `json:"title"`
+	Type     specs.NodeType `json:"type"`
+	Status   specs.Status   `json:"status"`
+	Parent   string         `json:"parent"`
+	PhaseID  string         `json:"phase_id"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// NothingActionable explains an empty next: blocked tasks with what they
+// wait on, failed tasks with the call that retries each, tasks in progress
+// with who started them, and the next call to make.
+type NothingActionable struct {
+	Blocked    []specs.BlockedTask `json:"blocked"`
+	Failed     []FailedTaskItem    `json:"failed"`
+	InProgress []InProgressTask    `json:"in_progress"`
+	Hint       string              `json:"hint"`
+	NextCall   *NextCall           `json:"next_call,omitempty"`
+}
+
+// FailedTaskItem is a failed task with retry: the call that retries it as
+// given (task reopen with a reason: back to pending, retry_count kept, so
+// that next and prepare-batch offer it again).
+type FailedTaskItem struct {
+	TaskID        string   `json:"task_id"`
+	RetryCount    int      `json:"retry_count"`
+	Retry         NextCall `json:"retry"`
+	FailureReason string   `json:"failure_reason,omitempty"`
+}
+
+// InProgressTask is a task someone is working on.
+type InProgressTask struct {
+	TaskID    string `json:"task_id"`
+	Title     string `json:"title"`
+	StartedBy string `json:"started_by"`
+	StartedAt string `json:"started_at"`
 }
 
 // taskNext answers the next actionable task (specs.NextTask). With claim it
@@ -80,101 +141,133 @@ func transitionData(sp *specs.Spec, tr specs.TransitionResult) map[string]any {
 // blocked and in-progress tasks, spec_complete and a hint; when work
 // remains but none is actionable a NO_ACTIONABLE_TASK warning says so.
 func (d *Deps) taskNext(ctx context.Context, r *Request) Result {
-	var found, complete bool
-	answer := func(sp *specs.Spec, nr specs.NextResult) map[string]any {
-		found, complete = nr.Found, nr.SpecComplete
-		if !nr.Found {
-			return notFoundData(sp, nr)
-		}
-		n := sp.Node(nr.TaskID)
-		md := n.Metadata
-		if md == nil {
-			md = map[string]any{}
-		}
-		return map[string]any{"found": true, "task_id": n.ID, "title": n.Title, "type": n.Type, "status": n.Status,
-			"parent": n.Parent, "phase_id": nr.PhaseID, "metadata": md, "spec_complete": false}
-	}
 	var res Result
 	if !r.Args.Bool("claim") {
-		res = d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-			data := answer(sp, specs.NextTask(sp))
-			data["claimed"] = false
-			data["version"] = sp.Header.Version
-			return data, nil, nil
-		})
+		res = answer(readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskNextAnswer, error) {
+			a := nextAnswer(sp, specs.NextTask(sp))
+			a.SpecID, a.Version = sp.Header.SpecID, sp.Header.Version
+			return a, nil
+		}))
 	} else {
-		res = d.mutate(ctx, r, func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error) {
+		res = answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskNextAnswer, error) {
 			nr := specs.NextTask(sp)
 			if !nr.Found {
-				data := answer(sp, nr)
-				data["claimed"] = false
-				return data, nil
+				return nextAnswer(sp, nr), nil
 			}
 			tr, err := specs.Start(sp, nr.TaskID, d.transitionOptions(r))
 			if err != nil {
-				return nil, err
+				return TaskNextAnswer{}, err
 			}
 			if tr.Entry != nil {
 				j.Append(*tr.Entry)
 			}
-			data := answer(sp, nr)
-			data["claimed"] = true
-			return data, nil
-		})
+			a := nextAnswer(sp, nr)
+			a.Claimed = true
+			return a, nil
+		}))
 	}
-	if res.Err == nil && !found && !complete {
+	if a, ok := res.Data.(TaskNextAnswer); ok && !a.Found && !a.SpecComplete {
 		res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
 			"No task can start now: see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
 	}
 	return res
 }
 
-// notFoundData is next's answer when nothing is actionable: blocked tasks
-// with what they wait on, failed tasks with the call that retries each,
-// tasks in progress with who started them, and the next call to make (a
+// nextAnswer is next's answer for nr (not claimed).
+func nextAnswer(sp *specs.Spec, nr specs.NextResult) TaskNextAnswer {
+	if !nr.Found {
+		return TaskNextAnswer{SpecComplete: nr.SpecComplete, NothingActionable: nothingActionable(sp, nr)}
+	}
+	n := sp.Node(nr.TaskID)
+	return TaskNextAnswer{Found: true, NextTask: &NextTask{TaskID: n.ID, Title: n.Title, Type: n.Type, Status: n.Status,
+		Parent: n.Parent, PhaseID: nr.PhaseID, Metadata: metadataOf(n)}}
+}
+
+// nothingActionable is why nr found nothing, with the next call to make (a
 // failed task's retry comes first: it is the only work this agent can
 // unlock by itself).
-func notFoundData(sp *specs.Spec, nr specs.NextResult) map[string]any {
-	inProgress := make([]map[string]any, 0, len(nr.InProgress))
+func nothingActionable(sp *specs.Spec, nr specs.NextResult) *NothingActionable {
+	inProgress := make([]InProgressTask, 0, len(nr.InProgress))
 	for _, id := range nr.InProgress {
 		if n := sp.Node(id); n != nil {
-			inProgress = append(inProgress, map[string]any{"task_id": id, "title": n.Title, "started_by": n.StartedBy(), "started_at": n.MetaString("started_at")})
+			inProgress = append(inProgress, InProgressTask{TaskID: id, Title: n.Title, StartedBy: n.StartedBy(), StartedAt: n.MetaString("started_at")})
 		}
 	}
 	specID := sp.Header.SpecID
-	failed := failedData(specID, nr.Failed)
-	data := map[string]any{"found": false, "spec_complete": nr.SpecComplete, "blocked": nr.Blocked, "failed": failed, "in_progress": inProgress, "hint": nr.Hint}
+	failed := failedItems(specID, nr.Failed)
+	na := &NothingActionable{Blocked: nr.Blocked, Failed: failed, InProgress: inProgress, Hint: nr.Hint}
 	switch {
 	case nr.SpecComplete:
-		data["next_call"] = map[string]any{"tool": "lifecycle", "args": map[string]any{"action": "complete", "spec_id": specID}}
+		na.NextCall = &NextCall{Tool: "lifecycle", Args: map[string]any{"action": "complete", "spec_id": specID}}
 	case len(failed) > 0:
-		data["next_call"] = failed[0]["retry"]
+		na.NextCall = &failed[0].Retry
 	case len(nr.Blocked) > 0:
-		data["next_call"] = map[string]any{"tool": "task", "args": map[string]any{"action": "check-deps", "spec_id": specID, "task_id": nr.Blocked[0].TaskID}}
+		na.NextCall = &NextCall{Tool: "task", Args: map[string]any{"action": "check-deps", "spec_id": specID, "task_id": nr.Blocked[0].TaskID}}
 	case len(nr.InProgress) > 0:
-		data["next_call"] = map[string]any{"tool": "task", "args": map[string]any{"action": "info", "spec_id": specID, "task_id": nr.InProgress[0]}}
+		na.NextCall = &NextCall{Tool: "task", Args: map[string]any{"action": "info", "spec_id": specID, "task_id": nr.InProgress[0]}}
 	}
-	return data
+	return na
 }
 
-// failedData lists failed tasks, each with retry: the call that retries it
-// as given (task reopen with a reason: back to pending, retry_count kept,
-// so that next and prepare-batch offer it again).
-func failedData(specID string, failed []specs.FailedTask) []map[string]any {
-	out := make([]map[string]any, 0, len(failed))
+// failedItems lists failed tasks, each with the call that retries it.
+func failedItems(specID string, failed []specs.FailedTask) []FailedTaskItem {
+	out := make([]FailedTaskItem, 0, len(failed))
 	for _, f := range failed {
-		m := map[string]any{"task_id": f.TaskID, "retry_count": f.RetryCount,
-			"retry": map[string]any{"tool": "task", "args": map[string]any{"action": "reopen", "spec_id": specID, "task_id": f.TaskID, "reason": "retry after failure"}}}
-		if f.Reason != "" {
-			m["failure_reason"] = f.Reason
-		}
-		out = append(out, m)
+		out = append(out, FailedTaskItem{TaskID: f.TaskID, RetryCount: f.RetryCount, FailureReason: f.Reason,
+			Retry: NextCall{Tool: "task", Args: map[string]any{"action": "reopen", "spec_id": specID, "task_id": f.TaskID, "reason": "retry after failure"}}})
 	}
 	return out
 }
 
 // prepareExcerptChars bounds the previous sibling's journal excerpt.
 const prepareExcerptChars = 500
+
+// TaskPrepareAnswer is prepare's answer: the task's context bundle, or (no
+// task_id and nothing actionable) why nothing is.
+type TaskPrepareAnswer struct {
+	SpecID       string `json:"spec_id"`
+	Found        bool   `json:"found"`
+	SpecComplete *bool  `json:"spec_complete,omitempty"`
+	*PreparedTask
+	*NothingActionable
+}
+
+// PreparedTask is the context bundle of one task.
+type PreparedTask struct {
+	TaskID       string         `json:"task_id"`
+	Task         TaskNode       `json:"task"`
+	Dependencies specs.DepCheck `json:"dependencies"`
+	Context      TaskContext    `json:"context"`
+	Hints        []string       `json:"hints"`
+	Version      int64          `json:"version"`
+}
+
+// TaskContext is what surrounds a task: the previous sibling with its
+// latest journal excerpt, the parent (a task or group), the phase, the
+// task's last 3 journal entries and, for a research node, its linked
+// digests.
+type TaskContext struct {
+	PreviousSibling *PreviousSibling     `json:"previous_sibling"`
+	Parent          *TaskRef             `json:"parent"`
+	Phase           *PhaseBrief          `json:"phase"`
+	Journal         []specs.JournalEntry `json:"journal"`
+	Digests         *[]map[string]any    `json:"digests,omitempty"`
+}
+
+// PreviousSibling is the task before, with its newest journal entry.
+type PreviousSibling struct {
+	TaskRef
+	JournalExcerpt *JournalExcerpt `json:"journal_excerpt"`
+}
+
+// JournalExcerpt is a journal entry with its content cut to 500 characters.
+type JournalExcerpt struct {
+	Seq       uint64 `json:"seq"`
+	Timestamp string `json:"timestamp"`
+	EntryType string `json:"entry_type"`
+	Title     string `json:"title"`
+	Content   string `json:"content"`
+}
 
 // taskPrepare assembles the context bundle for task_id (default: the next
 // task, not claimed): the task, its dependency check, the previous sibling
@@ -183,82 +276,74 @@ const prepareExcerptChars = 500
 // and hints.
 func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
 	var digestIDs []string
-	res := d.read(ctx, r, func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error) {
+	a, err := readAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (TaskPrepareAnswer, error) {
+		a := TaskPrepareAnswer{SpecID: sp.Header.SpecID}
 		id := r.Args.String("task_id")
 		if id == "" {
 			nr := specs.NextTask(sp)
 			if !nr.Found {
-				return notFoundData(sp, nr), nil, nil
+				a.SpecComplete, a.NothingActionable = &nr.SpecComplete, nothingActionable(sp, nr)
+				return a, nil
 			}
 			id = nr.TaskID
 		}
 		n := sp.Node(id)
 		if n == nil || id == specs.RootID {
-			return nil, nil, taskNodeNotFound(sp, r.Args.String("spec_id"), "task_id", id)
+			return a, taskNodeNotFound(sp, r.Args.String("spec_id"), "task_id", id)
 		}
-		deps := checkDeps(sp, n)
-		var prev, parent *specs.Node
-		if p := sp.Node(n.Parent); p != nil {
-			parent = p
-			if i := taskIndex(p.Children, id); i > 0 {
-				prev = sp.Node(p.Children[i-1])
-			}
-		}
-		// The task's newest entries and the previous sibling's newest one,
-		// through the journal's task index.
-		own, _, err := j.TaskEntries(id, 0, 3, nil)
+		p, err := prepareTask(sp, j, n)
 		if err != nil {
-			return nil, nil, err
-		}
-		var prevEntry *specs.JournalEntry
-		if prev != nil {
-			last, _, err := j.TaskEntries(prev.ID, 0, 1, nil)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(last) == 1 {
-				prevEntry = &last[0]
-			}
-		}
-		bundle := map[string]any{"previous_sibling": nil, "parent": nil, "phase": nil, "journal": own}
-		if prev != nil {
-			ps := taskBrief(prev)
-			ps["journal_excerpt"] = nil
-			if prevEntry != nil {
-				ps["journal_excerpt"] = map[string]any{"seq": prevEntry.Seq, "timestamp": prevEntry.Timestamp, "entry_type": prevEntry.EntryType,
-					"title": prevEntry.Title, "content": excerpt(prevEntry.Content, prepareExcerptChars)}
-			}
-			bundle["previous_sibling"] = ps
-		}
-		if parent != nil && (parent.Type == specs.TypeTask || parent.Type == specs.TypeSubtask || parent.Type == specs.TypeGroup) {
-			bundle["parent"] = taskBrief(parent)
-		}
-		if ph := taskPhase(sp, n); ph != nil {
-			bundle["phase"] = taskPhaseBrief(ph)
+			return a, err
 		}
 		if n.Type == specs.TypeResearch {
 			digestIDs = digestIDsOf(n.Metadata)
 		}
-		data := map[string]any{"found": true, "task_id": id, "task": taskFull(n), "dependencies": deps, "context": bundle,
-			"hints": prepareHints(n, deps, prev), "version": sp.Header.Version}
-		return data, nil, nil
+		a.Found, a.PreparedTask = true, p
+		return a, nil
 	})
+	if err != nil {
+		return Fail(err)
+	}
 	// A research node's linked digests (summaries, key points, top evidence)
 	// come from their own reads, after the spec's transaction has ended.
-	if res.Err == nil && d.Research != nil && len(digestIDs) > 0 {
-		if data, ok := res.Data.(map[string]any); ok {
-			if bundle, ok := data["context"].(map[string]any); ok {
-				bundle["digests"] = d.digestSummaries(ctx, digestIDs)
-			}
-		}
+	if d.Research != nil && len(digestIDs) > 0 && a.PreparedTask != nil {
+		digests := d.digestSummaries(ctx, digestIDs)
+		a.Context.Digests = &digests
 	}
-	return res
+	return OK(a)
 }
 
-func prepareHints(n *specs.Node, deps map[string]any, prev *specs.Node) []string {
+// prepareTask renders n's surroundings (specs.Surroundings) as prepare's
+// bundle.
+func prepareTask(sp *specs.Spec, j specs.JournalReader, n *specs.Node) (*PreparedTask, error) {
+	ts, err := specs.Surroundings(sp, j, n)
+	if err != nil {
+		return nil, err
+	}
+	c := TaskContext{Journal: ts.Journal}
+	if ts.Phase != nil {
+		b := phaseBrief(ts.Phase)
+		c.Phase = &b
+	}
+	if ts.Parent != nil {
+		ref := taskRef(ts.Parent)
+		c.Parent = &ref
+	}
+	if ts.Previous != nil {
+		c.PreviousSibling = &PreviousSibling{TaskRef: taskRef(ts.Previous)}
+		if e := ts.PreviousEntry; e != nil {
+			c.PreviousSibling.JournalExcerpt = &JournalExcerpt{Seq: e.Seq, Timestamp: e.Timestamp, EntryType: e.EntryType, Title: e.Title,
+				Content: excerpt(e.Content, prepareExcerptChars)}
+		}
+	}
+	return &PreparedTask{TaskID: n.ID, Task: taskNode(n), Dependencies: ts.Deps, Context: c,
+		Hints: prepareHints(n, ts.Deps, ts.Previous), Version: sp.Header.Version}, nil
+}
+
+func prepareHints(n *specs.Node, deps specs.DepCheck, prev *specs.Node) []string {
 	hints := []string{}
-	if can, _ := deps["can_start"].(bool); !can && n.Status != specs.StatusCompleted {
-		hints = append(hints, "Unfinished prerequisites: "+strings.Join(deps["unfinished"].([]string), ", ")+"; finish them first (task check-deps lists them).")
+	if !deps.CanStart && n.Status != specs.StatusCompleted {
+		hints = append(hints, "Unfinished prerequisites: "+strings.Join(deps.Unfinished, ", ")+"; finish them first (task check-deps lists them).")
 	}
 	switch n.Status {
 	case specs.StatusPending, specs.StatusFailed:
@@ -292,73 +377,54 @@ func excerpt(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
+// TaskInfoAnswer is one node with whether it can start.
+type TaskInfoAnswer struct {
+	SpecID   string   `json:"spec_id"`
+	TaskID   string   `json:"task_id"`
+	Task     TaskNode `json:"task"`
+	CanStart bool     `json:"can_start"`
+	Blockers []string `json:"blockers"`
+	Version  int64    `json:"version"`
+}
+
 // taskInfo answers one node with whether it can start.
 func (d *Deps) taskInfo(ctx context.Context, r *Request) Result {
-	return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-		id := r.Args.String("task_id")
-		n := sp.Node(id)
-		if n == nil || id == specs.RootID {
-			return nil, nil, taskNodeNotFound(sp, r.Args.String("spec_id"), "task_id", id)
+	return answer(readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskInfoAnswer, error) {
+		n, err := taskArg(sp, r, "task_id")
+		if err != nil {
+			return TaskInfoAnswer{}, err
 		}
-		b := taskStrings(specs.Blockers(sp, id))
-		return map[string]any{"task_id": id, "task": taskFull(n), "can_start": len(b) == 0, "blockers": b, "version": sp.Header.Version}, nil, nil
-	})
+		b := orEmpty(specs.Blockers(sp, n.ID))
+		return TaskInfoAnswer{SpecID: sp.Header.SpecID, TaskID: n.ID, Task: taskNode(n), CanStart: len(b) == 0, Blockers: b, Version: sp.Header.Version}, nil
+	}))
+}
+
+// TaskCheckDepsAnswer is a node's dependency check (specs.CheckDeps).
+type TaskCheckDepsAnswer struct {
+	SpecID string       `json:"spec_id"`
+	TaskID string       `json:"task_id"`
+	Status specs.Status `json:"status"`
+	specs.DepCheck
 }
 
 // taskCheckDeps answers a node's prerequisites, inherited ones included.
 func (d *Deps) taskCheckDeps(ctx context.Context, r *Request) Result {
-	return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-		id := r.Args.String("task_id")
-		n := sp.Node(id)
-		if n == nil || id == specs.RootID {
-			return nil, nil, taskNodeNotFound(sp, r.Args.String("spec_id"), "task_id", id)
+	return answer(readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskCheckDepsAnswer, error) {
+		n, err := taskArg(sp, r, "task_id")
+		if err != nil {
+			return TaskCheckDepsAnswer{}, err
 		}
-		data := checkDeps(sp, n)
-		data["task_id"], data["status"] = id, n.Status
-		return data, nil, nil
-	})
+		return TaskCheckDepsAnswer{SpecID: sp.Header.SpecID, TaskID: n.ID, Status: n.Status, DepCheck: specs.CheckDeps(sp, n)}, nil
+	}))
 }
 
-// checkDeps lists a node's prerequisites: its own blocked_by targets and
-// those inherited from its ancestors (inherited_from names the ancestor),
-// each with its status and whether it still blocks; what the node blocks;
-// its informational depends; can_start and the unfinished ids.
-func checkDeps(sp *specs.Spec, n *specs.Node) map[string]any {
-	unfinished := taskStrings(specs.Blockers(sp, n.ID))
-	open := map[string]bool{}
-	for _, b := range unfinished {
-		open[b] = true
+// taskArg is the node named by the call's field (never the root), or
+// TASK_NOT_FOUND.
+func taskArg(sp *specs.Spec, r *Request, field string) (*specs.Node, error) {
+	id := r.Args.String(field)
+	n := sp.Node(id)
+	if n == nil || id == specs.RootID {
+		return nil, taskNodeNotFound(sp, r.Args.String("spec_id"), field, id)
 	}
-	ref := func(id string) map[string]any {
-		t := sp.Node(id)
-		if t == nil {
-			return map[string]any{"task_id": id, "missing": true}
-		}
-		return map[string]any{"task_id": id, "title": t.Title, "type": t.Type, "status": t.Status}
-	}
-	blockedBy := []map[string]any{}
-	seen := map[string]bool{}
-	for a, guard := n, 0; a != nil && guard < 10_000; a, guard = sp.Node(a.Parent), guard+1 {
-		for _, b := range a.Dependencies.BlockedBy {
-			if seen[b] {
-				continue
-			}
-			seen[b] = true
-			e := ref(b)
-			e["blocking"] = open[b]
-			if a.ID != n.ID {
-				e["inherited_from"] = a.ID
-			}
-			blockedBy = append(blockedBy, e)
-		}
-	}
-	blocks := make([]map[string]any, 0, len(n.Dependencies.Blocks))
-	for _, b := range n.Dependencies.Blocks {
-		blocks = append(blocks, ref(b))
-	}
-	depends := make([]map[string]any, 0, len(n.Dependencies.Depends))
-	for _, b := range n.Dependencies.Depends {
-		depends = append(depends, ref(b))
-	}
-	return map[string]any{"can_start": len(unfinished) == 0, "unfinished": unfinished, "blocked_by": blockedBy, "blocks": blocks, "depends": depends}
+	return n, nil
 }

@@ -185,62 +185,6 @@ func ids(items any, key string) []string {
 	return out
 }
 
-func TestTaskWalkResumesAnywhereInExecutionOrder(t *testing.T) {
-	h := newTaskHarness(t)
-	h.view(func(sp *specs.Spec, _ []specs.JournalEntry) {
-		var want []string
-		var depths []int
-		for n := range specs.ExecutionOrder(sp, specs.RootID) {
-			if n.ID != specs.RootID {
-				want = append(want, n.ID)
-			}
-		}
-		seq, ok := taskWalk(sp, specs.RootID, "", 0)
-		if !ok {
-			t.Fatal("walk from the root failed")
-		}
-		var got []string
-		for n, d := range seq {
-			got = append(got, n.ID)
-			depths = append(depths, d)
-		}
-		if strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Fatalf("walk %v\nwant %v", got, want)
-		}
-		for i, id := range got {
-			if real, _ := taskDepth(sp, id); real != depths[i] {
-				t.Errorf("%s depth %d, real %d", id, depths[i], real)
-			}
-			seq, ok := taskWalk(sp, specs.RootID, id, 0)
-			if !ok {
-				t.Fatalf("resume after %s failed", id)
-			}
-			var rest []string
-			for n := range seq {
-				rest = append(rest, n.ID)
-			}
-			if strings.Join(rest, ",") != strings.Join(want[i+1:], ",") {
-				t.Errorf("after %s: %v, want %v", id, rest, want[i+1:])
-			}
-		}
-		// max_depth 2 prunes subtasks; scope limits to a phase.
-		seq, _ = taskWalk(sp, specs.RootID, "task-2-1", 2)
-		var rest []string
-		for n := range seq {
-			rest = append(rest, n.ID)
-		}
-		if strings.Join(rest, ",") != "task-2-2,verify-2-1,verify-2-2" {
-			t.Errorf("depth-limited resume: %v", rest)
-		}
-		if _, ok := taskWalk(sp, "phase-1", "task-2-1", 0); ok {
-			t.Error("resuming from a node outside the scope must fail")
-		}
-		if _, ok := taskWalk(sp, specs.RootID, "task-9-9", 0); ok {
-			t.Error("resuming from a missing node must fail")
-		}
-	})
-}
-
 func TestTaskListPagesCoverEveryTaskOnceAndCursorsAreBound(t *testing.T) {
 	h := newTaskHarness(t)
 	var seen []string
@@ -307,7 +251,7 @@ func TestTaskQueryAndHierarchy(t *testing.T) {
 	d = h.ok("s1", "task", map[string]any{"action": "hierarchy", "max_depth": 2, "limit": 100})
 	for _, n := range d["nodes"].([]any) {
 		m := n.(map[string]any)
-		if m["depth"].(float64) > 2 || m["node_id"] == "task-2-1-1" {
+		if m["depth"].(float64) > 2 || m["task_id"] == "task-2-1-1" {
 			t.Errorf("hierarchy max_depth 2 shows %v", m)
 		}
 	}
@@ -315,7 +259,7 @@ func TestTaskQueryAndHierarchy(t *testing.T) {
 	found := false
 	for _, n := range d["nodes"].([]any) {
 		m := n.(map[string]any)
-		if m["node_id"] == "task-2-1-1" {
+		if m["task_id"] == "task-2-1-1" {
 			found = m["depth"].(float64) == 3 && m["metadata"] != nil
 		}
 	}

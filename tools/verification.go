@@ -48,38 +48,85 @@ func verificationTool(d *Deps) *Tool {
 			{
 				Name: "add", Summary: "Records a result on a verify node (history keeps the last 10; last_result is the newest) and journals it; the node's status does not change.",
 				Required: []string{"spec_id", "verify_id", "result"}, Optional: append([]string{"command", "output", "issues", "notes"}, mutationArgs...),
-				SideEffects: EffectWrite, Latency: LatencyFast, Handler: d.verificationAdd,
+				SideEffects: EffectWrite, Latency: LatencyFast, Answer: VerificationAnswer{}, Handler: d.verificationAdd,
 			},
 			{
 				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and records PASSED (exit 0) or FAILED; off unless the server was started with --enable-verification-execute and feature flag verification_execute is on for this client.",
 				Required: []string{"spec_id", "verify_id"}, Optional: append([]string{"timeout_seconds", "record"}, mutationArgs...),
-				SideEffects: EffectWrite, Destructive: true, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline, Handler: d.verificationExecute,
+				SideEffects: EffectWrite, Destructive: true, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline, Answer: VerificationAnswer{}, Handler: d.verificationExecute,
 			},
 		},
 	}
 }
 
+// VerificationAnswer is a result recorded on a verify node (add, and
+// execute unless record is false, which adds what the command did).
+type VerificationAnswer struct {
+	Written
+	VerifyID     string         `json:"verify_id"`
+	Result       string         `json:"result"`
+	Recorded     bool           `json:"recorded"`
+	Record       map[string]any `json:"record"`
+	LastResult   string         `json:"last_result"`
+	HistoryCount int            `json:"history_count"`
+	Status       specs.Status   `json:"status"`
+	*ExecuteOutcome
+}
+
+// ExecuteOutcome is what execute's command did.
+type ExecuteOutcome struct {
+	Executed        bool    `json:"executed"`
+	Command         string  `json:"command"`
+	ExitCode        *int    `json:"exit_code"` // null when it did not exit normally (timeout, not started)
+	TimedOut        bool    `json:"timed_out"`
+	DurationMS      float64 `json:"duration_ms"`
+	TimeoutSeconds  int     `json:"timeout_seconds"`
+	OutputBytes     int64   `json:"output_bytes"`
+	Output          string  `json:"output"`
+	OutputTruncated bool    `json:"output_truncated"`
+}
+
+// VerificationRunAnswer is execute with record:false: the outcome, not
+// stored.
+type VerificationRunAnswer struct {
+	SpecID   string `json:"spec_id"`
+	VerifyID string `json:"verify_id"`
+	Result   string `json:"result"`
+	Recorded bool   `json:"recorded"`
+	ExecuteOutcome
+}
+
+// VerificationDryRunAnswer is execute with dry_run: what would run.
+type VerificationDryRunAnswer struct {
+	SpecID         string             `json:"spec_id"`
+	VerifyID       string             `json:"verify_id"`
+	Command        string             `json:"command"`
+	TimeoutSeconds int                `json:"timeout_seconds"`
+	Executed       bool               `json:"executed"`
+	Recorded       bool               `json:"recorded"`
+	Record         bool               `json:"record"`
+	DryRun         bool               `json:"dry_run"`
+	Changes        []specs.RepoChange `json:"changes"`
+}
+
 // recordVerification stores rec on the call's verify node with a journal
 // note, as one mutation.
-func (d *Deps) recordVerification(ctx context.Context, r *Request, rec specs.VerificationRecord, extra map[string]any) Result {
+func (d *Deps) recordVerification(ctx context.Context, r *Request, rec specs.VerificationRecord, run *ExecuteOutcome) Result {
 	id := r.Args.String("verify_id")
-	return d.mutate(ctx, r, func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error) {
+	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (VerificationAnswer, error) {
 		stored, err := specs.RecordVerification(sp, id, rec)
 		if err != nil {
-			return nil, err
+			return VerificationAnswer{}, err
 		}
 		n := sp.Node(id)
+		result, _ := stored["result"].(string)
 		j.Append(specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "note",
-			Title: "Verification " + stored["result"].(string) + ": " + n.Title, Content: rec.Issues, Author: author(r), TaskID: id,
+			Title: "Verification " + result + ": " + n.Title, Content: rec.Issues, Author: author(r), TaskID: id,
 			Metadata: map[string]any{"result": stored["result"], "command": stored["command"]}})
 		hist, _ := n.Metadata["verification_history"].([]any)
-		data := map[string]any{"verify_id": id, "result": stored["result"], "recorded": true, "record": stored,
-			"last_result": n.MetaString("last_result"), "history_count": len(hist), "status": n.Status}
-		for k, v := range extra {
-			data[k] = v
-		}
-		return data, nil
-	})
+		return VerificationAnswer{VerifyID: id, Result: result, Recorded: true, Record: stored,
+			LastResult: n.MetaString("last_result"), HistoryCount: len(hist), Status: n.Status, ExecuteOutcome: run}, nil
+	}))
 }
 
 // verificationAdd records a result the agent obtained itself.
@@ -116,22 +163,13 @@ func (d *Deps) workspaceDir() (string, error) {
 	return ws, nil
 }
 
-// verificationExecute runs the verify node's command (read in one read
-// transaction; no store lock is held while it runs) with sh -c in the
-// workspace root, environment PATH, HOME and LANG only, and a timeout
-// (timeout_seconds, default Deps.VerifyTimeout or 300 s); exit 0 is PASSED,
-// anything else (timeout included) FAILED. The output (stdout and stderr
-// interleaved) is truncated to 10,000 characters keeping its end. Unless
-// record is false the result is recorded like add (expected_version is
-// checked then). dry_run runs nothing and reports what would run.
-//
-// Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
-// (details.feature "verification_execute") unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify
-// node, or no command); UNAVAILABLE (no workspace).
-func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
-	specID, id := r.Args.String("spec_id"), r.Args.String("verify_id")
+// verifyCommand reads the command of verify node id in one read
+// transaction. Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
+// unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify node, or
+// no command).
+func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, error) {
 	var command string
-	if err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
+	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
 		n := sp.Node(id)
 		switch {
 		case n == nil || id == specs.RootID:
@@ -149,56 +187,83 @@ func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
 				WithRecovery("task", map[string]any{"action": "update-metadata", "spec_id": specID, "task_id": id, "command": "<the check to run>"}, nil)
 		}
 		return nil
-	}); err != nil {
-		return Fail(specError(err, specID))
+	})
+	if err != nil {
+		return "", specError(err, specID)
+	}
+	return command, nil
+}
+
+// verifyTimeout is the call's timeout: timeout_seconds, else
+// Deps.VerifyTimeout, else 300 s.
+func (d *Deps) verifyTimeout(r *Request) time.Duration {
+	if s, ok := r.Args.Int("timeout_seconds"); ok {
+		return time.Duration(s) * time.Second
+	}
+	if d.VerifyTimeout > 0 {
+		return d.VerifyTimeout
+	}
+	return DefaultVerifyTimeout
+}
+
+// verificationExecute runs the verify node's command (read in one read
+// transaction; no store lock is held while it runs) with sh -c in the
+// workspace root, environment PATH, HOME and LANG only, and a timeout
+// (timeout_seconds, default Deps.VerifyTimeout or 300 s); exit 0 is PASSED,
+// anything else (timeout included) FAILED. The output (stdout and stderr
+// interleaved) is truncated to 10,000 characters keeping its end. Unless
+// record is false the result is recorded like add (expected_version is
+// checked then). dry_run runs nothing and reports what would run.
+//
+// Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
+// (details.feature "verification_execute") unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify
+// node, or no command); UNAVAILABLE (no workspace).
+func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
+	specID, id := r.Args.String("spec_id"), r.Args.String("verify_id")
+	command, err := d.verifyCommand(ctx, specID, id)
+	if err != nil {
+		return Fail(err)
 	}
 	dir, err := d.workspaceDir()
 	if err != nil {
 		return Fail(err)
 	}
-	timeout := d.VerifyTimeout
-	if timeout <= 0 {
-		timeout = DefaultVerifyTimeout
-	}
-	if s, ok := r.Args.Int("timeout_seconds"); ok {
-		timeout = time.Duration(s) * time.Second
-	}
+	timeout := d.verifyTimeout(r)
 	record := !r.Args.Has("record") || r.Args.Bool("record")
 	if r.Args.Bool("dry_run") {
-		return OK(map[string]any{"spec_id": specID, "verify_id": id, "command": command, "timeout_seconds": int(timeout.Seconds()),
-			"executed": false, "recorded": false, "record": record, "dry_run": true,
-			"changes": []specs.RepoChange{{Op: "update", Target: "node:" + id, Detail: "verification result"}}})
+		return OK(VerificationDryRunAnswer{SpecID: specID, VerifyID: id, Command: command, TimeoutSeconds: int(timeout.Seconds()),
+			Record: record, DryRun: true, Changes: []specs.RepoChange{{Op: "update", Target: "node:" + id, Detail: "verification result"}}})
 	}
 	run := runVerification(ctx, command, dir, timeout)
 	if ctx.Err() != nil {
 		return Fail(ctx.Err())
 	}
-	result := "PASSED"
-	if run.ExitCode != 0 || run.TimedOut {
-		result = "FAILED"
-	}
-	out := map[string]any{"executed": true, "command": command, "exit_code": run.ExitCode, "timed_out": run.TimedOut,
-		"duration_ms": run.DurationMS, "timeout_seconds": int(timeout.Seconds()), "output_bytes": run.TotalBytes}
-	if run.ExitCode < 0 {
-		out["exit_code"] = nil
-	}
-	issues := ""
-	switch {
-	case run.TimedOut:
-		issues = fmt.Sprintf("timed out after %s", timeout)
-	case run.ExitCode != 0:
-		issues = fmt.Sprintf("exit code %d", run.ExitCode)
-	}
-	output, truncated := specs.TruncateTail(run.Output, specs.MaxVerificationOutput)
-	out["output"], out["output_truncated"] = output, truncated || run.Dropped
+	out, rec := executeOutcome(command, run, timeout)
 	if !record {
-		out["spec_id"], out["verify_id"], out["result"], out["recorded"] = specID, id, result, false
-		return OK(out)
+		return OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out})
 	}
-	rec := specs.VerificationRecord{Result: result, Command: command, Output: output, Issues: issues, TimedOut: run.TimedOut, DurationMS: &run.DurationMS}
+	return d.recordVerification(ctx, r, rec, &out)
+}
+
+// executeOutcome is what run did, and the record it makes: PASSED on exit
+// 0, FAILED otherwise (a timeout included), the output truncated to
+// specs.MaxVerificationOutput keeping its end.
+func executeOutcome(command string, run runResult, timeout time.Duration) (ExecuteOutcome, specs.VerificationRecord) {
+	out := ExecuteOutcome{Executed: true, Command: command, TimedOut: run.TimedOut, DurationMS: run.DurationMS,
+		TimeoutSeconds: int(timeout.Seconds()), OutputBytes: run.TotalBytes}
+	rec := specs.VerificationRecord{Result: "PASSED", Command: command, TimedOut: run.TimedOut, DurationMS: &run.DurationMS}
 	if run.ExitCode >= 0 {
 		code := run.ExitCode
-		rec.ExitCode = &code
+		out.ExitCode, rec.ExitCode = &code, &code
 	}
-	return d.recordVerification(ctx, r, rec, out)
+	switch {
+	case run.TimedOut:
+		rec.Result, rec.Issues = "FAILED", fmt.Sprintf("timed out after %s", timeout)
+	case run.ExitCode != 0:
+		rec.Result, rec.Issues = "FAILED", fmt.Sprintf("exit code %d", run.ExitCode)
+	}
+	output, truncated := specs.TruncateTail(run.Output, specs.MaxVerificationOutput)
+	out.Output, out.OutputTruncated = output, truncated || run.Dropped
+	rec.Output = output
+	return out, rec
 }
