@@ -195,13 +195,13 @@ func (v *validator) root(payload any) (map[string]any, bool) {
 	case json.RawMessage:
 		return v.decode(p)
 	case DigestPayload:
-		return v.decode(Marshal(p))
+		return v.decode(payloadJSON(p))
 	case *DigestPayload:
 		if p == nil {
 			v.add("$", ConstraintTypeObject, nil, "the payload is nil; expected a JSON object")
 			return nil, false
 		}
-		return v.decode(Marshal(*p))
+		return v.decode(payloadJSON(*p))
 	default:
 		v.add("$", ConstraintTypeObject, payload, "the payload is %s; expected a JSON object", jsonTypeName(payload))
 		return nil, false
