@@ -5,7 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,12 +102,7 @@ type ArchivePutAnswer struct {
 }
 
 func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
-	var given []string
-	for _, k := range []string{"hash", "content_id", "archive_id"} {
-		if r.Args.Has(k) {
-			given = append(given, k)
-		}
-	}
+	given := givenArgs(r, "hash", "content_id", "archive_id")
 	switch len(given) {
 	case 0:
 		return Fail(core.NewError(core.CodeMissingRequired, "research action \"archive-get\" needs hash, content_id or archive_id.",
@@ -334,57 +330,9 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 	if err != nil {
 		return Fail(err)
 	}
-	if d.Specs == nil {
-		return Fail(core.NewError(core.CodeUnavailable, "This server has no spec store configured.", nil))
-	}
-	var content any
-	missing := ""
-	switch ref.Kind {
-	case "node", "subtree":
-		err = d.Specs.ReadVersion(ctx, ref.SpecID, ref.Version, func(vv specs.VersionView) error {
-			if n := vv.NodeAt(ref.Ref); n == nil {
-				missing = fmt.Sprintf("node %s did not exist at version %d", ref.Ref, ref.Version)
-			} else if ref.Kind == "node" {
-				content = n.Clone()
-			} else {
-				content = versionSubtree(vv, ref.Ref)
-			}
-			return nil
-		})
-	case "journal":
-		st, serr := researchStore(d)
-		if serr != nil {
-			return Fail(serr)
-		}
-		var entries []specs.JournalEntry
-		entries, err = st.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
-		switch {
-		case err == nil && len(entries) == 0:
-			missing = fmt.Sprintf("the journal has no entries %d-%d", ref.From, ref.To)
-			if ref.Single {
-				missing = fmt.Sprintf("the journal has no entry %d", ref.From)
-			}
-		case ref.Single:
-			content = entries[0]
-		default:
-			content = entries
-		}
-	}
+	content, err := specArchiveItem(ctx, d, ref, archiveID)
 	if err != nil {
-		e := core.AsError(specError(err, ref.SpecID))
-		switch e.Code {
-		case core.CodeSpecNotFound, core.CodeVersionNotFound:
-			missing = e.Message
-		default:
-			return Fail(e)
-		}
-	}
-	if missing != "" {
-		rec := map[string]any{"action": "get", "spec_id": ref.SpecID}
-		return Fail(core.NewError(core.CodeArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
-			map[string]any{"field": "archive_id", "received": archiveID}).
-			WithRemediation("Re-read the spec (spec get) for current content and fresh archive ids.").
-			WithRecovery("spec", rec, nil))
+		return Fail(err)
 	}
 	hash, err := ContentHash(content)
 	if err != nil {
@@ -407,12 +355,7 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 			return Fail(core.Internal(err))
 		}
 		if len(parts) > 0 {
-			ids := make([]string, 0, len(parts))
-			for id := range parts {
-				ids = append(ids, id)
-			}
-			sort.Strings(ids)
-			data.Content, data.Parts = nil, ids
+			data.Content, data.Parts = nil, slices.Sorted(maps.Keys(parts))
 			meta = append(meta,
 				core.WithFidelity(core.FidelityReferenceOnly, []string{ref.Kind + ":" + ref.Ref}, parts),
 				core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
@@ -421,6 +364,66 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 		}
 	}
 	return OK(data, meta...)
+}
+
+// specArchiveItem reads the item ref names from the store at its version:
+// a node (*specs.Node), a subtree (map[string]*specs.Node), one journal
+// entry or a journal range ([]specs.JournalEntry, oldest first). An item
+// that does not exist (unknown spec, pruned version, absent node, empty
+// range) is ARCHIVE_NOT_FOUND with spec get as the recovery; UNAVAILABLE
+// without a spec (or, for the journal, research) store.
+func specArchiveItem(ctx context.Context, d *Deps, ref specArchiveRef, archiveID string) (any, error) {
+	if d.Specs == nil {
+		return nil, core.NewError(core.CodeUnavailable, "This server has no spec store configured.", nil)
+	}
+	var content any
+	missing := ""
+	var err error
+	switch ref.Kind {
+	case "node", "subtree":
+		err = d.Specs.ReadVersion(ctx, ref.SpecID, ref.Version, func(vv specs.VersionView) error {
+			if n := vv.NodeAt(ref.Ref); n == nil {
+				missing = fmt.Sprintf("node %s did not exist at version %d", ref.Ref, ref.Version)
+			} else if ref.Kind == "node" {
+				content = n.Clone()
+			} else {
+				content = versionSubtree(vv, ref.Ref)
+			}
+			return nil
+		})
+	case "journal":
+		st, serr := researchStore(d)
+		if serr != nil {
+			return nil, serr
+		}
+		var entries []specs.JournalEntry
+		entries, err = st.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
+		switch {
+		case err == nil && len(entries) == 0:
+			missing = fmt.Sprintf("the journal has no entries %d-%d", ref.From, ref.To)
+			if ref.Single {
+				missing = fmt.Sprintf("the journal has no entry %d", ref.From)
+			}
+		case ref.Single:
+			content = entries[0]
+		default:
+			content = entries
+		}
+	}
+	if err != nil {
+		e := core.AsError(specError(err, ref.SpecID))
+		if e.Code != core.CodeSpecNotFound && e.Code != core.CodeVersionNotFound {
+			return nil, e
+		}
+		missing = e.Message
+	}
+	if missing != "" {
+		return nil, core.NewError(core.CodeArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
+			map[string]any{"field": "archive_id", "received": archiveID}).
+			WithRemediation("Re-read the spec (spec get) for current content and fresh archive ids.").
+			WithRecovery("spec", map[string]any{"action": "get", "spec_id": ref.SpecID}, nil)
+	}
+	return content, nil
 }
 
 // ArchiveSpecItemAnswer is archive-get's answer for a spec archive id

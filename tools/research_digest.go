@@ -35,12 +35,7 @@ type researchInput struct {
 // path. pages must hold at least one page and at most 5 MB in all; path
 // must name a regular file inside the workspace of at most 5 MB.
 func researchInputOf(ctx context.Context, d *Deps, r *Request) (researchInput, error) {
-	var given []string
-	for _, k := range []string{"text", "pages", "path"} {
-		if r.Args.Has(k) {
-			given = append(given, k)
-		}
-	}
+	given := givenArgs(r, "text", "pages", "path")
 	if len(given) > 1 {
 		return researchInput{}, core.NewError(core.CodeInvalidFormat,
 			fmt.Sprintf("Give one source (text, pages or path), not %s.", strings.Join(given, " and ")),
@@ -76,6 +71,17 @@ func researchInputOf(ctx context.Context, d *Deps, r *Request) (researchInput, e
 		in.Text = text
 	}
 	return in, nil
+}
+
+// givenArgs lists which of keys the call gives, in the order of keys.
+func givenArgs(r *Request, keys ...string) []string {
+	var given []string
+	for _, k := range keys {
+		if r.Args.Has(k) {
+			given = append(given, k)
+		}
+	}
+	return given
 }
 
 // canonical canonicalises the input (page by page for pages) and indexes it.
@@ -189,54 +195,9 @@ func sourceNotChecked(action string) core.MetaOption {
 
 func digestValidate(ctx context.Context, d *Deps, r *Request) Result {
 	payload := r.Args.Object("payload")
-	in, err := researchInputOf(ctx, d, r)
+	idx, from, err := validationSource(ctx, d, r, payload)
 	if err != nil {
 		return Fail(err)
-	}
-	sourceID := r.Args.String("source_id")
-	if in.From != "" && sourceID != "" {
-		return Fail(core.NewError(core.CodeInvalidFormat, "Give the source as "+in.From+" or as source_id (its archived text), not both.",
-			map[string]any{"field": "source_id", "constraint": "one of text, pages, path, source_id", "received": sourceID}))
-	}
-	var idx *research.TextIndex
-	from := "none"
-	switch {
-	case in.From != "":
-		idx, from = in.canonical(), in.From
-	case sourceID != "":
-		st, err := researchStore(d)
-		if err != nil {
-			return Fail(err)
-		}
-		// The source archived under its id; else the archive entry the
-		// payload names (the source may have been archived under another id).
-		var found bool
-		if idx, found, err = archivedSource(ctx, st, "", sourceID); err != nil {
-			return Fail(err)
-		}
-		if h, ok := payloadSourceHash(payload); !found && ok {
-			if idx, found, err = archivedSource(ctx, st, h, ""); err != nil {
-				return Fail(err)
-			}
-		}
-		if !found {
-			return Fail(core.NewError(core.CodeArchiveNotFound,
-				fmt.Sprintf("No source text is archived under source_id %q (it may have expired).", sourceID),
-				map[string]any{"field": "source_id", "received": sourceID}).
-				WithRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.").
-				WithRecovery("research", map[string]any{"action": "digest-list", "source_id": sourceID}, nil))
-		}
-		from = "archive"
-	default:
-		if h, ok := payloadSourceHash(payload); ok && d.Research != nil {
-			var found bool
-			if idx, found, err = archivedSource(ctx, d.Research, h, ""); err != nil {
-				return Fail(err)
-			}
-			if found {
-				from = "archive"
-			}
-		}
 	}
 	opts := research.ValidateOptions{Index: idx}
 	if r.Args.Has("query") {
@@ -251,6 +212,55 @@ func digestValidate(ctx context.Context, d *Deps, r *Request) Result {
 	n := idx.Len()
 	data.SourceTextHash, data.CanonicalChars = idx.SourceHash(), &n
 	return OK(data)
+}
+
+// validationSource finds the source digest-validate checks against, and
+// says where it came from: the call's text, pages or path; else the text
+// archived under source_id (or, failing that, under the payload's
+// source_text_hash: the source may have been archived under another id),
+// ARCHIVE_NOT_FOUND when neither is there; else, without either, the
+// archive entry the payload names when present ("archive"), or none (nil,
+// "none"). Giving a source and source_id is INVALID_FORMAT.
+func validationSource(ctx context.Context, d *Deps, r *Request, payload map[string]any) (*research.TextIndex, string, error) {
+	in, err := researchInputOf(ctx, d, r)
+	if err != nil {
+		return nil, "", err
+	}
+	sourceID := r.Args.String("source_id")
+	switch {
+	case in.From != "" && sourceID != "":
+		return nil, "", core.NewError(core.CodeInvalidFormat, "Give the source as "+in.From+" or as source_id (its archived text), not both.",
+			map[string]any{"field": "source_id", "constraint": "one of text, pages, path, source_id", "received": sourceID})
+	case in.From != "":
+		return in.canonical(), in.From, nil
+	case sourceID != "":
+		st, err := researchStore(d)
+		if err != nil {
+			return nil, "", err
+		}
+		idx, found, err := archivedSource(ctx, st, "", sourceID)
+		if h, ok := payloadSourceHash(payload); err == nil && !found && ok {
+			idx, found, err = archivedSource(ctx, st, h, "")
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if !found {
+			return nil, "", core.NewError(core.CodeArchiveNotFound,
+				fmt.Sprintf("No source text is archived under source_id %q (it may have expired).", sourceID),
+				map[string]any{"field": "source_id", "received": sourceID}).
+				WithRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.").
+				WithRecovery("research", map[string]any{"action": "digest-list", "source_id": sourceID}, nil)
+		}
+		return idx, "archive", nil
+	}
+	if h, ok := payloadSourceHash(payload); ok && d.Research != nil {
+		idx, found, err := archivedSource(ctx, d.Research, h, "")
+		if err != nil || found {
+			return idx, "archive", err
+		}
+	}
+	return nil, "none", nil
 }
 
 // DigestValidateAnswer is digest-validate's answer: the validator's report
