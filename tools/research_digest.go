@@ -134,34 +134,6 @@ func checkResearchID(field, id string) error {
 	return nil
 }
 
-// DigestID names a stored digest in one string, as research nodes link
-// digests in metadata.digest_ids: "<source_id>#<query_hash>".
-func DigestID(sourceID, queryHash string) string { return sourceID + "#" + queryHash }
-
-// parseDigestID splits a DigestID; the query hash is the part after the
-// last "#" (source ids may themselves hold "#", e.g. URL fragments).
-func parseDigestID(id string) (sourceID, queryHash string, ok bool) {
-	i := strings.LastIndexByte(id, '#')
-	if i <= 0 {
-		return "", "", false
-	}
-	sourceID, queryHash = id[:i], id[i+1:]
-	if len(queryHash) != 8 || strings.Trim(queryHash, "0123456789abcdef") != "" {
-		return "", "", false
-	}
-	return sourceID, queryHash, true
-}
-
-// payloadSourceHash returns payload.source_text_hash when it is well formed.
-func payloadSourceHash(payload map[string]any) (string, bool) {
-	h, ok := payload["source_text_hash"].(string)
-	if !ok || len(h) != len("sha256:")+64 || !strings.HasPrefix(h, "sha256:") ||
-		strings.Trim(h[len("sha256:"):], "0123456789abcdef") != "" {
-		return "", false
-	}
-	return h, true
-}
-
 // archivedSource reads the canonical text archived under hash (or, when hash
 // is "", under contentID). found is false when nothing is archived there;
 // other errors are returned.
@@ -239,7 +211,7 @@ func validationSource(ctx context.Context, d *Deps, r *Request, payload map[stri
 			return nil, "", err
 		}
 		idx, found, err := archivedSource(ctx, st, "", sourceID)
-		if h, ok := payloadSourceHash(payload); err == nil && !found && ok {
+		if h, ok := research.PayloadSourceHash(payload); err == nil && !found && ok {
 			idx, found, err = archivedSource(ctx, st, h, "")
 		}
 		if err != nil {
@@ -254,7 +226,7 @@ func validationSource(ctx context.Context, d *Deps, r *Request, payload map[stri
 		}
 		return idx, "archive", nil
 	}
-	if h, ok := payloadSourceHash(payload); ok && d.Research != nil {
+	if h, ok := research.PayloadSourceHash(payload); ok && d.Research != nil {
 		idx, found, err := archivedSource(ctx, d.Research, h, "")
 		if err != nil || found {
 			return idx, "archive", err
@@ -338,7 +310,7 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper
 	archived := false
 	if in.From != "" {
 		idx = in.canonical()
-	} else if h, ok := payloadSourceHash(payload); ok {
+	} else if h, ok := research.PayloadSourceHash(payload); ok {
 		if idx, archived, err = archivedSource(ctx, st, h, ""); err != nil {
 			return Fail(err)
 		}
@@ -381,7 +353,7 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper
 	if !rep.TextChecked {
 		meta = append(meta, sourceNotChecked("digest-put"))
 	}
-	return OK(DigestPutAnswer{SourceID: sourceID, QueryHash: queryHash, DigestID: DigestID(sourceID, queryHash),
+	return OK(DigestPutAnswer{SourceID: sourceID, QueryHash: queryHash, DigestID: research.DigestID(sourceID, queryHash),
 		Replaced: replaced, StoredAt: now, SourceTextHash: sourceHash, SourceArchived: archived,
 		TextChecked: rep.TextChecked, LocatorsVerified: locatorsOK(rep), Warnings: rep.Warnings}, meta...)
 }
@@ -443,7 +415,7 @@ func digestGet(ctx context.Context, d *Deps, r *Request) Result {
 	if err != nil {
 		return Fail(err)
 	}
-	return OK(DigestGetAnswer{SourceID: rec.SourceID, QueryHash: rec.QueryHash, DigestID: DigestID(rec.SourceID, rec.QueryHash),
+	return OK(DigestGetAnswer{SourceID: rec.SourceID, QueryHash: rec.QueryHash, DigestID: research.DigestID(rec.SourceID, rec.QueryHash),
 		Payload: rec.Payload, StoredAt: rec.StoredAt, SourceTextHash: rec.SourceHash,
 		SourceArchived: sourceArchivedNow(ctx, st, rec.SourceHash)})
 }
@@ -495,7 +467,7 @@ func digestList(ctx context.Context, d *Deps, r *Request) Result {
 	items := make([]DigestListItem, 0, len(rows))
 	for _, rec := range rows {
 		b := briefOf(rec.Payload)
-		items = append(items, DigestListItem{SourceID: rec.SourceID, QueryHash: rec.QueryHash, DigestID: DigestID(rec.SourceID, rec.QueryHash),
+		items = append(items, DigestListItem{SourceID: rec.SourceID, QueryHash: rec.QueryHash, DigestID: research.DigestID(rec.SourceID, rec.QueryHash),
 			Summary: researchExcerpt(b.Summary, digestListExcerpt), DigestChars: b.DigestChars, StoredAt: rec.StoredAt, SourceTextHash: rec.SourceHash})
 	}
 	return OK(DigestListAnswer{Digests: items, Count: len(items)}, page.Meta(page.Cursor(next, next != "")))
@@ -531,7 +503,7 @@ func digestDelete(ctx context.Context, d *Deps, r *Request) Result {
 	if err := st.DigestDelete(ctx, sourceID, queryHash); err != nil {
 		return Fail(err)
 	}
-	return OK(DigestDeleteAnswer{SourceID: sourceID, QueryHash: queryHash, DigestID: DigestID(sourceID, queryHash), Deleted: true})
+	return OK(DigestDeleteAnswer{SourceID: sourceID, QueryHash: queryHash, DigestID: research.DigestID(sourceID, queryHash), Deleted: true})
 }
 
 // DigestDeleteAnswer is digest-delete's answer.
@@ -616,7 +588,7 @@ func (d *Deps) digestSummaries(ctx context.Context, ids []string) []LinkedDigest
 
 func (d *Deps) linkedDigest(ctx context.Context, id string) LinkedDigest {
 	item := LinkedDigest{DigestID: id}
-	sourceID, queryHash, ok := parseDigestID(id)
+	sourceID, queryHash, ok := research.ParseDigestID(id)
 	if !ok {
 		item.Error = "not a digest id (<source_id>#<query_hash>)"
 		return item

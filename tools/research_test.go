@@ -43,24 +43,7 @@ func TestParseSpecArchiveID(t *testing.T) {
 	}
 }
 
-func TestDigestIDs(t *testing.T) {
-	for _, tc := range []struct {
-		id, source, hash string
-		ok               bool
-	}{
-		{"src#0123abcd", "src", "0123abcd", true},
-		{"https://x.org/a#frag#deadbeef", "https://x.org/a#frag", "deadbeef", true},
-		{DigestID("a b", "ffffffff"), "a b", "ffffffff", true},
-		{"#0123abcd", "", "", false},
-		{"src#0123ABCD", "", "", false},
-		{"src#0123abc", "", "", false},
-		{"src", "", "", false},
-	} {
-		s, h, ok := parseDigestID(tc.id)
-		if ok != tc.ok || s != tc.source || h != tc.hash {
-			t.Errorf("%q: got %q %q %v", tc.id, s, h, ok)
-		}
-	}
+func TestDigestIDsOf(t *testing.T) {
 	got := digestIDsOf(map[string]any{"digest_ids": []any{"a#00000000", 3, "", "a#00000000", "b#11111111"}})
 	if strings.Join(got, ",") != "a#00000000,b#11111111" {
 		t.Errorf("digestIDsOf: %v", got)
