@@ -37,3 +37,14 @@ func TestPayloadSourceHash(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveKeyIsSourceTextHash: a digest's source_text_hash is the
+// archive key of its canonical source, so the archived source is found by
+// it.
+func TestArchiveKeyIsSourceTextHash(t *testing.T) {
+	for _, s := range []string{"", "the canonical text", "é 東 😀"} {
+		if ArchiveKey([]byte(s)) != SourceTextHash(s) {
+			t.Errorf("%q: %s != %s", s, ArchiveKey([]byte(s)), SourceTextHash(s))
+		}
+	}
+}

@@ -2,6 +2,8 @@ package research
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 )
@@ -10,6 +12,15 @@ import (
 // declares them (as specs declares its repository's types); core/store
 // implements Store over its bbolt file and stores both records as the JSON
 // their tags describe, so the tags are the stored format.
+
+// ArchiveKey is the key content is archived under: "sha256:" and the 64
+// lowercase hex digits of the SHA-256 of its bytes. For a canonical text it
+// equals SourceTextHash, which is how a digest's source_text_hash finds the
+// source archived with it.
+func ArchiveKey(content []byte) string {
+	sum := sha256.Sum256(content)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
 
 // ArchiveMeta describes one item of the content-addressed archive.
 type ArchiveMeta struct {

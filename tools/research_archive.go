@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -53,12 +51,6 @@ func (s *archiveSweeper) maybe(ctx context.Context, d *Deps, st ResearchStore) i
 		return 0
 	}
 	return n
-}
-
-// hashBytes is "sha256:<hex>" of b, as the archive keys content.
-func hashBytes(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func archivePut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper) Result {
@@ -136,7 +128,7 @@ func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 		return Fail(err)
 	}
 	// The store verified the bytes against the key they are stored under.
-	key := hashBytes(content)
+	key := research.ArchiveKey(content)
 	expected := r.Args.String("expected_hash")
 	verified := expected == "" || expected == key
 	build := func(budget int) (ArchiveGetAnswer, []core.MetaOption, error) {

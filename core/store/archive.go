@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -30,18 +28,12 @@ func init() {
 	topBuckets = append(topBuckets, bucketArchiveData, bucketArchiveMeta, bucketArchiveIDs, bucketDigests)
 }
 
-// HashOf is "sha256:<hex>" of b.
-func HashOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
 // ArchivePut stores content under its hash (idempotent: the same bytes are
 // stored once; a later put refreshes archived_at so retention restarts) and
 // maps contentID to it when given. It returns the metadata and whether the
 // bytes were new.
 func (s *Store) ArchivePut(ctx context.Context, content []byte, m research.ArchiveMeta) (research.ArchiveMeta, bool, error) {
-	m.Hash = HashOf(content)
+	m.Hash = research.ArchiveKey(content)
 	m.SizeBytes = len(content)
 	m.OriginalTokens = (len(content) + 3) / 4
 	if m.ArchivedAt == "" {
@@ -116,7 +108,7 @@ func (s *Store) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte,
 				return core.Internal(err)
 			}
 		}
-		if got := HashOf(content); got != string(key) {
+		if got := research.ArchiveKey(content); got != string(key) {
 			return core.Internal(fmt.Errorf("archive %s: stored bytes hash to %s", key, got))
 		}
 		return nil

@@ -17,7 +17,7 @@ func TestArchiveRoundTripAndSweep(t *testing.T) {
 	st := storetest.Open(t, func(o *store.Options) { o.Now = func() time.Time { return now } })
 	ctx := context.Background()
 	m, created, err := st.ArchivePut(ctx, []byte("the canonical text"), research.ArchiveMeta{ContentID: "src-1", ItemType: "source"})
-	if err != nil || !created || m.Hash != store.HashOf([]byte("the canonical text")) {
+	if err != nil || !created || m.Hash != research.ArchiveKey([]byte("the canonical text")) {
 		t.Fatalf("put: %+v %v %v", m, created, err)
 	}
 	if _, again, _ := st.ArchivePut(ctx, []byte("the canonical text"), research.ArchiveMeta{}); again {
