@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -238,8 +239,15 @@ func TestResearchAnswersHaveSchemas(t *testing.T) {
 			t.Errorf("%s: no Answer", a.Name)
 			continue
 		}
-		if s := answerSchema(a.Answer); s == nil || len(s.Properties) == 0 {
+		s := answerSchema(a.Answer)
+		if s == nil || len(s.Properties) == 0 {
 			t.Errorf("%s: no answer schema for %T", a.Name, a.Answer)
+			continue
+		}
+		// A payload is a JSON object however it is held (json.RawMessage
+		// must not read as an array of bytes).
+		if p := s.Properties["payload"]; p != nil && (p.Type == "array" || slices.Contains(p.Types, "array")) {
+			t.Errorf("%s: payload schema says array: %+v", a.Name, p)
 		}
 	}
 }
