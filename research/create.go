@@ -98,39 +98,8 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 	if maxSnippets == 0 {
 		maxSnippets = DefaultMaxSnippets
 	}
-
-	info := CreateInfo{Paged: len(in.Pages) > 0}
-	var text string
-	if info.Paged {
-		text, info.PageSpans = CanonicalizePages(in.Pages)
-	} else {
-		text = Canonicalize(in.Text)
-	}
-	r := []rune(text)
-	if !info.Paged {
-		info.PageSpans = []Span{{Start: 0, End: len(r)}}
-	}
-	info.CanonicalText = text
-	hash := SourceTextHash(text)
-	info.SourceID = in.SourceID
-	if info.SourceID == "" {
-		info.SourceID = "src-" + hash[len("sha256:"):len("sha256:")+16]
-	}
-
-	// Candidates, page by page.
-	var chunks, sents []Span
-	var chunkPage []int
-	for i, p := range info.PageSpans {
-		if p.Len() == 0 {
-			continue
-		}
-		before := len(chunks)
-		chunks = splitRange(r, p.Start, p.End, chunks)
-		for range chunks[before:] {
-			chunkPage = append(chunkPage, i+1)
-		}
-		sents = sentences(r, p.Start, p.End, sents)
-	}
+	info, r, hash := canonicalSource(in)
+	chunks, chunkPage, sents := candidates(r, info.PageSpans)
 	info.Chunks, info.Sentences = len(chunks), len(sents)
 
 	// Scoring.
@@ -149,41 +118,92 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 	if len(chunks) == 0 {
 		info.Ranking = RankingPosition
 	}
-
+	if !info.Paged {
+		chunkPage = nil
+	}
+	order := byScore(sentScores)
 	p := DigestPayload{
 		Version:          Version,
 		ContentType:      ContentType,
 		QueryHash:        QueryHash(in.Query),
-		KeyPoints:        []string{},
-		EvidenceSnippets: []EvidenceSnippet{},
+		Summary:          summary(r, sents, order),
+		KeyPoints:        keyPoints(r, sents, order),
+		EvidenceSnippets: evidence(r, chunks, chunkPage, chunkScores, method, maxSnippets),
 		OriginalChars:    len(r),
 		SourceTextHash:   hash,
 	}
-	digest := 0
+	p.DigestChars = utf8.RuneCountInString(p.Summary)
+	for _, e := range p.EvidenceSnippets {
+		p.DigestChars += utf8.RuneCountInString(e.Text)
+	}
+	for _, k := range p.KeyPoints {
+		p.DigestChars += utf8.RuneCountInString(k)
+	}
+	p.CompressionRatio = ExpectedCompressionRatio(p.DigestChars, p.OriginalChars)
+	return p, info, nil
+}
 
-	// Evidence.
-	for _, c := range byScore(chunkScores) {
-		if len(p.EvidenceSnippets) == maxSnippets {
-			break
+// canonicalSource canonicalises the input (page by page for Pages) and
+// returns the facts CreateDigest reports about it, the canonical text as
+// code points and its source_text_hash.
+func canonicalSource(in CreateInput) (info CreateInfo, r []rune, hash string) {
+	info.Paged = len(in.Pages) > 0
+	if info.Paged {
+		info.CanonicalText, info.PageSpans = CanonicalizePages(in.Pages)
+	} else {
+		info.CanonicalText = Canonicalize(in.Text)
+	}
+	r = []rune(info.CanonicalText)
+	if !info.Paged {
+		info.PageSpans = []Span{{Start: 0, End: len(r)}}
+	}
+	hash = SourceTextHash(info.CanonicalText)
+	info.SourceID = in.SourceID
+	if info.SourceID == "" {
+		info.SourceID = "src-" + hash[len("sha256:"):len("sha256:")+16]
+	}
+	return info, r, hash
+}
+
+// candidates splits each non-empty page into chunks (with the 1-based page
+// of each) and sentences.
+func candidates(r []rune, pages []Span) (chunks []Span, chunkPage []int, sents []Span) {
+	for i, p := range pages {
+		if p.Len() == 0 {
+			continue
 		}
-		if method == RankingBM25 && chunkScores[c] == 0 {
+		before := len(chunks)
+		chunks = splitRange(r, p.Start, p.End, chunks)
+		for range chunks[before:] {
+			chunkPage = append(chunkPage, i+1)
+		}
+		sents = sentences(r, p.Start, p.End, sents)
+	}
+	return chunks, chunkPage, sents
+}
+
+// evidence is the top maxSnippets chunks by score (ties: earlier first;
+// under BM25, chunks scoring 0 are left out), each with its locator —
+// paged when chunkPage is given.
+func evidence(r []rune, chunks []Span, chunkPage []int, scores []float64, method string, maxSnippets int) []EvidenceSnippet {
+	out := []EvidenceSnippet{}
+	for _, c := range byScore(scores) {
+		if len(out) == maxSnippets || method == RankingBM25 && scores[c] == 0 {
 			break
 		}
 		s := chunks[c]
 		loc := Locator{Start: s.Start, End: s.End}
-		if info.Paged {
+		if chunkPage != nil {
 			loc.Page = chunkPage[c]
 		}
-		p.EvidenceSnippets = append(p.EvidenceSnippets, EvidenceSnippet{
-			Text:           string(r[s.Start:s.End]),
-			Locator:        loc.String(),
-			RelevanceScore: roundScore(chunkScores[c]),
-		})
-		digest += s.Len()
+		out = append(out, EvidenceSnippet{Text: string(r[s.Start:s.End]), Locator: loc.String(), RelevanceScore: roundScore(scores[c])})
 	}
+	return out
+}
 
-	// Summary and key points.
-	order := byScore(sentScores)
+// summary takes the sentences in order (best first) while they fit in
+// MaxSummaryChars, and joins them in document order with spaces.
+func summary(r []rune, sents []Span, order []int) string {
 	chosen := make([]bool, len(sents))
 	summaryLen := 0
 	for _, i := range order {
@@ -213,12 +233,15 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 			sb.WriteString(sentenceText(r, sents[i]))
 		}
 	}
-	p.Summary = sb.String()
-	digest += utf8.RuneCountInString(p.Summary)
+	return sb.String()
+}
 
+// keyPoints is the CreateKeyPoints best distinct non-blank sentences.
+func keyPoints(r []rune, sents []Span, order []int) []string {
+	out := []string{}
 	seen := map[string]bool{}
 	for _, i := range order {
-		if len(p.KeyPoints) == CreateKeyPoints {
+		if len(out) == CreateKeyPoints {
 			break
 		}
 		t := sentenceText(r, sents[i])
@@ -226,13 +249,9 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 			continue
 		}
 		seen[t] = true
-		p.KeyPoints = append(p.KeyPoints, t)
-		digest += utf8.RuneCountInString(t)
+		out = append(out, t)
 	}
-
-	p.DigestChars = digest
-	p.CompressionRatio = ExpectedCompressionRatio(p.DigestChars, p.OriginalChars)
-	return p, info, nil
+	return out
 }
 
 // sentenceText is the trimmed text of a sentence span (at most 500 code

@@ -12,10 +12,10 @@ import (
 func checkDigest(t testing.TB, p DigestPayload, info CreateInfo, query string) {
 	t.Helper()
 	text := info.CanonicalText
-	for _, payload := range []any{Marshal(p), p} {
+	for _, payload := range []any{marshal(t, p), p} {
 		r := Validate(payload, ValidateOptions{CanonicalText: &text, Query: &query})
 		if !r.Valid || len(r.Violations) != 0 || len(r.Warnings) != 0 {
-			t.Fatalf("CreateDigest output invalid: %+v\npayload: %s", r.Violations, truncateRunes(string(Marshal(p)), 2000))
+			t.Fatalf("CreateDigest output invalid: %+v\npayload: %s", r.Violations, truncateRunes(string(marshal(t, p)), 2000))
 		}
 		if len(r.Locators) != len(p.EvidenceSnippets) {
 			t.Fatalf("%d locator checks for %d snippets", len(r.Locators), len(p.EvidenceSnippets))
@@ -76,7 +76,7 @@ func TestCreateDigestBasic(t *testing.T) {
 	}
 	// Deterministic.
 	q, _, _ := CreateDigest(CreateInput{Text: foxText, Query: query, MaxSnippets: 3})
-	if string(Marshal(p)) != string(Marshal(q)) {
+	if string(marshal(t, p)) != string(marshal(t, q)) {
 		t.Fatal("not deterministic")
 	}
 }

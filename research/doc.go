@@ -3,7 +3,8 @@
 // and locators refer to, evidence locators, and a deterministic digest
 // producer that needs no language model.
 //
-// The package is pure: no I/O, no storage, no clock. Every length it counts
+// The package is pure: no I/O, no storage, no clock (Store is a port that
+// others implement). Every length it counts
 // or checks is in Unicode code points ("characters"), never bytes.
 //
 // # Overview
@@ -16,8 +17,11 @@
 //     DigestPayload) and reports every violation at once.
 //   - CreateDigest builds a payload from a text and a query; its output
 //     always passes Validate against its own canonical text.
-//   - Marshal writes a payload as compact JSON with sorted keys; Unmarshal
-//     reads one back.
+//   - DigestPayload encodes with encoding/json as compact JSON with sorted
+//     keys (its fields are in alphabetical order).
+//   - ArchiveMeta, DigestRecord and Store are the records of the archive and
+//     the digest store and the port that keeps them (core/store implements
+//     it); the package itself does no I/O.
 //
 // # Departures from seed 001 (design/contract.md §9)
 //

@@ -195,13 +195,13 @@ func (v *validator) root(payload any) (map[string]any, bool) {
 	case json.RawMessage:
 		return v.decode(p)
 	case DigestPayload:
-		return v.decode(Marshal(p))
+		return v.decode(payloadJSON(p))
 	case *DigestPayload:
 		if p == nil {
 			v.add("$", ConstraintTypeObject, nil, "the payload is nil; expected a JSON object")
 			return nil, false
 		}
-		return v.decode(Marshal(*p))
+		return v.decode(payloadJSON(*p))
 	default:
 		v.add("$", ConstraintTypeObject, payload, "the payload is %s; expected a JSON object", jsonTypeName(payload))
 		return nil, false
@@ -234,24 +234,10 @@ var knownSnippetFields = []string{"text", "locator", "relevance_score"}
 
 func (v *validator) payload(obj map[string]any, opts ValidateOptions) {
 	v.unknownFields(obj, "", knownFields)
+	v.header(obj, opts.Query)
 
-	if s, ok := v.stringField(obj, "", "version"); ok && s != Version {
-		v.add("version", ConstraintConst+":"+Version, s, "version must be %q", Version)
-	}
-	if s, ok := v.stringField(obj, "", "content_type"); ok && s != ContentType {
-		v.add("content_type", ConstraintConst+":"+ContentType, s, "content_type must be %q", ContentType)
-	}
-	if s, ok := v.stringField(obj, "", "query_hash"); ok {
-		if !validQueryHash(s) {
-			v.add("query_hash", ConstraintPattern+":"+queryHashPattern, s, "query_hash must be exactly 8 lowercase hex digits")
-		} else if opts.Query != nil {
-			if want := QueryHash(*opts.Query); s != want {
-				v.add("query_hash", ConstraintQueryHash, s, "query_hash must be %s, the first 8 hex digits of sha256(query)", want)
-			}
-		}
-	}
-	v.queryChecked = opts.Query != nil
-
+	// digest_chars is checked against the lengths only when every text
+	// counted is well typed.
 	digestSum, sumOK := 0, true
 	if s, ok := v.stringField(obj, "", "summary"); ok {
 		n := v.length(s)
@@ -262,28 +248,8 @@ func (v *validator) payload(obj map[string]any, opts ValidateOptions) {
 	} else {
 		sumOK = false
 	}
-
-	if items, ok := v.arrayField(obj, "key_points", MaxKeyPoints); ok {
-		for i, it := range items {
-			path := "key_points[" + strconv.Itoa(i) + "]"
-			s, ok := it.(string)
-			if !ok {
-				v.add(path, ConstraintTypeString, it, "%s is %s; expected a string", path, jsonTypeName(it))
-				sumOK = false
-				continue
-			}
-			n := v.length(s)
-			digestSum += n
-			if n > MaxKeyPointChars {
-				v.add(path, fmt.Sprintf("%s:%d", ConstraintMaxLength, MaxKeyPointChars), s, "%s has %d characters; at most %d are allowed", path, n, MaxKeyPointChars)
-			}
-			if strings.TrimSpace(s) == "" {
-				v.add(path, ConstraintNotBlank, s, "%s is blank", path)
-			}
-		}
-	} else {
-		sumOK = false
-	}
+	n, ok := v.keyPoints(obj)
+	digestSum, sumOK = digestSum+n, sumOK && ok
 
 	var index *TextIndex
 	if opts.Index != nil {
@@ -292,39 +258,16 @@ func (v *validator) payload(obj map[string]any, opts ValidateOptions) {
 		index = NewTextIndex(*opts.CanonicalText, nil)
 	}
 	v.textChecked = index != nil
-
 	if items, ok := v.arrayField(obj, "evidence_snippets", MaxEvidenceSnippets); ok {
 		for i, it := range items {
 			n, ok := v.snippet(i, it, index)
-			digestSum += n
-			if !ok {
-				sumOK = false
-			}
+			digestSum, sumOK = digestSum+n, sumOK && ok
 		}
 	} else {
 		sumOK = false
 	}
 
-	original, origOK := v.countField(obj, "original_chars")
-	digest, digestOK := v.countField(obj, "digest_chars")
-	if digestOK && sumOK && digest != int64(digestSum) {
-		v.add("digest_chars", ConstraintDigestSum, digest, "digest_chars must be %d: len(summary) + Σ len(key_points) + Σ len(evidence_snippets[].text)", digestSum)
-	}
-
-	if r, ok := v.numberField(obj, "", "compression_ratio"); ok {
-		switch {
-		case r < 0:
-			v.add("compression_ratio", ConstraintMinimum+":0", r, "compression_ratio must be at least 0")
-		case r > 1:
-			v.add("compression_ratio", ConstraintMaximum+":1", r, "compression_ratio must be at most 1")
-		case origOK && digestOK:
-			want := ExpectedCompressionRatio(int(digest), int(original))
-			if math.Abs(r-want) > RatioTolerance {
-				v.add("compression_ratio", ConstraintRatio, r, "compression_ratio must be %s = min(digest_chars/original_chars, 1) within %g", strconv.FormatFloat(want, 'g', -1, 64), RatioTolerance)
-			}
-		}
-	}
-
+	v.counts(obj, digestSum, sumOK)
 	if s, ok := v.stringField(obj, "", "source_text_hash"); ok {
 		if !validSourceHash(s) {
 			v.add("source_text_hash", ConstraintPattern+":"+sourceHashPattern, s, `source_text_hash must be "sha256:" followed by 64 lowercase hex digits`)
@@ -332,6 +275,75 @@ func (v *validator) payload(obj map[string]any, opts ValidateOptions) {
 			if want := index.SourceHash(); s != want {
 				v.add("source_text_hash", ConstraintSourceHash, s, "source_text_hash must be %s, the hash of the canonical text", want)
 			}
+		}
+	}
+}
+
+// header checks version, content_type and query_hash (against query when
+// given).
+func (v *validator) header(obj map[string]any, query *string) {
+	if s, ok := v.stringField(obj, "", "version"); ok && s != Version {
+		v.add("version", ConstraintConst+":"+Version, s, "version must be %q", Version)
+	}
+	if s, ok := v.stringField(obj, "", "content_type"); ok && s != ContentType {
+		v.add("content_type", ConstraintConst+":"+ContentType, s, "content_type must be %q", ContentType)
+	}
+	if s, ok := v.stringField(obj, "", "query_hash"); ok {
+		if !validQueryHash(s) {
+			v.add("query_hash", ConstraintPattern+":"+queryHashPattern, s, "query_hash must be exactly 8 lowercase hex digits")
+		} else if query != nil {
+			if want := QueryHash(*query); s != want {
+				v.add("query_hash", ConstraintQueryHash, s, "query_hash must be %s, the first 8 hex digits of sha256(query)", want)
+			}
+		}
+	}
+	v.queryChecked = query != nil
+}
+
+// keyPoints checks key_points and returns the sum of their lengths, ok
+// false when the list or an item is not well typed.
+func (v *validator) keyPoints(obj map[string]any) (sum int, ok bool) {
+	items, ok := v.arrayField(obj, "key_points", MaxKeyPoints)
+	for i, it := range items {
+		path := "key_points[" + strconv.Itoa(i) + "]"
+		s, isString := it.(string)
+		if !isString {
+			v.add(path, ConstraintTypeString, it, "%s is %s; expected a string", path, jsonTypeName(it))
+			ok = false
+			continue
+		}
+		n := v.length(s)
+		sum += n
+		if n > MaxKeyPointChars {
+			v.add(path, fmt.Sprintf("%s:%d", ConstraintMaxLength, MaxKeyPointChars), s, "%s has %d characters; at most %d are allowed", path, n, MaxKeyPointChars)
+		}
+		if strings.TrimSpace(s) == "" {
+			v.add(path, ConstraintNotBlank, s, "%s is blank", path)
+		}
+	}
+	return sum, ok
+}
+
+// counts checks original_chars, digest_chars (equal to digestSum when
+// sumOK) and compression_ratio (in [0, 1], and the ratio of the two counts
+// when both are well formed).
+func (v *validator) counts(obj map[string]any, digestSum int, sumOK bool) {
+	original, origOK := v.countField(obj, "original_chars")
+	digest, digestOK := v.countField(obj, "digest_chars")
+	if digestOK && sumOK && digest != int64(digestSum) {
+		v.add("digest_chars", ConstraintDigestSum, digest, "digest_chars must be %d: len(summary) + Σ len(key_points) + Σ len(evidence_snippets[].text)", digestSum)
+	}
+	r, ok := v.numberField(obj, "", "compression_ratio")
+	switch {
+	case !ok:
+	case r < 0:
+		v.add("compression_ratio", ConstraintMinimum+":0", r, "compression_ratio must be at least 0")
+	case r > 1:
+		v.add("compression_ratio", ConstraintMaximum+":1", r, "compression_ratio must be at most 1")
+	case origOK && digestOK:
+		want := ExpectedCompressionRatio(int(digest), int(original))
+		if math.Abs(r-want) > RatioTolerance {
+			v.add("compression_ratio", ConstraintRatio, r, "compression_ratio must be %s = min(digest_chars/original_chars, 1) within %g", strconv.FormatFloat(want, 'g', -1, 64), RatioTolerance)
 		}
 	}
 }

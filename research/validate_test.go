@@ -36,7 +36,7 @@ func validFixture(t testing.TB) (DigestPayload, string, string) {
 func toMap(t testing.TB, p DigestPayload) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(Marshal(p), &m); err != nil {
+	if err := json.Unmarshal(marshal(t, p), &m); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -45,7 +45,7 @@ func toMap(t testing.TB, p DigestPayload) map[string]any {
 func TestValidateFixture(t *testing.T) {
 	p, text, query := validFixture(t)
 	for name, payload := range map[string]any{
-		"struct": p, "pointer": &p, "bytes": Marshal(p), "raw": json.RawMessage(Marshal(p)), "map": toMap(t, p),
+		"struct": p, "pointer": &p, "bytes": marshal(t, p), "raw": json.RawMessage(marshal(t, p)), "map": toMap(t, p),
 	} {
 		r := Validate(payload, ValidateOptions{CanonicalText: &text, Query: &query})
 		if !r.Valid || len(r.Violations) != 0 || len(r.Warnings) != 0 {
@@ -283,10 +283,24 @@ func TestValidatePaged(t *testing.T) {
 	}
 }
 
-func TestMarshal(t *testing.T) {
-	p, _, _ := validFixture(t)
+// marshal is p as a client sends it (encoding/json).
+func marshal(t testing.TB, p DigestPayload) []byte {
+	t.Helper()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestPayloadEncoding: DigestPayload encodes with encoding/json as compact
+// JSON with sorted keys (the field order), and Validate reads a
+// DigestPayload as that JSON, its non-finite numbers as null and nil lists
+// as [].
+func TestPayloadEncoding(t *testing.T) {
+	p, text, _ := validFixture(t)
 	p.Summary = `<a href="x">&</a> "q" \ ` + "\n\u2028\x01\xff"
-	b := Marshal(p)
+	b := marshal(t, p)
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
@@ -296,23 +310,39 @@ func TestMarshal(t *testing.T) {
 	}
 	// Keys sorted, compact: re-encoding the decoded map (encoding/json sorts
 	// map keys) gives the same bytes.
-	var buf strings.Builder
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
+	// (Valid UTF-8 only: encoding/json writes an invalid byte as \ufffd
+	// escaped, and the decoded U+FFFD as itself.)
+	p.Summary = strings.ToValidUTF8(p.Summary, "?")
+	b = marshal(t, p)
+	m = nil
+	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSuffix(buf.String(), "\n") != string(b) {
-		t.Fatalf("not sorted/compact:\n%s\n%s", b, buf.String())
+	again, err := json.Marshal(m)
+	if err != nil || string(again) != string(b) {
+		t.Fatalf("not sorted/compact:\n%s\n%s", b, again)
 	}
-	empty := Marshal(DigestPayload{CompressionRatio: math.Inf(1)})
-	if !strings.Contains(string(empty), `"evidence_snippets":[]`) || !strings.Contains(string(empty), `"key_points":[]`) ||
-		!strings.Contains(string(empty), `"compression_ratio":null`) {
-		t.Fatalf("%s", empty)
+	for _, tc := range []struct {
+		p    DigestPayload
+		want string
+	}{
+		{DigestPayload{CompressionRatio: math.Inf(1)}, `"compression_ratio":null`},
+		{DigestPayload{CompressionRatio: math.NaN()}, `"compression_ratio":null`},
+		{DigestPayload{}, `"evidence_snippets":[]`},
+		{DigestPayload{}, `"key_points":[]`},
+		{DigestPayload{EvidenceSnippets: []EvidenceSnippet{{RelevanceScore: math.Inf(-1)}}}, `"relevance_score":null`},
+	} {
+		if got := string(payloadJSON(tc.p)); !strings.Contains(got, tc.want) {
+			t.Errorf("payloadJSON: %s lacks %s", got, tc.want)
+		}
 	}
-	q, err := Unmarshal(Marshal(p))
-	if err != nil || q.Summary != strings.ToValidUTF8(p.Summary, "\ufffd") || len(q.EvidenceSnippets) != 1 {
-		t.Fatalf("Unmarshal: %+v %v", q, err)
+	r := Validate(DigestPayload{CompressionRatio: math.Inf(1)}, ValidateOptions{CanonicalText: &text})
+	found := false
+	for _, v := range r.Violations {
+		found = found || v.Path == "compression_ratio" && v.Received == nil
+	}
+	if !found {
+		t.Fatalf("an infinite ratio is not reported as null: %+v", r.Violations)
 	}
 }
 

@@ -60,7 +60,7 @@ func newDeps(t testing.TB, deterministic bool) *tools.Deps {
 	return &tools.Deps{
 		Store:        adapt.Health(st),
 		Specs:        st,
-		Research:     adapt.Research(st),
+		Research:     st,
 		Version:      "test",
 		Workspace:    filepath.Dir(filepath.Dir(st.Path())),
 		ConfigSource: "test",

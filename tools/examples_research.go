@@ -29,8 +29,12 @@ var exampleResearchPayload = func() map[string]any {
 	if err != nil {
 		panic(err)
 	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		panic(err)
+	}
 	var m map[string]any
-	if err := json.Unmarshal(research.Marshal(p), &m); err != nil {
+	if err := json.Unmarshal(raw, &m); err != nil {
 		panic(err)
 	}
 	return m

@@ -2,10 +2,10 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
 )
 
@@ -17,53 +17,13 @@ const researchDescription = `Use this when you work with research sources: turn 
 	`Use spec instead to read a spec itself, and task to work on a research node. ` +
 	`Typical compositions: research digest-create → research digest-put (with the text, so the source is archived) → research digest-get → research digest-validate (source_id) later; spec get → research archive-get (archive_id, expected_hash).`
 
-// ResearchArchiveMeta describes one archived item (the tools-side mirror of
-// the store's archive metadata; field for field the same, so cmd/specd's
-// adapter converts with a plain type conversion).
-type ResearchArchiveMeta struct {
-	Hash           string `json:"hash"`
-	ContentID      string `json:"content_id,omitempty"`
-	ItemType       string `json:"item_type,omitempty"`
-	ArchivedAt     string `json:"archived_at"`
-	Reason         string `json:"reason,omitempty"`
-	OriginalTokens int    `json:"original_tokens"`
-	SizeBytes      int    `json:"size_bytes"`
-}
-
-// ResearchDigest is one stored digest (the tools-side mirror of the store's
-// digest record).
-type ResearchDigest struct {
-	SourceID   string          `json:"source_id"`
-	QueryHash  string          `json:"query_hash"`
-	Payload    json.RawMessage `json:"payload"`
-	SourceHash string          `json:"source_text_hash,omitempty"`
-	Archived   bool            `json:"source_archived"`
-	StoredAt   string          `json:"stored_at"`
-}
-
-// ResearchStore is what the research tool needs of the store: the archive,
-// the digest store, and the journal ranges that spec archive ids pin. Each
-// method is one transaction; errors are coded (ARCHIVE_NOT_FOUND,
-// DIGEST_NOT_FOUND, SPEC_NOT_FOUND, INTERNAL_ERROR).
+// ResearchStore is what the research tool needs of the store: research's
+// archive and digest store (its records are research's own types, so the
+// store implements this directly), and the journal ranges that spec archive
+// ids pin. Each method is one transaction; errors are coded
+// (ARCHIVE_NOT_FOUND, DIGEST_NOT_FOUND, SPEC_NOT_FOUND, INTERNAL_ERROR).
 type ResearchStore interface {
-	// ArchivePut stores content under "sha256:<hex>" of its bytes
-	// (idempotent; a repeated put refreshes archived_at) and maps
-	// m.ContentID to it. It reports whether the bytes were new.
-	ArchivePut(ctx context.Context, content []byte, m ResearchArchiveMeta) (ResearchArchiveMeta, bool, error)
-	// ArchiveGet reads by hash (or, when hash is "", by content id),
-	// verifying the hash. A read never writes.
-	ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, ResearchArchiveMeta, error)
-	// ArchiveSweep removes items archived before cutoff.
-	ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error)
-	// DigestPut stores or replaces the digest for (source_id, query_hash).
-	DigestPut(ctx context.Context, rec ResearchDigest) (bool, error)
-	// DigestGet reads one digest. DIGEST_NOT_FOUND (with a recovery call).
-	DigestGet(ctx context.Context, sourceID, queryHash string) (ResearchDigest, error)
-	// DigestDelete removes one digest. DIGEST_NOT_FOUND.
-	DigestDelete(ctx context.Context, sourceID, queryHash string) error
-	// DigestList pages digests in (source_id, query_hash) order after the
-	// opaque key after; next is "" on the last page.
-	DigestList(ctx context.Context, sourceID, after string, limit int) ([]ResearchDigest, string, error)
+	research.Store
 	// JournalRange returns the journal entries of specID with seq in
 	// [from, to], oldest first.
 	JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error)
@@ -127,48 +87,56 @@ func researchTool(d *Deps) *Tool {
 			Name: "digest-validate", Summary: "Checks a DigestPayload v1.0 and reports every violation with its JSON path, constraint and received value; with the source (text, pages, path, the source archived under source_id, or the archive entry under payload.source_text_hash) it verifies source_text_hash and every locator; with query, the query_hash.",
 			Required: []string{"payload"}, Optional: append(append([]string{}, source...), "source_id", "query"),
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
+			Answer:  DigestValidateAnswer{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestValidate(ctx, d, r) },
 		},
 		{
 			Name: "digest-create", Summary: "Builds a digest from a source and a query, deterministically and without a language model: summary, key points and up to max_snippets evidence snippets with exact locators; the result always validates against its own source.",
 			Required: []string{"query"}, Optional: append(append([]string{}, source...), "source_id", "max_snippets"),
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
+			Answer:  DigestCreateAnswer{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestCreate(ctx, d, r) },
 		},
 		{
 			Name: "digest-put", Summary: "Validates and stores a digest under (source_id, payload.query_hash), replacing an existing one; a given source is canonicalised, archived under content_id = source_id and used to verify every locator (without one, the archived source under payload.source_text_hash is used when present). An invalid payload is VALIDATION_ERROR with details.violations.",
 			Required: []string{"source_id", "payload"}, Optional: source,
 			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencyModerate,
+			Answer:  DigestPutAnswer{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestPut(ctx, d, r, sweeper) },
 		},
 		{
 			Name: "digest-get", Summary: "The stored digest for (source_id, query_hash) with stored_at and whether its source text is in the archive.",
 			Required:    []string{"source_id", "query_hash"},
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			Answer:  DigestGetAnswer{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestGet(ctx, d, r) },
 		},
 		{
 			Name: "digest-list", Summary: "Stored digests in (source_id, query_hash) order, optionally for one source, paged; each with a summary excerpt, digest_chars and stored_at (digest-get has the full payload).",
 			Optional:    []string{"source_id", "cursor", "limit"},
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			Answer:  DigestListAnswer{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestList(ctx, d, r) },
 		},
 		{
 			Name: "digest-delete", Summary: "Deletes the digest for (source_id, query_hash); the archived source text stays until retention removes it.",
 			Required:    []string{"source_id", "query_hash"},
 			SideEffects: EffectWrite, Destructive: true, Latency: LatencyFast,
+			Answer:  DigestDeleteAnswer{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestDelete(ctx, d, r) },
 		},
 		{
 			Name: "archive-put", Summary: "Archives content under sha256 of its bytes (idempotent; a repeated put restarts its retention), optionally under your content_id; answers the hash.",
 			Required: []string{"content"}, Optional: []string{"content_id", "item_type"},
 			SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast,
+			Answer:  ArchivePutAnswer{},
 			Handler: func(ctx context.Context, r *Request) Result { return archivePut(ctx, d, r, sweeper) },
 		},
 		{
 			Name: "archive-get", Summary: "Reads archived content by hash, content_id or archive_id (including spec:<id>@<version>/… ids of budgeted spec answers, served from the store at that version), verifying its hash; never writes. Text over the token budget is paged with offset/max_chars; a spec item over it is answered with the archive ids of its parts.",
 			Optional:    []string{"hash", "content_id", "archive_id", "expected_hash", "offset", "max_chars"},
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			Answer:  ArchiveGetAnswer{},
 			Handler: func(ctx context.Context, r *Request) Result { return archiveGet(ctx, d, r, budget) },
 		},
 	}

@@ -2,10 +2,9 @@ package tools
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
 )
 
@@ -53,12 +53,6 @@ func (s *archiveSweeper) maybe(ctx context.Context, d *Deps, st ResearchStore) i
 	return n
 }
 
-// hashBytes is "sha256:<hex>" of b, as the archive keys content.
-func hashBytes(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
 func archivePut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper) Result {
 	st, err := researchStore(d)
 	if err != nil {
@@ -71,30 +65,36 @@ func archivePut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweepe
 		}
 	}
 	now := researchNow(d)
-	m, created, err := st.ArchivePut(ctx, []byte(r.Args.String("content")), ResearchArchiveMeta{
+	m, created, err := st.ArchivePut(ctx, []byte(r.Args.String("content")), research.ArchiveMeta{
 		ContentID: contentID, ItemType: r.Args.String("item_type"), ArchivedAt: now.Format(time.RFC3339)})
 	if err != nil {
 		return Fail(err)
 	}
-	swept := sweeper.maybe(ctx, d, st)
-	data := map[string]any{"hash": m.Hash, "created": created, "size_bytes": m.SizeBytes, "content_id": m.ContentID,
-		"item_type": m.ItemType, "archived_at": m.ArchivedAt, "expires_at": nil}
+	data := ArchivePutAnswer{Hash: m.Hash, Created: created, SizeBytes: m.SizeBytes, ContentID: m.ContentID,
+		ItemType: m.ItemType, ArchivedAt: m.ArchivedAt, ExpiredRemoved: sweeper.maybe(ctx, d, st)}
 	if d.ArchiveRetention > 0 {
-		data["expires_at"] = now.Add(d.ArchiveRetention).Format(time.RFC3339)
-	}
-	if swept > 0 {
-		data["expired_removed"] = swept
+		exp := now.Add(d.ArchiveRetention).Format(time.RFC3339)
+		data.ExpiresAt = &exp
 	}
 	return OK(data)
 }
 
+// ArchivePutAnswer is archive-put's answer. expires_at is null when
+// retention keeps content forever; expired_removed is present only when
+// the put's retention sweep removed something.
+type ArchivePutAnswer struct {
+	Hash           string  `json:"hash"`
+	Created        bool    `json:"created"`
+	SizeBytes      int     `json:"size_bytes"`
+	ContentID      string  `json:"content_id"`
+	ItemType       string  `json:"item_type"`
+	ArchivedAt     string  `json:"archived_at"`
+	ExpiresAt      *string `json:"expires_at"`
+	ExpiredRemoved int     `json:"expired_removed,omitempty"`
+}
+
 func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
-	var given []string
-	for _, k := range []string{"hash", "content_id", "archive_id"} {
-		if r.Args.Has(k) {
-			given = append(given, k)
-		}
-	}
+	given := givenArgs(r, "hash", "content_id", "archive_id")
 	switch len(given) {
 	case 0:
 		return Fail(core.NewError(core.CodeMissingRequired, "research action \"archive-get\" needs hash, content_id or archive_id.",
@@ -128,26 +128,20 @@ func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 		return Fail(err)
 	}
 	// The store verified the bytes against the key they are stored under.
-	key := hashBytes(content)
+	key := research.ArchiveKey(content)
 	expected := r.Args.String("expected_hash")
 	verified := expected == "" || expected == key
-	build := func(budget int) (map[string]any, []core.MetaOption, error) {
+	build := func(budget int) (ArchiveGetAnswer, []core.MetaOption, error) {
 		window, meta, err := archiveWindow(r, string(content), budget)
 		if err != nil {
-			return nil, nil, err
+			return ArchiveGetAnswer{}, nil, err
 		}
-		data := map[string]any{"hash": key, "content_id": m.ContentID, "item_type": m.ItemType, "archived_at": m.ArchivedAt,
-			"size_bytes": len(content), "verified": verified, "hash_checked": true, "source": "archive"}
-		if expected != "" {
-			data["expected_hash"] = expected
-			if !verified {
-				meta = append(meta, hashMismatch(expected, key))
-			}
+		if expected != "" && !verified {
+			meta = append(meta, hashMismatch(expected, key))
 		}
-		for k, v := range window {
-			data[k] = v
-		}
-		return data, meta, nil
+		return ArchiveGetAnswer{Hash: key, ContentID: m.ContentID, ItemType: m.ItemType, ArchivedAt: m.ArchivedAt,
+			SizeBytes: len(content), Verified: verified, HashChecked: true, Source: "archive", ExpectedHash: expected,
+			ArchiveWindow: window}, meta, nil
 	}
 	data, meta, err := build(budget)
 	if err != nil {
@@ -184,14 +178,43 @@ func hashMismatch(expected, got string) core.MetaOption {
 		map[string]any{"expected_hash": expected, "hash": got})
 }
 
+// ArchiveGetAnswer is archive-get's answer for archived content (source
+// "archive"): the item's metadata, whether its hash matched expected_hash
+// (present only when given), and the window of its text. Spec archive ids
+// are answered with ArchiveSpecItemAnswer instead.
+type ArchiveGetAnswer struct {
+	Hash         string `json:"hash"`
+	ContentID    string `json:"content_id"`
+	ItemType     string `json:"item_type"`
+	ArchivedAt   string `json:"archived_at"`
+	SizeBytes    int    `json:"size_bytes"`
+	Verified     bool   `json:"verified"`
+	HashChecked  bool   `json:"hash_checked"`
+	Source       string `json:"source"`
+	ExpectedHash string `json:"expected_hash,omitempty"`
+	ArchiveWindow
+}
+
+// ArchiveWindow is the part of archived text an archive-get returns:
+// content from offset (characters), returned_chars of total_chars;
+// next_offset (null at the end) continues it.
+type ArchiveWindow struct {
+	Content       string `json:"content"`
+	Offset        int    `json:"offset"`
+	ReturnedChars int    `json:"returned_chars"`
+	TotalChars    int    `json:"total_chars"`
+	NextOffset    *int   `json:"next_offset"`
+	Truncated     bool   `json:"truncated"`
+}
+
 // archiveWindow cuts text to the call's window: from offset (characters),
 // at most max_chars characters and at most what fits the token budget. The
 // hash always covers the whole content.
-func archiveWindow(r *Request, text string, budget int) (map[string]any, []core.MetaOption, error) {
+func archiveWindow(r *Request, text string, budget int) (ArchiveWindow, []core.MetaOption, error) {
 	total := utf8.RuneCountInString(text)
 	offset := r.Args.IntOr("offset", 0)
 	if offset > total {
-		return nil, nil, core.NewError(core.CodeInvalidFormat, fmt.Sprintf("offset %d is past the end of the content (%d characters).", offset, total),
+		return ArchiveWindow{}, nil, core.NewError(core.CodeInvalidFormat, fmt.Sprintf("offset %d is past the end of the content (%d characters).", offset, total),
 			map[string]any{"field": "offset", "constraint": fmt.Sprintf("≤ %d", total), "received": offset})
 	}
 	maxChars := r.Args.IntOr("max_chars", total)
@@ -210,10 +233,10 @@ func archiveWindow(r *Request, text string, budget int) (map[string]any, []core.
 		end += size
 		n++
 	}
-	var next any
+	var next *int
 	var meta []core.MetaOption
 	if offset+n < total {
-		next = offset + n
+		next = new(offset + n)
 		if n < maxChars { // cut by the budget, not by the caller's max_chars
 			meta = append(meta,
 				core.WithFidelity(core.FidelityPartial, nil, nil),
@@ -222,8 +245,8 @@ func archiveWindow(r *Request, text string, budget int) (map[string]any, []core.
 					map[string]any{"dropped_count": total - offset - n, "total_count": total, "reason": "token_budget", "budget_tokens": budget}))
 		}
 	}
-	return map[string]any{"content": text[start:end], "offset": offset, "returned_chars": n, "total_chars": total,
-		"next_offset": next, "truncated": next != nil}, meta, nil
+	return ArchiveWindow{Content: text[start:end], Offset: offset, ReturnedChars: n, TotalChars: total,
+		NextOffset: next, Truncated: next != nil}, meta, nil
 }
 
 // specArchiveRef is a parsed "spec:<spec_id>@<version>/<kind>:<ref>".
@@ -299,11 +322,55 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 	if err != nil {
 		return Fail(err)
 	}
+	content, err := specArchiveItem(ctx, d, ref, archiveID)
+	if err != nil {
+		return Fail(err)
+	}
+	hash, err := ContentHash(content)
+	if err != nil {
+		return Fail(core.Internal(err))
+	}
+	expected := r.Args.String("expected_hash")
+	verified := expected != "" && expected == hash
+	var meta []core.MetaOption
+	data := ArchiveSpecItemAnswer{ArchiveID: archiveID, SpecID: ref.SpecID, Version: ref.Version, Item: ref.Kind + ":" + ref.Ref,
+		Hash: hash, Verified: verified, HashChecked: expected != "", Content: content, Source: "spec_store", ExpectedHash: expected}
+	if expected != "" && !verified {
+		meta = append(meta, hashMismatch(expected, hash))
+	}
+	// Over the token budget, a subtree or a journal range is answered by
+	// reference: archive ids of smaller parts (the node and its children's
+	// subtrees; journal sub-ranges) that archive-get serves in turn.
+	if tokens := tokensOf(content); tokens > budget-archiveAnswerSlack/4 {
+		parts, err := splitSpecItem(ref, content, budget)
+		if err != nil {
+			return Fail(core.Internal(err))
+		}
+		if len(parts) > 0 {
+			data.Content, data.Parts = nil, slices.Sorted(maps.Keys(parts))
+			meta = append(meta,
+				core.WithFidelity(core.FidelityReferenceOnly, []string{ref.Kind + ":" + ref.Ref}, parts),
+				core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
+					fmt.Sprintf("The item (%d tokens) exceeds the %d-token budget; fetch its %d parts (meta.content_archive_hashes) with research archive-get.", tokens, budget, len(parts)),
+					map[string]any{"dropped_count": 1, "total_count": 1, "reason": "token_budget", "budget_tokens": budget, "parts": len(parts)}))
+		}
+	}
+	return OK(data, meta...)
+}
+
+// specArchiveItem reads the item ref names from the store at its version:
+// a node (*specs.Node), a subtree (map[string]*specs.Node), one journal
+// entry or a journal range ([]specs.JournalEntry, oldest first). An item
+// that does not exist (unknown spec, pruned version, absent node, empty
+// range) is ARCHIVE_NOT_FOUND with spec get as the recovery; UNAVAILABLE
+// without a spec (or, for the journal, research) store.
+func specArchiveItem(ctx context.Context, d *Deps, ref specArchiveRef, archiveID string) (any, error) {
 	if d.Specs == nil {
-		return Fail(core.NewError(core.CodeUnavailable, "This server has no spec store configured.", nil))
+		return nil, core.NewError(core.CodeUnavailable, "This server has no spec store configured.", nil)
 	}
 	var content any
 	missing := ""
+	var err error
 	switch ref.Kind {
 	case "node", "subtree":
 		err = d.Specs.ReadVersion(ctx, ref.SpecID, ref.Version, func(vv specs.VersionView) error {
@@ -319,7 +386,7 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 	case "journal":
 		st, serr := researchStore(d)
 		if serr != nil {
-			return Fail(serr)
+			return nil, serr
 		}
 		var entries []specs.JournalEntry
 		entries, err = st.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
@@ -337,59 +404,36 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 	}
 	if err != nil {
 		e := core.AsError(specError(err, ref.SpecID))
-		switch e.Code {
-		case core.CodeSpecNotFound, core.CodeVersionNotFound:
-			missing = e.Message
-		default:
-			return Fail(e)
+		if e.Code != core.CodeSpecNotFound && e.Code != core.CodeVersionNotFound {
+			return nil, e
 		}
+		missing = e.Message
 	}
 	if missing != "" {
-		rec := map[string]any{"action": "get", "spec_id": ref.SpecID}
-		return Fail(core.NewError(core.CodeArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
+		return nil, core.NewError(core.CodeArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
 			map[string]any{"field": "archive_id", "received": archiveID}).
 			WithRemediation("Re-read the spec (spec get) for current content and fresh archive ids.").
-			WithRecovery("spec", rec, nil))
+			WithRecovery("spec", map[string]any{"action": "get", "spec_id": ref.SpecID}, nil)
 	}
-	hash, err := ContentHash(content)
-	if err != nil {
-		return Fail(core.Internal(err))
-	}
-	expected := r.Args.String("expected_hash")
-	verified := expected != "" && expected == hash
-	var meta []core.MetaOption
-	data := map[string]any{"archive_id": archiveID, "spec_id": ref.SpecID, "version": ref.Version, "item": ref.Kind + ":" + ref.Ref,
-		"hash": hash, "verified": verified, "hash_checked": expected != "", "content": content, "source": "spec_store"}
-	if expected != "" {
-		data["expected_hash"] = expected
-		if !verified {
-			meta = append(meta, hashMismatch(expected, hash))
-		}
-	}
-	// Over the token budget, a subtree or a journal range is answered by
-	// reference: archive ids of smaller parts (the node and its children's
-	// subtrees; journal sub-ranges) that archive-get serves in turn.
-	if tokens := tokensOf(content); tokens > budget-archiveAnswerSlack/4 {
-		parts, err := splitSpecItem(ref, content, budget)
-		if err != nil {
-			return Fail(core.Internal(err))
-		}
-		if len(parts) > 0 {
-			ids := make([]string, 0, len(parts))
-			for id := range parts {
-				ids = append(ids, id)
-			}
-			sort.Strings(ids)
-			data["content"] = nil
-			data["parts"] = ids
-			meta = append(meta,
-				core.WithFidelity(core.FidelityReferenceOnly, []string{ref.Kind + ":" + ref.Ref}, parts),
-				core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
-					fmt.Sprintf("The item (%d tokens) exceeds the %d-token budget; fetch its %d parts (meta.content_archive_hashes) with research archive-get.", tokens, budget, len(parts)),
-					map[string]any{"dropped_count": 1, "total_count": 1, "reason": "token_budget", "budget_tokens": budget, "parts": len(parts)}))
-		}
-	}
-	return OK(data, meta...)
+	return content, nil
+}
+
+// ArchiveSpecItemAnswer is archive-get's answer for a spec archive id
+// (source "spec_store"): the item at that version with its RFC 8785 hash.
+// Over the token budget, content is null and parts lists the archive ids
+// of its parts (their hashes are in meta.content_archive_hashes).
+type ArchiveSpecItemAnswer struct {
+	ArchiveID    string   `json:"archive_id"`
+	SpecID       string   `json:"spec_id"`
+	Version      int64    `json:"version"`
+	Item         string   `json:"item"`
+	Hash         string   `json:"hash"`
+	Verified     bool     `json:"verified"`
+	HashChecked  bool     `json:"hash_checked"`
+	Content      any      `json:"content"`
+	Source       string   `json:"source"`
+	ExpectedHash string   `json:"expected_hash,omitempty"`
+	Parts        []string `json:"parts,omitempty"`
 }
 
 // splitSpecItem splits an item over the budget into parts, each named by

@@ -35,12 +35,7 @@ type researchInput struct {
 // path. pages must hold at least one page and at most 5 MB in all; path
 // must name a regular file inside the workspace of at most 5 MB.
 func researchInputOf(ctx context.Context, d *Deps, r *Request) (researchInput, error) {
-	var given []string
-	for _, k := range []string{"text", "pages", "path"} {
-		if r.Args.Has(k) {
-			given = append(given, k)
-		}
-	}
+	given := givenArgs(r, "text", "pages", "path")
 	if len(given) > 1 {
 		return researchInput{}, core.NewError(core.CodeInvalidFormat,
 			fmt.Sprintf("Give one source (text, pages or path), not %s.", strings.Join(given, " and ")),
@@ -76,6 +71,17 @@ func researchInputOf(ctx context.Context, d *Deps, r *Request) (researchInput, e
 		in.Text = text
 	}
 	return in, nil
+}
+
+// givenArgs lists which of keys the call gives, in the order of keys.
+func givenArgs(r *Request, keys ...string) []string {
+	var given []string
+	for _, k := range keys {
+		if r.Args.Has(k) {
+			given = append(given, k)
+		}
+	}
+	return given
 }
 
 // canonical canonicalises the input (page by page for pages) and indexes it.
@@ -128,34 +134,6 @@ func checkResearchID(field, id string) error {
 	return nil
 }
 
-// DigestID names a stored digest in one string, as research nodes link
-// digests in metadata.digest_ids: "<source_id>#<query_hash>".
-func DigestID(sourceID, queryHash string) string { return sourceID + "#" + queryHash }
-
-// parseDigestID splits a DigestID; the query hash is the part after the
-// last "#" (source ids may themselves hold "#", e.g. URL fragments).
-func parseDigestID(id string) (sourceID, queryHash string, ok bool) {
-	i := strings.LastIndexByte(id, '#')
-	if i <= 0 {
-		return "", "", false
-	}
-	sourceID, queryHash = id[:i], id[i+1:]
-	if len(queryHash) != 8 || strings.Trim(queryHash, "0123456789abcdef") != "" {
-		return "", "", false
-	}
-	return sourceID, queryHash, true
-}
-
-// payloadSourceHash returns payload.source_text_hash when it is well formed.
-func payloadSourceHash(payload map[string]any) (string, bool) {
-	h, ok := payload["source_text_hash"].(string)
-	if !ok || len(h) != len("sha256:")+64 || !strings.HasPrefix(h, "sha256:") ||
-		strings.Trim(h[len("sha256:"):], "0123456789abcdef") != "" {
-		return "", false
-	}
-	return h, true
-}
-
 // archivedSource reads the canonical text archived under hash (or, when hash
 // is "", under contentID). found is false when nothing is archived there;
 // other errors are returned.
@@ -189,54 +167,9 @@ func sourceNotChecked(action string) core.MetaOption {
 
 func digestValidate(ctx context.Context, d *Deps, r *Request) Result {
 	payload := r.Args.Object("payload")
-	in, err := researchInputOf(ctx, d, r)
+	idx, from, err := validationSource(ctx, d, r, payload)
 	if err != nil {
 		return Fail(err)
-	}
-	sourceID := r.Args.String("source_id")
-	if in.From != "" && sourceID != "" {
-		return Fail(core.NewError(core.CodeInvalidFormat, "Give the source as "+in.From+" or as source_id (its archived text), not both.",
-			map[string]any{"field": "source_id", "constraint": "one of text, pages, path, source_id", "received": sourceID}))
-	}
-	var idx *research.TextIndex
-	from := "none"
-	switch {
-	case in.From != "":
-		idx, from = in.canonical(), in.From
-	case sourceID != "":
-		st, err := researchStore(d)
-		if err != nil {
-			return Fail(err)
-		}
-		// The source archived under its id; else the archive entry the
-		// payload names (the source may have been archived under another id).
-		var found bool
-		if idx, found, err = archivedSource(ctx, st, "", sourceID); err != nil {
-			return Fail(err)
-		}
-		if h, ok := payloadSourceHash(payload); !found && ok {
-			if idx, found, err = archivedSource(ctx, st, h, ""); err != nil {
-				return Fail(err)
-			}
-		}
-		if !found {
-			return Fail(core.NewError(core.CodeArchiveNotFound,
-				fmt.Sprintf("No source text is archived under source_id %q (it may have expired).", sourceID),
-				map[string]any{"field": "source_id", "received": sourceID}).
-				WithRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.").
-				WithRecovery("research", map[string]any{"action": "digest-list", "source_id": sourceID}, nil))
-		}
-		from = "archive"
-	default:
-		if h, ok := payloadSourceHash(payload); ok && d.Research != nil {
-			var found bool
-			if idx, found, err = archivedSource(ctx, d.Research, h, ""); err != nil {
-				return Fail(err)
-			}
-			if found {
-				from = "archive"
-			}
-		}
 	}
 	opts := research.ValidateOptions{Index: idx}
 	if r.Args.Has("query") {
@@ -244,17 +177,77 @@ func digestValidate(ctx context.Context, d *Deps, r *Request) Result {
 		opts.Query = &q
 	}
 	rep := research.Validate(payload, opts)
-	data := map[string]any{"valid": rep.Valid, "violations": rep.Violations, "warnings": rep.Warnings, "locators": rep.Locators,
-		"text_checked": rep.TextChecked, "query_checked": rep.QueryChecked, "source": from,
-		"violation_count": len(rep.Violations), "locators_verified": locatorsOK(rep)}
-	var meta []core.MetaOption
-	if idx != nil {
-		data["source_text_hash"] = idx.SourceHash()
-		data["canonical_chars"] = idx.Len()
-	} else {
-		meta = append(meta, sourceNotChecked("digest-validate"))
+	data := DigestValidateAnswer{Report: rep, Source: from, ViolationCount: len(rep.Violations), LocatorsVerified: locatorsOK(rep)}
+	if idx == nil {
+		return OK(data, sourceNotChecked("digest-validate"))
 	}
-	return OK(data, meta...)
+	n := idx.Len()
+	data.SourceTextHash, data.CanonicalChars = idx.SourceHash(), &n
+	return OK(data)
+}
+
+// validationSource finds the source digest-validate checks against, and
+// says where it came from: the call's text, pages or path; else the text
+// archived under source_id (or, failing that, under the payload's
+// source_text_hash: the source may have been archived under another id),
+// ARCHIVE_NOT_FOUND when neither is there; else, without either, the
+// archive entry the payload names when present ("archive"), or none (nil,
+// "none"). Giving a source and source_id is INVALID_FORMAT.
+func validationSource(ctx context.Context, d *Deps, r *Request, payload map[string]any) (*research.TextIndex, string, error) {
+	in, err := researchInputOf(ctx, d, r)
+	if err != nil {
+		return nil, "", err
+	}
+	sourceID := r.Args.String("source_id")
+	switch {
+	case in.From != "" && sourceID != "":
+		return nil, "", core.NewError(core.CodeInvalidFormat, "Give the source as "+in.From+" or as source_id (its archived text), not both.",
+			map[string]any{"field": "source_id", "constraint": "one of text, pages, path, source_id", "received": sourceID})
+	case in.From != "":
+		return in.canonical(), in.From, nil
+	case sourceID != "":
+		st, err := researchStore(d)
+		if err != nil {
+			return nil, "", err
+		}
+		idx, found, err := archivedSource(ctx, st, "", sourceID)
+		if h, ok := research.PayloadSourceHash(payload); err == nil && !found && ok {
+			idx, found, err = archivedSource(ctx, st, h, "")
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if !found {
+			return nil, "", core.NewError(core.CodeArchiveNotFound,
+				fmt.Sprintf("No source text is archived under source_id %q (it may have expired).", sourceID),
+				map[string]any{"field": "source_id", "received": sourceID}).
+				WithRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.").
+				WithRecovery("research", map[string]any{"action": "digest-list", "source_id": sourceID}, nil)
+		}
+		return idx, "archive", nil
+	}
+	if h, ok := research.PayloadSourceHash(payload); ok && d.Research != nil {
+		idx, found, err := archivedSource(ctx, d.Research, h, "")
+		if err != nil || found {
+			return idx, "archive", err
+		}
+	}
+	return nil, "none", nil
+}
+
+// DigestValidateAnswer is digest-validate's answer: the validator's report
+// (an invalid payload is a successful report) and what it was checked
+// against. source_text_hash and canonical_chars are present only when a
+// source was available (source is then text, pages, path or archive).
+type DigestValidateAnswer struct {
+	research.Report
+	// Source is where the source text came from: text, pages, path,
+	// archive, or none.
+	Source           string `json:"source"`
+	ViolationCount   int    `json:"violation_count"`
+	LocatorsVerified int    `json:"locators_verified"`
+	SourceTextHash   string `json:"source_text_hash,omitempty"`
+	CanonicalChars   *int   `json:"canonical_chars,omitempty"`
 }
 
 func digestCreate(ctx context.Context, d *Deps, r *Request) Result {
@@ -278,12 +271,25 @@ func digestCreate(ctx context.Context, d *Deps, r *Request) Result {
 	if err != nil {
 		return Fail(core.NewError(core.CodeInvalidFormat, err.Error(), map[string]any{"field": in.From}))
 	}
-	return OK(map[string]any{
-		"source_id": info.SourceID, "payload": json.RawMessage(research.Marshal(p)),
-		"source_text_hash": p.SourceTextHash, "query_hash": p.QueryHash, "canonical_chars": p.OriginalChars,
-		"digest_chars": p.DigestChars, "paged": info.Paged, "page_count": len(info.PageSpans),
-		"ranking": info.Ranking, "query_terms": nonNilStrings(info.QueryTerms),
-	})
+	return OK(DigestCreateAnswer{SourceID: info.SourceID, Payload: p, SourceTextHash: p.SourceTextHash, QueryHash: p.QueryHash,
+		CanonicalChars: p.OriginalChars, DigestChars: p.DigestChars, Paged: info.Paged, PageCount: len(info.PageSpans),
+		Ranking: info.Ranking, QueryTerms: nonNilStrings(info.QueryTerms)})
+}
+
+// DigestCreateAnswer is digest-create's answer: the payload and the facts
+// of how it was made.
+type DigestCreateAnswer struct {
+	SourceID       string                 `json:"source_id"`
+	Payload        research.DigestPayload `json:"payload"`
+	SourceTextHash string                 `json:"source_text_hash"`
+	QueryHash      string                 `json:"query_hash"`
+	CanonicalChars int                    `json:"canonical_chars"`
+	DigestChars    int                    `json:"digest_chars"`
+	Paged          bool                   `json:"paged"`
+	PageCount      int                    `json:"page_count"`
+	// Ranking is bm25 or position (research.RankingBM25, RankingPosition).
+	Ranking    string   `json:"ranking"`
+	QueryTerms []string `json:"query_terms"`
 }
 
 func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper) Result {
@@ -304,7 +310,7 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper
 	archived := false
 	if in.From != "" {
 		idx = in.canonical()
-	} else if h, ok := payloadSourceHash(payload); ok {
+	} else if h, ok := research.PayloadSourceHash(payload); ok {
 		if idx, archived, err = archivedSource(ctx, st, h, ""); err != nil {
 			return Fail(err)
 		}
@@ -328,7 +334,7 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper
 	now := researchNow(d).Format(time.RFC3339)
 	var meta []core.MetaOption
 	if in.From != "" {
-		if _, _, err := st.ArchivePut(ctx, []byte(idx.Text()), ResearchArchiveMeta{ContentID: sourceID, ItemType: "source",
+		if _, _, err := st.ArchivePut(ctx, []byte(idx.Text()), research.ArchiveMeta{ContentID: sourceID, ItemType: "source",
 			Reason: "digest source", ArchivedAt: now}); err != nil {
 			return Fail(err)
 		}
@@ -339,7 +345,7 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper
 	if err != nil {
 		return Fail(core.Internal(err))
 	}
-	replaced, err := st.DigestPut(ctx, ResearchDigest{SourceID: sourceID, QueryHash: queryHash, Payload: raw,
+	replaced, err := st.DigestPut(ctx, research.DigestRecord{SourceID: sourceID, QueryHash: queryHash, Payload: raw,
 		SourceHash: sourceHash, Archived: archived, StoredAt: now})
 	if err != nil {
 		return Fail(err)
@@ -347,11 +353,28 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper
 	if !rep.TextChecked {
 		meta = append(meta, sourceNotChecked("digest-put"))
 	}
-	return OK(map[string]any{
-		"source_id": sourceID, "query_hash": queryHash, "digest_id": DigestID(sourceID, queryHash),
-		"replaced": replaced, "stored_at": now, "source_text_hash": sourceHash, "source_archived": archived,
-		"text_checked": rep.TextChecked, "locators_verified": locatorsOK(rep), "warnings": rep.Warnings,
-	}, meta...)
+	return OK(DigestPutAnswer{SourceID: sourceID, QueryHash: queryHash, DigestID: research.DigestID(sourceID, queryHash),
+		Replaced: replaced, StoredAt: now, SourceTextHash: sourceHash, SourceArchived: archived,
+		TextChecked: rep.TextChecked, LocatorsVerified: locatorsOK(rep), Warnings: rep.Warnings}, meta...)
+}
+
+// DigestPutAnswer is digest-put's answer: where the digest is stored and
+// what was verified.
+type DigestPutAnswer struct {
+	SourceID  string `json:"source_id"`
+	QueryHash string `json:"query_hash"`
+	// DigestID is "<source_id>#<query_hash>", the id research nodes link
+	// in metadata.digest_ids.
+	DigestID       string `json:"digest_id"`
+	Replaced       bool   `json:"replaced"`
+	StoredAt       string `json:"stored_at"`
+	SourceTextHash string `json:"source_text_hash"`
+	SourceArchived bool   `json:"source_archived"`
+	// TextChecked says whether the locators were verified against the
+	// source; LocatorsVerified counts those that were.
+	TextChecked      bool                 `json:"text_checked"`
+	LocatorsVerified int                  `json:"locators_verified"`
+	Warnings         []research.Violation `json:"warnings"`
 }
 
 func nonNilChecks(l []research.LocatorCheck) []research.LocatorCheck {
@@ -392,11 +415,21 @@ func digestGet(ctx context.Context, d *Deps, r *Request) Result {
 	if err != nil {
 		return Fail(err)
 	}
-	return OK(map[string]any{
-		"source_id": rec.SourceID, "query_hash": rec.QueryHash, "digest_id": DigestID(rec.SourceID, rec.QueryHash),
-		"payload": rec.Payload, "stored_at": rec.StoredAt, "source_text_hash": rec.SourceHash,
-		"source_archived": sourceArchivedNow(ctx, st, rec.SourceHash),
-	})
+	return OK(DigestGetAnswer{SourceID: rec.SourceID, QueryHash: rec.QueryHash, DigestID: research.DigestID(rec.SourceID, rec.QueryHash),
+		Payload: rec.Payload, StoredAt: rec.StoredAt, SourceTextHash: rec.SourceHash,
+		SourceArchived: sourceArchivedNow(ctx, st, rec.SourceHash)})
+}
+
+// DigestGetAnswer is digest-get's answer: the stored payload as it was
+// put, and whether its source text is in the archive now.
+type DigestGetAnswer struct {
+	SourceID       string          `json:"source_id"`
+	QueryHash      string          `json:"query_hash"`
+	DigestID       string          `json:"digest_id"`
+	Payload        json.RawMessage `json:"payload"`
+	StoredAt       string          `json:"stored_at"`
+	SourceTextHash string          `json:"source_text_hash"`
+	SourceArchived bool            `json:"source_archived"`
 }
 
 // digestBrief is what a listing (or a task's context) shows of a digest.
@@ -423,30 +456,42 @@ func digestList(ctx context.Context, d *Deps, r *Request) Result {
 	if sourceID != "" {
 		restart["source_id"] = sourceID
 	}
-	fp := core.Fingerprint("research", "digest-list", "", sourceID)
-	after, cerr := core.DecodeCursor(r.Args.String("cursor"), fp)
-	if cerr != nil {
-		return Fail(cerr.WithRecovery("research", restart, nil))
-	}
-	limit := r.Args.IntOr("limit", core.PageList.Default)
-	rows, next, err := st.DigestList(ctx, sourceID, after, limit)
+	page, err := OpenPage(r, "research", "digest-list", "", core.PageList, restart, sourceID)
 	if err != nil {
 		return Fail(err)
 	}
-	items := make([]map[string]any, 0, len(rows))
+	rows, next, err := st.DigestList(ctx, sourceID, page.After, page.Limit)
+	if err != nil {
+		return Fail(err)
+	}
+	items := make([]DigestListItem, 0, len(rows))
 	for _, rec := range rows {
 		b := briefOf(rec.Payload)
-		items = append(items, map[string]any{
-			"source_id": rec.SourceID, "query_hash": rec.QueryHash, "digest_id": DigestID(rec.SourceID, rec.QueryHash),
-			"summary": researchExcerpt(b.Summary, digestListExcerpt), "digest_chars": b.DigestChars,
-			"stored_at": rec.StoredAt, "source_text_hash": rec.SourceHash,
-		})
+		items = append(items, DigestListItem{SourceID: rec.SourceID, QueryHash: rec.QueryHash, DigestID: research.DigestID(rec.SourceID, rec.QueryHash),
+			Summary: researchExcerpt(b.Summary, digestListExcerpt), DigestChars: b.DigestChars, StoredAt: rec.StoredAt, SourceTextHash: rec.SourceHash})
 	}
-	cursor := ""
-	if next != "" {
-		cursor = core.EncodeCursor(next, fp)
-	}
-	return OK(map[string]any{"digests": items, "count": len(items)}, core.WithPagination(cursor, limit, nil))
+	return OK(DigestListAnswer{Digests: items, Count: len(items)}, page.Meta(page.Cursor(next, next != "")))
+}
+
+// DigestListAnswer is a page of digest-list; meta.pagination has the
+// cursor to the next.
+type DigestListAnswer struct {
+	Digests []DigestListItem `json:"digests"`
+	Count   int              `json:"count"`
+}
+
+// DigestListItem is what a listing shows of one stored digest (digest-get
+// has the full payload).
+type DigestListItem struct {
+	SourceID  string `json:"source_id"`
+	QueryHash string `json:"query_hash"`
+	DigestID  string `json:"digest_id"`
+	// Summary is the payload's summary, cut to 200 characters ("…" ends a
+	// cut one).
+	Summary        string `json:"summary"`
+	DigestChars    int    `json:"digest_chars"`
+	StoredAt       string `json:"stored_at"`
+	SourceTextHash string `json:"source_text_hash"`
 }
 
 func digestDelete(ctx context.Context, d *Deps, r *Request) Result {
@@ -458,7 +503,15 @@ func digestDelete(ctx context.Context, d *Deps, r *Request) Result {
 	if err := st.DigestDelete(ctx, sourceID, queryHash); err != nil {
 		return Fail(err)
 	}
-	return OK(map[string]any{"source_id": sourceID, "query_hash": queryHash, "digest_id": DigestID(sourceID, queryHash), "deleted": true})
+	return OK(DigestDeleteAnswer{SourceID: sourceID, QueryHash: queryHash, DigestID: research.DigestID(sourceID, queryHash), Deleted: true})
+}
+
+// DigestDeleteAnswer is digest-delete's answer.
+type DigestDeleteAnswer struct {
+	SourceID  string `json:"source_id"`
+	QueryHash string `json:"query_hash"`
+	DigestID  string `json:"digest_id"`
+	Deleted   bool   `json:"deleted"`
 }
 
 // researchExcerpt cuts s to n characters, adding "…" when cut.
@@ -493,49 +546,73 @@ func digestIDsOf(metadata map[string]any) []string {
 	return out
 }
 
+// LinkedDigest is what a research node's task context shows of one linked
+// digest: found with its content, or found:false with the reason in error
+// (and source_id, query_hash when the id parses).
+type LinkedDigest struct {
+	DigestID  string `json:"digest_id"`
+	Found     bool   `json:"found"`
+	Error     string `json:"error,omitempty"`
+	SourceID  string `json:"source_id,omitempty"`
+	QueryHash string `json:"query_hash,omitempty"`
+	// The content's fields are present only when found.
+	*LinkedDigestContent
+}
+
+// LinkedDigestContent is a found linked digest: its summary, key points,
+// top evidence snippets (at most maxLinkedSnippets) with their locators.
+type LinkedDigestContent struct {
+	Summary          string                     `json:"summary"`
+	KeyPoints        []string                   `json:"key_points"`
+	EvidenceSnippets []research.EvidenceSnippet `json:"evidence_snippets"`
+	DigestChars      int                        `json:"digest_chars"`
+	SourceTextHash   string                     `json:"source_text_hash"`
+	StoredAt         string                     `json:"stored_at"`
+}
+
 // digestSummaries resolves linked digest ids for a research node's task
 // context (task prepare): for each of the first maxLinkedDigests ids, the
 // summary, key points and the top evidence snippets with their locators,
 // or found:false with the reason. It runs its own read transactions, so
 // call it after (never inside) a spec read.
-func (d *Deps) digestSummaries(ctx context.Context, ids []string) []map[string]any {
-	out := []map[string]any{}
+func (d *Deps) digestSummaries(ctx context.Context, ids []string) []LinkedDigest {
+	out := []LinkedDigest{}
 	if len(ids) > maxLinkedDigests {
 		ids = ids[:maxLinkedDigests]
 	}
 	for _, id := range ids {
-		item := map[string]any{"digest_id": id, "found": false}
-		out = append(out, item)
-		sourceID, queryHash, ok := parseDigestID(id)
-		if !ok {
-			item["error"] = "not a digest id (<source_id>#<query_hash>)"
-			continue
-		}
-		item["source_id"], item["query_hash"] = sourceID, queryHash
-		if d.Research == nil {
-			item["error"] = "no research store"
-			continue
-		}
-		rec, err := d.Research.DigestGet(ctx, sourceID, queryHash)
-		if err != nil {
-			item["error"] = errorSummary(err)
-			continue
-		}
-		b := briefOf(rec.Payload)
-		snippets := b.EvidenceSnippets
-		if len(snippets) > maxLinkedSnippets {
-			snippets = snippets[:maxLinkedSnippets]
-		}
-		if snippets == nil {
-			snippets = []research.EvidenceSnippet{}
-		}
-		item["found"] = true
-		item["summary"] = b.Summary
-		item["key_points"] = nonNilStrings(b.KeyPoints)
-		item["evidence_snippets"] = snippets
-		item["digest_chars"] = b.DigestChars
-		item["source_text_hash"] = rec.SourceHash
-		item["stored_at"] = rec.StoredAt
+		out = append(out, d.linkedDigest(ctx, id))
 	}
 	return out
+}
+
+func (d *Deps) linkedDigest(ctx context.Context, id string) LinkedDigest {
+	item := LinkedDigest{DigestID: id}
+	sourceID, queryHash, ok := research.ParseDigestID(id)
+	if !ok {
+		item.Error = "not a digest id (<source_id>#<query_hash>)"
+		return item
+	}
+	item.SourceID, item.QueryHash = sourceID, queryHash
+	if d.Research == nil {
+		item.Error = "no research store"
+		return item
+	}
+	rec, err := d.Research.DigestGet(ctx, sourceID, queryHash)
+	if err != nil {
+		item.Error = errorSummary(err)
+		return item
+	}
+	b := briefOf(rec.Payload)
+	snippets := b.EvidenceSnippets
+	if len(snippets) > maxLinkedSnippets {
+		snippets = snippets[:maxLinkedSnippets]
+	}
+	if snippets == nil {
+		snippets = []research.EvidenceSnippet{}
+	}
+	item.Found = true
+	item.LinkedDigestContent = &LinkedDigestContent{Summary: b.Summary, KeyPoints: nonNilStrings(b.KeyPoints), EvidenceSnippets: snippets,
+		DigestChars: b.DigestChars, SourceTextHash: rec.SourceHash, StoredAt: rec.StoredAt}
+	return item
 }

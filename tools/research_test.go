@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,24 +44,7 @@ func TestParseSpecArchiveID(t *testing.T) {
 	}
 }
 
-func TestDigestIDs(t *testing.T) {
-	for _, tc := range []struct {
-		id, source, hash string
-		ok               bool
-	}{
-		{"src#0123abcd", "src", "0123abcd", true},
-		{"https://x.org/a#frag#deadbeef", "https://x.org/a#frag", "deadbeef", true},
-		{DigestID("a b", "ffffffff"), "a b", "ffffffff", true},
-		{"#0123abcd", "", "", false},
-		{"src#0123ABCD", "", "", false},
-		{"src#0123abc", "", "", false},
-		{"src", "", "", false},
-	} {
-		s, h, ok := parseDigestID(tc.id)
-		if ok != tc.ok || s != tc.source || h != tc.hash {
-			t.Errorf("%q: got %q %q %v", tc.id, s, h, ok)
-		}
-	}
+func TestDigestIDsOf(t *testing.T) {
 	got := digestIDsOf(map[string]any{"digest_ids": []any{"a#00000000", 3, "", "a#00000000", "b#11111111"}})
 	if strings.Join(got, ",") != "a#00000000,b#11111111" {
 		t.Errorf("digestIDsOf: %v", got)
@@ -80,7 +64,7 @@ func TestCheckResearchID(t *testing.T) {
 
 func TestArchiveWindow(t *testing.T) {
 	text := strings.Repeat("é", 3000) + strings.Repeat("a", 3000) // 6000 chars, 9000 bytes
-	win := func(args map[string]any, budget int) (map[string]any, []core.MetaOption, error) {
+	win := func(args map[string]any, budget int) (ArchiveWindow, []core.MetaOption, error) {
 		a := Args{}
 		for k, v := range args {
 			a[k] = v
@@ -89,48 +73,36 @@ func TestArchiveWindow(t *testing.T) {
 	}
 	// Fits: whole text, not truncated, no meta.
 	d, meta, err := win(nil, 10_000)
-	if err != nil || d["truncated"] != false || d["returned_chars"] != 6000 || len(meta) != 0 || d["content"] != text {
-		t.Fatalf("whole: %v %v %v", d["returned_chars"], meta, err)
+	if err != nil || d.Truncated || d.ReturnedChars != 6000 || len(meta) != 0 || d.Content != text || d.NextOffset != nil {
+		t.Fatalf("whole: %v %v %v", d.ReturnedChars, meta, err)
 	}
 	// The budget cuts by bytes (1024 bytes minimum window): 512 two-byte chars.
 	d, meta, _ = win(nil, 1)
-	if d["returned_chars"] != 512 || d["next_offset"] != 512 || len(meta) != 2 {
-		t.Fatalf("budget cut: %v %v", d["returned_chars"], d["next_offset"])
+	if d.ReturnedChars != 512 || d.NextOffset == nil || *d.NextOffset != 512 || !d.Truncated || len(meta) != 2 {
+		t.Fatalf("budget cut: %v %v", d.ReturnedChars, d.NextOffset)
 	}
 	// max_chars cuts without a fidelity warning.
 	d, meta, _ = win(map[string]any{"offset": float64(2990), "max_chars": float64(20)}, 10_000)
-	if d["content"] != strings.Repeat("é", 10)+strings.Repeat("a", 10) || d["next_offset"] != 3010 || len(meta) != 0 {
-		t.Fatalf("max_chars: %q %v %v", d["content"], d["next_offset"], meta)
+	if d.Content != strings.Repeat("é", 10)+strings.Repeat("a", 10) || d.NextOffset == nil || *d.NextOffset != 3010 || len(meta) != 0 {
+		t.Fatalf("max_chars: %q %v %v", d.Content, d.NextOffset, meta)
 	}
 	// The last window.
 	d, _, _ = win(map[string]any{"offset": float64(6000)}, 10_000)
-	if d["content"] != "" || d["next_offset"] != nil {
-		t.Fatalf("end: %v", d)
+	if d.Content != "" || d.NextOffset != nil || d.Truncated {
+		t.Fatalf("end: %+v", d)
 	}
 	if _, _, err := win(map[string]any{"offset": float64(6001)}, 10_000); err == nil || core.AsError(err).Code != core.CodeInvalidFormat {
 		t.Fatalf("offset past the end: %v", err)
 	}
 }
 
-// storeResearch presents a real store (storetest.Open: a bbolt file in
-// t.TempDir()) as a ResearchStore, converting the store's record types to
-// the tools' field-identical ones (what cmd/specd/adapt does; tools tests
-// cannot import it without a cycle). It records the cutoffs of
-// ArchiveSweep and passes every call through to the store.
+// storeResearch is a real store (storetest.Open: a bbolt file in
+// t.TempDir()) that also records the cutoffs of ArchiveSweep; every call
+// goes through to the store.
 type storeResearch struct {
 	*store.Store
 	mu     sync.Mutex
 	sweeps []time.Time
-}
-
-func (a *storeResearch) ArchivePut(ctx context.Context, content []byte, m ResearchArchiveMeta) (ResearchArchiveMeta, bool, error) {
-	out, created, err := a.Store.ArchivePut(ctx, content, store.ArchiveMeta(m))
-	return ResearchArchiveMeta(out), created, err
-}
-
-func (a *storeResearch) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, ResearchArchiveMeta, error) {
-	b, m, err := a.Store.ArchiveGet(ctx, hash, contentID)
-	return b, ResearchArchiveMeta(m), err
 }
 
 func (a *storeResearch) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) {
@@ -138,24 +110,6 @@ func (a *storeResearch) ArchiveSweep(ctx context.Context, cutoff time.Time) (int
 	a.sweeps = append(a.sweeps, cutoff)
 	a.mu.Unlock()
 	return a.Store.ArchiveSweep(ctx, cutoff)
-}
-
-func (a *storeResearch) DigestPut(ctx context.Context, rec ResearchDigest) (bool, error) {
-	return a.Store.DigestPut(ctx, store.DigestRecord(rec))
-}
-
-func (a *storeResearch) DigestGet(ctx context.Context, sourceID, queryHash string) (ResearchDigest, error) {
-	rec, err := a.Store.DigestGet(ctx, sourceID, queryHash)
-	return ResearchDigest(rec), err
-}
-
-func (a *storeResearch) DigestList(ctx context.Context, sourceID, after string, limit int) ([]ResearchDigest, string, error) {
-	rows, next, err := a.Store.DigestList(ctx, sourceID, after, limit)
-	out := make([]ResearchDigest, len(rows))
-	for i, r := range rows {
-		out[i] = ResearchDigest(r)
-	}
-	return out, next, err
 }
 
 // researchDeps is testDeps with a real research store and a clock the test
@@ -213,7 +167,11 @@ func TestDigestSummariesForResearchNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var payload map[string]any
-	if err := json.Unmarshal(research.Marshal(p), &payload); err != nil {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &payload); err != nil {
 		t.Fatal(err)
 	}
 	env := dispatch(t, tool, map[string]any{"action": "digest-put", "source_id": "doc", "payload": payload, "text": text})
@@ -222,13 +180,26 @@ func TestDigestSummariesForResearchNodes(t *testing.T) {
 	}
 	id := env["data"].(map[string]any)["digest_id"].(string)
 	got := d.digestSummaries(context.Background(), []string{id, "doc#00000000", "garbage"})
-	if len(got) != 3 || got[0]["found"] != true || got[0]["summary"] != p.Summary || got[1]["found"] != false || got[2]["error"] == nil {
-		t.Fatalf("digestSummaries: %v", got)
+	if len(got) != 3 || !got[0].Found || got[0].Summary != p.Summary || got[1].Found || got[1].LinkedDigestContent != nil || got[2].Error == "" {
+		t.Fatalf("digestSummaries: %+v", got)
 	}
-	if n := len(got[0]["evidence_snippets"].([]research.EvidenceSnippet)); n == 0 || n > maxLinkedSnippets {
+	if n := len(got[0].EvidenceSnippets); n == 0 || n > maxLinkedSnippets {
 		t.Fatalf("snippets: %d", n)
 	}
-	if d.Research = nil; d.digestSummaries(context.Background(), []string{id})[0]["found"] != false {
+	// A found digest shows every content field, a missing one none.
+	var shown []map[string]any
+	if b, err := json.Marshal(got); err != nil || json.Unmarshal(b, &shown) != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"summary", "key_points", "evidence_snippets", "digest_chars", "source_text_hash", "stored_at"} {
+		if _, ok := shown[0][k]; !ok {
+			t.Errorf("found digest lacks %s: %v", k, shown[0])
+		}
+		if _, ok := shown[1][k]; ok {
+			t.Errorf("missing digest shows %s: %v", k, shown[1])
+		}
+	}
+	if d.Research = nil; d.digestSummaries(context.Background(), []string{id})[0].Found {
 		t.Fatal("without a store nothing is found")
 	}
 }
@@ -256,5 +227,27 @@ func TestResearchDescriptionLint(t *testing.T) {
 	d := researchTool(testDeps()).Description
 	if !strings.HasPrefix(d, "Use this when") || !strings.Contains(d, "Use spec instead") || !strings.Contains(d, "→") || len(d) > 1200 {
 		t.Errorf("research description breaks contract §8: %q", d)
+	}
+}
+
+// TestResearchAnswersHaveSchemas: every research action declares its typed
+// answer, and server schema can publish it (a type jsonschema-go cannot
+// describe would silently drop answer_schema).
+func TestResearchAnswersHaveSchemas(t *testing.T) {
+	for _, a := range researchTool(testDeps()).Actions {
+		if a.Answer == nil {
+			t.Errorf("%s: no Answer", a.Name)
+			continue
+		}
+		s := answerSchema(a.Answer)
+		if s == nil || len(s.Properties) == 0 {
+			t.Errorf("%s: no answer schema for %T", a.Name, a.Answer)
+			continue
+		}
+		// A payload is a JSON object however it is held (json.RawMessage
+		// must not read as an array of bytes).
+		if p := s.Properties["payload"]; p != nil && (p.Type == "array" || slices.Contains(p.Types, "array")) {
+			t.Errorf("%s: payload schema says array: %+v", a.Name, p)
+		}
 	}
 }

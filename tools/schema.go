@@ -195,6 +195,10 @@ func (t *Tool) MCPTool(outputSchema json.RawMessage) mcp.Tool {
 // reflection and never change while the process runs.
 var answerSchemas sync.Map // reflect.Type → *jsonschema.Schema
 
+// answerTypeSchemas overrides the generator where it would mislead: a
+// json.RawMessage is any JSON value, not an array of bytes.
+var answerTypeSchemas = map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}
+
 // answerSchema is the JSON Schema of the typed answer v (nil for nil, or for
 // a type the generator cannot describe, which a test rules out for every
 // registered action).
@@ -206,7 +210,7 @@ func answerSchema(v any) *jsonschema.Schema {
 	if s, ok := answerSchemas.Load(t); ok {
 		return s.(*jsonschema.Schema)
 	}
-	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: answerTypeSchemas})
 	if err != nil {
 		return nil
 	}

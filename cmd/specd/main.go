@@ -166,7 +166,7 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 	deps := &tools.Deps{
 		Store:         adapt.Health(st),
 		Specs:         st,
-		Research:      adapt.Research(st),
+		Research:      st,
 		Version:       serverVersion(),
 		Workspace:     c.Workspace,
 		ConfigSource:  strings.Join(c.Source, ", "),

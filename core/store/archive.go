@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -12,12 +10,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/research"
 )
 
 // Archive layout: content-addressed by "sha256:<hex>" of the bytes.
 //
 //	archive_data/<hash>    the bytes
-//	archive_meta/<hash>    ArchiveMeta JSON
+//	archive_meta/<hash>    research.ArchiveMeta JSON
 //	archive_ids/<content_id> → <hash>   lookup by the caller's id
 var (
 	bucketArchiveData = []byte("archive_data")
@@ -29,29 +28,12 @@ func init() {
 	topBuckets = append(topBuckets, bucketArchiveData, bucketArchiveMeta, bucketArchiveIDs, bucketDigests)
 }
 
-// ArchiveMeta describes one archived item.
-type ArchiveMeta struct {
-	Hash           string `json:"hash"`
-	ContentID      string `json:"content_id,omitempty"`
-	ItemType       string `json:"item_type,omitempty"`
-	ArchivedAt     string `json:"archived_at"`
-	Reason         string `json:"reason,omitempty"`
-	OriginalTokens int    `json:"original_tokens"`
-	SizeBytes      int    `json:"size_bytes"`
-}
-
-// HashOf is "sha256:<hex>" of b.
-func HashOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
 // ArchivePut stores content under its hash (idempotent: the same bytes are
 // stored once; a later put refreshes archived_at so retention restarts) and
 // maps contentID to it when given. It returns the metadata and whether the
 // bytes were new.
-func (s *Store) ArchivePut(ctx context.Context, content []byte, m ArchiveMeta) (ArchiveMeta, bool, error) {
-	m.Hash = HashOf(content)
+func (s *Store) ArchivePut(ctx context.Context, content []byte, m research.ArchiveMeta) (research.ArchiveMeta, bool, error) {
+	m.Hash = research.ArchiveKey(content)
 	m.SizeBytes = len(content)
 	m.OriginalTokens = (len(content) + 3) / 4
 	if m.ArchivedAt == "" {
@@ -69,7 +51,7 @@ func (s *Store) ArchivePut(ctx context.Context, content []byte, m ArchiveMeta) (
 		}
 		// A later put keeps what an earlier one said and was not told again.
 		if old := meta.Get(key); old != nil {
-			var prev ArchiveMeta
+			var prev research.ArchiveMeta
 			if json.Unmarshal(old, &prev) == nil {
 				if m.ContentID == "" {
 					m.ContentID = prev.ContentID
@@ -104,9 +86,9 @@ func (s *Store) ArchivePut(ctx context.Context, content []byte, m ArchiveMeta) (
 // under contentID), verifying the hash on read. A read never writes.
 // Errors: ARCHIVE_NOT_FOUND (unknown or swept), INTERNAL_ERROR when the
 // stored bytes no longer match their hash.
-func (s *Store) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, ArchiveMeta, error) {
+func (s *Store) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, research.ArchiveMeta, error) {
 	var content []byte
-	var m ArchiveMeta
+	var m research.ArchiveMeta
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		key := []byte(hash)
 		if hash == "" {
@@ -126,7 +108,7 @@ func (s *Store) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte,
 				return core.Internal(err)
 			}
 		}
-		if got := HashOf(content); got != string(key) {
+		if got := research.ArchiveKey(content); got != string(key) {
 			return core.Internal(fmt.Errorf("archive %s: stored bytes hash to %s", key, got))
 		}
 		return nil
@@ -152,7 +134,7 @@ func (s *Store) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error)
 		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
 		var expired [][]byte
 		err := meta.ForEach(func(k, v []byte) error {
-			var m ArchiveMeta
+			var m research.ArchiveMeta
 			if json.Unmarshal(v, &m) != nil {
 				return nil
 			}
@@ -219,18 +201,8 @@ func asCore(err error, target **core.Error) bool {
 	return false
 }
 
-// Digests layout: digests/<source_id>\x00<query_hash> → DigestRecord JSON.
+// Digests layout: digests/<source_id>\x00<query_hash> → research.DigestRecord JSON.
 var bucketDigests = []byte("digests")
-
-// DigestRecord is one stored digest.
-type DigestRecord struct {
-	SourceID   string          `json:"source_id"`
-	QueryHash  string          `json:"query_hash"`
-	Payload    json.RawMessage `json:"payload"`
-	SourceHash string          `json:"source_text_hash,omitempty"`
-	Archived   bool            `json:"source_archived"`
-	StoredAt   string          `json:"stored_at"`
-}
 
 func digestKey(sourceID, queryHash string) []byte {
 	return []byte(sourceID + "\x00" + queryHash)
@@ -238,7 +210,7 @@ func digestKey(sourceID, queryHash string) []byte {
 
 // DigestPut stores (or replaces) the digest for (source_id, query_hash) and
 // reports whether one was replaced.
-func (s *Store) DigestPut(ctx context.Context, rec DigestRecord) (bool, error) {
+func (s *Store) DigestPut(ctx context.Context, rec research.DigestRecord) (bool, error) {
 	if rec.StoredAt == "" {
 		rec.StoredAt = s.opts.Now().UTC().Format(time.RFC3339)
 	}
@@ -258,8 +230,8 @@ func (s *Store) DigestPut(ctx context.Context, rec DigestRecord) (bool, error) {
 
 // DigestGet returns the digest for (source_id, query_hash). DIGEST_NOT_FOUND
 // lists the query hashes stored for that source as candidates.
-func (s *Store) DigestGet(ctx context.Context, sourceID, queryHash string) (DigestRecord, error) {
-	var rec DigestRecord
+func (s *Store) DigestGet(ctx context.Context, sourceID, queryHash string) (research.DigestRecord, error) {
+	var rec research.DigestRecord
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketDigests).Get(digestKey(sourceID, queryHash))
 		if v == nil {
@@ -298,8 +270,8 @@ func (s *Store) DigestDelete(ctx context.Context, sourceID, queryHash string) er
 // DigestList pages digests in (source_id, query_hash) order after the key
 // `after` (from a previous page), optionally for one source. next is "" on
 // the last page. Cost O(page): one cursor seek.
-func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit int) (rows []DigestRecord, next string, err error) {
-	rows = []DigestRecord{}
+func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit int) (rows []research.DigestRecord, next string, err error) {
+	rows = []research.DigestRecord{}
 	err = s.view(ctx, func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDigests).Cursor()
 		var prefix []byte
@@ -323,7 +295,7 @@ func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit in
 				next = string(digestKey(rows[len(rows)-1].SourceID, rows[len(rows)-1].QueryHash))
 				return nil
 			}
-			var rec DigestRecord
+			var rec research.DigestRecord
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return core.Internal(err)
 			}
@@ -333,3 +305,6 @@ func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit in
 	})
 	return rows, next, asStoreError(err)
 }
+
+// The store is research's archive and digest store.
+var _ research.Store = (*Store)(nil)

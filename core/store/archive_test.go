@@ -9,17 +9,18 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
+	"github.com/specd/specd/research"
 )
 
 func TestArchiveRoundTripAndSweep(t *testing.T) {
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	st := storetest.Open(t, func(o *store.Options) { o.Now = func() time.Time { return now } })
 	ctx := context.Background()
-	m, created, err := st.ArchivePut(ctx, []byte("the canonical text"), store.ArchiveMeta{ContentID: "src-1", ItemType: "source"})
-	if err != nil || !created || m.Hash != store.HashOf([]byte("the canonical text")) {
+	m, created, err := st.ArchivePut(ctx, []byte("the canonical text"), research.ArchiveMeta{ContentID: "src-1", ItemType: "source"})
+	if err != nil || !created || m.Hash != research.ArchiveKey([]byte("the canonical text")) {
 		t.Fatalf("put: %+v %v %v", m, created, err)
 	}
-	if _, again, _ := st.ArchivePut(ctx, []byte("the canonical text"), store.ArchiveMeta{}); again {
+	if _, again, _ := st.ArchivePut(ctx, []byte("the canonical text"), research.ArchiveMeta{}); again {
 		t.Fatal("the same bytes were stored twice")
 	}
 	for _, q := range []struct{ hash, id string }{{m.Hash, ""}, {"", "src-1"}} {
@@ -48,12 +49,12 @@ func TestDigestStorePagesBySource(t *testing.T) {
 	ctx := context.Background()
 	for _, src := range []string{"a", "b"} {
 		for i := 0; i < 3; i++ {
-			if _, err := st.DigestPut(ctx, store.DigestRecord{SourceID: src, QueryHash: fmt.Sprintf("%08x", i), Payload: []byte(`{}`)}); err != nil {
+			if _, err := st.DigestPut(ctx, research.DigestRecord{SourceID: src, QueryHash: fmt.Sprintf("%08x", i), Payload: []byte(`{}`)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	replaced, _ := st.DigestPut(ctx, store.DigestRecord{SourceID: "a", QueryHash: "00000000", Payload: []byte(`{"v":2}`)})
+	replaced, _ := st.DigestPut(ctx, research.DigestRecord{SourceID: "a", QueryHash: "00000000", Payload: []byte(`{"v":2}`)})
 	if !replaced {
 		t.Fatal("second put of the same key must report a replacement")
 	}
