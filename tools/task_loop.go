@@ -251,7 +251,7 @@ type TaskContext struct {
 	Parent          *TaskRef             `json:"parent"`
 	Phase           *PhaseBrief          `json:"phase"`
 	Journal         []specs.JournalEntry `json:"journal"`
-	Digests         *[]map[string]any    `json:"digests,omitempty"`
+	Digests         *[]LinkedDigest      `json:"digests,omitempty"`
 }
 
 // PreviousSibling is the task before, with its newest journal entry.
