@@ -312,7 +312,7 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 			} else if ref.Kind == "node" {
 				content = n.Clone()
 			} else {
-				content = versionSubtree(vv, ref.Ref)
+				content = specs.Subtree(func(id string) *specs.Node { return vv.NodeAt(id).Clone() }, ref.Ref)
 			}
 			return nil
 		})
@@ -418,7 +418,7 @@ func splitSpecItem(ref specArchiveRef, content any, budget int) (map[string]stri
 			if c[child] == nil {
 				continue
 			}
-			if err := add("subtree:"+child, subtree(c, child)); err != nil {
+			if err := add("subtree:"+child, specs.Subtree(specs.NodeIn(c), child)); err != nil {
 				return nil, err
 			}
 		}
@@ -449,26 +449,4 @@ func splitSpecItem(ref specArchiveRef, content any, budget int) (map[string]stri
 		return nil, nil
 	}
 	return parts, nil
-}
-
-// versionSubtree collects id and its descendants at a version as {id: node},
-// like the budgeted answer's subtree items.
-func versionSubtree(vv specs.VersionView, id string) map[string]*specs.Node {
-	out := map[string]*specs.Node{}
-	var walk func(string)
-	walk = func(id string) {
-		if out[id] != nil {
-			return
-		}
-		n := vv.NodeAt(id)
-		if n == nil {
-			return
-		}
-		out[id] = n.Clone()
-		for _, c := range n.Children {
-			walk(c)
-		}
-	}
-	walk(id)
-	return out
 }

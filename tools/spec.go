@@ -222,13 +222,13 @@ func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMem
 		return Fail(specError(err, specID))
 	}
 	sort.Slice(doc.Journal, func(i, j int) bool { return doc.Journal[i].Seq < doc.Journal[j].Seq })
-	b, err := budgetDocument(doc, budget, memo)
+	deg := &docDegrader{doc: doc, memo: memo, dataBudget: budget}
+	data, b, err := deg.fit(budget)
 	if err != nil {
 		return Fail(err)
 	}
-	b.Data["version"] = doc.Version
-	res := OK(b.Data, fidelityMeta(b, budget)...)
-	res.Degrade = &docDegrader{doc: doc, memo: memo, dataBudget: budget}
+	res := OK(data, fidelityMeta(b, budget)...)
+	res.Degrade = deg
 	return res
 }
 
