@@ -39,11 +39,12 @@ func installResources(s *server.MCPServer, d *Deps) {
 			if err != nil {
 				return nil, resourceError(err)
 			}
-			data := map[string]any{"specs": rows, "truncated": next != ""}
+			data := SpecsResource{Specs: rows, Truncated: next != ""}
 			fp := core.Fingerprint("spec", "list", "", "all")
-			deg := &ListAnswer[specs.RepoSummary]{Data: data, Key: "specs", Items: rows, PageSize: len(rows),
-				ID:   func(i int) string { return "item:" + rows[i].SpecID },
-				Next: func(kept int) string { return core.EncodeCursor(rows[kept-1].SpecID, fp) },
+			deg := &ListAnswer[specs.RepoSummary]{Items: rows, PageSize: len(rows),
+				Answer: func(k int) any { return SpecsResource{Specs: rows[:k], Truncated: data.Truncated} },
+				ID:     func(i int) string { return "item:" + rows[i].SpecID },
+				Next:   func(kept int) string { return core.EncodeCursor(rows[kept-1].SpecID, fp) },
 				Continue: func(c string) (string, map[string]any) {
 					return "spec", map[string]any{"action": "list", "status": "all", "cursor": c}
 				}}
@@ -69,12 +70,11 @@ func installResources(s *server.MCPServer, d *Deps) {
 			if err != nil {
 				return nil, resourceError(err)
 			}
-			data := map[string]any{"spec_id": id, "entries": entries}
+			data := JournalResource{SpecID: id, Entries: entries}
 			fp := core.Fingerprint("journal", "list", id, "", "")
-			deg := journalPage(data, entries, id, version, core.PageJournal.Max, func(seq uint64) string {
+			deg := journalPage(entries, id, version, core.PageJournal.Max, func(seq uint64) string {
 				return core.EncodeCursor(strconv.FormatUint(seq, 10), fp)
-			}, nil)
-			deg.CountKey = ""
+			}, nil, func(k int) any { return JournalResource{SpecID: id, Entries: entries[:k]} })
 			return resourceContents(req.Params.URI, d.TokenBudget, data, deg, `journal(action="list")`)
 		})
 	s.AddResourceTemplate(mcp.NewResourceTemplate(resourceSpec, "spec",
@@ -96,6 +96,20 @@ func installResources(s *server.MCPServer, d *Deps) {
 			deg := &docDegrader{doc: doc, memo: memo, dataBudget: d.TokenBudget, bare: true}
 			return resourceContents(req.Params.URI, d.TokenBudget, doc, deg, `spec(action="get")`)
 		})
+}
+
+// SpecsResource is the specd://specs resource: the first specs in id
+// order, and whether there are more (spec list pages further).
+type SpecsResource struct {
+	Specs     []specs.RepoSummary `json:"specs"`
+	Truncated bool                `json:"truncated"`
+}
+
+// JournalResource is a specd://specs/{spec_id}/journal resource: the
+// newest entries first.
+type JournalResource struct {
+	SpecID  string               `json:"spec_id"`
+	Entries []specs.JournalEntry `json:"entries"`
 }
 
 func templateArg(req mcp.ReadResourceRequest, name string) string {
