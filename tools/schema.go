@@ -206,7 +206,10 @@ func answerSchema(v any) *jsonschema.Schema {
 	if s, ok := answerSchemas.Load(t); ok {
 		return s.(*jsonschema.Schema)
 	}
-	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
+	// A JSON Schema inside an answer (server schema's answer_schema) is
+	// described as an object: its own type is recursive.
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[jsonschema.Schema](): {Type: "object"}}})
 	if err != nil {
 		return nil
 	}
