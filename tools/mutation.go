@@ -13,7 +13,7 @@ type Mutation struct {
 	SpecID  string             `json:"spec_id"`
 	Version int64              `json:"version"`
 	DryRun  bool               `json:"dry_run,omitempty"`
-	Changes []specs.RepoChange `json:"changes,omitempty"`
+	Changes []specs.RepoChange `json:"changes,omitzero"` // non-nil exactly under dry_run
 }
 
 func (m *Mutation) mutated(x Mutation) { *m = x }
@@ -26,6 +26,9 @@ func mutationOf(specID string, res specs.RepoWriteResult) Mutation {
 	m := Mutation{SpecID: specID, Version: res.Version}
 	if res.DryRun {
 		m.DryRun, m.Changes = true, res.Changes
+		if m.Changes == nil {
+			m.Changes = []specs.RepoChange{}
+		}
 	}
 	return m
 }
