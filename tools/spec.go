@@ -72,13 +72,13 @@ func specTool(d *Deps) *Tool {
 			Name: "export", Summary: "Writes spec JSON files in the specs/{pending,active,completed,archived}/ layout under a directory inside the workspace (one spec, or all).",
 			Required: []string{"path"}, Optional: []string{"spec_id"},
 			// Destructive: it overwrites the spec files already at the path.
-			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencySlow, Handler: func(ctx context.Context, r *Request) Result { return specExport(ctx, d, r) },
+			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencySlow, Answer: SpecExportAnswer{}, Handler: func(ctx context.Context, r *Request) Result { return specExport(ctx, d, r) },
 		},
 		{
 			Name: "import", Summary: "Imports foundry-format spec JSON (one file, or a specs/ folder with pending/active/completed/archived subfolders) from inside the workspace: validates, fixes (auto_fix), maps folder → lifecycle, reports per file.",
 			Required: []string{"path"}, Optional: []string{"auto_fix", "overwrite", "dry_run"},
 			// Destructive: with overwrite it replaces existing specs (history keeps them).
-			SideEffects: EffectWrite, Destructive: true, Latency: LatencySlow, Handler: func(ctx context.Context, r *Request) Result { return specImport(ctx, d, r) },
+			SideEffects: EffectWrite, Destructive: true, Latency: LatencySlow, Answer: SpecImportAnswer{}, Handler: func(ctx context.Context, r *Request) Result { return specImport(ctx, d, r) },
 		},
 	}
 	t.Params = append(t.Params, analysisParams...)
