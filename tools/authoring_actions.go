@@ -50,10 +50,16 @@ type SpecTemplateAnswer struct {
 	Templates []TemplateInfo      `json:"templates,omitempty"`
 	Template  *specs.Template     `json:"template,omitempty"`
 	Phases    []specs.PhaseResult `json:"phases,omitempty"`
-	*Mutation
+	// apply only: the Mutation's fields.
+	SpecID  string             `json:"spec_id,omitempty"`
+	Version int64              `json:"version,omitempty"`
+	DryRun  bool               `json:"dry_run,omitempty"`
+	Changes []specs.RepoChange `json:"changes,omitzero"`
 }
 
-func (a *SpecTemplateAnswer) mutated(m Mutation) { a.Mutation = &m }
+func (a *SpecTemplateAnswer) mutated(m Mutation) {
+	a.SpecID, a.Version, a.DryRun, a.Changes = m.SpecID, m.Version, m.DryRun, m.Changes
+}
 
 // TemplateInfo is one template of spec-template list.
 type TemplateInfo struct {

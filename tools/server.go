@@ -193,11 +193,15 @@ type SessionInfo struct {
 }
 
 func (d *Deps) serverContext(ctx context.Context, r *Request) Result {
+	sources := d.ConfigSources
+	if sources == nil {
+		sources = map[string]string{}
+	}
 	return OK(ContextAnswer{
 		ServerVersion: d.Version, GoVersion: runtime.Version(),
 		StorePath:     showServerPath(d.Workspace, d.Store.Path()),
 		WorkspaceRoot: showServerPath("", d.Workspace),
-		ConfigSource:  d.ConfigSource, ConfigSources: d.ConfigSources,
+		ConfigSource:  d.ConfigSource, ConfigSources: sources,
 		Session: SessionInfo{ID: r.Session.ID, ClientName: r.Session.ClientName, ClientVersion: r.Session.ClientVersion},
 	})
 }
