@@ -271,10 +271,10 @@ func addChild(s *Spec, parent *Node, n *Node, position int) (string, error) {
 	return n.ID, nil
 }
 
-// subtree returns id and all its descendants, pre-order (execution order).
+// subtree returns id and all its descendants, pre-order (Walk).
 func subtree(s *Spec, id string) []string {
 	var out []string
-	for n := range ExecutionOrder(s, id) {
+	for n := range Walk(s.Node, id) {
 		out = append(out, n.ID)
 	}
 	return out

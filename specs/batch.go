@@ -254,7 +254,7 @@ func CheckDeps(s *Spec, n *Node) DepCheck {
 // MatchTasks lists the ids of scope's subtree (scope excluded) that pass f,
 // in execution order, stopping once more than max match (tooMany).
 func MatchTasks(s *Spec, scope string, f TaskFilter, max int) (ids []string, tooMany bool) {
-	seq, _ := Walk(s, scope, "", 0)
+	seq, _ := WalkFrom(s, scope, "", 0)
 	for n := range seq {
 		if !f.Keeps(n) {
 			continue

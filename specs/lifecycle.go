@@ -74,3 +74,12 @@ func MoveLifecycle(s *Spec, to Lifecycle, force bool) (warnings []string, err er
 	s.touch()
 	return warnings, nil
 }
+
+// LifecycleOf is the spec's lifecycle folder (an unset one counts as
+// pending).
+func LifecycleOf(s *Spec) Lifecycle {
+	if l := s.Header.Lifecycle; l != "" {
+		return l
+	}
+	return LifecyclePending
+}

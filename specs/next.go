@@ -6,32 +6,9 @@ import (
 )
 
 // ExecutionOrder yields id's subtree depth-first in children order
-// (pre-order, id first): the execution order used by task lists. Missing
-// children are skipped and a node is yielded at most once.
-func ExecutionOrder(s *Spec, id string) iter.Seq[*Node] {
-	return func(yield func(*Node) bool) {
-		seen := map[string]bool{}
-		stack := []string{id}
-		for len(stack) > 0 {
-			x := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[x] {
-				continue
-			}
-			seen[x] = true
-			n := s.Node(x)
-			if n == nil {
-				continue
-			}
-			if !yield(n) {
-				return
-			}
-			for i := len(n.Children) - 1; i >= 0; i-- {
-				stack = append(stack, n.Children[i])
-			}
-		}
-	}
-}
+// (pre-order, id first): the execution order used by task lists (Walk over
+// s).
+func ExecutionOrder(s *Spec, id string) iter.Seq[*Node] { return Walk(s.Node, id) }
 
 // BlockedTask is a task that cannot start, with what it waits on.
 type BlockedTask struct {

@@ -2,7 +2,7 @@ package specs
 
 import "iter"
 
-// Walk yields the nodes of scope's subtree in execution order (depth-first,
+// WalkFrom yields the nodes of scope's subtree in execution order (depth-first,
 // pre-order, children order), scope itself excluded, each with its real
 // tree depth (the root is 0, phases 1, …). With after != "" it resumes
 // strictly after that node, at a cost proportional to the node's depth and
@@ -14,7 +14,7 @@ import "iter"
 //
 // A node is decoded only when it is yielded; missing children are skipped
 // and no node is yielded twice, so a corrupt children list cannot loop.
-func Walk(s *Spec, scope, after string, maxDepth int) (seq iter.Seq2[*Node, int], ok bool) {
+func WalkFrom(s *Spec, scope, after string, maxDepth int) (seq iter.Seq2[*Node, int], ok bool) {
 	none := func(func(*Node, int) bool) {}
 	scopeDepth, found := Depth(s, scope)
 	if !found {
@@ -33,7 +33,7 @@ func Walk(s *Spec, scope, after string, maxDepth int) (seq iter.Seq2[*Node, int]
 	return w.run, true
 }
 
-// walker is Walk's explicit stack of (id, depth) frames.
+// walker is WalkFrom's explicit stack of (id, depth) frames.
 type walker struct {
 	s        *Spec
 	maxDepth int
@@ -195,7 +195,7 @@ func (l Listing) Page(s *Spec) (page NodePage, ok bool) {
 	if scope == "" {
 		scope = RootID
 	}
-	seq, ok := Walk(s, scope, l.After, l.MaxDepth)
+	seq, ok := WalkFrom(s, scope, l.After, l.MaxDepth)
 	if !ok {
 		return NodePage{}, false
 	}

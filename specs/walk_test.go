@@ -48,7 +48,7 @@ func TestWalkResumesAnywhereInExecutionOrder(t *testing.T) {
 			want = append(want, n.ID)
 		}
 	}
-	seq, ok := Walk(s, RootID, "", 0)
+	seq, ok := WalkFrom(s, RootID, "", 0)
 	if !ok {
 		t.Fatal("walk from the root failed")
 	}
@@ -65,7 +65,7 @@ func TestWalkResumesAnywhereInExecutionOrder(t *testing.T) {
 		if real, _ := Depth(s, id); real != depths[i] {
 			t.Errorf("%s depth %d, real %d", id, depths[i], real)
 		}
-		seq, ok := Walk(s, RootID, id, 0)
+		seq, ok := WalkFrom(s, RootID, id, 0)
 		if !ok {
 			t.Fatalf("resume after %s failed", id)
 		}
@@ -74,14 +74,14 @@ func TestWalkResumesAnywhereInExecutionOrder(t *testing.T) {
 		}
 	}
 	// max_depth 2 prunes subtasks; scope limits to a phase.
-	seq, _ = Walk(s, RootID, "task-2-1", 2)
+	seq, _ = WalkFrom(s, RootID, "task-2-1", 2)
 	if rest := ids(seq); rest != "task-2-2,verify-2-1,verify-2-2" {
 		t.Errorf("depth-limited resume: %v", rest)
 	}
-	if _, ok := Walk(s, "phase-1", "task-2-1", 0); ok {
+	if _, ok := WalkFrom(s, "phase-1", "task-2-1", 0); ok {
 		t.Error("resuming from a node outside the scope must fail")
 	}
-	if _, ok := Walk(s, RootID, "task-9-9", 0); ok {
+	if _, ok := WalkFrom(s, RootID, "task-9-9", 0); ok {
 		t.Error("resuming from a missing node must fail")
 	}
 }

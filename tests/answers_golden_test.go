@@ -58,6 +58,7 @@ func TestAnswersGolden(t *testing.T) {
 				if env["success"] != true {
 					t.Fatalf("happy path failed: %v", env)
 				}
+				checkAnswerSchema(t, c, tool.Name, a.Name, env["data"])
 				meta, _ := env["meta"].(map[string]any)
 				snap := map[string]any{"data": blankVolatile(env["data"])}
 				for _, k := range []string{"pagination", "content_fidelity", "dropped_content_ids", "warnings", "warning_details", "deprecated"} {

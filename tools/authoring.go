@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -17,34 +16,12 @@ const authoringDescription = `Use this when you shape a spec: create it (spec-cr
 	`Typical composition: authoring spec-create → authoring phase-add-bulk (per phase) → spec validate → lifecycle activate → task next. Every mutation takes dry_run and expected_version.`
 
 func authoringTool(d *Deps) *Tool {
-	write := func(name, summary string, required, optional []string, destructive bool, h Handler) Action {
+	write := func(name, summary string, required, optional []string, destructive bool, answer any, h Handler) Action {
 		return Action{Name: name, Summary: summary, Required: required, Optional: append(optional, mutationArgs...),
-			SideEffects: EffectWrite, Destructive: destructive, Latency: LatencyFast, Handler: h}
+			SideEffects: EffectWrite, Destructive: destructive, Latency: LatencyFast, Answer: answer, Handler: h}
 	}
-	read := func(name, summary string, h Handler) Action {
-		return Action{Name: name, Summary: summary, Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Handler: h}
-	}
-	listAdd := func(kind, key string, add func(*specs.Spec, string) (int, error)) Handler {
-		return func(ctx context.Context, r *Request) Result {
-			return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-				n, err := add(sp, r.Args.String("text"))
-				if err != nil {
-					return nil, err
-				}
-				return map[string]any{kind: r.Args.String("text"), "index": n, "count": n}, nil
-			})
-		}
-	}
-	list := func(plural string, get func(*specs.Spec) []string) Handler {
-		return func(ctx context.Context, r *Request) Result {
-			return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-				items := get(sp)
-				if items == nil {
-					items = []string{}
-				}
-				return map[string]any{plural: items, "count": len(items)}, nil, nil
-			})
-		}
+	read := func(name, summary string, answer any, h Handler) Action {
+		return Action{Name: name, Summary: summary, Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Answer: answer, Handler: h}
 	}
 	return &Tool{
 		Name:        "authoring",
@@ -89,205 +66,46 @@ func authoringTool(d *Deps) *Tool {
 				Name: "spec-create", Summary: "Creates a spec (id = slug-YYYY-MM-DD-NNN; the same name twice on one day gets -002) with an optional template.",
 				Required: []string{"name"}, Optional: []string{"mission", "description", "category", "template", "plan_path", "plan_review_path", "dry_run"},
 				SideEffects: EffectWrite, Latency: LatencyFast, Example: map[string]any{"name": "Contract test spec", "template": "feature"},
-				Handler: func(ctx context.Context, r *Request) Result {
-					o := d.writeOptions(r, "spec-create")
-					h, err := d.Specs.CreateSpec(ctx, o, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
-						sp, err := specs.NewSpec(specs.NewSpecInput{
-							Name: r.Args.String("name"), Mission: r.Args.String("mission"), Description: r.Args.String("description"),
-							Category: r.Args.String("category"), Template: r.Args.String("template"),
-							PlanPath: r.Args.String("plan_path"), PlanReviewPath: r.Args.String("plan_review_path"), TestCommand: d.TestCommand,
-						}, d.clock(), exists)
-						if err != nil {
-							return nil, nil, err
-						}
-						entry := specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "note", Title: "Spec created",
-							Content: "Created " + sp.Header.Title + ".", Author: author(r)}
-						return sp, []specs.JournalEntry{entry}, nil
-					})
-					if err != nil {
-						return Fail(specError(err, ""))
-					}
-					data := map[string]any{"spec_id": h.SpecID, "title": h.Title, "version": h.Version, "lifecycle": h.Lifecycle, "template": r.Args.String("template")}
-					if o.DryRun {
-						data["dry_run"] = true
-						data["changes"] = []specs.RepoChange{{Op: "add", Target: "spec", Detail: h.SpecID}}
-					}
-					return OK(data)
-				},
+				Answer: SpecCreateAnswer{}, Handler: d.specCreate,
 			},
 			{
 				Name: "spec-template", Summary: "Lists the shipped templates (empty, feature, bugfix, refactor), shows one, or applies one to an existing spec.",
 				Optional:    []string{"template_action", "template", "spec_id", "dry_run", "expected_version"},
 				SideEffects: EffectWrite, Latency: LatencyFast, Example: map[string]any{"template_action": "list"},
-				Handler: func(ctx context.Context, r *Request) Result {
-					switch r.Args.String("template_action") {
-					case "", "list":
-						out := []map[string]any{}
-						for _, t := range specs.Templates() {
-							out = append(out, map[string]any{"name": t.Name, "description": t.Description, "phases": len(t.Phases)})
-						}
-						return OK(map[string]any{"templates": out})
-					case "show":
-						t, ok := specs.TemplateByName(r.Args.String("template"))
-						if !ok {
-							return Fail(missingOrUnknownTemplate(r.Args.String("template")))
-						}
-						return OK(map[string]any{"template": t})
-					default:
-						if !r.Args.Has("spec_id") {
-							return Fail(core.NewError(core.CodeMissingRequired, "template_action=apply needs spec_id.", map[string]any{"field": "spec_id", "action": "spec-template"}))
-						}
-						if _, ok := specs.TemplateByName(r.Args.String("template")); !ok {
-							return Fail(missingOrUnknownTemplate(r.Args.String("template")))
-						}
-						return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-							res, err := specs.ApplyTemplate(sp, r.Args.String("template"), d.TestCommand)
-							return map[string]any{"phases": res}, err
-						})
-					}
-				},
+				Answer: SpecTemplateAnswer{}, Handler: d.specTemplate,
 			},
 			write("spec-update-frontmatter", "Sets one top-level field (title, description, mission, category, plan paths, hours, objectives or a free-form metadata key); list-typed fields have their own actions.",
-				[]string{"spec_id", "key"}, []string{"value"}, false,
-				func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						key := r.Args.String("key")
-						v, err := frontmatterValue(key, r.Args)
-						if err != nil {
-							return nil, err
-						}
-						if err := specs.UpdateFrontmatter(sp, key, v); err != nil {
-							return nil, err
-						}
-						return map[string]any{"key": key, "value": v}, nil
-					})
-				}),
+				[]string{"spec_id", "key"}, []string{"value"}, false, FrontmatterAnswer{}, d.specUpdateFrontmatter),
 			write("phase-add", "Adds a phase with its verify scaffold (Run tests → Review against the spec), blocked by the previous phase unless link_previous is false.",
-				[]string{"spec_id", "title"}, []string{"description", "purpose", "position", "link_previous"}, false,
-				func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						res, err := specs.AddPhase(sp, phaseInput(r.Args, nil, d.TestCommand))
-						return structMap(res), err
-					})
-				}),
+				[]string{"spec_id", "title"}, []string{"description", "purpose", "position", "link_previous"}, false, PhaseAnswer{}, d.phaseAdd),
 			write("phase-add-bulk", "Adds a phase and all its tasks in one atomic call (verify scaffold appended unless the tasks contain verify nodes); any invalid task rejects the whole call.",
-				[]string{"spec_id", "phase", "tasks"}, []string{"position", "link_previous"}, false,
-				func(ctx context.Context, r *Request) Result {
-					phase := r.Args.Object("phase")
-					tasks, err := taskInputs(r.Args.List("tasks"))
-					if err != nil {
-						return Fail(err)
-					}
-					in, err := phaseObject(phase, r.Args, d.TestCommand)
-					if err != nil {
-						return Fail(err)
-					}
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						res, err := specs.AddPhaseBulk(sp, in, tasks)
-						return structMap(res), err
-					})
-				}),
+				[]string{"spec_id", "phase", "tasks"}, []string{"position", "link_previous"}, false, PhaseAnswer{}, d.phaseAddBulk),
 			write("phase-remove", "Removes a phase and its subtree, re-linking dependencies through it (A→phase→C becomes A→C); force is needed when it holds started or finished work.",
-				[]string{"spec_id", "phase_id"}, []string{"force"}, true,
-				func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						res, err := specs.RemovePhase(sp, r.Args.String("phase_id"), r.Args.Bool("force"))
-						return structMap(res), err
-					})
-				}),
+				[]string{"spec_id", "phase_id"}, []string{"force"}, true, PhaseRemoveAnswer{}, d.phaseRemove),
 			write("phase-move", "Moves a phase to a 1-based position among the phases.",
-				[]string{"spec_id", "phase_id", "position"}, nil, false,
-				func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						pos, _ := r.Args.Int("position")
-						err := specs.MovePhase(sp, r.Args.String("phase_id"), pos)
-						return map[string]any{"phase_id": r.Args.String("phase_id"), "position": pos, "phases": rootChildren(sp)}, err
-					})
-				}),
+				[]string{"spec_id", "phase_id", "position"}, nil, false, PhaseMoveAnswer{}, d.phaseMove),
 			write("phase-update-metadata", "Sets phase metadata keys (title, description, purpose or free-form; null deletes).",
-				[]string{"spec_id", "phase_id", "metadata"}, nil, false,
-				func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						changed, err := specs.UpdatePhaseMetadata(sp, r.Args.String("phase_id"), r.Args.Object("metadata"))
-						return map[string]any{"phase_id": r.Args.String("phase_id"), "changed": changed}, err
-					})
-				}),
-			write("assumption-add", "Records an assumption.", []string{"spec_id", "text"}, []string{"assumption_type"}, false,
-				func(ctx context.Context, r *Request) Result {
-					text := r.Args.String("text")
-					if t := r.Args.String("assumption_type"); t != "" {
-						text = "[" + t + "] " + text
-					}
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						n, err := specs.AddAssumption(sp, text)
-						return map[string]any{"assumption": text, "count": n}, err
-					})
-				}),
-			read("assumption-list", "Lists the assumptions.", list("assumptions", specs.Assumptions)),
-			write("constraint-add", "Records a constraint.", []string{"spec_id", "text"}, nil, false, listAdd("constraint", "constraints", specs.AddConstraint)),
-			read("constraint-list", "Lists the constraints.", list("constraints", specs.Constraints)),
+				[]string{"spec_id", "phase_id", "metadata"}, nil, false, PhaseMetadataAnswer{}, d.phaseUpdateMetadata),
+			write("assumption-add", "Records an assumption.", []string{"spec_id", "text"}, []string{"assumption_type"}, false, AssumptionAddAnswer{}, d.assumptionAdd),
+			read("assumption-list", "Lists the assumptions.", AssumptionListAnswer{}, d.assumptionList),
+			write("constraint-add", "Records a constraint.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddConstraint, func(a *ItemAddAnswer, t string) { a.Constraint = t })),
+			read("constraint-list", "Lists the constraints.", ConstraintListAnswer{}, d.constraintList),
 			write("risk-add", "Records a risk with likelihood, impact (low|medium|high) and mitigation.",
-				[]string{"spec_id", "description"}, []string{"likelihood", "impact", "mitigation"}, false,
-				func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						risk := specs.Risk{Description: r.Args.String("description"), Likelihood: r.Args.String("likelihood"),
-							Impact: r.Args.String("impact"), Mitigation: r.Args.String("mitigation")}
-						n, err := specs.AddRisk(sp, risk)
-						return map[string]any{"risk": risk, "count": n}, err
-					})
-				}),
-			read("risk-list", "Lists the risks.", func(ctx context.Context, r *Request) Result {
-				return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-					risks := specs.Risks(sp)
-					if risks == nil {
-						risks = []specs.Risk{}
-					}
-					return map[string]any{"risks": risks, "count": len(risks)}, nil, nil
-				})
-			}),
-			write("question-add", "Records an open question.", []string{"spec_id", "text"}, nil, false, listAdd("question", "open_questions", specs.AddQuestion)),
-			read("question-list", "Lists the open questions.", list("questions", specs.Questions)),
-			write("success-criterion-add", "Records a success criterion.", []string{"spec_id", "text"}, nil, false, listAdd("success_criterion", "success_criteria", specs.AddSuccessCriterion)),
-			read("success-criteria-list", "Lists the success criteria.", list("success_criteria", specs.SuccessCriteria)),
+				[]string{"spec_id", "description"}, []string{"likelihood", "impact", "mitigation"}, false, RiskAddAnswer{}, d.riskAdd),
+			read("risk-list", "Lists the risks.", RiskListAnswer{}, d.riskList),
+			write("question-add", "Records an open question.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddQuestion, func(a *ItemAddAnswer, t string) { a.Question = t })),
+			read("question-list", "Lists the open questions.", QuestionListAnswer{}, d.questionList),
+			write("success-criterion-add", "Records a success criterion.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddSuccessCriterion, func(a *ItemAddAnswer, t string) { a.SuccessCriterion = t })),
+			read("success-criteria-list", "Lists the success criteria.", SuccessCriteriaListAnswer{}, d.successCriteriaList),
 			write("revision-add", "Records a human revision note (version = the spec's version, today's date) in metadata.revision_history.",
-				[]string{"spec_id", "changelog"}, []string{"author"}, false,
-				func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						who := r.Args.String("author")
-						if who == "" {
-							who = author(r)
-						}
-						rev, err := specs.AddRevision(sp, specs.Revision{Changelog: r.Args.String("changelog"), Author: who})
-						return map[string]any{"revision": rev}, err
-					})
-				}),
+				[]string{"spec_id", "changelog"}, []string{"author"}, false, RevisionAddAnswer{}, d.revisionAdd),
 			write("spec-find-replace", "Finds and replaces text (literal, or a regular expression of at most 256 characters) in titles and/or descriptions; at most 1,000 replacements, with samples.",
-				[]string{"spec_id", "find"}, []string{"replace", "use_regex", "scope"}, false,
-				func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-						res, err := specs.FindReplace(sp, specs.FindReplaceInput{Find: r.Args.String("find"), Replace: r.Args.String("replace"),
-							Regex: r.Args.Bool("use_regex"), Scope: r.Args.String("scope")})
-						return structMap(res), err
-					})
-				}),
+				[]string{"spec_id", "find"}, []string{"replace", "use_regex", "scope"}, false, FindReplaceAnswer{}, d.specFindReplace),
 			{
 				Name: "spec-rollback", Summary: "Restores the spec to an earlier version (spec history lists them) as a new version; the journal is untouched.",
 				Required: []string{"spec_id", "version"}, Optional: mutationArgs,
 				SideEffects: EffectWrite, Destructive: true, Latency: LatencyFast,
-				Handler: func(ctx context.Context, r *Request) Result {
-					specID := r.Args.String("spec_id")
-					v, _ := r.Args.Int("version")
-					res, err := d.Specs.RollbackSpec(ctx, specID, int64(v), d.writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
-					if err != nil {
-						return Fail(specError(err, specID))
-					}
-					data := map[string]any{"spec_id": specID, "restored_version": v, "version": res.Version, "nodes_restored": len(res.Changes)}
-					if res.DryRun {
-						data["dry_run"] = true
-						data["changes"] = res.Changes
-					}
-					return OK(data)
-				},
+				Answer: RollbackAnswer{}, Handler: d.specRollback,
 			},
 		},
 	}

@@ -41,58 +41,95 @@ func healthTool(d *Deps) *Tool {
 			{
 				Name: "liveness", Summary: "Answers immediately if the server process is running; touches nothing.",
 				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
-				Handler: func(ctx context.Context, r *Request) Result {
-					return OK(map[string]any{
-						"status":         "alive",
-						"version":        d.Version,
-						"uptime_seconds": math.Round(time.Since(d.Started).Seconds()*100) / 100,
-					})
-				},
+				Answer: LivenessAnswer{}, Handler: d.healthLiveness,
 			},
 			{
 				Name: "readiness", Summary: "Reports whether the store can be locked and written (without writing). Not ready (locked, damaged, read-only, disk full) is a success with ready=false and a warning.",
 				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
-				Handler: func(ctx context.Context, r *Request) Result {
-					checks := map[string]any{"store": "ok", "flags": "not_configured"}
-					if err := storeProblem(ctx, d); err != nil {
-						checks["store"] = errorSummary(err)
-						return OK(map[string]any{"ready": false, "checks": checks},
-							warn("STORE_NOT_READY", "The store is not writable right now: "+errorSummary(err)+".", map[string]any{"error_code": core.AsError(err).Code}))
-					}
-					return OK(map[string]any{"ready": true, "checks": checks})
-				},
+				Answer: ReadinessAnswer{}, Handler: d.healthReadiness,
 			},
 			{
 				Name: "check", Summary: "Detailed health: store path, size, schema version, install id, free disk, flag provider state. status is ok, degraded (read-only store, disk full: reads work) or unavailable (damaged store), with a warning.",
 				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
-				Handler: func(ctx context.Context, r *Request) Result {
-					info, err := d.Store.Describe(ctx)
-					status := "ok"
-					var opts []core.MetaOption
-					if err != nil {
-						if core.AsError(err).Code != core.CodeStoreCorrupt {
-							return Fail(err)
-						}
-						status = "unavailable"
-						opts = append(opts, warn(core.CodeStoreCorrupt, errorSummary(err), map[string]any{"error_code": core.CodeStoreCorrupt}))
-					} else if perr := storeProblem(ctx, d); perr != nil {
-						status = "degraded"
-						opts = append(opts, warn(core.AsError(perr).Code, errorSummary(perr), map[string]any{"error_code": core.AsError(perr).Code}))
-					}
-					disk := map[string]any{"measured": false}
-					if free, ok := freeDisk(d.Store.Path()); ok {
-						disk = map[string]any{"measured": true, "free_bytes": free}
-					}
-					info.Path = showServerPath(d.Workspace, info.Path)
-					return OK(map[string]any{
-						"status":  status,
-						"version": d.Version,
-						"store":   info,
-						"disk":    disk,
-						"flags":   map[string]any{"provider": "none", "state": "not_configured"},
-					}, opts...)
-				},
+				Answer: HealthCheckAnswer{}, Handler: d.healthCheck,
 			},
 		},
 	}
+}
+
+// LivenessAnswer is health liveness's answer.
+type LivenessAnswer struct {
+	Status        string  `json:"status"` // alive
+	Version       string  `json:"version"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+}
+
+func (d *Deps) healthLiveness(ctx context.Context, r *Request) Result {
+	return OK(LivenessAnswer{Status: "alive", Version: d.Version, UptimeSeconds: math.Round(time.Since(d.Started).Seconds()*100) / 100})
+}
+
+// ReadinessAnswer is health readiness's answer.
+type ReadinessAnswer struct {
+	Ready  bool            `json:"ready"`
+	Checks ReadinessChecks `json:"checks"`
+}
+
+// ReadinessChecks are the parts of readiness: "ok", or what is wrong.
+type ReadinessChecks struct {
+	Store string `json:"store"`
+	Flags string `json:"flags"`
+}
+
+func (d *Deps) healthReadiness(ctx context.Context, r *Request) Result {
+	a := ReadinessAnswer{Ready: true, Checks: ReadinessChecks{Store: "ok", Flags: "not_configured"}}
+	if err := storeProblem(ctx, d); err != nil {
+		a.Ready, a.Checks.Store = false, errorSummary(err)
+		return OK(a, warn("STORE_NOT_READY", "The store is not writable right now: "+errorSummary(err)+".", map[string]any{"error_code": core.AsError(err).Code}))
+	}
+	return OK(a)
+}
+
+// HealthCheckAnswer is health check's answer: status ok, degraded (reads
+// work) or unavailable.
+type HealthCheckAnswer struct {
+	Status  string      `json:"status"`
+	Version string      `json:"version"`
+	Store   StoreInfo   `json:"store"`
+	Disk    DiskInfo    `json:"disk"`
+	Flags   FlagsHealth `json:"flags"`
+}
+
+// DiskInfo is the free space of the disk holding the store, when the
+// platform can measure it.
+type DiskInfo struct {
+	Measured  bool    `json:"measured"`
+	FreeBytes *uint64 `json:"free_bytes,omitempty"` // set when measured
+}
+
+// FlagsHealth is the flag provider's state as health check sees it.
+type FlagsHealth struct {
+	Provider string `json:"provider"`
+	State    string `json:"state"`
+}
+
+func (d *Deps) healthCheck(ctx context.Context, r *Request) Result {
+	info, err := d.Store.Describe(ctx)
+	a := HealthCheckAnswer{Status: "ok", Version: d.Version, Flags: FlagsHealth{Provider: "none", State: "not_configured"}}
+	var opts []core.MetaOption
+	if err != nil {
+		if core.AsError(err).Code != core.CodeStoreCorrupt {
+			return Fail(err)
+		}
+		a.Status = "unavailable"
+		opts = append(opts, warn(core.CodeStoreCorrupt, errorSummary(err), map[string]any{"error_code": core.CodeStoreCorrupt}))
+	} else if perr := storeProblem(ctx, d); perr != nil {
+		a.Status = "degraded"
+		opts = append(opts, warn(core.AsError(perr).Code, errorSummary(perr), map[string]any{"error_code": core.AsError(perr).Code}))
+	}
+	if free, ok := freeDisk(d.Store.Path()); ok {
+		a.Disk = DiskInfo{Measured: true, FreeBytes: &free}
+	}
+	info.Path = showServerPath(d.Workspace, info.Path)
+	a.Store = info
+	return OK(a, opts...)
 }

@@ -28,113 +28,152 @@ func journalTool(d *Deps) *Tool {
 			{
 				Name: "add", Summary: "Appends an entry; with task_id the task's needs_journaling is cleared.",
 				Required: []string{"spec_id", "title"}, Optional: append([]string{"content", "entry_type", "task_id"}, mutationArgs...),
-				SideEffects: EffectWrite, Latency: LatencyFast,
-				Handler: func(ctx context.Context, r *Request) Result {
-					return d.mutate(ctx, r, func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error) {
-						taskID := r.Args.String("task_id")
-						if taskID != "" {
-							if err := specs.MarkJournaled(sp, taskID); err != nil {
-								return nil, err
-							}
-						}
-						et := r.Args.String("entry_type")
-						if et == "" {
-							et = "note"
-						}
-						e := specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: et, Title: r.Args.String("title"),
-							Content: r.Args.String("content"), Author: author(r), TaskID: taskID}
-						j.Append(e)
-						return map[string]any{"entry": e}, nil
-					})
-				},
+				SideEffects: EffectWrite, Latency: LatencyFast, Answer: JournalAddAnswer{}, Handler: d.journalAdd,
 			},
 			{
 				Name: "list", Summary: "Entries newest first, optionally for one task or entry type, paged by sequence.",
 				Required: []string{"spec_id"}, Optional: []string{"task_id", "entry_type", "cursor", "limit"},
-				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
-				Handler: func(ctx context.Context, r *Request) Result {
-					specID, taskID, et := r.Args.String("spec_id"), r.Args.String("task_id"), r.Args.String("entry_type")
-					fp := core.Fingerprint("journal", "list", specID, taskID, et)
-					key, cerr := core.DecodeCursor(r.Args.String("cursor"), fp)
-					if cerr != nil {
-						return Fail(cerr.WithRecovery("journal", map[string]any{"action": "list", "spec_id": specID}, nil))
-					}
-					var before uint64
-					if key != "" {
-						n, err := strconv.ParseUint(key, 10, 64)
-						if err != nil {
-							return Fail(core.NewError(core.CodeInvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
-								WithRecovery("journal", map[string]any{"action": "list", "spec_id": specID}, nil))
-						}
-						before = n
-					}
-					limit := r.Args.IntOr("limit", core.PageJournal.Default)
-					var next string
-					var version int64
-					var listed []specs.JournalEntry
-					res := d.read(ctx, r, func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-						version = sp.Header.Version
-						keep := func(e *specs.JournalEntry) bool { return et == "" || e.EntryType == et }
-						var entries []specs.JournalEntry
-						var more bool
-						var err error
-						if taskID != "" {
-							entries, more, err = j.TaskEntries(taskID, before, limit, keep)
-						} else {
-							entries, more, err = j.Entries(before, limit, keep)
-						}
-						if err != nil {
-							return nil, nil, err
-						}
-						if more && len(entries) > 0 {
-							next = core.EncodeCursor(strconv.FormatUint(entries[len(entries)-1].Seq, 10), fp)
-						}
-						listed = entries
-						return map[string]any{"entries": entries, "count": len(entries)}, nil, nil
-					})
-					res.Meta = append(res.Meta, core.WithPagination(next, limit, nil))
-					if data, ok := res.Data.(map[string]any); ok && res.Err == nil {
-						res.Degrade = journalPage(data, listed, specID, version, limit, func(seq uint64) string {
-							return core.EncodeCursor(strconv.FormatUint(seq, 10), fp)
-						}, r.Args)
-					}
-					return res
-				},
+				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Answer: JournalListAnswer{}, Handler: d.journalList,
 			},
 			{
 				Name: "list-unjournaled", Summary: "Completed tasks that still need a journal entry, in execution order.",
 				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
-				Handler: func(ctx context.Context, r *Request) Result {
-					var tasks []map[string]any
-					var nodes []*specs.Node
-					var version int64
-					res := d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-						version = sp.Header.Version
-						ids := specs.Unjournaled(sp)
-						tasks = make([]map[string]any, 0, len(ids))
-						for _, id := range ids {
-							n := sp.Node(id)
-							nodes = append(nodes, n)
-							tasks = append(tasks, map[string]any{"task_id": id, "title": n.Title, "type": n.Type, "completed_at": n.MetaString("completed_at")})
-						}
-						return map[string]any{"tasks": tasks, "count": len(tasks)}, nil, nil
-					})
-					// Over the token budget, the last tasks in execution order
-					// go (archived as the node at this version); they come
-					// back in this list once the first ones are journaled.
-					if data, ok := res.Data.(map[string]any); ok && res.Err == nil {
-						specID := r.Args.String("spec_id")
-						res.Degrade = &ListAnswer[map[string]any]{Data: data, Key: "tasks", Items: tasks, CountKey: "count",
-							ID: func(i int) string { return "node:" + nodes[i].ID },
-							Archive: func(i int) []ArchiveRef {
-								return []ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
-							}}
-					}
-					return res
-				},
+				Answer: UnjournaledAnswer{}, Handler: d.journalListUnjournaled,
 			},
 		},
 	}
+}
+
+// JournalAddAnswer is journal add's answer: the entry as stored.
+type JournalAddAnswer struct {
+	Mutation
+	Entry specs.JournalEntry `json:"entry"`
+}
+
+func (d *Deps) journalAdd(ctx context.Context, r *Request) Result {
+	taskID, et := r.Args.String("task_id"), r.Args.String("entry_type")
+	if et == "" {
+		et = "note"
+	}
+	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (JournalAddAnswer, error) {
+		if taskID != "" {
+			if err := specs.MarkJournaled(sp, taskID); err != nil {
+				return JournalAddAnswer{}, err
+			}
+		}
+		e := specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: et, Title: r.Args.String("title"),
+			Content: r.Args.String("content"), Author: author(r), TaskID: taskID}
+		j.Append(e)
+		return JournalAddAnswer{Entry: e}, nil
+	})
+}
+
+// JournalListAnswer is journal list's answer: one page, newest first.
+type JournalListAnswer struct {
+	SpecID  string               `json:"spec_id"`
+	Entries []specs.JournalEntry `json:"entries"`
+	Count   int                  `json:"count"`
+}
+
+// journalList pages the journal by sequence (the cursor is the last seq
+// listed); over the token budget the page's oldest entries go first.
+func (d *Deps) journalList(ctx context.Context, r *Request) Result {
+	specID, taskID, et := r.Args.String("spec_id"), r.Args.String("task_id"), r.Args.String("entry_type")
+	p, err := OpenPage(r, "journal", "list", specID, core.PageJournal, map[string]any{"action": "list", "spec_id": specID}, taskID, et)
+	if err != nil {
+		return Fail(err)
+	}
+	before, err := seqCursor(p)
+	if err != nil {
+		return Fail(err)
+	}
+	var more bool
+	var version int64
+	keep := func(e *specs.JournalEntry) bool { return et == "" || e.EntryType == et }
+	res := readTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (JournalListAnswer, error) {
+		version = sp.Header.Version
+		var entries []specs.JournalEntry
+		var err error
+		if taskID != "" {
+			entries, more, err = j.TaskEntries(taskID, before, p.Limit, keep)
+		} else {
+			entries, more, err = j.Entries(before, p.Limit, keep)
+		}
+		return JournalListAnswer{SpecID: specID, Entries: entries, Count: len(entries)}, err
+	})
+	if res.Err != nil {
+		return res
+	}
+	a := res.Data.(JournalListAnswer)
+	next := ""
+	if len(a.Entries) > 0 {
+		next = p.Cursor(strconv.FormatUint(a.Entries[len(a.Entries)-1].Seq, 10), more)
+	}
+	res.Meta = append(res.Meta, p.Meta(next))
+	res.Degrade = journalPage(a.Entries, specID, version, p.Limit, func(seq uint64) string { return p.Cursor(strconv.FormatUint(seq, 10), true) }, r.Args,
+		func(k int) any { b := a; b.Entries, b.Count = a.Entries[:k], k; return b })
+	return res
+}
+
+// seqCursor is the sequence a journal page resumes before (0: from the
+// newest).
+func seqCursor(p Page) (uint64, error) {
+	if p.After == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(p.After, 10, 64)
+	if err != nil {
+		tool, args := p.Restart()
+		return 0, core.NewError(core.CodeInvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
+			WithRecovery(tool, args, nil)
+	}
+	return n, nil
+}
+
+// UnjournaledAnswer is journal list-unjournaled's answer.
+type UnjournaledAnswer struct {
+	SpecID string            `json:"spec_id"`
+	Tasks  []UnjournaledTask `json:"tasks"`
+	Count  int               `json:"count"`
+}
+
+// UnjournaledTask is a completed task still waiting for a journal entry.
+type UnjournaledTask struct {
+	TaskID      string         `json:"task_id"`
+	Title       string         `json:"title"`
+	Type        specs.NodeType `json:"type"`
+	CompletedAt string         `json:"completed_at"`
+}
+
+func (d *Deps) journalListUnjournaled(ctx context.Context, r *Request) Result {
+	specID := r.Args.String("spec_id")
+	var nodes []*specs.Node
+	var version int64
+	res := readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (UnjournaledAnswer, error) {
+		version = sp.Header.Version
+		ids := specs.Unjournaled(sp)
+		tasks := make([]UnjournaledTask, 0, len(ids))
+		for _, id := range ids {
+			n := sp.Node(id)
+			nodes = append(nodes, n)
+			tasks = append(tasks, UnjournaledTask{TaskID: id, Title: n.Title, Type: n.Type, CompletedAt: n.MetaString("completed_at")})
+		}
+		return UnjournaledAnswer{SpecID: specID, Tasks: tasks, Count: len(tasks)}, nil
+	})
+	if res.Err != nil {
+		return res
+	}
+	// Over the token budget, the last tasks in execution order go
+	// (archived as the node at this version); they come back in this list
+	// once the first ones are journaled.
+	a := res.Data.(UnjournaledAnswer)
+	res.Degrade = &ListAnswer[UnjournaledTask]{Items: a.Tasks,
+		Answer: func(k int) any { b := a; b.Tasks, b.Count = a.Tasks[:k], k; return b },
+		ID:     func(i int) string { return "node:" + nodes[i].ID },
+		Archive: func(i int) []ArchiveRef {
+			return []ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
+		}}
+	return res
 }
 
 // journalPage is how a journal page shrinks over the token budget: the
@@ -142,9 +181,9 @@ func journalTool(d *Deps) *Tool {
 // each named journal:<seq> and archived as spec:<id>@<version>/journal:<seq>
 // (research archive-get serves the entry from the store); the cursor
 // continues after the last entry kept.
-func journalPage(data map[string]any, entries []specs.JournalEntry, specID string, version int64, limit int, cursor func(seq uint64) string, args Args) *ListAnswer[specs.JournalEntry] {
+func journalPage(entries []specs.JournalEntry, specID string, version int64, limit int, cursor func(seq uint64) string, args Args, answer func(kept int) any) *ListAnswer[specs.JournalEntry] {
 	return &ListAnswer[specs.JournalEntry]{
-		Data: data, Key: "entries", Items: entries, CountKey: "count", PageSize: limit,
+		Items: entries, PageSize: limit, Answer: answer,
 		ID: func(i int) string { return "journal:" + strconv.FormatUint(entries[i].Seq, 10) },
 		Archive: func(i int) []ArchiveRef {
 			return []ArchiveRef{{ID: ArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 
-	"github.com/specd/specd/core"
 	"github.com/specd/specd/specs"
 )
 
@@ -12,43 +11,13 @@ const lifecycleDescription = `Use this when a spec changes folder: activate it w
 	`Typical composition: authoring spec-create → lifecycle activate → task next … → lifecycle complete. Moves are journaled; moving to the current folder is a success with a warning.`
 
 func lifecycleTool(d *Deps) *Tool {
-	move := func(to specs.Lifecycle) Handler {
-		return func(ctx context.Context, r *Request) Result {
-			target := to
-			if target == "" {
-				target = specs.Lifecycle(r.Args.String("to_folder"))
-			}
-			var warnings []string
-			res := d.mutate(ctx, r, func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error) {
-				from := sp.Header.Lifecycle
-				if from == "" {
-					from = specs.LifecyclePending
-				}
-				var err error
-				warnings, err = specs.MoveLifecycle(sp, target, r.Args.Bool("force"))
-				if err != nil {
-					return nil, err
-				}
-				if from != target {
-					j.Append(specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "status_change",
-						Title: "Lifecycle " + string(from) + " → " + string(target), Content: "Spec moved from " + string(from) + " to " + string(target) + ".",
-						Author: author(r), Metadata: map[string]any{"from": string(from), "to": string(target), "force": r.Args.Bool("force")}})
-				}
-				return map[string]any{"from_folder": from, "to_folder": target, "lifecycle": target, "progress_percentage": sp.Header.ProgressPercentage}, nil
-			})
-			for _, w := range warnings {
-				res.Meta = append(res.Meta, warn("LIFECYCLE_UNCHANGED", w, nil))
-			}
-			return res
-		}
-	}
 	folders := make([]string, 0, 4)
 	for _, l := range specs.Lifecycles() {
 		folders = append(folders, string(l))
 	}
 	w := func(name, summary string, required, optional []string, h Handler) Action {
 		return Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
-			SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast, Handler: h}
+			SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast, Answer: LifecycleMoveAnswer{}, Handler: h}
 	}
 	return &Tool{
 		Name:        "lifecycle",
@@ -61,27 +30,74 @@ func lifecycleTool(d *Deps) *Tool {
 		},
 		Actions: []Action{
 			w("move", "Moves the spec to to_folder (pending → active|archived; active → pending|completed|archived; completed → active|archived; archived → pending|active).",
-				[]string{"to_folder"}, []string{"force"}, move("")),
-			w("activate", "Moves the spec to active (work has started).", nil, nil, move(specs.LifecycleActive)),
-			w("complete", "Moves the spec to completed; needs 100% progress unless force.", nil, []string{"force"}, move(specs.LifecycleCompleted)),
-			w("archive", "Moves the spec to archived (not pursued: abandoned, superseded, deprioritised).", nil, nil, move(specs.LifecycleArchived)),
+				[]string{"to_folder"}, []string{"force"}, d.lifecycleMove("")),
+			w("activate", "Moves the spec to active (work has started).", nil, nil, d.lifecycleMove(specs.LifecycleActive)),
+			w("complete", "Moves the spec to completed; needs 100% progress unless force.", nil, []string{"force"}, d.lifecycleMove(specs.LifecycleCompleted)),
+			w("archive", "Moves the spec to archived (not pursued: abandoned, superseded, deprioritised).", nil, nil, d.lifecycleMove(specs.LifecycleArchived)),
 			{
 				Name: "state", Summary: "The spec's folder, status, progress and the moves allowed from here.",
 				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
-				Handler: func(ctx context.Context, r *Request) Result {
-					return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-						l := sp.Header.Lifecycle
-						if l == "" {
-							l = specs.LifecyclePending
-						}
-						return map[string]any{
-							"lifecycle": l, "status": sp.Header.Status, "progress_percentage": sp.Header.ProgressPercentage,
-							"version": sp.Header.Version, "allowed": specs.AllowedLifecycleMoves(l),
-							"can_complete": sp.Header.ProgressPercentage == 100,
-						}, nil, nil
-					})
-				},
+				Answer: LifecycleStateAnswer{}, Handler: d.lifecycleState,
 			},
 		},
 	}
+}
+
+// LifecycleMoveAnswer is the answer of lifecycle move, activate, complete
+// and archive (lifecycle is to_folder, kept for foundry-mcp clients).
+type LifecycleMoveAnswer struct {
+	Mutation
+	FromFolder         specs.Lifecycle `json:"from_folder"`
+	ToFolder           specs.Lifecycle `json:"to_folder"`
+	Lifecycle          specs.Lifecycle `json:"lifecycle"`
+	ProgressPercentage int             `json:"progress_percentage"`
+}
+
+// lifecycleMove moves the spec to to (to_folder when to is empty) and
+// journals the move; moving to the current folder is a success with a
+// LIFECYCLE_UNCHANGED warning.
+func (d *Deps) lifecycleMove(to specs.Lifecycle) Handler {
+	return func(ctx context.Context, r *Request) Result {
+		target := to
+		if target == "" {
+			target = specs.Lifecycle(r.Args.String("to_folder"))
+		}
+		var warnings []string
+		res := mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (LifecycleMoveAnswer, error) {
+			from := specs.LifecycleOf(sp)
+			var err error
+			if warnings, err = specs.MoveLifecycle(sp, target, r.Args.Bool("force")); err != nil {
+				return LifecycleMoveAnswer{}, err
+			}
+			if from != target {
+				j.Append(specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "status_change",
+					Title: "Lifecycle " + string(from) + " → " + string(target), Content: "Spec moved from " + string(from) + " to " + string(target) + ".",
+					Author: author(r), Metadata: map[string]any{"from": string(from), "to": string(target), "force": r.Args.Bool("force")}})
+			}
+			return LifecycleMoveAnswer{FromFolder: from, ToFolder: target, Lifecycle: target, ProgressPercentage: sp.Header.ProgressPercentage}, nil
+		})
+		for _, w := range warnings {
+			res.Meta = append(res.Meta, warn("LIFECYCLE_UNCHANGED", w, nil))
+		}
+		return res
+	}
+}
+
+// LifecycleStateAnswer is lifecycle state's answer.
+type LifecycleStateAnswer struct {
+	SpecID             string            `json:"spec_id"`
+	Lifecycle          specs.Lifecycle   `json:"lifecycle"`
+	Status             specs.Status      `json:"status"`
+	ProgressPercentage int               `json:"progress_percentage"`
+	Version            int64             `json:"version"`
+	Allowed            []specs.Lifecycle `json:"allowed"`
+	CanComplete        bool              `json:"can_complete"`
+}
+
+func (d *Deps) lifecycleState(ctx context.Context, r *Request) Result {
+	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (LifecycleStateAnswer, error) {
+		l, h := specs.LifecycleOf(sp), sp.Header
+		return LifecycleStateAnswer{SpecID: r.Args.String("spec_id"), Lifecycle: l, Status: h.Status, ProgressPercentage: h.ProgressPercentage,
+			Version: h.Version, Allowed: specs.AllowedLifecycleMoves(l), CanComplete: h.ProgressPercentage == 100}, nil
+	})
 }

@@ -39,6 +39,9 @@ type ListAnswer[T any] struct {
 	// Continue is the call that continues from cursor (reported in the
 	// warning as next_call).
 	Continue func(cursor string) (tool string, args map[string]any)
+	// Answer, when set, builds the (typed) answer holding the first kept
+	// items, in place of Data with Key and CountKey replaced.
+	Answer func(kept int) any
 }
 
 // ArchiveRef names one archived value: its archive id and the value
@@ -62,12 +65,8 @@ const maxReportShare = 5
 func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 	n := len(l.Items)
 	hashes := map[int]map[string]string{}
-	build := func(k int) (map[string]any, []core.MetaOption, error) {
-		data := maps.Clone(l.Data)
-		data[l.Key] = l.Items[:k]
-		if l.CountKey != "" {
-			data[l.CountKey] = k
-		}
+	build := func(k int) (any, []core.MetaOption, error) {
+		data := l.answer(k)
 		var dropped []string
 		archive := map[string]string{}
 		report := 0 // bytes of the report so far
@@ -122,7 +121,7 @@ func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 	}
 	// Largest k in [1, n-1] whose answer fits; lo fits (or is 0), hi does not.
 	lo, hi := 0, n
-	var bestData map[string]any
+	var bestData any
 	var bestMeta []core.MetaOption
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
@@ -140,4 +139,17 @@ func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 		return nil, nil, false, nil
 	}
 	return bestData, bestMeta, true, nil
+}
+
+// answer is the answer with the first k items.
+func (l *ListAnswer[T]) answer(k int) any {
+	if l.Answer != nil {
+		return l.Answer(k)
+	}
+	data := maps.Clone(l.Data)
+	data[l.Key] = l.Items[:k]
+	if l.CountKey != "" {
+		data[l.CountKey] = k
+	}
+	return data
 }

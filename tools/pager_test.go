@@ -1,7 +1,10 @@
 package tools
 
 import (
+	"slices"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/specd/specd/core"
 )
@@ -59,5 +62,22 @@ func TestAnswerSchema(t *testing.T) {
 	}
 	if answerSchema(nil) != nil {
 		t.Fatal("nil answer has a schema")
+	}
+	// An embedded pointer struct is an optional part: its fields are not
+	// required, at the top and inside list items.
+	type outcome struct {
+		ExitCode int `json:"exit_code"`
+	}
+	type withOutcome struct {
+		Recorded bool `json:"recorded"`
+		*outcome
+	}
+	type rows struct {
+		Items []withOutcome `json:"items"`
+	}
+	for _, sc := range []*jsonschema.Schema{answerSchema(withOutcome{}), answerSchema(rows{}).Properties["items"].Items} {
+		if !slices.Contains(sc.Required, "recorded") || slices.Contains(sc.Required, "exit_code") || sc.Properties["exit_code"] == nil {
+			t.Fatalf("embedded pointer fields: required %v, properties %v", sc.Required, sc.Properties)
+		}
 	}
 }

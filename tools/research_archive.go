@@ -379,7 +379,7 @@ func specArchiveItem(ctx context.Context, d *Deps, ref specArchiveRef, archiveID
 			} else if ref.Kind == "node" {
 				content = n.Clone()
 			} else {
-				content = versionSubtree(vv, ref.Ref)
+				content = specs.Subtree(func(id string) *specs.Node { return vv.NodeAt(id).Clone() }, ref.Ref)
 			}
 			return nil
 		})
@@ -462,7 +462,7 @@ func splitSpecItem(ref specArchiveRef, content any, budget int) (map[string]stri
 			if c[child] == nil {
 				continue
 			}
-			if err := add("subtree:"+child, subtree(c, child)); err != nil {
+			if err := add("subtree:"+child, specs.Subtree(specs.NodeIn(c), child)); err != nil {
 				return nil, err
 			}
 		}
@@ -493,26 +493,4 @@ func splitSpecItem(ref specArchiveRef, content any, budget int) (map[string]stri
 		return nil, nil
 	}
 	return parts, nil
-}
-
-// versionSubtree collects id and its descendants at a version as {id: node},
-// like the budgeted answer's subtree items.
-func versionSubtree(vv specs.VersionView, id string) map[string]*specs.Node {
-	out := map[string]*specs.Node{}
-	var walk func(string)
-	walk = func(id string) {
-		if out[id] != nil {
-			return
-		}
-		n := vv.NodeAt(id)
-		if n == nil {
-			return
-		}
-		out[id] = n.Clone()
-		for _, c := range n.Children {
-			walk(c)
-		}
-	}
-	walk(id)
-	return out
 }

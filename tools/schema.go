@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -195,9 +196,14 @@ func (t *Tool) MCPTool(outputSchema json.RawMessage) mcp.Tool {
 // reflection and never change while the process runs.
 var answerSchemas sync.Map // reflect.Type → *jsonschema.Schema
 
-// answerTypeSchemas overrides the generator where it would mislead: a
-// json.RawMessage is any JSON value, not an array of bytes.
-var answerTypeSchemas = map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}
+// answerTypeSchemas overrides the generator where it would mislead or fail:
+// a json.RawMessage is any JSON value, not an array of bytes; a JSON Schema
+// inside an answer (server schema's answer_schema) is an object, since its
+// own type is recursive.
+var answerTypeSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage]():   {},
+	reflect.TypeFor[jsonschema.Schema](): {Type: "object"},
+}
 
 // answerSchema is the JSON Schema of the typed answer v (nil for nil, or for
 // a type the generator cannot describe, which a test rules out for every
@@ -214,6 +220,63 @@ func answerSchema(v any) *jsonschema.Schema {
 	if err != nil {
 		return nil
 	}
+	optionalEmbedded(t, s)
 	answerSchemas.Store(t, s)
 	return s
+}
+
+// optionalEmbedded corrects the generated schema of t for embedded pointer
+// structs (an answer's optional part, such as execute's *ExecuteOutcome):
+// the generator flattens their fields into the parent and requires them,
+// but a nil pointer leaves every one of them out. Their fields are made
+// optional, recursively through fields, slices and maps.
+func optionalEmbedded(t reflect.Type, s *jsonschema.Schema) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		optionalEmbedded(t.Elem(), s.Items)
+	case reflect.Map:
+		optionalEmbedded(t.Elem(), s.AdditionalProperties)
+	case reflect.Struct:
+		optionalFields(t, s, false)
+	}
+}
+
+// optionalFields walks the fields t contributes to schema s (embedded
+// structs contribute theirs); under an embedded pointer (optional true)
+// each field leaves s.Required.
+func optionalFields(t reflect.Type, s *jsonschema.Schema, optional bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			inner := ft
+			if inner.Kind() == reflect.Pointer {
+				inner = inner.Elem()
+			}
+			if inner.Kind() == reflect.Struct {
+				optionalFields(inner, s, optional || ft.Kind() == reflect.Pointer)
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if optional {
+			s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
+		}
+		optionalEmbedded(ft, s.Properties[name])
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/fuzzy"
 )
@@ -29,99 +31,177 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 			{
 				Name: "tools", Summary: "Lists the tools with their actions and descriptions, paged by tool name.",
 				Optional: []string{"cursor", "limit"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast,
-				Example: map[string]any{"limit": 1},
-				Handler: func(ctx context.Context, r *Request) Result {
-					fp := core.Fingerprint("server", "tools", "")
-					after, err := core.DecodeCursor(r.Args.String("cursor"), fp)
-					if err != nil {
-						return Fail(err.WithRecovery("server", map[string]any{"action": "tools"}, nil))
-					}
-					limit := r.Args.IntOr("limit", core.PageList.Default)
-					all := reg.Tools()
-					items := []map[string]any{}
-					next := ""
-					for _, t := range all {
-						if t.Name <= after {
-							continue
-						}
-						if len(items) == limit {
-							next = core.EncodeCursor(items[len(items)-1]["name"].(string), fp)
-							break
-						}
-						items = append(items, map[string]any{"name": t.Name, "title": t.Title, "description": t.Description, "actions": t.ActionNames()})
-					}
-					total := len(all)
-					return OK(map[string]any{"tools": items}, core.WithPagination(next, limit, &total))
-				},
+				Example: map[string]any{"limit": 1}, Answer: ServerToolsAnswer{}, Handler: serverTools(reg),
 			},
 			{
 				Name: "schema", Summary: "Describes one tool: its input schema, its MCP annotations and, per action, parameters, required ones, side effects, idempotence and latency hint.",
 				Required: []string{"tool_name"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast,
-				Example: map[string]any{"tool_name": "health"},
-				Handler: func(ctx context.Context, r *Request) Result {
-					name := r.Args.String("tool_name")
-					t, ok := reg.Tool(name)
-					if !ok {
-						return Fail(core.NewError(core.CodeNotFound, fmt.Sprintf("There is no tool %q.", name),
-							map[string]any{"field": "tool_name", "received": name, "allowed": reg.Names()}).
-							WithRecovery("server", map[string]any{"action": "tools"}, fuzzy.Rank(name, reg.Names(), 5)))
-					}
-					actions := t.Describe()
-					markAvailability(ctx, d, t, r.Session, actions)
-					return OK(map[string]any{
-						"tool_name":    t.Name,
-						"description":  t.Description,
-						"annotations":  t.Annotations(),
-						"input_schema": t.InputSchema(),
-						"actions":      actions,
-					})
-				},
+				Example: map[string]any{"tool_name": "health"}, Answer: ServerSchemaAnswer{}, Handler: d.serverSchema(reg),
 			},
 			{
 				Name: "capabilities", Summary: "Response version, input limits, page sizes, token budget, feature flags and transports.",
 				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
-				Handler: func(ctx context.Context, r *Request) Result {
-					return OK(map[string]any{
-						"response_version": core.Version,
-						"limits": map[string]any{
-							"request_bytes":    core.MaxRequestBytes,
-							"string_chars":     core.MaxStringChars,
-							"array_items":      core.MaxArrayItems,
-							"nesting_depth":    core.MaxNesting,
-							"large_text_bytes": core.MaxLargeText,
-							"deadline_ms":      d.Runtime.Deadline.Milliseconds(),
-						},
-						"page_sizes": map[string]any{
-							"lists":   map[string]int{"default": core.PageList.Default, "max": core.PageList.Max},
-							"tasks":   map[string]int{"default": core.PageTasks.Default, "max": core.PageTasks.Max},
-							"journal": map[string]int{"default": core.PageJournal.Default, "max": core.PageJournal.Max},
-							"history": map[string]int{"default": core.PageHistory.Default, "max": core.PageHistory.Max},
-						},
-						"token_budget": d.TokenBudget,
-						"flags":        flagsList(ctx, d, r.Session),
-						"transports":   d.Transports,
-						"tools":        reg.Names(),
-					})
-				},
+				Answer: CapabilitiesAnswer{}, Handler: d.serverCapabilities(reg),
 			},
 			{
 				Name: "context", Summary: "Server version, store path (relative to the workspace), workspace folder name, configuration source and this caller's session.",
 				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
-				Handler: func(ctx context.Context, r *Request) Result {
-					return OK(map[string]any{
-						"server_version": d.Version,
-						"go_version":     runtime.Version(),
-						"store_path":     showServerPath(d.Workspace, d.Store.Path()),
-						"workspace_root": showServerPath("", d.Workspace),
-						"config_source":  d.ConfigSource,
-						"config_sources": d.ConfigSources,
-						"session": map[string]any{
-							"id": r.Session.ID, "client_name": r.Session.ClientName, "client_version": r.Session.ClientVersion,
-						},
-					})
-				},
+				Answer: ContextAnswer{}, Handler: d.serverContext,
 			},
 			flagsAction(d),
 		},
 	}
+}
+
+// ServerToolsAnswer is server tools' answer: one page of tools by name.
+type ServerToolsAnswer struct {
+	Tools []ToolInfo `json:"tools"`
+}
+
+// ToolInfo is one tool of server tools.
+type ToolInfo struct {
+	Name        string   `json:"name"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Actions     []string `json:"actions"`
+}
+
+func serverTools(reg *Registry) Handler {
+	return func(ctx context.Context, r *Request) Result {
+		p, err := OpenPage(r, "server", "tools", "", core.PageList, map[string]any{"action": "tools"})
+		if err != nil {
+			return Fail(err)
+		}
+		all := reg.Tools()
+		a := ServerToolsAnswer{Tools: []ToolInfo{}}
+		more := false
+		for _, t := range all {
+			if t.Name <= p.After {
+				continue
+			}
+			if len(a.Tools) == p.Limit {
+				more = true
+				break
+			}
+			a.Tools = append(a.Tools, ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, Actions: t.ActionNames()})
+		}
+		next := ""
+		if len(a.Tools) > 0 {
+			next = p.Cursor(a.Tools[len(a.Tools)-1].Name, more)
+		}
+		total := len(all)
+		return OK(a, core.WithPagination(next, p.Limit, &total))
+	}
+}
+
+// ServerSchemaAnswer is server schema's answer: one tool's input schema,
+// annotations and, per action, its contract (with its answer schema once
+// the action's answer is typed).
+type ServerSchemaAnswer struct {
+	ToolName    string             `json:"tool_name"`
+	Description string             `json:"description"`
+	Annotations mcp.ToolAnnotation `json:"annotations"`
+	InputSchema map[string]any     `json:"input_schema"`
+	Actions     []ActionSchema     `json:"actions"`
+}
+
+func (d *Deps) serverSchema(reg *Registry) Handler {
+	return func(ctx context.Context, r *Request) Result {
+		name := r.Args.String("tool_name")
+		t, ok := reg.Tool(name)
+		if !ok {
+			return Fail(core.NewError(core.CodeNotFound, fmt.Sprintf("There is no tool %q.", name),
+				map[string]any{"field": "tool_name", "received": name, "allowed": reg.Names()}).
+				WithRecovery("server", map[string]any{"action": "tools"}, fuzzy.Rank(name, reg.Names(), 5)))
+		}
+		actions := t.Describe()
+		markAvailability(ctx, d, t, r.Session, actions)
+		return OK(ServerSchemaAnswer{ToolName: t.Name, Description: t.Description, Annotations: t.Annotations(), InputSchema: t.InputSchema(), Actions: actions})
+	}
+}
+
+// CapabilitiesAnswer is server capabilities' answer.
+type CapabilitiesAnswer struct {
+	ResponseVersion string    `json:"response_version"`
+	Limits          Limits    `json:"limits"`
+	PageSizes       PageSizes `json:"page_sizes"`
+	TokenBudget     int       `json:"token_budget"`
+	Flags           any       `json:"flags"`
+	Transports      []string  `json:"transports"`
+	Tools           []string  `json:"tools"`
+}
+
+// Limits are the input limits every call is held to.
+type Limits struct {
+	RequestBytes   int   `json:"request_bytes"`
+	StringChars    int   `json:"string_chars"`
+	ArrayItems     int   `json:"array_items"`
+	NestingDepth   int   `json:"nesting_depth"`
+	LargeTextBytes int   `json:"large_text_bytes"`
+	DeadlineMS     int64 `json:"deadline_ms"`
+}
+
+// PageSizes are the default and maximum page sizes per kind of listing.
+type PageSizes struct {
+	Lists   PageSize `json:"lists"`
+	Tasks   PageSize `json:"tasks"`
+	Journal PageSize `json:"journal"`
+	History PageSize `json:"history"`
+}
+
+// PageSize is one listing's default and maximum limit.
+type PageSize struct {
+	Default int `json:"default"`
+	Max     int `json:"max"`
+}
+
+func pageSize(l core.PageLimits) PageSize { return PageSize{Default: l.Default, Max: l.Max} }
+
+func (d *Deps) serverCapabilities(reg *Registry) Handler {
+	return func(ctx context.Context, r *Request) Result {
+		return OK(CapabilitiesAnswer{
+			ResponseVersion: core.Version,
+			Limits: Limits{RequestBytes: core.MaxRequestBytes, StringChars: core.MaxStringChars, ArrayItems: core.MaxArrayItems,
+				NestingDepth: core.MaxNesting, LargeTextBytes: core.MaxLargeText, DeadlineMS: d.Runtime.Deadline.Milliseconds()},
+			PageSizes: PageSizes{Lists: pageSize(core.PageList), Tasks: pageSize(core.PageTasks),
+				Journal: pageSize(core.PageJournal), History: pageSize(core.PageHistory)},
+			TokenBudget: d.TokenBudget,
+			Flags:       flagsList(ctx, d, r.Session),
+			Transports:  d.Transports,
+			Tools:       reg.Names(),
+		})
+	}
+}
+
+// ContextAnswer is server context's answer. Paths are shown relative to
+// the workspace (the workspace by its folder name), never absolute.
+type ContextAnswer struct {
+	ServerVersion string            `json:"server_version"`
+	GoVersion     string            `json:"go_version"`
+	StorePath     string            `json:"store_path"`
+	WorkspaceRoot string            `json:"workspace_root"`
+	ConfigSource  string            `json:"config_source"`
+	ConfigSources map[string]string `json:"config_sources"`
+	Session       SessionInfo       `json:"session"`
+}
+
+// SessionInfo is the calling session as the server sees it.
+type SessionInfo struct {
+	ID            string `json:"id"`
+	ClientName    string `json:"client_name"`
+	ClientVersion string `json:"client_version"`
+}
+
+func (d *Deps) serverContext(ctx context.Context, r *Request) Result {
+	sources := d.ConfigSources
+	if sources == nil {
+		sources = map[string]string{}
+	}
+	return OK(ContextAnswer{
+		ServerVersion: d.Version, GoVersion: runtime.Version(),
+		StorePath:     showServerPath(d.Workspace, d.Store.Path()),
+		WorkspaceRoot: showServerPath("", d.Workspace),
+		ConfigSource:  d.ConfigSource, ConfigSources: sources,
+		Session: SessionInfo{ID: r.Session.ID, ClientName: r.Session.ClientName, ClientVersion: r.Session.ClientVersion},
+	})
 }

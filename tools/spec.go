@@ -30,9 +30,9 @@ func specTool(d *Deps) *Tool {
 		folders = append(folders, string(l))
 	}
 	memo := &hashMemo{} // per tool instance: archive ids are unique per store, not per process
-	readAction := func(name, summary string, required, optional []string, latency string, h Handler) Action {
+	readAction := func(name, summary string, required, optional []string, latency string, answer any, h Handler) Action {
 		return Action{Name: name, Summary: summary, Required: required, Optional: optional,
-			SideEffects: EffectRead, Idempotent: true, Latency: latency, Handler: h}
+			SideEffects: EffectRead, Idempotent: true, Latency: latency, Answer: answer, Handler: h}
 	}
 	t := &Tool{
 		Name:        "spec",
@@ -52,56 +52,33 @@ func specTool(d *Deps) *Tool {
 	}
 	t.Actions = []Action{
 		readAction("find", "Finds a spec by exact spec_id, or by text over ids and titles (query), and says which folder it is in.",
-			nil, []string{"spec_id", "query"}, LatencyFast, func(ctx context.Context, r *Request) Result { return specFind(ctx, d, r) }),
+			nil, []string{"spec_id", "query"}, LatencyFast, SpecFindAnswer{}, d.specFind),
 		readAction("get", "The whole spec document with its journal; within the token budget (max_tokens), degrading partial → summary → reference_only.",
-			[]string{"spec_id"}, []string{"max_tokens", "version"}, LatencyModerate, func(ctx context.Context, r *Request) Result { return specGet(ctx, d, r, budget, memo) }),
+			[]string{"spec_id"}, []string{"max_tokens", "version"}, LatencyModerate, SpecGetAnswer{}, func(ctx context.Context, r *Request) Result { return specGet(ctx, d, r, budget, memo) }),
 		readAction("list", "Specs of a lifecycle folder (status: all, pending, active, completed, archived), in spec id order, paged.",
-			nil, []string{"status", "include_progress", "cursor", "limit"}, LatencyFast, func(ctx context.Context, r *Request) Result { return specList(ctx, d, r) }),
+			nil, []string{"status", "include_progress", "cursor", "limit"}, LatencyFast, SpecListAnswer{}, d.specList),
 		readAction("validate", "Validation diagnostics {code, message, severity, category, location, suggested_fix, auto_fixable, fix_id}; is_valid means no errors.",
-			[]string{"spec_id"}, nil, LatencyModerate, func(ctx context.Context, r *Request) Result {
-				return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-					doc := sp.Document()
-					return structMap(specs.Validate(&doc)), nil, nil
-				})
-			}),
+			[]string{"spec_id"}, nil, LatencyModerate, SpecValidateAnswer{}, d.specValidate),
 		{
 			Name: "fix", Summary: "Applies every auto-fixable diagnostic (recount, align parent/child, attach orphans, add missing fields, sync reverse edges, map synonyms); never invents a file_path. dry_run shows the fixes.",
 			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: EffectWrite, Idempotent: true, Latency: LatencyModerate,
-			Handler: func(ctx context.Context, r *Request) Result {
-				return d.mutate(ctx, r, func(sp *specs.Spec, _ specs.JournalWriter) (map[string]any, error) {
-					doc := sp.Document()
-					res := specs.Fix(&doc, specs.FixOptions{Clock: d.clock()})
-					if len(res.Applied) > 0 {
-						applyDocument(sp, res.Document)
-					}
-					return map[string]any{"applied": res.Applied, "skipped": res.Skipped, "applied_count": len(res.Applied),
-						"is_valid": res.Report.IsValid, "error_count": res.Report.ErrorCount, "warning_count": res.Report.WarningCount}, nil
-				})
-			},
+			Answer: SpecFixAnswer{}, Handler: d.specFix,
 		},
 		readAction("schema", "The enums specs use: node types, statuses, task categories, verification types, journal entry types, blocker types, lifecycle folders and more.",
-			nil, nil, LatencyFast, func(ctx context.Context, r *Request) Result {
-				return OK(map[string]any{
-					"node_types": specs.NodeTypes(), "statuses": specs.Statuses(), "lifecycle_folders": specs.Lifecycles(),
-					"task_categories": specs.TaskCategories, "complexities": specs.Complexities, "verification_types": specs.VerificationTypes,
-					"verification_results": specs.VerificationResults, "journal_entry_types": specs.JournalEntryTypes, "blocker_types": specs.BlockerTypes,
-					"blocking_modes": specs.BlockingModes, "requirement_types": specs.RequirementTypes, "dependency_types": specs.DependencyTypes,
-					"risk_levels": specs.RiskLevels, "templates": templateNames(),
-				})
-			}),
+			nil, nil, LatencyFast, SpecSchemaAnswer{}, specSchema),
 		readAction("history", "Stored versions newest first (the last 50 are kept), each with the action that made it and the nodes it changed; paged.",
-			[]string{"spec_id"}, []string{"cursor", "limit"}, LatencyFast, func(ctx context.Context, r *Request) Result { return specHistory(ctx, d, r) }),
+			[]string{"spec_id"}, []string{"cursor", "limit"}, LatencyFast, SpecHistoryAnswer{}, d.specHistory),
 		{
 			Name: "export", Summary: "Writes spec JSON files in the specs/{pending,active,completed,archived}/ layout under a directory inside the workspace (one spec, or all).",
 			Required: []string{"path"}, Optional: []string{"spec_id"},
 			// Destructive: it overwrites the spec files already at the path.
-			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencySlow, Handler: func(ctx context.Context, r *Request) Result { return specExport(ctx, d, r) },
+			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencySlow, Answer: SpecExportAnswer{}, Handler: func(ctx context.Context, r *Request) Result { return specExport(ctx, d, r) },
 		},
 		{
 			Name: "import", Summary: "Imports foundry-format spec JSON (one file, or a specs/ folder with pending/active/completed/archived subfolders) from inside the workspace: validates, fixes (auto_fix), maps folder → lifecycle, reports per file.",
 			Required: []string{"path"}, Optional: []string{"auto_fix", "overwrite", "dry_run"},
 			// Destructive: with overwrite it replaces existing specs (history keeps them).
-			SideEffects: EffectWrite, Destructive: true, Latency: LatencySlow, Handler: func(ctx context.Context, r *Request) Result { return specImport(ctx, d, r) },
+			SideEffects: EffectWrite, Destructive: true, Latency: LatencySlow, Answer: SpecImportAnswer{}, Handler: func(ctx context.Context, r *Request) Result { return specImport(ctx, d, r) },
 		},
 	}
 	t.Params = append(t.Params, analysisParams...)
@@ -143,52 +120,73 @@ func sameJSON(a, b any) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
-func specFind(ctx context.Context, d *Deps, r *Request) Result {
+// SpecFindAnswer is spec find's answer: by spec_id, the spec's folder
+// (spec_id, title, folder, version); by query, the matches (query, specs,
+// count; at most 100).
+type SpecFindAnswer struct {
+	Found   bool                 `json:"found"`
+	SpecID  string               `json:"spec_id,omitempty"`
+	Title   string               `json:"title,omitempty"`
+	Folder  specs.Lifecycle      `json:"folder,omitempty"`
+	Version int64                `json:"version,omitempty"`
+	Query   string               `json:"query,omitempty"`
+	Specs   *[]specs.RepoSummary `json:"specs,omitempty"`
+	Count   *int                 `json:"count,omitempty"`
+}
+
+// maxFindMatches bounds spec find's matches (a longer query narrows them).
+const maxFindMatches = 100
+
+func (d *Deps) specFind(ctx context.Context, r *Request) Result {
 	id, q := r.Args.String("spec_id"), strings.ToLower(r.Args.String("query"))
 	if id == "" && q == "" {
 		return Fail(core.NewError(core.CodeMissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
 	}
 	if id != "" {
-		var row map[string]any
-		err := d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
-			l := sp.Header.Lifecycle
-			if l == "" {
-				l = specs.LifecyclePending
-			}
-			row = map[string]any{"found": true, "spec_id": id, "title": sp.Header.Title, "folder": l, "version": sp.Header.Version}
-			return nil
+		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
+			return SpecFindAnswer{Found: true, SpecID: id, Title: sp.Header.Title, Folder: specs.LifecycleOf(sp), Version: sp.Header.Version}, nil
 		})
-		if err != nil {
-			return Fail(specError(err, id))
-		}
-		return OK(row)
 	}
+	matches, err := d.findSpecs(ctx, q)
+	if err != nil {
+		return Fail(err)
+	}
+	answer := func(k int) any {
+		m := matches[:k]
+		return SpecFindAnswer{Found: len(matches) > 0, Query: q, Specs: &m, Count: &k}
+	}
+	res := OK(answer(len(matches)))
+	// Over the token budget, the last matches go; their ids are in
+	// dropped_content_ids (a longer query narrows the search).
+	res.Degrade = &ListAnswer[specs.RepoSummary]{Items: matches, Answer: answer,
+		ID: func(i int) string { return "item:" + matches[i].SpecID }}
+	return res
+}
+
+// findSpecs lists the specs whose id or title contains q (lower case), in
+// id order, at most maxFindMatches.
+func (d *Deps) findSpecs(ctx context.Context, q string) ([]specs.RepoSummary, error) {
 	matches := []specs.RepoSummary{}
 	after := ""
 	for {
 		rows, next, err := d.Specs.ListSpecs(ctx, "all", after, core.PageList.Max)
 		if err != nil {
-			return Fail(err)
+			return nil, err
 		}
 		for _, row := range rows {
 			if strings.Contains(strings.ToLower(row.SpecID), q) || strings.Contains(strings.ToLower(row.Title), q) {
 				matches = append(matches, row)
 			}
 		}
-		if next == "" || len(matches) >= 100 {
+		if next == "" || len(matches) >= maxFindMatches {
 			break
 		}
 		after = next
 	}
-	if len(matches) > 100 {
-		matches = matches[:100]
+	if len(matches) > maxFindMatches {
+		matches = matches[:maxFindMatches]
 	}
-	res := OK(map[string]any{"found": len(matches) > 0, "query": q, "specs": matches, "count": len(matches)})
-	// Over the token budget, the last matches go; their ids are in
-	// dropped_content_ids (a longer query narrows the search).
-	res.Degrade = &ListAnswer[specs.RepoSummary]{Data: res.Data.(map[string]any), Key: "specs", Items: matches, CountKey: "count",
-		ID: func(i int) string { return "item:" + matches[i].SpecID }}
-	return res
+	return matches, nil
 }
 
 func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMemo) Result {
@@ -222,52 +220,73 @@ func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMem
 		return Fail(specError(err, specID))
 	}
 	sort.Slice(doc.Journal, func(i, j int) bool { return doc.Journal[i].Seq < doc.Journal[j].Seq })
-	b, err := budgetDocument(doc, budget, memo)
+	deg := &docDegrader{doc: doc, memo: memo, dataBudget: budget}
+	data, b, err := deg.fit(budget)
 	if err != nil {
 		return Fail(err)
 	}
-	b.Data["version"] = doc.Version
-	res := OK(b.Data, fidelityMeta(b, budget)...)
-	res.Degrade = &docDegrader{doc: doc, memo: memo, dataBudget: budget}
+	res := OK(data, fidelityMeta(b, budget)...)
+	res.Degrade = deg
 	return res
 }
 
-func specList(ctx context.Context, d *Deps, r *Request) Result {
+// SpecListAnswer is spec list's answer: one page of a lifecycle folder.
+type SpecListAnswer struct {
+	Specs  []SpecRow `json:"specs"`
+	Count  int       `json:"count"`
+	Status string    `json:"status"`
+}
+
+// SpecRow is one spec of spec list; the progress fields are there unless
+// include_progress is false.
+type SpecRow struct {
+	SpecID      string `json:"spec_id"`
+	Title       string `json:"title"`
+	Lifecycle   string `json:"lifecycle"`
+	Status      string `json:"status"`
+	Version     int64  `json:"version"`
+	LastUpdated string `json:"last_updated"`
+	*SpecProgress
+}
+
+// SpecProgress is a spec's task counts, progress and current phase.
+type SpecProgress struct {
+	TotalTasks         int    `json:"total_tasks"`
+	CompletedTasks     int    `json:"completed_tasks"`
+	ProgressPercentage int    `json:"progress_percentage"`
+	CurrentPhase       string `json:"current_phase"`
+}
+
+func (d *Deps) specList(ctx context.Context, r *Request) Result {
 	folder := r.Args.String("status")
 	if folder == "" {
 		folder = "all"
 	}
-	fp := core.Fingerprint("spec", "list", "", folder)
-	after, cerr := core.DecodeCursor(r.Args.String("cursor"), fp)
-	if cerr != nil {
-		return Fail(cerr.WithRecovery("spec", map[string]any{"action": "list", "status": folder}, nil))
+	p, err := OpenPage(r, "spec", "list", "", core.PageList, map[string]any{"action": "list", "status": folder}, folder)
+	if err != nil {
+		return Fail(err)
 	}
-	limit := r.Args.IntOr("limit", core.PageList.Default)
-	rows, next, err := d.Specs.ListSpecs(ctx, folder, after, limit)
+	rows, next, err := d.Specs.ListSpecs(ctx, folder, p.After, p.Limit)
 	if err != nil {
 		return Fail(err)
 	}
 	withProgress := !r.Args.Has("include_progress") || r.Args.Bool("include_progress")
-	items := make([]map[string]any, 0, len(rows))
+	items := make([]SpecRow, 0, len(rows))
 	for _, row := range rows {
-		m := map[string]any{"spec_id": row.SpecID, "title": row.Title, "lifecycle": row.Lifecycle, "status": row.Status,
-			"version": row.Version, "last_updated": row.LastUpdated}
+		item := SpecRow{SpecID: row.SpecID, Title: row.Title, Lifecycle: row.Lifecycle, Status: row.Status, Version: row.Version, LastUpdated: row.LastUpdated}
 		if withProgress {
-			m["total_tasks"], m["completed_tasks"] = row.TotalTasks, row.CompletedTasks
-			m["progress_percentage"], m["current_phase"] = row.ProgressPercentage, row.CurrentPhase
+			item.SpecProgress = &SpecProgress{TotalTasks: row.TotalTasks, CompletedTasks: row.CompletedTasks,
+				ProgressPercentage: row.ProgressPercentage, CurrentPhase: row.CurrentPhase}
 		}
-		items = append(items, m)
+		items = append(items, item)
 	}
-	cursor := ""
-	if next != "" {
-		cursor = core.EncodeCursor(next, fp)
-	}
-	res := OK(map[string]any{"specs": items, "count": len(items), "status": folder}, core.WithPagination(cursor, limit, nil))
+	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder} }
+	res := OK(answer(len(items)), p.Meta(p.Cursor(next, next != "")))
 	// Over the token budget, the page ends earlier: the last rows go and
 	// the cursor continues after the last row kept.
-	res.Degrade = &ListAnswer[map[string]any]{Data: res.Data.(map[string]any), Key: "specs", Items: items, CountKey: "count", PageSize: limit,
+	res.Degrade = &ListAnswer[SpecRow]{Items: items, Answer: answer, PageSize: p.Limit,
 		ID:   func(i int) string { return "item:" + rows[i].SpecID },
-		Next: func(kept int) string { return core.EncodeCursor(rows[kept-1].SpecID, fp) },
+		Next: func(kept int) string { return p.Cursor(rows[kept-1].SpecID, true) },
 		Continue: func(c string) (string, map[string]any) {
 			args := map[string]any{"action": "list", "status": folder, "cursor": c}
 			for _, k := range []string{"limit", "include_progress"} {
@@ -280,27 +299,34 @@ func specList(ctx context.Context, d *Deps, r *Request) Result {
 	return res
 }
 
-func specHistory(ctx context.Context, d *Deps, r *Request) Result {
+// SpecHistoryAnswer is spec history's answer: one page of stored
+// versions, newest first, and the spec's revision notes.
+type SpecHistoryAnswer struct {
+	SpecID    string              `json:"spec_id"`
+	Versions  []specs.RepoVersion `json:"versions"`
+	Revisions []specs.Revision    `json:"revisions"`
+}
+
+func (d *Deps) specHistory(ctx context.Context, r *Request) Result {
 	specID := r.Args.String("spec_id")
-	fp := core.Fingerprint("spec", "history", specID)
-	key, cerr := core.DecodeCursor(r.Args.String("cursor"), fp)
-	if cerr != nil {
-		return Fail(cerr.WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil))
+	p, err := OpenPage(r, "spec", "history", specID, core.PageHistory, map[string]any{"action": "history", "spec_id": specID})
+	if err != nil {
+		return Fail(err)
 	}
 	var before int64
-	if key != "" {
-		n, err := strconv.ParseInt(key, 10, 64)
+	if p.After != "" {
+		n, err := strconv.ParseInt(p.After, 10, 64)
 		if err != nil {
+			tool, args := p.Restart()
 			return Fail(core.NewError(core.CodeInvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
-				WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil))
+				WithRecovery(tool, args, nil))
 		}
 		before = n
 	}
-	limit := r.Args.IntOr("limit", core.PageHistory.Default)
-	if limit > core.PageHistory.Max {
-		return Fail(core.NewError(core.CodeInvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": limit, "constraint": "≤ 100"}))
+	if p.Limit > core.PageHistory.Max {
+		return Fail(core.NewError(core.CodeInvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
-	versions, more, err := d.Specs.History(ctx, specID, before, limit)
+	versions, more, err := d.Specs.History(ctx, specID, before, p.Limit)
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
@@ -312,9 +338,74 @@ func specHistory(ctx context.Context, d *Deps, r *Request) Result {
 	if revisions == nil {
 		revisions = []specs.Revision{}
 	}
-	cursor := ""
-	if more && len(versions) > 0 {
-		cursor = core.EncodeCursor(strconv.FormatInt(versions[len(versions)-1].Version, 10), fp)
+	next := ""
+	if len(versions) > 0 {
+		next = p.Cursor(strconv.FormatInt(versions[len(versions)-1].Version, 10), more)
 	}
-	return OK(map[string]any{"spec_id": specID, "versions": versions, "revisions": revisions}, core.WithPagination(cursor, limit, nil))
+	return OK(SpecHistoryAnswer{SpecID: specID, Versions: versions, Revisions: revisions}, p.Meta(next))
+}
+
+// SpecValidateAnswer is spec validate's answer.
+type SpecValidateAnswer struct {
+	SpecID string `json:"spec_id"`
+	specs.ValidationReport
+}
+
+func (d *Deps) specValidate(ctx context.Context, r *Request) Result {
+	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
+		doc := sp.Document()
+		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.Validate(&doc)}, nil
+	})
+}
+
+// SpecFixAnswer is spec fix's answer: the fixes applied (or, under
+// dry_run, that would be), those skipped, and the validity after.
+type SpecFixAnswer struct {
+	Mutation
+	Applied      []specs.AppliedFix `json:"applied"`
+	Skipped      []specs.SkippedFix `json:"skipped"`
+	AppliedCount int                `json:"applied_count"`
+	IsValid      bool               `json:"is_valid"`
+	ErrorCount   int                `json:"error_count"`
+	WarningCount int                `json:"warning_count"`
+}
+
+func (d *Deps) specFix(ctx context.Context, r *Request) Result {
+	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
+		doc := sp.Document()
+		res := specs.Fix(&doc, specs.FixOptions{Clock: d.clock()})
+		if len(res.Applied) > 0 {
+			applyDocument(sp, res.Document)
+		}
+		return SpecFixAnswer{Applied: res.Applied, Skipped: res.Skipped, AppliedCount: len(res.Applied),
+			IsValid: res.Report.IsValid, ErrorCount: res.Report.ErrorCount, WarningCount: res.Report.WarningCount}, nil
+	})
+}
+
+// SpecSchemaAnswer is spec schema's answer: the enums specs use.
+type SpecSchemaAnswer struct {
+	NodeTypes           []specs.NodeType  `json:"node_types"`
+	Statuses            []specs.Status    `json:"statuses"`
+	LifecycleFolders    []specs.Lifecycle `json:"lifecycle_folders"`
+	TaskCategories      []string          `json:"task_categories"`
+	Complexities        []string          `json:"complexities"`
+	VerificationTypes   []string          `json:"verification_types"`
+	VerificationResults []string          `json:"verification_results"`
+	JournalEntryTypes   []string          `json:"journal_entry_types"`
+	BlockerTypes        []string          `json:"blocker_types"`
+	BlockingModes       []string          `json:"blocking_modes"`
+	RequirementTypes    []string          `json:"requirement_types"`
+	DependencyTypes     []string          `json:"dependency_types"`
+	RiskLevels          []string          `json:"risk_levels"`
+	Templates           []string          `json:"templates"`
+}
+
+func specSchema(ctx context.Context, r *Request) Result {
+	return OK(SpecSchemaAnswer{
+		NodeTypes: specs.NodeTypes(), Statuses: specs.Statuses(), LifecycleFolders: specs.Lifecycles(),
+		TaskCategories: specs.TaskCategories, Complexities: specs.Complexities, VerificationTypes: specs.VerificationTypes,
+		VerificationResults: specs.VerificationResults, JournalEntryTypes: specs.JournalEntryTypes, BlockerTypes: specs.BlockerTypes,
+		BlockingModes: specs.BlockingModes, RequirementTypes: specs.RequirementTypes, DependencyTypes: specs.DependencyTypes,
+		RiskLevels: specs.RiskLevels, Templates: templateNames(),
+	})
 }

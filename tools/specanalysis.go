@@ -18,33 +18,81 @@ var analysisParams = []Param{
 	{Name: "bottleneck_threshold", Type: Integer, Min: f64(1), Max: f64(1000), Description: "analyze-deps: a node that blocks at least this many others is a bottleneck (default 3)."},
 }
 
-func specAnalysisActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, h Handler) Action) []Action {
-	plain := func(fn func(sp *specs.Spec, a Args) any) Handler {
-		return func(ctx context.Context, r *Request) Result {
-			return d.read(ctx, r, func(sp *specs.Spec, _ specs.JournalReader) (map[string]any, []core.MetaOption, error) {
-				m := structMap(fn(sp, r.Args))
-				m["version"] = sp.Header.Version
-				return m, nil, nil
-			})
-		}
-	}
+func specAnalysisActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h Handler) Action) []Action {
 	return []Action{
 		readAction("stats", "Counts of nodes, phases, tasks, subtasks and verifications, status counts, max depth, verification coverage and progress.",
-			[]string{"spec_id"}, nil, LatencyModerate, plain(func(sp *specs.Spec, _ Args) any { return specs.Stats(sp) })),
+			[]string{"spec_id"}, nil, LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) StatsAnswer {
+				return StatsAnswer{SpecStats: specs.Stats(sp), Version: sp.Header.Version}
+			})),
 		readAction("analyze-deps", "Dependency count, bottlenecks (nodes blocking at least bottleneck_threshold others) and cycles over blocked_by edges.",
-			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, plain(func(sp *specs.Spec, a Args) any {
-				return specs.AnalyzeDeps(sp, a.IntOr("bottleneck_threshold", 3))
+			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DepsAnswer {
+				return DepsAnswer{Analyzed: analyzed(sp), DepsAnalysis: specs.AnalyzeDeps(sp, a.IntOr("bottleneck_threshold", 3))}
 			})),
 		readAction("completeness-check", "A 0–100 completeness score (titles 25%, descriptions 40%, file paths 35%, over the categories that have items) with the issues found.",
-			[]string{"spec_id"}, nil, LatencyModerate, plain(func(sp *specs.Spec, _ Args) any { return specs.Completeness(sp) })),
+			[]string{"spec_id"}, nil, LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) CompletenessAnswer {
+				return CompletenessAnswer{Analyzed: analyzed(sp), CompletenessReport: specs.Completeness(sp)}
+			})),
 		readAction("duplicate-detection", "Pairs of task/verify nodes whose titles (or descriptions) are similar above threshold; the measure is described in the answer.",
-			[]string{"spec_id"}, []string{"threshold", "max_pairs", "scope"}, LatencyModerate, plain(func(sp *specs.Spec, a Args) any {
+			[]string{"spec_id"}, []string{"threshold", "max_pairs", "scope"}, LatencyModerate, DuplicatesAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DuplicatesAnswer {
 				th, _ := a.Float("threshold")
-				return specs.DuplicateDetection(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})
+				return DuplicatesAnswer{Analyzed: analyzed(sp),
+					DuplicateReport: specs.DuplicateDetection(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})}
 			})),
 		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs; over the token budget, modified is cut in node order and cursor continues it.",
-			[]string{"spec_id"}, []string{"version", "target", "cursor"}, LatencyModerate, func(ctx context.Context, r *Request) Result { return specDiff(ctx, d, r) }),
+			[]string{"spec_id"}, []string{"version", "target", "cursor"}, LatencyModerate, SpecDiffAnswer{}, func(ctx context.Context, r *Request) Result { return specDiff(ctx, d, r) }),
 	}
+}
+
+// analysis is the handler of a read-only analysis: fn over the call's spec.
+func analysis[T any](d *Deps, fn func(sp *specs.Spec, a Args) T) Handler {
+	return func(ctx context.Context, r *Request) Result {
+		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (T, error) { return fn(sp, r.Args), nil })
+	}
+}
+
+// Analyzed names the spec and version an analysis read.
+type Analyzed struct {
+	SpecID  string `json:"spec_id"`
+	Version int64  `json:"version"`
+}
+
+func analyzed(sp *specs.Spec) Analyzed {
+	return Analyzed{SpecID: sp.Header.SpecID, Version: sp.Header.Version}
+}
+
+// StatsAnswer is spec stats' answer.
+type StatsAnswer struct {
+	specs.SpecStats
+	Version int64 `json:"version"`
+}
+
+// DepsAnswer is spec analyze-deps' answer.
+type DepsAnswer struct {
+	Analyzed
+	specs.DepsAnalysis
+}
+
+// CompletenessAnswer is spec completeness-check's answer.
+type CompletenessAnswer struct {
+	Analyzed
+	specs.CompletenessReport
+}
+
+// DuplicatesAnswer is spec duplicate-detection's answer.
+type DuplicatesAnswer struct {
+	Analyzed
+	specs.DuplicateReport
+}
+
+// SpecDiffAnswer is spec diff's answer: against a stored version
+// (from_version) or another spec (target, from_version and to_version:
+// the two specs' versions).
+type SpecDiffAnswer struct {
+	SpecID      string `json:"spec_id"`
+	Target      string `json:"target,omitempty"`
+	FromVersion int64  `json:"from_version"`
+	ToVersion   int64  `json:"to_version,omitempty"`
+	specs.SpecDiff
 }
 
 func specDiff(ctx context.Context, d *Deps, r *Request) Result {
@@ -67,15 +115,9 @@ func specDiff(ctx context.Context, d *Deps, r *Request) Result {
 			}
 			return Fail(e)
 		}
-		diff := specs.DiffDocuments(a, b)
-		page, err := diffPage(r, diff, diffSides{specID, a.Version, a.Hierarchy, target, b.Version, b.Hierarchy})
-		if err != nil {
-			return Fail(err)
-		}
-		page.Data["spec_id"], page.Data["target"], page.Data["from_version"], page.Data["to_version"] = specID, target, a.Version, b.Version
-		return Result{Data: page.Data, Meta: page.meta, Degrade: page}
+		head := SpecDiffAnswer{SpecID: specID, Target: target, FromVersion: a.Version, ToVersion: b.Version}
+		return diffPage(r, head, specs.DiffDocuments(a, b), diffSides{specID, a.Version, a.Hierarchy, target, b.Version, b.Hierarchy})
 	}
-	var page *diffAnswer
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
 		if !hasFrom {
 			from = int(sp.Header.Version) - 1
@@ -85,9 +127,8 @@ func specDiff(ctx context.Context, d *Deps, r *Request) Result {
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
-	if from < 1 {
-		from = 1
-	}
+	from = max(from, 1)
+	var res Result
 	err = d.Specs.ReadVersion(ctx, specID, int64(from), func(v specs.VersionView) error {
 		oldNodes, newNodes := map[string]*specs.Node{}, map[string]*specs.Node{}
 		for _, id := range v.ChangedSince() {
@@ -96,15 +137,14 @@ func specDiff(ctx context.Context, d *Deps, r *Request) Result {
 		}
 		diff := specs.Diff(oldNodes, newNodes)
 		diff.Header = specs.DiffHeader(v.VersionHeader(), v.CurrentHeader())
-		var err error
-		page, err = diffPage(r, diff, diffSides{specID, int64(from), oldNodes, specID, v.CurrentHeader().Version, newNodes})
-		return err
+		res = diffPage(r, SpecDiffAnswer{SpecID: specID, FromVersion: int64(from)}, diff,
+			diffSides{specID, int64(from), oldNodes, specID, v.CurrentHeader().Version, newNodes})
+		return nil
 	})
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
-	page.Data["spec_id"], page.Data["from_version"] = specID, from
-	return Result{Data: page.Data, Meta: page.meta, Degrade: page}
+	return res
 }
 
 // diffSides are the two node sets a diff compared, each pinned to its spec
@@ -118,32 +158,30 @@ type diffSides struct {
 	newNodes   map[string]*specs.Node
 }
 
-// diffAnswer is a diff page: the answer and how it shrinks (its modified
-// list, in node order) over the token budget.
-type diffAnswer struct {
-	*ListAnswer[specs.NodeDiff]
-	meta []core.MetaOption
-}
-
-// diffPage builds the diff answer from the call's cursor on: cursor pages
+// diffPage answers the diff from the call's cursor on: cursor pages
 // continue the modified list after the node id they carry (added, removed
-// and header, short lists of ids, are repeated on every page). The
-// fingerprint pins the spec, both versions and the target, so a cursor
-// from another comparison is INVALID_CURSOR.
-func diffPage(r *Request, diff specs.SpecDiff, s diffSides) (*diffAnswer, error) {
+// and header, short lists of ids, are repeated on every page); over the
+// token budget, modified is cut in node order. The fingerprint pins the
+// spec, both versions and the target, so a cursor from another comparison
+// is INVALID_CURSOR.
+func diffPage(r *Request, head SpecDiffAnswer, diff specs.SpecDiff, s diffSides) Result {
 	specID := r.Args.String("spec_id")
-	fp := core.Fingerprint("spec", "diff", specID, strconv.FormatInt(s.oldVersion, 10), s.newSpec, strconv.FormatInt(s.newVersion, 10))
-	after, cerr := core.DecodeCursor(r.Args.String("cursor"), fp)
-	if cerr != nil {
-		return nil, cerr.WithRecovery("spec", map[string]any{"action": "diff", "spec_id": specID}, nil)
+	p, err := OpenPage(r, "spec", "diff", specID, core.PageLimits{}, map[string]any{"action": "diff", "spec_id": specID},
+		strconv.FormatInt(s.oldVersion, 10), s.newSpec, strconv.FormatInt(s.newVersion, 10))
+	if err != nil {
+		return Fail(err)
 	}
 	modified := diff.Modified
-	if after != "" {
-		i := sort.Search(len(modified), func(i int) bool { return specs.CompareIDs(modified[i].ID, after) > 0 })
+	if p.After != "" {
+		i := sort.Search(len(modified), func(i int) bool { return specs.CompareIDs(modified[i].ID, p.After) > 0 })
 		modified = modified[i:]
 	}
-	diff.Modified = modified
-	data := structMap(diff)
+	answer := func(k int) any {
+		a := head
+		a.SpecDiff = diff
+		a.Modified = modified[:k]
+		return a
+	}
 	var meta []core.MetaOption
 	if r.Args.Has("cursor") {
 		meta = append(meta, core.WithPagination("", len(modified), nil))
@@ -152,7 +190,7 @@ func diffPage(r *Request, diff specs.SpecDiff, s diffSides) (*diffAnswer, error)
 		return ArchiveRef{ID: ArchiveID(spec, version, "node:"+n.ID), Content: n}
 	}
 	l := &ListAnswer[specs.NodeDiff]{
-		Data: data, Key: "modified", Items: modified, PageSize: len(modified),
+		Items: modified, PageSize: len(modified), Answer: answer,
 		ID: func(i int) string { return "node:" + modified[i].ID },
 		Archive: func(i int) []ArchiveRef {
 			m := modified[i]
@@ -165,7 +203,7 @@ func diffPage(r *Request, diff specs.SpecDiff, s diffSides) (*diffAnswer, error)
 			}
 			return refs
 		},
-		Next: func(kept int) string { return core.EncodeCursor(modified[kept-1].ID, fp) },
+		Next: func(kept int) string { return p.Cursor(modified[kept-1].ID, true) },
 		Continue: func(c string) (string, map[string]any) {
 			args := map[string]any{"action": "diff", "spec_id": specID, "cursor": c}
 			for _, k := range []string{"version", "target"} {
@@ -176,5 +214,5 @@ func diffPage(r *Request, diff specs.SpecDiff, s diffSides) (*diffAnswer, error)
 			return "spec", args
 		},
 	}
-	return &diffAnswer{ListAnswer: l, meta: meta}, nil
+	return Result{Data: answer(len(modified)), Meta: meta, Degrade: l}
 }

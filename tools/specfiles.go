@@ -18,8 +18,8 @@ import (
 // maxSpecFileBytes bounds one imported spec file.
 const maxSpecFileBytes = 32 << 20
 
-// importReport is one file's outcome.
-type importReport struct {
+// ImportReport is one file's outcome in spec import.
+type ImportReport struct {
 	File         string   `json:"file"`
 	SpecID       string   `json:"spec_id,omitempty"`
 	Lifecycle    string   `json:"lifecycle,omitempty"`
@@ -63,13 +63,13 @@ func specImport(ctx context.Context, d *Deps, r *Request) Result {
 	if err != nil {
 		return Fail(fileError(err))
 	}
-	reports := make([]importReport, 0, len(files))
+	reports := make([]ImportReport, 0, len(files))
 	counts := map[string]int{}
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return Fail(err)
 		}
-		var rep importReport
+		var rep ImportReport
 		if f.Type.IsRegular() || f.Type&fs.ModeSymlink != 0 {
 			raw, err := ws.ReadFile(ctx, f.Name, maxSpecFileBytes)
 			if err != nil && ctx.Err() != nil {
@@ -81,7 +81,7 @@ func specImport(ctx context.Context, d *Deps, r *Request) Result {
 				rep = importOne(ctx, d, raw, filepath.Base(filepath.Dir(f.Name)), autoFix, overwrite, dry)
 			}
 		} else {
-			rep = importReport{Outcome: "rejected", Reason: "not a regular file (FIFOs, devices and sockets are never read)", Codes: []string{core.CodeInvalidFormat}}
+			rep = ImportReport{Outcome: "rejected", Reason: "not a regular file (FIFOs, devices and sockets are never read)", Codes: []string{core.CodeInvalidFormat}}
 		}
 		rel, _ := filepath.Rel(root, f.Name)
 		if single {
@@ -91,10 +91,7 @@ func specImport(ctx context.Context, d *Deps, r *Request) Result {
 		counts[rep.Outcome]++
 		reports = append(reports, rep)
 	}
-	data := map[string]any{"path": r.Args.String("path"), "files": reports, "counts": counts, "total": len(reports)}
-	if dry {
-		data["dry_run"] = true
-	}
+	data := SpecImportAnswer{Path: r.Args.String("path"), Files: reports, Counts: counts, Total: len(reports), DryRun: dry}
 	var meta []core.MetaOption
 	if counts["rejected"]+counts["failed"] > 0 {
 		meta = append(meta, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,
@@ -103,14 +100,24 @@ func specImport(ctx context.Context, d *Deps, r *Request) Result {
 	return OK(data, meta...)
 }
 
+// SpecImportAnswer is spec import's answer: one report per file, and how
+// many files had each outcome.
+type SpecImportAnswer struct {
+	Path   string         `json:"path"`
+	Files  []ImportReport `json:"files"`
+	Counts map[string]int `json:"counts"`
+	Total  int            `json:"total"`
+	DryRun bool           `json:"dry_run,omitempty"`
+}
+
 // unreadable reports a file that could not be read, with its error code
 // and sentence (which name only workspace-relative paths).
-func unreadable(err error) importReport {
+func unreadable(err error) ImportReport {
 	e := core.AsError(err)
 	if e.Code == core.CodeInternal {
-		return importReport{Outcome: "failed", Reason: "cannot read the file"}
+		return ImportReport{Outcome: "failed", Reason: "cannot read the file"}
 	}
-	return importReport{Outcome: "rejected", Reason: e.Message, Codes: []string{e.Code}}
+	return ImportReport{Outcome: "rejected", Reason: e.Message, Codes: []string{e.Code}}
 }
 
 // specFiles lists what to import at root: root itself when it is not a
@@ -148,8 +155,8 @@ func specFiles(ctx context.Context, ws *workspacefs.Dir, root string) (files []w
 
 // importOne validates, fixes and stores one spec document read from a file
 // in folder (a lifecycle folder name sets the lifecycle).
-func importOne(ctx context.Context, d *Deps, raw []byte, folder string, autoFix, overwrite, dry bool) importReport {
-	rep := importReport{}
+func importOne(ctx context.Context, d *Deps, raw []byte, folder string, autoFix, overwrite, dry bool) ImportReport {
+	rep := ImportReport{}
 	doc, err := specs.ParseDocument(raw)
 	if err != nil {
 		rep.Outcome, rep.Reason = "failed", "not a spec document: "+err.Error()
@@ -252,70 +259,109 @@ func specExport(ctx context.Context, d *Deps, r *Request) Result {
 	} else if ids, err = d.Specs.SpecIDs(ctx); err != nil {
 		return Fail(err)
 	}
-	written := []map[string]any{}
-	skipped := []map[string]any{}
+	a := SpecExportAnswer{Path: r.Args.String("path"), Files: []ExportedFile{}}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return Fail(err)
 		}
 		if !specs.ValidID(id) {
 			// Only reachable for ids stored before the grammar existed.
-			skipped = append(skipped, map[string]any{"spec_id": core.TruncateValue(id, 200), "reason": "not an id (" + specs.IDConstraint + "); never used as a file name"})
+			a.Skipped = append(a.Skipped, SkippedSpec{SpecID: core.TruncateValue(id, 200).(string), Reason: "not an id (" + specs.IDConstraint + "); never used as a file name"})
 			continue
 		}
-		var doc specs.Document
-		err := d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
-			doc = sp.Document()
-			var before uint64
-			for {
-				page, more, err := j.Entries(before, core.PageJournal.Max, nil)
-				if err != nil {
-					return err
-				}
-				doc.Journal = append(doc.Journal, page...)
-				if !more || len(page) == 0 {
-					break
-				}
-				before = page[len(page)-1].Seq
-			}
-			sort.Slice(doc.Journal, func(a, b int) bool { return doc.Journal[a].Seq < doc.Journal[b].Seq })
-			return nil
-		})
+		f, err := exportOne(ctx, d, ws, dir, id)
 		if err != nil {
-			return Fail(specError(err, id))
+			return Fail(err)
 		}
-		folder := string(doc.Lifecycle)
-		if _, ok := lifecycleFolders[folder]; !ok {
-			folder = string(specs.LifecyclePending)
-		}
-		name := filepath.Join(folder, id+".json")
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(doc); err != nil {
-			return Fail(core.Internal(err))
-		}
-		if err := ws.WriteFileAtomic(ctx, filepath.Join(dir, name), buf.Bytes()); err != nil {
-			return Fail(fileError(err))
-		}
-		// A spec moved to another folder since the last export must not
-		// linger in the old one.
-		for f := range lifecycleFolders {
-			if f != folder {
-				if err := ws.RemoveFile(filepath.Join(dir, f, id+".json")); err != nil {
-					return Fail(fileError(err))
-				}
+		a.Files = append(a.Files, f)
+	}
+	a.Count = len(a.Files)
+	var meta []core.MetaOption
+	if len(a.Skipped) > 0 {
+		meta = append(meta, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,
+			fmt.Sprintf("%d stored spec ids are not ids and were not exported; see data.skipped.", len(a.Skipped)), nil))
+	}
+	return OK(a, meta...)
+}
+
+// SpecExportAnswer is spec export's answer: the files written, and the
+// stored ids that are not ids (never used as file names).
+type SpecExportAnswer struct {
+	Path    string         `json:"path"`
+	Files   []ExportedFile `json:"files"`
+	Count   int            `json:"count"`
+	Skipped []SkippedSpec  `json:"skipped,omitempty"`
+}
+
+// ExportedFile is one spec file written by spec export.
+type ExportedFile struct {
+	SpecID  string `json:"spec_id"`
+	File    string `json:"file"` // workspace-relative, under path
+	Version int64  `json:"version"`
+	Bytes   int    `json:"bytes"`
+}
+
+// SkippedSpec is a stored spec id spec export did not use as a file name.
+type SkippedSpec struct {
+	SpecID string `json:"spec_id"`
+	Reason string `json:"reason"`
+}
+
+// exportOne writes spec id (with its whole journal, oldest first) to
+// <dir>/<lifecycle>/<id>.json and removes its copies from the other
+// lifecycle folders.
+func exportOne(ctx context.Context, d *Deps, ws *workspacefs.Dir, dir, id string) (ExportedFile, error) {
+	doc, err := fullDocument(ctx, d, id)
+	if err != nil {
+		return ExportedFile{}, specError(err, id)
+	}
+	folder := string(doc.Lifecycle)
+	if _, ok := lifecycleFolders[folder]; !ok {
+		folder = string(specs.LifecyclePending)
+	}
+	name := filepath.Join(folder, id+".json")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return ExportedFile{}, core.Internal(err)
+	}
+	if err := ws.WriteFileAtomic(ctx, filepath.Join(dir, name), buf.Bytes()); err != nil {
+		return ExportedFile{}, fileError(err)
+	}
+	// A spec moved to another folder since the last export must not
+	// linger in the old one.
+	for f := range lifecycleFolders {
+		if f != folder {
+			if err := ws.RemoveFile(filepath.Join(dir, f, id+".json")); err != nil {
+				return ExportedFile{}, fileError(err)
 			}
 		}
-		written = append(written, map[string]any{"spec_id": id, "file": workspacefs.Show(name), "version": doc.Version, "bytes": buf.Len()})
 	}
-	data := map[string]any{"path": r.Args.String("path"), "files": written, "count": len(written)}
-	var meta []core.MetaOption
-	if len(skipped) > 0 {
-		data["skipped"] = skipped
-		meta = append(meta, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,
-			fmt.Sprintf("%d stored spec ids are not ids and were not exported; see data.skipped.", len(skipped)), nil))
-	}
-	return OK(data, meta...)
+	return ExportedFile{SpecID: id, File: workspacefs.Show(name), Version: doc.Version, Bytes: buf.Len()}, nil
+}
+
+// fullDocument reads spec id with its whole journal, oldest first, in one
+// read transaction.
+func fullDocument(ctx context.Context, d *Deps, id string) (specs.Document, error) {
+	var doc specs.Document
+	err := d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		doc = sp.Document()
+		var before uint64
+		for {
+			page, more, err := j.Entries(before, core.PageJournal.Max, nil)
+			if err != nil {
+				return err
+			}
+			doc.Journal = append(doc.Journal, page...)
+			if !more || len(page) == 0 {
+				break
+			}
+			before = page[len(page)-1].Seq
+		}
+		sort.Slice(doc.Journal, func(a, b int) bool { return doc.Journal[a].Seq < doc.Journal[b].Seq })
+		return nil
+	})
+	return doc, err
 }

@@ -97,11 +97,10 @@ func (d *Deps) mutate(ctx context.Context, r *Request, fn func(sp *specs.Spec, j
 	if data == nil {
 		data = map[string]any{}
 	}
-	data["spec_id"] = specID
-	data["version"] = res.Version
-	if res.DryRun {
-		data["dry_run"] = true
-		data["changes"] = res.Changes
+	m := mutationOf(specID, res)
+	data["spec_id"], data["version"] = m.SpecID, m.Version
+	if m.DryRun {
+		data["dry_run"], data["changes"] = true, m.Changes
 	}
 	return OK(data)
 }

@@ -174,15 +174,15 @@ func phaseOf(sp *specs.Spec, n *specs.Node) *PhaseBrief {
 	return nil
 }
 
-// SpecProgress is the spec's overall progress.
-type SpecProgress struct {
+// ProgressBrief is the spec's overall progress as task answers report it (spec list rows carry SpecProgress).
+type ProgressBrief struct {
 	CompletedTasks int `json:"completed_tasks"`
 	TotalTasks     int `json:"total_tasks"`
 	Percentage     int `json:"percentage"`
 }
 
-func specProgress(sp *specs.Spec) SpecProgress {
-	return SpecProgress{CompletedTasks: sp.Header.CompletedTasks, TotalTasks: sp.Header.TotalTasks, Percentage: sp.Header.ProgressPercentage}
+func specProgress(sp *specs.Spec) ProgressBrief {
+	return ProgressBrief{CompletedTasks: sp.Header.CompletedTasks, TotalTasks: sp.Header.TotalTasks, Percentage: sp.Header.ProgressPercentage}
 }
 
 // NextCall is a call an answer suggests, runnable as given.

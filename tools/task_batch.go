@@ -188,7 +188,7 @@ type TaskCompleteBatchAnswer struct {
 	CompletedCount int                `json:"completed_count"`
 	FailedCount    int                `json:"failed_count"`
 	ErrorCount     int                `json:"error_count"`
-	Progress       SpecProgress       `json:"progress"`
+	Progress       ProgressBrief      `json:"progress"`
 }
 
 // CompletionResult is one completion's outcome: ok with the move made, or

@@ -46,13 +46,13 @@ func (d *Deps) taskUpdateStatus(ctx context.Context, r *Request) Result {
 // TransitionAnswer is the answer of a status change.
 type TransitionAnswer struct {
 	Written
-	TaskID   string       `json:"task_id"`
-	From     specs.Status `json:"from"`
-	To       specs.Status `json:"to"`
-	Status   specs.Status `json:"status"`
-	Task     TaskNode     `json:"task"`
-	Progress SpecProgress `json:"progress"`
-	Phase    *PhaseBrief  `json:"phase,omitempty"`
+	TaskID   string        `json:"task_id"`
+	From     specs.Status  `json:"from"`
+	To       specs.Status  `json:"to"`
+	Status   specs.Status  `json:"status"`
+	Task     TaskNode      `json:"task"`
+	Progress ProgressBrief `json:"progress"`
+	Phase    *PhaseBrief   `json:"phase,omitempty"`
 }
 
 // transition runs one transition of task_id as one stored mutation: the

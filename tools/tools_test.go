@@ -260,7 +260,7 @@ func TestReadinessNotReadyIsSuccessWithWarning(t *testing.T) {
 	reg := New(d)
 	tool, _ := reg.Tool("health")
 	env := reg.Dispatch(context.Background(), tool, map[string]any{"action": "readiness"}, Session{}, d.Runtime)
-	if !env.Success || env.Data.(map[string]any)["ready"] != false || len(env.Meta.Warnings) != 1 {
+	if !env.Success || env.Data.(ReadinessAnswer).Ready || len(env.Meta.Warnings) != 1 {
 		t.Fatalf("readiness with a locked store: %+v", env)
 	}
 }

@@ -1,0 +1,73 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/specd/specd/specs"
+)
+
+// Mutation is the part every stored spec mutation's answer shares: the
+// spec, the version written (or that would be, under dry_run) and, under
+// dry_run, the changes that were not stored.
+type Mutation struct {
+	SpecID  string             `json:"spec_id"`
+	Version int64              `json:"version"`
+	DryRun  bool               `json:"dry_run,omitempty"`
+	Changes []specs.RepoChange `json:"changes,omitzero"` // non-nil exactly under dry_run
+}
+
+func (m *Mutation) mutated(x Mutation) { *m = x }
+
+// mutated is implemented by answers that embed Mutation.
+type mutated interface{ mutated(Mutation) }
+
+// mutationOf is the Mutation of a stored write.
+func mutationOf(specID string, res specs.RepoWriteResult) Mutation {
+	m := Mutation{SpecID: specID, Version: res.Version}
+	if res.DryRun {
+		m.DryRun, m.Changes = true, res.Changes
+		if m.Changes == nil {
+			m.Changes = []specs.RepoChange{}
+		}
+	}
+	return m
+}
+
+// mutateTo runs fn as the call's one store transaction over its spec
+// (MutateSpec: expected_version, dry_run, the journal in the same
+// transaction) and answers fn's typed result with its Mutation filled in.
+// Domain errors become envelope errors (specError).
+func mutateTo[T any, P interface {
+	*T
+	mutated
+}](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) Result {
+	specID := r.Args.String("spec_id")
+	var out T
+	res, err := d.Specs.MutateSpec(ctx, specID, d.writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
+		sp.Clock = d.clock()
+		var err error
+		out, err = fn(sp, j)
+		return err
+	})
+	if err != nil {
+		return Fail(specError(err, specID))
+	}
+	P(&out).mutated(mutationOf(specID, res))
+	return OK(out)
+}
+
+// readTo runs fn over the call's spec in one read transaction and answers
+// its typed result.
+func readTo[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) Result {
+	specID := r.Args.String("spec_id")
+	var out T
+	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
+		var err error
+		out, err = fn(sp, j)
+		return err
+	})
+	if err != nil {
+		return Fail(specError(err, specID))
+	}
+	return OK(out)
+}
