@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -63,7 +64,7 @@ func journalTool(d *Deps) *Tool {
 					if key != "" {
 						n, err := strconv.ParseUint(key, 10, 64)
 						if err != nil {
-							return Fail(core.NewError(core.CodeInvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
+							return Fail(core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
 								WithRecovery("journal", map[string]any{"action": "list", "spec_id": specID}, nil))
 						}
 						before = n

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 )
 
@@ -62,7 +63,7 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 					name := r.Args.String("tool_name")
 					t, ok := reg.Tool(name)
 					if !ok {
-						return Fail(core.NewError(core.CodeNotFound, fmt.Sprintf("There is no tool %q.", name),
+						return Fail(core.NewError(errcode.NotFound, fmt.Sprintf("There is no tool %q.", name),
 							map[string]any{"field": "tool_name", "received": name, "allowed": reg.Names()}).
 							WithRecovery("server", map[string]any{"action": "tools"}, fuzzy.Rank(name, reg.Names(), 5)))
 					}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -146,7 +147,7 @@ func sameJSON(a, b any) bool {
 func specFind(ctx context.Context, d *Deps, r *Request) Result {
 	id, q := r.Args.String("spec_id"), strings.ToLower(r.Args.String("query"))
 	if id == "" && q == "" {
-		return Fail(core.NewError(core.CodeMissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
+		return Fail(core.NewError(errcode.MissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
 	}
 	if id != "" {
 		var row map[string]any
@@ -291,14 +292,14 @@ func specHistory(ctx context.Context, d *Deps, r *Request) Result {
 	if key != "" {
 		n, err := strconv.ParseInt(key, 10, 64)
 		if err != nil {
-			return Fail(core.NewError(core.CodeInvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
+			return Fail(core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
 				WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil))
 		}
 		before = n
 	}
 	limit := r.Args.IntOr("limit", core.PageHistory.Default)
 	if limit > core.PageHistory.Max {
-		return Fail(core.NewError(core.CodeInvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": limit, "constraint": "≤ 100"}))
+		return Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": limit, "constraint": "≤ 100"}))
 	}
 	versions, more, err := d.Specs.History(ctx, specID, before, limit)
 	if err != nil {

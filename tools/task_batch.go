@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
@@ -153,12 +154,12 @@ func batchItem(sp *specs.Spec, n *specs.Node) map[string]any {
 func (d *Deps) taskStartBatch(ctx context.Context, r *Request) Result {
 	ids := r.Args.Strings("task_ids")
 	if len(ids) == 0 {
-		return Fail(core.NewError(core.CodeMissingRequired, "task_ids must name at least one task.", map[string]any{"field": "task_ids", "action": "start-batch"}))
+		return Fail(core.NewError(errcode.MissingRequired, "task_ids must name at least one task.", map[string]any{"field": "task_ids", "action": "start-batch"}))
 	}
 	seen := map[string]bool{}
 	for _, id := range ids {
 		if seen[id] {
-			return Fail(core.NewError(core.CodeInvalidFormat, fmt.Sprintf("task_ids lists %s twice.", id),
+			return Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("task_ids lists %s twice.", id),
 				map[string]any{"field": "task_ids", "received": id, "constraint": "distinct task ids"}))
 		}
 		seen[id] = true
@@ -171,7 +172,7 @@ func (d *Deps) taskStartBatch(ctx context.Context, r *Request) Result {
 			if err != nil {
 				if de, ok := err.(*specs.Error); ok {
 					de.Details = withDetail(de.Details, "failed_task_id", id)
-					if de.Code == specs.CodeTaskNotFound {
+					if de.Code == errcode.TaskNotFound {
 						de.Details["field"] = "task_ids"
 					}
 				}
@@ -207,7 +208,7 @@ func completionsOf(list []any) ([]completion, *core.Error) {
 		at := func(k string) string { return fmt.Sprintf("completions[%d].%s", i, k) }
 		for k := range m {
 			if taskIndex(completionFields, k) < 0 {
-				return nil, core.NewError(core.CodeUnknownParameter, fmt.Sprintf("%s is not a completion field.", at(k)),
+				return nil, core.NewError(errcode.UnknownParameter, fmt.Sprintf("%s is not a completion field.", at(k)),
 					map[string]any{"field": at(k), "allowed": completionFields}).
 					WithRecovery("server", map[string]any{"action": "schema", "tool_name": "task"}, fuzzy.Rank(k, completionFields, 5))
 			}
@@ -215,23 +216,23 @@ func completionsOf(list []any) ([]completion, *core.Error) {
 		var c completion
 		var ok bool
 		if c.TaskID, ok = m["task_id"].(string); !ok || c.TaskID == "" {
-			return nil, core.NewError(core.CodeMissingRequired, at("task_id")+" is required (a string).", map[string]any{"field": at("task_id"), "received": m["task_id"]})
+			return nil, core.NewError(errcode.MissingRequired, at("task_id")+" is required (a string).", map[string]any{"field": at("task_id"), "received": m["task_id"]})
 		}
 		if err := specs.CheckID(at("task_id"), c.TaskID); err != nil {
 			return nil, core.AsError(err)
 		}
 		if c.Success, ok = m["success"].(bool); !ok {
-			return nil, core.NewError(core.CodeMissingRequired, at("success")+" is required (true or false).", map[string]any{"field": at("success"), "received": m["success"]})
+			return nil, core.NewError(errcode.MissingRequired, at("success")+" is required (true or false).", map[string]any{"field": at("success"), "received": m["success"]})
 		}
 		if v, has := m["note"]; has && v != nil {
 			if c.Note, ok = v.(string); !ok {
-				return nil, core.NewError(core.CodeInvalidFormat, at("note")+" must be a string.", map[string]any{"field": at("note"), "received": v})
+				return nil, core.NewError(errcode.InvalidFormat, at("note")+" must be a string.", map[string]any{"field": at("note"), "received": v})
 			}
 		}
 		if v, has := m["actual_hours"]; has && v != nil {
 			f, ok := v.(float64)
 			if !ok || f < 0 {
-				return nil, core.NewError(core.CodeInvalidFormat, at("actual_hours")+" must be a number ≥ 0.", map[string]any{"field": at("actual_hours"), "received": v})
+				return nil, core.NewError(errcode.InvalidFormat, at("actual_hours")+" must be a number ≥ 0.", map[string]any{"field": at("actual_hours"), "received": v})
 			}
 			c.ActualHours = &f
 		}
@@ -254,7 +255,7 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
 		return Fail(berr)
 	}
 	if len(items) == 0 {
-		return Fail(core.NewError(core.CodeMissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
+		return Fail(core.NewError(errcode.MissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
 	}
 	failedItems := 0
 	res := d.mutate(ctx, r, func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error) {

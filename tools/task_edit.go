@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -148,20 +149,20 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 	a := r.Args
 	status, parent, pattern, nodeType := a.String("status"), a.String("parent"), a.String("pattern"), a.String("node_type")
 	if status == "" && parent == "" && pattern == "" && nodeType == "" {
-		return Fail(core.NewError(core.CodeMissingRequired, "metadata-batch needs at least one filter: status, parent, pattern or node_type.",
+		return Fail(core.NewError(errcode.MissingRequired, "metadata-batch needs at least one filter: status, parent, pattern or node_type.",
 			map[string]any{"field": "pattern", "action": "metadata-batch", "filters": []string{"status", "parent", "pattern", "node_type"}}))
 	}
 	var re *regexp.Regexp
 	if pattern != "" {
 		var err error
 		if re, err = regexp.Compile(pattern); err != nil {
-			return Fail(core.NewError(core.CodeInvalidRegex, "pattern is not a valid RE2 regular expression.",
+			return Fail(core.NewError(errcode.InvalidRegex, "pattern is not a valid RE2 regular expression.",
 				map[string]any{"field": "pattern", "received": pattern, "constraint": "RE2 syntax, at most 256 characters"}))
 		}
 	}
 	updates := a.Object("updates")
 	if len(updates) == 0 {
-		return Fail(core.NewError(core.CodeMissingRequired, "updates must set at least one metadata key.",
+		return Fail(core.NewError(errcode.MissingRequired, "updates must set at least one metadata key.",
 			map[string]any{"field": "updates", "action": "metadata-batch"}))
 	}
 	specID := a.String("spec_id")
@@ -182,7 +183,7 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 			}
 			matched = append(matched, n.ID)
 			if len(matched) > maxBatchMatches {
-				return nil, core.NewError(core.CodeValidation, fmt.Sprintf("The filters match more than %d nodes; narrow them.", maxBatchMatches),
+				return nil, core.NewError(errcode.Validation, fmt.Sprintf("The filters match more than %d nodes; narrow them.", maxBatchMatches),
 					map[string]any{"field": "pattern", "limit": maxBatchMatches, "constraint": "at most 100 matches"})
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
@@ -157,7 +158,7 @@ func taskPage(seq iter.Seq2[*specs.Node, int], limit int, fp string, keep func(*
 // taskStaleCursor is the INVALID_CURSOR answer for a cursor whose node no longer
 // sits where the listing can resume from it.
 func taskStaleCursor(restart map[string]any) *core.Error {
-	return core.NewError(core.CodeInvalidCursor, "The cursor's position no longer exists (the node was removed or moved); restart the listing.",
+	return core.NewError(errcode.InvalidCursor, "The cursor's position no longer exists (the node was removed or moved); restart the listing.",
 		map[string]any{"field": "cursor", "constraint": "a cursor whose last node still exists in the listing"}).
 		WithRecovery("task", restart, nil)
 }
@@ -166,10 +167,10 @@ func taskStaleCursor(restart map[string]any) *core.Error {
 // an id given in field, with the closest existing ids and a recovery call
 // that lists the tree. It reads every id: error paths only.
 func taskNodeNotFound(s *specs.Spec, specID, field, id string) *core.Error {
-	code := core.CodeTaskNotFound
+	code := errcode.TaskNotFound
 	what := "node"
 	if strings.HasPrefix(id, "phase-") {
-		code, what = core.CodePhaseNotFound, "phase"
+		code, what = errcode.PhaseNotFound, "phase"
 	}
 	ids := s.IDs()
 	return core.NewError(code, fmt.Sprintf("No %s %q in spec %s.", what, id, specID),
