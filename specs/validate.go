@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/specd/specd/core/fuzzy"
 )
 
 // Severity of a diagnostic.
@@ -35,6 +37,9 @@ const (
 	MaxNestingDepth  = 10
 	maxFixRounds     = 6
 	maxDidYouMeanLen = 2
+	// maxDidYouMeanInput bounds the quadratic distance: longer values get no
+	// suggestion.
+	maxDidYouMeanInput = 64
 )
 
 // Diagnostic is one finding of Validate. Location is a path into the
@@ -533,40 +538,20 @@ func MapNodeType(s string) (NodeType, bool) {
 }
 
 // didYouMean returns the closest of options to s within a small edit
-// distance, or "".
+// distance (fuzzy.Distance: a swap of two adjacent letters counts once), or
+// "". On a tie the earlier option wins.
 func didYouMean(s string, options []string) string {
-	best, bestD := "", maxDidYouMeanLen+1
 	w := normalizeWord(s)
+	if len(w) > maxDidYouMeanInput {
+		return ""
+	}
+	best, bestD := "", maxDidYouMeanLen+1
 	for _, o := range options {
-		if d := levenshtein(w, o); d < bestD {
+		if d := fuzzy.Distance(w, o); d < bestD {
 			best, bestD = o, d
 		}
 	}
 	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		return 1 << 20
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func nodeLoc(id string, field ...string) string {

@@ -178,8 +178,8 @@ type codeCheck struct {
 }
 
 type sink struct {
-	fn   *ast.FuncDecl // enclosing function, nil at package level
-	expr ast.Expr
+	fn    *ast.FuncDecl // enclosing function, nil at package level
+	expr  ast.Expr
 	where string
 }
 
