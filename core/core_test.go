@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 func fixedCall(tool string) *Call {
@@ -100,7 +102,7 @@ func TestMetaOptions(t *testing.T) {
 
 func TestFailureShape(t *testing.T) {
 	c := fixedCall("task")
-	e := NewError(CodeTaskNotFound, "No task task-9.", map[string]any{"field": "task_id", "received": strings.Repeat("y", 500)}).
+	e := NewError(errcode.TaskNotFound, "No task task-9.", map[string]any{"field": "task_id", "received": strings.Repeat("y", 500)}).
 		WithRecovery("task", map[string]any{"action": "list"}, []string{"task-1"})
 	m := roundTrip(t, c.Failure(e))
 	if m["success"] != false || m["error"] != "No task task-9." {
@@ -110,7 +112,7 @@ func TestFailureShape(t *testing.T) {
 	if got := keys(d); !reflect.DeepEqual(got, []string{"details", "error_code", "error_type", "recovery", "remediation"}) {
 		t.Fatalf("data keys %v", got)
 	}
-	if d["error_type"] != TypeNotFound || d["remediation"] == "" {
+	if d["error_type"] != errcode.TypeNotFound || d["remediation"] == "" {
 		t.Fatalf("registry not applied: %v", d)
 	}
 	if r := d["details"].(map[string]any)["received"].(string); len([]rune(r)) > 201 {
@@ -138,7 +140,7 @@ func TestInternalErrorsNeverLeak(t *testing.T) {
 		}
 	}
 	unknown := &Error{Code: "NOT_A_CODE", Message: "x"}
-	if d := roundTrip(t, c.Failure(unknown))["data"].(map[string]any); d["error_code"] != CodeInternal {
+	if d := roundTrip(t, c.Failure(unknown))["data"].(map[string]any); d["error_code"] != errcode.Internal {
 		t.Fatalf("unregistered codes must become INTERNAL_ERROR: %v", d)
 	}
 }
@@ -146,26 +148,26 @@ func TestInternalErrorsNeverLeak(t *testing.T) {
 type domainErr struct{}
 
 func (domainErr) Error() string     { return "Task task-1 is blocked." }
-func (domainErr) ErrorCode() string { return CodeTaskBlocked }
+func (domainErr) ErrorCode() string { return errcode.TaskBlocked }
 func (domainErr) ErrorDetails() map[string]any {
 	return map[string]any{"blocked_by": []string{"task-0"}}
 }
 
 func TestAsErrorKeepsDomainCodes(t *testing.T) {
 	e := AsError(domainErr{})
-	if e.Code != CodeTaskBlocked || e.Details["blocked_by"] == nil || e.Message != "Task task-1 is blocked." {
+	if e.Code != errcode.TaskBlocked || e.Details["blocked_by"] == nil || e.Message != "Task task-1 is blocked." {
 		t.Fatalf("%+v", e)
 	}
 }
 
 func TestRegistryIsComplete(t *testing.T) {
-	types := map[string]bool{TypeValidation: true, TypeAuthentication: true, TypeAuthorization: true, TypeNotFound: true,
-		TypeConflict: true, TypeRateLimit: true, TypeFeatureFlag: true, TypeInternal: true, TypeUnavailable: true}
-	if len(Codes()) < 32 {
-		t.Fatalf("registry has %d codes", len(Codes()))
+	types := map[string]bool{errcode.TypeValidation: true, errcode.TypeAuthentication: true, errcode.TypeAuthorization: true, errcode.TypeNotFound: true,
+		errcode.TypeConflict: true, errcode.TypeRateLimit: true, errcode.TypeFeatureFlag: true, errcode.TypeInternal: true, errcode.TypeUnavailable: true}
+	if len(errcode.Codes()) < 32 {
+		t.Fatalf("registry has %d codes", len(errcode.Codes()))
 	}
-	for _, c := range Codes() {
-		r, _ := Lookup(c)
+	for _, c := range errcode.Codes() {
+		r, _ := errcode.Lookup(c)
 		if !types[r.Type] || r.Remediation == "" || strings.ToUpper(c) != c {
 			t.Errorf("bad registry row %+v", r)
 		}
@@ -201,11 +203,11 @@ func TestCursor(t *testing.T) {
 	if err != nil || k != "spec-2026-01-01-001" {
 		t.Fatalf("round trip: %q %v", k, err)
 	}
-	if _, err := DecodeCursor(c, Fingerprint("spec", "list", "", "archived")); err == nil || err.Code != CodeInvalidCursor {
+	if _, err := DecodeCursor(c, Fingerprint("spec", "list", "", "archived")); err == nil || err.Code != errcode.InvalidCursor {
 		t.Fatalf("cursor from another filter accepted: %v", err)
 	}
 	for _, bad := range []string{"!!!", "e30", "eyJ2IjoyLCJrIjoiYSIsImYiOiJ4In0"} {
-		if _, err := DecodeCursor(bad, fp); err == nil || err.Code != CodeInvalidCursor {
+		if _, err := DecodeCursor(bad, fp); err == nil || err.Code != errcode.InvalidCursor {
 			t.Fatalf("bad cursor %q accepted", bad)
 		}
 	}
@@ -236,7 +238,7 @@ func TestMutationCheckVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := (Mutation{ExpectedVersion: &v}).CheckVersion(4)
-	if err == nil || err.Code != CodeVersionConflict || err.Details["current_version"] != int64(4) {
+	if err == nil || err.Code != errcode.VersionConflict || err.Details["current_version"] != int64(4) {
 		t.Fatalf("%v", err)
 	}
 	if err := (Mutation{}).CheckVersion(9); err != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // cursorPayload is the JSON inside a cursor (contract §5).
@@ -44,11 +46,11 @@ func DecodeCursor(cursor, fingerprint string) (string, *Error) {
 		err = json.Unmarshal(raw, &p)
 	}
 	if err != nil || p.V != 1 || p.K == "" {
-		return "", NewError(CodeInvalidCursor, "The cursor is not one this server issued.",
+		return "", NewError(errcode.InvalidCursor, "The cursor is not one this server issued.",
 			map[string]any{"field": "cursor", "constraint": "opaque cursor from meta.pagination.cursor", "received": cursor})
 	}
 	if p.F != fingerprint {
-		return "", NewError(CodeInvalidCursor, "The cursor belongs to a different listing (other action, spec or filters).",
+		return "", NewError(errcode.InvalidCursor, "The cursor belongs to a different listing (other action, spec or filters).",
 			map[string]any{"field": "cursor", "constraint": "same tool, action, spec_id and filters as the call that issued it", "received": cursor})
 	}
 	return p.K, nil

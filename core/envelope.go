@@ -1,5 +1,6 @@
 // Package core is the response-v2 contract every specd tool answers with: the
-// envelope and its builders, the error registry, request ids, pagination
+// envelope and its builders, the one error type (codes and their registry are
+// in core/errcode, which the domain imports too), request ids, pagination
 // cursors, input caps and the envelope's JSON Schema.
 //
 // No tool builds an envelope by hand: a handler returns a [Result] and the

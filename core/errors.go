@@ -3,131 +3,11 @@ package core
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/specd/specd/core/errcode"
 )
-
-// Error types of contract §3.
-const (
-	TypeValidation     = "validation"
-	TypeAuthentication = "authentication"
-	TypeAuthorization  = "authorization"
-	TypeNotFound       = "not_found"
-	TypeConflict       = "conflict"
-	TypeRateLimit      = "rate_limit"
-	TypeFeatureFlag    = "feature_flag"
-	TypeInternal       = "internal"
-	TypeUnavailable    = "unavailable"
-)
-
-// Error codes of contract §3.
-const (
-	CodeValidation         = "VALIDATION_ERROR"
-	CodeInvalidFormat      = "INVALID_FORMAT"
-	CodeMissingRequired    = "MISSING_REQUIRED"
-	CodeUnknownAction      = "UNKNOWN_ACTION"
-	CodeUnknownParameter   = "UNKNOWN_PARAMETER"
-	CodeInvalidParent      = "INVALID_PARENT"
-	CodeInvalidPosition    = "INVALID_POSITION"
-	CodeInvalidRegex       = "INVALID_REGEX_PATTERN"
-	CodePayloadTooLarge    = "PAYLOAD_TOO_LARGE"
-	CodeInvalidCursor      = "INVALID_CURSOR"
-	CodeCircularDependency = "CIRCULAR_DEPENDENCY"
-	CodeSelfReference      = "SELF_REFERENCE"
-	CodeNotFound           = "NOT_FOUND"
-	CodeSpecNotFound       = "SPEC_NOT_FOUND"
-	CodeTaskNotFound       = "TASK_NOT_FOUND"
-	CodePhaseNotFound      = "PHASE_NOT_FOUND"
-	CodeDependencyNotFound = "DEPENDENCY_NOT_FOUND"
-	CodeVersionNotFound    = "VERSION_NOT_FOUND"
-	CodeDigestNotFound     = "DIGEST_NOT_FOUND"
-	CodeArchiveNotFound    = "ARCHIVE_NOT_FOUND"
-	CodeConflict           = "CONFLICT"
-	CodeDuplicateEntry     = "DUPLICATE_ENTRY"
-	CodeVersionConflict    = "VERSION_CONFLICT"
-	CodeInvalidTransition  = "INVALID_TRANSITION"
-	CodeTaskBlocked        = "TASK_BLOCKED"
-	CodeUnauthorized       = "UNAUTHORIZED"
-	CodeForbidden          = "FORBIDDEN"
-	CodeRateLimitExceeded  = "RATE_LIMIT_EXCEEDED"
-	CodeFeatureDisabled    = "FEATURE_DISABLED"
-	CodeInternal           = "INTERNAL_ERROR"
-	CodeUnavailable        = "UNAVAILABLE"
-	CodeLockTimeout        = "LOCK_TIMEOUT"
-	CodeStoreCorrupt       = "STORE_CORRUPT"
-	CodeStoreFull          = "STORE_FULL"
-	CodeStoreReadOnly      = "STORE_READ_ONLY"
-)
-
-// CodeInfo is one row of the error registry.
-type CodeInfo struct {
-	Code        string
-	Type        string
-	Remediation string // default remediation: one actionable sentence
-}
-
-// registry is the one table mapping code → type → default remediation.
-var registry = map[string]CodeInfo{}
-
-func init() {
-	for _, r := range []CodeInfo{
-		{CodeValidation, TypeValidation, "Fix the reported fields (see data.details) and call again."},
-		{CodeInvalidFormat, TypeValidation, "Correct the value of data.details.field (type, enum or bounds) and call again."},
-		{CodeMissingRequired, TypeValidation, "Add the missing parameter named in data.details.field and call again."},
-		{CodeUnknownAction, TypeValidation, "Use one of the actions in data.details.allowed; server(action=\"schema\") lists them with their parameters."},
-		{CodeUnknownParameter, TypeValidation, "Remove or rename the parameter in data.details.field; server(action=\"schema\") lists what each action takes."},
-		{CodeInvalidParent, TypeValidation, "Choose a parent that exists and can hold this node; task(action=\"hierarchy\") shows the tree."},
-		{CodeInvalidPosition, TypeValidation, "Use a 1-based position within the parent's children."},
-		{CodeInvalidRegex, TypeValidation, "Fix the regular expression (RE2 syntax, at most 256 characters) or search literally."},
-		{CodePayloadTooLarge, TypeValidation, "Shrink the field named in data.details.field below data.details.limit, or pass large content as a workspace path."},
-		{CodeInvalidCursor, TypeValidation, "Restart the listing without a cursor (see recovery)."},
-		{CodeCircularDependency, TypeValidation, "Remove one edge of data.details.cycle before adding this dependency."},
-		{CodeSelfReference, TypeValidation, "A node cannot depend on itself: choose a different target_id."},
-		{CodeNotFound, TypeNotFound, "Check the identifier against the listing in recovery.suggested_tool."},
-		{CodeSpecNotFound, TypeNotFound, "Use a spec_id from spec(action=\"list\") or one of recovery.fuzzy_matches."},
-		{CodeTaskNotFound, TypeNotFound, "Use a task_id from task(action=\"list\") or one of recovery.fuzzy_matches."},
-		{CodePhaseNotFound, TypeNotFound, "Use a phase id from task(action=\"hierarchy\") or one of recovery.fuzzy_matches."},
-		{CodeDependencyNotFound, TypeNotFound, "Check the dependency with task(action=\"check-deps\") before removing it."},
-		{CodeVersionNotFound, TypeNotFound, "Pick a version from spec(action=\"history\")."},
-		{CodeDigestNotFound, TypeNotFound, "List stored digests with research(action=\"digest-list\")."},
-		{CodeArchiveNotFound, TypeNotFound, "Re-read the source answer to get current archive ids."},
-		{CodeConflict, TypeConflict, "Re-read the current state, then decide whether to retry."},
-		{CodeDuplicateEntry, TypeConflict, "An entry with this identity exists: read it instead of creating it again."},
-		{CodeVersionConflict, TypeConflict, "Re-read the spec to get its current version, re-apply your change, and pass that version as expected_version."},
-		{CodeInvalidTransition, TypeConflict, "Use one of the transitions in data.details.allowed."},
-		{CodeTaskBlocked, TypeConflict, "Finish the blockers in data.details.blocked_by first; task(action=\"check-deps\") shows them."},
-		{CodeUnauthorized, TypeAuthentication, "Provide valid credentials."},
-		{CodeForbidden, TypeAuthorization, "This client may not perform the action; ask an operator for access."},
-		{CodeRateLimitExceeded, TypeRateLimit, "Wait data.retry_after_seconds seconds, then retry."},
-		{CodeFeatureDisabled, TypeFeatureFlag, "Ask an operator to enable the feature flag named in data.details.feature."},
-		{CodeInternal, TypeInternal, "Retry with backoff; if it persists, report the request_id to the operator."},
-		{CodeUnavailable, TypeUnavailable, "Retry with backoff, or narrow the call so it finishes within the deadline."},
-		{CodeLockTimeout, TypeUnavailable, "Another process holds the store: retry after data.details.retry_after_ms milliseconds."},
-		{CodeStoreCorrupt, TypeUnavailable, "Stop specd, move the store file named in data.details.store aside, and restore the latest copy made with `specd backup` (`specd check` verifies it)."},
-		{CodeStoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
-		{CodeStoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
-	} {
-		registry[r.Code] = r
-	}
-}
-
-// Lookup returns the registry row of code. Unknown codes are reported as
-// internal errors, so a typo never reaches a client as an unknown type.
-func Lookup(code string) (CodeInfo, bool) {
-	r, ok := registry[code]
-	return r, ok
-}
-
-// Codes lists every registered code, sorted.
-func Codes() []string {
-	out := make([]string, 0, len(registry))
-	for c := range registry {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // Recovery is the call an agent can make next (contract §3).
 type Recovery struct {
@@ -176,7 +56,7 @@ func Errorf(code, format string, args ...any) *Error {
 // Internal wraps an unexpected Go error. Its text is kept for the log and
 // never reaches the client.
 func Internal(cause error) *Error {
-	return &Error{Code: CodeInternal, cause: cause}
+	return &Error{Code: errcode.Internal, cause: cause}
 }
 
 // WithRecovery sets the suggested next call and returns e.
@@ -200,16 +80,17 @@ func (e *Error) WithDetail(k string, v any) *Error {
 // WithCause records an internal cause for the log and returns e.
 func (e *Error) WithCause(err error) *Error { e.cause = err; return e }
 
-func (e *Error) info() CodeInfo {
-	if r, ok := registry[e.Code]; ok {
+func (e *Error) info() errcode.Info {
+	if r, ok := errcode.Lookup(e.Code); ok {
 		return r
 	}
-	return registry[CodeInternal]
+	r, _ := errcode.Lookup(errcode.Internal)
+	return r
 }
 
 func (e *Error) message(requestID string) string {
 	info := e.info()
-	if info.Code == CodeInternal {
+	if info.Code == errcode.Internal {
 		return "Internal error while handling request " + requestID + "; the server log has the details."
 	}
 	if e.Message == "" {
@@ -228,7 +109,7 @@ func (e *Error) Payload(requestID string) map[string]any {
 		rem = info.Remediation
 	}
 	details := map[string]any{}
-	if info.Code == CodeInternal {
+	if info.Code == errcode.Internal {
 		details["request_id"] = requestID
 	} else {
 		for k, v := range e.Details {
@@ -294,7 +175,7 @@ func AsError(err error) *Error {
 	}
 	var c Coded
 	if errors.As(err, &c) {
-		if _, ok := registry[c.ErrorCode()]; !ok {
+		if _, ok := errcode.Lookup(c.ErrorCode()); !ok {
 			return Internal(err)
 		}
 		// Domain errors render as "CODE: message"; the envelope has the code

@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // Input caps of contract §4. A parameter may declare a larger cap for itself
@@ -76,7 +78,7 @@ func checkCaps(path string, v any, maxString, depth int) *Error {
 
 func tooLarge(field, unit string, limit, got int) *Error {
 	return &Error{
-		Code:    CodePayloadTooLarge,
+		Code:    errcode.PayloadTooLarge,
 		Message: fmt.Sprintf("%s has %d %s; the limit is %d.", field, got, unit, limit),
 		Details: map[string]any{"field": field, "constraint": "max " + unit, "limit": limit, "received": got},
 	}

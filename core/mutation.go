@@ -1,5 +1,7 @@
 package core
 
+import "github.com/specd/specd/core/errcode"
+
 // Mutation carries the plumbing every mutating action accepts (contract §4):
 // dry_run (compute the answer, store nothing) and expected_version (optimistic
 // concurrency against the spec's version).
@@ -17,7 +19,7 @@ func (m Mutation) CheckVersion(current int64) *Error {
 		return nil
 	}
 	return &Error{
-		Code:    CodeVersionConflict,
+		Code:    errcode.VersionConflict,
 		Message: "The spec changed since you read it.",
 		Details: map[string]any{
 			"field":            "expected_version",

@@ -1,6 +1,10 @@
 package core
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/specd/specd/core/errcode"
+)
 
 // EnvelopeSchema returns the JSON Schema of the response-v2 envelope, success
 // and failure alike; every tool publishes it as its outputSchema. It carries
@@ -87,7 +91,7 @@ func envelopeSchema() map[string]any {
 		"required": []string{"error_code", "error_type", "remediation", "details", "recovery"},
 		"properties": map[string]any{
 			"error_code":  map[string]any{"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
-			"error_type":  map[string]any{"type": "string", "enum": []string{TypeValidation, TypeAuthentication, TypeAuthorization, TypeNotFound, TypeConflict, TypeRateLimit, TypeFeatureFlag, TypeInternal, TypeUnavailable}},
+			"error_type":  map[string]any{"type": "string", "enum": []string{errcode.TypeValidation, errcode.TypeAuthentication, errcode.TypeAuthorization, errcode.TypeNotFound, errcode.TypeConflict, errcode.TypeRateLimit, errcode.TypeFeatureFlag, errcode.TypeInternal, errcode.TypeUnavailable}},
 			"remediation": map[string]any{"type": "string", "minLength": 1},
 			"details":     obj,
 			"recovery": map[string]any{

@@ -3,6 +3,8 @@ package specs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // TaskInput describes a node added by AddTask or AddPhaseBulk. Empty fields
@@ -54,20 +56,20 @@ func violationsErr(vs []fieldViolation) *Error {
 	for i, v := range vs {
 		list[i] = map[string]any{"code": v.Code, "field": v.Field, "message": v.Message, "received": v.Received}
 	}
-	e := newErr(CodeValidationError, vs[0].Field, "%d invalid fields, first: %s", len(vs), vs[0].Message)
+	e := newErr(errcode.Validation, vs[0].Field, "%d invalid fields, first: %s", len(vs), vs[0].Message)
 	return e.with("violations", list)
 }
 
 func checkEnum(vs *[]fieldViolation, field, value string, allowed []string) {
 	if value != "" && !containsString(allowed, value) {
-		*vs = append(*vs, fieldViolation{CodeInvalidFormat, field,
+		*vs = append(*vs, fieldViolation{errcode.InvalidFormat, field,
 			fmt.Sprintf("%s must be one of %s", field, strings.Join(allowed, ", ")), truncateForDetails(value)})
 	}
 }
 
 func checkHours(vs *[]fieldViolation, field string, h *float64) {
 	if h != nil && (*h < 0 || *h > 100000 || *h != *h) {
-		*vs = append(*vs, fieldViolation{CodeInvalidFormat, field, field + " must be a number between 0 and 100000", *h})
+		*vs = append(*vs, fieldViolation{errcode.InvalidFormat, field, field + " must be a number between 0 and 100000", *h})
 	}
 }
 
@@ -97,12 +99,12 @@ func validateTaskInput(in TaskInput, prefix string) []fieldViolation {
 	switch t {
 	case TypeTask, TypeSubtask, TypeVerify, TypeResearch:
 	default:
-		vs = append(vs, fieldViolation{CodeInvalidFormat, prefix + "task_type", "task_type must be one of task, subtask, verify, research", truncateForDetails(string(in.Type))})
+		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "task_type", "task_type must be one of task, subtask, verify, research", truncateForDetails(string(in.Type))})
 	}
 	if strings.TrimSpace(in.Title) == "" {
-		vs = append(vs, fieldViolation{CodeMissingRequired, prefix + "title", "title is required and must not be blank", nil})
+		vs = append(vs, fieldViolation{errcode.MissingRequired, prefix + "title", "title is required and must not be blank", nil})
 	} else if len([]rune(in.Title)) > 500 {
-		vs = append(vs, fieldViolation{CodeInvalidFormat, prefix + "title", "title must be at most 500 characters", truncateForDetails(in.Title)})
+		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "title", "title must be at most 500 characters", truncateForDetails(in.Title)})
 	}
 	checkEnum(&vs, prefix+"task_category", in.TaskCategory, TaskCategories)
 	checkEnum(&vs, prefix+"complexity", in.Complexity, Complexities)
@@ -110,18 +112,18 @@ func validateTaskInput(in TaskInput, prefix string) []fieldViolation {
 	checkEnum(&vs, prefix+"blocking_mode", in.BlockingMode, BlockingModes)
 	checkHours(&vs, prefix+"estimated_hours", in.EstimatedHours)
 	if in.FilePath != "" && !validRelativePath(in.FilePath) {
-		vs = append(vs, fieldViolation{CodeInvalidFormat, prefix + "file_path", "file_path must be a repo-relative path without '..'", truncateForDetails(in.FilePath)})
+		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "file_path", "file_path must be a repo-relative path without '..'", truncateForDetails(in.FilePath)})
 	}
 	for i, c := range in.AcceptanceCriteria {
 		if strings.TrimSpace(c) == "" {
-			vs = append(vs, fieldViolation{CodeInvalidFormat, fmt.Sprintf("%sacceptance_criteria[%d]", prefix, i), "acceptance criteria must not be blank", ""})
+			vs = append(vs, fieldViolation{errcode.InvalidFormat, fmt.Sprintf("%sacceptance_criteria[%d]", prefix, i), "acceptance criteria must not be blank", ""})
 		}
 	}
 	if t != TypeVerify && (in.VerificationType != "" || in.Command != "" || in.Expected != "") {
-		vs = append(vs, fieldViolation{CodeInvalidFormat, prefix + "verification_type", "verification fields apply to verify nodes only", string(t)})
+		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "verification_type", "verification fields apply to verify nodes only", string(t)})
 	}
 	if t != TypeResearch && (in.BlockingMode != "" || in.ResearchType != "" || in.Query != "") {
-		vs = append(vs, fieldViolation{CodeInvalidFormat, prefix + "blocking_mode", "research fields apply to research nodes only", string(t)})
+		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "blocking_mode", "research fields apply to research nodes only", string(t)})
 	}
 	return vs
 }
@@ -220,7 +222,7 @@ func positionIndex(position, n, def int, field string) (int, *Error) {
 		return def, nil
 	}
 	if position < 1 || position > n+1 {
-		return 0, newErr(CodeInvalidPosition, field, "position must be between 1 and %d", n+1).
+		return 0, newErr(errcode.InvalidPosition, field, "position must be between 1 and %d", n+1).
 			with("received", position).with("min", 1).with("max", n+1)
 	}
 	return position - 1, nil
@@ -236,7 +238,7 @@ func positionIndex(position, n, def int, field string) (int, *Error) {
 func AddTask(s *Spec, parentID string, in TaskInput) (id string, err error) {
 	defer s.mutate(&err)()
 	if parentID == "" {
-		return "", newErr(CodeMissingRequired, "parent", "parent is required (a phase or task id)")
+		return "", newErr(errcode.MissingRequired, "parent", "parent is required (a phase or task id)")
 	}
 	if vs := validateTaskInput(in, ""); len(vs) > 0 {
 		return "", violationsErr(vs)
@@ -254,7 +256,7 @@ func addChild(s *Spec, parent *Node, n *Node, position int) (string, error) {
 		if parent.Type == TypeSpec {
 			hint = "; add a phase with phase-add"
 		}
-		return "", newErr(CodeInvalidParent, "parent", "a %s cannot be added under %s (%s)%s", n.Type, parent.ID, parent.Type, hint).
+		return "", newErr(errcode.InvalidParent, "parent", "a %s cannot be added under %s (%s)%s", n.Type, parent.ID, parent.Type, hint).
 			with("received", parent.ID)
 	}
 	idx, perr := positionIndex(position, len(parent.Children), defaultIndex(s, parent.Children, n.Type), "position")
@@ -319,10 +321,10 @@ func RemoveTask(s *Spec, id string, cascade bool) (removed []string, err error) 
 		return nil, taskNotFound(s, "task_id", id)
 	}
 	if id == RootID || n.Type == TypePhase {
-		return nil, newErr(CodeValidationError, "task_id", "%s is a %s: remove phases with phase-remove", id, n.Type)
+		return nil, newErr(errcode.Validation, "task_id", "%s is a %s: remove phases with phase-remove", id, n.Type)
 	}
 	if !n.IsLeaf() && !cascade {
-		return nil, newErr(CodeValidationError, "cascade", "%s has %d children: pass cascade to remove them too", id, len(n.Children)).
+		return nil, newErr(errcode.Validation, "cascade", "%s has %d children: pass cascade to remove them too", id, len(n.Children)).
 			with("children", cloneStrings(n.Children))
 	}
 	removed = subtree(s, id)
@@ -354,7 +356,7 @@ func MoveTask(s *Spec, id, newParent string, position int) (err error) {
 		return taskNotFound(s, "task_id", id)
 	}
 	if id == RootID || n.Type == TypePhase {
-		return newErr(CodeValidationError, "task_id", "%s is a %s: move phases with phase-move", id, n.Type)
+		return newErr(errcode.Validation, "task_id", "%s is a %s: move phases with phase-move", id, n.Type)
 	}
 	oldParent := n.Parent
 	if newParent == "" {
@@ -366,7 +368,7 @@ func MoveTask(s *Spec, id, newParent string, position int) (err error) {
 	}
 	for x, guard := newParent, 0; x != "" && guard < 10000; guard++ {
 		if x == id {
-			return newErr(CodeInvalidParent, "parent", "cannot move %s into its own subtree (%s)", id, newParent).with("received", newParent)
+			return newErr(errcode.InvalidParent, "parent", "cannot move %s into its own subtree (%s)", id, newParent).with("received", newParent)
 		}
 		xn := s.Node(x)
 		if xn == nil {
@@ -375,7 +377,7 @@ func MoveTask(s *Spec, id, newParent string, position int) (err error) {
 		x = xn.Parent
 	}
 	if !allowedUnder(np, n.Type) {
-		return newErr(CodeInvalidParent, "parent", "a %s cannot sit under %s (%s)", n.Type, newParent, np.Type).with("received", newParent)
+		return newErr(errcode.InvalidParent, "parent", "a %s cannot sit under %s (%s)", n.Type, newParent, np.Type).with("received", newParent)
 	}
 	siblings := removeString(cloneStrings(np.Children), id)
 	idx, perr := positionIndex(position, len(siblings), defaultIndex(s, siblings, n.Type), "position")
@@ -391,11 +393,11 @@ func MoveTask(s *Spec, id, newParent string, position int) (err error) {
 	if oldParent != newParent {
 		s.Edit(id).Parent = newParent
 		if path := waitPath(s, vertex{newParent, true}, vertex{id, true}); path != nil {
-			return newErr(CodeCircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
+			return newErr(errcode.CircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
 				with("cycle", cycleIDs(id, newParent, path)[1:])
 		}
 		if path := waitPath(s, vertex{id, false}, vertex{newParent, false}); path != nil {
-			return newErr(CodeCircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
+			return newErr(errcode.CircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
 				with("cycle", cycleIDs(newParent, id, path)[1:])
 		}
 		RecomputeAncestors(s, oldParent)
@@ -460,11 +462,11 @@ func AddPhase(s *Spec, in PhaseInput) (res PhaseResult, err error) {
 func addPhase(s *Spec, in PhaseInput) (PhaseResult, error) {
 	var res PhaseResult
 	if strings.TrimSpace(in.Title) == "" {
-		return res, newErr(CodeMissingRequired, "title", "a phase needs a title")
+		return res, newErr(errcode.MissingRequired, "title", "a phase needs a title")
 	}
 	root := s.Root()
 	if root == nil {
-		return res, newErr(CodeValidationError, "spec_id", "spec %s has no root node; run spec fix", s.Header.SpecID)
+		return res, newErr(errcode.Validation, "spec_id", "spec %s has no root node; run spec fix", s.Header.SpecID)
 	}
 	idx, perr := positionIndex(in.Position, len(root.Children), len(root.Children), "position")
 	if perr != nil {
@@ -547,7 +549,7 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 	defer s.mutate(&err)()
 	var vs []fieldViolation
 	if strings.TrimSpace(in.Title) == "" {
-		vs = append(vs, fieldViolation{CodeMissingRequired, "phase.title", "a phase needs a title", nil})
+		vs = append(vs, fieldViolation{errcode.MissingRequired, "phase.title", "a phase needs a title", nil})
 	}
 	hasVerify, seenTask := false, false
 	for i, t := range tasks {
@@ -558,7 +560,7 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 			hasVerify = true
 		case TypeSubtask:
 			if !seenTask {
-				vs = append(vs, fieldViolation{CodeValidationError, prefix + "type", "a subtask must follow a task it belongs to", "subtask"})
+				vs = append(vs, fieldViolation{errcode.Validation, prefix + "type", "a subtask must follow a task it belongs to", "subtask"})
 			}
 		case TypeTask, "":
 			seenTask = true
@@ -636,7 +638,7 @@ func RemovePhase(s *Spec, phaseID string, force bool) (res RemovePhaseResult, er
 		if len(list) > 20 {
 			list = list[:20]
 		}
-		return res, newErr(CodeConflict, "force", "phase %s has %d tasks that are not pending; pass force to remove it anyway", phaseID, len(active)).
+		return res, newErr(errcode.Conflict, "force", "phase %s has %d tasks that are not pending; pass force to remove it anyway", phaseID, len(active)).
 			with("non_pending", list).with("non_pending_count", len(active))
 	}
 	before := cloneStrings(p.Dependencies.BlockedBy)
@@ -678,7 +680,7 @@ func MovePhase(s *Spec, phaseID string, position int) (err error) {
 	root := s.Root()
 	rest := removeString(cloneStrings(root.Children), phaseID)
 	if position < 1 || position > len(rest)+1 {
-		return newErr(CodeInvalidPosition, "position", "position must be between 1 and %d", len(rest)+1).
+		return newErr(errcode.InvalidPosition, "position", "position must be between 1 and %d", len(rest)+1).
 			with("received", position).with("min", 1).with("max", len(rest)+1)
 	}
 	r := s.Edit(RootID)
@@ -703,7 +705,7 @@ func checkMetadataUpdate(updates map[string]any) []fieldViolation {
 	for _, k := range sortedKeys(updates) {
 		v := updates[k]
 		if why, ok := reservedNodeKeys[k]; ok {
-			vs = append(vs, fieldViolation{CodeValidationError, k, fmt.Sprintf("%s cannot be set directly (%s)", k, why), nil})
+			vs = append(vs, fieldViolation{errcode.Validation, k, fmt.Sprintf("%s cannot be set directly (%s)", k, why), nil})
 			continue
 		}
 		if v == nil {
@@ -713,32 +715,32 @@ func checkMetadataUpdate(updates map[string]any) []fieldViolation {
 		switch k {
 		case "title":
 			if !isStr || strings.TrimSpace(str) == "" {
-				vs = append(vs, fieldViolation{CodeInvalidFormat, k, "title must be a non-blank string", fmt.Sprint(v)})
+				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, "title must be a non-blank string", fmt.Sprint(v)})
 			}
 		case "task_category", "complexity", "verification_type", "blocking_mode":
 			allowed := map[string][]string{"task_category": TaskCategories, "complexity": Complexities,
 				"verification_type": VerificationTypes, "blocking_mode": BlockingModes}[k]
 			if !isStr || !containsString(allowed, str) {
-				vs = append(vs, fieldViolation{CodeInvalidFormat, k, k + " must be one of " + strings.Join(allowed, ", "), truncateForDetails(fmt.Sprint(v))})
+				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, k + " must be one of " + strings.Join(allowed, ", "), truncateForDetails(fmt.Sprint(v))})
 			}
 		case "file_path":
 			if !isStr || !validRelativePath(str) {
-				vs = append(vs, fieldViolation{CodeInvalidFormat, k, "file_path must be a repo-relative path without '..'", truncateForDetails(fmt.Sprint(v))})
+				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, "file_path must be a repo-relative path without '..'", truncateForDetails(fmt.Sprint(v))})
 			}
 		case "estimated_hours", "actual_hours":
 			f, ok := toFloat(v)
 			if _, isS := v.(string); !ok || isS {
-				vs = append(vs, fieldViolation{CodeInvalidFormat, k, k + " must be a number", truncateForDetails(fmt.Sprint(v))})
+				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, k + " must be a number", truncateForDetails(fmt.Sprint(v))})
 			} else {
 				checkHours(&vs, k, &f)
 			}
 		case "acceptance_criteria", "owners":
 			if normalized, ok := normalizeJSON(v).([]any); !ok {
-				vs = append(vs, fieldViolation{CodeInvalidFormat, k, k + " must be a list of strings", truncateForDetails(fmt.Sprint(v))})
+				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, k + " must be a list of strings", truncateForDetails(fmt.Sprint(v))})
 			} else {
 				for _, it := range normalized {
 					if _, ok := it.(string); !ok {
-						vs = append(vs, fieldViolation{CodeInvalidFormat, k, k + " must be a list of strings", truncateForDetails(fmt.Sprint(v))})
+						vs = append(vs, fieldViolation{errcode.InvalidFormat, k, k + " must be a list of strings", truncateForDetails(fmt.Sprint(v))})
 						break
 					}
 				}
@@ -769,7 +771,7 @@ func UpdateMetadata(s *Spec, id string, updates map[string]any) (changed []strin
 
 func updateNodeMetadata(s *Spec, id string, updates map[string]any) ([]string, error) {
 	if len(updates) == 0 {
-		return nil, newErr(CodeMissingRequired, "metadata", "no metadata updates given")
+		return nil, newErr(errcode.MissingRequired, "metadata", "no metadata updates given")
 	}
 	if vs := checkMetadataUpdate(updates); len(vs) > 0 {
 		return nil, violationsErr(vs)
@@ -831,7 +833,7 @@ func UpdateEstimate(s *Spec, id string, hours *float64, complexity string) (err 
 		return taskNotFound(s, "task_id", id)
 	}
 	if hours == nil && complexity == "" {
-		return newErr(CodeMissingRequired, "estimated_hours", "give estimated_hours or complexity")
+		return newErr(errcode.MissingRequired, "estimated_hours", "give estimated_hours or complexity")
 	}
 	var vs []fieldViolation
 	checkHours(&vs, "estimated_hours", hours)
@@ -871,20 +873,20 @@ func AddRequirement(s *Spec, id, reqType, text string) (req Requirement, err err
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return req, newErr(CodeMissingRequired, "text", "a requirement needs text")
+		return req, newErr(errcode.MissingRequired, "text", "a requirement needs text")
 	}
 	if !containsString(RequirementTypes, reqType) {
-		return req, newErr(CodeInvalidFormat, "requirement_type", "requirement type must be one of %s", strings.Join(RequirementTypes, ", ")).
+		return req, newErr(errcode.InvalidFormat, "requirement_type", "requirement type must be one of %s", strings.Join(RequirementTypes, ", ")).
 			with("received", truncateForDetails(reqType)).with("allowed", RequirementTypes)
 	}
 	existing := n.Requirements()
 	if len(existing) >= MaxRequirements {
-		return req, newErr(CodeValidationError, "text", "%s already has %d requirements (max %d)", id, len(existing), MaxRequirements)
+		return req, newErr(errcode.Validation, "text", "%s already has %d requirements (max %d)", id, len(existing), MaxRequirements)
 	}
 	max := 0
 	for _, r := range existing {
 		if strings.EqualFold(strings.TrimSpace(r.Text), text) {
-			return req, newErr(CodeDuplicateEntry, "text", "%s already has this requirement (%s)", id, r.ID).with("existing_id", r.ID)
+			return req, newErr(errcode.DuplicateEntry, "text", "%s already has this requirement (%s)", id, r.ID).with("existing_id", r.ID)
 		}
 		if nums, ok := idNumbers(r.ID, "req"); ok && len(nums) == 1 && nums[0] > max {
 			max = nums[0]

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 func TestNewSpec(t *testing.T) {
@@ -21,8 +23,8 @@ func TestNewSpec(t *testing.T) {
 	}
 	mustNoViolations(t, s, "new")
 	_, err = NewSpec(NewSpecInput{Name: " "}, nil, nil)
-	mustCode(t, err, CodeMissingRequired)
-	e := mustCode(t, func() error { _, err := NewSpec(NewSpecInput{Name: "x", Template: "huge"}, nil, nil); return err }(), CodeInvalidFormat)
+	mustCode(t, err, errcode.MissingRequired)
+	e := mustCode(t, func() error { _, err := NewSpec(NewSpecInput{Name: "x", Template: "huge"}, nil, nil); return err }(), errcode.InvalidFormat)
 	if len(e.Candidates) != 4 {
 		t.Fatalf("candidates %v", e.Candidates)
 	}
@@ -68,9 +70,9 @@ func TestAddPhaseScaffoldAndLinks(t *testing.T) {
 		t.Fatal("link_previous false")
 	}
 	_, err := AddPhase(s, PhaseInput{Title: "x", Position: 9})
-	mustCode(t, err, CodeInvalidPosition)
+	mustCode(t, err, errcode.InvalidPosition)
 	_, err = AddPhase(s, PhaseInput{})
-	mustCode(t, err, CodeMissingRequired)
+	mustCode(t, err, errcode.MissingRequired)
 	mustNoViolations(t, s, "phases")
 }
 
@@ -96,12 +98,12 @@ func TestAddPhaseBulk(t *testing.T) {
 	}
 	before := docJSON(t, s)
 	_, err := AddPhaseBulk(s, PhaseInput{Title: "Bad"}, []TaskInput{{Title: ""}, {Title: "x", TaskCategory: "coding"}, {Type: TypeSubtask, Title: "y"}, {Title: "z", FilePath: "../etc/passwd"}})
-	e := mustCode(t, err, CodeValidationError)
+	e := mustCode(t, err, errcode.Validation)
 	if vs, _ := e.Details["violations"].([]any); len(vs) != 3 {
 		t.Fatalf("violations %v", e.Details)
 	}
 	_, err = AddPhaseBulk(s, PhaseInput{Title: "Bad"}, []TaskInput{{Type: TypeSubtask, Title: "orphan"}})
-	mustCode(t, err, CodeValidationError)
+	mustCode(t, err, errcode.Validation)
 	if docJSON(t, s) != before {
 		t.Fatal("failed bulk changed the spec")
 	}
@@ -129,19 +131,19 @@ func TestAddTaskPlacementAndErrors(t *testing.T) {
 		in     TaskInput
 		code   string
 	}{
-		{"", TaskInput{Title: "x"}, CodeMissingRequired},
-		{"phase-9", TaskInput{Title: "x"}, CodePhaseNotFound},
-		{"task-9-9", TaskInput{Title: "x"}, CodeTaskNotFound},
-		{"phase-1", TaskInput{}, CodeMissingRequired},
-		{"phase-1", TaskInput{Title: "x", Type: "epic"}, CodeInvalidFormat},
-		{"phase-1", TaskInput{Title: "x", Type: TypeSubtask}, CodeInvalidParent},
-		{RootID, TaskInput{Title: "x"}, CodeInvalidParent},
-		{"verify-1-1", TaskInput{Title: "x"}, CodeInvalidParent},
-		{"phase-1", TaskInput{Title: "x", Position: 99}, CodeInvalidPosition},
-		{"phase-1", TaskInput{Title: "x", Position: -1}, CodeInvalidPosition},
-		{"phase-1", TaskInput{Title: "x", FilePath: "/abs"}, CodeInvalidFormat},
-		{"phase-1", TaskInput{Title: "x", EstimatedHours: f64(-1)}, CodeInvalidFormat},
-		{"phase-1", TaskInput{Title: "x", Command: "make"}, CodeInvalidFormat},
+		{"", TaskInput{Title: "x"}, errcode.MissingRequired},
+		{"phase-9", TaskInput{Title: "x"}, errcode.PhaseNotFound},
+		{"task-9-9", TaskInput{Title: "x"}, errcode.TaskNotFound},
+		{"phase-1", TaskInput{}, errcode.MissingRequired},
+		{"phase-1", TaskInput{Title: "x", Type: "epic"}, errcode.InvalidFormat},
+		{"phase-1", TaskInput{Title: "x", Type: TypeSubtask}, errcode.InvalidParent},
+		{RootID, TaskInput{Title: "x"}, errcode.InvalidParent},
+		{"verify-1-1", TaskInput{Title: "x"}, errcode.InvalidParent},
+		{"phase-1", TaskInput{Title: "x", Position: 99}, errcode.InvalidPosition},
+		{"phase-1", TaskInput{Title: "x", Position: -1}, errcode.InvalidPosition},
+		{"phase-1", TaskInput{Title: "x", FilePath: "/abs"}, errcode.InvalidFormat},
+		{"phase-1", TaskInput{Title: "x", EstimatedHours: f64(-1)}, errcode.InvalidFormat},
+		{"phase-1", TaskInput{Title: "x", Command: "make"}, errcode.InvalidFormat},
 	}
 	for i, c := range cases {
 		_, err := AddTask(s, c.parent, c.in)
@@ -167,7 +169,7 @@ func TestRemoveTaskCascade(t *testing.T) {
 	noErr(t, AddDependency(s, "task-1-2-1", "task-1-3", "blocks"))
 	noErr(t, AddDependency(s, "task-1-1", "task-1-2", "blocks"))
 	_, err := RemoveTask(s, "task-1-2", false)
-	mustCode(t, err, CodeValidationError)
+	mustCode(t, err, errcode.Validation)
 	removed := must[[]string](t)(RemoveTask(s, "task-1-2", true))
 	if !reflect.DeepEqual(removed, []string{"task-1-2", "task-1-2-1"}) {
 		t.Fatal(removed)
@@ -176,9 +178,9 @@ func TestRemoveTaskCascade(t *testing.T) {
 		t.Fatal("edges to removed nodes remain")
 	}
 	_, err = RemoveTask(s, "phase-1", true)
-	mustCode(t, err, CodeValidationError)
+	mustCode(t, err, errcode.Validation)
 	_, err = RemoveTask(s, "nope", true)
-	mustCode(t, err, CodeTaskNotFound)
+	mustCode(t, err, errcode.TaskNotFound)
 	mustNoViolations(t, s, "remove")
 }
 
@@ -193,18 +195,18 @@ func TestMoveTask(t *testing.T) {
 		t.Fatalf("moved: %v", s.Node("phase-2").Children)
 	}
 	noErr(t, MoveTask(s, "task-1-2", "task-2-1", 0))
-	mustCode(t, MoveTask(s, "task-2-1", "task-1-2", 0), CodeInvalidParent)
-	mustCode(t, MoveTask(s, "task-2-1", "verify-1-1", 0), CodeInvalidParent)
-	mustCode(t, MoveTask(s, "phase-1", "phase-2", 0), CodeValidationError)
-	mustCode(t, MoveTask(s, "task-2-1", "phase-7", 0), CodePhaseNotFound)
-	mustCode(t, MoveTask(s, "task-2-1", "phase-1", 9), CodeInvalidPosition)
+	mustCode(t, MoveTask(s, "task-2-1", "task-1-2", 0), errcode.InvalidParent)
+	mustCode(t, MoveTask(s, "task-2-1", "verify-1-1", 0), errcode.InvalidParent)
+	mustCode(t, MoveTask(s, "phase-1", "phase-2", 0), errcode.Validation)
+	mustCode(t, MoveTask(s, "task-2-1", "phase-7", 0), errcode.PhaseNotFound)
+	mustCode(t, MoveTask(s, "task-2-1", "phase-1", 9), errcode.InvalidPosition)
 	// A move that makes a task inherit a cycle is refused: task-1-3 blocks
 	// a task of phase-1; under phase-2 (blocked by phase-1) task-1-3 would
 	// wait for phase-1, which contains a task waiting for task-1-3.
 	noErr(t, AddDependency(s, "task-1-3", "task-2-1", "blocks"))
 	noErr(t, MoveTask(s, "task-2-1", "phase-1", 0))
 	before := docJSON(t, s)
-	mustCode(t, MoveTask(s, "task-1-3", "phase-2", 0), CodeCircularDependency)
+	mustCode(t, MoveTask(s, "task-1-3", "phase-2", 0), errcode.CircularDependency)
 	if docJSON(t, s) != before {
 		t.Fatal("refused move changed the spec")
 	}
@@ -215,10 +217,10 @@ func TestRemovePhase(t *testing.T) {
 	s := twoPhases(t)
 	must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Three"}))
 	_, err := Start(s, "task-2-1", TransitionOptions{})
-	mustCode(t, err, CodeTaskBlocked)
+	mustCode(t, err, errcode.TaskBlocked)
 	noErr(t, func() error { _, err := Start(s, "task-1-1", TransitionOptions{}); return err }())
 	_, err = RemovePhase(s, "phase-1", false)
-	e := mustCode(t, err, CodeConflict)
+	e := mustCode(t, err, errcode.Conflict)
 	if e.Field != "force" {
 		t.Fatal(e.Field)
 	}
@@ -233,9 +235,9 @@ func TestRemovePhase(t *testing.T) {
 	mustNoViolations(t, s, "remove phase")
 	must[RemovePhaseResult](t)(RemovePhase(s, "phase-1", true))
 	_, err = RemovePhase(s, "phase-1", true)
-	mustCode(t, err, CodePhaseNotFound)
+	mustCode(t, err, errcode.PhaseNotFound)
 	_, err = RemovePhase(s, "task-3-1", true)
-	mustCode(t, err, CodePhaseNotFound)
+	mustCode(t, err, errcode.PhaseNotFound)
 	mustNoViolations(t, s, "remove phase 2")
 }
 
@@ -246,9 +248,9 @@ func TestMovePhase(t *testing.T) {
 	if got := s.Root().Children; !reflect.DeepEqual(got, []string{"phase-3", "phase-1", "phase-2"}) {
 		t.Fatal(got)
 	}
-	mustCode(t, MovePhase(s, "phase-3", 4), CodeInvalidPosition)
-	mustCode(t, MovePhase(s, "phase-3", 0), CodeInvalidPosition)
-	mustCode(t, MovePhase(s, "phase-9", 1), CodePhaseNotFound)
+	mustCode(t, MovePhase(s, "phase-3", 4), errcode.InvalidPosition)
+	mustCode(t, MovePhase(s, "phase-3", 0), errcode.InvalidPosition)
+	mustCode(t, MovePhase(s, "phase-9", 1), errcode.PhaseNotFound)
 	mustNoViolations(t, s, "move phase")
 }
 
@@ -263,24 +265,24 @@ func TestMetadataUpdates(t *testing.T) {
 		t.Fatal(ch)
 	}
 	_, err := UpdateMetadata(s, "task-1-1", map[string]any{"status": "completed"})
-	mustCode(t, err, CodeValidationError)
+	mustCode(t, err, errcode.Validation)
 	_, err = UpdateMetadata(s, "task-1-1", map[string]any{"complexity": "huge", "estimated_hours": "3"})
-	mustCode(t, err, CodeValidationError) // two violations
+	mustCode(t, err, errcode.Validation) // two violations
 	_, err = UpdateMetadata(s, "task-1-1", map[string]any{})
-	mustCode(t, err, CodeMissingRequired)
+	mustCode(t, err, errcode.MissingRequired)
 	_, err = UpdateMetadata(s, RootID, map[string]any{"x": 1})
-	mustCode(t, err, CodeTaskNotFound)
+	mustCode(t, err, errcode.TaskNotFound)
 	_, err = UpdatePhaseMetadata(s, "phase-1", map[string]any{"purpose": "why", "estimated_hours": 4})
 	noErr(t, err)
 	_, err = UpdatePhaseMetadata(s, "task-1-1", map[string]any{"purpose": "why"})
-	mustCode(t, err, CodePhaseNotFound)
+	mustCode(t, err, errcode.PhaseNotFound)
 	noErr(t, UpdateEstimate(s, "task-1-2", f64(1.5), "medium"))
 	if h, _ := s.Node("task-1-2").MetaFloat("estimated_hours"); h != 1.5 {
 		t.Fatal(h)
 	}
-	mustCode(t, UpdateEstimate(s, "task-1-2", nil, ""), CodeMissingRequired)
-	mustCode(t, UpdateEstimate(s, "task-1-2", f64(-1), ""), CodeInvalidFormat)
-	mustCode(t, UpdateEstimate(s, "task-1-2", nil, "xl"), CodeInvalidFormat)
+	mustCode(t, UpdateEstimate(s, "task-1-2", nil, ""), errcode.MissingRequired)
+	mustCode(t, UpdateEstimate(s, "task-1-2", f64(-1), ""), errcode.InvalidFormat)
+	mustCode(t, UpdateEstimate(s, "task-1-2", nil, "xl"), errcode.InvalidFormat)
 	mustNoViolations(t, s, "metadata")
 }
 
@@ -291,16 +293,16 @@ func TestRequirements(t *testing.T) {
 		t.Fatal(r)
 	}
 	_, err := AddRequirement(s, "task-1-1", "technical", " handles EMPTY input ")
-	mustCode(t, err, CodeDuplicateEntry)
+	mustCode(t, err, errcode.DuplicateEntry)
 	_, err = AddRequirement(s, "task-1-1", "wish", "x")
-	mustCode(t, err, CodeInvalidFormat)
+	mustCode(t, err, errcode.InvalidFormat)
 	_, err = AddRequirement(s, "task-1-1", "", "")
-	mustCode(t, err, CodeMissingRequired)
+	mustCode(t, err, errcode.MissingRequired)
 	for i := 2; i <= MaxRequirements; i++ {
 		must[Requirement](t)(AddRequirement(s, "task-1-1", "technical", "req "+string(rune('A'+i%26))+strings.Repeat("x", i)))
 	}
 	_, err = AddRequirement(s, "task-1-1", "", "one too many")
-	mustCode(t, err, CodeValidationError)
+	mustCode(t, err, errcode.Validation)
 	if got := s.Node("task-1-1").Requirements(); len(got) != MaxRequirements || got[49].ID != "req-50" {
 		t.Fatal(len(got))
 	}
@@ -312,21 +314,21 @@ func TestSpecLists(t *testing.T) {
 		t.Fatal(n)
 	}
 	_, err := AddAssumption(s, "users have accounts")
-	mustCode(t, err, CodeDuplicateEntry)
+	mustCode(t, err, errcode.DuplicateEntry)
 	_, err = AddConstraint(s, "")
-	mustCode(t, err, CodeMissingRequired)
+	mustCode(t, err, errcode.MissingRequired)
 	must[int](t)(AddConstraint(s, "No new deps"))
 	must[int](t)(AddQuestion(s, "Which DB?"))
 	must[int](t)(AddSuccessCriterion(s, "p95 < 100ms"))
 	must[int](t)(AddRisk(s, Risk{Description: "Data loss", Likelihood: "low", Impact: "high", Mitigation: "Backups"}))
 	_, err = AddRisk(s, Risk{Description: "x", Likelihood: "extreme"})
-	mustCode(t, err, CodeInvalidFormat)
+	mustCode(t, err, errcode.InvalidFormat)
 	rev := must[Revision](t)(AddRevision(s, Revision{Changelog: "Initial plan"}))
 	if rev.Author != "specd" || rev.Date == "" || rev.Version == "" {
 		t.Fatal(rev)
 	}
 	_, err = AddRevision(s, Revision{})
-	mustCode(t, err, CodeMissingRequired)
+	mustCode(t, err, errcode.MissingRequired)
 	if len(Assumptions(s)) != 1 || len(Constraints(s)) != 1 || len(Questions(s)) != 1 || len(SuccessCriteria(s)) != 1 ||
 		len(Risks(s)) != 1 || Risks(s)[0].Impact != "high" || len(Revisions(s)) != 1 {
 		t.Fatal("lists")
@@ -340,15 +342,15 @@ func TestSpecLists(t *testing.T) {
 	noErr(t, UpdateFrontmatter(s, "objectives", []string{"a", "b"}))
 	noErr(t, UpdateFrontmatter(s, "custom_key", map[string]any{"n": 1}))
 	noErr(t, UpdateFrontmatter(s, "custom_key", nil))
-	e := mustCode(t, UpdateFrontmatter(s, "assumptions", []string{"x"}), CodeValidationError)
+	e := mustCode(t, UpdateFrontmatter(s, "assumptions", []string{"x"}), errcode.Validation)
 	if e.Details["use_action"] != "assumption-add" {
 		t.Fatal(e.Details)
 	}
-	mustCode(t, UpdateFrontmatter(s, "status", "done"), CodeValidationError)
-	mustCode(t, UpdateFrontmatter(s, "estimated_hours", "3"), CodeInvalidFormat)
-	mustCode(t, UpdateFrontmatter(s, "objectives", "x"), CodeInvalidFormat)
-	mustCode(t, UpdateFrontmatter(s, "", "x"), CodeMissingRequired)
-	mustCode(t, UpdateFrontmatter(s, "title", ""), CodeMissingRequired)
+	mustCode(t, UpdateFrontmatter(s, "status", "done"), errcode.Validation)
+	mustCode(t, UpdateFrontmatter(s, "estimated_hours", "3"), errcode.InvalidFormat)
+	mustCode(t, UpdateFrontmatter(s, "objectives", "x"), errcode.InvalidFormat)
+	mustCode(t, UpdateFrontmatter(s, "", "x"), errcode.MissingRequired)
+	mustCode(t, UpdateFrontmatter(s, "title", ""), errcode.MissingRequired)
 	mustNoViolations(t, s, "lists")
 }
 
@@ -369,18 +371,18 @@ func TestFindReplace(t *testing.T) {
 		t.Fatal(res)
 	}
 	_, err = FindReplace(s, FindReplaceInput{Find: "(", Regex: true})
-	mustCode(t, err, CodeInvalidRegexPattern)
+	mustCode(t, err, errcode.InvalidRegex)
 	_, err = FindReplace(s, FindReplaceInput{Find: strings.Repeat("a", 257), Regex: true})
-	mustCode(t, err, CodeInvalidRegexPattern)
+	mustCode(t, err, errcode.InvalidRegex)
 	_, err = FindReplace(s, FindReplaceInput{Find: "x", Scope: "body"})
-	mustCode(t, err, CodeInvalidFormat)
+	mustCode(t, err, errcode.InvalidFormat)
 	_, err = FindReplace(s, FindReplaceInput{})
-	mustCode(t, err, CodeMissingRequired)
+	mustCode(t, err, errcode.MissingRequired)
 	_, err = FindReplace(s, FindReplaceInput{Find: "^.*$", Regex: true, Scope: "titles"})
-	mustCode(t, err, CodeValidationError) // would blank titles
+	mustCode(t, err, errcode.Validation) // would blank titles
 	before := docJSON(t, s)
 	_, err = FindReplace(s, FindReplaceInput{Find: "", Regex: true})
-	mustCode(t, err, CodeMissingRequired)
+	mustCode(t, err, errcode.MissingRequired)
 	if docJSON(t, s) != before {
 		t.Fatal("a refused find-replace changed the spec")
 	}
@@ -389,7 +391,7 @@ func TestFindReplace(t *testing.T) {
 	}
 	before = docJSON(t, s)
 	_, err = FindReplace(s, FindReplaceInput{Find: "x", Replace: "y"})
-	e := mustCode(t, err, CodeValidationError)
+	e := mustCode(t, err, errcode.Validation)
 	if e.Details["replacements"].(int) != 1200 || docJSON(t, s) != before {
 		t.Fatal("cap must refuse and change nothing")
 	}

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // PrepareBatchScan bounds how many actionable candidates SelectBatch
@@ -278,7 +280,7 @@ func StartAll(s *Spec, ids []string, o TransitionOptions) ([]TransitionResult, e
 		if err != nil {
 			if de, ok := err.(*Error); ok {
 				de.with("failed_task_id", id)
-				if de.Code == CodeTaskNotFound {
+				if de.Code == errcode.TaskNotFound {
 					de.with("field", "task_ids")
 				}
 			}

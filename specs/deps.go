@@ -1,5 +1,7 @@
 package specs
 
+import "github.com/specd/specd/core/errcode"
+
 // Dependency rules.
 //
 // blocked_by edges are hard prerequisites and blocks is their reverse; both
@@ -190,7 +192,7 @@ func FindDeadlock(s *Spec) []string {
 }
 
 func taskNotFound(s *Spec, field, id string) *Error {
-	e := newErr(CodeTaskNotFound, field, "node %q does not exist in spec %s", truncateForDetails(id), s.Header.SpecID)
+	e := newErr(errcode.TaskNotFound, field, "node %q does not exist in spec %s", truncateForDetails(id), s.Header.SpecID)
 	e.with("received", truncateForDetails(id))
 	for _, x := range s.IDs() {
 		if x != RootID {
@@ -201,7 +203,7 @@ func taskNotFound(s *Spec, field, id string) *Error {
 }
 
 func phaseNotFound(s *Spec, field, id string) *Error {
-	e := newErr(CodePhaseNotFound, field, "phase %q does not exist in spec %s", truncateForDetails(id), s.Header.SpecID)
+	e := newErr(errcode.PhaseNotFound, field, "phase %q does not exist in spec %s", truncateForDetails(id), s.Header.SpecID)
 	e.with("received", truncateForDetails(id))
 	if r := s.Root(); r != nil {
 		e.Candidates = cloneStrings(r.Children)
@@ -226,11 +228,11 @@ func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 		depType = "blocks"
 	}
 	if !containsString(DependencyTypes, depType) {
-		return newErr(CodeInvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
+		return newErr(errcode.InvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
 			with("received", truncateForDetails(depType)).with("allowed", DependencyTypes)
 	}
 	if taskID == targetID {
-		return newErr(CodeSelfReference, "target_id", "a node cannot depend on itself (%s)", taskID).with("received", taskID)
+		return newErr(errcode.SelfReference, "target_id", "a node cannot depend on itself (%s)", taskID).with("received", taskID)
 	}
 	task, target := s.Node(taskID), s.Node(targetID)
 	if task == nil {
@@ -240,11 +242,11 @@ func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 		return taskNotFound(s, "target_id", targetID)
 	}
 	if taskID == RootID || targetID == RootID {
-		return newErr(CodeValidationError, "task_id", "the spec root cannot take part in dependencies")
+		return newErr(errcode.Validation, "task_id", "the spec root cannot take part in dependencies")
 	}
 	if depType == "depends" {
 		if containsString(task.Dependencies.Depends, targetID) {
-			return newErr(CodeDuplicateEntry, "target_id", "%s already depends on %s", taskID, targetID)
+			return newErr(errcode.DuplicateEntry, "target_id", "%s already depends on %s", taskID, targetID)
 		}
 		e := s.Edit(taskID)
 		e.Dependencies.Depends = append(e.Dependencies.Depends, targetID)
@@ -257,10 +259,10 @@ func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	}
 	w := s.Node(waiter)
 	if containsString(w.Dependencies.BlockedBy, prereq) {
-		return newErr(CodeDuplicateEntry, "target_id", "%s is already blocked by %s", waiter, prereq)
+		return newErr(errcode.DuplicateEntry, "target_id", "%s is already blocked by %s", waiter, prereq)
 	}
 	if cycle := wouldCycle(s, waiter, prereq); cycle != nil {
-		return newErr(CodeCircularDependency, "target_id",
+		return newErr(errcode.CircularDependency, "target_id",
 			"%s blocked by %s would create a circular dependency: %v", waiter, prereq, cycle).with("cycle", cycle)
 	}
 	linkBlocked(s, waiter, prereq)
@@ -305,7 +307,7 @@ func RemoveDependency(s *Spec, taskID, targetID, depType string) (err error) {
 		depType = "blocks"
 	}
 	if !containsString(DependencyTypes, depType) {
-		return newErr(CodeInvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
+		return newErr(errcode.InvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
 			with("received", truncateForDetails(depType)).with("allowed", DependencyTypes)
 	}
 	task := s.Node(taskID)
@@ -316,7 +318,7 @@ func RemoveDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	switch depType {
 	case "depends":
 		if !containsString(task.Dependencies.Depends, targetID) {
-			e := newErr(CodeDependencyNotFound, "target_id", "%s does not depend on %s", taskID, targetID)
+			e := newErr(errcode.DependencyNotFound, "target_id", "%s does not depend on %s", taskID, targetID)
 			e.Candidates = cloneStrings(task.Dependencies.Depends)
 			return e
 		}
@@ -335,7 +337,7 @@ func RemoveDependency(s *Spec, taskID, targetID, depType string) (err error) {
 			if target == nil {
 				return taskNotFound(s, "target_id", targetID)
 			}
-			e := newErr(CodeDependencyNotFound, "target_id", "%s is not blocked by %s", waiter, prereq)
+			e := newErr(errcode.DependencyNotFound, "target_id", "%s is not blocked by %s", waiter, prereq)
 			e.Candidates = cloneStrings(list)
 			return e
 		}

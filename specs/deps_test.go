@@ -3,6 +3,8 @@ package specs
 import (
 	"reflect"
 	"testing"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // twoPhases builds phase-1 {task-1-1, task-1-2, task-1-3} and phase-2
@@ -28,25 +30,25 @@ func TestAddDependencyReciprocal(t *testing.T) {
 		t.Fatal("blocked_by edge not reciprocal")
 	}
 	noErr(t, AddDependency(s, "task-2-1", "task-1-1", "depends"))
-	mustCode(t, AddDependency(s, "task-2-1", "task-1-1", "depends"), CodeDuplicateEntry)
-	mustCode(t, AddDependency(s, "task-1-1", "task-1-2", "blocks"), CodeDuplicateEntry)
-	mustCode(t, AddDependency(s, "task-1-1", "task-1-1", "blocks"), CodeSelfReference)
-	e := mustCode(t, AddDependency(s, "task-1-1", "task-9-9", "blocks"), CodeTaskNotFound)
+	mustCode(t, AddDependency(s, "task-2-1", "task-1-1", "depends"), errcode.DuplicateEntry)
+	mustCode(t, AddDependency(s, "task-1-1", "task-1-2", "blocks"), errcode.DuplicateEntry)
+	mustCode(t, AddDependency(s, "task-1-1", "task-1-1", "blocks"), errcode.SelfReference)
+	e := mustCode(t, AddDependency(s, "task-1-1", "task-9-9", "blocks"), errcode.TaskNotFound)
 	if e.Field != "target_id" || len(e.Candidates) == 0 {
 		t.Fatalf("not found error: %+v", e)
 	}
-	mustCode(t, AddDependency(s, "nope", "task-1-1", "blocks"), CodeTaskNotFound)
-	mustCode(t, AddDependency(s, "task-1-1", "task-1-2", "before"), CodeInvalidFormat)
-	mustCode(t, AddDependency(s, RootID, "task-1-2", "blocks"), CodeValidationError)
+	mustCode(t, AddDependency(s, "nope", "task-1-1", "blocks"), errcode.TaskNotFound)
+	mustCode(t, AddDependency(s, "task-1-1", "task-1-2", "before"), errcode.InvalidFormat)
+	mustCode(t, AddDependency(s, RootID, "task-1-2", "blocks"), errcode.Validation)
 	mustNoViolations(t, s, "deps")
 
 	noErr(t, RemoveDependency(s, "task-1-1", "task-1-2", "blocks"))
 	if containsString(s.Node("task-1-2").Dependencies.BlockedBy, "task-1-1") || containsString(s.Node("task-1-1").Dependencies.Blocks, "task-1-2") {
 		t.Fatal("remove left a half edge")
 	}
-	mustCode(t, RemoveDependency(s, "task-1-1", "task-1-2", "blocks"), CodeDependencyNotFound)
+	mustCode(t, RemoveDependency(s, "task-1-1", "task-1-2", "blocks"), errcode.DependencyNotFound)
 	noErr(t, RemoveDependency(s, "task-2-1", "task-1-1", "depends"))
-	mustCode(t, RemoveDependency(s, "task-2-1", "task-1-1", "depends"), CodeDependencyNotFound)
+	mustCode(t, RemoveDependency(s, "task-2-1", "task-1-1", "depends"), errcode.DependencyNotFound)
 	noErr(t, RemoveDependency(s, "task-1-3", "task-1-2", "blocked_by"))
 	mustNoViolations(t, s, "deps removed")
 }
@@ -83,7 +85,7 @@ func TestCycleDetection(t *testing.T) {
 				mustNoViolations(t, s, c.name)
 				return
 			}
-			e := mustCode(t, err, CodeCircularDependency)
+			e := mustCode(t, err, errcode.CircularDependency)
 			cycle, _ := e.Details["cycle"].([]string)
 			if len(cycle) < 2 || cycle[0] != cycle[len(cycle)-1] {
 				t.Fatalf("cycle %v", cycle)
@@ -102,7 +104,7 @@ func TestCycleDetection(t *testing.T) {
 func TestInheritedCycleExampleFromSpecModel(t *testing.T) {
 	s := twoPhases(t)
 	err := AddDependency(s, "task-1-3", "task-2-1", "blocked_by")
-	e := mustCode(t, err, CodeCircularDependency)
+	e := mustCode(t, err, errcode.CircularDependency)
 	want := []string{"task-1-3", "task-2-1", "phase-2", "phase-1", "task-1-3"}
 	if got := e.Details["cycle"]; !reflect.DeepEqual(got, want) {
 		t.Fatalf("cycle %v want %v", got, want)

@@ -5,28 +5,8 @@ import (
 	"fmt"
 )
 
-// Error codes returned by this package (a subset of the contract §3 registry).
-const (
-	CodeSpecNotFound        = "SPEC_NOT_FOUND"
-	CodeTaskNotFound        = "TASK_NOT_FOUND"
-	CodePhaseNotFound       = "PHASE_NOT_FOUND"
-	CodeDependencyNotFound  = "DEPENDENCY_NOT_FOUND"
-	CodeInvalidParent       = "INVALID_PARENT"
-	CodeInvalidPosition     = "INVALID_POSITION"
-	CodeCircularDependency  = "CIRCULAR_DEPENDENCY"
-	CodeSelfReference       = "SELF_REFERENCE"
-	CodeInvalidTransition   = "INVALID_TRANSITION"
-	CodeTaskBlocked         = "TASK_BLOCKED"
-	CodeConflict            = "CONFLICT"
-	CodeDuplicateEntry      = "DUPLICATE_ENTRY"
-	CodeValidationError     = "VALIDATION_ERROR"
-	CodeInvalidFormat       = "INVALID_FORMAT"
-	CodeMissingRequired     = "MISSING_REQUIRED"
-	CodeInvalidRegexPattern = "INVALID_REGEX_PATTERN"
-)
-
 // Error is the single error type of the spec domain. Code is a contract §3
-// error code; Message is one human sentence; Field names the offending
+// error code, always one of the constants of package core/errcode; Message is one human sentence; Field names the offending
 // argument when there is one; Details carries structured context (for example
 // details.cycle for CIRCULAR_DEPENDENCY, details.allowed for
 // INVALID_TRANSITION, details.blocked_by for TASK_BLOCKED); Candidates lists

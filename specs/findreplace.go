@@ -3,6 +3,8 @@ package specs
 import (
 	"regexp"
 	"strings"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // Find-and-replace limits.
@@ -55,20 +57,20 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 	defer s.mutate(&err)()
 	res.NodesChanged, res.Samples = []string{}, []FindReplaceSample{}
 	if in.Find == "" {
-		return res, newErr(CodeMissingRequired, "find", "find must not be empty")
+		return res, newErr(errcode.MissingRequired, "find", "find must not be empty")
 	}
 	scope := in.Scope
 	if scope == "" {
 		scope = "all"
 	}
 	if scope != "all" && scope != "titles" && scope != "descriptions" {
-		return res, newErr(CodeInvalidFormat, "scope", "scope must be all, titles or descriptions").
+		return res, newErr(errcode.InvalidFormat, "scope", "scope must be all, titles or descriptions").
 			with("received", truncateForDetails(scope)).with("allowed", []string{"all", "titles", "descriptions"})
 	}
 	if len([]rune(in.Find)) > MaxPatternLength {
-		code := CodeInvalidFormat
+		code := errcode.InvalidFormat
 		if in.Regex {
-			code = CodeInvalidRegexPattern
+			code = errcode.InvalidRegex
 		}
 		return res, newErr(code, "find", "the pattern must be at most %d characters", MaxPatternLength).with("max_length", MaxPatternLength)
 	}
@@ -76,7 +78,7 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 	if in.Regex {
 		re, err = regexp.Compile(in.Find)
 		if err != nil {
-			return res, newErr(CodeInvalidRegexPattern, "find", "the pattern does not compile: %s", err.Error()).
+			return res, newErr(errcode.InvalidRegex, "find", "the pattern does not compile: %s", err.Error()).
 				with("received", truncateForDetails(in.Find))
 		}
 	}
@@ -130,13 +132,13 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 		}
 		if t.field == "title" && strings.TrimSpace(after) == "" {
 			return FindReplaceResult{NodesChanged: []string{}, Samples: []FindReplaceSample{}},
-				newErr(CodeValidationError, "replace", "the replacement would leave %s without a title", orSpec(t.nodeID))
+				newErr(errcode.Validation, "replace", "the replacement would leave %s without a title", orSpec(t.nodeID))
 		}
 		changes = append(changes, change{t, after})
 	}
 	if res.Replacements > MaxReplacements {
 		return FindReplaceResult{NodesChanged: []string{}, Samples: []FindReplaceSample{}},
-			newErr(CodeValidationError, "find", "%d replacements exceed the maximum of %d; narrow the pattern or the scope", res.Replacements, MaxReplacements).
+			newErr(errcode.Validation, "find", "%d replacements exceed the maximum of %d; narrow the pattern or the scope", res.Replacements, MaxReplacements).
 				with("replacements", res.Replacements).with("max", MaxReplacements)
 	}
 	seen := map[string]bool{}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 func addFixtureSeeds(f *testing.F) {
@@ -32,7 +34,7 @@ func FuzzParseDocument(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := ParseDocument(data)
 		if err != nil {
-			if ErrorCodeOf(err) != CodeInvalidFormat {
+			if ErrorCodeOf(err) != errcode.InvalidFormat {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

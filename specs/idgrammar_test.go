@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 func TestValidID(t *testing.T) {
@@ -52,7 +54,7 @@ func TestValidID(t *testing.T) {
 		if (err == nil) != c.want {
 			t.Errorf("CheckID(%q) = %v, want ok=%v", c.id, err, c.want)
 		}
-		if err != nil && ErrorCodeOf(err) != CodeInvalidFormat {
+		if err != nil && ErrorCodeOf(err) != errcode.InvalidFormat {
 			t.Errorf("CheckID(%q) code %q, want INVALID_FORMAT", c.id, ErrorCodeOf(err))
 		}
 	}

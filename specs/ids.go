@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // CompareIDs orders ids naturally: runs of digits compare as numbers, so
@@ -250,7 +252,7 @@ func CheckID(field, id string) error {
 	if ValidID(id) {
 		return nil
 	}
-	e := newErr(CodeInvalidFormat, field, "%s must be an id (lowercase letters, digits, '.', '_', '-'; at most %d characters; no '..'), not a path or free text", field, MaxIDLength)
+	e := newErr(errcode.InvalidFormat, field, "%s must be an id (lowercase letters, digits, '.', '_', '-'; at most %d characters; no '..'), not a path or free text", field, MaxIDLength)
 	e.Details = map[string]any{"constraint": IDConstraint, "pattern": IDPattern, "received": truncateForDetails(id)}
 	return e
 }

@@ -22,94 +22,133 @@ func (v Violation) String() string { return v.Code + " " + v.NodeID + ": " + v.M
 // graph has no cycle. It returns nil when all hold. Tests call it after every
 // mutation; core/store may call it in its consistency check.
 func CheckInvariants(s *Spec) []Violation {
-	var out []Violation
-	add := func(code, id, format string, args ...any) {
-		out = append(out, Violation{Code: code, NodeID: id, Message: fmt.Sprintf(format, args...)})
-	}
+	var out violations
 	root := s.Root()
 	if root == nil {
-		add("MISSING_ROOT", RootID, "the spec has no root node")
+		out.add("MISSING_ROOT", RootID, "the spec has no root node")
 		return out
 	}
 	if root.Type != TypeSpec || root.Parent != "" {
-		add("BAD_ROOT", RootID, "root must have type spec and no parent (type %q parent %q)", root.Type, root.Parent)
+		out.add("BAD_ROOT", RootID, "root must have type spec and no parent (type %q parent %q)", root.Type, root.Parent)
 	}
 	ids := s.IDs()
 	for _, id := range ids {
 		n := s.Node(id)
-		if n.ID != id {
-			add("ID_MISMATCH", id, "node stored under %q has ID %q", id, n.ID)
-		}
-		if !n.Type.Valid() {
-			add("BAD_TYPE", id, "invalid type %q", n.Type)
-		}
-		if !n.Status.Valid() {
-			add("BAD_STATUS", id, "invalid status %q", n.Status)
-		}
-		if id != RootID {
-			p := s.Node(n.Parent)
-			if p == nil {
-				add("ORPHAN", id, "parent %q does not exist", n.Parent)
-			} else if c := countOf(p.Children, id); c != 1 {
-				add("PARENT_CHILD", id, "parent %s lists it %d times", n.Parent, c)
-			}
-			if n.Type == TypeSpec {
-				add("BAD_TYPE", id, "only the root may have type spec")
-			}
-			if n.Type == TypePhase && n.Parent != RootID {
-				add("PHASE_PARENT", id, "a phase must sit under the root, not %s", n.Parent)
-			}
-		}
-		seen := map[string]bool{}
-		for _, c := range n.Children {
-			if seen[c] {
-				add("DUP_CHILD", id, "child %s listed twice", c)
-			}
-			seen[c] = true
-			cn := s.Node(c)
-			if cn == nil {
-				add("MISSING_CHILD", id, "child %s does not exist", c)
-			} else if cn.Parent != id {
-				add("PARENT_CHILD", id, "child %s names parent %q", c, cn.Parent)
-			}
-		}
-		for _, b := range n.Dependencies.BlockedBy {
-			t := s.Node(b)
-			switch {
-			case b == id:
-				add("SELF_EDGE", id, "blocked by itself")
-			case t == nil:
-				add("DANGLING_EDGE", id, "blocked_by target %s does not exist", b)
-			case !containsString(t.Dependencies.Blocks, id):
-				add("EDGE_NOT_RECIPROCAL", id, "blocked by %s but %s.blocks lacks it", b, b)
-			}
-		}
-		for _, b := range n.Dependencies.Blocks {
-			t := s.Node(b)
-			switch {
-			case b == id:
-				add("SELF_EDGE", id, "blocks itself")
-			case t == nil:
-				add("DANGLING_EDGE", id, "blocks target %s does not exist", b)
-			case !containsString(t.Dependencies.BlockedBy, id):
-				add("EDGE_NOT_RECIPROCAL", id, "blocks %s but %s.blocked_by lacks it", b, b)
-			}
-		}
-		if hasDup(n.Dependencies.BlockedBy) || hasDup(n.Dependencies.Blocks) || hasDup(n.Dependencies.Depends) {
-			add("DUP_EDGE", id, "duplicate dependency entries")
-		}
-		total, completed, status, meta := computedRollupSum(s, n, true)
-		if total != n.TotalTasks || completed != n.CompletedTasks {
-			add("COUNTS", id, "counts %d/%d, expected %d/%d", n.CompletedTasks, n.TotalTasks, completed, total)
-		}
-		if status != n.Status {
-			add("ROLLUP_STATUS", id, "status %s, expected %s", n.Status, status)
-		}
-		if _, has := n.Metadata[RollupMetaKey]; (has || meta == nil) && !sameRollupMeta(n, meta) {
-			add("ROLLUP_SUMMARY", id, "metadata.%s %v, expected %v", RollupMetaKey, n.Metadata[RollupMetaKey], meta)
+		out.nodeShape(s, id, n)
+		out.children(s, id, n)
+		out.edges(s, id, n)
+		out.rollup(s, id, n)
+	}
+	out.reachable(s, ids)
+	out.header(s, root)
+	if len(out) == 0 {
+		if cycle := FindDeadlock(s); cycle != nil {
+			out.add("CYCLE", cycle[0], "dependency cycle %v", cycle)
 		}
 	}
-	// Reachability.
+	return out
+}
+
+// violations collects the findings of CheckInvariants; it stays nil while
+// none is added.
+type violations []Violation
+
+func (v *violations) add(code, id, format string, args ...any) {
+	*v = append(*v, Violation{Code: code, NodeID: id, Message: fmt.Sprintf(format, args...)})
+}
+
+// nodeShape: ID_MISMATCH, BAD_TYPE, BAD_STATUS, ORPHAN, PARENT_CHILD (the
+// parent's side), PHASE_PARENT.
+func (v *violations) nodeShape(s *Spec, id string, n *Node) {
+	if n.ID != id {
+		v.add("ID_MISMATCH", id, "node stored under %q has ID %q", id, n.ID)
+	}
+	if !n.Type.Valid() {
+		v.add("BAD_TYPE", id, "invalid type %q", n.Type)
+	}
+	if !n.Status.Valid() {
+		v.add("BAD_STATUS", id, "invalid status %q", n.Status)
+	}
+	if id == RootID {
+		return
+	}
+	p := s.Node(n.Parent)
+	if p == nil {
+		v.add("ORPHAN", id, "parent %q does not exist", n.Parent)
+	} else if c := countOf(p.Children, id); c != 1 {
+		v.add("PARENT_CHILD", id, "parent %s lists it %d times", n.Parent, c)
+	}
+	if n.Type == TypeSpec {
+		v.add("BAD_TYPE", id, "only the root may have type spec")
+	}
+	if n.Type == TypePhase && n.Parent != RootID {
+		v.add("PHASE_PARENT", id, "a phase must sit under the root, not %s", n.Parent)
+	}
+}
+
+// children: DUP_CHILD, MISSING_CHILD, PARENT_CHILD (the child's side).
+func (v *violations) children(s *Spec, id string, n *Node) {
+	seen := map[string]bool{}
+	for _, c := range n.Children {
+		if seen[c] {
+			v.add("DUP_CHILD", id, "child %s listed twice", c)
+		}
+		seen[c] = true
+		cn := s.Node(c)
+		if cn == nil {
+			v.add("MISSING_CHILD", id, "child %s does not exist", c)
+		} else if cn.Parent != id {
+			v.add("PARENT_CHILD", id, "child %s names parent %q", c, cn.Parent)
+		}
+	}
+}
+
+// edges: SELF_EDGE, DANGLING_EDGE, EDGE_NOT_RECIPROCAL, DUP_EDGE.
+func (v *violations) edges(s *Spec, id string, n *Node) {
+	for _, b := range n.Dependencies.BlockedBy {
+		t := s.Node(b)
+		switch {
+		case b == id:
+			v.add("SELF_EDGE", id, "blocked by itself")
+		case t == nil:
+			v.add("DANGLING_EDGE", id, "blocked_by target %s does not exist", b)
+		case !containsString(t.Dependencies.Blocks, id):
+			v.add("EDGE_NOT_RECIPROCAL", id, "blocked by %s but %s.blocks lacks it", b, b)
+		}
+	}
+	for _, b := range n.Dependencies.Blocks {
+		t := s.Node(b)
+		switch {
+		case b == id:
+			v.add("SELF_EDGE", id, "blocks itself")
+		case t == nil:
+			v.add("DANGLING_EDGE", id, "blocks target %s does not exist", b)
+		case !containsString(t.Dependencies.BlockedBy, id):
+			v.add("EDGE_NOT_RECIPROCAL", id, "blocks %s but %s.blocked_by lacks it", b, b)
+		}
+	}
+	if hasDup(n.Dependencies.BlockedBy) || hasDup(n.Dependencies.Blocks) || hasDup(n.Dependencies.Depends) {
+		v.add("DUP_EDGE", id, "duplicate dependency entries")
+	}
+}
+
+// rollup: COUNTS, ROLLUP_STATUS, ROLLUP_SUMMARY.
+func (v *violations) rollup(s *Spec, id string, n *Node) {
+	total, completed, status, meta := computedRollupSum(s, n, true)
+	if total != n.TotalTasks || completed != n.CompletedTasks {
+		v.add("COUNTS", id, "counts %d/%d, expected %d/%d", n.CompletedTasks, n.TotalTasks, completed, total)
+	}
+	if status != n.Status {
+		v.add("ROLLUP_STATUS", id, "status %s, expected %s", n.Status, status)
+	}
+	if _, has := n.Metadata[RollupMetaKey]; (has || meta == nil) && !sameRollupMeta(n, meta) {
+		v.add("ROLLUP_SUMMARY", id, "metadata.%s %v, expected %v", RollupMetaKey, n.Metadata[RollupMetaKey], meta)
+	}
+}
+
+// reachable: UNREACHABLE for every node the root's children lists do not
+// lead to.
+func (v *violations) reachable(s *Spec, ids []string) {
 	reach := map[string]bool{RootID: true}
 	queue := []string{RootID}
 	for len(queue) > 0 {
@@ -127,20 +166,18 @@ func CheckInvariants(s *Spec) []Violation {
 	}
 	for _, id := range ids {
 		if !reach[id] {
-			add("UNREACHABLE", id, "not reachable from the root")
+			v.add("UNREACHABLE", id, "not reachable from the root")
 		}
 	}
+}
+
+// header: HEADER when the header's computed fields differ from the root's.
+func (v *violations) header(s *Spec, root *Node) {
 	h := s.Header
 	if h.TotalTasks != root.TotalTasks || h.CompletedTasks != root.CompletedTasks || h.Status != root.Status ||
 		h.ProgressPercentage != progress(root.CompletedTasks, root.TotalTasks) || h.CurrentPhase != currentPhase(s, root) {
-		add("HEADER", RootID, "header computed fields out of date (%d/%d %s %d%% %q)", h.CompletedTasks, h.TotalTasks, h.Status, h.ProgressPercentage, h.CurrentPhase)
+		v.add("HEADER", RootID, "header computed fields out of date (%d/%d %s %d%% %q)", h.CompletedTasks, h.TotalTasks, h.Status, h.ProgressPercentage, h.CurrentPhase)
 	}
-	if len(out) == 0 {
-		if cycle := FindDeadlock(s); cycle != nil {
-			add("CYCLE", cycle[0], "dependency cycle %v", cycle)
-		}
-	}
-	return out
 }
 
 func countOf(list []string, s string) int {

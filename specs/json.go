@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // fieldSet is a bit set of node or document fields.
@@ -150,7 +152,7 @@ func appendExtra(obj []byte, extra map[string]json.RawMessage, known map[string]
 func (n *Node) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
-		return newErr(CodeInvalidFormat, "node", "a node must be a JSON object")
+		return newErr(errcode.InvalidFormat, "node", "a node must be a JSON object")
 	}
 	id := n.ID
 	*n = Node{ID: id}
@@ -366,7 +368,7 @@ func DecodeNode(id string, data []byte) (*Node, error) {
 		if e, ok := err.(*Error); ok {
 			return nil, e
 		}
-		return nil, newErr(CodeInvalidFormat, "node", "node %s is not valid JSON", id)
+		return nil, newErr(errcode.InvalidFormat, "node", "node %s is not valid JSON", id)
 	}
 	return n, nil
 }
@@ -389,7 +391,7 @@ type JournalEntry struct {
 func (e *JournalEntry) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
-		return newErr(CodeInvalidFormat, "journal", "a journal entry must be a JSON object")
+		return newErr(errcode.InvalidFormat, "journal", "a journal entry must be a JSON object")
 	}
 	*e = JournalEntry{}
 	str := func(k string) string {
@@ -564,7 +566,7 @@ func (d Document) MarshalJSON() ([]byte, error) {
 func (d *Document) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
-		return newErr(CodeInvalidFormat, "spec", "a spec document must be a JSON object")
+		return newErr(errcode.InvalidFormat, "spec", "a spec document must be a JSON object")
 	}
 	*d = Document{}
 	strField := func(bit fieldSet, key string) string {
@@ -675,7 +677,7 @@ func ParseDocument(data []byte) (*Document, error) {
 		if e, ok := err.(*Error); ok {
 			return nil, e
 		}
-		return nil, newErr(CodeInvalidFormat, "spec", "the spec is not valid JSON: %s", truncateForDetails(err.Error()))
+		return nil, newErr(errcode.InvalidFormat, "spec", "the spec is not valid JSON: %s", truncateForDetails(err.Error()))
 	}
 	return d, nil
 }

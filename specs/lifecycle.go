@@ -1,6 +1,10 @@
 package specs
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/specd/specd/core/errcode"
+)
 
 // lifecycleMoves is the lifecycle transition table.
 var lifecycleMoves = map[Lifecycle][]Lifecycle{
@@ -35,7 +39,7 @@ func MoveLifecycle(s *Spec, to Lifecycle, force bool) (warnings []string, err er
 		for _, l := range Lifecycles() {
 			names = append(names, string(l))
 		}
-		return nil, newErr(CodeInvalidFormat, "to_folder", "the lifecycle state must be one of %s", strings.Join(names, ", ")).
+		return nil, newErr(errcode.InvalidFormat, "to_folder", "the lifecycle state must be one of %s", strings.Join(names, ", ")).
 			with("received", truncateForDetails(string(to))).with("allowed", names)
 	}
 	from := s.Header.Lifecycle
@@ -53,13 +57,13 @@ func MoveLifecycle(s *Spec, to Lifecycle, force bool) (warnings []string, err er
 		}
 	}
 	if !ok {
-		return nil, newErr(CodeInvalidTransition, "to_folder", "a spec cannot move from %s to %s", from, to).
+		return nil, newErr(errcode.InvalidTransition, "to_folder", "a spec cannot move from %s to %s", from, to).
 			with("allowed", allowed).with("current", string(from))
 	}
 	if to == LifecycleCompleted && !force {
 		RecomputeHeader(s)
 		if p := s.Header.ProgressPercentage; p < 100 || s.Header.TotalTasks == 0 {
-			return nil, newErr(CodeInvalidTransition, "force",
+			return nil, newErr(errcode.InvalidTransition, "force",
 				"the spec is %d%% complete; finish the remaining tasks or pass force", p).
 				with("progress_percentage", p).with("allowed", allowed).with("current", string(from))
 		}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 func TestNextTask(t *testing.T) {
@@ -100,15 +102,15 @@ func TestLifecycle(t *testing.T) {
 		warn  bool
 	}{
 		{LifecyclePending, false, "", true},
-		{LifecycleCompleted, false, CodeInvalidTransition, false},
+		{LifecycleCompleted, false, errcode.InvalidTransition, false},
 		{LifecycleActive, false, "", false},
-		{LifecycleCompleted, false, CodeInvalidTransition, false},
+		{LifecycleCompleted, false, errcode.InvalidTransition, false},
 		{LifecycleCompleted, true, "", true},
-		{LifecyclePending, false, CodeInvalidTransition, false},
+		{LifecyclePending, false, errcode.InvalidTransition, false},
 		{LifecycleArchived, false, "", false},
-		{LifecycleCompleted, false, CodeInvalidTransition, false},
+		{LifecycleCompleted, false, errcode.InvalidTransition, false},
 		{LifecycleActive, false, "", false},
-		{"deleted", false, CodeInvalidFormat, false},
+		{"deleted", false, errcode.InvalidFormat, false},
 	}
 	for i, c := range cases {
 		w, err := MoveLifecycle(s, c.to, c.force)

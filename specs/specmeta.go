@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // NewSpecInput describes a spec for NewSpec.
@@ -28,7 +30,7 @@ type NewSpecInput struct {
 func NewSpec(in NewSpecInput, clock Clock, exists func(id string) bool) (*Spec, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
-		return nil, newErr(CodeMissingRequired, "name", "a spec needs a name")
+		return nil, newErr(errcode.MissingRequired, "name", "a spec needs a name")
 	}
 	tmplName := in.Template
 	if tmplName == "" {
@@ -69,7 +71,7 @@ func unknownTemplate(name string) *Error {
 	for _, t := range Templates() {
 		names = append(names, t.Name)
 	}
-	e := newErr(CodeInvalidFormat, "template", "unknown template %q", truncateForDetails(name)).
+	e := newErr(errcode.InvalidFormat, "template", "unknown template %q", truncateForDetails(name)).
 		with("received", truncateForDetails(name)).with("allowed", names)
 	e.Candidates = names
 	return e
@@ -174,15 +176,15 @@ func addSpecString(s *Spec, key, field, text string) (n int, err error) {
 	defer s.mutate(&err)()
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return 0, newErr(CodeMissingRequired, field, "%s must not be blank", field)
+		return 0, newErr(errcode.MissingRequired, field, "%s must not be blank", field)
 	}
 	if len([]rune(text)) > 10000 {
-		return 0, newErr(CodeInvalidFormat, field, "%s must be at most 10000 characters", field)
+		return 0, newErr(errcode.InvalidFormat, field, "%s must be at most 10000 characters", field)
 	}
 	list := specList(s, key)
 	for _, it := range list {
 		if str, ok := it.(string); ok && strings.EqualFold(strings.TrimSpace(str), text) {
-			return 0, newErr(CodeDuplicateEntry, field, "this %s is already recorded", field).with("received", truncateForDetails(text))
+			return 0, newErr(errcode.DuplicateEntry, field, "this %s is already recorded", field).with("received", truncateForDetails(text))
 		}
 	}
 	if s.Header.Metadata == nil {
@@ -242,7 +244,7 @@ func AddRisk(s *Spec, r Risk) (n int, err error) {
 	defer s.mutate(&err)()
 	r.Description = strings.TrimSpace(r.Description)
 	if r.Description == "" {
-		return 0, newErr(CodeMissingRequired, "description", "a risk needs a description")
+		return 0, newErr(errcode.MissingRequired, "description", "a risk needs a description")
 	}
 	if r.Likelihood == "" {
 		r.Likelihood = "medium"
@@ -258,7 +260,7 @@ func AddRisk(s *Spec, r Risk) (n int, err error) {
 	}
 	for _, old := range Risks(s) {
 		if strings.EqualFold(old.Description, r.Description) {
-			return 0, newErr(CodeDuplicateEntry, "description", "this risk is already recorded")
+			return 0, newErr(errcode.DuplicateEntry, "description", "this risk is already recorded")
 		}
 	}
 	if s.Header.Metadata == nil {
@@ -297,7 +299,7 @@ func AddRevision(s *Spec, r Revision) (out Revision, err error) {
 	defer s.mutate(&err)()
 	r.Changelog = strings.TrimSpace(r.Changelog)
 	if r.Changelog == "" {
-		return r, newErr(CodeMissingRequired, "changelog", "a revision needs a changelog")
+		return r, newErr(errcode.MissingRequired, "changelog", "a revision needs a changelog")
 	}
 	s.touch()
 	if r.Version == "" {
@@ -367,16 +369,16 @@ func UpdateFrontmatter(s *Spec, key string, value any) (err error) {
 	defer s.mutate(&err)()
 	key = strings.TrimSpace(key)
 	if key == "" {
-		return newErr(CodeMissingRequired, "key", "key is required")
+		return newErr(errcode.MissingRequired, "key", "key is required")
 	}
 	if action, ok := listKeyActions[key]; ok {
-		return newErr(CodeValidationError, "key", "%s is a list: use authoring %s", key, action).with("use_action", action).with("received", key)
+		return newErr(errcode.Validation, "key", "%s is a list: use authoring %s", key, action).with("use_action", action).with("received", key)
 	}
 	if why, ok := reservedFrontmatter[key]; ok {
-		return newErr(CodeValidationError, "key", "%s cannot be set here (%s)", key, why).with("received", key)
+		return newErr(errcode.Validation, "key", "%s cannot be set here (%s)", key, why).with("received", key)
 	}
 	bad := func(want string) error {
-		return newErr(CodeInvalidFormat, "value", "%s must be %s", key, want).with("received", truncateForDetails(fmt.Sprint(value)))
+		return newErr(errcode.InvalidFormat, "value", "%s must be %s", key, want).with("received", truncateForDetails(fmt.Sprint(value)))
 	}
 	if s.Header.Metadata == nil {
 		s.Header.Metadata = map[string]any{}
@@ -385,7 +387,7 @@ func UpdateFrontmatter(s *Spec, key string, value any) (err error) {
 	case "title":
 		str, ok := value.(string)
 		if !ok || strings.TrimSpace(str) == "" {
-			return newErr(CodeMissingRequired, "value", "title must be a non-blank string")
+			return newErr(errcode.MissingRequired, "value", "title must be a non-blank string")
 		}
 		str = strings.TrimSpace(str)
 		if r := s.Root(); r != nil && r.Title == s.Header.Title {

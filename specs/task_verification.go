@@ -3,6 +3,8 @@ package specs
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // Verification results are recorded on verify nodes (spec-model, "Verify
@@ -47,11 +49,11 @@ func RecordVerification(s *Spec, id string, r VerificationRecord) (rec map[strin
 		return nil, taskNotFound(s, "verify_id", id)
 	}
 	if n.Type != TypeVerify {
-		return nil, newErr(CodeValidationError, "verify_id", "%s is a %s, not a verify node", id, n.Type).with("received", id)
+		return nil, newErr(errcode.Validation, "verify_id", "%s is a %s, not a verify node", id, n.Type).with("received", id)
 	}
 	result := strings.ToUpper(strings.TrimSpace(r.Result))
 	if !containsString(VerificationResults, result) {
-		return nil, newErr(CodeInvalidFormat, "result", "result must be one of %s", strings.Join(VerificationResults, ", ")).
+		return nil, newErr(errcode.InvalidFormat, "result", "result must be one of %s", strings.Join(VerificationResults, ", ")).
 			with("received", truncateForDetails(r.Result)).with("allowed", VerificationResults)
 	}
 	cmd := r.Command

@@ -1,6 +1,10 @@
 package specs
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/specd/specd/core/errcode"
+)
 
 // TransitionOptions carries the parameters of the status transitions; each
 // action reads the fields it documents.
@@ -71,7 +75,7 @@ func invalidTransition(n *Node, action, why string) *Error {
 	if why != "" {
 		msg = "cannot " + action + " " + n.ID + ": " + why
 	}
-	return newErr(CodeInvalidTransition, "status", "%s", msg).
+	return newErr(errcode.InvalidTransition, "status", "%s", msg).
 		with("allowed", allowed).with("allowed_statuses", statuses).with("current_status", string(n.Status)).with("task_id", n.ID)
 }
 
@@ -95,7 +99,7 @@ func checkHolder(n *Node, action string, opts TransitionOptions) error {
 	if by == "" || opts.SessionID == "" || by == opts.SessionID || opts.TakeOver {
 		return nil
 	}
-	return newErr(CodeConflict, "task_id", "cannot %s %s: session %s started it at %s; pass force:true to act on it anyway", action, n.ID, by, n.MetaString("started_at")).
+	return newErr(errcode.Conflict, "task_id", "cannot %s %s: session %s started it at %s; pass force:true to act on it anyway", action, n.ID, by, n.MetaString("started_at")).
 		with("task_id", n.ID).with("started_by", by).with("started_at", n.MetaString("started_at")).with("action", action)
 }
 
@@ -142,7 +146,7 @@ func (s *Spec) journalEntry(n *Node, entryType, title, content string, o Transit
 }
 
 func blockedErr(id string, blockers []string) *Error {
-	return newErr(CodeTaskBlocked, "task_id", "%s is waiting on %s; run task check-deps to see what is unfinished", id, strings.Join(blockers, ", ")).
+	return newErr(errcode.TaskBlocked, "task_id", "%s is waiting on %s; run task check-deps to see what is unfinished", id, strings.Join(blockers, ", ")).
 		with("blocked_by", blockers).with("suggested_action", "check-deps").with("task_id", id)
 }
 
@@ -302,14 +306,14 @@ func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 		return res, err
 	}
 	if strings.TrimSpace(opts.Reason) == "" {
-		return res, newErr(CodeMissingRequired, "reason", "blocking needs a reason")
+		return res, newErr(errcode.MissingRequired, "reason", "blocking needs a reason")
 	}
 	bt := opts.BlockerType
 	if bt == "" {
 		bt = "dependency"
 	}
 	if !containsString(BlockerTypes, bt) {
-		return res, newErr(CodeInvalidFormat, "blocker_type", "blocker_type must be one of %s", strings.Join(BlockerTypes, ", ")).
+		return res, newErr(errcode.InvalidFormat, "blocker_type", "blocker_type must be one of %s", strings.Join(BlockerTypes, ", ")).
 			with("received", truncateForDetails(bt)).with("allowed", BlockerTypes)
 	}
 	e := s.Edit(id)
@@ -397,7 +401,7 @@ func Reopen(s *Spec, id string, opts TransitionOptions) (res TransitionResult, e
 		return res, err
 	}
 	if strings.TrimSpace(opts.Reason) == "" {
-		return res, newErr(CodeMissingRequired, "reason", "reopening needs a reason")
+		return res, newErr(errcode.MissingRequired, "reason", "reopening needs a reason")
 	}
 	e := s.Edit(id)
 	e.Status = StatusPending
@@ -477,7 +481,7 @@ func UpdateStatus(s *Spec, id string, status Status, opts TransitionOptions) (Tr
 			names = append(names, string(st))
 		}
 	}
-	return TransitionResult{}, newErr(CodeInvalidFormat, "status", "status must be one of %s", strings.Join(names, ", ")).
+	return TransitionResult{}, newErr(errcode.InvalidFormat, "status", "status must be one of %s", strings.Join(names, ", ")).
 		with("received", truncateForDetails(string(status))).with("allowed", names)
 }
 

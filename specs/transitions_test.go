@@ -3,6 +3,8 @@ package specs
 import (
 	"reflect"
 	"testing"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 func TestTransitionTable(t *testing.T) {
@@ -33,21 +35,21 @@ func TestTransitionTable(t *testing.T) {
 	cases := map[string][]step{
 		"happy path":          {{"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}, {"complete", TransitionOptions{}, "", StatusCompleted}},
 		"complete pending":    {{"complete", TransitionOptions{}, "", StatusCompleted}},
-		"strict pending":      {{"complete", TransitionOptions{Strict: true}, CodeInvalidTransition, ""}},
+		"strict pending":      {{"complete", TransitionOptions{Strict: true}, errcode.InvalidTransition, ""}},
 		"complete twice":      {{"complete", TransitionOptions{}, "", StatusCompleted}, {"complete", TransitionOptions{}, "", StatusCompleted}},
-		"block unblock":       {{"block", why, "", StatusBlocked}, {"start", TransitionOptions{}, CodeInvalidTransition, ""}, {"complete", TransitionOptions{}, CodeInvalidTransition, ""}, {"unblock", TransitionOptions{Resolution: "fixed"}, "", StatusPending}},
-		"block needs reason":  {{"block", TransitionOptions{}, CodeMissingRequired, ""}},
-		"bad blocker type":    {{"block", TransitionOptions{Reason: "x", BlockerType: "weather"}, CodeInvalidFormat, ""}},
-		"unblock pending":     {{"unblock", TransitionOptions{}, CodeInvalidTransition, ""}},
-		"reopen":              {{"complete", TransitionOptions{}, "", StatusCompleted}, {"reopen", TransitionOptions{}, CodeMissingRequired, ""}, {"reopen", why, "", StatusPending}},
-		"reopen pending":      {{"reopen", why, CodeInvalidTransition, ""}},
+		"block unblock":       {{"block", why, "", StatusBlocked}, {"start", TransitionOptions{}, errcode.InvalidTransition, ""}, {"complete", TransitionOptions{}, errcode.InvalidTransition, ""}, {"unblock", TransitionOptions{Resolution: "fixed"}, "", StatusPending}},
+		"block needs reason":  {{"block", TransitionOptions{}, errcode.MissingRequired, ""}},
+		"bad blocker type":    {{"block", TransitionOptions{Reason: "x", BlockerType: "weather"}, errcode.InvalidFormat, ""}},
+		"unblock pending":     {{"unblock", TransitionOptions{}, errcode.InvalidTransition, ""}},
+		"reopen":              {{"complete", TransitionOptions{}, "", StatusCompleted}, {"reopen", TransitionOptions{}, errcode.MissingRequired, ""}, {"reopen", why, "", StatusPending}},
+		"reopen pending":      {{"reopen", why, errcode.InvalidTransition, ""}},
 		"fail retry":          {{"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"reopen", why, "", StatusPending}},
-		"fail pending":        {{"fail", why, CodeInvalidTransition, ""}},
-		"start completed":     {{"complete", TransitionOptions{}, "", StatusCompleted}, {"start", TransitionOptions{}, CodeInvalidTransition, ""}},
-		"session conflict":    {{"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}, {"start", TransitionOptions{SessionID: "b"}, CodeConflict, ""}, {"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}},
+		"fail pending":        {{"fail", why, errcode.InvalidTransition, ""}},
+		"start completed":     {{"complete", TransitionOptions{}, "", StatusCompleted}, {"start", TransitionOptions{}, errcode.InvalidTransition, ""}},
+		"session conflict":    {{"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}, {"start", TransitionOptions{SessionID: "b"}, errcode.Conflict, ""}, {"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}},
 		"block in progress":   {{"start", TransitionOptions{}, "", StatusInProgress}, {"block", why, "", StatusBlocked}},
 		"reopen in progress":  {{"start", TransitionOptions{}, "", StatusInProgress}, {"reopen", why, "", StatusPending}},
-		"complete after fail": {{"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"complete", TransitionOptions{}, CodeInvalidTransition, ""}},
+		"complete after fail": {{"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"complete", TransitionOptions{}, errcode.InvalidTransition, ""}},
 	}
 	for name, steps := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -57,7 +59,7 @@ func TestTransitionTable(t *testing.T) {
 				res, err := run(s, "task-1-1", st)
 				if st.code != "" {
 					e := mustCode(t, err, st.code)
-					if st.code == CodeInvalidTransition {
+					if st.code == errcode.InvalidTransition {
 						if _, ok := e.Details["allowed"].([]string); !ok {
 							t.Fatalf("step %d: details.allowed missing: %v", i, e.Details)
 						}
@@ -87,12 +89,12 @@ func TestTransitionDetails(t *testing.T) {
 	s := twoPhases(t)
 	// Blocked by dependencies.
 	_, err := Start(s, "task-2-1", TransitionOptions{})
-	e := mustCode(t, err, CodeTaskBlocked)
+	e := mustCode(t, err, errcode.TaskBlocked)
 	if !reflect.DeepEqual(e.Details["blocked_by"], []string{"phase-1"}) {
 		t.Fatal(e.Details)
 	}
 	_, err = Complete(s, "task-2-1", TransitionOptions{})
-	mustCode(t, err, CodeTaskBlocked)
+	mustCode(t, err, errcode.TaskBlocked)
 	res, err := Complete(s, "task-2-1", TransitionOptions{Force: true})
 	noErr(t, err)
 	if len(res.Warnings) != 1 || res.Entry.Metadata["forced"] != true {
@@ -100,14 +102,14 @@ func TestTransitionDetails(t *testing.T) {
 	}
 	// Parents cannot transition.
 	_, err = Start(s, "phase-1", TransitionOptions{})
-	e = mustCode(t, err, CodeInvalidTransition)
+	e = mustCode(t, err, errcode.InvalidTransition)
 	if len(e.Details["allowed"].([]string)) != 0 {
 		t.Fatal(e.Details)
 	}
 	_, err = Complete(s, RootID, TransitionOptions{})
-	mustCode(t, err, CodeInvalidTransition)
+	mustCode(t, err, errcode.InvalidTransition)
 	_, err = Start(s, "nope", TransitionOptions{})
-	mustCode(t, err, CodeTaskNotFound)
+	mustCode(t, err, errcode.TaskNotFound)
 	// Start/complete timing and fields.
 	res, err = Start(s, "task-1-1", TransitionOptions{SessionID: "sess-1"})
 	noErr(t, err)
@@ -116,7 +118,7 @@ func TestTransitionDetails(t *testing.T) {
 		t.Fatal(n.Metadata)
 	}
 	_, err = Start(s, "task-1-1", TransitionOptions{SessionID: "sess-2"})
-	e = mustCode(t, err, CodeConflict)
+	e = mustCode(t, err, errcode.Conflict)
 	if e.Details["started_by"] != "sess-1" || e.Details["started_at"] == "" {
 		t.Fatal(e.Details)
 	}
@@ -157,7 +159,7 @@ func TestTransitionDetails(t *testing.T) {
 		t.Fatal(h)
 	}
 	_, err = Complete(s, "task-1-2", TransitionOptions{ActualHours: f64(-1)})
-	mustCode(t, err, CodeInvalidFormat)
+	mustCode(t, err, errcode.InvalidFormat)
 	// Block metadata and unblock history.
 	_, err = Block(s, "task-1-2", TransitionOptions{Reason: "waiting for API key", BlockerType: "resource", Ticket: "OPS-1"})
 	noErr(t, err)
@@ -194,11 +196,11 @@ func TestUpdateStatusDispatch(t *testing.T) {
 		{StatusBlocked, TransitionOptions{Reason: "x"}, ""},
 		{StatusPending, TransitionOptions{}, ""}, // unblock
 		{StatusCompleted, TransitionOptions{}, ""},
-		{StatusPending, TransitionOptions{}, CodeMissingRequired}, // reopen needs reason
+		{StatusPending, TransitionOptions{}, errcode.MissingRequired}, // reopen needs reason
 		{StatusPending, TransitionOptions{Reason: "again"}, ""},
-		{StatusFailed, TransitionOptions{}, CodeInvalidTransition},
-		{StatusArchived, TransitionOptions{}, CodeInvalidTransition},
-		{"done", TransitionOptions{}, CodeInvalidFormat},
+		{StatusFailed, TransitionOptions{}, errcode.InvalidTransition},
+		{StatusArchived, TransitionOptions{}, errcode.InvalidTransition},
+		{"done", TransitionOptions{}, errcode.InvalidFormat},
 	} {
 		_, err := UpdateStatus(s, "task-1-1", st.to, st.opts)
 		if ErrorCodeOf(err) != st.code {
@@ -280,7 +282,7 @@ func TestTransitionsRespectTheHolder(t *testing.T) {
 			noErr(t, err)
 			before := docJSON(t, s)
 			_, err = tt.do(s, TransitionOptions{SessionID: "b"})
-			e := mustCode(t, err, CodeConflict)
+			e := mustCode(t, err, errcode.Conflict)
 			if e.Details["started_by"] != "a" || e.Details["started_at"] == "" || e.Details["task_id"] != "task-1-1" {
 				t.Fatalf("details %v", e.Details)
 			}
@@ -303,7 +305,7 @@ func TestTransitionsRespectTheHolder(t *testing.T) {
 	_, err = Block(s, "task-1-1", TransitionOptions{SessionID: "a", Reason: "x"})
 	noErr(t, err)
 	_, err = Unblock(s, "task-1-1", TransitionOptions{SessionID: "b"})
-	mustCode(t, err, CodeConflict)
+	mustCode(t, err, errcode.Conflict)
 	_, err = Unblock(s, "task-1-1", TransitionOptions{})
 	noErr(t, err)
 	if n := s.Node("task-1-1"); n.Status != StatusPending || n.StartedBy() != "" {

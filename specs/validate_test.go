@@ -237,8 +237,38 @@ func TestMapSynonyms(t *testing.T) {
 			t.Errorf("MapNodeType(%q)=%q", in, got)
 		}
 	}
-	if didYouMean("complted", []string{"pending", "completed"}) != "completed" || didYouMean("zzzzzz", []string{"pending"}) != "" {
-		t.Error("didYouMean")
+}
+
+// TestDidYouMean: suggestions for mistyped statuses, as validate's
+// INVALID_STATUS fix uses them. Every row the old Levenshtein copy answered
+// keeps its answer; swapped letters now count once ("pnedign").
+func TestDidYouMean(t *testing.T) {
+	var statuses []string
+	for _, s := range Statuses() {
+		statuses = append(statuses, string(s))
+	}
+	for _, tc := range []struct {
+		in      string
+		options []string
+		want    string
+	}{
+		{"complted", []string{"pending", "completed"}, "completed"},
+		{"zzzzzz", []string{"pending"}, ""},
+		{"pendng", statuses, "pending"},
+		{"In Progres", statuses, "in_progress"},
+		{"in-progess", statuses, "in_progress"},
+		{"blokced", statuses, "blocked"},
+		{"complete_", statuses, "completed"},
+		{"pnedign", statuses, "pending"}, // two adjacent swaps: Levenshtein 4, OSA 2
+		{"blcokde", statuses, "blocked"}, // likewise
+		{"archive", statuses, "archived"},
+		{"xyz", statuses, ""},
+		{"", statuses, ""},
+		{strings.Repeat("pending", 10), statuses, ""},
+	} {
+		if got := didYouMean(tc.in, tc.options); got != tc.want {
+			t.Errorf("didYouMean(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"reflect"
 	"testing"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 func loadFixture(t testing.TB, name string) *Document {
@@ -86,7 +88,7 @@ func TestUnknownKeysRoundTrip(t *testing.T) {
 func TestParseDocumentErrors(t *testing.T) {
 	for _, in := range []string{``, `[]`, `"x"`, `{`, `null`, `42`} {
 		_, err := ParseDocument([]byte(in))
-		mustCode(t, err, CodeInvalidFormat)
+		mustCode(t, err, errcode.InvalidFormat)
 	}
 	d, err := ParseDocument([]byte(`{"hierarchy": {"a": null, "b": 3, "c": {"children": "task-1"}}}`))
 	noErr(t, err)
@@ -114,7 +116,7 @@ func TestNodeJSON(t *testing.T) {
 		t.Fatalf("root parent must be null: %s", b)
 	}
 	_, err = DecodeNode("x", []byte(`[1]`))
-	mustCode(t, err, CodeInvalidFormat)
+	mustCode(t, err, errcode.InvalidFormat)
 }
 
 func TestCopyOnWrite(t *testing.T) {
@@ -169,7 +171,7 @@ func TestFailedMutationLeavesViewUnchanged(t *testing.T) {
 	hdr := s.Header.Clone()
 	// A bulk add with one bad task writes nothing.
 	_, err := AddPhaseBulk(s, PhaseInput{Title: "Q"}, []TaskInput{{Title: "ok"}, {Title: "bad", Complexity: "huge"}})
-	mustCode(t, err, CodeInvalidFormat)
+	mustCode(t, err, errcode.InvalidFormat)
 	if docJSON(t, s) != before || !reflect.DeepEqual(hdr, s.Header) || s.Dirty() {
 		t.Fatal("a refused bulk add changed the view")
 	}
@@ -179,7 +181,7 @@ func TestFailedMutationLeavesViewUnchanged(t *testing.T) {
 	before = docJSON(t, s)
 	hdr = s.Header.Clone()
 	err = MoveTask(s, a, "phase-1", 99)
-	mustCode(t, err, CodeInvalidPosition)
+	mustCode(t, err, errcode.InvalidPosition)
 	if docJSON(t, s) != before || !reflect.DeepEqual(hdr, s.Header) || s.Dirty() {
 		t.Fatal("failed mutation changed the view")
 	}

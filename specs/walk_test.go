@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/specd/specd/core/errcode"
 )
 
 // walkFixture is:
@@ -207,7 +209,7 @@ func TestResetStale(t *testing.T) {
 func TestBatchTransitions(t *testing.T) {
 	s := walkFixture(t)
 	_, err := StartAll(s, []string{"task-1-1", "task-9-9"}, TransitionOptions{SessionID: "a"})
-	e := mustCode(t, err, CodeTaskNotFound)
+	e := mustCode(t, err, errcode.TaskNotFound)
 	if e.Details["failed_task_id"] != "task-9-9" || e.Details["field"] != "task_ids" {
 		t.Errorf("details %v", e.Details)
 	}
@@ -225,7 +227,7 @@ func TestBatchTransitions(t *testing.T) {
 		t.Errorf("retry_count %d", rc)
 	}
 	_, err = UpdateMetadataAll(s, []string{"task-1-3", "task-9-9"}, map[string]any{"owner": "x"})
-	if e := mustCode(t, err, CodeTaskNotFound); e.Details["failed_task_id"] != "task-9-9" {
+	if e := mustCode(t, err, errcode.TaskNotFound); e.Details["failed_task_id"] != "task-9-9" {
 		t.Errorf("details %v", e.Details)
 	}
 }

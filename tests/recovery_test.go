@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // idParams are the parameters that name something stored; the probe gives
@@ -44,7 +45,7 @@ func (p *recoveryProbe) expectRecovery(what string, env map[string]any, mustFail
 	}
 	d := data(env)
 	code, _ := d["error_code"].(string)
-	if _, ok := core.Lookup(code); !ok {
+	if _, ok := errcode.Lookup(code); !ok {
 		p.t.Errorf("%s: unregistered code %q", what, code)
 		return
 	}
@@ -93,7 +94,7 @@ func TestContractEveryRecoveryRuns(t *testing.T) {
 	p := &recoveryProbe{t: t, c: c, codes: map[string]int{}}
 
 	for code, reason := range core.NoNextCall {
-		if _, ok := core.Lookup(code); !ok || reason == "" {
+		if _, ok := errcode.Lookup(code); !ok || reason == "" {
 			t.Errorf("core.NoNextCall: %q is not a registered code with a reason", code)
 		}
 	}

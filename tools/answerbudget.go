@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // The answer budget (contract §6). Every tool answer passes through one
@@ -121,7 +122,7 @@ func joinMeta(a, b []core.MetaOption) []core.MetaOption {
 // server's budget, else spec get of the same spec (whose levels fit any
 // server budget) — or none when none applies.
 func tooLargeRead(call *core.Call, t *Tool, a *Action, args Args, env core.Envelope, budget, answerTokens, serverBudget int) core.Envelope {
-	e := core.NewError(core.CodePayloadTooLarge,
+	e := core.NewError(errcode.PayloadTooLarge,
 		fmt.Sprintf("The answer to %s %s is %d tokens, over the %d-token budget, and cannot be shortened; nothing was left out silently, so nothing is returned.", t.Name, a.Name, answerTokens, budget),
 		map[string]any{"field": "answer", "constraint": fmt.Sprintf("≤ %d tokens", budget), "limit": budget, "received": answerTokens,
 			"budget_tokens": budget, "answer_tokens": answerTokens})

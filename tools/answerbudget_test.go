@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // TestAnswerBudgetStep covers the budget step's outcomes on a tool declared
@@ -73,7 +74,7 @@ func TestAnswerBudgetStep(t *testing.T) {
 
 	env, _ = run("read-big", nil)
 	d := env.Data.(map[string]any)
-	if env.Success || d["error_code"] != core.CodePayloadTooLarge {
+	if env.Success || d["error_code"] != errcode.PayloadTooLarge {
 		t.Fatalf("read over budget: %v", d)
 	}
 	rec := d["recovery"].(map[string]any)

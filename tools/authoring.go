@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
@@ -121,9 +122,9 @@ func templateNames() []string {
 
 func missingOrUnknownTemplate(name string) *core.Error {
 	if name == "" {
-		return core.NewError(core.CodeMissingRequired, "This template_action needs template.", map[string]any{"field": "template", "allowed": templateNames()})
+		return core.NewError(errcode.MissingRequired, "This template_action needs template.", map[string]any{"field": "template", "allowed": templateNames()})
 	}
-	return core.NewError(core.CodeInvalidFormat, fmt.Sprintf("No template %q.", name), map[string]any{"field": "template", "received": name, "allowed": templateNames()}).
+	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("No template %q.", name), map[string]any{"field": "template", "received": name, "allowed": templateNames()}).
 		WithRecovery("authoring", map[string]any{"action": "spec-template", "template_action": "list"}, fuzzy.Rank(name, templateNames(), 5))
 }
 
@@ -137,13 +138,13 @@ func frontmatterValue(key string, a Args) (any, error) {
 	case "estimated_hours", "actual_hours":
 		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {
-			return nil, core.NewError(core.CodeInvalidFormat, key+" must be a number of hours.", map[string]any{"field": "value", "received": s, "constraint": "number ≥ 0"})
+			return nil, core.NewError(errcode.InvalidFormat, key+" must be a number of hours.", map[string]any{"field": "value", "received": s, "constraint": "number ≥ 0"})
 		}
 		return f, nil
 	case "objectives":
 		var list []any
 		if err := json.Unmarshal([]byte(s), &list); err != nil {
-			return nil, core.NewError(core.CodeInvalidFormat, "objectives must be a JSON array of strings.", map[string]any{"field": "value", "received": s, "constraint": "JSON array of strings"})
+			return nil, core.NewError(errcode.InvalidFormat, "objectives must be a JSON array of strings.", map[string]any{"field": "value", "received": s, "constraint": "JSON array of strings"})
 		}
 		return list, nil
 	}
@@ -172,7 +173,7 @@ func phaseObject(m map[string]any, a Args, testCommand string) (specs.PhaseInput
 		case "title", "description", "purpose":
 			s, ok := v.(string)
 			if !ok {
-				return in, core.NewError(core.CodeInvalidFormat, "phase."+k+" must be a string.", map[string]any{"field": "phase." + k, "received": v})
+				return in, core.NewError(errcode.InvalidFormat, "phase."+k+" must be a string.", map[string]any{"field": "phase." + k, "received": v})
 			}
 			switch k {
 			case "title":
@@ -185,7 +186,7 @@ func phaseObject(m map[string]any, a Args, testCommand string) (specs.PhaseInput
 		case "metadata_defaults", "metadata":
 			mm, ok := v.(map[string]any)
 			if !ok {
-				return in, core.NewError(core.CodeInvalidFormat, "phase."+k+" must be an object.", map[string]any{"field": "phase." + k, "received": v})
+				return in, core.NewError(errcode.InvalidFormat, "phase."+k+" must be an object.", map[string]any{"field": "phase." + k, "received": v})
 			}
 			if k == "metadata" {
 				in.Metadata = mm
@@ -193,13 +194,13 @@ func phaseObject(m map[string]any, a Args, testCommand string) (specs.PhaseInput
 				in.MetadataDefaults = mm
 			}
 		default:
-			return in, core.NewError(core.CodeUnknownParameter, fmt.Sprintf("phase has no field %q.", k),
+			return in, core.NewError(errcode.UnknownParameter, fmt.Sprintf("phase has no field %q.", k),
 				map[string]any{"field": "phase." + k, "allowed": []string{"title", "description", "purpose", "metadata", "metadata_defaults"}}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "authoring"}, fuzzy.Rank(k, []string{"title", "description", "purpose", "metadata", "metadata_defaults"}, 5))
 		}
 	}
 	if strings.TrimSpace(in.Title) == "" {
-		return in, core.NewError(core.CodeMissingRequired, "phase.title is required.", map[string]any{"field": "phase.title"})
+		return in, core.NewError(errcode.MissingRequired, "phase.title is required.", map[string]any{"field": "phase.title"})
 	}
 	return in, nil
 }
@@ -231,7 +232,7 @@ func taskInput(m map[string]any, path string) (specs.TaskInput, error) {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return "", core.NewError(core.CodeInvalidFormat, fmt.Sprintf("%s.%s must be a string.", path, k), map[string]any{"field": path + "." + k, "received": v})
+			return "", core.NewError(errcode.InvalidFormat, fmt.Sprintf("%s.%s must be a string.", path, k), map[string]any{"field": path + "." + k, "received": v})
 		}
 		return s, nil
 	}
@@ -241,7 +242,7 @@ func taskInput(m map[string]any, path string) (specs.TaskInput, error) {
 			known = known || f == k
 		}
 		if !known {
-			return t, core.NewError(core.CodeUnknownParameter, fmt.Sprintf("%s has no field %q.", path, k),
+			return t, core.NewError(errcode.UnknownParameter, fmt.Sprintf("%s has no field %q.", path, k),
 				map[string]any{"field": path + "." + k, "allowed": taskFields}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "authoring"}, fuzzy.Rank(k, taskFields, 5))
 		}
@@ -263,19 +264,19 @@ func taskInput(m map[string]any, path string) (specs.TaskInput, error) {
 	if v, ok := m["estimated_hours"]; ok && v != nil {
 		f, ok := v.(float64)
 		if !ok || f < 0 {
-			return t, core.NewError(core.CodeInvalidFormat, path+".estimated_hours must be a number ≥ 0.", map[string]any{"field": path + ".estimated_hours", "received": v})
+			return t, core.NewError(errcode.InvalidFormat, path+".estimated_hours must be a number ≥ 0.", map[string]any{"field": path + ".estimated_hours", "received": v})
 		}
 		t.EstimatedHours = &f
 	}
 	if v, ok := m["acceptance_criteria"]; ok && v != nil {
 		l, ok := v.([]any)
 		if !ok {
-			return t, core.NewError(core.CodeInvalidFormat, path+".acceptance_criteria must be an array of strings.", map[string]any{"field": path + ".acceptance_criteria", "received": v})
+			return t, core.NewError(errcode.InvalidFormat, path+".acceptance_criteria must be an array of strings.", map[string]any{"field": path + ".acceptance_criteria", "received": v})
 		}
 		for j, x := range l {
 			s, ok := x.(string)
 			if !ok {
-				return t, core.NewError(core.CodeInvalidFormat, "acceptance criteria are strings.", map[string]any{"field": fmt.Sprintf("%s.acceptance_criteria[%d]", path, j), "received": x})
+				return t, core.NewError(errcode.InvalidFormat, "acceptance criteria are strings.", map[string]any{"field": fmt.Sprintf("%s.acceptance_criteria[%d]", path, j), "received": x})
 			}
 			t.AcceptanceCriteria = append(t.AcceptanceCriteria, s)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -84,7 +85,7 @@ func (d *Deps) specTemplate(ctx context.Context, r *Request) Result {
 		return OK(SpecTemplateAnswer{Template: &t})
 	}
 	if !r.Args.Has("spec_id") {
-		return Fail(core.NewError(core.CodeMissingRequired, "template_action=apply needs spec_id.", map[string]any{"field": "spec_id", "action": "spec-template"}))
+		return Fail(core.NewError(errcode.MissingRequired, "template_action=apply needs spec_id.", map[string]any{"field": "spec_id", "action": "spec-template"}))
 	}
 	if _, ok := specs.TemplateByName(r.Args.String("template")); !ok {
 		return Fail(missingOrUnknownTemplate(r.Args.String("template")))

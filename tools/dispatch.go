@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // DefaultDeadline bounds every call unless the server is configured otherwise.
@@ -110,15 +111,15 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	if res.Err != nil {
 		e := core.AsError(res.Err)
 		switch {
-		case errors.Is(res.Err, context.DeadlineExceeded) || (e.Code == core.CodeInternal && dctx.Err() != nil && ctx.Err() == nil):
-			e = core.NewError(core.CodeUnavailable,
+		case errors.Is(res.Err, context.DeadlineExceeded) || (e.Code == errcode.Internal && dctx.Err() != nil && ctx.Err() == nil):
+			e = core.NewError(errcode.Unavailable,
 				fmt.Sprintf("%s %s did not finish within %s; nothing was changed.", t.Name, a.Name, deadline),
 				map[string]any{"timeout_ms": deadline.Milliseconds()}).
 				WithRemediation("Narrow the call (smaller limit, one spec, fewer items) and try again.")
 		case errors.Is(res.Err, context.Canceled):
-			e = core.NewError(core.CodeUnavailable, "The call was cancelled by the client; nothing was changed.", nil)
+			e = core.NewError(errcode.Unavailable, "The call was cancelled by the client; nothing was changed.", nil)
 		}
-		if e.Code == core.CodeInternal && e.Cause() != nil {
+		if e.Code == errcode.Internal && e.Cause() != nil {
 			log.Error("internal error", "err", e.Cause())
 		}
 		return fitFailure(call, withNextCall(t, e), res.Meta, answerBudget(r.budget, args))

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // Feature flag names the tools know (the flags package holds the registry;
@@ -108,7 +109,7 @@ func (rt *Runtime) gate(ctx context.Context, t *Tool, a *Action, sess Session) (
 // featureDisabled is the FEATURE_DISABLED answer of an action whose flag is
 // off for this client.
 func featureDisabled(tool, action, flag, file string) *core.Error {
-	e := core.NewError(core.CodeFeatureDisabled,
+	e := core.NewError(errcode.FeatureDisabled,
 		fmt.Sprintf("%s %s is off for this client: feature flag %s is off.", tool, action, flag),
 		map[string]any{"feature": flag, "tool": tool, "action": action}).
 		WithRemediation(fmt.Sprintf("Ask the operator to turn feature flag %s on for this client in %s; server(action=\"capabilities\") shows every flag's value for you.", flag, file)).
@@ -134,7 +135,7 @@ func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate 
 			errType, _ = m["error_type"].(string)
 		}
 		if errType == "" {
-			errType = core.TypeInternal
+			errType = errcode.TypeInternal
 		}
 	}
 	rt.Flags.Observe(ds, errType, time.Duration(env.Meta.Telemetry.DurationMS*float64(time.Millisecond)))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // minFreeBytes is the free space below which the store's disk counts as
@@ -22,7 +23,7 @@ func storeProblem(ctx context.Context, d *Deps) error {
 		return err
 	}
 	if free, ok := freeDisk(d.Store.Path()); ok && free < minFreeBytes {
-		return core.NewError(core.CodeStoreFull, "The disk holding the store has almost no free space left; writes will fail.",
+		return core.NewError(errcode.StoreFull, "The disk holding the store has almost no free space left; writes will fail.",
 			map[string]any{"store": filepath.Base(d.Store.Path()), "free_bytes": free})
 	}
 	return nil
@@ -117,11 +118,11 @@ func (d *Deps) healthCheck(ctx context.Context, r *Request) Result {
 	a := HealthCheckAnswer{Status: "ok", Version: d.Version, Flags: FlagsHealth{Provider: "none", State: "not_configured"}}
 	var opts []core.MetaOption
 	if err != nil {
-		if core.AsError(err).Code != core.CodeStoreCorrupt {
+		if core.AsError(err).Code != errcode.StoreCorrupt {
 			return Fail(err)
 		}
 		a.Status = "unavailable"
-		opts = append(opts, warn(core.CodeStoreCorrupt, errorSummary(err), map[string]any{"error_code": core.CodeStoreCorrupt}))
+		opts = append(opts, warn(errcode.StoreCorrupt, errorSummary(err), map[string]any{"error_code": errcode.StoreCorrupt}))
 	} else if perr := storeProblem(ctx, d); perr != nil {
 		a.Status = "degraded"
 		opts = append(opts, warn(core.AsError(perr).Code, errorSummary(perr), map[string]any{"error_code": core.AsError(perr).Code}))

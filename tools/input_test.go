@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // TestValidatorNumbersAndKeys feeds JSON text, decoded the way the transports
@@ -43,22 +44,22 @@ func TestValidatorNumbersAndKeys(t *testing.T) {
 		field    string
 		received string // JSON of details.received
 	}{
-		{"largest int64 is refused, it rounds to 2^63", `{"version":9223372036854775807}`, core.CodeInvalidFormat, "version", "9223372036854775808"},
-		{"1e30", `{"version":1e30}`, core.CodeInvalidFormat, "version", "1e+30"},
-		{"2^63 position", `{"position":9223372036854775808}`, core.CodeInvalidFormat, "position", "9223372036854775808"},
-		{"below int64", `{"position":-1e19}`, core.CodeInvalidFormat, "position", "-10000000000000000000"},
-		{"fraction", `{"position":1.5}`, core.CodeInvalidFormat, "position", "1.5"},
+		{"largest int64 is refused, it rounds to 2^63", `{"version":9223372036854775807}`, errcode.InvalidFormat, "version", "9223372036854775808"},
+		{"1e30", `{"version":1e30}`, errcode.InvalidFormat, "version", "1e+30"},
+		{"2^63 position", `{"position":9223372036854775808}`, errcode.InvalidFormat, "position", "9223372036854775808"},
+		{"below int64", `{"position":-1e19}`, errcode.InvalidFormat, "position", "-10000000000000000000"},
+		{"fraction", `{"position":1.5}`, errcode.InvalidFormat, "position", "1.5"},
 		{"smallest int64 is fine", `{"position":-9223372036854775808}`, "", "", ""},
 		{"big but in range", `{"version":9007199254740992}`, "", "", ""},
-		{"1e309 limit", `{"limit":1e309}`, core.CodeInvalidFormat, "limit", `"1e309"`},
-		{"-1e309 number", `{"ratio":-1e309}`, core.CodeInvalidFormat, "ratio", `"-1e309"`},
-		{"1e309 in a string parameter", `{"name":1e309}`, core.CodeInvalidFormat, "name", `"1e309"`},
-		{"1e309 nested", `{"obj":{"a":[1,2E400]}}`, core.CodeInvalidFormat, "obj.a[1]", `"2E400"`},
-		{"1e309 as action", `{"action":1e309}`, core.CodeInvalidFormat, "action", `"1e309"`},
+		{"1e309 limit", `{"limit":1e309}`, errcode.InvalidFormat, "limit", `"1e309"`},
+		{"-1e309 number", `{"ratio":-1e309}`, errcode.InvalidFormat, "ratio", `"-1e309"`},
+		{"1e309 in a string parameter", `{"name":1e309}`, errcode.InvalidFormat, "name", `"1e309"`},
+		{"1e309 nested", `{"obj":{"a":[1,2E400]}}`, errcode.InvalidFormat, "obj.a[1]", `"2E400"`},
+		{"1e309 as action", `{"action":1e309}`, errcode.InvalidFormat, "action", `"1e309"`},
 		{"underflow is zero, as JSON has it", `{"ratio":1e-400}`, "", "", ""},
 		{"1000 keys", `{"obj":` + keys(1000) + `}`, "", "", ""},
-		{"1001 keys", `{"obj":` + keys(1001) + `}`, core.CodePayloadTooLarge, "obj", "1001"},
-		{"1001 keys nested", `{"list":[` + keys(1001) + `]}`, core.CodePayloadTooLarge, "list[0]", "1001"},
+		{"1001 keys", `{"obj":` + keys(1001) + `}`, errcode.PayloadTooLarge, "obj", "1001"},
+		{"1001 keys nested", `{"list":[` + keys(1001) + `]}`, errcode.PayloadTooLarge, "list[0]", "1001"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -124,7 +125,7 @@ func seqCursor(p Page) (uint64, error) {
 	n, err := strconv.ParseUint(p.After, 10, 64)
 	if err != nil {
 		tool, args := p.Restart()
-		return 0, core.NewError(core.CodeInvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
+		return 0, core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
 			WithRecovery(tool, args, nil)
 	}
 	return n, nil

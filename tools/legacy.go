@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // result is the wire answer of env for this session: the response-v2
@@ -41,7 +42,7 @@ func LegacyResult(env core.Envelope) *mcp.CallToolResult {
 			out = m
 		}
 	} else {
-		code := core.CodeInternal
+		code := errcode.Internal
 		if m, ok := env.Data.(map[string]any); ok {
 			if c, ok := m["error_code"].(string); ok {
 				code = c
@@ -55,7 +56,7 @@ func LegacyResult(env core.Envelope) *mcp.CallToolResult {
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		b, _ = json.Marshal(map[string]any{"error": "Internal error while encoding the answer to " + env.Meta.RequestID + ".", "error_code": core.CodeInternal})
+		b, _ = json.Marshal(map[string]any{"error": "Internal error while encoding the answer to " + env.Meta.RequestID + ".", "error_code": errcode.Internal})
 		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{Type: "text", Text: string(b)}}, IsError: true}
 	}
 	return &mcp.CallToolResult{

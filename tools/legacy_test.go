@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 func TestLegacyResult(t *testing.T) {
@@ -23,7 +24,7 @@ func TestLegacyResult(t *testing.T) {
 		{"empty data", call.Success(nil), `{}`, false},
 		{"paged", call.Success(map[string]any{"tasks": []any{"a"}}, core.WithPagination("c1", 1, &total)), `{"cursor":"c1","has_more":true,"tasks":["a"]}`, false},
 		{"last page", call.Success(map[string]any{"tasks": []any{}}, core.WithPagination("", 1, nil)), `{"cursor":null,"has_more":false,"tasks":[]}`, false},
-		{"failure", call.Failure(core.NewError(core.CodeFeatureDisabled, "task reset-batch is off.", nil)), `{"error":"task reset-batch is off.","error_code":"FEATURE_DISABLED"}`, true},
+		{"failure", call.Failure(core.NewError(errcode.FeatureDisabled, "task reset-batch is off.", nil)), `{"error":"task reset-batch is off.","error_code":"FEATURE_DISABLED"}`, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // TestPage covers the pager every paged action uses: default and given
@@ -29,7 +30,7 @@ func TestPage(t *testing.T) {
 	// Same cursor, other filter: refused, and the recovery restarts the listing.
 	_, err = OpenPage(&Request{Args: Args{"cursor": next}}, "task", "list", "s", core.PageTasks, restart, "completed")
 	e := core.AsError(err)
-	if e == nil || e.Code != core.CodeInvalidCursor {
+	if e == nil || e.Code != errcode.InvalidCursor {
 		t.Fatalf("cursor of another filter: %v", err)
 	}
 	p := e.Payload("r")

@@ -1,6 +1,9 @@
 package tools
 
-import "github.com/specd/specd/core"
+import (
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+)
 
 // withNextCall makes every failure name a call the agent can make next
 // (contract §3): an error whose handler set no recovery.suggested_tool gets
@@ -17,8 +20,8 @@ func withNextCall(t *Tool, e *core.Error) *core.Error {
 	if _, exempt := core.NoNextCall[e.Code]; exempt {
 		return e
 	}
-	info, _ := core.Lookup(e.Code)
-	if info.Type != core.TypeValidation {
+	info, _ := errcode.Lookup(e.Code)
+	if info.Type != errcode.TypeValidation {
 		return e
 	}
 	var matches []string

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
 )
@@ -147,7 +148,7 @@ func researchTool(d *Deps) *Tool {
 // without one.
 func researchStore(d *Deps) (ResearchStore, error) {
 	if d.Research == nil {
-		return nil, core.NewError(core.CodeUnavailable, "This server has no research store configured.", nil)
+		return nil, core.NewError(errcode.Unavailable, "This server has no research store configured.", nil)
 	}
 	return d.Research, nil
 }

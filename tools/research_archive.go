@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
 )
@@ -97,11 +98,11 @@ func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 	given := givenArgs(r, "hash", "content_id", "archive_id")
 	switch len(given) {
 	case 0:
-		return Fail(core.NewError(core.CodeMissingRequired, "research action \"archive-get\" needs hash, content_id or archive_id.",
+		return Fail(core.NewError(errcode.MissingRequired, "research action \"archive-get\" needs hash, content_id or archive_id.",
 			map[string]any{"field": "hash", "action": "archive-get", "one_of": []string{"hash", "content_id", "archive_id"}}))
 	case 1:
 	default:
-		return Fail(core.NewError(core.CodeInvalidFormat, "Give one of hash, content_id and archive_id, not "+strings.Join(given, " and ")+".",
+		return Fail(core.NewError(errcode.InvalidFormat, "Give one of hash, content_id and archive_id, not "+strings.Join(given, " and ")+".",
 			map[string]any{"field": given[1], "constraint": "one of hash, content_id, archive_id", "received": given}))
 	}
 	hash, contentID, archiveID := r.Args.String("hash"), r.Args.String("content_id"), r.Args.String("archive_id")
@@ -117,7 +118,7 @@ func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 	}
 	content, m, err := st.ArchiveGet(ctx, hash, contentID)
 	if err != nil {
-		if e := core.AsError(err); e.Code == core.CodeArchiveNotFound {
+		if e := core.AsError(err); e.Code == errcode.ArchiveNotFound {
 			rec := map[string]any{"action": "digest-list"}
 			if contentID != "" {
 				rec["source_id"] = contentID
@@ -214,7 +215,7 @@ func archiveWindow(r *Request, text string, budget int) (ArchiveWindow, []core.M
 	total := utf8.RuneCountInString(text)
 	offset := r.Args.IntOr("offset", 0)
 	if offset > total {
-		return ArchiveWindow{}, nil, core.NewError(core.CodeInvalidFormat, fmt.Sprintf("offset %d is past the end of the content (%d characters).", offset, total),
+		return ArchiveWindow{}, nil, core.NewError(errcode.InvalidFormat, fmt.Sprintf("offset %d is past the end of the content (%d characters).", offset, total),
 			map[string]any{"field": "offset", "constraint": fmt.Sprintf("≤ %d", total), "received": offset})
 	}
 	maxChars := r.Args.IntOr("max_chars", total)
@@ -262,7 +263,7 @@ type specArchiveRef struct {
 // parseSpecArchiveID parses the archive ids tools.ArchiveID makes.
 func parseSpecArchiveID(id string) (specArchiveRef, error) {
 	bad := func(why string) (specArchiveRef, error) {
-		return specArchiveRef{}, core.NewError(core.CodeInvalidFormat, "archive_id is not a spec archive id: "+why+".",
+		return specArchiveRef{}, core.NewError(errcode.InvalidFormat, "archive_id is not a spec archive id: "+why+".",
 			map[string]any{"field": "archive_id", "received": id,
 				"constraint": "spec:<spec_id>@<version>/node:<id> | subtree:<id> | journal:<seq> | journal:<a>-<b>"})
 	}
@@ -366,7 +367,7 @@ func archiveGetSpec(ctx context.Context, d *Deps, r *Request, archiveID string, 
 // without a spec (or, for the journal, research) store.
 func specArchiveItem(ctx context.Context, d *Deps, ref specArchiveRef, archiveID string) (any, error) {
 	if d.Specs == nil {
-		return nil, core.NewError(core.CodeUnavailable, "This server has no spec store configured.", nil)
+		return nil, core.NewError(errcode.Unavailable, "This server has no spec store configured.", nil)
 	}
 	var content any
 	missing := ""
@@ -404,13 +405,13 @@ func specArchiveItem(ctx context.Context, d *Deps, ref specArchiveRef, archiveID
 	}
 	if err != nil {
 		e := core.AsError(specError(err, ref.SpecID))
-		if e.Code != core.CodeSpecNotFound && e.Code != core.CodeVersionNotFound {
+		if e.Code != errcode.SpecNotFound && e.Code != errcode.VersionNotFound {
 			return nil, e
 		}
 		missing = e.Message
 	}
 	if missing != "" {
-		return nil, core.NewError(core.CodeArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
+		return nil, core.NewError(errcode.ArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
 			map[string]any{"field": "archive_id", "received": archiveID}).
 			WithRemediation("Re-read the spec (spec get) for current content and fresh archive ids.").
 			WithRecovery("spec", map[string]any{"action": "get", "spec_id": ref.SpecID}, nil)

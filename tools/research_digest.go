@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/research"
 )
@@ -37,7 +38,7 @@ type researchInput struct {
 func researchInputOf(ctx context.Context, d *Deps, r *Request) (researchInput, error) {
 	given := givenArgs(r, "text", "pages", "path")
 	if len(given) > 1 {
-		return researchInput{}, core.NewError(core.CodeInvalidFormat,
+		return researchInput{}, core.NewError(errcode.InvalidFormat,
 			fmt.Sprintf("Give one source (text, pages or path), not %s.", strings.Join(given, " and ")),
 			map[string]any{"field": given[1], "constraint": "one of text, pages, path", "received": given})
 	}
@@ -51,7 +52,7 @@ func researchInputOf(ctx context.Context, d *Deps, r *Request) (researchInput, e
 	case "pages":
 		in.Pages = r.Args.Strings("pages")
 		if len(in.Pages) == 0 {
-			return in, core.NewError(core.CodeInvalidFormat, "pages needs at least one page (use text for a single text).",
+			return in, core.NewError(errcode.InvalidFormat, "pages needs at least one page (use text for a single text).",
 				map[string]any{"field": "pages", "constraint": "at least 1 item", "received": 0})
 		}
 		total := 0
@@ -59,7 +60,7 @@ func researchInputOf(ctx context.Context, d *Deps, r *Request) (researchInput, e
 			total += utf8.RuneCountInString(p)
 		}
 		if total > core.MaxLargeText {
-			return in, core.NewError(core.CodePayloadTooLarge,
+			return in, core.NewError(errcode.PayloadTooLarge,
 				fmt.Sprintf("pages hold %d characters in all; the limit is %d.", total, core.MaxLargeText),
 				map[string]any{"field": "pages", "constraint": "max characters", "limit": core.MaxLargeText, "received": total})
 		}
@@ -108,8 +109,8 @@ func readWorkspaceText(ctx context.Context, d *Deps, p string) (string, error) {
 	}
 	// A character is at most 4 bytes.
 	b, err := ws.ReadFile(ctx, rel, int64(4*core.MaxLargeText))
-	if e, ok := err.(*core.Error); ok && e.Code == core.CodePayloadTooLarge {
-		return "", core.NewError(core.CodePayloadTooLarge,
+	if e, ok := err.(*core.Error); ok && e.Code == errcode.PayloadTooLarge {
+		return "", core.NewError(errcode.PayloadTooLarge,
 			fmt.Sprintf("%s has more than %d characters.", workspacefs.Show(rel), core.MaxLargeText),
 			map[string]any{"field": "path", "constraint": "max characters", "limit": core.MaxLargeText, "received": workspacefs.Show(rel)})
 	}
@@ -117,7 +118,7 @@ func readWorkspaceText(ctx context.Context, d *Deps, p string) (string, error) {
 		return "", fileError(err)
 	}
 	if n := utf8.RuneCount(b); n > core.MaxLargeText {
-		return "", core.NewError(core.CodePayloadTooLarge,
+		return "", core.NewError(errcode.PayloadTooLarge,
 			fmt.Sprintf("%s has more than %d characters.", workspacefs.Show(rel), core.MaxLargeText),
 			map[string]any{"field": "path", "constraint": "max characters", "limit": core.MaxLargeText, "received": n})
 	}
@@ -128,7 +129,7 @@ func readWorkspaceText(ctx context.Context, d *Deps, p string) (string, error) {
 // the store's key layout; none belongs in an id).
 func checkResearchID(field, id string) error {
 	if strings.TrimSpace(id) == "" || strings.IndexFunc(id, unicode.IsControl) >= 0 {
-		return core.NewError(core.CodeInvalidFormat, field+" must be non-blank text without control characters.",
+		return core.NewError(errcode.InvalidFormat, field+" must be non-blank text without control characters.",
 			map[string]any{"field": field, "constraint": "non-blank, no control characters", "received": id})
 	}
 	return nil
@@ -140,7 +141,7 @@ func checkResearchID(field, id string) error {
 func archivedSource(ctx context.Context, st ResearchStore, hash, contentID string) (idx *research.TextIndex, found bool, err error) {
 	content, _, err := st.ArchiveGet(ctx, hash, contentID)
 	if err != nil {
-		if core.AsError(err).Code == core.CodeArchiveNotFound {
+		if core.AsError(err).Code == errcode.ArchiveNotFound {
 			return nil, false, nil
 		}
 		return nil, false, err
@@ -201,7 +202,7 @@ func validationSource(ctx context.Context, d *Deps, r *Request, payload map[stri
 	sourceID := r.Args.String("source_id")
 	switch {
 	case in.From != "" && sourceID != "":
-		return nil, "", core.NewError(core.CodeInvalidFormat, "Give the source as "+in.From+" or as source_id (its archived text), not both.",
+		return nil, "", core.NewError(errcode.InvalidFormat, "Give the source as "+in.From+" or as source_id (its archived text), not both.",
 			map[string]any{"field": "source_id", "constraint": "one of text, pages, path, source_id", "received": sourceID})
 	case in.From != "":
 		return in.canonical(), in.From, nil
@@ -218,7 +219,7 @@ func validationSource(ctx context.Context, d *Deps, r *Request, payload map[stri
 			return nil, "", err
 		}
 		if !found {
-			return nil, "", core.NewError(core.CodeArchiveNotFound,
+			return nil, "", core.NewError(errcode.ArchiveNotFound,
 				fmt.Sprintf("No source text is archived under source_id %q (it may have expired).", sourceID),
 				map[string]any{"field": "source_id", "received": sourceID}).
 				WithRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.").
@@ -256,7 +257,7 @@ func digestCreate(ctx context.Context, d *Deps, r *Request) Result {
 		return Fail(err)
 	}
 	if in.From == "" {
-		return Fail(core.NewError(core.CodeMissingRequired, "research action \"digest-create\" needs a source: text, pages or path.",
+		return Fail(core.NewError(errcode.MissingRequired, "research action \"digest-create\" needs a source: text, pages or path.",
 			map[string]any{"field": "text", "action": "digest-create", "one_of": []string{"text", "pages", "path"}}))
 	}
 	sourceID := r.Args.String("source_id")
@@ -269,7 +270,7 @@ func digestCreate(ctx context.Context, d *Deps, r *Request) Result {
 	p, info, err := research.CreateDigest(research.CreateInput{Text: in.Text, Pages: in.Pages, Query: query,
 		SourceID: sourceID, MaxSnippets: r.Args.IntOr("max_snippets", 0)})
 	if err != nil {
-		return Fail(core.NewError(core.CodeInvalidFormat, err.Error(), map[string]any{"field": in.From}))
+		return Fail(core.NewError(errcode.InvalidFormat, err.Error(), map[string]any{"field": in.From}))
 	}
 	return OK(DigestCreateAnswer{SourceID: info.SourceID, Payload: p, SourceTextHash: p.SourceTextHash, QueryHash: p.QueryHash,
 		CanonicalChars: p.OriginalChars, DigestChars: p.DigestChars, Paged: info.Paged, PageCount: len(info.PageSpans),
@@ -323,7 +324,7 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *archiveSweeper
 				failed = append(failed, l)
 			}
 		}
-		return Fail(core.NewError(core.CodeValidation,
+		return Fail(core.NewError(errcode.Validation,
 			fmt.Sprintf("The payload breaks %d rule(s) of DigestPayload v1.0; nothing was stored.", len(rep.Violations)),
 			map[string]any{"field": "payload", "constraint": "DigestPayload v1.0", "received": fmt.Sprintf("%d violation(s)", len(rep.Violations)),
 				"violations": rep.Violations, "failed_locators": nonNilChecks(failed), "text_checked": rep.TextChecked}).

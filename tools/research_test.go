@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
@@ -38,7 +39,7 @@ func TestParseSpecArchiveID(t *testing.T) {
 		"spec:s@1", "spec:s@1/node", "spec:s@1/node:", "spec:s@1/leaf:x", "spec:s@1/journal:9-2",
 		"spec:s@1/journal:x", "spec:s@1/journal:a-b", "spec:s@1/journal:-3", "spec:s@-1/node:x",
 	} {
-		if _, err := parseSpecArchiveID(bad); err == nil || core.AsError(err).Code != core.CodeInvalidFormat {
+		if _, err := parseSpecArchiveID(bad); err == nil || core.AsError(err).Code != errcode.InvalidFormat {
 			t.Errorf("%q: want INVALID_FORMAT, got %v", bad, err)
 		}
 	}
@@ -91,7 +92,7 @@ func TestArchiveWindow(t *testing.T) {
 	if d.Content != "" || d.NextOffset != nil || d.Truncated {
 		t.Fatalf("end: %+v", d)
 	}
-	if _, _, err := win(map[string]any{"offset": float64(6001)}, 10_000); err == nil || core.AsError(err).Code != core.CodeInvalidFormat {
+	if _, _, err := win(map[string]any{"offset": float64(6001)}, 10_000); err == nil || core.AsError(err).Code != errcode.InvalidFormat {
 		t.Fatalf("offset past the end: %v", err)
 	}
 }
@@ -208,7 +209,7 @@ func TestResearchWithoutStoreIsUnavailable(t *testing.T) {
 	d := testDeps()
 	tool := researchTool(d)
 	env := dispatch(t, tool, map[string]any{"action": "digest-list"})
-	if code(env) != core.CodeUnavailable {
+	if code(env) != errcode.Unavailable {
 		t.Fatalf("digest-list without a store: %v", env)
 	}
 	// Validation and creation need no store.

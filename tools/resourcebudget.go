@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // Resources answer with plain JSON documents, not envelopes, so they have
@@ -57,7 +58,7 @@ func resourceContents(uri string, budget int, v any, deg Degrader, instead strin
 			}
 		}
 		if b == nil || tokensOfBytes(len(b)) > budget {
-			return nil, fmt.Errorf("%s: the resource is over the %d-token budget and cannot be shortened; use %s instead", core.CodePayloadTooLarge, budget, instead)
+			return nil, fmt.Errorf("%s: the resource is over the %d-token budget and cannot be shortened; use %s instead", errcode.PayloadTooLarge, budget, instead)
 		}
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil

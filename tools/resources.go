@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -141,10 +142,10 @@ func templateArg(req mcp.ReadResourceRequest, name string) string {
 // hides anything internal.
 func resourceError(err error) error {
 	e := core.AsError(err)
-	if e.Code == core.CodeSpecNotFound {
+	if e.Code == errcode.SpecNotFound {
 		return fmt.Errorf("%w: %s", server.ErrResourceNotFound, e.Message)
 	}
-	if e.Code == core.CodeInternal {
+	if e.Code == errcode.Internal {
 		return fmt.Errorf("internal error reading the resource")
 	}
 	return fmt.Errorf("%s: %s", e.Code, e.Message)

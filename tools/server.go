@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 )
 
@@ -110,7 +111,7 @@ func (d *Deps) serverSchema(reg *Registry) Handler {
 		name := r.Args.String("tool_name")
 		t, ok := reg.Tool(name)
 		if !ok {
-			return Fail(core.NewError(core.CodeNotFound, fmt.Sprintf("There is no tool %q.", name),
+			return Fail(core.NewError(errcode.NotFound, fmt.Sprintf("There is no tool %q.", name),
 				map[string]any{"field": "tool_name", "received": name, "allowed": reg.Names()}).
 				WithRecovery("server", map[string]any{"action": "tools"}, fuzzy.Rank(name, reg.Names(), 5)))
 		}

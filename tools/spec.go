@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -140,7 +141,7 @@ const maxFindMatches = 100
 func (d *Deps) specFind(ctx context.Context, r *Request) Result {
 	id, q := r.Args.String("spec_id"), strings.ToLower(r.Args.String("query"))
 	if id == "" && q == "" {
-		return Fail(core.NewError(core.CodeMissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
+		return Fail(core.NewError(errcode.MissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
 	}
 	if id != "" {
 		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
@@ -318,13 +319,13 @@ func (d *Deps) specHistory(ctx context.Context, r *Request) Result {
 		n, err := strconv.ParseInt(p.After, 10, 64)
 		if err != nil {
 			tool, args := p.Restart()
-			return Fail(core.NewError(core.CodeInvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
+			return Fail(core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
 				WithRecovery(tool, args, nil))
 		}
 		before = n
 	}
 	if p.Limit > core.PageHistory.Max {
-		return Fail(core.NewError(core.CodeInvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
+		return Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
 	versions, more, err := d.Specs.History(ctx, specID, before, p.Limit)
 	if err != nil {

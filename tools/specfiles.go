@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/specs"
 )
@@ -81,7 +82,7 @@ func specImport(ctx context.Context, d *Deps, r *Request) Result {
 				rep = importOne(ctx, d, raw, filepath.Base(filepath.Dir(f.Name)), autoFix, overwrite, dry)
 			}
 		} else {
-			rep = ImportReport{Outcome: "rejected", Reason: "not a regular file (FIFOs, devices and sockets are never read)", Codes: []string{core.CodeInvalidFormat}}
+			rep = ImportReport{Outcome: "rejected", Reason: "not a regular file (FIFOs, devices and sockets are never read)", Codes: []string{errcode.InvalidFormat}}
 		}
 		rel, _ := filepath.Rel(root, f.Name)
 		if single {
@@ -114,7 +115,7 @@ type SpecImportAnswer struct {
 // and sentence (which name only workspace-relative paths).
 func unreadable(err error) ImportReport {
 	e := core.AsError(err)
-	if e.Code == core.CodeInternal {
+	if e.Code == errcode.Internal {
 		return ImportReport{Outcome: "failed", Reason: "cannot read the file"}
 	}
 	return ImportReport{Outcome: "rejected", Reason: e.Message, Codes: []string{e.Code}}
@@ -127,8 +128,8 @@ func unreadable(err error) ImportReport {
 func specFiles(ctx context.Context, ws *workspacefs.Dir, root string) (files []workspacefs.Entry, single bool, err error) {
 	st, err := ws.Stat(root)
 	if err != nil {
-		if core.AsError(err).Code == core.CodeNotFound {
-			return nil, false, core.NewError(core.CodeNotFound, "Nothing to import at that path.",
+		if core.AsError(err).Code == errcode.NotFound {
+			return nil, false, core.NewError(errcode.NotFound, "Nothing to import at that path.",
 				map[string]any{"field": "path", "received": workspacefs.Show(root)}).
 				WithRemediation("Pass a directory of spec JSON files (e.g. specs/) or one .json file inside the workspace.")
 		}

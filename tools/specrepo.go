@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
@@ -132,7 +133,7 @@ func (d *Deps) read(ctx context.Context, r *Request, fn func(sp *specs.Spec, j s
 // VERSION_CONFLICT gets the re-read (spec get) as its recovery.
 func specError(err error, specID string) error {
 	var ce *core.Error
-	if errors.As(err, &ce) && ce.Code == core.CodeVersionConflict && ce.Recovery == nil && specID != "" {
+	if errors.As(err, &ce) && ce.Code == errcode.VersionConflict && ce.Recovery == nil && specID != "" {
 		// The next call is the read that gives the current version.
 		return ce.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, nil)
 	}
@@ -147,16 +148,16 @@ func specError(err error, specID string) error {
 		matches = fuzzy.Rank(received, de.Candidates, 5)
 	}
 	switch de.Code {
-	case specs.CodeTaskNotFound, specs.CodeDependencyNotFound:
+	case errcode.TaskNotFound, errcode.DependencyNotFound:
 		e.WithRecovery("task", map[string]any{"action": "list", "spec_id": specID}, matches)
-	case specs.CodePhaseNotFound, specs.CodeInvalidParent:
+	case errcode.PhaseNotFound, errcode.InvalidParent:
 		e.WithRecovery("task", map[string]any{"action": "hierarchy", "spec_id": specID}, matches)
-	case specs.CodeSpecNotFound:
+	case errcode.SpecNotFound:
 		e.WithRecovery("spec", map[string]any{"action": "list"}, matches)
-	case specs.CodeTaskBlocked:
+	case errcode.TaskBlocked:
 		taskID, _ := e.Details["task_id"].(string)
 		e.WithRecovery("task", map[string]any{"action": "check-deps", "spec_id": specID, "task_id": taskID}, nil)
-	case specs.CodeInvalidTransition, specs.CodeConflict:
+	case errcode.InvalidTransition, errcode.Conflict:
 		taskID, _ := e.Details["task_id"].(string)
 		switch {
 		case taskID != "":
@@ -170,7 +171,7 @@ func specError(err error, specID string) error {
 		}
 	}
 	// A conflict's next call is the re-read (contract §3: "re-read first").
-	if info, _ := core.Lookup(e.Code); info.Type == core.TypeConflict && specID != "" && (e.Recovery == nil || e.Recovery.SuggestedTool == "") {
+	if info, _ := errcode.Lookup(e.Code); info.Type == errcode.TypeConflict && specID != "" && (e.Recovery == nil || e.Recovery.SuggestedTool == "") {
 		e.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, matches)
 	}
 	return e

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
@@ -100,12 +101,12 @@ type StartedTask struct {
 func (d *Deps) taskStartBatch(ctx context.Context, r *Request) Result {
 	ids := r.Args.Strings("task_ids")
 	if len(ids) == 0 {
-		return Fail(core.NewError(core.CodeMissingRequired, "task_ids must name at least one task.", map[string]any{"field": "task_ids", "action": "start-batch"}))
+		return Fail(core.NewError(errcode.MissingRequired, "task_ids must name at least one task.", map[string]any{"field": "task_ids", "action": "start-batch"}))
 	}
 	seen := map[string]bool{}
 	for _, id := range ids {
 		if seen[id] {
-			return Fail(core.NewError(core.CodeInvalidFormat, fmt.Sprintf("task_ids lists %s twice.", id),
+			return Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("task_ids lists %s twice.", id),
 				map[string]any{"field": "task_ids", "received": id, "constraint": "distinct task ids"}))
 		}
 		seen[id] = true
@@ -151,30 +152,30 @@ func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 	var c specs.Completion
 	for k := range m {
 		if !slices.Contains(completionFields, k) {
-			return c, core.NewError(core.CodeUnknownParameter, fmt.Sprintf("%s is not a completion field.", at(k)),
+			return c, core.NewError(errcode.UnknownParameter, fmt.Sprintf("%s is not a completion field.", at(k)),
 				map[string]any{"field": at(k), "allowed": completionFields}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "task"}, fuzzy.Rank(k, completionFields, 5))
 		}
 	}
 	var ok bool
 	if c.TaskID, ok = m["task_id"].(string); !ok || c.TaskID == "" {
-		return c, core.NewError(core.CodeMissingRequired, at("task_id")+" is required (a string).", map[string]any{"field": at("task_id"), "received": m["task_id"]})
+		return c, core.NewError(errcode.MissingRequired, at("task_id")+" is required (a string).", map[string]any{"field": at("task_id"), "received": m["task_id"]})
 	}
 	if err := specs.CheckID(at("task_id"), c.TaskID); err != nil {
 		return c, core.AsError(err)
 	}
 	if c.Success, ok = m["success"].(bool); !ok {
-		return c, core.NewError(core.CodeMissingRequired, at("success")+" is required (true or false).", map[string]any{"field": at("success"), "received": m["success"]})
+		return c, core.NewError(errcode.MissingRequired, at("success")+" is required (true or false).", map[string]any{"field": at("success"), "received": m["success"]})
 	}
 	if v, has := m["note"]; has && v != nil {
 		if c.Note, ok = v.(string); !ok {
-			return c, core.NewError(core.CodeInvalidFormat, at("note")+" must be a string.", map[string]any{"field": at("note"), "received": v})
+			return c, core.NewError(errcode.InvalidFormat, at("note")+" must be a string.", map[string]any{"field": at("note"), "received": v})
 		}
 	}
 	if v, has := m["actual_hours"]; has && v != nil {
 		f, ok := v.(float64)
 		if !ok || f < 0 {
-			return c, core.NewError(core.CodeInvalidFormat, at("actual_hours")+" must be a number ≥ 0.", map[string]any{"field": at("actual_hours"), "received": v})
+			return c, core.NewError(errcode.InvalidFormat, at("actual_hours")+" must be a number ≥ 0.", map[string]any{"field": at("actual_hours"), "received": v})
 		}
 		c.ActualHours = &f
 	}
@@ -218,7 +219,7 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
 		return Fail(berr)
 	}
 	if len(items) == 0 {
-		return Fail(core.NewError(core.CodeMissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
+		return Fail(core.NewError(errcode.MissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
 	}
 	res := answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskCompleteBatchAnswer, error) {
 		a := TaskCompleteBatchAnswer{Results: make([]CompletionResult, len(items))}

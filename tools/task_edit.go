@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -231,7 +232,7 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 	}
 	updates := a.Object("updates")
 	if len(updates) == 0 {
-		return Fail(core.NewError(core.CodeMissingRequired, "updates must set at least one metadata key.",
+		return Fail(core.NewError(errcode.MissingRequired, "updates must set at least one metadata key.",
 			map[string]any{"field": "updates", "action": "metadata-batch"}))
 	}
 	specID := a.String("spec_id")
@@ -245,7 +246,7 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 		}
 		matched, tooMany := specs.MatchTasks(sp, scope, match, maxBatchMatches)
 		if tooMany {
-			return TaskMetadataBatchAnswer{}, core.NewError(core.CodeValidation, fmt.Sprintf("The filters match more than %d nodes; narrow them.", maxBatchMatches),
+			return TaskMetadataBatchAnswer{}, core.NewError(errcode.Validation, fmt.Sprintf("The filters match more than %d nodes; narrow them.", maxBatchMatches),
 				map[string]any{"field": "pattern", "limit": maxBatchMatches, "constraint": "at most 100 matches"})
 		}
 		changes, err := specs.UpdateMetadataAll(sp, matched, updates)
@@ -266,14 +267,14 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 // (MISSING_REQUIRED), pattern a valid RE2 expression (INVALID_REGEX).
 func metadataBatchFilter(f MetadataBatchFilters) (specs.TaskFilter, error) {
 	if f == (MetadataBatchFilters{}) {
-		return specs.TaskFilter{}, core.NewError(core.CodeMissingRequired, "metadata-batch needs at least one filter: status, parent, pattern or node_type.",
+		return specs.TaskFilter{}, core.NewError(errcode.MissingRequired, "metadata-batch needs at least one filter: status, parent, pattern or node_type.",
 			map[string]any{"field": "pattern", "action": "metadata-batch", "filters": []string{"status", "parent", "pattern", "node_type"}})
 	}
 	tf := specs.TaskFilter{TasksOnly: true, Status: f.Status, NodeType: f.NodeType}
 	if f.Pattern != "" {
 		re, err := regexp.Compile(f.Pattern)
 		if err != nil {
-			return tf, core.NewError(core.CodeInvalidRegex, "pattern is not a valid RE2 regular expression.",
+			return tf, core.NewError(errcode.InvalidRegex, "pattern is not a valid RE2 regular expression.",
 				map[string]any{"field": "pattern", "received": f.Pattern, "constraint": "RE2 syntax, at most 256 characters"})
 		}
 		tf.Match = func(n *specs.Node) bool { return re.MatchString(n.Title) || re.MatchString(n.ID) }

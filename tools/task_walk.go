@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
@@ -17,7 +18,7 @@ import (
 // the listing.
 func taskStaleCursor(p Page) *core.Error {
 	tool, restart := p.Restart()
-	return core.NewError(core.CodeInvalidCursor, "The cursor's position no longer exists (the node was removed or moved); restart the listing.",
+	return core.NewError(errcode.InvalidCursor, "The cursor's position no longer exists (the node was removed or moved); restart the listing.",
 		map[string]any{"field": "cursor", "constraint": "a cursor whose last node still exists in the listing"}).
 		WithRecovery(tool, restart, nil)
 }
@@ -26,10 +27,10 @@ func taskStaleCursor(p Page) *core.Error {
 // an id given in field, with the closest existing ids and a recovery call
 // that lists the tree. It reads every id: error paths only.
 func taskNodeNotFound(s *specs.Spec, specID, field, id string) *core.Error {
-	code := core.CodeTaskNotFound
+	code := errcode.TaskNotFound
 	what := "node"
 	if strings.HasPrefix(id, "phase-") {
-		code, what = core.CodePhaseNotFound, "phase"
+		code, what = errcode.PhaseNotFound, "phase"
 	}
 	ids := s.IDs()
 	return core.NewError(code, fmt.Sprintf("No %s %q in spec %s.", what, id, specID),

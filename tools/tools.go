@@ -4,6 +4,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // New builds the registry of every specd tool over d.
@@ -60,7 +61,7 @@ func warn(code, message string, ctx map[string]any) core.MetaOption {
 // coded error, or "internal error" (never Go error text).
 func errorSummary(err error) string {
 	e := core.AsError(err)
-	if e.Code == core.CodeInternal {
+	if e.Code == errcode.Internal {
 		return "internal error"
 	}
 	return e.Code + ": " + e.Message

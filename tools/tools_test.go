@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // fakeStore is the store seam for unit tests of the tools layer.
@@ -143,7 +144,7 @@ func code(env map[string]any) string {
 func TestPanicBecomesInternalErrorWithoutLeaking(t *testing.T) {
 	env := dispatch(t, testTool(func(ctx context.Context, r *Request) Result { panic("secret /etc/passwd detail") }),
 		map[string]any{"action": "do-it"})
-	if code(env) != core.CodeInternal {
+	if code(env) != errcode.Internal {
 		t.Fatalf("want INTERNAL_ERROR, got %v", env)
 	}
 	b, _ := json.Marshal(env)
@@ -160,7 +161,7 @@ func TestGoErrorBecomesInternalError(t *testing.T) {
 	env := dispatch(t, testTool(func(ctx context.Context, r *Request) Result { return Fail(errors.New("open /srv/x: denied")) }),
 		map[string]any{"action": "do-it"})
 	b, _ := json.Marshal(env)
-	if code(env) != core.CodeInternal || strings.Contains(string(b), "/srv/x") {
+	if code(env) != errcode.Internal || strings.Contains(string(b), "/srv/x") {
 		t.Fatalf("Go error text leaked or wrong code: %s", b)
 	}
 }
@@ -170,7 +171,7 @@ func TestDeadlineAnswersUnavailable(t *testing.T) {
 		<-ctx.Done()
 		return Fail(ctx.Err())
 	}), map[string]any{"action": "do-it"}, 50*time.Millisecond)
-	if code(env) != core.CodeUnavailable {
+	if code(env) != errcode.Unavailable {
 		t.Fatalf("want UNAVAILABLE, got %v", env)
 	}
 	d := env["data"].(map[string]any)["details"].(map[string]any)
@@ -205,21 +206,21 @@ func TestValidator(t *testing.T) {
 		{"ok", map[string]any{"action": "do-it", "name": "abc", "n": 3.0}, "", ""},
 		{"snake_case alias", map[string]any{"action": "do_it"}, "", ""},
 		{"null is absent", map[string]any{"action": "do-it", "name": nil}, "", ""},
-		{"action missing", map[string]any{}, core.CodeMissingRequired, "action"},
-		{"action not a string", map[string]any{"action": 3.0}, core.CodeInvalidFormat, "action"},
-		{"unknown action", map[string]any{"action": "doit"}, core.CodeUnknownAction, "action"},
-		{"unknown parameter", map[string]any{"action": "do-it", "nmae": "x"}, core.CodeUnknownParameter, "nmae"},
-		{"string too long", map[string]any{"action": "do-it", "name": "abcdef"}, core.CodePayloadTooLarge, "name"},
-		{"wrong type", map[string]any{"action": "do-it", "name": 4.0}, core.CodeInvalidFormat, "name"},
-		{"enum", map[string]any{"action": "do-it", "kind": "tsk"}, core.CodeInvalidFormat, "kind"},
-		{"not an integer", map[string]any{"action": "do-it", "n": 2.5}, core.CodeInvalidFormat, "n"},
-		{"below minimum", map[string]any{"action": "do-it", "n": 0.0}, core.CodeInvalidFormat, "n"},
-		{"above maximum", map[string]any{"action": "do-it", "n": 11.0}, core.CodeInvalidFormat, "n"},
-		{"bool", map[string]any{"action": "do-it", "flag": "yes"}, core.CodeInvalidFormat, "flag"},
-		{"array items", map[string]any{"action": "do-it", "tags": []any{"a", 1.0}}, core.CodeInvalidFormat, "tags[1]"},
-		{"array too long", map[string]any{"action": "do-it", "tags": []any{"a", "b", "c"}}, core.CodePayloadTooLarge, "tags"},
-		{"nesting too deep", map[string]any{"action": "do-it", "obj": deep}, core.CodePayloadTooLarge, ""},
-		{"request too large", map[string]any{"action": "do-it", "obj": map[string]any{"a": strings.Repeat("x", 9000), "b": strings.Repeat("x", 9000), "c": strings.Repeat("x", 9000), "d": strings.Repeat("x", 9000), "e": strings.Repeat("x", 9000), "f": strings.Repeat("x", 9000), "g": strings.Repeat("x", 9000), "h": strings.Repeat("x", 9000), "i": strings.Repeat("x", 9000), "j": strings.Repeat("x", 9000), "k": strings.Repeat("x", 9000), "l": strings.Repeat("x", 9000)}}, core.CodePayloadTooLarge, "arguments"},
+		{"action missing", map[string]any{}, errcode.MissingRequired, "action"},
+		{"action not a string", map[string]any{"action": 3.0}, errcode.InvalidFormat, "action"},
+		{"unknown action", map[string]any{"action": "doit"}, errcode.UnknownAction, "action"},
+		{"unknown parameter", map[string]any{"action": "do-it", "nmae": "x"}, errcode.UnknownParameter, "nmae"},
+		{"string too long", map[string]any{"action": "do-it", "name": "abcdef"}, errcode.PayloadTooLarge, "name"},
+		{"wrong type", map[string]any{"action": "do-it", "name": 4.0}, errcode.InvalidFormat, "name"},
+		{"enum", map[string]any{"action": "do-it", "kind": "tsk"}, errcode.InvalidFormat, "kind"},
+		{"not an integer", map[string]any{"action": "do-it", "n": 2.5}, errcode.InvalidFormat, "n"},
+		{"below minimum", map[string]any{"action": "do-it", "n": 0.0}, errcode.InvalidFormat, "n"},
+		{"above maximum", map[string]any{"action": "do-it", "n": 11.0}, errcode.InvalidFormat, "n"},
+		{"bool", map[string]any{"action": "do-it", "flag": "yes"}, errcode.InvalidFormat, "flag"},
+		{"array items", map[string]any{"action": "do-it", "tags": []any{"a", 1.0}}, errcode.InvalidFormat, "tags[1]"},
+		{"array too long", map[string]any{"action": "do-it", "tags": []any{"a", "b", "c"}}, errcode.PayloadTooLarge, "tags"},
+		{"nesting too deep", map[string]any{"action": "do-it", "obj": deep}, errcode.PayloadTooLarge, ""},
+		{"request too large", map[string]any{"action": "do-it", "obj": map[string]any{"a": strings.Repeat("x", 9000), "b": strings.Repeat("x", 9000), "c": strings.Repeat("x", 9000), "d": strings.Repeat("x", 9000), "e": strings.Repeat("x", 9000), "f": strings.Repeat("x", 9000), "g": strings.Repeat("x", 9000), "h": strings.Repeat("x", 9000), "i": strings.Repeat("x", 9000), "j": strings.Repeat("x", 9000), "k": strings.Repeat("x", 9000), "l": strings.Repeat("x", 9000)}}, errcode.PayloadTooLarge, "arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,7 +257,7 @@ func TestAnnotationsAreTheMostCautious(t *testing.T) {
 
 func TestReadinessNotReadyIsSuccessWithWarning(t *testing.T) {
 	d := testDeps()
-	d.Store = fakeStore{writableErr: core.NewError(core.CodeLockTimeout, "locked", nil)}
+	d.Store = fakeStore{writableErr: core.NewError(errcode.LockTimeout, "locked", nil)}
 	reg := New(d)
 	tool, _ := reg.Tool("health")
 	env := reg.Dispatch(context.Background(), tool, map[string]any{"action": "readiness"}, Session{}, d.Runtime)

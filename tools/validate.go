@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 )
 
@@ -38,7 +39,7 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	}
 	av, ok := raw["action"]
 	if !ok || av == nil {
-		return nil, nil, core.NewError(core.CodeMissingRequired, fmt.Sprintf("%s needs an action.", t.Name),
+		return nil, nil, core.NewError(errcode.MissingRequired, fmt.Sprintf("%s needs an action.", t.Name),
 			map[string]any{"field": "action", "allowed": t.ActionNames()}).
 			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
 	}
@@ -47,12 +48,12 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 		av, ok = lit, false
 	}
 	if !ok {
-		return nil, nil, core.NewError(core.CodeInvalidFormat, "action must be a string.",
+		return nil, nil, core.NewError(errcode.InvalidFormat, "action must be a string.",
 			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.ActionNames()})
 	}
 	a, ok := t.action(name)
 	if !ok {
-		return nil, nil, core.NewError(core.CodeUnknownAction,
+		return nil, nil, core.NewError(errcode.UnknownAction,
 			fmt.Sprintf("%s has no action %q.", t.Name, name),
 			map[string]any{"field": "action", "received": name, "allowed": t.ActionNames()}).
 			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.ActionNames(), 5))
@@ -73,13 +74,13 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 			for _, p := range t.Params {
 				names = append(names, p.Name)
 			}
-			return nil, nil, core.NewError(core.CodeUnknownParameter,
+			return nil, nil, core.NewError(errcode.UnknownParameter,
 				fmt.Sprintf("%s has no parameter %q.", t.Name, k),
 				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, rankPreferring(k, a.Params(), names))
 		}
 		if !a.takes(k) {
-			return nil, nil, core.NewError(core.CodeUnknownParameter,
+			return nil, nil, core.NewError(errcode.UnknownParameter,
 				fmt.Sprintf("%s action %q does not take %q.", t.Name, a.Name, k),
 				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(k, a.Params(), 5))
@@ -105,7 +106,7 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	}
 	for _, r := range a.Required {
 		if !args.Has(r) {
-			return nil, nil, core.NewError(core.CodeMissingRequired,
+			return nil, nil, core.NewError(errcode.MissingRequired,
 				fmt.Sprintf("%s action %q needs %q.", t.Name, a.Name, r),
 				map[string]any{"field": r, "action": a.Name, "required": a.Required}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
@@ -138,7 +139,7 @@ func checkRequestSize(t *Tool, raw map[string]any) *core.Error {
 	for k, v := range raw {
 		b, err := json.Marshal(v)
 		if err != nil {
-			return core.NewError(core.CodeInvalidFormat, fmt.Sprintf("%s is not JSON-encodable.", k),
+			return core.NewError(errcode.InvalidFormat, fmt.Sprintf("%s is not JSON-encodable.", k),
 				map[string]any{"field": k})
 		}
 		if p, ok := t.param(k); ok && p.MaxLength > core.MaxStringChars {
@@ -157,7 +158,7 @@ func invalid(p Param, v any, constraint string, extra map[string]any) *core.Erro
 	for k, x := range extra {
 		d[k] = x
 	}
-	return core.NewError(core.CodeInvalidFormat, fmt.Sprintf("%s must be %s.", p.Name, constraint), d)
+	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("%s must be %s.", p.Name, constraint), d)
 }
 
 func checkValue(p Param, v any) *core.Error {
@@ -173,7 +174,7 @@ func checkValue(p Param, v any) *core.Error {
 		}
 		n := utf8.RuneCountInString(s)
 		if n > limit {
-			return core.NewError(core.CodePayloadTooLarge,
+			return core.NewError(errcode.PayloadTooLarge,
 				fmt.Sprintf("%s has %d characters; the limit is %d.", p.Name, n, limit),
 				map[string]any{"field": p.Name, "constraint": "max characters", "limit": limit, "received": n})
 		}
@@ -236,7 +237,7 @@ func checkValue(p Param, v any) *core.Error {
 			limit = core.MaxArrayItems
 		}
 		if len(l) > limit {
-			return core.NewError(core.CodePayloadTooLarge,
+			return core.NewError(errcode.PayloadTooLarge,
 				fmt.Sprintf("%s has %d items; the limit is %d.", p.Name, len(l), limit),
 				map[string]any{"field": p.Name, "constraint": "max items", "limit": limit, "received": len(l)})
 		}
@@ -272,7 +273,7 @@ func checkMarkedNumbers(path string, v any) *core.Error {
 	switch x := v.(type) {
 	case string:
 		if lit, ok := core.MarkedNumber(x); ok {
-			return core.NewError(core.CodeInvalidFormat,
+			return core.NewError(errcode.InvalidFormat,
 				fmt.Sprintf("%s must be a number a 64-bit float can hold; %s is out of range.", path, lit),
 				map[string]any{"field": path, "constraint": "a number within ±1.7976931348623157e308", "received": lit})
 		}

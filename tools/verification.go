@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -139,7 +140,7 @@ func (d *Deps) verificationAdd(ctx context.Context, r *Request) Result {
 // verificationDisabled is the FEATURE_DISABLED answer of execute on a server
 // started without the option.
 func verificationDisabled(specID, verifyID string) *core.Error {
-	e := core.NewError(core.CodeFeatureDisabled, "verification execute is off on this server: it runs shell commands.",
+	e := core.NewError(errcode.FeatureDisabled, "verification execute is off on this server: it runs shell commands.",
 		map[string]any{"feature": FeatureVerificationExecute}).
 		WithRemediation("Restart specd with --enable-verification-execute (or SPECD_VERIFICATION_EXECUTE=1) to allow it, or run the check yourself and record it with verification(action=\"add\").").
 		WithRecovery("verification", map[string]any{"action": "add", "spec_id": specID, "verify_id": verifyID, "result": "PASSED"}, nil)
@@ -152,12 +153,12 @@ func verificationDisabled(specID, verifyID string) *core.Error {
 func (d *Deps) workspaceDir() (string, error) {
 	ws := d.Workspace
 	if ws == "" || !filepath.IsAbs(ws) {
-		return "", core.NewError(core.CodeUnavailable, "The server has no absolute workspace root to run commands in.", map[string]any{"workspace": ws}).
+		return "", core.NewError(errcode.Unavailable, "The server has no absolute workspace root to run commands in.", map[string]any{"workspace": ws}).
 			WithRemediation("Restart specd with --workspace set to the project root.")
 	}
 	ws = filepath.Clean(ws)
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
-		return "", core.NewError(core.CodeUnavailable, "The workspace root is not a directory.", nil).
+		return "", core.NewError(errcode.Unavailable, "The workspace root is not a directory.", nil).
 			WithRemediation("Restart specd with --workspace set to an existing project root.")
 	}
 	return ws, nil
@@ -175,7 +176,7 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 		case n == nil || id == specs.RootID:
 			return taskNodeNotFound(sp, specID, "verify_id", id)
 		case n.Type != specs.TypeVerify:
-			return core.NewError(core.CodeValidation, fmt.Sprintf("%s is a %s, not a verify node.", id, n.Type), map[string]any{"field": "verify_id", "received": id})
+			return core.NewError(errcode.Validation, fmt.Sprintf("%s is a %s, not a verify node.", id, n.Type), map[string]any{"field": "verify_id", "received": id})
 		}
 		if !d.VerificationExecute {
 			// After the lookup: the recovery names this verify node.
@@ -183,7 +184,7 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 		}
 		command = n.MetaString("command")
 		if command == "" {
-			return core.NewError(core.CodeValidation, fmt.Sprintf("%s has no command to run (a manual check).", id), map[string]any{"field": "verify_id", "received": id}).
+			return core.NewError(errcode.Validation, fmt.Sprintf("%s has no command to run (a manual check).", id), map[string]any{"field": "verify_id", "received": id}).
 				WithRecovery("task", map[string]any{"action": "update-metadata", "spec_id": specID, "task_id": id, "command": "<the check to run>"}, nil)
 		}
 		return nil

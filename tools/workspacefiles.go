@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/workspacefs"
 )
 
@@ -27,7 +28,7 @@ func fileError(err error) error {
 		return err
 	}
 	switch e.Code {
-	case core.CodeInvalidFormat, core.CodeNotFound, core.CodePayloadTooLarge, core.CodeUnavailable:
+	case errcode.InvalidFormat, errcode.NotFound, errcode.PayloadTooLarge, errcode.Unavailable:
 		return e.WithRecovery("server", map[string]any{"action": "context"}, nil)
 	}
 	return err

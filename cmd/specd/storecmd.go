@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
 )
 
@@ -51,7 +52,7 @@ func openForMaintenance(name string, args []string, stderr io.Writer) (*store.St
 func storeFailure(stderr io.Writer, doing string, err error) {
 	var ce *core.Error
 	if errors.As(err, &ce) {
-		info, _ := core.Lookup(ce.Code)
+		info, _ := errcode.Lookup(ce.Code)
 		rem := ce.Remediation
 		if rem == "" {
 			rem = info.Remediation

@@ -89,6 +89,12 @@ func Similarity(a, b string) float64 {
 	return 1 - float64(osa(ra, rb))/float64(longest)
 }
 
+// Distance is the optimal-string-alignment distance between a and b in
+// runes: insertions, deletions, substitutions and transpositions of two
+// adjacent runes each cost 1. It is never more than the Levenshtein
+// distance. No normalisation is applied.
+func Distance(a, b string) int { return osa([]rune(a), []rune(b)) }
+
 // osa is the optimal string alignment distance.
 func osa(a, b []rune) int {
 	prev2 := make([]int, len(b)+1)

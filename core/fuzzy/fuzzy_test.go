@@ -60,3 +60,28 @@ func TestRankNeverReturnsExactMatchAndCapsAtN(t *testing.T) {
 		}
 	}
 }
+
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"", "abc", 3},
+		{"pending", "pending", 0},
+		{"complted", "completed", 1},  // insertion
+		{"blokced", "blocked", 1},     // adjacent swap: Levenshtein says 2
+		{"pnedign", "pending", 2},     // two swaps: Levenshtein says 4
+		{"in_progress", "blocked", 9}, // only the o lines up
+		{"ca", "abc", 3},              // OSA, not full Damerau (which says 2)
+		{"größe", "grösse", 2},        // runes, not bytes
+		{"Pending", "pending", 1},     // no normalisation
+	} {
+		if got := Distance(tc.a, tc.b); got != tc.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := Distance(tc.b, tc.a); got != tc.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d (not symmetric)", tc.b, tc.a, got, tc.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -17,18 +18,53 @@ import (
 	"unicode/utf8"
 )
 
-// Transform canonicalises a JSON document. Errors: invalid JSON, or numbers
-// that are not finite.
+// Transform canonicalises a JSON document. The input must be I-JSON (RFC
+// 8785 §3.1, RFC 7493 §2): errors for invalid JSON, invalid UTF-8, a lone
+// surrogate escape (\ud800 without its pair), a member name that occurs
+// twice in one object, or a number that is not a finite IEEE 754 double.
+// (encoding/json would silently turn the first three into U+FFFD or keep the
+// last duplicate, mapping different documents to one canonical form.)
 func Transform(data []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	if !utf8.Valid(data) {
+		return nil, errors.New("jcs: input is not valid UTF-8")
+	}
+	if err := checkSurrogates(data); err != nil {
 		return nil, err
 	}
-	if dec.More() {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decode(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("jcs: trailing data after the JSON value")
 	}
+	return canonical(v)
+}
+
+// Marshal encodes v with encoding/json and canonicalises the result. The
+// output of encoding/json is I-JSON by construction (valid UTF-8, unique
+// member names, no surrogate escapes) except inside json.RawMessage values;
+// those are read leniently, as encoding/json reads them (the last of two equal
+// member names wins, a lone surrogate becomes U+FFFD), so that hashing a
+// stored document never fails on an odd extra field. Use Transform to reject
+// such input instead.
+func Marshal(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	return canonical(tree)
+}
+
+func canonical(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := write(&buf, v); err != nil {
 		return nil, err
@@ -36,13 +72,88 @@ func Transform(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Marshal encodes v with encoding/json and canonicalises the result.
-func Marshal(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
+// decode reads one JSON value token by token, so that a member name given
+// twice in one object is an error rather than last-one-wins.
+func decode(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
 	}
-	return Transform(raw)
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil // string, json.Number, bool or nil
+	}
+	switch d {
+	case '{':
+		m := map[string]any{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			k := kt.(string) // the decoder only yields strings as object keys
+			if _, dup := m[k]; dup {
+				return nil, fmt.Errorf("jcs: member name %q occurs twice in one object", k)
+			}
+			if m[k], err = decode(dec); err != nil {
+				return nil, err
+			}
+		}
+		_, err = dec.Token() // '}'
+		return m, err
+	case '[':
+		a := []any{}
+		for dec.More() {
+			v, err := decode(dec)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err = dec.Token() // ']'
+		return a, err
+	}
+	return nil, fmt.Errorf("jcs: unexpected %q", d)
+}
+
+// checkSurrogates rejects a \uXXXX escape of a UTF-16 surrogate that is not
+// one half of a high-low pair. data is valid UTF-8; syntax errors are left to
+// the decoder.
+func checkSurrogates(data []byte) error {
+	inString := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString && i+1 < len(data):
+			i++
+			if data[i] != 'u' {
+				continue
+			}
+			r, ok := hex4(data, i+1)
+			if !ok || !utf16.IsSurrogate(rune(r)) {
+				continue
+			}
+			if r >= 0xdc00 {
+				return fmt.Errorf("jcs: lone low surrogate \\u%04x at byte %d", r, i-1)
+			}
+			lo, ok := hex4(data, i+7)
+			if !ok || i+6 >= len(data) || data[i+5] != '\\' || data[i+6] != 'u' || lo < 0xdc00 || lo > 0xdfff {
+				return fmt.Errorf("jcs: lone high surrogate \\u%04x at byte %d", r, i-1)
+			}
+			i += 10 // past the low half
+		}
+	}
+	return nil
+}
+
+// hex4 parses the four hex digits at data[i:i+4].
+func hex4(data []byte, i int) (uint16, bool) {
+	if i+4 > len(data) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(data[i:i+4]), 16, 16)
+	return uint16(v), err == nil
 }
 
 func write(buf *bytes.Buffer, v any) error {

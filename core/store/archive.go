@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/research"
 )
 
@@ -123,7 +124,7 @@ func archiveNotFound(hash, contentID string) *core.Error {
 	} else {
 		d["field"], d["received"] = "content_id", contentID
 	}
-	return core.NewError(core.CodeArchiveNotFound, "Nothing is archived under that id (it may have expired).", d)
+	return core.NewError(errcode.ArchiveNotFound, "Nothing is archived under that id (it may have expired).", d)
 }
 
 // ArchiveSweep removes items archived before cutoff and returns how many
@@ -249,7 +250,7 @@ func digestNotFound(tx *bolt.Tx, sourceID, queryHash string) *core.Error {
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(hashes) < 20; k, _ = c.Next() {
 		hashes = append(hashes, string(k[len(prefix):]))
 	}
-	return core.NewError(core.CodeDigestNotFound, fmt.Sprintf("No digest for source %q and query hash %q.", sourceID, queryHash),
+	return core.NewError(errcode.DigestNotFound, fmt.Sprintf("No digest for source %q and query hash %q.", sourceID, queryHash),
 		map[string]any{"field": "query_hash", "received": queryHash, "source_id": sourceID, "stored_query_hashes": hashes}).
 		WithRecovery("research", map[string]any{"action": "digest-list", "source_id": sourceID}, nil)
 }

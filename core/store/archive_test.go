@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
@@ -29,7 +29,7 @@ func TestArchiveRoundTripAndSweep(t *testing.T) {
 			t.Fatalf("get %+v: %q %+v %v", q, got, meta, err)
 		}
 	}
-	if _, _, err := st.ArchiveGet(ctx, "sha256:"+fmt.Sprintf("%064d", 0), ""); codeOf(err) != core.CodeArchiveNotFound {
+	if _, _, err := st.ArchiveGet(ctx, "sha256:"+fmt.Sprintf("%064d", 0), ""); codeOf(err) != errcode.ArchiveNotFound {
 		t.Fatalf("unknown hash: %v", err)
 	}
 	// Nothing expires before the cutoff; everything archived earlier does.
@@ -39,7 +39,7 @@ func TestArchiveRoundTripAndSweep(t *testing.T) {
 	if n, err := st.ArchiveSweep(ctx, now.Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("sweep removed %d (%v)", n, err)
 	}
-	if _, _, err := st.ArchiveGet(ctx, "", "src-1"); codeOf(err) != core.CodeArchiveNotFound {
+	if _, _, err := st.ArchiveGet(ctx, "", "src-1"); codeOf(err) != errcode.ArchiveNotFound {
 		t.Fatalf("swept content id still resolves: %v", err)
 	}
 }
@@ -84,7 +84,7 @@ func TestDigestStorePagesBySource(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := st.DigestGet(ctx, "a", "00000001")
-	if codeOf(err) != core.CodeDigestNotFound {
+	if codeOf(err) != errcode.DigestNotFound {
 		t.Fatalf("deleted digest: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
 )
@@ -136,11 +137,11 @@ func TestCorruptStoreIsNamedAndReleased(t *testing.T) {
 func expectCorrupt(t *testing.T, err error, ws string) {
 	t.Helper()
 	ce := core.AsError(err)
-	if ce == nil || ce.Code != core.CodeStoreCorrupt {
+	if ce == nil || ce.Code != errcode.StoreCorrupt {
 		t.Fatalf("want STORE_CORRUPT, got %v", err)
 	}
 	p := ce.Payload("r")
-	if p["error_type"] != core.TypeUnavailable || ce.Details["store"] != ".specd/specd.db" {
+	if p["error_type"] != errcode.TypeUnavailable || ce.Details["store"] != ".specd/specd.db" {
 		t.Fatalf("STORE_CORRUPT payload %v", p)
 	}
 	text := fmt.Sprint(ce.Message, p)

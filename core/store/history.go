@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
 
@@ -143,7 +144,7 @@ func (s *Store) History(ctx context.Context, specID string, before int64, limit 
 
 // versionNotFound is VERSION_NOT_FOUND with the oldest kept version.
 func versionNotFound(specID string, v, oldest, current int64) *core.Error {
-	return core.NewError(core.CodeVersionNotFound,
+	return core.NewError(errcode.VersionNotFound,
 		fmt.Sprintf("Spec %s has no stored version %d (kept: %d to %d).", specID, v, oldest, current),
 		map[string]any{"field": "version", "received": v, "oldest_version": oldest, "current_version": current}).
 		WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil)

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // Migration upgrades the layout from To-1 to To inside the opening
@@ -140,7 +141,7 @@ type errNewerSchema struct{ version int }
 
 // newerSchemaError is UNAVAILABLE for a file of a newer layout.
 func newerSchemaError(version int) *core.Error {
-	return core.NewError(core.CodeUnavailable,
+	return core.NewError(errcode.Unavailable,
 		fmt.Sprintf("The store was written by a newer specd (layout %d; this build reads up to %d).", version, SchemaVersion),
 		map[string]any{"schema_version": version, "supported": SchemaVersion}).
 		WithRemediation("Upgrade specd, or point --db at another store file.")

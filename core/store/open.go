@@ -16,6 +16,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // How the file is handed between processes.
@@ -289,7 +290,7 @@ func (s *Store) storeName() string {
 
 // CorruptError is STORE_CORRUPT: the file cannot be read as a store.
 func (s *Store) CorruptError(why string, cause error) *core.Error {
-	return core.NewError(core.CodeStoreCorrupt,
+	return core.NewError(errcode.StoreCorrupt,
 		fmt.Sprintf("The store file %s is damaged (%s); specd cannot use it.", s.storeName(), why),
 		map[string]any{"store": s.storeName()}).WithCause(cause)
 }
@@ -297,7 +298,7 @@ func (s *Store) CorruptError(why string, cause error) *core.Error {
 // FullError is STORE_FULL: the disk (or quota, or file size limit) refused
 // the write; nothing of it was kept.
 func (s *Store) FullError(cause error) *core.Error {
-	return core.NewError(core.CodeStoreFull,
+	return core.NewError(errcode.StoreFull,
 		fmt.Sprintf("The disk holding the store file %s is full; nothing was written.", s.storeName()),
 		map[string]any{"store": s.storeName()}).WithCause(cause)
 }
@@ -305,7 +306,7 @@ func (s *Store) FullError(cause error) *core.Error {
 // ReadOnlyError is STORE_READ_ONLY: the file (or its file system) cannot be
 // written; reads are still served.
 func (s *Store) ReadOnlyError(cause error) *core.Error {
-	return core.NewError(core.CodeStoreReadOnly,
+	return core.NewError(errcode.StoreReadOnly,
 		fmt.Sprintf("The store file %s is read-only for this process; reads work, writes are refused.", s.storeName()),
 		map[string]any{"store": s.storeName()}).WithCause(cause)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
 )
@@ -24,7 +25,7 @@ func TestRollbackHonoursExpectedVersion(t *testing.T) {
 	now := func() string { return specs.FormatTime(clock()) }
 	for _, stale := range []int64{1, 2, 4} {
 		_, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{ExpectedVersion: &stale}, now)
-		if codeOf(err) != core.CodeVersionConflict {
+		if codeOf(err) != errcode.VersionConflict {
 			t.Fatalf("expected_version %d of a spec at 3: want VERSION_CONFLICT, got %v", stale, err)
 		}
 		_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {

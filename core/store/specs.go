@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
@@ -149,7 +150,7 @@ func specBucket(tx *bolt.Tx, specID string) (*bolt.Bucket, error) {
 func specNotFound(tx *bolt.Tx, specID string) *core.Error {
 	var ids []string
 	_ = tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
-	return core.NewError(core.CodeSpecNotFound, fmt.Sprintf("No spec %q.", specID),
+	return core.NewError(errcode.SpecNotFound, fmt.Sprintf("No spec %q.", specID),
 		map[string]any{"field": "spec_id", "received": specID}).
 		WithRecovery("spec", map[string]any{"action": "list"}, rankIDs(specID, ids))
 }
@@ -497,7 +498,7 @@ func writeNewSpec(tx *bolt.Tx, sp *specs.Spec, journal []specs.JournalEntry, rep
 	all := tx.Bucket(bucketSpecs)
 	if old := all.Bucket([]byte(id)); old != nil {
 		if !replace {
-			return core.NewError(core.CodeDuplicateEntry, fmt.Sprintf("A spec %q already exists.", id),
+			return core.NewError(errcode.DuplicateEntry, fmt.Sprintf("A spec %q already exists.", id),
 				map[string]any{"field": "spec_id", "received": id}).
 				WithRecovery("spec", map[string]any{"action": "get", "spec_id": id}, nil)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
@@ -72,15 +73,15 @@ func TestSpecLifecycleOfWrites(t *testing.T) {
 	}
 	// expected_version mismatch: VERSION_CONFLICT, nothing changes.
 	stale := int64(1)
-	if _, err := addPhase(t, st, id, "Stale", core.Mutation{ExpectedVersion: &stale}); codeOf(err) != core.CodeVersionConflict {
+	if _, err := addPhase(t, st, id, "Stale", core.Mutation{ExpectedVersion: &stale}); codeOf(err) != errcode.VersionConflict {
 		t.Fatalf("want VERSION_CONFLICT, got %v", err)
 	}
 	// A failing mutation changes nothing.
 	_, err = st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
 		_, _ = specs.AddPhase(sp, specs.PhaseInput{Title: "half"})
-		return core.NewError(core.CodeValidation, "boom", nil)
+		return core.NewError(errcode.Validation, "boom", nil)
 	})
-	if codeOf(err) != core.CodeValidation {
+	if codeOf(err) != errcode.Validation {
 		t.Fatal(err)
 	}
 	res, err = addPhase(t, st, id, "Ship it", core.Mutation{})
@@ -115,7 +116,7 @@ func TestSpecLifecycleOfWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ReadVersion(ctx, id, 9, func(specs.VersionView) error { return nil }); codeOf(err) != core.CodeVersionNotFound {
+	if err := st.ReadVersion(ctx, id, 9, func(specs.VersionView) error { return nil }); codeOf(err) != errcode.VersionNotFound {
 		t.Fatalf("want VERSION_NOT_FOUND, got %v", err)
 	}
 	rb, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{Action: "authoring.spec-rollback"}, func() string { return specs.FormatTime(clock()) })
@@ -212,7 +213,7 @@ func TestListSpecsPagesByFolder(t *testing.T) {
 	if len(all) != 7 {
 		t.Fatalf("all: %d", len(all))
 	}
-	if err := st.ReadSpec(ctx, "spec-0-2026", func(*specs.Spec, specs.JournalReader) error { return nil }); codeOf(err) != core.CodeSpecNotFound {
+	if err := st.ReadSpec(ctx, "spec-0-2026", func(*specs.Spec, specs.JournalReader) error { return nil }); codeOf(err) != errcode.SpecNotFound {
 		t.Fatalf("want SPEC_NOT_FOUND, got %v", err)
 	}
 }

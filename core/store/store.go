@@ -34,6 +34,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // SchemaVersion is the layout version this build writes. Opening a file with
@@ -182,7 +183,7 @@ func (s *Store) closeLocked() error {
 // LockTimeoutError is the LOCK_TIMEOUT answer when another process holds the
 // file longer than the lock timeout.
 func LockTimeoutError(path string, waited time.Duration) *core.Error {
-	return core.NewError(core.CodeLockTimeout,
+	return core.NewError(errcode.LockTimeout,
 		"The store is locked by another process.",
 		map[string]any{"retry_after_ms": 250, "waited_ms": waited.Milliseconds(), "store": filepath.Base(path)})
 }
@@ -195,7 +196,7 @@ func (s *Store) acquire(ctx context.Context) (*bolt.DB, error) {
 		s.cond.Wait()
 	}
 	if s.closed {
-		return nil, core.NewError(core.CodeUnavailable, "The store is closed; the server is shutting down.", nil)
+		return nil, core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -329,7 +330,7 @@ func (s *Store) noteWrite(err error) {
 		return
 	}
 	var ce *core.Error
-	if errors.As(err, &ce) && ce.Code == core.CodeStoreFull {
+	if errors.As(err, &ce) && ce.Code == errcode.StoreFull {
 		s.fullAt = time.Now()
 	}
 	s.draining = true

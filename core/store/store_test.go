@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 func openTest(t *testing.T, path string, mod func(*Options)) *Store {
@@ -90,7 +91,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	s := openTest(t, path, nil)
 	_, err = s.Info(context.Background())
 	var ce *core.Error
-	if !errors.As(err, &ce) || ce.Code != core.CodeUnavailable {
+	if !errors.As(err, &ce) || ce.Code != errcode.Unavailable {
 		t.Fatalf("want UNAVAILABLE for a newer layout, got %v", err)
 	}
 }
@@ -105,7 +106,7 @@ func TestLockTimeoutWhileAnotherHolderIsBusy(t *testing.T) {
 	other := openTest(t, path, func(o *Options) { o.LockTimeout = 100 * time.Millisecond })
 	_, err := other.Info(ctx)
 	var ce *core.Error
-	if !errors.As(err, &ce) || ce.Code != core.CodeLockTimeout {
+	if !errors.As(err, &ce) || ce.Code != errcode.LockTimeout {
 		t.Fatalf("want LOCK_TIMEOUT, got %v", err)
 	}
 	if _, ok := ce.Details["retry_after_ms"]; !ok {
@@ -178,7 +179,7 @@ func TestClosedStoreIsUnavailable(t *testing.T) {
 	_ = s.Close()
 	_, err := s.Info(context.Background())
 	var ce *core.Error
-	if !errors.As(err, &ce) || ce.Code != core.CodeUnavailable {
+	if !errors.As(err, &ce) || ce.Code != errcode.Unavailable {
 		t.Fatalf("want UNAVAILABLE after close, got %v", err)
 	}
 }
@@ -252,7 +253,7 @@ func TestAbandonedWaitReleasesTheLock(t *testing.T) {
 	}
 	quitter := openTest(t, path, func(o *Options) { o.LockTimeout = 50 * time.Millisecond })
 	for i := 0; i < 3; i++ {
-		if _, err := quitter.Info(ctx); core.AsError(err).Code != core.CodeLockTimeout {
+		if _, err := quitter.Info(ctx); core.AsError(err).Code != errcode.LockTimeout {
 			t.Fatalf("want LOCK_TIMEOUT while held, got %v", err)
 		}
 	}

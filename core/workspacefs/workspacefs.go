@@ -44,6 +44,7 @@ import (
 	"syscall"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // Field is the argument name errors carry in details.field.
@@ -66,12 +67,12 @@ type Dir struct {
 // or cannot be opened as a directory.
 func Open(workspace string) (*Dir, error) {
 	if workspace == "" {
-		return nil, core.NewError(core.CodeUnavailable, "The server has no workspace configured.", nil).
+		return nil, core.NewError(errcode.Unavailable, "The server has no workspace configured.", nil).
 			WithRemediation("Restart specd with --workspace set to the project root.")
 	}
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
-		return nil, core.NewError(core.CodeUnavailable, "The workspace folder cannot be opened.", nil).
+		return nil, core.NewError(errcode.Unavailable, "The workspace folder cannot be opened.", nil).
 			WithRemediation("Restart specd with --workspace set to an existing project folder.").WithCause(err)
 	}
 	d := &Dir{root: root}
@@ -369,7 +370,7 @@ func kind(m fs.FileMode) string {
 }
 
 func invalid(shown, why, remediation string) *core.Error {
-	return core.NewError(core.CodeInvalidFormat, fmt.Sprintf("path %s %s.", quote(shown), why),
+	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("path %s %s.", quote(shown), why),
 		map[string]any{"field": Field, "constraint": "a regular file or folder inside the workspace", "received": shown}).
 		WithRemediation(remediation)
 }
@@ -377,7 +378,7 @@ func invalid(shown, why, remediation string) *core.Error {
 func quote(s string) string { return fmt.Sprintf("%q", s) }
 
 func tooLarge(name string, max int64) *core.Error {
-	return core.NewError(core.CodePayloadTooLarge, fmt.Sprintf("%s is larger than %d bytes.", quote(Show(name)), max),
+	return core.NewError(errcode.PayloadTooLarge, fmt.Sprintf("%s is larger than %d bytes.", quote(Show(name)), max),
 		map[string]any{"field": Field, "constraint": "max bytes", "limit": max, "received": Show(name)}).
 		WithRemediation("Split the file or pass a smaller one.")
 }
@@ -399,7 +400,7 @@ func (d *Dir) fail(name string, err error) error {
 		if st, lerr := d.root.Lstat(name); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
 			return invalid(shown, "is a symbolic link whose target does not exist", "Fix or remove the dangling symbolic link, or name another path.")
 		}
-		return core.NewError(core.CodeNotFound, fmt.Sprintf("Nothing at %s in the workspace.", quote(shown)),
+		return core.NewError(errcode.NotFound, fmt.Sprintf("Nothing at %s in the workspace.", quote(shown)),
 			map[string]any{"field": Field, "received": shown}).
 			WithRemediation("Check the path: it is relative to the workspace root.")
 	case errno == syscall.ENOTDIR || errno == syscall.EEXIST:
@@ -424,10 +425,10 @@ func (d *Dir) fail(name string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return invalid(shown, "may not be accessed by the server (permission denied)", "Change the file's permissions or name another path.")
 	case errno == syscall.ENOSPC:
-		return core.NewError(core.CodeUnavailable, "The disk holding the workspace is full.", map[string]any{"field": Field, "received": shown}).
+		return core.NewError(errcode.Unavailable, "The disk holding the workspace is full.", map[string]any{"field": Field, "received": shown}).
 			WithRemediation("Free disk space, then retry.").WithCause(err)
 	case errno == syscall.EROFS:
-		return core.NewError(core.CodeUnavailable, "The workspace is on a read-only file system.", map[string]any{"field": Field, "received": shown}).
+		return core.NewError(errcode.Unavailable, "The workspace is on a read-only file system.", map[string]any{"field": Field, "received": shown}).
 			WithRemediation("Name a folder on a writable file system inside the workspace.").WithCause(err)
 	}
 	return core.Internal(err)

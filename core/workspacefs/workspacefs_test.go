@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // tree makes a workspace and a sibling "outside" folder holding a victim
@@ -124,7 +125,7 @@ func TestRel(t *testing.T) {
 			t.Errorf("Rel(%q) = %q, %v; want %q", c.name, got, err, c.want)
 		}
 		if err != nil {
-			if codeOf(err) != core.CodeInvalidFormat {
+			if codeOf(err) != errcode.InvalidFormat {
 				t.Errorf("Rel(%q): code %s, want INVALID_FORMAT", c.name, codeOf(err))
 			}
 			if !filepath.IsAbs(c.name) {
@@ -147,18 +148,18 @@ func TestReadFile(t *testing.T) {
 		{"doc.txt", "inside", ""},
 		{"link-in.txt", "inner", ""}, // symlink inside: followed
 		{"sub/up.txt", "inside", ""}, // symlink below, pointing inside: followed
-		{"../outside/victim.txt", "", core.CodeInvalidFormat},
-		{"link-out/victim.txt", "", core.CodeInvalidFormat}, // symlink escape at the top
-		{"sub/deep-out", "", core.CodeInvalidFormat},        // symlink escape below the top
-		{"abs-in.txt", "", core.CodeInvalidFormat},          // absolute symlinks are refused
-		{"dangling", "", core.CodeInvalidFormat},
-		{"pipe.txt", "", core.CodeInvalidFormat}, // FIFO: refused, not waited on
-		{"specs/pipe.json", "", core.CodeInvalidFormat},
-		{"sock", "", core.CodeInvalidFormat},
-		{"sub", "", core.CodeInvalidFormat},
-		{"missing.txt", "", core.CodeNotFound},
-		{"big.txt", "", core.CodePayloadTooLarge},
-		{"doc.txt\x00x", "", core.CodeInvalidFormat},
+		{"../outside/victim.txt", "", errcode.InvalidFormat},
+		{"link-out/victim.txt", "", errcode.InvalidFormat}, // symlink escape at the top
+		{"sub/deep-out", "", errcode.InvalidFormat},        // symlink escape below the top
+		{"abs-in.txt", "", errcode.InvalidFormat},          // absolute symlinks are refused
+		{"dangling", "", errcode.InvalidFormat},
+		{"pipe.txt", "", errcode.InvalidFormat}, // FIFO: refused, not waited on
+		{"specs/pipe.json", "", errcode.InvalidFormat},
+		{"sock", "", errcode.InvalidFormat},
+		{"sub", "", errcode.InvalidFormat},
+		{"missing.txt", "", errcode.NotFound},
+		{"big.txt", "", errcode.PayloadTooLarge},
+		{"doc.txt\x00x", "", errcode.InvalidFormat},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,15 +219,15 @@ func TestWalkReportsFIFOsWithoutOpening(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Fatalf("walk = %v, want %s", got, want)
 	}
-	if err := d.Walk(context.Background(), "doc.txt", func(Entry) error { return nil }); codeOf(err) != core.CodeInvalidFormat {
+	if err := d.Walk(context.Background(), "doc.txt", func(Entry) error { return nil }); codeOf(err) != errcode.InvalidFormat {
 		t.Fatalf("walk of a file: %v", err)
 	}
 	within(t, func() {
-		if err := d.Walk(context.Background(), "pipe.txt", func(Entry) error { return nil }); codeOf(err) != core.CodeInvalidFormat {
+		if err := d.Walk(context.Background(), "pipe.txt", func(Entry) error { return nil }); codeOf(err) != errcode.InvalidFormat {
 			t.Errorf("walk of a FIFO: %v", err)
 		}
 	})
-	if err := d.Walk(context.Background(), "link-out", func(Entry) error { return nil }); codeOf(err) != core.CodeInvalidFormat {
+	if err := d.Walk(context.Background(), "link-out", func(Entry) error { return nil }); codeOf(err) != errcode.InvalidFormat {
 		t.Fatalf("walk through a symlink out: %v", err)
 	}
 }
@@ -247,13 +248,13 @@ func TestWritesStayInside(t *testing.T) {
 	must(t, os.Symlink("../../outside", filepath.Join(ws, "out", "active")))
 	must(t, os.WriteFile(filepath.Join(ws, "afile"), []byte("x"), 0o644))
 	refused := []struct{ name, code string }{
-		{filepath.Join("link-out", "x.json"), core.CodeInvalidFormat},
-		{filepath.Join("link-out", "new", "deep", "x.json"), core.CodeInvalidFormat},
-		{filepath.Join("out", "active", "victim.txt"), core.CodeInvalidFormat},
-		{filepath.Join("out", "active", "mk", "x.json"), core.CodeInvalidFormat},
-		{filepath.Join("afile", "x.json"), core.CodeInvalidFormat},    // a file where a folder is needed
-		{filepath.Join("dangling", "x.json"), core.CodeInvalidFormat}, // a dangling symlink
-		{"sub", core.CodeInvalidFormat},                               // a folder where a file is needed
+		{filepath.Join("link-out", "x.json"), errcode.InvalidFormat},
+		{filepath.Join("link-out", "new", "deep", "x.json"), errcode.InvalidFormat},
+		{filepath.Join("out", "active", "victim.txt"), errcode.InvalidFormat},
+		{filepath.Join("out", "active", "mk", "x.json"), errcode.InvalidFormat},
+		{filepath.Join("afile", "x.json"), errcode.InvalidFormat},    // a file where a folder is needed
+		{filepath.Join("dangling", "x.json"), errcode.InvalidFormat}, // a dangling symlink
+		{"sub", errcode.InvalidFormat},                               // a folder where a file is needed
 	}
 	for _, c := range refused {
 		err := d.WriteFileAtomic(ctx, c.name, []byte("EVIL"))
@@ -263,7 +264,7 @@ func TestWritesStayInside(t *testing.T) {
 		noServerPath(t, err, ws, outside)
 	}
 	for _, c := range []string{filepath.Join("out", "active", "victim.txt"), filepath.Join("link-out", "victim.txt")} {
-		if err := d.RemoveFile(c); codeOf(err) != core.CodeInvalidFormat {
+		if err := d.RemoveFile(c); codeOf(err) != errcode.InvalidFormat {
 			t.Errorf("remove %s: %v", c, err)
 		}
 	}
@@ -275,10 +276,10 @@ func TestWritesStayInside(t *testing.T) {
 		t.Errorf("remove of nothing: %v", err)
 	}
 	for _, c := range []string{"afile", "dangling", "link-out", filepath.Join("out", "active")} {
-		if err := d.MkdirAll(c); codeOf(err) != core.CodeInvalidFormat {
+		if err := d.MkdirAll(c); codeOf(err) != errcode.InvalidFormat {
 			t.Errorf("mkdir %s: %v", c, err)
 		}
-		if err := d.CheckFolder(c); codeOf(err) != core.CodeInvalidFormat {
+		if err := d.CheckFolder(c); codeOf(err) != errcode.InvalidFormat {
 			t.Errorf("check folder %s: %v", c, err)
 		}
 	}
@@ -300,10 +301,10 @@ func TestWritesStayInside(t *testing.T) {
 }
 
 func TestOpenWithoutWorkspace(t *testing.T) {
-	if _, err := Open(""); codeOf(err) != core.CodeUnavailable {
+	if _, err := Open(""); codeOf(err) != errcode.Unavailable {
 		t.Fatalf("empty workspace: %v", err)
 	}
-	if _, err := Open(filepath.Join(t.TempDir(), "missing")); codeOf(err) != core.CodeUnavailable {
+	if _, err := Open(filepath.Join(t.TempDir(), "missing")); codeOf(err) != errcode.Unavailable {
 		t.Fatalf("missing workspace: %v", err)
 	}
 }

@@ -1,0 +1,134 @@
+// Package errcode declares every error code of contract §3 once: the code
+// constants, the error types, and the registry table mapping each code to its
+// type and default remediation. It imports nothing, so both core (the envelope
+// builder) and the domain packages (specs, research) can use it.
+//
+// A code that is not in the table is reported to clients as INTERNAL_ERROR
+// (core.AsError); the tests of this package and of the domain make sure every
+// declared code is registered and every code the domain returns is declared
+// here.
+package errcode
+
+import "sort"
+
+// Error types of contract §3.
+const (
+	TypeValidation     = "validation"
+	TypeAuthentication = "authentication"
+	TypeAuthorization  = "authorization"
+	TypeNotFound       = "not_found"
+	TypeConflict       = "conflict"
+	TypeRateLimit      = "rate_limit"
+	TypeFeatureFlag    = "feature_flag"
+	TypeInternal       = "internal"
+	TypeUnavailable    = "unavailable"
+)
+
+// Error codes of contract §3 and those added since (store damage).
+const (
+	Validation         = "VALIDATION_ERROR"
+	InvalidFormat      = "INVALID_FORMAT"
+	MissingRequired    = "MISSING_REQUIRED"
+	UnknownAction      = "UNKNOWN_ACTION"
+	UnknownParameter   = "UNKNOWN_PARAMETER"
+	InvalidParent      = "INVALID_PARENT"
+	InvalidPosition    = "INVALID_POSITION"
+	InvalidRegex       = "INVALID_REGEX_PATTERN"
+	PayloadTooLarge    = "PAYLOAD_TOO_LARGE"
+	InvalidCursor      = "INVALID_CURSOR"
+	CircularDependency = "CIRCULAR_DEPENDENCY"
+	SelfReference      = "SELF_REFERENCE"
+	NotFound           = "NOT_FOUND"
+	SpecNotFound       = "SPEC_NOT_FOUND"
+	TaskNotFound       = "TASK_NOT_FOUND"
+	PhaseNotFound      = "PHASE_NOT_FOUND"
+	DependencyNotFound = "DEPENDENCY_NOT_FOUND"
+	VersionNotFound    = "VERSION_NOT_FOUND"
+	DigestNotFound     = "DIGEST_NOT_FOUND"
+	ArchiveNotFound    = "ARCHIVE_NOT_FOUND"
+	Conflict           = "CONFLICT"
+	DuplicateEntry     = "DUPLICATE_ENTRY"
+	VersionConflict    = "VERSION_CONFLICT"
+	InvalidTransition  = "INVALID_TRANSITION"
+	TaskBlocked        = "TASK_BLOCKED"
+	Unauthorized       = "UNAUTHORIZED"
+	Forbidden          = "FORBIDDEN"
+	RateLimitExceeded  = "RATE_LIMIT_EXCEEDED"
+	FeatureDisabled    = "FEATURE_DISABLED"
+	Internal           = "INTERNAL_ERROR"
+	Unavailable        = "UNAVAILABLE"
+	LockTimeout        = "LOCK_TIMEOUT"
+	StoreCorrupt       = "STORE_CORRUPT"
+	StoreFull          = "STORE_FULL"
+	StoreReadOnly      = "STORE_READ_ONLY"
+)
+
+// Info is one row of the registry.
+type Info struct {
+	Code        string
+	Type        string
+	Remediation string // default remediation: one actionable sentence
+}
+
+// table is the one registry: code → type → default remediation.
+var table = []Info{
+	{Validation, TypeValidation, "Fix the reported fields (see data.details) and call again."},
+	{InvalidFormat, TypeValidation, "Correct the value of data.details.field (type, enum or bounds) and call again."},
+	{MissingRequired, TypeValidation, "Add the missing parameter named in data.details.field and call again."},
+	{UnknownAction, TypeValidation, "Use one of the actions in data.details.allowed; server(action=\"schema\") lists them with their parameters."},
+	{UnknownParameter, TypeValidation, "Remove or rename the parameter in data.details.field; server(action=\"schema\") lists what each action takes."},
+	{InvalidParent, TypeValidation, "Choose a parent that exists and can hold this node; task(action=\"hierarchy\") shows the tree."},
+	{InvalidPosition, TypeValidation, "Use a 1-based position within the parent's children."},
+	{InvalidRegex, TypeValidation, "Fix the regular expression (RE2 syntax, at most 256 characters) or search literally."},
+	{PayloadTooLarge, TypeValidation, "Shrink the field named in data.details.field below data.details.limit, or pass large content as a workspace path."},
+	{InvalidCursor, TypeValidation, "Restart the listing without a cursor (see recovery)."},
+	{CircularDependency, TypeValidation, "Remove one edge of data.details.cycle before adding this dependency."},
+	{SelfReference, TypeValidation, "A node cannot depend on itself: choose a different target_id."},
+	{NotFound, TypeNotFound, "Check the identifier against the listing in recovery.suggested_tool."},
+	{SpecNotFound, TypeNotFound, "Use a spec_id from spec(action=\"list\") or one of recovery.fuzzy_matches."},
+	{TaskNotFound, TypeNotFound, "Use a task_id from task(action=\"list\") or one of recovery.fuzzy_matches."},
+	{PhaseNotFound, TypeNotFound, "Use a phase id from task(action=\"hierarchy\") or one of recovery.fuzzy_matches."},
+	{DependencyNotFound, TypeNotFound, "Check the dependency with task(action=\"check-deps\") before removing it."},
+	{VersionNotFound, TypeNotFound, "Pick a version from spec(action=\"history\")."},
+	{DigestNotFound, TypeNotFound, "List stored digests with research(action=\"digest-list\")."},
+	{ArchiveNotFound, TypeNotFound, "Re-read the source answer to get current archive ids."},
+	{Conflict, TypeConflict, "Re-read the current state, then decide whether to retry."},
+	{DuplicateEntry, TypeConflict, "An entry with this identity exists: read it instead of creating it again."},
+	{VersionConflict, TypeConflict, "Re-read the spec to get its current version, re-apply your change, and pass that version as expected_version."},
+	{InvalidTransition, TypeConflict, "Use one of the transitions in data.details.allowed."},
+	{TaskBlocked, TypeConflict, "Finish the blockers in data.details.blocked_by first; task(action=\"check-deps\") shows them."},
+	{Unauthorized, TypeAuthentication, "Provide valid credentials."},
+	{Forbidden, TypeAuthorization, "This client may not perform the action; ask an operator for access."},
+	{RateLimitExceeded, TypeRateLimit, "Wait data.retry_after_seconds seconds, then retry."},
+	{FeatureDisabled, TypeFeatureFlag, "Ask an operator to enable the feature flag named in data.details.feature."},
+	{Internal, TypeInternal, "Retry with backoff; if it persists, report the request_id to the operator."},
+	{Unavailable, TypeUnavailable, "Retry with backoff, or narrow the call so it finishes within the deadline."},
+	{LockTimeout, TypeUnavailable, "Another process holds the store: retry after data.details.retry_after_ms milliseconds."},
+	{StoreCorrupt, TypeUnavailable, "Stop specd, move the store file named in data.details.store aside, and restore the latest copy made with `specd backup` (`specd check` verifies it)."},
+	{StoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
+	{StoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
+}
+
+var byCode = func() map[string]Info {
+	m := make(map[string]Info, len(table))
+	for _, r := range table {
+		m[r.Code] = r
+	}
+	return m
+}()
+
+// Lookup returns the registry row of code and whether code is registered.
+func Lookup(code string) (Info, bool) {
+	r, ok := byCode[code]
+	return r, ok
+}
+
+// Codes lists every registered code, sorted.
+func Codes() []string {
+	out := make([]string, 0, len(byCode))
+	for c := range byCode {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}

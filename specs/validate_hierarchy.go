@@ -1,0 +1,254 @@
+package specs
+
+import "strings"
+
+// checkHierarchy checks, in this order: each children list (missing and
+// duplicate children), each node's parent link against the lists that name
+// it (mismatches, orphans), then, walking from spec-root, size caps, nesting
+// depth and placement, and last the nodes the walk cannot reach.
+func (c *checker) checkHierarchy(ids []string) {
+	listedBy := c.checkChildLists(ids)
+	for _, id := range ids {
+		n := c.d.Hierarchy[id]
+		if n == nil || id == RootID || strings.TrimSpace(id) == "" {
+			continue
+		}
+		c.checkParentLink(id, n, listedBy[id])
+	}
+	if c.d.Hierarchy[RootID] == nil {
+		return
+	}
+	depth := c.walkFromRoot()
+	for _, id := range ids {
+		c.ruleUnreachable(id, depth)
+	}
+}
+
+// checkChildLists runs the children-list rules and returns, for each child
+// listed validly, the nodes listing it.
+func (c *checker) checkChildLists(ids []string) map[string][]string {
+	listedBy := map[string][]string{}
+	for _, pid := range ids {
+		p := c.d.Hierarchy[pid]
+		if p == nil || strings.TrimSpace(pid) == "" {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, cid := range p.Children {
+			switch {
+			case !c.canBeChild(pid, cid):
+				c.ruleMissingChild(pid, cid)
+			case seen[cid]:
+				c.ruleDuplicateChild(pid, cid)
+			default:
+				listedBy[cid] = append(listedBy[cid], pid)
+			}
+			seen[cid] = true
+		}
+	}
+	return listedBy
+}
+
+// canBeChild reports whether pid may list cid: cid exists, is not blank,
+// not pid itself and not the root.
+func (c *checker) canBeChild(pid, cid string) bool {
+	return c.d.Hierarchy[cid] != nil && cid != pid && cid != RootID && strings.TrimSpace(cid) != ""
+}
+
+// ruleMissingChild (MISSING_CHILD_NODE): pid lists a child that does not
+// exist or cannot be a child; the fix removes it from the list.
+func (c *checker) ruleMissingChild(pid, cid string) {
+	c.flagged[pid] = true
+	is := c.add(SeverityError, CategoryHierarchy, "MISSING_CHILD_NODE", nodeLoc(pid, "children"), pid, "remove it from children", func(d *Document) bool {
+		p := d.Hierarchy[pid]
+		if p == nil || !containsString(p.Children, cid) {
+			return false
+		}
+		p.Children = removeString(p.Children, cid)
+		return true
+	}, "node %s lists child %q, which does not exist or cannot be a child", pid, truncateForDetails(cid))
+	keyed(is, cid)
+}
+
+// ruleDuplicateChild (DUPLICATE_CHILD): pid lists cid again; the fix keeps
+// the first occurrence.
+func (c *checker) ruleDuplicateChild(pid, cid string) {
+	is := c.add(SeverityWarning, CategoryHierarchy, "DUPLICATE_CHILD", nodeLoc(pid, "children"), pid, "keep the first occurrence", func(d *Document) bool {
+		p := d.Hierarchy[pid]
+		if p == nil || countOf(p.Children, cid) < 2 {
+			return false
+		}
+		p.Children = dedupe(p.Children)
+		return true
+	}, "node %s lists child %s more than once", pid, cid)
+	keyed(is, cid)
+}
+
+// checkParentLink picks the one parent-link rule that applies to id, listed
+// by owners.
+func (c *checker) checkParentLink(id string, n *Node, owners []string) {
+	d := c.d
+	parentOK := n.Parent != "" && d.Hierarchy[n.Parent] != nil && n.Parent != id
+	switch {
+	case len(owners) > 0 && !containsString(owners, n.Parent):
+		c.ruleListedElsewhere(id, n, owners)
+	case len(owners) > 1:
+		c.ruleListedTwice(id, n, owners)
+	case len(owners) == 0 && parentOK:
+		c.ruleParentOmits(id, n)
+	case len(owners) == 0 && d.Hierarchy[RootID] == nil && (n.Parent == RootID || n.Parent == "" || n.Type == TypePhase):
+		// MISSING_SPEC_ROOT's fix attaches it.
+	case len(owners) == 0:
+		c.ruleOrphan(id, n)
+	}
+}
+
+// ruleListedElsewhere (PARENT_CHILD_MISMATCH): id is listed by other nodes
+// than its parent field names; the fix sets the parent to the first of them.
+func (c *checker) ruleListedElsewhere(id string, n *Node, owners []string) {
+	c.flagged[id] = true
+	owner := owners[0]
+	c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(id, "parent"), id, "set parent to "+owner+", the node that lists it", func(d *Document) bool {
+		n := d.Hierarchy[id]
+		if n == nil || n.Parent == owner || d.Hierarchy[owner] == nil {
+			return false
+		}
+		if old := d.Hierarchy[n.Parent]; old != nil {
+			old.Children = removeString(old.Children, id)
+		}
+		n.Parent = owner
+		n.absent &^= fParent
+		return true
+	}, "node %s names parent %q but is listed by %s", id, truncateForDetails(n.Parent), strings.Join(owners, ", "))
+}
+
+// ruleListedTwice (PARENT_CHILD_MISMATCH): id is listed by its parent and by
+// others; one finding per other lister, whose fix removes id from its list.
+func (c *checker) ruleListedTwice(id string, n *Node, owners []string) {
+	c.flagged[id] = true
+	for _, o := range owners {
+		if o == n.Parent {
+			continue
+		}
+		is := c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(o, "children"), o, "remove it from "+o+"'s children", func(d *Document) bool {
+			p := d.Hierarchy[o]
+			if p == nil || !containsString(p.Children, id) {
+				return false
+			}
+			p.Children = removeString(p.Children, id)
+			return true
+		}, "node %s is listed by %s but its parent is %s", id, o, n.Parent)
+		keyed(is, id)
+	}
+}
+
+// ruleParentOmits (PARENT_CHILD_MISMATCH): id names an existing parent that
+// does not list it; the fix adds it there (before trailing verify nodes).
+func (c *checker) ruleParentOmits(id string, n *Node) {
+	c.flagged[id] = true
+	pid := n.Parent
+	c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(pid, "children"), id, "add it to "+pid+"'s children", func(d *Document) bool {
+		n, p := d.Hierarchy[id], d.Hierarchy[pid]
+		if n == nil || p == nil || containsString(p.Children, id) {
+			return false
+		}
+		p.Children = insertAt(p.Children, docDefaultIndex(d, p.Children, n.Type), id)
+		return true
+	}, "node %s names parent %s, which does not list it", id, pid)
+}
+
+// ruleOrphan (ORPHANED_NODES): id has no existing parent and no node lists
+// it; the fix attaches it to the parent its id implies, when that exists.
+func (c *checker) ruleOrphan(id string, n *Node) {
+	c.flagged[id] = true
+	guess := inferParent(c.d, id, n.Type)
+	var fix func(*Document) bool
+	suggestion := "set its parent and add it to that node's children"
+	if guess != "" && !isDescendant(c.d, guess, id) {
+		suggestion = "attach it to " + guess
+		fix = func(d *Document) bool { return attach(d, id, guess) }
+	}
+	c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
+		"node %s has no existing parent (%q) and no node lists it", id, truncateForDetails(n.Parent))
+}
+
+// walkFromRoot visits the tree breadth-first from spec-root along children
+// whose parent field agrees, running the size, depth and placement rules,
+// and returns each reached node's depth.
+func (c *checker) walkFromRoot() map[string]int {
+	depth := map[string]int{RootID: 0}
+	queue := []string{RootID}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		p := c.d.Hierarchy[pid]
+		c.ruleTooManyChildren(pid, p)
+		for _, cid := range p.Children {
+			ch := c.d.Hierarchy[cid]
+			if ch == nil || ch.Parent != pid {
+				continue
+			}
+			if _, seen := depth[cid]; seen {
+				continue
+			}
+			depth[cid] = depth[pid] + 1
+			c.ruleNestingDepth(cid, depth[cid])
+			c.ruleParentType(pid, p, cid, ch)
+			queue = append(queue, cid)
+		}
+	}
+	return depth
+}
+
+// ruleTooManyChildren (TOO_MANY_CHILDREN): more than MaxChildren children.
+func (c *checker) ruleTooManyChildren(pid string, p *Node) {
+	if len(p.Children) > MaxChildren {
+		c.add(SeverityWarning, CategoryHierarchy, "TOO_MANY_CHILDREN", nodeLoc(pid, "children"), pid, "split it into groups or phases", nil,
+			"node %s has %d children (max %d)", pid, len(p.Children), MaxChildren)
+	}
+}
+
+// ruleNestingDepth (NESTING_TOO_DEEP): reported once per branch, at the
+// first node deeper than MaxNestingDepth.
+func (c *checker) ruleNestingDepth(id string, depth int) {
+	if depth == MaxNestingDepth+1 {
+		c.add(SeverityWarning, CategoryHierarchy, "NESTING_TOO_DEEP", nodeLoc(id), id, "flatten the hierarchy", nil,
+			"node %s is nested %d levels deep (max %d)", id, depth, MaxNestingDepth)
+	}
+}
+
+// ruleParentType (INVALID_PARENT_TYPE): a child type its parent's type may
+// not hold; an error for phases, specs and anything under the root, else a
+// warning.
+func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
+	if !ch.Type.Valid() || !p.Type.Valid() || placementOK(p, ch) {
+		return
+	}
+	sev := SeverityWarning
+	if ch.Type == TypePhase || ch.Type == TypeSpec || pid == RootID {
+		sev = SeverityError
+	}
+	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, "move it under a suitable parent", nil,
+		"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
+}
+
+// ruleUnreachable (ORPHANED_NODES): id was not reached from spec-root and
+// has no other hierarchy finding (its parent chain loops); the fix attaches
+// it to the reachable parent its id implies.
+func (c *checker) ruleUnreachable(id string, depth map[string]int) {
+	n := c.d.Hierarchy[id]
+	if _, ok := depth[id]; ok || c.flagged[id] || n == nil || strings.TrimSpace(id) == "" {
+		return
+	}
+	guess := inferParent(c.d, id, n.Type)
+	var fix func(*Document) bool
+	suggestion := "attach it under a node reachable from spec-root"
+	if guess != "" {
+		if _, reachable := depth[guess]; reachable && guess != n.Parent {
+			suggestion = "attach it to " + guess
+			fix = func(d *Document) bool { return attach(d, id, guess) }
+		}
+	}
+	c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
+		"node %s is not reachable from spec-root (its parent chain loops)", id)
+}
