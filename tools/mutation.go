@@ -33,14 +33,14 @@ func mutationOf(specID string, res specs.RepoWriteResult) Mutation {
 	return m
 }
 
-// mutateTo runs fn as the call's one store transaction over its spec
+// mutateAnswer runs fn as the call's one store transaction over its spec
 // (MutateSpec: expected_version, dry_run, the journal in the same
-// transaction) and answers fn's typed result with its Mutation filled in.
+// transaction) and returns fn's typed result with its Mutation filled in.
 // Domain errors become envelope errors (specError).
-func mutateTo[T any, P interface {
+func mutateAnswer[T any, P interface {
 	*T
 	mutated
-}](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) Result {
+}](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) (T, error) {
 	specID := r.Args.String("spec_id")
 	var out T
 	res, err := d.Specs.MutateSpec(ctx, specID, d.writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
@@ -50,15 +50,15 @@ func mutateTo[T any, P interface {
 		return err
 	})
 	if err != nil {
-		return Fail(specError(err, specID))
+		return out, specError(err, specID)
 	}
 	P(&out).mutated(mutationOf(specID, res))
-	return OK(out)
+	return out, nil
 }
 
-// readTo runs fn over the call's spec in one read transaction and answers
-// its typed result.
-func readTo[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) Result {
+// readAnswer runs fn over the call's spec in one read transaction and
+// returns its typed result.
+func readAnswer[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) (T, error) {
 	specID := r.Args.String("spec_id")
 	var out T
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
@@ -67,7 +67,20 @@ func readTo[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.S
 		return err
 	})
 	if err != nil {
-		return Fail(specError(err, specID))
+		return out, specError(err, specID)
 	}
-	return OK(out)
+	return out, nil
+}
+
+// mutateTo is mutateAnswer wrapped as the handler's Result.
+func mutateTo[T any, P interface {
+	*T
+	mutated
+}](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) Result {
+	return answer(mutateAnswer[T, P](ctx, d, r, fn))
+}
+
+// readTo is readAnswer wrapped as the handler's Result.
+func readTo[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) Result {
+	return answer(readAnswer(ctx, d, r, fn))
 }

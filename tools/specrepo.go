@@ -80,54 +80,6 @@ func (d *Deps) clock() specs.Clock {
 	return specs.Clock(time.Now)
 }
 
-// mutate runs fn as one stored mutation of the call's spec and answers with
-// fn's data plus spec_id and version (and, for a dry run, dry_run and the
-// changes list). fn's errors keep their domain codes.
-func (d *Deps) mutate(ctx context.Context, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (map[string]any, error)) Result {
-	specID := r.Args.String("spec_id")
-	var data map[string]any
-	res, err := d.Specs.MutateSpec(ctx, specID, d.writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
-		sp.Clock = d.clock()
-		var err error
-		data, err = fn(sp, j)
-		return err
-	})
-	if err != nil {
-		return Fail(specError(err, specID))
-	}
-	if data == nil {
-		data = map[string]any{}
-	}
-	m := mutationOf(specID, res)
-	data["spec_id"], data["version"] = m.SpecID, m.Version
-	if m.DryRun {
-		data["dry_run"], data["changes"] = true, m.Changes
-	}
-	return OK(data)
-}
-
-// read runs fn over the call's spec.
-func (d *Deps) read(ctx context.Context, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (map[string]any, []core.MetaOption, error)) Result {
-	specID := r.Args.String("spec_id")
-	var data map[string]any
-	var meta []core.MetaOption
-	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
-		var err error
-		data, meta, err = fn(sp, j)
-		return err
-	})
-	if err != nil {
-		return Fail(specError(err, specID))
-	}
-	if data == nil {
-		data = map[string]any{}
-	}
-	if _, ok := data["spec_id"]; !ok {
-		data["spec_id"] = specID
-	}
-	return OK(data, meta...)
-}
-
 // specError turns a domain error into an envelope error with ranked fuzzy
 // matches and a recovery call that lists what exists; a store's
 // VERSION_CONFLICT gets the re-read (spec get) as its recovery.

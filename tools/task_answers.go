@@ -1,69 +1,10 @@
 package tools
 
 import (
-	"context"
-
 	"github.com/specd/specd/specs"
 )
 
-// Typed answers of the task tool, and the two helpers that run a handler's
-// domain call in one store transaction and hand back its typed answer.
-
-// Written is what every stored mutation's answer carries: the spec, the
-// version written (or that would be), and for a dry run the changes.
-type Written struct {
-	SpecID  string              `json:"spec_id"`
-	Version int64               `json:"version"`
-	DryRun  bool                `json:"dry_run,omitempty"`
-	Changes *[]specs.RepoChange `json:"changes,omitempty"`
-}
-
-func (w *Written) written() *Written { return w }
-
-// writeAnswer is a typed mutation answer: a struct embedding Written.
-type writeAnswer[T any] interface {
-	*T
-	written() *Written
-}
-
-// mutateAnswer runs fn as one stored mutation of the call's spec (see
-// mutate) and fills the answer's Written part. fn's errors keep their
-// domain codes.
-func mutateAnswer[T any, P writeAnswer[T]](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) (T, error) {
-	specID := r.Args.String("spec_id")
-	var out T
-	res, err := d.Specs.MutateSpec(ctx, specID, d.writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
-		sp.Clock = d.clock()
-		var err error
-		out, err = fn(sp, j)
-		return err
-	})
-	if err != nil {
-		return out, specError(err, specID)
-	}
-	w := P(&out).written()
-	w.SpecID, w.Version = specID, res.Version
-	if res.DryRun {
-		changes := res.Changes
-		w.DryRun, w.Changes = true, &changes
-	}
-	return out, nil
-}
-
-// readAnswer runs fn over the call's spec in one read transaction.
-func readAnswer[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) (T, error) {
-	specID := r.Args.String("spec_id")
-	var out T
-	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
-		var err error
-		out, err = fn(sp, j)
-		return err
-	})
-	if err != nil {
-		return out, specError(err, specID)
-	}
-	return out, nil
-}
+// Typed answers of the task tool.
 
 // answer wraps a typed answer or its error.
 func answer[T any](v T, err error) Result {

@@ -10,7 +10,7 @@ import (
 
 // TestTaskAnswersPublishSchemas: every task and verification action
 // declares its typed answer, and the schema generated from it names the
-// fields the answer carries, embedded parts (Written, NextTask, …)
+// fields the answer carries, embedded parts (Mutation, NextTask, …)
 // included.
 func TestTaskAnswersPublishSchemas(t *testing.T) {
 	tool := taskTool(&Deps{})

@@ -80,7 +80,7 @@ func (d *Deps) taskPrepareBatch(ctx context.Context, r *Request) Result {
 
 // TaskStartBatchAnswer lists the tasks start-batch started.
 type TaskStartBatchAnswer struct {
-	Written
+	Mutation
 	Started []StartedTask `json:"started"`
 	Count   int           `json:"count"`
 }
@@ -184,7 +184,7 @@ func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 
 // TaskCompleteBatchAnswer reports each completion of complete-batch.
 type TaskCompleteBatchAnswer struct {
-	Written
+	Mutation
 	Results        []CompletionResult `json:"results"`
 	CompletedCount int                `json:"completed_count"`
 	FailedCount    int                `json:"failed_count"`
@@ -265,7 +265,7 @@ func completionResult(sp *specs.Spec, j specs.JournalWriter, c specs.Completion,
 // TaskResetBatchAnswer lists the stale tasks reset-batch moved back to
 // pending.
 type TaskResetBatchAnswer struct {
-	Written
+	Mutation
 	Reset          []specs.StaleTask `json:"reset"`
 	Count          int               `json:"count"`
 	ThresholdHours float64           `json:"threshold_hours"`

@@ -15,7 +15,7 @@ import (
 
 // TaskAddAnswer is the node add created.
 type TaskAddAnswer struct {
-	Written
+	Mutation
 	TaskID   string         `json:"task_id"`
 	Parent   string         `json:"parent"`
 	Type     specs.NodeType `json:"type"`
@@ -51,7 +51,7 @@ func (d *Deps) taskAdd(ctx context.Context, r *Request) Result {
 
 // TaskRemoveAnswer lists the nodes remove removed.
 type TaskRemoveAnswer struct {
-	Written
+	Mutation
 	TaskID       string   `json:"task_id"`
 	Removed      []string `json:"removed"`
 	RemovedCount int      `json:"removed_count"`
@@ -67,7 +67,7 @@ func (d *Deps) taskRemove(ctx context.Context, r *Request) Result {
 
 // TaskMoveAnswer is where move put the node.
 type TaskMoveAnswer struct {
-	Written
+	Mutation
 	TaskID   string `json:"task_id"`
 	Parent   string `json:"parent"`
 	Position int    `json:"position"`
@@ -87,7 +87,7 @@ func (d *Deps) taskMove(ctx context.Context, r *Request) Result {
 // TaskDependencyAnswer is an edge after add-dependency / remove-dependency,
 // with both ends' dependency lists.
 type TaskDependencyAnswer struct {
-	Written
+	Mutation
 	TaskID             string    `json:"task_id"`
 	TargetID           string    `json:"target_id"`
 	DependencyType     string    `json:"dependency_type"`
@@ -120,7 +120,7 @@ func (d *Deps) taskDependency(do func(s *specs.Spec, taskID, targetID, depType s
 
 // TaskRequirementAnswer is the requirement add-requirement appended.
 type TaskRequirementAnswer struct {
-	Written
+	Mutation
 	TaskID      string            `json:"task_id"`
 	Requirement specs.Requirement `json:"requirement"`
 	Count       int               `json:"count"`
@@ -139,7 +139,7 @@ func (d *Deps) taskAddRequirement(ctx context.Context, r *Request) Result {
 
 // TaskEstimateAnswer is a node's estimate after update-estimate.
 type TaskEstimateAnswer struct {
-	Written
+	Mutation
 	TaskID         string  `json:"task_id"`
 	EstimatedHours any     `json:"estimated_hours"`
 	Complexity     *string `json:"complexity"`
@@ -169,7 +169,7 @@ var metadataFields = []string{"title", "description", "file_path", "task_categor
 // TaskMetadataAnswer is a node after update-metadata, with the keys that
 // changed.
 type TaskMetadataAnswer struct {
-	Written
+	Mutation
 	TaskID  string   `json:"task_id"`
 	Changed []string `json:"changed"`
 	Task    TaskNode `json:"task"`
@@ -210,7 +210,7 @@ type MetadataBatchFilters struct {
 // TaskMetadataBatchAnswer reports metadata-batch: every node matched, with
 // the keys that changed on it.
 type TaskMetadataBatchAnswer struct {
-	Written
+	Mutation
 	MatchedCount int                    `json:"matched_count"`
 	UpdatedCount int                    `json:"updated_count"`
 	Nodes        []specs.MetadataChange `json:"nodes"`

@@ -45,7 +45,7 @@ func (d *Deps) taskUpdateStatus(ctx context.Context, r *Request) Result {
 
 // TransitionAnswer is the answer of a status change.
 type TransitionAnswer struct {
-	Written
+	Mutation
 	TaskID   string        `json:"task_id"`
 	From     specs.Status  `json:"from"`
 	To       specs.Status  `json:"to"`
@@ -86,7 +86,7 @@ func (d *Deps) transition(ctx context.Context, r *Request, do transitionFn) Resu
 // TaskNextAnswer is next's answer: the task found (NextTask), or why none
 // is actionable (NothingActionable).
 type TaskNextAnswer struct {
-	Written
+	Mutation
 	Found        bool `json:"found"`
 	SpecComplete bool `json:"spec_complete"`
 	Claimed      bool `json:"claimed"`

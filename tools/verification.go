@@ -63,7 +63,7 @@ func verificationTool(d *Deps) *Tool {
 // VerificationAnswer is a result recorded on a verify node (add, and
 // execute unless record is false, which adds what the command did).
 type VerificationAnswer struct {
-	Written
+	Mutation
 	VerifyID     string         `json:"verify_id"`
 	Result       string         `json:"result"`
 	Recorded     bool           `json:"recorded"`
@@ -142,8 +142,8 @@ func (d *Deps) verificationAdd(ctx context.Context, r *Request) Result {
 func verificationDisabled(specID, verifyID string) *core.Error {
 	e := core.NewError(errcode.FeatureDisabled, "verification execute is off on this server: it runs shell commands.",
 		map[string]any{"feature": FeatureVerificationExecute}).
-		WithRemediation("Restart specd with --enable-verification-execute (or SPECD_VERIFICATION_EXECUTE=1) to allow it, or run the check yourself and record it with verification(action=\"add\").").
-		WithRecovery("verification", map[string]any{"action": "add", "spec_id": specID, "verify_id": verifyID, "result": "PASSED"}, nil)
+		WithRemediation("Run the step's command yourself (task info shows it), then record what happened with verification(action=\"add\", result=…); an operator can allow execute by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
+		WithRecovery("task", map[string]any{"action": "info", "spec_id": specID, "task_id": verifyID}, nil)
 	e.Extra = map[string]any{"feature": FeatureVerificationExecute}
 	return e
 }
