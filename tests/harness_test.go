@@ -26,6 +26,7 @@ import (
 
 	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/tools"
 )
@@ -43,8 +44,11 @@ func fixedClock() func() time.Time {
 }
 
 // counterIDs returns deterministic UUID-shaped ids.
-func counterIDs() func() string {
-	var n atomic.Int64
+func counterIDs() func() string { return counterIDsFrom(new(atomic.Int64)) }
+
+// counterIDsFrom returns deterministic UUID-shaped ids numbered after n's
+// value, advancing n, so a caller can read how many were handed out.
+func counterIDsFrom(n *atomic.Int64) func() string {
 	return func() string { return fmt.Sprintf("00000000-0000-7000-8000-%012x", n.Add(1)) }
 }
 
@@ -52,10 +56,19 @@ func counterIDs() func() string {
 // makes the clock and ids fixed.
 func newDeps(t testing.TB, deterministic bool) *tools.Deps {
 	t.Helper()
-	st := storetest.Open(t)
-	rt := tools.Runtime{Deadline: 10 * time.Second}
+	var ids func() string
 	if deterministic {
-		rt.Now, rt.NewID = fixedClock(), counterIDs()
+		ids = counterIDs()
+	}
+	return depsOn(storetest.Open(t), ids)
+}
+
+// depsOn builds tools.Deps over st; a non-nil ids makes the clock fixed and
+// the ids come from ids.
+func depsOn(st *store.Store, ids func() string) *tools.Deps {
+	rt := tools.Runtime{Deadline: 10 * time.Second}
+	if ids != nil {
+		rt.Now, rt.NewID = fixedClock(), ids
 	}
 	return &tools.Deps{
 		Store:        adapt.Health(st),
