@@ -223,7 +223,8 @@ func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	if err := json.Unmarshal([]byte(text.Text), &mirror); err != nil {
 		t.Fatalf("content[0].text is not JSON: %q", text.Text)
 	}
-	if !jsonEqual(env, mirror) {
+	canonical, _ := json.Marshal(env)
+	if again, _ := json.Marshal(mirror); !bytes.Equal(canonical, again) {
 		t.Fatalf("content[0].text does not mirror structuredContent:\n%s\n%s", structured, text.Text)
 	}
 	if strings.Contains(text.Text, "\n") {
@@ -232,7 +233,7 @@ func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	if res.IsError != !env["success"].(bool) {
 		t.Fatalf("isError=%v but success=%v", res.IsError, env["success"])
 	}
-	validateEnvelope(t, env)
+	validateEnvelopeJSON(t, canonical)
 	return env
 }
 
@@ -247,8 +248,9 @@ var (
 	schema     *jsonschema.Schema
 )
 
-// validateEnvelope checks env against the published envelope schema.
-func validateEnvelope(t testing.TB, env map[string]any) {
+// validateEnvelopeJSON checks the JSON of an envelope (as a client sees
+// it) against the published envelope schema.
+func validateEnvelopeJSON(t testing.TB, b []byte) {
 	t.Helper()
 	schemaOnce.Do(func() {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(core.EnvelopeSchema()))
@@ -261,8 +263,6 @@ func validateEnvelope(t testing.TB, env map[string]any) {
 		}
 		schema = c.MustCompile("envelope.json")
 	})
-	// Round-trip through JSON so numbers are what a client sees.
-	b, _ := json.Marshal(env)
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)

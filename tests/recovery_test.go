@@ -35,8 +35,29 @@ type recoveryProbe struct {
 // recoveryTally counts what all probes saw.
 type recoveryTally struct {
 	mu      sync.Mutex
-	codes   map[string]int // error code → failures seen
-	checked int            // recovery calls executed
+	codes   map[string]int  // error code → failures seen
+	checked int             // recovery calls executed
+	static  map[string]bool // static recovery calls that ran, by tool and args
+}
+
+// staticRecovery reports whether a recovery call's answer depends on the
+// registry alone, never on the store: server(action="schema"), the next
+// call of most argument errors. Each distinct such call is executed once;
+// its hundreds of repeats (tens of kilobytes each) would add nothing.
+func staticRecovery(tool string, args map[string]any) bool {
+	return tool == "server" && args["action"] == "schema"
+}
+
+// ranStatic reports whether the static recovery call key already ran
+// successfully, and records that it is about to run.
+func (r *recoveryTally) ranStatic(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.static[key] {
+		return true
+	}
+	r.static[key] = true
+	return false
 }
 
 func (r *recoveryTally) count(code string, checked int) {
@@ -84,6 +105,10 @@ func (p *recoveryProbe) expectRecovery(what string, env map[string]any, mustFail
 	var asGiven map[string]any
 	b, _ := json.Marshal(args)
 	_ = json.Unmarshal(b, &asGiven)
+	if staticRecovery(tool, asGiven) && p.ranStatic(tool+" "+compactJSON(asGiven)) {
+		p.count("", 1) // checked: the same call ran (and was checked) before
+		return
+	}
 	got := call(p.t, p.c, tool, asGiven)
 	p.count("", 1)
 	if got["success"] != true {
@@ -109,7 +134,7 @@ func TestContractEveryRecoveryRuns(t *testing.T) {
 	deps := newDeps(t, false)
 	c, reg := inProcess(t, deps, protocols[0])
 	other, _ := inProcess(t, deps, protocols[1]) // another session
-	tally := &recoveryTally{codes: map[string]int{}}
+	tally := &recoveryTally{codes: map[string]int{}, static: map[string]bool{}}
 	p := &recoveryProbe{t: t, c: c, recoveryTally: tally}
 	tmpl := newFixtureTemplate(t, protocols[0], false)
 
@@ -180,7 +205,7 @@ func TestContractEveryRecoveryRuns(t *testing.T) {
 		codes = append(codes, fmt.Sprintf("%s×%d", code, n))
 	}
 	sort.Strings(codes)
-	t.Logf("%d recovery calls executed; codes seen: %s", tally.checked, strings.Join(codes, " "))
+	t.Logf("%d recovery calls checked (%d distinct static ones executed once); codes seen: %s", tally.checked, len(tally.static), strings.Join(codes, " "))
 	for _, want := range []string{"TASK_BLOCKED", "VERSION_CONFLICT", "CONFLICT", "INVALID_TRANSITION", "UNKNOWN_ACTION", "UNKNOWN_PARAMETER",
 		"MISSING_REQUIRED", "INVALID_FORMAT", "INVALID_CURSOR", "SPEC_NOT_FOUND", "TASK_NOT_FOUND", "CIRCULAR_DEPENDENCY", "SELF_REFERENCE",
 		"DEPENDENCY_NOT_FOUND", "DUPLICATE_ENTRY"} {
