@@ -129,6 +129,7 @@ func truncation(t testing.TB, env map[string]any, fidelity string) (meta map[str
 // reaches every entry and archive hashes that research archive-get
 // verifies.
 func TestBudgetJournalList(t *testing.T) {
+	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, false), protocols[1])
 	specID := data(call(t, c, "authoring", map[string]any{"action": "spec-create", "name": "journal budget"}))["spec_id"].(string)
 	for i := 0; i < 30; i++ {
@@ -213,6 +214,7 @@ func TestBudgetJournalList(t *testing.T) {
 // TestBudgetSpecDiff: a diff over 1,000 modified nodes fits the budget,
 // partial, and its cursor walks every modified node.
 func TestBudgetSpecDiff(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[1])
 	specID := seedSpec(t, deps.Specs.(*store.Store), 1000)
@@ -278,6 +280,7 @@ func verifyArchive(t testing.TB, c *client.Client, hashes map[string]any, n int)
 // TestBudgetSpecResource: the document resource of a ~2,000-node spec fits
 // the budget, with a _fidelity marker naming what was left out.
 func TestBudgetSpecResource(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[0])
 	specID := seedSpec(t, deps.Specs.(*store.Store), 2000)
@@ -316,6 +319,7 @@ func TestBudgetSpecResource(t *testing.T) {
 // TestBudgetSpecGetCountsWholeEnvelope: max_tokens bounds the whole answer,
 // meta (dropped ids, archive hashes) included.
 func TestBudgetSpecGetCountsWholeEnvelope(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[1])
 	specID := seedSpec(t, deps.Specs.(*store.Store), 300)
@@ -360,6 +364,7 @@ func TestBudgetSpecGetCountsWholeEnvelope(t *testing.T) {
 // Fixtures are made through a second server over the same store with the
 // default budget.
 func TestBudgetEveryExampleAnswer(t *testing.T) {
+	t.Parallel()
 	const budget = 1000
 	big := newDeps(t, false)
 	fixtures, _ := inProcess(t, big, protocols[1])

@@ -337,6 +337,7 @@ func TestAnswersShowNoServerPaths(t *testing.T) {
 // returns the outside text and export never writes outside. Bounded in
 // calls and time.
 func TestSwapRaceStaysInside(t *testing.T) {
+	t.Parallel()
 	c, ws, outside, rel := pathsSetup(t)
 	id := importBasic(t, c, ws)
 	const inside = "inside words about alpha"

@@ -247,6 +247,7 @@ func TestResearchPagedSource(t *testing.T) {
 // TestResearchPathAndLargeText reads a workspace file as the source and
 // accepts a text far over the 100 KB request cap.
 func TestResearchPathAndLargeText(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[1])
 	must(t, os.WriteFile(filepath.Join(deps.Workspace, "notes.html"), []byte(researchDoc), 0o644))
@@ -340,6 +341,7 @@ func TestResearchInvalidPayloadReport(t *testing.T) {
 // dropped is retrieved by its archive id, hash verified, at every
 // fidelity level, and still after the spec moves on.
 func TestResearchArchiveServesBudgetedSpecAnswer(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
 			c, _ := inProcess(t, newDeps(t, false), p)
