@@ -205,9 +205,12 @@ func call(t testing.TB, c *client.Client, tool string, args map[string]any) map[
 
 func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
-	structured, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
+	structured := []byte(res.RawStructuredContent)
+	if structured == nil {
+		var err error
+		if structured, err = json.Marshal(res.StructuredContent); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if len(res.Content) != 1 {
 		t.Fatalf("want exactly one content item, got %d", len(res.Content))
@@ -216,9 +219,15 @@ func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	if !ok {
 		t.Fatalf("content[0] is %T, want text", res.Content[0])
 	}
-	var env, mirror map[string]any
-	if err := json.Unmarshal(structured, &env); err != nil {
-		t.Fatalf("structuredContent is not an object: %s", structured)
+	// The client decoded structuredContent with encoding/json already: an
+	// object is a map[string]any of what the wire said; anything else is
+	// decoded again to say what it is.
+	env, isObject := res.StructuredContent.(map[string]any)
+	var mirror map[string]any
+	if !isObject {
+		if err := json.Unmarshal(structured, &env); err != nil {
+			t.Fatalf("structuredContent is not an object: %s", structured)
+		}
 	}
 	if err := json.Unmarshal([]byte(text.Text), &mirror); err != nil {
 		t.Fatalf("content[0].text is not JSON: %q", text.Text)
