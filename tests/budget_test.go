@@ -408,6 +408,7 @@ func TestBudgetEveryExampleAnswer(t *testing.T) {
 // TestBudgetOtherLists: spec list and journal list-unjournaled shrink the
 // same way under a small budget; spec list's cursor reaches every spec.
 func TestBudgetOtherLists(t *testing.T) {
+	t.Parallel()
 	const budget = 1000
 	deps := newDeps(t, false)
 	deps.TokenBudget = budget
@@ -473,6 +474,7 @@ func TestBudgetOtherLists(t *testing.T) {
 // JSON escapes (<, >, & and quotes) make the answer larger; the window is cut
 // shorter so the answer still fits, and offsets still page through it all.
 func TestBudgetArchiveGetEscapedText(t *testing.T) {
+	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, false), protocols[1])
 	text := strings.Repeat(`<a href="x">&amp;</a> `, 4000) // 88 KB, about 2.5× as JSON
 	put := data(call(t, c, "research", map[string]any{"action": "archive-put", "content": text, "content_id": "escaped"}))

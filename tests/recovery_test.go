@@ -48,8 +48,8 @@ func staticRecovery(tool string, args map[string]any) bool {
 	return tool == "server" && args["action"] == "schema"
 }
 
-// ranStatic reports whether the static recovery call key already ran
-// successfully, and records that it is about to run.
+// ranStatic reports whether the static recovery call key already ran (its
+// first run reports a failure), and records that it is about to run.
 func (r *recoveryTally) ranStatic(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -128,7 +128,8 @@ func compactJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 // transitions, cycles, duplicates. Every failure must name a next call
 // (recovery.suggested_tool/suggested_args) that succeeds when executed
 // exactly as given, unless its code is listed in core.NoNextCall with the
-// reason.
+// reason. A recovery call whose answer depends on the registry alone
+// (staticRecovery) is executed once per distinct call.
 func TestContractEveryRecoveryRuns(t *testing.T) {
 	t.Parallel()
 	deps := newDeps(t, false)
