@@ -22,7 +22,9 @@ run: build
 	./$(BIN) serve
 
 ## test: static checks, every Go test with -race, then the MCP Inspector check.
-test: check unit inspector
+## The layout rules run as TestLayout among the Go tests (check runs them
+## alone, which costs a second, non-race build of the tests package).
+test: fmt vet lint unit inspector
 
 ## unit: every Go test with -race; then the property tests, which run fewer
 ## seeds under -race, with their full count without it.
