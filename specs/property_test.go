@@ -147,10 +147,13 @@ func randomOp(r *rand.Rand, s *Spec) (string, error) {
 // transitions and checks, after every step, that the invariants hold, that a
 // failed step left the view unchanged, and that committing the changes to a
 // store and reading them back gives the same spec.
+// Under -race it runs fewer seeds (propertySeeds, property_race_test.go):
+// the race detector adds nothing to this single-goroutine code but makes it
+// many times slower; make test runs the full count without -race as well.
 func TestPropertyInvariants(t *testing.T) {
-	seeds, steps := 30, 120
+	seeds, steps := propertySeeds, 120
 	if testing.Short() {
-		seeds, steps = 8, 80
+		seeds, steps = min(seeds, 8), 80
 	}
 	for seed := 1; seed <= seeds; seed++ {
 		r := rand.New(rand.NewSource(int64(seed)))

@@ -24,13 +24,15 @@ var tempName = regexp.MustCompile(`Test[A-Za-z_/]*[0-9]{6,}`)
 var sessionName = regexp.MustCompile(`inprocess-[0-9]+`)
 
 // TestAnswersGolden snapshots the answer of every action's happy path (its
-// declared Example on a fresh, deterministic fixture: fixed clock and ids),
+// declared Example on a fresh, deterministic fixture (a copy of one): fixed clock and ids),
 // data and the meta keys that describe it (pagination, fidelity, warnings),
 // so that a change to any answer's shape shows as a diff of one file
 // (testdata/answers/<tool>.<action>.json; refresh with -update). It is the
 // behaviour check of refactors that move code between tools and the domain.
 func TestAnswersGolden(t *testing.T) {
+	t.Parallel()
 	_, reg := inProcess(t, newDeps(t, true), protocols[0])
+	tmpl := newFixtureTemplate(t, protocols[0], true)
 	for _, tool := range reg.Tools() {
 		for _, a := range tool.Describe() {
 			act := findAction(tool, a.Name)
@@ -38,22 +40,9 @@ func TestAnswersGolden(t *testing.T) {
 				continue
 			}
 			t.Run(tool.Name+"/"+a.Name, func(t *testing.T) {
-				c, _ := inProcess(t, newDeps(t, true), protocols[0])
-				fx := fixture(t, c)
-				if tool.Name == "spec" && a.Name == "import" {
-					// import's example reads the folder export's example writes.
-					exp := map[string]any{"action": "export"}
-					for k, v := range findAction(tool, "export").Example {
-						exp[k] = substitute(v, fx)
-					}
-					if env := call(t, c, "spec", exp); env["success"] != true {
-						t.Fatalf("export before import: %v", env)
-					}
-				}
-				args := map[string]any{"action": a.Name}
-				for k, v := range act.Example {
-					args[k] = substitute(v, fx)
-				}
+				t.Parallel()
+				c, fx := tmpl.client(t, protocols[0])
+				args := exampleArgs(t, c, tool, act, fx)
 				env := call(t, c, tool.Name, args)
 				if env["success"] != true {
 					t.Fatalf("happy path failed: %v", env)

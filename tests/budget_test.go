@@ -129,6 +129,7 @@ func truncation(t testing.TB, env map[string]any, fidelity string) (meta map[str
 // reaches every entry and archive hashes that research archive-get
 // verifies.
 func TestBudgetJournalList(t *testing.T) {
+	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, false), protocols[1])
 	specID := data(call(t, c, "authoring", map[string]any{"action": "spec-create", "name": "journal budget"}))["spec_id"].(string)
 	for i := 0; i < 30; i++ {
@@ -213,6 +214,7 @@ func TestBudgetJournalList(t *testing.T) {
 // TestBudgetSpecDiff: a diff over 1,000 modified nodes fits the budget,
 // partial, and its cursor walks every modified node.
 func TestBudgetSpecDiff(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[1])
 	specID := seedSpec(t, deps.Specs.(*store.Store), 1000)
@@ -278,6 +280,7 @@ func verifyArchive(t testing.TB, c *client.Client, hashes map[string]any, n int)
 // TestBudgetSpecResource: the document resource of a ~2,000-node spec fits
 // the budget, with a _fidelity marker naming what was left out.
 func TestBudgetSpecResource(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[0])
 	specID := seedSpec(t, deps.Specs.(*store.Store), 2000)
@@ -316,6 +319,7 @@ func TestBudgetSpecResource(t *testing.T) {
 // TestBudgetSpecGetCountsWholeEnvelope: max_tokens bounds the whole answer,
 // meta (dropped ids, archive hashes) included.
 func TestBudgetSpecGetCountsWholeEnvelope(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[1])
 	specID := seedSpec(t, deps.Specs.(*store.Store), 300)
@@ -360,6 +364,7 @@ func TestBudgetSpecGetCountsWholeEnvelope(t *testing.T) {
 // Fixtures are made through a second server over the same store with the
 // default budget.
 func TestBudgetEveryExampleAnswer(t *testing.T) {
+	t.Parallel()
 	const budget = 1000
 	big := newDeps(t, false)
 	fixtures, _ := inProcess(t, big, protocols[1])
@@ -403,6 +408,7 @@ func TestBudgetEveryExampleAnswer(t *testing.T) {
 // TestBudgetOtherLists: spec list and journal list-unjournaled shrink the
 // same way under a small budget; spec list's cursor reaches every spec.
 func TestBudgetOtherLists(t *testing.T) {
+	t.Parallel()
 	const budget = 1000
 	deps := newDeps(t, false)
 	deps.TokenBudget = budget
@@ -468,6 +474,7 @@ func TestBudgetOtherLists(t *testing.T) {
 // JSON escapes (<, >, & and quotes) make the answer larger; the window is cut
 // shorter so the answer still fits, and offsets still page through it all.
 func TestBudgetArchiveGetEscapedText(t *testing.T) {
+	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, false), protocols[1])
 	text := strings.Repeat(`<a href="x">&amp;</a> `, 4000) // 88 KB, about 2.5× as JSON
 	put := data(call(t, c, "research", map[string]any{"action": "archive-put", "content": text, "content_id": "escaped"}))

@@ -16,23 +16,26 @@ import (
 // with envelopes that validate against the published output schema. New
 // actions are covered by declaring them; no new test code is needed.
 func TestContractEveryAction(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
-			c, reg := inProcess(t, newDeps(t, false), p)
+			t.Parallel()
+			shared, reg := inProcess(t, newDeps(t, false), p)
+			tmpl := newFixtureTemplate(t, p, false)
 			for _, tool := range reg.Tools() {
 				for _, a := range tool.Describe() {
 					name := tool.Name + "/" + a.Name
 					t.Run(name, func(t *testing.T) {
+						t.Parallel()
+						c := shared
 						act := findAction(tool, a.Name)
 						if act.Example != nil {
-							// Each happy path gets a fresh spec, so mutations
-							// cannot disturb one another.
-							fx := fixture(t, c)
-							args := map[string]any{"action": a.Name}
-							for k, v := range act.Example {
-								args[k] = substitute(v, fx)
-							}
-							env := call(t, c, tool.Name, args)
+							// Each happy path gets a fresh fixture (a copy of
+							// one, on a server of its own), so mutations cannot
+							// disturb one another.
+							var fx map[string]string
+							c, fx = tmpl.client(t, p)
+							env := call(t, c, tool.Name, exampleArgs(t, c, tool, act, fx))
 							if env["success"] != true {
 								t.Fatalf("happy path failed: %v", env)
 							}
@@ -72,11 +75,11 @@ func TestContractEveryAction(t *testing.T) {
 					})
 				}
 			}
-			env := call(t, c, "health", map[string]any{"action": "no-such-action"})
+			env := call(t, shared, "health", map[string]any{"action": "no-such-action"})
 			if errorCode(env) != "UNKNOWN_ACTION" {
 				t.Fatalf("unknown action: %v", env)
 			}
-			env = call(t, c, "health", map[string]any{})
+			env = call(t, shared, "health", map[string]any{})
 			if errorCode(env) != "MISSING_REQUIRED" {
 				t.Fatalf("no action: %v", env)
 			}

@@ -27,6 +27,7 @@ func connections(t *testing.T, fn func(t *testing.T, c *client.Client)) {
 }
 
 func TestListToolsCarriesEnvelopeSchemaAndHonestAnnotations(t *testing.T) {
+	t.Parallel()
 	connections(t, func(t *testing.T, c *client.Client) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -55,6 +56,7 @@ func TestListToolsCarriesEnvelopeSchemaAndHonestAnnotations(t *testing.T) {
 }
 
 func TestHealthAndServerEndToEnd(t *testing.T) {
+	t.Parallel()
 	connections(t, func(t *testing.T, c *client.Client) {
 		live := call(t, c, "health", map[string]any{"action": "liveness"})
 		if live["success"] != true || data(live)["status"] != "alive" {
@@ -99,6 +101,7 @@ func TestHealthAndServerEndToEnd(t *testing.T) {
 }
 
 func TestServerToolsPagesWithCursor(t *testing.T) {
+	t.Parallel()
 	c, reg := inProcess(t, newDeps(t, false), protocols[0])
 	var seen []string
 	args := map[string]any{"action": "tools", "limit": 1}

@@ -48,6 +48,7 @@ func pretty(t *testing.T, v any) []byte {
 // seen through tools/list (seed 004's layout: <tool>.json and
 // <tool>.output.json), and asserts tools/list carries exactly those files.
 func TestToolSchemasGolden(t *testing.T) {
+	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, true), protocols[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -85,6 +86,7 @@ func TestToolSchemasGolden(t *testing.T) {
 // TestEnvelopesGolden snapshots representative envelopes with a fixed clock
 // and deterministic ids.
 func TestEnvelopesGolden(t *testing.T) {
+	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, true), protocols[0])
 	cases := []struct {
 		name string

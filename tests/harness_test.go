@@ -26,6 +26,7 @@ import (
 
 	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/tools"
 )
@@ -43,8 +44,11 @@ func fixedClock() func() time.Time {
 }
 
 // counterIDs returns deterministic UUID-shaped ids.
-func counterIDs() func() string {
-	var n atomic.Int64
+func counterIDs() func() string { return counterIDsFrom(new(atomic.Int64)) }
+
+// counterIDsFrom returns deterministic UUID-shaped ids numbered after n's
+// value, advancing n, so a caller can read how many were handed out.
+func counterIDsFrom(n *atomic.Int64) func() string {
 	return func() string { return fmt.Sprintf("00000000-0000-7000-8000-%012x", n.Add(1)) }
 }
 
@@ -52,10 +56,19 @@ func counterIDs() func() string {
 // makes the clock and ids fixed.
 func newDeps(t testing.TB, deterministic bool) *tools.Deps {
 	t.Helper()
-	st := storetest.Open(t)
-	rt := tools.Runtime{Deadline: 10 * time.Second}
+	var ids func() string
 	if deterministic {
-		rt.Now, rt.NewID = fixedClock(), counterIDs()
+		ids = counterIDs()
+	}
+	return depsOn(storetest.Open(t), ids)
+}
+
+// depsOn builds tools.Deps over st; a non-nil ids makes the clock fixed and
+// the ids come from ids.
+func depsOn(st *store.Store, ids func() string) *tools.Deps {
+	rt := tools.Runtime{Deadline: 10 * time.Second}
+	if ids != nil {
+		rt.Now, rt.NewID = fixedClock(), ids
 	}
 	return &tools.Deps{
 		Store:        adapt.Health(st),
@@ -192,9 +205,12 @@ func call(t testing.TB, c *client.Client, tool string, args map[string]any) map[
 
 func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
-	structured, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
+	structured := []byte(res.RawStructuredContent)
+	if structured == nil {
+		var err error
+		if structured, err = json.Marshal(res.StructuredContent); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if len(res.Content) != 1 {
 		t.Fatalf("want exactly one content item, got %d", len(res.Content))
@@ -203,14 +219,21 @@ func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	if !ok {
 		t.Fatalf("content[0] is %T, want text", res.Content[0])
 	}
-	var env, mirror map[string]any
-	if err := json.Unmarshal(structured, &env); err != nil {
-		t.Fatalf("structuredContent is not an object: %s", structured)
+	// The client decoded structuredContent with encoding/json already: an
+	// object is a map[string]any of what the wire said; anything else is
+	// decoded again to say what it is.
+	env, isObject := res.StructuredContent.(map[string]any)
+	var mirror map[string]any
+	if !isObject {
+		if err := json.Unmarshal(structured, &env); err != nil {
+			t.Fatalf("structuredContent is not an object: %s", structured)
+		}
 	}
 	if err := json.Unmarshal([]byte(text.Text), &mirror); err != nil {
 		t.Fatalf("content[0].text is not JSON: %q", text.Text)
 	}
-	if !jsonEqual(env, mirror) {
+	canonical, _ := json.Marshal(env)
+	if again, _ := json.Marshal(mirror); !bytes.Equal(canonical, again) {
 		t.Fatalf("content[0].text does not mirror structuredContent:\n%s\n%s", structured, text.Text)
 	}
 	if strings.Contains(text.Text, "\n") {
@@ -219,7 +242,7 @@ func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	if res.IsError != !env["success"].(bool) {
 		t.Fatalf("isError=%v but success=%v", res.IsError, env["success"])
 	}
-	validateEnvelope(t, env)
+	validateEnvelopeJSON(t, canonical)
 	return env
 }
 
@@ -234,8 +257,9 @@ var (
 	schema     *jsonschema.Schema
 )
 
-// validateEnvelope checks env against the published envelope schema.
-func validateEnvelope(t testing.TB, env map[string]any) {
+// validateEnvelopeJSON checks the JSON of an envelope (as a client sees
+// it) against the published envelope schema.
+func validateEnvelopeJSON(t testing.TB, b []byte) {
 	t.Helper()
 	schemaOnce.Do(func() {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(core.EnvelopeSchema()))
@@ -248,8 +272,6 @@ func validateEnvelope(t testing.TB, env map[string]any) {
 		}
 		schema = c.MustCompile("envelope.json")
 	})
-	// Round-trip through JSON so numbers are what a client sees.
-	b, _ := json.Marshal(env)
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)

@@ -124,6 +124,7 @@ func importBasic(t *testing.T, c *client.Client, ws string) string {
 // named by its relative file and the INVALID_ID code, and never stored, so
 // export cannot create anything outside.
 func TestImportRejectsPathIDs(t *testing.T) {
+	t.Parallel()
 	c, ws, outside, rel := pathsSetup(t)
 	pending := filepath.Join(ws, "specs", "pending")
 	must(t, os.MkdirAll(pending, 0o755))
@@ -168,6 +169,7 @@ func TestImportRejectsPathIDs(t *testing.T) {
 // Item 1 (b): every parameter that carries a spec or node id refuses a path
 // with INVALID_FORMAT naming the field and the received value.
 func TestIDParametersRefusePaths(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, reg := inProcess(t, deps, protocols[1])
 	const bad = "../../../outside/victim"
@@ -217,6 +219,7 @@ func TestIDParametersRefusePaths(t *testing.T) {
 // lifecycle folder, and user mistakes are INVALID_FORMAT with a remediation
 // and a recovery call that runs as given; no answer shows a server path.
 func TestExportRefusesEscapesAndUserMistakes(t *testing.T) {
+	t.Parallel()
 	c, ws, outside, rel := pathsSetup(t)
 	id := importBasic(t, c, ws)
 	hidden := serverPaths(t, ws, outside)
@@ -310,6 +313,7 @@ func TestFIFOsAreRefusedAtOnce(t *testing.T) {
 // Item 5: whatever path the caller names, digest-create, server context and
 // health check show no server path (only the name the caller gave).
 func TestAnswersShowNoServerPaths(t *testing.T) {
+	t.Parallel()
 	c, ws, outside, rel := pathsSetup(t)
 	must(t, os.MkdirAll(filepath.Join(ws, "specs"), 0o755))
 	must(t, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("SECRET text"), 0o644))
@@ -337,6 +341,7 @@ func TestAnswersShowNoServerPaths(t *testing.T) {
 // returns the outside text and export never writes outside. Bounded in
 // calls and time.
 func TestSwapRaceStaysInside(t *testing.T) {
+	t.Parallel()
 	c, ws, outside, rel := pathsSetup(t)
 	id := importBasic(t, c, ws)
 	const inside = "inside words about alpha"
@@ -397,6 +402,7 @@ func TestSwapRaceStaysInside(t *testing.T) {
 // imported before the grammar existed would be) is never written outside
 // the export folder: export skips it and says so.
 func TestExportNeverUsesAStoredPathID(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[0])
 	outside := t.TempDir()
@@ -424,6 +430,7 @@ func TestExportNeverUsesAStoredPathID(t *testing.T) {
 // Item 1 (b) for resources: a spec id in a resource URI follows the same
 // grammar.
 func TestResourceURIsRefuseBadIDs(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -51,6 +51,7 @@ until a timeout expires. Café owners rarely care, but agents running in paralle
 // fetches it back, later verifies every locator against the archived source,
 // and reads the archived source itself.
 func TestResearchDigestLifecycle(t *testing.T) {
+	t.Parallel()
 	connections(t, func(t *testing.T, c *client.Client) {
 		const sourceID, query = "https://example.org/stores#bbolt", "bbolt read transactions writer lock"
 		created := researchOK(t, c, "research", map[string]any{"action": "digest-create", "text": researchDoc, "query": query,
@@ -196,6 +197,7 @@ func researchJSON(t testing.TB, v any) string {
 // TestResearchPagedSource: a PDF-like source given as pages[] gets page
 // locators, verifies with pages again and, once archived, by source_id.
 func TestResearchPagedSource(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
 			c, _ := inProcess(t, newDeps(t, false), p)
@@ -247,6 +249,7 @@ func TestResearchPagedSource(t *testing.T) {
 // TestResearchPathAndLargeText reads a workspace file as the source and
 // accepts a text far over the 100 KB request cap.
 func TestResearchPathAndLargeText(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[1])
 	must(t, os.WriteFile(filepath.Join(deps.Workspace, "notes.html"), []byte(researchDoc), 0o644))
@@ -297,6 +300,7 @@ func TestResearchPathAndLargeText(t *testing.T) {
 // TestResearchInvalidPayloadReport: every violation at once, with its path;
 // validate succeeds saying so, put refuses with the same list.
 func TestResearchInvalidPayloadReport(t *testing.T) {
+	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, false), protocols[0])
 	payload := map[string]any{
 		"version": "2.0", "content_type": "digest/v1", "query_hash": "XYZ",
@@ -340,6 +344,7 @@ func TestResearchInvalidPayloadReport(t *testing.T) {
 // dropped is retrieved by its archive id, hash verified, at every
 // fidelity level, and still after the spec moves on.
 func TestResearchArchiveServesBudgetedSpecAnswer(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
 			c, _ := inProcess(t, newDeps(t, false), p)
@@ -435,6 +440,7 @@ func researchBigSpec(t testing.TB, c *client.Client) (string, []any) {
 // phase subtree or journal range larger than the budget is answered by the
 // archive ids of its parts, each of which verifies in turn.
 func TestResearchArchiveSplitsLargeItems(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	deps.TokenBudget = 1500
 	c, _ := inProcess(t, deps, protocols[1])
@@ -480,6 +486,7 @@ func TestResearchArchiveSplitsLargeItems(t *testing.T) {
 // TestPrepareIncludesLinkedDigests: a research node that links a stored
 // digest (metadata.digest_ids) gets its summary and evidence in task prepare.
 func TestPrepareIncludesLinkedDigests(t *testing.T) {
+	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, false), protocols[1])
 	ok := func(env map[string]any) map[string]any {
 		t.Helper()

@@ -12,6 +12,7 @@ import (
 )
 
 func TestSpecResourcesAndCompletion(t *testing.T) {
+	t.Parallel()
 	connections(t, func(t *testing.T, c *client.Client) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

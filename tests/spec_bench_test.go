@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,16 +14,15 @@ import (
 
 var benchSizes = []int{100, 1_000, 10_000}
 
-// seeded numbers seeded specs so their ids differ (benchmarks run serially).
-var seeded int
+// seeded numbers seeded specs so their ids differ (tests seed in parallel).
+var seeded atomic.Int64
 
 // seedSpec stores one spec of n tasks in 10 phases straight through the
 // domain and one store transaction.
 func seedSpec(b testing.TB, st *store.Store, n int) string {
 	b.Helper()
 	clock := specs.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
-	seeded++
-	sp, err := specs.NewSpec(specs.NewSpecInput{Name: fmt.Sprintf("bench %d spec %d", n, seeded), Mission: "m"}, clock, func(string) bool { return false })
+	sp, err := specs.NewSpec(specs.NewSpecInput{Name: fmt.Sprintf("bench %d spec %d", n, seeded.Add(1)), Mission: "m"}, clock, func(string) bool { return false })
 	if err != nil {
 		b.Fatal(err)
 	}

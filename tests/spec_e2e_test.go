@@ -15,6 +15,7 @@ import (
 // agent creates a spec from nothing, adds phases in bulk, validates, fixes,
 // activates, journals, reads history and rolls back.
 func TestSpecAuthoringScenario(t *testing.T) {
+	t.Parallel()
 	connections(t, func(t *testing.T, c *client.Client) {
 		ok := func(env map[string]any) map[string]any {
 			t.Helper()
@@ -108,6 +109,7 @@ func TestSpecAuthoringScenario(t *testing.T) {
 // TestImportFoundryFolder imports a foundry specs/ folder with status
 // subfolders and checks the per-file report, then exports and re-imports.
 func TestImportFoundryFolder(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[0])
 	root := filepath.Join(deps.Workspace, "specs")

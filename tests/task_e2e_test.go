@@ -163,6 +163,7 @@ func TestTaskAgentLoopTwoProcesses(t *testing.T) {
 	}
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
+			t.Parallel() // each protocol on a store of its own
 			deps := newDeps(t, false)
 			st := deps.Specs.(*store.Store)
 			a, _ := inProcess(t, deps, p)
@@ -273,6 +274,7 @@ func checkFinishedSpec(t *testing.T, st *store.Store, specID string, leaves []st
 // claimable tasks, each claimed once. A start of a held task by another
 // session is CONFLICT with started_by.
 func TestTaskClaimsAreAtomicAcrossSessions(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	owner, _ := inProcess(t, deps, protocols[0])
 	specID, _ := seedWorkSpec(t, owner)

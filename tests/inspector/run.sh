@@ -3,8 +3,9 @@
 #
 #   usage: tests/inspector/run.sh <path-to-binary> [extra server args...]
 #
-# Starts `<binary> serve --db <tmpdir>/specd.db [extra args...]` under the
-# pinned @modelcontextprotocol/inspector CLI (one server process per step) and
+# Starts `<binary> serve --db <tmpdir>/step<N>/specd.db [extra args...]` under
+# the pinned @modelcontextprotocol/inspector CLI (one server process and store
+# per step, the steps at once) and
 # checks tools/list and a few tools/call results, including that the client
 # (TypeScript MCP SDK) raises no outputSchema / structuredContent complaint.
 # See README.md. Exits non-zero if any step fails.
@@ -187,12 +188,18 @@ show() { # file label: print the first lines of a captured stream, indented
 }
 
 # step <label> <kind> <error_code|-> -- <inspector method args...>
+# Starts one step in the background (each on a store of its own); its
+# verdict goes to $WORK/step<N>.report, printed in order by finish.
 step() {
-  local label=$1 kind=$2 code=$3
-  shift 4
   STEP=$((STEP + 1))
-  local out="$WORK/step$STEP.out" err="$WORK/step$STEP.err" rc=0
-  ${TIMEOUT[@]+"${TIMEOUT[@]}"} "$INSPECTOR" --cli "$BIN" serve --db "$WORK/specd.db" ${EXTRA[@]+"${EXTRA[@]}"} "$@" \
+  run_step "$STEP" "$@" >"$WORK/step$STEP.report" 2>&1 &
+}
+
+run_step() {
+  local n=$1 label=$2 kind=$3 code=$4
+  shift 5
+  local out="$WORK/step$n.out" err="$WORK/step$n.err" rc=0
+  ${TIMEOUT[@]+"${TIMEOUT[@]}"} "$INSPECTOR" --cli "$BIN" serve --db "$WORK/step$n/specd.db" ${EXTRA[@]+"${EXTRA[@]}"} "$@" \
     </dev/null >"$out" 2>"$err" || rc=$?
 
   local problems=""
@@ -215,24 +222,36 @@ step() {
   fi
 
   if [ -z "$problems" ]; then
-    PASSED=$((PASSED + 1))
-    echo "PASS [$STEP/$TOTAL] $label"
+    echo "PASS [$n/$TOTAL] $label"
   else
-    FAILED=$((FAILED + 1))
-    echo "FAIL [$STEP/$TOTAL] $label: $problems"
+    echo "FAIL [$n/$TOTAL] $label: $problems"
     show "$err" "inspector stderr"
     show "$out" "inspector stdout"
-    if [ -z "$DIAGNOSED" ] && grep -q "Connection closed" "$err"; then
-      # The inspector hides the server's stderr: run the server once alone.
-      DIAGNOSED=1
-      ${TIMEOUT[@]+"${TIMEOUT[@]}"} "$BIN" serve --db "$WORK/specd.db" ${EXTRA[@]+"${EXTRA[@]}"} \
-        </dev/null >/dev/null 2>"$WORK/server.err" || echo "    server exited $? when run alone with empty stdin"
-      show "$WORK/server.err" "server stderr (run alone with empty stdin)"
-    fi
   fi
 }
 
-echo "inspector check: ${BIN##*/} serve --db <tmp>/specd.db${EXTRA[*]:+ ${EXTRA[*]}} (json: $JSON_TOOL)"
+# finish waits for the steps, prints their verdicts in order and counts them.
+finish() {
+  wait
+  local n
+  for n in $(seq 1 "$STEP"); do
+    cat "$WORK/step$n.report"
+    if head -n 1 "$WORK/step$n.report" | grep -q '^PASS '; then
+      PASSED=$((PASSED + 1))
+    else
+      FAILED=$((FAILED + 1))
+      if [ -z "$DIAGNOSED" ] && grep -q "Connection closed" "$WORK/step$n.err" 2>/dev/null; then
+        # The inspector hides the server's stderr: run the server once alone.
+        DIAGNOSED=1
+        ${TIMEOUT[@]+"${TIMEOUT[@]}"} "$BIN" serve --db "$WORK/specd.db" ${EXTRA[@]+"${EXTRA[@]}"} \
+          </dev/null >/dev/null 2>"$WORK/server.err" || echo "    server exited $? when run alone with empty stdin"
+        show "$WORK/server.err" "server stderr (run alone with empty stdin)"
+      fi
+    fi
+  done
+}
+
+echo "inspector check: ${BIN##*/} serve --db <tmp>/step<N>/specd.db${EXTRA[*]:+ ${EXTRA[*]}} (json: $JSON_TOOL)"
 
 step "tools/list lists health and server with outputSchema, no client complaint" list - -- \
   --method tools/list
@@ -245,5 +264,6 @@ step "tools/call health action=nope is an UNKNOWN_ACTION error result, no client
 step "tools/call server action=schema tool_name=nosuch is an error result" err - -- \
   --method tools/call --tool-name server --tool-arg action=schema --tool-arg tool_name=nosuch
 
+finish
 echo "inspector: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -1,0 +1,104 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/storetest"
+	"github.com/specd/specd/tools"
+)
+
+// fixtureTemplate is the contract fixture (see fixture) built once in a
+// workspace of its own and closed, so that each test that needs a fresh
+// fixture gets a byte copy of that workspace instead of the seven calls
+// that build one: the same stored state, at the cost of a file copy.
+type fixtureTemplate struct {
+	dir           string            // the closed workspace (its .specd/specd.db)
+	fx            map[string]string // the placeholders of the fixture in it
+	deterministic bool              // built with the fixed clock and counter ids
+	ids           int64             // counter ids handed out while building it
+}
+
+// newFixtureTemplate builds the fixture over protocol in a store under
+// t.TempDir() and closes the store. deterministic as in newDeps.
+func newFixtureTemplate(t *testing.T, protocol string, deterministic bool) *fixtureTemplate {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(store.Options{Path: filepath.Join(dir, ".specd", "specd.db"), LockTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := new(atomic.Int64)
+	var ids func() string
+	if deterministic {
+		ids = counterIDsFrom(n)
+	}
+	srv, _ := tools.NewMCPServer(depsOn(st, ids))
+	c, err := client.NewInProcessClientWithOptions(srv, client.WithProtocolVersion(protocol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c, protocol)
+	fx := fixture(t, c)
+	must(t, c.Close())
+	must(t, st.Close())
+	return &fixtureTemplate{dir: dir, fx: fx, deterministic: deterministic, ids: n.Load()}
+}
+
+// open copies the template's workspace into t.TempDir() and returns the
+// deps over the copy (ids continue where the template's left off), and a
+// copy of the placeholders.
+func (ft *fixtureTemplate) open(t *testing.T) (*tools.Deps, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.CopyFS(dir, os.DirFS(ft.dir)))
+	st := storetest.Open(t, func(o *store.Options) { o.Path = filepath.Join(dir, ".specd", "specd.db") })
+	var ids func() string
+	if ft.deterministic {
+		n := new(atomic.Int64)
+		n.Store(ft.ids)
+		ids = counterIDsFrom(n)
+	}
+	fx := make(map[string]string, len(ft.fx))
+	for k, v := range ft.fx {
+		fx[k] = v
+	}
+	return depsOn(st, ids), fx
+}
+
+// client copies the template (open) and connects an in-process client
+// speaking protocol to a new server over the copy.
+func (ft *fixtureTemplate) client(t *testing.T, protocol string) (*client.Client, map[string]string) {
+	t.Helper()
+	deps, fx := ft.open(t)
+	c, _ := inProcess(t, deps, protocol)
+	return c, fx
+}
+
+// exampleArgs returns the arguments of act's declared Example with the
+// fixture's placeholders substituted, after running what the example relies
+// on in the workspace: spec import's example reads the folder that spec
+// export's example writes.
+func exampleArgs(t *testing.T, c *client.Client, tool *tools.Tool, act *tools.Action, fx map[string]string) map[string]any {
+	t.Helper()
+	if tool.Name == "spec" && act.Name == "import" {
+		exp := map[string]any{"action": "export"}
+		for k, v := range findAction(tool, "export").Example {
+			exp[k] = substitute(v, fx)
+		}
+		if env := call(t, c, "spec", exp); env["success"] != true {
+			t.Fatalf("export before import: %v", env)
+		}
+	}
+	args := map[string]any{"action": act.Name}
+	for k, v := range act.Example {
+		args[k] = substitute(v, fx)
+	}
+	return args
+}
