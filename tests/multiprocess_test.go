@@ -20,6 +20,33 @@ import (
 )
 
 // mpLedger is what the test saw the processes do, from their answers.
+// mpSeed creates the contended spec the multi-process test and the fairness
+// benchmark run on: two phases of 20 implementation tasks with distinct
+// files, activated. It returns the spec id, a ledger that knows the task ids
+// (and the verify ids, with verify), and the version after activation.
+func mpSeed(tb testing.TB, c *client.Client, name string, verify bool) (string, *mpLedger, float64) {
+	tb.Helper()
+	specID := taskOK(tb, c, "authoring", map[string]any{"action": "spec-create", "name": name})["spec_id"].(string)
+	l := &mpLedger{versions: map[float64]string{}, errors: map[string]int{}}
+	for p := 1; p <= 2; p++ {
+		var tasks []any
+		for i := 0; i < 20; i++ {
+			tasks = append(tasks, map[string]any{"title": fmt.Sprintf("T%d.%d", p, i), "file_path": fmt.Sprintf("p%d/%d.go", p, i), "task_category": "implementation"})
+		}
+		d := taskOK(tb, c, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": specID, "phase": map[string]any{"title": fmt.Sprint("P", p)},
+			"tasks": tasks, "link_previous": false})
+		ids := d["task_ids"].([]any)
+		if verify {
+			ids = append(ids, d["verify_ids"].([]any)...)
+		}
+		for _, x := range ids {
+			l.known = append(l.known, x.(string))
+		}
+	}
+	v := taskOK(tb, c, "lifecycle", map[string]any{"action": "activate", "spec_id": specID})["version"].(float64)
+	return specID, l, v
+}
+
 type mpLedger struct {
 	mu                                 sync.Mutex
 	known                              []string // task ids that exist (seeded + added)
@@ -295,20 +322,7 @@ func TestMultiProcessOneSpec(t *testing.T) {
 	for i := range clients {
 		clients[i] = stdioOnStore(t, db, protocols[i%2])
 	}
-	specID := taskOK(t, clients[0], "authoring", map[string]any{"action": "spec-create", "name": "contended"})["spec_id"].(string)
-	l := &mpLedger{versions: map[float64]string{}, errors: map[string]int{}}
-	for p := 1; p <= 2; p++ {
-		var tasks []any
-		for i := 0; i < 20; i++ {
-			tasks = append(tasks, map[string]any{"title": fmt.Sprintf("T%d.%d", p, i), "file_path": fmt.Sprintf("p%d/%d.go", p, i), "task_category": "implementation"})
-		}
-		d := taskOK(t, clients[0], "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": specID, "phase": map[string]any{"title": fmt.Sprint("P", p)},
-			"tasks": tasks, "link_previous": false})
-		for _, x := range append(d["task_ids"].([]any), d["verify_ids"].([]any)...) {
-			l.known = append(l.known, x.(string))
-		}
-	}
-	v0 := taskOK(t, clients[0], "lifecycle", map[string]any{"action": "activate", "spec_id": specID})["version"].(float64)
+	specID, l, v0 := mpSeed(t, clients[0], "contended", true)
 	seededIDs := append([]string(nil), l.known...)
 	seeded := len(seededIDs)
 
@@ -463,20 +477,7 @@ func BenchmarkMultiProcessFairness(b *testing.B) {
 				for i := range clients {
 					clients[i] = stdioOnStore(b, db, protocols[i%2])
 				}
-				specID := taskOK(b, clients[0], "authoring", map[string]any{"action": "spec-create", "name": "fairness"})["spec_id"].(string)
-				l := &mpLedger{versions: map[float64]string{}, errors: map[string]int{}}
-				for p := 1; p <= 2; p++ {
-					var tasks []any
-					for i := 0; i < 20; i++ {
-						tasks = append(tasks, map[string]any{"title": fmt.Sprintf("T%d.%d", p, i), "file_path": fmt.Sprintf("p%d/%d.go", p, i), "task_category": "implementation"})
-					}
-					d := taskOK(b, clients[0], "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": specID, "phase": map[string]any{"title": fmt.Sprint("P", p)},
-						"tasks": tasks, "link_previous": false})
-					for _, x := range d["task_ids"].([]any) {
-						l.known = append(l.known, x.(string))
-					}
-				}
-				taskOK(b, clients[0], "lifecycle", map[string]any{"action": "activate", "spec_id": specID})
+				specID, l, _ := mpSeed(b, clients[0], "fairness", false)
 				b.StartTimer()
 				var wg sync.WaitGroup
 				errs := make([]error, procs)

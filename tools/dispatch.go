@@ -167,16 +167,7 @@ const stdioSessionID = "stdio"
 // pass for one); client name/version from the session or from the request's
 // _meta (protocol 2026-07-28).
 func sessionOf(ctx context.Context, req mcp.CallToolRequest, rt Runtime) Session {
-	s := Session{ID: rt.ProcessSession}
-	if cs := server.ClientSessionFromContext(ctx); cs != nil {
-		if id := cs.SessionID(); id != "" && id != stdioSessionID {
-			s.ID = id
-		}
-		if ci, ok := cs.(server.SessionWithClientInfo); ok {
-			info := ci.GetClientInfo()
-			s.ClientName, s.ClientVersion = info.Name, info.Version
-		}
-	}
+	s := sessionFromContext(ctx, rt)
 	if s.ClientName == "" && req.Params.Meta != nil {
 		if info := req.Params.Meta.ClientInfo(); info != nil {
 			s.ClientName, s.ClientVersion = info.Name, info.Version
