@@ -219,7 +219,10 @@ func (c *checker) ruleNestingDepth(id string, depth int) {
 
 // ruleParentType (INVALID_PARENT_TYPE): a child type its parent's type may
 // not hold; an error for phases, specs and anything under the root, else a
-// warning.
+// warning. Fixable when the id names a parent that may hold it (foundry's
+// own orphan fix resets subtasks to spec-root: task-3-1-1 goes back under
+// task-3-1, verify-3-1 under phase-3): the fix moves it there, and the
+// recount that follows recomputes the rollups.
 func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	if !ch.Type.Valid() || !p.Type.Valid() || placementOK(p, ch) {
 		return
@@ -228,8 +231,37 @@ func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	if ch.Type == TypePhase || ch.Type == TypeSpec || pid == RootID {
 		sev = SeverityError
 	}
-	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, "move it under a suitable parent", nil,
+	suggestion := "move it under a suitable parent"
+	var fix func(*Document) bool
+	if home := idHome(c.d, cid, ch); home != "" && home != pid {
+		suggestion = "move it under " + home + ", the parent its id names"
+		fix = func(d *Document) bool {
+			n := d.Hierarchy[cid]
+			if n == nil || n.Parent == home {
+				return false
+			}
+			return attach(d, cid, home)
+		}
+	}
+	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, suggestion, fix,
 		"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
+}
+
+// idHome is the parent the id of n names (inferParent) when n is not a
+// phase or spec, and that node may hold n and is not n itself or below it;
+// else "".
+func idHome(d *Document, id string, n *Node) string {
+	if n.Type == TypePhase || n.Type == TypeSpec {
+		return "" // a phase's place is the root; a misplaced one is no id question
+	}
+	home := inferParent(d, id, n.Type)
+	if home == "" {
+		return ""
+	}
+	if hp := d.Hierarchy[home]; !hp.Type.Valid() || !placementOK(hp, n) || isDescendant(d, home, id) {
+		return ""
+	}
+	return home
 }
 
 // ruleUnreachable (ORPHANED_NODES): id was not reached from spec-root and

@@ -110,7 +110,16 @@ var ruleCases = []ruleCase{
 	{name: "phase under a phase", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) { hnode(h, "task-2-2")["type"] = "phase" },
 		locs: []string{"hierarchy.task-2-2.parent"}, sev: SeverityError},
 	{name: "task under a verify", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) { addNode(h, "task-2-3", "task", "verify-2-1") },
-		locs: []string{"hierarchy.task-2-3.parent"}, sev: SeverityWarning},
+		locs: []string{"hierarchy.task-2-3.parent"}, sev: SeverityWarning, fixable: true},
+	{name: "subtask reset to spec-root by foundry's fix", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
+		addNode(h, "task-2-1-1", "subtask", RootID)
+	}, locs: []string{"hierarchy.task-2-1-1.parent"}, sev: SeverityError, fixable: true},
+	{name: "verify reset to spec-root by foundry's fix", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
+		addNode(h, "verify-2-9", "verify", RootID)
+	}, locs: []string{"hierarchy.verify-2-9.parent"}, also: []string{"MISSING_VERIFICATION_TYPE"}, sev: SeverityError, fixable: true},
+	{name: "task under the root, its id names no parent", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
+		addNode(h, "task-9-1", "task", RootID)
+	}, locs: []string{"hierarchy.task-9-1.parent"}, sev: SeverityError},
 
 	// Node metadata (nodeMetadataRules).
 	{name: "verify without a type", code: "MISSING_VERIFICATION_TYPE", node: "verify-2-1", mutate: func(h map[string]any) { delete(meta(h, "verify-2-1"), "verification_type") },

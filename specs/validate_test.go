@@ -290,3 +290,29 @@ func TestFixturesAreFoundryShaped(t *testing.T) {
 		t.Fatal("fixtures missing")
 	}
 }
+
+// TestFixFoundryAutofixed: a spec written by foundry's own fix (subtasks and
+// a verify node reset to spec-root, one subtask still listed by its old
+// parent too) is put back where the ids say, and the fixed spec holds every
+// invariant.
+func TestFixFoundryAutofixed(t *testing.T) {
+	fr := Fix(loadFixture(t, "foundry_autofixed.json"), FixOptions{Clock: testClock()})
+	if !fr.Report.IsValid {
+		t.Fatalf("still invalid: %+v", fr.Skipped)
+	}
+	h := fr.Document.Hierarchy
+	for id, parent := range map[string]string{"task-3-1-1": "task-3-1", "task-3-1-2": "task-3-1", "verify-3-1": "phase-3"} {
+		if h[id].Parent != parent {
+			t.Errorf("%s under %s, want %s", id, h[id].Parent, parent)
+		}
+	}
+	if got := strings.Join(h["task-3-1"].Children, ","); got != "task-3-1-1,task-3-1-2" {
+		t.Errorf("task-3-1 children %s", got)
+	}
+	if got := strings.Join(h["phase-3"].Children, ","); got != "task-3-1,task-3-2,verify-3-1" {
+		t.Errorf("phase-3 children %s", got)
+	}
+	if v := CheckInvariants(FromDocument(*fr.Document)); len(v) > 0 {
+		t.Fatalf("invariants: %v", v)
+	}
+}

@@ -182,10 +182,7 @@ func importOne(ctx context.Context, d *Deps, raw []byte, folder string, autoFix,
 		}
 	}
 	if !report.IsValid {
-		rep.Outcome, rep.Reason = "rejected", "validation errors remain"
-		if seen["INVALID_ID"] {
-			rep.Reason = "the spec_id or a node id is not an id (" + specs.IDConstraint + "); ids are identifiers, never paths"
-		}
+		rep.Outcome, rep.Reason = "rejected", rejectReason(report)
 		if !autoFix {
 			rep.Reason += " (auto_fix is off)"
 		}
@@ -222,6 +219,26 @@ func importOne(ctx context.Context, d *Deps, raw []byte, folder string, autoFix,
 		rep.Outcome = "replaced"
 	}
 	return rep
+}
+
+// rejectReason says why a spec with validation errors left is not stored:
+// an id that is not an id, a dependency cycle (its message names the
+// nodes), else the first remaining error.
+func rejectReason(report specs.ValidationReport) string {
+	first := ""
+	for _, dg := range report.Diagnostics {
+		switch {
+		case dg.Severity != specs.SeverityError:
+			continue
+		case dg.Code == "INVALID_ID":
+			return "the spec_id or a node id is not an id (" + specs.IDConstraint + "); ids are identifiers, never paths"
+		case dg.Code == "CYCLE_DETECTED":
+			return "a dependency cycle no fix may break: " + dg.Message + " (remove one edge and import again)"
+		case first == "":
+			first = dg.Code + ": " + dg.Message
+		}
+	}
+	return "validation errors remain, first " + first
 }
 
 // specExport writes each spec (spec_id, or every stored spec) to
