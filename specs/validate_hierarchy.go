@@ -162,14 +162,29 @@ func (c *checker) ruleParentOmits(id string, n *Node) {
 func (c *checker) ruleOrphan(id string, n *Node) {
 	c.flagged[id] = true
 	guess := inferParent(c.d, id, n.Type)
+	if guess == "" || isDescendant(c.d, guess, id) {
+		guess = rootFallback(c.d, id, n)
+	}
 	var fix func(*Document) bool
 	suggestion := "set its parent and add it to that node's children"
-	if guess != "" && !isDescendant(c.d, guess, id) {
+	if guess != "" {
 		suggestion = "attach it to " + guess
 		fix = func(d *Document) bool { return attach(d, id, guess) }
 	}
 	c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
 		"node %s has no existing parent (%q) and no node lists it", id, truncateForDetails(n.Parent))
+}
+
+// rootFallback is where an orphan goes when its id names no parent:
+// spec-root, as foundry's own fix attaches every orphan (a node kept under
+// the root is a warning, INVALID_PARENT_TYPE; a node dropped is a user's
+// work lost). "" when there is no root or n is one (a spec-typed node),
+// which INVALID_NODE_TYPE handles first.
+func rootFallback(d *Document, id string, n *Node) string {
+	if d.Hierarchy[RootID] == nil || id == RootID || n.Type == TypeSpec || isDescendant(d, RootID, id) {
+		return ""
+	}
+	return RootID
 }
 
 // walkFromRoot visits the tree breadth-first from spec-root along children
@@ -218,8 +233,9 @@ func (c *checker) ruleNestingDepth(id string, depth int) {
 }
 
 // ruleParentType (INVALID_PARENT_TYPE): a child type its parent's type may
-// not hold; an error for phases, specs and anything under the root, else a
-// warning. Fixable when the id names a parent that may hold it (foundry's
+// not hold; an error for phases and specs (CheckInvariants needs phases
+// under the root), else a warning: foundry checks no placement, and its own
+// orphan fix leaves nodes under spec-root. Fixable when the id names a parent that may hold it (foundry's
 // own orphan fix resets subtasks to spec-root: task-3-1-1 goes back under
 // task-3-1, verify-3-1 under phase-3): the fix moves it there, and the
 // recount that follows recomputes the rollups.
@@ -228,7 +244,7 @@ func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 		return
 	}
 	sev := SeverityWarning
-	if ch.Type == TypePhase || ch.Type == TypeSpec || pid == RootID {
+	if ch.Type == TypePhase || ch.Type == TypeSpec {
 		sev = SeverityError
 	}
 	suggestion := "move it under a suitable parent"
@@ -273,13 +289,14 @@ func (c *checker) ruleUnreachable(id string, depth map[string]int) {
 		return
 	}
 	guess := inferParent(c.d, id, n.Type)
+	if _, reachable := depth[guess]; !reachable || guess == n.Parent {
+		guess = rootFallback(c.d, id, n)
+	}
 	var fix func(*Document) bool
 	suggestion := "attach it under a node reachable from spec-root"
 	if guess != "" {
-		if _, reachable := depth[guess]; reachable && guess != n.Parent {
-			suggestion = "attach it to " + guess
-			fix = func(d *Document) bool { return attach(d, id, guess) }
-		}
+		suggestion = "attach it to " + guess
+		fix = func(d *Document) bool { return attach(d, id, guess) }
 	}
 	c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
 		"node %s is not reachable from spec-root (its parent chain loops)", id)

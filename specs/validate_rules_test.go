@@ -84,6 +84,10 @@ var ruleCases = []ruleCase{
 		locs: []string{"hierarchy.phase-1.children"}, also: []string{"CYCLE_DETECTED"}, sev: SeverityError, fixable: true},
 	{name: "parent does not list it", code: "PARENT_CHILD_MISMATCH", mutate: func(h map[string]any) { dropChild(h, "phase-2", "task-2-1") },
 		locs: []string{"hierarchy.phase-2.children"}, sev: SeverityError, fixable: true},
+	{name: "orphan whose id names no parent goes under the root", code: "ORPHANED_NODES", mutate: func(h map[string]any) {
+		h["task-9-1"] = map[string]any{"type": "task", "title": "t", "status": "pending", "parent": "phase-9", "children": []any{}, "total_tasks": 1, "completed_tasks": 0,
+			"metadata": map[string]any{}, "dependencies": map[string]any{"blocks": []any{}, "blocked_by": []any{}, "depends": []any{}}}
+	}, locs: []string{"hierarchy.task-9-1.parent"}, sev: SeverityError, fixable: true},
 	{name: "no parent, not listed", code: "ORPHANED_NODES", mutate: func(h map[string]any) {
 		dropChild(h, "phase-2", "task-2-1")
 		hnode(h, "task-2-1")["parent"] = "phase-9"
@@ -113,13 +117,13 @@ var ruleCases = []ruleCase{
 		locs: []string{"hierarchy.task-2-3.parent"}, sev: SeverityWarning, fixable: true},
 	{name: "subtask reset to spec-root by foundry's fix", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
 		addNode(h, "task-2-1-1", "subtask", RootID)
-	}, locs: []string{"hierarchy.task-2-1-1.parent"}, sev: SeverityError, fixable: true},
+	}, locs: []string{"hierarchy.task-2-1-1.parent"}, sev: SeverityWarning, fixable: true},
 	{name: "verify reset to spec-root by foundry's fix", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
 		addNode(h, "verify-2-9", "verify", RootID)
-	}, locs: []string{"hierarchy.verify-2-9.parent"}, also: []string{"MISSING_VERIFICATION_TYPE"}, sev: SeverityError, fixable: true},
+	}, locs: []string{"hierarchy.verify-2-9.parent"}, also: []string{"MISSING_VERIFICATION_TYPE"}, sev: SeverityWarning, fixable: true},
 	{name: "task under the root, its id names no parent", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
 		addNode(h, "task-9-1", "task", RootID)
-	}, locs: []string{"hierarchy.task-9-1.parent"}, sev: SeverityError},
+	}, locs: []string{"hierarchy.task-9-1.parent"}, sev: SeverityWarning},
 
 	// Node metadata (nodeMetadataRules).
 	{name: "verify without a type", code: "MISSING_VERIFICATION_TYPE", node: "verify-2-1", mutate: func(h map[string]any) { delete(meta(h, "verify-2-1"), "verification_type") },
