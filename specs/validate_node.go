@@ -165,7 +165,8 @@ func (c *checker) ruleFieldTypes(id string, n *Node) {
 
 // ruleNodeType (INVALID_NODE_TYPE): a type that is not a node type, or spec
 // on another node than the root (the root's type is checkRoot's). The fix
-// maps synonyms or infers the type from the id.
+// maps synonyms or infers the type from the id, else falls back to task, as
+// foundry's own fix does.
 func (c *checker) ruleNodeType(id string, n *Node) {
 	isRoot := id == RootID
 	if n.absent&fType != 0 || (n.Type.Valid() && (n.Type == TypeSpec) == isRoot) || isRoot {
@@ -178,6 +179,8 @@ func (c *checker) ruleNodeType(id string, n *Node) {
 	if !ok {
 		if it := inferType(id); it != "" && (it == TypeSpec) == isRoot {
 			t, ok = it, true
+		} else {
+			t, ok = TypeTask, true
 		}
 	}
 	var fix func(*Document) bool

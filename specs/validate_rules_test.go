@@ -66,6 +66,9 @@ var ruleCases = []ruleCase{
 		locs: []string{"hierarchy.task-2-1"}, sev: SeverityError, fixable: true},
 	{name: "unknown type", code: "INVALID_NODE_TYPE", node: "task-2-1", mutate: func(h map[string]any) { hnode(h, "task-2-1")["type"] = "bogus" },
 		locs: []string{"hierarchy.task-2-1.type"}, sev: SeverityError, fixable: true},
+	{name: "unknown type, the id names none", code: "INVALID_NODE_TYPE", node: "node-x", mutate: func(h map[string]any) {
+		addNode(h, "node-x", "widget", "phase-2")
+	}, locs: []string{"hierarchy.node-x.type"}, sev: SeverityError, fixable: true},
 	{name: "spec below the root", code: "INVALID_NODE_TYPE", node: "task-2-1", mutate: func(h map[string]any) { hnode(h, "task-2-1")["type"] = "spec" },
 		locs: []string{"hierarchy.task-2-1.type"}, also: []string{"INVALID_PARENT_TYPE"}, sev: SeverityError, fixable: true},
 	{name: "mistyped status", code: "INVALID_STATUS", node: "task-2-1", mutate: func(h map[string]any) { hnode(h, "task-2-1")["status"] = "pnedign" },
@@ -129,7 +132,7 @@ var ruleCases = []ruleCase{
 	{name: "verify without a type", code: "MISSING_VERIFICATION_TYPE", node: "verify-2-1", mutate: func(h map[string]any) { delete(meta(h, "verify-2-1"), "verification_type") },
 		locs: []string{"hierarchy.verify-2-1.metadata.verification_type"}, sev: SeverityWarning, fixable: true},
 	{name: "unknown verification type", code: "INVALID_VERIFICATION_TYPE", node: "verify-2-1", mutate: func(h map[string]any) { meta(h, "verify-2-1")["verification_type"] = "vibes" },
-		locs: []string{"hierarchy.verify-2-1.metadata.verification_type"}, sev: SeverityError},
+		locs: []string{"hierarchy.verify-2-1.metadata.verification_type"}, sev: SeverityError, fixable: true},
 	{name: "category synonym", code: "INVALID_TASK_CATEGORY", node: "task-2-1", mutate: func(h map[string]any) { meta(h, "task-2-1")["task_category"] = "Implementation" },
 		locs: []string{"hierarchy.task-2-1.metadata.task_category"}, sev: SeverityWarning, fixable: true},
 	{name: "complexity synonym", code: "INVALID_COMPLEXITY", node: "task-2-1", mutate: func(h map[string]any) { meta(h, "task-2-1")["complexity"] = "hard" },
