@@ -263,12 +263,20 @@ func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 		"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
 }
 
-// idHome is the parent the id of n names (inferParent) when n is not a
-// phase or spec, and that node may hold n and is not n itself or below it;
-// else "".
+// idHome is where a misplaced n belongs: spec-root for a phase; for other
+// types but spec the parent its id names (inferParent) when that node may
+// hold n and is not n itself or below it; else "".
 func idHome(d *Document, id string, n *Node) string {
-	if n.Type == TypePhase || n.Type == TypeSpec {
-		return "" // a phase's place is the root; a misplaced one is no id question
+	switch n.Type {
+	case TypeSpec:
+		return ""
+	case TypePhase:
+		// Phases sit under the root (CheckInvariants); foundry checks no
+		// placement, so its specs may nest one.
+		if d.Hierarchy[RootID] == nil || isDescendant(d, RootID, id) {
+			return ""
+		}
+		return RootID
 	}
 	home := inferParent(d, id, n.Type)
 	if home == "" {

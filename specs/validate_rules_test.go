@@ -60,6 +60,10 @@ var ruleCases = []ruleCase{
 		delete(hnode(h, "task-2-1"), "status")
 		delete(hnode(h, "task-2-1"), "type")
 	}, locs: []string{"hierarchy.task-2-1.type", "hierarchy.task-2-1.status"}, sev: SeverityError, fixable: true},
+	{name: "no type, the id names none", code: "MISSING_NODE_FIELD", node: "node-x", mutate: func(h map[string]any) {
+		addNode(h, "node-x", "task", "phase-2")
+		delete(hnode(h, "node-x"), "type")
+	}, locs: []string{"hierarchy.node-x.type"}, sev: SeverityError, fixable: true},
 	{name: "no metadata", code: "MISSING_NODE_FIELD", node: "task-2-1", mutate: func(h map[string]any) { delete(hnode(h, "task-2-1"), "metadata") },
 		locs: []string{"hierarchy.task-2-1.metadata"}, sev: SeverityWarning, fixable: true},
 	{name: "title is a number", code: "INVALID_FIELD_TYPE", node: "task-2-1", mutate: func(h map[string]any) { hnode(h, "task-2-1")["title"] = 5 },
@@ -115,7 +119,7 @@ var ruleCases = []ruleCase{
 		}
 	}, locs: []string{"hierarchy.subtask-2-1-9"}, sev: SeverityWarning},
 	{name: "phase under a phase", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) { hnode(h, "task-2-2")["type"] = "phase" },
-		locs: []string{"hierarchy.task-2-2.parent"}, sev: SeverityError},
+		locs: []string{"hierarchy.task-2-2.parent"}, sev: SeverityError, fixable: true},
 	{name: "task under a verify", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) { addNode(h, "task-2-3", "task", "verify-2-1") },
 		locs: []string{"hierarchy.task-2-3.parent"}, sev: SeverityWarning, fixable: true},
 	{name: "subtask reset to spec-root by foundry's fix", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
