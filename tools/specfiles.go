@@ -44,7 +44,9 @@ var lifecycleFolders = map[string]specs.Lifecycle{
 // under the call's deadline. A file that cannot be read (a FIFO, a symlink
 // out of the workspace, too large) is reported rejected with its code; a
 // spec whose spec_id or a node id is not an id (specs.IDPattern) is
-// rejected with INVALID_ID and never stored.
+// rejected with INVALID_ID and never stored, and one with a dependency cycle
+// with CYCLE_DETECTED; the auto-fix repairs everything else foundry itself
+// accepts (see specs.Fix), so every other foundry spec imports.
 //
 // Errors: INVALID_FORMAT / NOT_FOUND for path itself (workspace-relative
 // names only); UNAVAILABLE without a workspace.
