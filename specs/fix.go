@@ -41,8 +41,11 @@ type FixResult struct {
 
 // Fix applies every auto-fixable diagnostic of Validate to a deep copy of
 // doc (doc itself is never modified, so a dry run is simply not storing the
-// result): it recounts, aligns parents and children, attaches orphans whose
-// parent can be inferred from their id, adds missing fields, syncs reverse
+// result): it recounts, aligns parents and children, attaches orphans to
+// the parent their id names (else to spec-root, as foundry's own fix does),
+// moves misplaced nodes back under the parent their id names (a subtask
+// foundry reset to spec-root) and nested phases under the root, adds
+// missing fields (type task when the id names none), syncs reverse
 // dependency edges, drops dangling and self references, maps status, type,
 // verification-type, category and complexity synonyms (todo, done,
 // inprogress, complete, sub-task, auto/test → run-tests, …), moves the

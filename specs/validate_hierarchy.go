@@ -162,14 +162,29 @@ func (c *checker) ruleParentOmits(id string, n *Node) {
 func (c *checker) ruleOrphan(id string, n *Node) {
 	c.flagged[id] = true
 	guess := inferParent(c.d, id, n.Type)
+	if guess == "" || isDescendant(c.d, guess, id) {
+		guess = rootFallback(c.d, id, n)
+	}
 	var fix func(*Document) bool
 	suggestion := "set its parent and add it to that node's children"
-	if guess != "" && !isDescendant(c.d, guess, id) {
+	if guess != "" {
 		suggestion = "attach it to " + guess
 		fix = func(d *Document) bool { return attach(d, id, guess) }
 	}
 	c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
 		"node %s has no existing parent (%q) and no node lists it", id, truncateForDetails(n.Parent))
+}
+
+// rootFallback is where an orphan goes when its id names no parent:
+// spec-root, as foundry's own fix attaches every orphan (a node kept under
+// the root is a warning, INVALID_PARENT_TYPE; a node dropped is a user's
+// work lost). "" when there is no root or n is one (a spec-typed node),
+// which INVALID_NODE_TYPE handles first.
+func rootFallback(d *Document, id string, n *Node) string {
+	if d.Hierarchy[RootID] == nil || id == RootID || n.Type == TypeSpec || isDescendant(d, RootID, id) {
+		return ""
+	}
+	return RootID
 }
 
 // walkFromRoot visits the tree breadth-first from spec-root along children
@@ -218,18 +233,59 @@ func (c *checker) ruleNestingDepth(id string, depth int) {
 }
 
 // ruleParentType (INVALID_PARENT_TYPE): a child type its parent's type may
-// not hold; an error for phases, specs and anything under the root, else a
-// warning.
+// not hold; an error for phases and specs (CheckInvariants needs phases
+// under the root), else a warning: foundry checks no placement, and its own
+// orphan fix leaves nodes under spec-root. Fixable when the id names a parent that may hold it (foundry's
+// own orphan fix resets subtasks to spec-root: task-3-1-1 goes back under
+// task-3-1, verify-3-1 under phase-3): the fix moves it there, and the
+// recount that follows recomputes the rollups.
 func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	if !ch.Type.Valid() || !p.Type.Valid() || placementOK(p, ch) {
 		return
 	}
 	sev := SeverityWarning
-	if ch.Type == TypePhase || ch.Type == TypeSpec || pid == RootID {
+	if ch.Type == TypePhase || ch.Type == TypeSpec {
 		sev = SeverityError
 	}
-	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, "move it under a suitable parent", nil,
+	suggestion := "move it under a suitable parent"
+	var fix func(*Document) bool
+	if home := idHome(c.d, cid, ch); home != "" && home != pid {
+		suggestion = "move it under " + home + ", the parent its id names"
+		fix = func(d *Document) bool {
+			n := d.Hierarchy[cid]
+			if n == nil || n.Parent == home {
+				return false
+			}
+			return attach(d, cid, home)
+		}
+	}
+	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, suggestion, fix,
 		"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
+}
+
+// idHome is where a misplaced n belongs: spec-root for a phase; for other
+// types but spec the parent its id names (inferParent) when that node may
+// hold n and is not n itself or below it; else "".
+func idHome(d *Document, id string, n *Node) string {
+	switch n.Type {
+	case TypeSpec:
+		return ""
+	case TypePhase:
+		// Phases sit under the root (CheckInvariants); foundry checks no
+		// placement, so its specs may nest one.
+		if d.Hierarchy[RootID] == nil || isDescendant(d, RootID, id) {
+			return ""
+		}
+		return RootID
+	}
+	home := inferParent(d, id, n.Type)
+	if home == "" {
+		return ""
+	}
+	if hp := d.Hierarchy[home]; !hp.Type.Valid() || !placementOK(hp, n) || isDescendant(d, home, id) {
+		return ""
+	}
+	return home
 }
 
 // ruleUnreachable (ORPHANED_NODES): id was not reached from spec-root and
@@ -241,13 +297,14 @@ func (c *checker) ruleUnreachable(id string, depth map[string]int) {
 		return
 	}
 	guess := inferParent(c.d, id, n.Type)
+	if _, reachable := depth[guess]; !reachable || guess == n.Parent {
+		guess = rootFallback(c.d, id, n)
+	}
 	var fix func(*Document) bool
 	suggestion := "attach it under a node reachable from spec-root"
 	if guess != "" {
-		if _, reachable := depth[guess]; reachable && guess != n.Parent {
-			suggestion = "attach it to " + guess
-			fix = func(d *Document) bool { return attach(d, id, guess) }
-		}
+		suggestion = "attach it to " + guess
+		fix = func(d *Document) bool { return attach(d, id, guess) }
 	}
 	c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
 		"node %s is not reachable from spec-root (its parent chain loops)", id)

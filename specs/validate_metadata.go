@@ -58,10 +58,11 @@ func (c *checker) ruleMissingVerificationType(id string, n *Node) {
 }
 
 // ruleVerificationType (INVALID_VERIFICATION_TYPE): a verify node's
-// verification_type outside VerificationTypes.
+// verification_type outside VerificationTypes; the fix maps synonyms, else
+// falls back to manual, as foundry's own fix does.
 func (c *checker) ruleVerificationType(id string, n *Node) {
 	if n.Type == TypeVerify && hasVerificationType(n) {
-		c.enumCheck(id, "verification_type", "INVALID_VERIFICATION_TYPE", VerificationTypes, verificationSynonyms, SeverityError, "")
+		c.enumCheck(id, "verification_type", "INVALID_VERIFICATION_TYPE", VerificationTypes, verificationSynonyms, SeverityError, "manual")
 	}
 }
 

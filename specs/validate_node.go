@@ -75,19 +75,21 @@ func (c *checker) ruleMissingFields(id string, n *Node) {
 func missingFieldFix(id string, bit fieldSet) (string, func(*Document) bool) {
 	switch bit {
 	case fType:
-		if t := inferType(id); t != "" && (t != TypeSpec || id == RootID) {
-			return "infer the type from the id: " + string(t), func(d *Document) bool {
-				n := d.Hierarchy[id]
-				if n == nil || n.absent&fType == 0 {
-					return false
-				}
-				n.Type = inferType(id)
-				n.absent &^= fType
-				n.malformed &^= fType
-				return true
-			}
+		// Inferred from the id, else task (foundry's own fix's default).
+		t, suggestion := inferType(id), "infer the type from the id: "
+		if t == "" || (t == TypeSpec && id != RootID) {
+			t, suggestion = TypeTask, "use the default type: "
 		}
-		return "add it with its default", nil
+		return suggestion + string(t), func(d *Document) bool {
+			n := d.Hierarchy[id]
+			if n == nil || n.absent&fType == 0 {
+				return false
+			}
+			n.Type = t
+			n.absent &^= fType
+			n.malformed &^= fType
+			return true
+		}
 	case fParent:
 		// Handled with the hierarchy (the listing parent or an inferred one).
 		return "set the parent", func(d *Document) bool {
@@ -165,7 +167,8 @@ func (c *checker) ruleFieldTypes(id string, n *Node) {
 
 // ruleNodeType (INVALID_NODE_TYPE): a type that is not a node type, or spec
 // on another node than the root (the root's type is checkRoot's). The fix
-// maps synonyms or infers the type from the id.
+// maps synonyms or infers the type from the id, else falls back to task, as
+// foundry's own fix does.
 func (c *checker) ruleNodeType(id string, n *Node) {
 	isRoot := id == RootID
 	if n.absent&fType != 0 || (n.Type.Valid() && (n.Type == TypeSpec) == isRoot) || isRoot {
@@ -178,6 +181,8 @@ func (c *checker) ruleNodeType(id string, n *Node) {
 	if !ok {
 		if it := inferType(id); it != "" && (it == TypeSpec) == isRoot {
 			t, ok = it, true
+		} else {
+			t, ok = TypeTask, true
 		}
 	}
 	var fix func(*Document) bool

@@ -60,12 +60,19 @@ var ruleCases = []ruleCase{
 		delete(hnode(h, "task-2-1"), "status")
 		delete(hnode(h, "task-2-1"), "type")
 	}, locs: []string{"hierarchy.task-2-1.type", "hierarchy.task-2-1.status"}, sev: SeverityError, fixable: true},
+	{name: "no type, the id names none", code: "MISSING_NODE_FIELD", node: "node-x", mutate: func(h map[string]any) {
+		addNode(h, "node-x", "task", "phase-2")
+		delete(hnode(h, "node-x"), "type")
+	}, locs: []string{"hierarchy.node-x.type"}, sev: SeverityError, fixable: true},
 	{name: "no metadata", code: "MISSING_NODE_FIELD", node: "task-2-1", mutate: func(h map[string]any) { delete(hnode(h, "task-2-1"), "metadata") },
 		locs: []string{"hierarchy.task-2-1.metadata"}, sev: SeverityWarning, fixable: true},
 	{name: "title is a number", code: "INVALID_FIELD_TYPE", node: "task-2-1", mutate: func(h map[string]any) { hnode(h, "task-2-1")["title"] = 5 },
 		locs: []string{"hierarchy.task-2-1"}, sev: SeverityError, fixable: true},
 	{name: "unknown type", code: "INVALID_NODE_TYPE", node: "task-2-1", mutate: func(h map[string]any) { hnode(h, "task-2-1")["type"] = "bogus" },
 		locs: []string{"hierarchy.task-2-1.type"}, sev: SeverityError, fixable: true},
+	{name: "unknown type, the id names none", code: "INVALID_NODE_TYPE", node: "node-x", mutate: func(h map[string]any) {
+		addNode(h, "node-x", "widget", "phase-2")
+	}, locs: []string{"hierarchy.node-x.type"}, sev: SeverityError, fixable: true},
 	{name: "spec below the root", code: "INVALID_NODE_TYPE", node: "task-2-1", mutate: func(h map[string]any) { hnode(h, "task-2-1")["type"] = "spec" },
 		locs: []string{"hierarchy.task-2-1.type"}, also: []string{"INVALID_PARENT_TYPE"}, sev: SeverityError, fixable: true},
 	{name: "mistyped status", code: "INVALID_STATUS", node: "task-2-1", mutate: func(h map[string]any) { hnode(h, "task-2-1")["status"] = "pnedign" },
@@ -84,6 +91,10 @@ var ruleCases = []ruleCase{
 		locs: []string{"hierarchy.phase-1.children"}, also: []string{"CYCLE_DETECTED"}, sev: SeverityError, fixable: true},
 	{name: "parent does not list it", code: "PARENT_CHILD_MISMATCH", mutate: func(h map[string]any) { dropChild(h, "phase-2", "task-2-1") },
 		locs: []string{"hierarchy.phase-2.children"}, sev: SeverityError, fixable: true},
+	{name: "orphan whose id names no parent goes under the root", code: "ORPHANED_NODES", mutate: func(h map[string]any) {
+		h["task-9-1"] = map[string]any{"type": "task", "title": "t", "status": "pending", "parent": "phase-9", "children": []any{}, "total_tasks": 1, "completed_tasks": 0,
+			"metadata": map[string]any{}, "dependencies": map[string]any{"blocks": []any{}, "blocked_by": []any{}, "depends": []any{}}}
+	}, locs: []string{"hierarchy.task-9-1.parent"}, sev: SeverityError, fixable: true},
 	{name: "no parent, not listed", code: "ORPHANED_NODES", mutate: func(h map[string]any) {
 		dropChild(h, "phase-2", "task-2-1")
 		hnode(h, "task-2-1")["parent"] = "phase-9"
@@ -108,15 +119,24 @@ var ruleCases = []ruleCase{
 		}
 	}, locs: []string{"hierarchy.subtask-2-1-9"}, sev: SeverityWarning},
 	{name: "phase under a phase", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) { hnode(h, "task-2-2")["type"] = "phase" },
-		locs: []string{"hierarchy.task-2-2.parent"}, sev: SeverityError},
+		locs: []string{"hierarchy.task-2-2.parent"}, sev: SeverityError, fixable: true},
 	{name: "task under a verify", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) { addNode(h, "task-2-3", "task", "verify-2-1") },
-		locs: []string{"hierarchy.task-2-3.parent"}, sev: SeverityWarning},
+		locs: []string{"hierarchy.task-2-3.parent"}, sev: SeverityWarning, fixable: true},
+	{name: "subtask reset to spec-root by foundry's fix", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
+		addNode(h, "task-2-1-1", "subtask", RootID)
+	}, locs: []string{"hierarchy.task-2-1-1.parent"}, sev: SeverityWarning, fixable: true},
+	{name: "verify reset to spec-root by foundry's fix", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
+		addNode(h, "verify-2-9", "verify", RootID)
+	}, locs: []string{"hierarchy.verify-2-9.parent"}, also: []string{"MISSING_VERIFICATION_TYPE"}, sev: SeverityWarning, fixable: true},
+	{name: "task under the root, its id names no parent", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
+		addNode(h, "task-9-1", "task", RootID)
+	}, locs: []string{"hierarchy.task-9-1.parent"}, sev: SeverityWarning},
 
 	// Node metadata (nodeMetadataRules).
 	{name: "verify without a type", code: "MISSING_VERIFICATION_TYPE", node: "verify-2-1", mutate: func(h map[string]any) { delete(meta(h, "verify-2-1"), "verification_type") },
 		locs: []string{"hierarchy.verify-2-1.metadata.verification_type"}, sev: SeverityWarning, fixable: true},
 	{name: "unknown verification type", code: "INVALID_VERIFICATION_TYPE", node: "verify-2-1", mutate: func(h map[string]any) { meta(h, "verify-2-1")["verification_type"] = "vibes" },
-		locs: []string{"hierarchy.verify-2-1.metadata.verification_type"}, sev: SeverityError},
+		locs: []string{"hierarchy.verify-2-1.metadata.verification_type"}, sev: SeverityError, fixable: true},
 	{name: "category synonym", code: "INVALID_TASK_CATEGORY", node: "task-2-1", mutate: func(h map[string]any) { meta(h, "task-2-1")["task_category"] = "Implementation" },
 		locs: []string{"hierarchy.task-2-1.metadata.task_category"}, sev: SeverityWarning, fixable: true},
 	{name: "complexity synonym", code: "INVALID_COMPLEXITY", node: "task-2-1", mutate: func(h map[string]any) { meta(h, "task-2-1")["complexity"] = "hard" },

@@ -123,11 +123,15 @@ func TestImportFoundryFolder(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(root, folder, name), b, 0o644))
 	}
 	place("foundry_basic.json", "active", "basic.json")
-	place("foundry_quirks.json", "archived", "quirks-hopeless.json")
-	// The same quirks without the one orphan no fix can place.
 	var quirks map[string]any
 	raw, err := os.ReadFile(filepath.Join("..", "specs", "testdata", "foundry_quirks.json"))
 	must(t, err)
+	// The quirks with an orphan whose id names no existing parent, under
+	// another id: kept under spec-root, as foundry's own fix does.
+	must(t, os.MkdirAll(filepath.Join(root, "archived"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "archived", "quirks-orphan.json"),
+		[]byte(strings.Replace(string(raw), `"legacy-import-2025-10-30-0847"`, `"legacy-orphan-2025-10-30-0847"`, 1)), 0o644))
+	// The same quirks without that orphan.
 	must(t, json.Unmarshal(raw, &quirks))
 	delete(quirks["hierarchy"].(map[string]any), "task-3-1")
 	fixable, _ := json.Marshal(quirks)
@@ -149,9 +153,9 @@ func TestImportFoundryFolder(t *testing.T) {
 	if len(files) != 5 {
 		t.Fatalf("want 5 json files reported, got %v", files)
 	}
-	hopeless := files["archived/quirks-hopeless.json"]
-	if hopeless["outcome"] != "rejected" || !strings.Contains(fmt.Sprint(hopeless["diagnostic_codes"]), "ORPHANED_NODES") {
-		t.Fatalf("a spec with an unplaceable orphan must be rejected, naming it: %v", hopeless)
+	orphan := files["archived/quirks-orphan.json"]
+	if orphan["outcome"] != "imported" || !strings.Contains(fmt.Sprint(orphan["diagnostic_codes"]), "INVALID_PARENT_TYPE") {
+		t.Fatalf("a spec with an orphan its id cannot place must import, the orphan under spec-root with a warning: %v", orphan)
 	}
 	if files["active/basic.json"]["outcome"] != "imported" || files["active/basic.json"]["lifecycle"] != "active" {
 		t.Fatalf("basic: %v", files["active/basic.json"])

@@ -44,7 +44,9 @@ var lifecycleFolders = map[string]specs.Lifecycle{
 // under the call's deadline. A file that cannot be read (a FIFO, a symlink
 // out of the workspace, too large) is reported rejected with its code; a
 // spec whose spec_id or a node id is not an id (specs.IDPattern) is
-// rejected with INVALID_ID and never stored.
+// rejected with INVALID_ID and never stored, and one with a dependency cycle
+// with CYCLE_DETECTED; the auto-fix repairs everything else foundry itself
+// accepts (see specs.Fix), so every other foundry spec imports.
 //
 // Errors: INVALID_FORMAT / NOT_FOUND for path itself (workspace-relative
 // names only); UNAVAILABLE without a workspace.
@@ -182,10 +184,7 @@ func importOne(ctx context.Context, d *Deps, raw []byte, folder string, autoFix,
 		}
 	}
 	if !report.IsValid {
-		rep.Outcome, rep.Reason = "rejected", "validation errors remain"
-		if seen["INVALID_ID"] {
-			rep.Reason = "the spec_id or a node id is not an id (" + specs.IDConstraint + "); ids are identifiers, never paths"
-		}
+		rep.Outcome, rep.Reason = "rejected", rejectReason(report)
 		if !autoFix {
 			rep.Reason += " (auto_fix is off)"
 		}
@@ -222,6 +221,26 @@ func importOne(ctx context.Context, d *Deps, raw []byte, folder string, autoFix,
 		rep.Outcome = "replaced"
 	}
 	return rep
+}
+
+// rejectReason says why a spec with validation errors left is not stored:
+// an id that is not an id, a dependency cycle (its message names the
+// nodes), else the first remaining error.
+func rejectReason(report specs.ValidationReport) string {
+	first := ""
+	for _, dg := range report.Diagnostics {
+		switch {
+		case dg.Severity != specs.SeverityError:
+			continue
+		case dg.Code == "INVALID_ID":
+			return "the spec_id or a node id is not an id (" + specs.IDConstraint + "); ids are identifiers, never paths"
+		case dg.Code == "CYCLE_DETECTED":
+			return "a dependency cycle no fix may break: " + dg.Message + " (remove one edge and import again)"
+		case first == "":
+			first = dg.Code + ": " + dg.Message
+		}
+	}
+	return "validation errors remain, first " + first
 }
 
 // specExport writes each spec (spec_id, or every stored spec) to
