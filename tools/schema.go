@@ -178,14 +178,15 @@ func (t *Tool) Describe() []ActionSchema {
 	return out
 }
 
-// MCPTool builds the mcp.Tool: flat input schema, the envelope as output
-// schema, honest annotations.
+// MCPTool builds the mcp.Tool as tools/list shows it (lean.go): the
+// description with the pointer to server schema, the lean flat input
+// schema, outputSchema as given, honest annotations.
 func (t *Tool) MCPTool(outputSchema json.RawMessage) mcp.Tool {
-	in, _ := json.Marshal(t.InputSchema())
+	in, _ := json.Marshal(t.listInputSchema())
 	return mcp.Tool{
 		Name:            t.Name,
 		Title:           t.Title,
-		Description:     t.Description,
+		Description:     t.listToolDescription(),
 		RawInputSchema:  in,
 		RawOutputSchema: outputSchema,
 		Annotations:     t.Annotations(),
