@@ -93,6 +93,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	if raw == nil {
 		raw = map[string]any{}
 	}
+	if e := t.refuseWrite(raw); e != nil {
+		return call.Failure(e)
+	}
 	a, args, verr := validate(t, raw)
 	if verr != nil {
 		return call.Failure(withNextCall(t, verr))

@@ -63,12 +63,16 @@ func (t *Tool) listToolDescription() string {
 
 // listInputSchema is the flat input schema (contract §4) as tools/list
 // carries it: "action" as a bare enum, every parameter as listSchema gives
-// it; required ["action"], additionalProperties false. InputSchema, with
+// it, both limited to what the tool offers (on a read-only server, its
+// read actions and their parameters); required ["action"],
+// additionalProperties false. InputSchema, with
 // every description and its "Used by" list, is what server schema returns.
 func (t *Tool) listInputSchema() map[string]any {
-	props := map[string]any{"action": map[string]any{"type": "string", "enum": t.ActionNames()}}
+	props := map[string]any{"action": map[string]any{"type": "string", "enum": t.offeredActions()}}
 	for _, p := range t.Params {
-		props[p.Name] = p.listSchema()
+		if t.offersParam(p.Name) {
+			props[p.Name] = p.listSchema()
+		}
 	}
 	return map[string]any{
 		"type":                 "object",

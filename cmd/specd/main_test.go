@@ -115,6 +115,15 @@ func TestSettingsAreCheckedAtStart(t *testing.T) {
 		{"negative archive retention", map[string]string{"SPECD_ARCHIVE_RETENTION": "-1h"}, nil, `SPECD_ARCHIVE_RETENTION="-1h": must be a duration ≥ 0`, nil},
 		{"log format json", map[string]string{"SPECD_LOG_FORMAT": "json"}, nil, "", func(c *config) bool { return c.LogFormat == "json" }},
 		{"log format nonsense", nil, []string{"--log-format", "xml"}, `--log-format="xml": must be text or json`, nil},
+		{"toolsets flag", nil, []string{"--toolsets", "task, spec,task"}, "", func(c *config) bool { return strings.Join(c.Toolsets, ",") == "task,spec" }},
+		{"toolsets env", map[string]string{"SPECD_TOOLSETS": "research"}, nil, "", func(c *config) bool { return strings.Join(c.Toolsets, ",") == "research" }},
+		{"toolsets default every tool", nil, nil, "", func(c *config) bool { return c.Toolsets == nil && c.Sources["toolsets"] == "default" }},
+		{"unknown toolset", nil, []string{"--toolsets", "task,tasks"}, `--toolsets="task,tasks": unknown tool "tasks"`, nil},
+		{"unknown toolset from env", map[string]string{"SPECD_TOOLSETS": "github"}, nil, `SPECD_TOOLSETS="github": unknown tool "github"`, nil},
+		{"read-only flag", nil, []string{"--read-only"}, "", func(c *config) bool { return c.ReadOnly }},
+		{"read-only env", map[string]string{"SPECD_READ_ONLY": "yes"}, nil, "", func(c *config) bool { return c.ReadOnly }},
+		{"read-only default off", nil, nil, "", func(c *config) bool { return !c.ReadOnly }},
+		{"read-only nonsense", map[string]string{"SPECD_READ_ONLY": "mostly"}, nil, `SPECD_READ_ONLY="mostly": not a boolean`, nil},
 		{"defaults", nil, nil, "", func(c *config) bool {
 			return c.TokenBudget == 25_000 && c.HistoryKeep == 50 && c.ArchiveRetention == 720*time.Hour && !c.VerifyExec && c.LogFormat == "text" &&
 				c.Sources["token-budget"] == "default" && c.Sources["db"] == "flag"
