@@ -31,6 +31,10 @@ func TestRunCommands(t *testing.T) {
 		{"bad transport", []string{"serve", "--transport", "carrier-pigeon", "--db", db}, 2, "", "--transport"},
 		{"token budget out of range", []string{"serve", "--token-budget", "5", "--db", db}, 2, "", "--token-budget=\"5\": must be a whole number between 1000 and 1000000"},
 		{"settings reach the tools", []string{"call", "server", `{"action":"capabilities"}`, "--db", db, "--token-budget", "5000"}, 0, `"token_budget": 5000`, ""},
+		{"read-only reaches the tools", []string{"call", "authoring", `{"action":"spec-create","name":"Refused"}`, "--db", db, "--read-only"}, 1, `"FORBIDDEN"`, ""},
+		{"read-only reads", []string{"call", "spec", `{"action":"list"}`, "--db", db, "--read-only"}, 0, `"count": 0`, ""},
+		{"toolsets reach the tools", []string{"call", "spec", `{"action":"list"}`, "--db", db, "--toolsets", "task"}, 2, "", `no tool "spec"`},
+		{"unknown toolset refused at start", []string{"serve", "--toolsets", "task,bogus", "--db", db}, 2, "", `unknown tool "bogus"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
