@@ -51,4 +51,9 @@ func TestToolListSize(t *testing.T) {
 	if len(all) > maxToolListBytes {
 		t.Fatalf("tools/list is %d bytes, over the %d-byte ceiling", len(all), maxToolListBytes)
 	}
+	ro := newDeps(t, true)
+	ro.ReadOnly = true
+	rc, _ := inProcess(t, ro, protocols[0])
+	roList, _ := json.Marshal(listTools(t, rc))
+	t.Logf("tools/list under --read-only: %d bytes ≈ %d tokens", len(roList), len(roList)/4)
 }

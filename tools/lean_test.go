@@ -35,3 +35,34 @@ func TestListDescription(t *testing.T) {
 		}
 	}
 }
+
+// TestListInputSchemaIsFlatAndComplete: the tools/list input schema keeps
+// contract §4's shape and every parameter and action of the tool (only
+// descriptions and default limits are left to server schema).
+func TestListInputSchemaIsFlatAndComplete(t *testing.T) {
+	reg := New(testDeps())
+	reg.Add(specTool(testDeps()))
+	reg.Add(taskTool(testDeps()))
+	for _, tool := range reg.Tools() {
+		s := tool.listInputSchema()
+		if s["additionalProperties"] != false || s["type"] != "object" || len(s["required"].([]string)) != 1 {
+			t.Errorf("%s: not flat and strict: %v", tool.Name, s)
+		}
+		props := s["properties"].(map[string]any)
+		if enum := props["action"].(map[string]any)["enum"].([]string); strings.Join(enum, ",") != strings.Join(tool.ActionNames(), ",") {
+			t.Errorf("%s: action enum %v", tool.Name, enum)
+		}
+		if len(props) != len(tool.Params)+1 {
+			t.Errorf("%s: %d properties for %d parameters", tool.Name, len(props)-1, len(tool.Params))
+		}
+		for _, p := range tool.Params {
+			ps, ok := props[p.Name].(map[string]any)
+			if !ok || ps["type"] != string(p.Type) {
+				t.Errorf("%s %s: %v", tool.Name, p.Name, props[p.Name])
+			}
+			if d, ok := ps["description"].(string); ok && (len([]rune(d)) > maxListDescription || strings.Contains(d, "Used by")) {
+				t.Errorf("%s %s: description %q", tool.Name, p.Name, d)
+			}
+		}
+	}
+}
