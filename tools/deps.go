@@ -60,4 +60,9 @@ type Deps struct {
 	// ConfigSources names each setting's source (flag, env or default);
 	// server context reports it as config_sources.
 	ConfigSources map[string]string
+	// Toolsets, when not empty, names the only tools offered (--toolsets;
+	// health and server are always offered); ReadOnly offers only read
+	// actions and refuses the others with FORBIDDEN (--read-only).
+	Toolsets []string
+	ReadOnly bool
 }

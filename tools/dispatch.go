@@ -49,11 +49,12 @@ func (rt *Runtime) defaults() {
 		rt.ProcessSession = "proc-" + rt.NewID()
 	}
 	if rt.OutputSchemaRaw == nil {
-		rt.OutputSchemaRaw = core.EnvelopeSchema()
+		rt.OutputSchemaRaw = listEnvelopeSchema
 	}
 }
 
-// Install registers every tool of r on s with the envelope as output schema.
+// Install registers every tool of r on s with the envelope's four keys as
+// output schema (Runtime.OutputSchemaRaw).
 func (r *Registry) Install(s *server.MCPServer, rt Runtime) {
 	rt.defaults()
 	for _, t := range r.Tools() {
@@ -91,6 +92,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	}()
 	if raw == nil {
 		raw = map[string]any{}
+	}
+	if e := t.refuseWrite(raw); e != nil {
+		return call.Failure(e)
 	}
 	a, args, verr := validate(t, raw)
 	if verr != nil {

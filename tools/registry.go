@@ -94,6 +94,7 @@ type Tool struct {
 	Description string
 	Params      []Param
 	Actions     []Action
+	readOnly    bool // offer only read actions (--read-only; toolsets.go)
 }
 
 // Handler runs one validated action. It never returns a Go error for a

@@ -105,13 +105,18 @@ func (p Param) schema(usedBy []string) map[string]any {
 	return s
 }
 
-// Annotations are the tool's MCP hints, the most cautious over its actions:
+// Annotations are the tool's MCP hints, the most cautious over the actions
+// it offers (on a read-only server, its read actions only):
 // read-only only if every action is; destructive if any is; idempotent only
 // if every action is; open-world if any is. All four are always set (mcp-go's
 // NewTool defaults would otherwise claim destructive and open-world).
 func (t *Tool) Annotations() mcp.ToolAnnotation {
 	readOnly, destructive, idempotent, openWorld := true, false, true, false
-	for _, a := range t.Actions {
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		if !t.offered(a) {
+			continue // not offered on a read-only server
+		}
 		readOnly = readOnly && a.SideEffects != EffectWrite
 		destructive = destructive || a.Destructive
 		idempotent = idempotent && a.Idempotent
@@ -163,6 +168,9 @@ func (t *Tool) Describe() []ActionSchema {
 			LatencyHint: a.Latency, Flag: a.Flag, Available: true,
 			Parameters: []ParameterBrief{}, AnswerSchema: answerSchema(a.Answer),
 		}
+		if !t.offered(&a) {
+			as.Available, as.Reason = false, readOnlyReason
+		}
 		req := map[string]bool{}
 		for _, r := range a.Required {
 			req[r] = true
@@ -178,14 +186,15 @@ func (t *Tool) Describe() []ActionSchema {
 	return out
 }
 
-// MCPTool builds the mcp.Tool: flat input schema, the envelope as output
-// schema, honest annotations.
+// MCPTool builds the mcp.Tool as tools/list shows it (lean.go): the
+// description with the pointer to server schema, the lean flat input
+// schema, outputSchema as given, honest annotations.
 func (t *Tool) MCPTool(outputSchema json.RawMessage) mcp.Tool {
-	in, _ := json.Marshal(t.InputSchema())
+	in, _ := json.Marshal(t.listInputSchema())
 	return mcp.Tool{
 		Name:            t.Name,
 		Title:           t.Title,
-		Description:     t.Description,
+		Description:     t.listToolDescription(),
 		RawInputSchema:  in,
 		RawOutputSchema: outputSchema,
 		Annotations:     t.Annotations(),

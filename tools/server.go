@@ -84,7 +84,7 @@ func serverTools(reg *Registry) Handler {
 				more = true
 				break
 			}
-			a.Tools = append(a.Tools, ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, Actions: t.ActionNames()})
+			a.Tools = append(a.Tools, ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, Actions: t.offeredActions()})
 		}
 		next := ""
 		if len(a.Tools) > 0 {

@@ -22,6 +22,7 @@ func New(d *Deps) *Registry {
 		r.Add(journalTool(d).withExamples(journalExamples))
 		r.Add(researchTool(d).withExamples(researchExamples))
 	}
+	r.restrict(d)
 	return r
 }
 

@@ -155,6 +155,8 @@ type config struct {
 	TokenBudget      int           // answer budget in tokens
 	ArchiveRetention time.Duration // how long archived research content is kept (0 = forever)
 	Flags            *flagsConfig  // feature flags (flagscmd.go)
+	Toolsets         []string      // the tools offered (nil: every tool)
+	ReadOnly         bool          // offer only read actions
 }
 
 // build opens the store and assembles the tools over it.
@@ -182,6 +184,7 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 	deps.StrictComplete = c.StrictComplete
 	deps.HistoryKeep = c.HistoryKeep
 	deps.ArchiveRetention = c.ArchiveRetention
+	deps.Toolsets, deps.ReadOnly = c.Toolsets, c.ReadOnly
 	if err := attachFlags(c, logger, deps, st); err != nil {
 		st.Close()
 		return nil, nil, err

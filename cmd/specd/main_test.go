@@ -31,6 +31,10 @@ func TestRunCommands(t *testing.T) {
 		{"bad transport", []string{"serve", "--transport", "carrier-pigeon", "--db", db}, 2, "", "--transport"},
 		{"token budget out of range", []string{"serve", "--token-budget", "5", "--db", db}, 2, "", "--token-budget=\"5\": must be a whole number between 1000 and 1000000"},
 		{"settings reach the tools", []string{"call", "server", `{"action":"capabilities"}`, "--db", db, "--token-budget", "5000"}, 0, `"token_budget": 5000`, ""},
+		{"read-only reaches the tools", []string{"call", "authoring", `{"action":"spec-create","name":"Refused"}`, "--db", db, "--read-only"}, 1, `"FORBIDDEN"`, ""},
+		{"read-only reads", []string{"call", "spec", `{"action":"list"}`, "--db", db, "--read-only"}, 0, `"count": 0`, ""},
+		{"toolsets reach the tools", []string{"call", "spec", `{"action":"list"}`, "--db", db, "--toolsets", "task"}, 2, "", `no tool "spec"`},
+		{"unknown toolset refused at start", []string{"serve", "--toolsets", "task,bogus", "--db", db}, 2, "", `unknown tool "bogus"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +119,15 @@ func TestSettingsAreCheckedAtStart(t *testing.T) {
 		{"negative archive retention", map[string]string{"SPECD_ARCHIVE_RETENTION": "-1h"}, nil, `SPECD_ARCHIVE_RETENTION="-1h": must be a duration ≥ 0`, nil},
 		{"log format json", map[string]string{"SPECD_LOG_FORMAT": "json"}, nil, "", func(c *config) bool { return c.LogFormat == "json" }},
 		{"log format nonsense", nil, []string{"--log-format", "xml"}, `--log-format="xml": must be text or json`, nil},
+		{"toolsets flag", nil, []string{"--toolsets", "task, spec,task"}, "", func(c *config) bool { return strings.Join(c.Toolsets, ",") == "task,spec" }},
+		{"toolsets env", map[string]string{"SPECD_TOOLSETS": "research"}, nil, "", func(c *config) bool { return strings.Join(c.Toolsets, ",") == "research" }},
+		{"toolsets default every tool", nil, nil, "", func(c *config) bool { return c.Toolsets == nil && c.Sources["toolsets"] == "default" }},
+		{"unknown toolset", nil, []string{"--toolsets", "task,tasks"}, `--toolsets="task,tasks": unknown tool "tasks"`, nil},
+		{"unknown toolset from env", map[string]string{"SPECD_TOOLSETS": "github"}, nil, `SPECD_TOOLSETS="github": unknown tool "github"`, nil},
+		{"read-only flag", nil, []string{"--read-only"}, "", func(c *config) bool { return c.ReadOnly }},
+		{"read-only env", map[string]string{"SPECD_READ_ONLY": "yes"}, nil, "", func(c *config) bool { return c.ReadOnly }},
+		{"read-only default off", nil, nil, "", func(c *config) bool { return !c.ReadOnly }},
+		{"read-only nonsense", map[string]string{"SPECD_READ_ONLY": "mostly"}, nil, `SPECD_READ_ONLY="mostly": not a boolean`, nil},
 		{"defaults", nil, nil, "", func(c *config) bool {
 			return c.TokenBudget == 25_000 && c.HistoryKeep == 50 && c.ArchiveRetention == 720*time.Hour && !c.VerifyExec && c.LogFormat == "text" &&
 				c.Sources["token-budget"] == "default" && c.Sources["db"] == "flag"

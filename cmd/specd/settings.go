@@ -89,6 +89,11 @@ func settings() []setting {
 			parse: intSetting(func(c *config) *int { return &c.HistoryKeep }, 1, 10_000)},
 		{name: "token-budget", env: "SPECD_TOKEN_BUDGET", def: strconv.Itoa(core.DefaultTokenBudget), usage: "answer budget in `tokens` (bytes/4), 1000 to 1000000",
 			parse: intSetting(func(c *config) *int { return &c.TokenBudget }, 1_000, 1_000_000)},
+		{name: "toolsets", env: "SPECD_TOOLSETS", usage: "comma list of the `tools` to offer (default every tool; health and server are always offered)",
+			parse: func(c *config, v string) (err error) { c.Toolsets, err = tools.ParseToolsets(v); return err }},
+		{name: "read-only", env: "SPECD_READ_ONLY", def: "false", boolean: true,
+			usage: "offer only read actions: write actions leave the tool list and are refused; every tool is annotated read-only",
+			parse: func(c *config, v string) (err error) { c.ReadOnly, err = parseBool(v); return err }},
 		{name: "archive-retention", env: "SPECD_ARCHIVE_RETENTION", def: shortDuration(tools.DefaultArchiveRetention), usage: "how long (a `duration`) archived research content is kept; 0 keeps it forever",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.ArchiveRetention }, true)},
 	}

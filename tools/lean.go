@@ -1,0 +1,83 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// maxListDescription is the longest parameter description tools/list
+// carries (issue 11 §4: the whole list under 20 KB). A longer one is left
+// out there; server(action="schema", tool_name=…) always gives it in full.
+const maxListDescription = 40
+
+// listEnvelopeSchema is the output schema tools/list declares for every
+// tool: the response-v2 envelope's four keys and their types. The full
+// envelope schema (core.EnvelopeSchema) would be nine copies of 1.9 KB in
+// every agent's context; the answers still conform to it.
+var listEnvelopeSchema = json.RawMessage(`{"type":"object","properties":{"success":{"type":"boolean"},"data":{"type":"object"},"error":{"type":["string","null"]},"meta":{"type":"object"}},"required":["success","data","error","meta"]}`)
+
+// listSchema is p's entry in the tools/list input schema: its type, enum,
+// bounds and pattern, explicit length and item limits (the defaults,
+// core.MaxStringChars and core.MaxArrayItems, are enforced by the validator
+// and shown by server schema), and its description only when it is one
+// short sentence.
+func (p Param) listSchema() map[string]any {
+	s := p.schema(nil)
+	delete(s, "description")
+	if p.Type == String && p.MaxLength == 0 {
+		delete(s, "maxLength")
+	}
+	if p.Type == Array && p.MaxItems == 0 {
+		delete(s, "maxItems")
+	}
+	if d := listDescription(p.Description); d != "" {
+		s["description"] = d
+	}
+	return s
+}
+
+// listDescription is d when it is a single sentence of at most
+// maxListDescription characters, else "".
+func listDescription(d string) string {
+	d = strings.TrimSpace(d)
+	if len([]rune(d)) > maxListDescription || strings.Contains(strings.TrimSuffix(d, "."), ". ") {
+		return ""
+	}
+	return d
+}
+
+// listToolDescription is t's description in tools/list: its first
+// sentence cut before the colon that lists the actions (the action enum and
+// server schema list them), the rest as written (which other tool to use
+// instead, the typical composition), and where the per-action documentation
+// is. server(action="tools"|"schema") answers with the description in full.
+func (t *Tool) listToolDescription() string {
+	d := t.Description
+	if end := strings.Index(d, ". Use "); end > 0 {
+		if colon := strings.Index(d[:end], ": "); colon > 0 {
+			d = d[:colon] + d[end:]
+		}
+	}
+	return d + " Full per-action docs: server(action=\"schema\", tool_name=\"" + t.Name + "\")."
+}
+
+// listInputSchema is the flat input schema (contract §4) as tools/list
+// carries it: "action" as a bare enum, every parameter as listSchema gives
+// it, both limited to what the tool offers (on a read-only server, its
+// read actions and their parameters); required ["action"],
+// additionalProperties false. InputSchema, with
+// every description and its "Used by" list, is what server schema returns.
+func (t *Tool) listInputSchema() map[string]any {
+	props := map[string]any{"action": map[string]any{"type": "string", "enum": t.offeredActions()}}
+	for _, p := range t.Params {
+		if t.offersParam(p.Name) {
+			props[p.Name] = p.listSchema()
+		}
+	}
+	return map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             []string{"action"},
+		"additionalProperties": false,
+	}
+}
