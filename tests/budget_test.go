@@ -27,17 +27,8 @@ import (
 // (content[0].text, the compact envelope).
 func callSized(t testing.TB, c *client.Client, tool string, args map[string]any) (map[string]any, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		t.Fatalf("%s %v: transport error: %v", tool, args, err)
-	}
-	env := envelopeOf(t, res)
-	return env, len(res.Content[0].(mcp.TextContent).Text)
+	res := callRaw(t, c, tool, args)
+	return envelopeOf(t, res), len(res.Content[0].(mcp.TextContent).Text)
 }
 
 // canonicalJSON is RFC 8785 for the values these tests hash (ASCII strings,

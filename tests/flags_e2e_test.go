@@ -60,21 +60,6 @@ func replaceFile(t testing.TB, path, content string) {
 	must(t, os.Rename(tmp, path))
 }
 
-// callRaw makes one tool call and returns the raw result.
-func callRaw(t testing.TB, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		t.Fatalf("%s %v: transport error: %v", tool, args, err)
-	}
-	return res
-}
-
 // callV1 makes a call that must come back in the legacy v1 shape: text
 // content only, no structuredContent; the bare data object on success,
 // {"error", "error_code"} with isError on failure.

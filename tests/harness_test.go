@@ -191,7 +191,15 @@ func (w *testLogWriter) Write(p []byte) (int, error) {
 // checking that content[0].text mirrors it and isError == !success.
 func call(t testing.TB, c *client.Client, tool string, args map[string]any) map[string]any {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	return envelopeOf(t, callRaw(t, c, tool, args))
+}
+
+// callRaw makes one tool call and returns the raw result; a transport error
+// fails the test (tool failures must be envelopes). The deadline is a
+// ceiling for the largest answers under -race, not a performance bound.
+func callRaw(t testing.TB, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
@@ -200,7 +208,7 @@ func call(t testing.TB, c *client.Client, tool string, args map[string]any) map[
 	if err != nil {
 		t.Fatalf("%s %v: transport error (tool failures must be envelopes): %v", tool, args, err)
 	}
-	return envelopeOf(t, res)
+	return res
 }
 
 func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
