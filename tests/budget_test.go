@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"testing"
@@ -29,6 +30,32 @@ func callSized(t testing.TB, c *client.Client, tool string, args map[string]any)
 	t.Helper()
 	res := callRaw(t, c, tool, args)
 	return envelopeOf(t, res), len(res.Content[0].(mcp.TextContent).Text)
+}
+
+// pageThrough hands each page of a listing to each: first, then every page
+// its cursor leads to (tool called with args plus the cursor). Every page
+// must succeed and fit budget tokens; a listing whose cursor has not ended
+// after maxPages further pages fails the test.
+func pageThrough(t testing.TB, c *client.Client, first map[string]any, tool string, args map[string]any, budget, maxPages int, each func(page map[string]any)) {
+	t.Helper()
+	page := first
+	for pages := 0; ; pages++ {
+		each(page)
+		cur := page["meta"].(map[string]any)["pagination"].(map[string]any)["cursor"]
+		if cur == nil {
+			return
+		}
+		if pages >= maxPages {
+			t.Fatalf("%s %v: paging does not end", tool, args["action"])
+		}
+		next := maps.Clone(args)
+		next["cursor"] = cur
+		var n int
+		page, n = callSized(t, c, tool, next)
+		if page["success"] != true || n > budget*4 {
+			t.Fatalf("%s %v page %d (%d bytes, budget %d tokens): %v", tool, args["action"], pages+1, n, budget, page["data"])
+		}
+	}
 }
 
 // canonicalJSON is RFC 8785 for the values these tests hash (ASCII strings,
@@ -148,8 +175,7 @@ func TestBudgetJournalList(t *testing.T) {
 	}
 	// The cursor reaches every entry, each once.
 	all := map[float64]map[string]any{}
-	page := env
-	for pages := 0; ; pages++ {
+	pageThrough(t, c, env, "journal", map[string]any{"action": "list", "spec_id": specID}, core.DefaultTokenBudget, 40, func(page map[string]any) {
 		for _, e := range data(page)["entries"].([]any) {
 			e := e.(map[string]any)
 			seq := e["seq"].(float64)
@@ -158,19 +184,7 @@ func TestBudgetJournalList(t *testing.T) {
 			}
 			all[seq] = e
 		}
-		cur := page["meta"].(map[string]any)["pagination"].(map[string]any)["cursor"]
-		if cur == nil {
-			break
-		}
-		if pages > 40 {
-			t.Fatal("paging does not end")
-		}
-		var n int
-		page, n = callSized(t, c, "journal", map[string]any{"action": "list", "spec_id": specID, "cursor": cur})
-		if n > core.DefaultTokenBudget*4 {
-			t.Fatalf("page %d: %d bytes", pages+1, n)
-		}
-	}
+	})
 	if len(all) != 31 { // 30 entries and the spec's creation
 		t.Fatalf("paging reached %d entries, want 31", len(all))
 	}
@@ -220,8 +234,7 @@ func TestBudgetSpecDiff(t *testing.T) {
 	}
 	meta, _ := truncation(t, env, "partial")
 	seen := map[string]bool{}
-	page := env
-	for pages := 0; ; pages++ {
+	pageThrough(t, c, env, "spec", map[string]any{"action": "diff", "spec_id": specID}, core.DefaultTokenBudget, 50, func(page map[string]any) {
 		for _, m := range data(page)["modified"].([]any) {
 			id := m.(map[string]any)["id"].(string)
 			if seen[id] {
@@ -229,19 +242,7 @@ func TestBudgetSpecDiff(t *testing.T) {
 			}
 			seen[id] = true
 		}
-		cur := page["meta"].(map[string]any)["pagination"].(map[string]any)["cursor"]
-		if cur == nil {
-			break
-		}
-		if pages > 50 {
-			t.Fatal("paging does not end")
-		}
-		var n int
-		page, n = callSized(t, c, "spec", map[string]any{"action": "diff", "spec_id": specID, "cursor": cur})
-		if page["success"] != true || n > core.DefaultTokenBudget*4 {
-			t.Fatalf("page %d (%d bytes): %v", pages+1, n, page["data"])
-		}
-	}
+	})
 	if len(seen) < 1000 {
 		t.Fatalf("the cursor reached %d modified nodes, want ≥ 1000", len(seen))
 	}
@@ -413,16 +414,11 @@ func TestBudgetOtherLists(t *testing.T) {
 	}
 	truncation(t, env, "partial")
 	seen := map[string]bool{}
-	for pages := 0; ; pages++ {
-		for _, s := range data(env)["specs"].([]any) {
+	pageThrough(t, c, env, "spec", map[string]any{"action": "list"}, budget, 30, func(page map[string]any) {
+		for _, s := range data(page)["specs"].([]any) {
 			seen[s.(map[string]any)["spec_id"].(string)] = true
 		}
-		cur := env["meta"].(map[string]any)["pagination"].(map[string]any)["cursor"]
-		if cur == nil || pages > 30 {
-			break
-		}
-		env = call(t, c, "spec", map[string]any{"action": "list", "cursor": cur})
-	}
+	})
 	if len(seen) != 30 {
 		t.Fatalf("spec list paging reached %d specs, want 30", len(seen))
 	}
@@ -431,18 +427,13 @@ func TestBudgetOtherLists(t *testing.T) {
 	// task list pages shrink too; the cursor still walks every task once.
 	var tasks []any
 	args := map[string]any{"action": "list", "spec_id": specID, "limit": 100}
-	for pages := 0; pages < 50; pages++ {
-		env, size := callSized(t, c, "task", args)
-		if size > budget*4 || env["success"] != true {
-			t.Fatalf("task list: %d bytes: %v", size, env["data"])
-		}
-		tasks = append(tasks, data(env)["tasks"].([]any)...)
-		cur := env["meta"].(map[string]any)["pagination"].(map[string]any)["cursor"]
-		if cur == nil {
-			break
-		}
-		args["cursor"] = cur
+	first, size := callSized(t, c, "task", args)
+	if size > budget*4 || first["success"] != true {
+		t.Fatalf("task list: %d bytes: %v", size, first["data"])
 	}
+	pageThrough(t, c, first, "task", args, budget, 50, func(page map[string]any) {
+		tasks = append(tasks, data(page)["tasks"].([]any)...)
+	})
 	if len(tasks) < 100 {
 		t.Fatalf("task list paging reached %d tasks, want ≥ 100", len(tasks))
 	}
