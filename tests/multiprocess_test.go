@@ -47,6 +47,22 @@ func mpSeed(tb testing.TB, c *client.Client, name string, verify bool) (string, 
 	return specID, l, v
 }
 
+// mpRun runs one mpWorker per client at once (ops operations each, worker i
+// named proc<i> with seed i+1) and returns their errors, indexed like clients.
+func mpRun(tb testing.TB, l *mpLedger, clients []*client.Client, specID string, ops int) []error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(clients))
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = mpWorker(tb, l, fmt.Sprintf("proc%d", i), c, specID, int64(i+1), ops)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
 type mpLedger struct {
 	mu                                 sync.Mutex
 	known                              []string // task ids that exist (seeded + added)
@@ -341,16 +357,7 @@ func TestMultiProcessOneSpec(t *testing.T) {
 	}
 
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, procs)
-	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = mpWorker(t, l, fmt.Sprintf("proc%d", i), c, specID, int64(i+1), ops)
-		}()
-	}
-	wg.Wait()
+	errs := mpRun(t, l, clients, specID, ops)
 	elapsed := time.Since(start)
 	for _, err := range errs {
 		if err != nil {
@@ -479,16 +486,7 @@ func BenchmarkMultiProcessFairness(b *testing.B) {
 				}
 				specID, l, _ := mpSeed(b, clients[0], "fairness", false)
 				b.StartTimer()
-				var wg sync.WaitGroup
-				errs := make([]error, procs)
-				for i, c := range clients {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						errs[i] = mpWorker(b, l, fmt.Sprintf("proc%d", i), c, specID, int64(i+1), ops)
-					}()
-				}
-				wg.Wait()
+				errs := mpRun(b, l, clients, specID, ops)
 				b.StopTimer()
 				for _, err := range errs {
 					if err != nil {
