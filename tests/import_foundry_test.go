@@ -45,11 +45,7 @@ func TestImportEveryFoundrySpec(t *testing.T) {
 	if env["success"] != true {
 		t.Fatalf("import: %v", env)
 	}
-	files := map[string]map[string]any{}
-	for _, f := range data(env)["files"].([]any) {
-		m := f.(map[string]any)
-		files[m["file"].(string)] = m
-	}
+	files := importReports(env)
 	for _, name := range []string{"active/auth.json", "pending/basic.json"} {
 		if files[name]["outcome"] != "imported" {
 			t.Errorf("%s: want imported, got %v", name, files[name])

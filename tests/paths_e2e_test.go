@@ -299,11 +299,7 @@ func TestFIFOsAreRefusedAtOnce(t *testing.T) {
 		t.Fatalf("liveness after FIFO calls: %v", env)
 	}
 	env := callWithin(t, c, "spec", map[string]any{"action": "import", "path": "specs"})
-	files := map[string]map[string]any{}
-	for _, f := range data(env)["files"].([]any) {
-		m := f.(map[string]any)
-		files[m["file"].(string)] = m
-	}
+	files := importReports(env)
 	if files["pipe.json"]["outcome"] != "rejected" || files["link.json"]["outcome"] != "rejected" || files["basic.json"]["outcome"] != "imported" {
 		t.Fatalf("import with a FIFO: %v", data(env))
 	}

@@ -145,11 +145,7 @@ func TestImportFoundryFolder(t *testing.T) {
 	if env["success"] != true {
 		t.Fatalf("import: %v", env)
 	}
-	files := map[string]map[string]any{}
-	for _, f := range data(env)["files"].([]any) {
-		m := f.(map[string]any)
-		files[m["file"].(string)] = m
-	}
+	files := importReports(env)
 	if len(files) != 5 {
 		t.Fatalf("want 5 json files reported, got %v", files)
 	}
@@ -206,4 +202,14 @@ func TestImportFoundryFolder(t *testing.T) {
 	if errorCode(esc) != "INVALID_FORMAT" {
 		t.Fatalf("escape: %v", esc)
 	}
+}
+
+// importReports indexes a spec import answer's per-file reports by file.
+func importReports(env map[string]any) map[string]map[string]any {
+	files := map[string]map[string]any{}
+	for _, f := range data(env)["files"].([]any) {
+		m := f.(map[string]any)
+		files[m["file"].(string)] = m
+	}
+	return files
 }
