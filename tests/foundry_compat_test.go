@@ -31,6 +31,8 @@ var foundryRows = []foundryRow{
 	{name: "requirement_type in title case", tool: "task", args: map[string]any{"action": "add-requirement", "spec_id": "$spec_id", "task_id": "$task_id", "text": "Handles empty input", "requirement_type": "Acceptance"}},
 	{name: "lowercase verification result", tool: "verification", args: map[string]any{"action": "add", "spec_id": "$spec_id", "verify_id": "$verify_id", "result": "passed"},
 		check: wantData("result", "PASSED")},
+	{name: "verification-add (foundry's prefixed name)", tool: "verification", args: map[string]any{"action": "verification-add", "spec_id": "$spec_id", "verify_id": "$verify_id", "result": "PASSED"}},
+	{name: "verification_add", tool: "verification", args: map[string]any{"action": "verification_add", "spec_id": "$spec_id", "verify_id": "$verify_id", "result": "PARTIAL"}},
 	{name: "lifecycle folder in upper case", tool: "spec", args: map[string]any{"action": "list", "status": "ACTIVE"}},
 	// Page sizes over the maximum are clamped with a warning.
 	{name: "task list limit over the maximum", tool: "task", args: map[string]any{"action": "list", "spec_id": "$spec_id", "limit": 5000},

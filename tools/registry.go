@@ -152,11 +152,17 @@ func (t *Tool) param(name string) (Param, bool) {
 // action finds an action by kebab-case name, its snake_case alias, in any
 // letter case (foundry-mcp matches action names case-insensitively:
 // "Next", "VERIFICATION_ADD").
+//
+// foundry's verification tool also takes its actions prefixed with the tool
+// name ("verification-add", "verification_execute"): a name that is not an
+// action is looked up once more without a "<tool>-" prefix.
 func (t *Tool) action(name string) (*Action, bool) {
 	n := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
-	for i := range t.Actions {
-		if t.Actions[i].Name == n {
-			return &t.Actions[i], true
+	for _, try := range []string{n, strings.TrimPrefix(n, t.Name+"-")} {
+		for i := range t.Actions {
+			if t.Actions[i].Name == try {
+				return &t.Actions[i], true
+			}
 		}
 	}
 	return nil, false
