@@ -18,11 +18,15 @@ type foundryRow struct {
 	check func(t *testing.T, env map[string]any)
 }
 
-// foundryRows are the compatibility table: every parameter or spelling
-// foundry-mcp accepts for an action specd shares, each with foundry's
-// meaning. Rows run in order on one fixture, so a row may rely on an earlier
-// one's change.
-var foundryRows = []foundryRow{
+// foundryTables are the compatibility table, in parts: every parameter or
+// spelling foundry-mcp accepts for an action specd shares, each with
+// foundry's meaning. Each part runs on a fixture of its own, its rows in
+// order, so a row may rely on an earlier one's change. Files add their part
+// with an init function.
+var foundryTables = map[string][]foundryRow{"spellings": foundrySpellings}
+
+// foundrySpellings: case, clamping and the workspace parameters.
+var foundrySpellings = []foundryRow{
 	// Action names and enum values in any letter case.
 	{name: "action in upper case", tool: "task", args: map[string]any{"action": "Next", "spec_id": "$spec_id"}},
 	{name: "snake_case action in mixed case", tool: "task", args: map[string]any{"action": "Check_Deps", "spec_id": "$spec_id", "task_id": "$task_id"}},
@@ -80,10 +84,19 @@ func wantWarning(prefix string) func(t *testing.T, env map[string]any) {
 func TestFoundryCompatibility(t *testing.T) {
 	t.Parallel()
 	tmpl := newFixtureTemplate(t, protocols[0], false)
+	for part, rows := range foundryTables {
+		t.Run(part, func(t *testing.T) {
+			t.Parallel()
+			runFoundryRows(t, tmpl, rows)
+		})
+	}
+}
+
+func runFoundryRows(t *testing.T, tmpl *fixtureTemplate, rows []foundryRow) {
 	deps, fx := tmpl.open(t)
 	fx["$workspace"] = deps.Workspace
 	c, _ := inProcess(t, deps, protocols[0])
-	for _, row := range foundryRows {
+	for _, row := range rows {
 		args := substitute(row.args, fx).(map[string]any)
 		for k, v := range args {
 			if s, ok := v.(string); ok && strings.HasPrefix(s, "$workspace/") {
