@@ -96,7 +96,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	if e := t.refuseWrite(raw); e != nil {
 		return call.Failure(e)
 	}
-	a, args, verr := validate(t, raw)
+	a, args, notes, verr := validateNoting(t, raw)
 	if verr != nil {
 		return call.Failure(withNextCall(t, verr))
 	}
@@ -112,6 +112,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	dctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	res := a.Handler(dctx, &Request{Call: call, Args: args, Session: sess})
+	res.Meta = append(notes, res.Meta...)
 	if res.Err != nil {
 		e := core.AsError(res.Err)
 		switch {

@@ -56,6 +56,10 @@ type Param struct {
 	MaxItems    int       // max items for arrays (0 = core.MaxArrayItems)
 	Items       ParamType // element type of arrays ("" = any)
 	Pattern     string    // regular expression for strings
+	// Clamp: a number above Max is lowered to Max with a meta.warnings
+	// entry (LIMIT_CLAMPED) instead of refused, as foundry-mcp does for page
+	// sizes; tools/list then publishes no maximum, the description names it.
+	Clamp bool
 }
 
 // Action declares one action of a tool.
@@ -145,12 +149,20 @@ func (t *Tool) param(name string) (Param, bool) {
 	return Param{}, false
 }
 
-// action finds an action by kebab-case name or its snake_case alias.
+// action finds an action by kebab-case name, its snake_case alias, in any
+// letter case (foundry-mcp matches action names case-insensitively:
+// "Next", "VERIFICATION_ADD").
+//
+// foundry's verification tool also takes its actions prefixed with the tool
+// name ("verification-add", "verification_execute"): a name that is not an
+// action is looked up once more without a "<tool>-" prefix.
 func (t *Tool) action(name string) (*Action, bool) {
-	n := strings.ReplaceAll(name, "_", "-")
-	for i := range t.Actions {
-		if t.Actions[i].Name == n {
-			return &t.Actions[i], true
+	n := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+	for _, try := range []string{n, strings.TrimPrefix(n, t.Name+"-")} {
+		for i := range t.Actions {
+			if t.Actions[i].Name == try {
+				return &t.Actions[i], true
+			}
 		}
 	}
 	return nil, false

@@ -72,7 +72,7 @@ func (p Param) schema(usedBy []string) map[string]any {
 	if p.Min != nil {
 		s["minimum"] = *p.Min
 	}
-	if p.Max != nil {
+	if p.Max != nil && !p.Clamp {
 		s["maximum"] = *p.Max
 	}
 	switch p.Type {

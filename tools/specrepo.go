@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/specd/specd/core"
@@ -44,7 +45,8 @@ var (
 )
 
 func pLimit(p core.PageLimits) Param {
-	return Param{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(p.Max)), Description: "Page size."}
+	return Param{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(p.Max)), Clamp: true,
+		Description: fmt.Sprintf("Page size (default %d; over %d is clamped).", p.Default, p.Max)}
 }
 
 // mutationArgs are the parameters every mutation takes.

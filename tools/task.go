@@ -77,7 +77,7 @@ func taskTool(d *Deps) *Tool {
 			{Name: "include_phases", Type: Boolean, Description: "Default true."},
 			{Name: "max_depth", Type: Integer, Min: f64(1), Max: f64(10), Description: "Deepest level (phases 1, tasks 2…; default 2)."},
 			{Name: "include_metadata", Type: Boolean, Description: "Include metadata and dependencies."},
-			{Name: "max_tasks", Type: Integer, Min: f64(1), Max: f64(20), Description: "Default 3."},
+			{Name: "max_tasks", Type: Integer, Min: f64(1), Max: f64(20), Clamp: true, Description: "Default 3; over 20 is clamped."},
 			{Name: "token_budget", Type: Integer, Min: f64(100), Max: f64(100000), Description: "Stop before the tasks exceed this many tokens."},
 			idListParam("task_ids", 50, "Tasks to start together."),
 			{Name: "completions", Type: Array, Items: Object, MaxItems: 50, Description: "[{task_id, success, note?, actual_hours?}]."},

@@ -22,6 +22,9 @@ func New(d *Deps) *Registry {
 		r.Add(journalTool(d).withExamples(journalExamples))
 		r.Add(researchTool(d).withExamples(researchExamples))
 	}
+	for _, t := range r.tools {
+		acceptFoundryContext(t, d.Workspace)
+	}
 	r.restrict(d)
 	return r
 }

@@ -32,8 +32,41 @@ import (
 //   - PAYLOAD_TOO_LARGE: a string, array or nesting over its cap;
 //   - MISSING_REQUIRED naming the parameter and the action.
 //
-// A null value counts as absent.
+// A null value counts as absent. Like foundry-mcp, it forgives two things
+// and says so: an enum value in another letter case is replaced by the
+// declared one ("High" → "high"), and a number over the maximum of a Clamp
+// parameter (page sizes) is lowered to it with a LIMIT_CLAMPED warning,
+// returned as meta options for the answer.
 func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
+	a, args, _, err := validateNoting(t, raw)
+	return a, args, err
+}
+
+// validateNoting is validate, also returning the warnings the call's answer
+// carries (LIMIT_CLAMPED).
+func validateNoting(t *Tool, raw map[string]any) (*Action, Args, []core.MetaOption, *core.Error) {
+	a, args, err := validateArgs(t, raw)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var notes []core.MetaOption
+	for name, v := range args {
+		p, _ := t.param(name)
+		if f, ok := v.(float64); ok && p.Clamp && p.Max != nil && f > *p.Max {
+			args[name] = *p.Max
+			notes = append(notes, core.WithWarning(WarnLimitClamped, core.SeverityWarning,
+				fmt.Sprintf("%s %v is over the maximum; %v was used.", name, v, *p.Max),
+				map[string]any{"field": name, "requested": v, "used": *p.Max}))
+		}
+	}
+	return a, args, notes, nil
+}
+
+// WarnLimitClamped marks an answer whose page size (or similar count) was
+// lowered to the parameter's maximum instead of being refused.
+const WarnLimitClamped = "LIMIT_CLAMPED"
+
+func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	if err := checkRequestSize(t, raw); err != nil {
 		return nil, nil, err
 	}
@@ -99,6 +132,7 @@ func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 		if f, ok := goNumber(v); ok && (p.Type == Integer || p.Type == Number) {
 			v = f // Go callers (the CLI, tests) may pass ints; JSON gives float64
 		}
+		v = canonicalEnum(p, v)
 		if err := checkValue(p, v); err != nil {
 			return nil, nil, err
 		}
@@ -208,7 +242,7 @@ func checkValue(p Param, v any) *core.Error {
 		if p.Min != nil && f < *p.Min {
 			return invalid(p, v, fmt.Sprintf("≥ %v", *p.Min), nil)
 		}
-		if p.Max != nil && f > *p.Max {
+		if p.Max != nil && f > *p.Max && !p.Clamp {
 			return invalid(p, v, fmt.Sprintf("≤ %v", *p.Max), nil)
 		}
 	case Boolean:
@@ -291,6 +325,21 @@ func checkMarkedNumbers(path string, v any) *core.Error {
 		}
 	}
 	return nil
+}
+
+// canonicalEnum returns the declared spelling of an enum value given in
+// another letter case; any other value unchanged.
+func canonicalEnum(p Param, v any) any {
+	s, ok := v.(string)
+	if !ok || len(p.Enum) == 0 || contains(p.Enum, s) {
+		return v
+	}
+	for _, e := range p.Enum {
+		if strings.EqualFold(e, s) {
+			return e
+		}
+	}
+	return v
 }
 
 func contains(list []string, s string) bool {

@@ -61,6 +61,7 @@ const (
 	StoreCorrupt       = "STORE_CORRUPT"
 	StoreFull          = "STORE_FULL"
 	StoreReadOnly      = "STORE_READ_ONLY"
+	WorkspaceMismatch  = "WORKSPACE_MISMATCH"
 )
 
 // Info is one row of the registry.
@@ -106,6 +107,7 @@ var table = []Info{
 	{LockTimeout, TypeUnavailable, "Another process holds the store: retry after data.details.retry_after_ms milliseconds."},
 	{StoreCorrupt, TypeUnavailable, "Stop specd, move the store file named in data.details.store aside, and restore the latest copy made with `specd backup` (`specd check` verifies it)."},
 	{StoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
+	{WorkspaceMismatch, TypeValidation, "This server keeps one workspace's specs: omit the workspace/path parameter, or start specd for that folder (specd serve --workspace FOLDER) and call that server."},
 	{StoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
 }
 
