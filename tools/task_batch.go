@@ -3,11 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/specs"
 )
 
@@ -87,41 +85,26 @@ func completionsOf(list []any) ([]specs.Completion, *core.Error) {
 	return out, nil
 }
 
-// completionOf binds completions[i].
+// completionOf binds completions[i] (objectArg): task_id (an id) and
+// success are required.
 func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 	m, _ := raw.(map[string]any)
-	at := func(k string) string { return fmt.Sprintf("completions[%d].%s", i, k) }
+	o := bindObject(m, fmt.Sprintf("completions[%d]", i), "task", completionFields)
 	var c specs.Completion
-	for k := range m {
-		if !slices.Contains(completionFields, k) {
-			return c, core.NewError(errcode.UnknownParameter, fmt.Sprintf("%s is not a completion field.", at(k)),
-				map[string]any{"field": at(k), "allowed": completionFields}).
-				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "task"}, fuzzy.Rank(k, completionFields, 5))
-		}
-	}
 	var ok bool
-	if c.TaskID, ok = m["task_id"].(string); !ok || c.TaskID == "" {
-		return c, core.NewError(errcode.MissingRequired, at("task_id")+" is required (a string).", map[string]any{"field": at("task_id"), "received": m["task_id"]})
+	if c.TaskID, _ = m["task_id"].(string); c.TaskID == "" {
+		o.required("task_id", "a string")
 	}
-	if err := specs.CheckID(at("task_id"), c.TaskID); err != nil {
-		return c, core.AsError(err)
+	if o.err == nil {
+		if err := specs.CheckID(o.at("task_id"), c.TaskID); err != nil {
+			return c, core.AsError(err)
+		}
 	}
 	if c.Success, ok = m["success"].(bool); !ok {
-		return c, core.NewError(errcode.MissingRequired, at("success")+" is required (true or false).", map[string]any{"field": at("success"), "received": m["success"]})
+		o.required("success", "true or false")
 	}
-	if v, has := m["note"]; has && v != nil {
-		if c.Note, ok = v.(string); !ok {
-			return c, core.NewError(errcode.InvalidFormat, at("note")+" must be a string.", map[string]any{"field": at("note"), "received": v})
-		}
-	}
-	if v, has := m["actual_hours"]; has && v != nil {
-		f, ok := v.(float64)
-		if !ok || f < 0 {
-			return c, core.NewError(errcode.InvalidFormat, at("actual_hours")+" must be a number ≥ 0.", map[string]any{"field": at("actual_hours"), "received": v})
-		}
-		c.ActualHours = &f
-	}
-	return c, nil
+	c.Note, c.ActualHours = o.str("note"), o.hours("actual_hours")
+	return c, o.err
 }
 
 // taskCompleteBatch applies each completion in one transaction
