@@ -3,6 +3,7 @@ package specs
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/specd/specd/core/errcode"
@@ -87,6 +88,25 @@ type StartedTask struct {
 	Status    Status `json:"status"`
 	StartedAt string `json:"started_at"`
 	StartedBy string `json:"started_by"`
+}
+
+// CheckBatchIDs checks start-batch's task_ids before any read: at least
+// one (MISSING_REQUIRED), none twice (INVALID_FORMAT naming the repeated
+// id).
+func CheckBatchIDs(ids []string) error {
+	if len(ids) == 0 {
+		return &Error{Code: errcode.MissingRequired, Message: "task_ids must name at least one task.",
+			Details: map[string]any{"field": "task_ids", "action": "start-batch"}}
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return &Error{Code: errcode.InvalidFormat, Message: fmt.Sprintf("task_ids lists %s twice.", id),
+				Details: map[string]any{"field": "task_ids", "received": id, "constraint": "distinct task ids"}}
+		}
+		seen[id] = true
+	}
+	return nil
 }
 
 // StartBatch starts every task of ids (StartAll), appending their journal

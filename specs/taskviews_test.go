@@ -303,3 +303,24 @@ func TestAuthoringViews(t *testing.T) {
 		t.Fatalf("entries %+v", entries)
 	}
 }
+
+func TestCheckBatchIDs(t *testing.T) {
+	for _, tc := range []struct {
+		ids      []string
+		code     string
+		received any
+	}{
+		{nil, errcode.MissingRequired, nil},
+		{[]string{"task-1-1", "task-1-2", "task-1-1"}, errcode.InvalidFormat, "task-1-1"},
+		{[]string{"task-1-1", "task-1-2"}, "", nil},
+	} {
+		err := CheckBatchIDs(tc.ids)
+		if tc.code == "" {
+			noErr(t, err)
+			continue
+		}
+		if e := mustCode(t, err, tc.code); e.Details["field"] != "task_ids" || e.Details["received"] != tc.received {
+			t.Errorf("%v: details %v", tc.ids, e.Details)
+		}
+	}
+}

@@ -51,16 +51,8 @@ func (d *Deps) taskPrepareBatch(ctx context.Context, r *Request) Result {
 // (details.failed_task_id) and nothing is stored.
 func (d *Deps) taskStartBatch(ctx context.Context, r *Request) Result {
 	ids := r.Args.Strings("task_ids")
-	if len(ids) == 0 {
-		return Fail(core.NewError(errcode.MissingRequired, "task_ids must name at least one task.", map[string]any{"field": "task_ids", "action": "start-batch"}))
-	}
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			return Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("task_ids lists %s twice.", id),
-				map[string]any{"field": "task_ids", "received": id, "constraint": "distinct task ids"}))
-		}
-		seen[id] = true
+	if err := specs.CheckBatchIDs(ids); err != nil {
+		return Fail(specError(err, ""))
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskStartBatchAnswer, error) {
 		b, err := specs.StartBatch(sp, j, ids, d.transitionOptions(r))
