@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -112,13 +111,8 @@ func authoringTool(d *Deps) *Tool {
 	}
 }
 
-func templateNames() []string {
-	var out []string
-	for _, t := range specs.Templates() {
-		out = append(out, t.Name)
-	}
-	return out
-}
+// templateNames are the built-in templates' names.
+func templateNames() []string { return specs.TemplateNames() }
 
 func missingOrUnknownTemplate(name string) *core.Error {
 	if name == "" {
@@ -128,30 +122,9 @@ func missingOrUnknownTemplate(name string) *core.Error {
 		WithRecovery("authoring", map[string]any{"action": "spec-template", "template_action": "list"}, fuzzy.Rank(name, templateNames(), 5))
 }
 
-// frontmatterValue converts the string value to the type key expects.
-func frontmatterValue(key string, a Args) (any, error) {
-	if !a.Has("value") {
-		return nil, nil
-	}
-	s := a.String("value")
-	switch key {
-	case "estimated_hours", "actual_hours":
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			return nil, core.NewError(errcode.InvalidFormat, key+" must be a number of hours.", map[string]any{"field": "value", "received": s, "constraint": "number ≥ 0"})
-		}
-		return f, nil
-	case "objectives":
-		var list []any
-		if err := json.Unmarshal([]byte(s), &list); err != nil {
-			return nil, core.NewError(errcode.InvalidFormat, "objectives must be a JSON array of strings.", map[string]any{"field": "value", "received": s, "constraint": "JSON array of strings"})
-		}
-		return list, nil
-	}
-	return s, nil
-}
-
-func phaseInput(a Args, link *bool, testCommand string) specs.PhaseInput {
+// phaseInput binds phase-add's phase (and phase-add-bulk's position and
+// link_previous).
+func phaseInput(a Args, testCommand string) specs.PhaseInput {
 	in := specs.PhaseInput{Title: a.String("title"), Description: a.String("description"), Purpose: a.String("purpose"), TestCommand: testCommand}
 	if p, ok := a.Int("position"); ok {
 		in.Position = p
@@ -159,136 +132,63 @@ func phaseInput(a Args, link *bool, testCommand string) specs.PhaseInput {
 	if a.Has("link_previous") {
 		v := a.Bool("link_previous")
 		in.LinkPrevious = &v
-	} else if link != nil {
-		in.LinkPrevious = link
 	}
 	return in
 }
 
-// phaseObject binds phase-add-bulk's phase object strictly.
+// phaseFields are the keys of phase-add-bulk's phase object.
+var phaseFields = []string{"title", "description", "purpose", "metadata", "metadata_defaults"}
+
+// phaseObject binds phase-add-bulk's phase object strictly (objectArg);
+// its title is required.
 func phaseObject(m map[string]any, a Args, testCommand string) (specs.PhaseInput, error) {
-	in := phaseInput(a, nil, testCommand)
-	for k, v := range m {
-		switch k {
-		case "title", "description", "purpose":
-			s, ok := v.(string)
-			if !ok {
-				return in, core.NewError(errcode.InvalidFormat, "phase."+k+" must be a string.", map[string]any{"field": "phase." + k, "received": v})
-			}
-			switch k {
-			case "title":
-				in.Title = s
-			case "description":
-				in.Description = s
-			default:
-				in.Purpose = s
-			}
-		case "metadata_defaults", "metadata":
-			mm, ok := v.(map[string]any)
-			if !ok {
-				return in, core.NewError(errcode.InvalidFormat, "phase."+k+" must be an object.", map[string]any{"field": "phase." + k, "received": v})
-			}
-			if k == "metadata" {
-				in.Metadata = mm
-			} else {
-				in.MetadataDefaults = mm
-			}
-		default:
-			return in, core.NewError(errcode.UnknownParameter, fmt.Sprintf("phase has no field %q.", k),
-				map[string]any{"field": "phase." + k, "allowed": []string{"title", "description", "purpose", "metadata", "metadata_defaults"}}).
-				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "authoring"}, fuzzy.Rank(k, []string{"title", "description", "purpose", "metadata", "metadata_defaults"}, 5))
+	in := phaseInput(a, testCommand)
+	o := bindObject(m, "phase", "authoring", phaseFields)
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"description", &in.Description}, {"purpose", &in.Purpose}, {"title", &in.Title}} {
+		if o.has(f.key) {
+			*f.dst = o.str(f.key)
 		}
 	}
-	if strings.TrimSpace(in.Title) == "" {
+	in.Metadata, in.MetadataDefaults = o.object("metadata"), o.object("metadata_defaults")
+	if o.err == nil && strings.TrimSpace(in.Title) == "" {
 		return in, core.NewError(errcode.MissingRequired, "phase.title is required.", map[string]any{"field": "phase.title"})
 	}
-	return in, nil
+	return in, errOrNil(o.err)
 }
 
+// taskFields are the keys of one phase-add-bulk task.
 var taskFields = []string{"type", "title", "description", "task_category", "file_path", "acceptance_criteria", "complexity",
 	"estimated_hours", "verification_type", "command", "expected", "blocking_mode", "research_type", "query"}
 
-// taskInputs binds phase-add-bulk's tasks strictly: unknown fields and wrong
-// types are errors naming tasks[i].field.
+// taskInputs binds phase-add-bulk's tasks strictly (objectArg): unknown
+// fields and wrong types are errors naming tasks[i].field.
 func taskInputs(list []any) ([]specs.TaskInput, error) {
 	out := make([]specs.TaskInput, 0, len(list))
 	for i, raw := range list {
 		m, _ := raw.(map[string]any)
-		t, err := taskInput(m, fmt.Sprintf("tasks[%d]", i))
-		if err != nil {
-			return nil, err
+		o := bindObject(m, fmt.Sprintf("tasks[%d]", i), "authoring", taskFields)
+		t := specs.TaskInput{Type: specs.NodeType(o.str("type")), Title: o.str("title"), Description: o.str("description"),
+			TaskCategory: o.str("task_category"), FilePath: o.str("file_path"), Complexity: o.str("complexity"),
+			VerificationType: o.str("verification_type"), Command: o.str("command"), Expected: o.str("expected"),
+			BlockingMode: o.str("blocking_mode"), ResearchType: o.str("research_type"), Query: o.str("query"),
+			EstimatedHours: o.hours("estimated_hours"), AcceptanceCriteria: o.strs("acceptance_criteria")}
+		if o.err != nil {
+			return nil, o.err
 		}
 		out = append(out, t)
 	}
 	return out, nil
 }
 
-func taskInput(m map[string]any, path string) (specs.TaskInput, error) {
-	var t specs.TaskInput
-	str := func(k string) (string, error) {
-		v, ok := m[k]
-		if !ok || v == nil {
-			return "", nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", core.NewError(errcode.InvalidFormat, fmt.Sprintf("%s.%s must be a string.", path, k), map[string]any{"field": path + "." + k, "received": v})
-		}
-		return s, nil
+// errOrNil is e as an error, nil when e is nil.
+func errOrNil(e *core.Error) error {
+	if e == nil {
+		return nil
 	}
-	for k := range m {
-		known := false
-		for _, f := range taskFields {
-			known = known || f == k
-		}
-		if !known {
-			return t, core.NewError(errcode.UnknownParameter, fmt.Sprintf("%s has no field %q.", path, k),
-				map[string]any{"field": path + "." + k, "allowed": taskFields}).
-				WithRecovery("server", map[string]any{"action": "schema", "tool_name": "authoring"}, fuzzy.Rank(k, taskFields, 5))
-		}
-	}
-	var err error
-	var typ string
-	if typ, err = str("type"); err != nil {
-		return t, err
-	}
-	t.Type = specs.NodeType(typ)
-	fields := map[string]*string{"title": &t.Title, "description": &t.Description, "task_category": &t.TaskCategory, "file_path": &t.FilePath,
-		"complexity": &t.Complexity, "verification_type": &t.VerificationType, "command": &t.Command, "expected": &t.Expected,
-		"blocking_mode": &t.BlockingMode, "research_type": &t.ResearchType, "query": &t.Query}
-	for k, dst := range fields {
-		if *dst, err = str(k); err != nil {
-			return t, err
-		}
-	}
-	if v, ok := m["estimated_hours"]; ok && v != nil {
-		f, ok := v.(float64)
-		if !ok || f < 0 {
-			return t, core.NewError(errcode.InvalidFormat, path+".estimated_hours must be a number ≥ 0.", map[string]any{"field": path + ".estimated_hours", "received": v})
-		}
-		t.EstimatedHours = &f
-	}
-	if v, ok := m["acceptance_criteria"]; ok && v != nil {
-		l, ok := v.([]any)
-		if !ok {
-			return t, core.NewError(errcode.InvalidFormat, path+".acceptance_criteria must be an array of strings.", map[string]any{"field": path + ".acceptance_criteria", "received": v})
-		}
-		for j, x := range l {
-			s, ok := x.(string)
-			if !ok {
-				return t, core.NewError(errcode.InvalidFormat, "acceptance criteria are strings.", map[string]any{"field": fmt.Sprintf("%s.acceptance_criteria[%d]", path, j), "received": x})
-			}
-			t.AcceptanceCriteria = append(t.AcceptanceCriteria, s)
-		}
-	}
-	return t, nil
-}
-
-func rootChildren(sp *specs.Spec) []string {
-	if root := sp.Root(); root != nil {
-		return append([]string{}, root.Children...)
-	}
-	return []string{}
+	return e
 }
 
 // structMap renders a result struct as a JSON object map.

@@ -22,18 +22,13 @@ type SpecCreateAnswer struct {
 
 func (d *Deps) specCreate(ctx context.Context, r *Request) Result {
 	o := d.writeOptions(r, "spec-create")
+	in := specs.NewSpecInput{
+		Name: r.Args.String("name"), Mission: r.Args.String("mission"), Description: r.Args.String("description"),
+		Category: r.Args.String("category"), Template: r.Args.String("template"),
+		PlanPath: r.Args.String("plan_path"), PlanReviewPath: r.Args.String("plan_review_path"), TestCommand: d.TestCommand,
+	}
 	h, err := d.Specs.CreateSpec(ctx, o, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
-		sp, err := specs.NewSpec(specs.NewSpecInput{
-			Name: r.Args.String("name"), Mission: r.Args.String("mission"), Description: r.Args.String("description"),
-			Category: r.Args.String("category"), Template: r.Args.String("template"),
-			PlanPath: r.Args.String("plan_path"), PlanReviewPath: r.Args.String("plan_review_path"), TestCommand: d.TestCommand,
-		}, d.clock(), exists)
-		if err != nil {
-			return nil, nil, err
-		}
-		entry := specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "note", Title: "Spec created",
-			Content: "Created " + sp.Header.Title + ".", Author: author(r)}
-		return sp, []specs.JournalEntry{entry}, nil
+		return specs.CreateSpec(in, d.clock(), exists, author(r))
 	})
 	if err != nil {
 		return Fail(specError(err, ""))
@@ -48,9 +43,9 @@ func (d *Deps) specCreate(ctx context.Context, r *Request) Result {
 // SpecTemplateAnswer is authoring spec-template's answer: templates (list),
 // template (show), or phases with the Mutation (apply).
 type SpecTemplateAnswer struct {
-	Templates []TemplateInfo      `json:"templates,omitempty"`
-	Template  *specs.Template     `json:"template,omitempty"`
-	Phases    []specs.PhaseResult `json:"phases,omitempty"`
+	Templates []specs.TemplateInfo `json:"templates,omitempty"`
+	Template  *specs.Template      `json:"template,omitempty"`
+	Phases    []specs.PhaseResult  `json:"phases,omitempty"`
 	// apply only: the Mutation's fields.
 	SpecID  string             `json:"spec_id,omitempty"`
 	Version int64              `json:"version,omitempty"`
@@ -62,21 +57,10 @@ func (a *SpecTemplateAnswer) mutated(m Mutation) {
 	a.SpecID, a.Version, a.DryRun, a.Changes = m.SpecID, m.Version, m.DryRun, m.Changes
 }
 
-// TemplateInfo is one template of spec-template list.
-type TemplateInfo struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Phases      int    `json:"phases"`
-}
-
 func (d *Deps) specTemplate(ctx context.Context, r *Request) Result {
 	switch r.Args.String("template_action") {
 	case "", "list":
-		var a SpecTemplateAnswer
-		for _, t := range specs.Templates() {
-			a.Templates = append(a.Templates, TemplateInfo{Name: t.Name, Description: t.Description, Phases: len(t.Phases)})
-		}
-		return OK(a)
+		return OK(SpecTemplateAnswer{Templates: specs.TemplateCatalogue()})
 	case "show":
 		t, ok := specs.TemplateByName(r.Args.String("template"))
 		if !ok {
@@ -99,18 +83,13 @@ func (d *Deps) specTemplate(ctx context.Context, r *Request) Result {
 // FrontmatterAnswer is authoring spec-update-frontmatter's answer.
 type FrontmatterAnswer struct {
 	Mutation
-	Key   string `json:"key"`
-	Value any    `json:"value"`
+	specs.Frontmatter
 }
 
 func (d *Deps) specUpdateFrontmatter(ctx context.Context, r *Request) Result {
-	key := r.Args.String("key")
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (FrontmatterAnswer, error) {
-		v, err := frontmatterValue(key, r.Args)
-		if err == nil {
-			err = specs.UpdateFrontmatter(sp, key, v)
-		}
-		return FrontmatterAnswer{Key: key, Value: v}, err
+		v, err := specs.SetFrontmatter(sp, r.Args.String("key"), r.Args.String("value"), r.Args.Has("value"))
+		return FrontmatterAnswer{Frontmatter: v}, err
 	})
 }
 
@@ -122,7 +101,7 @@ type PhaseAnswer struct {
 
 func (d *Deps) phaseAdd(ctx context.Context, r *Request) Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
-		res, err := specs.AddPhase(sp, phaseInput(r.Args, nil, d.TestCommand))
+		res, err := specs.AddPhase(sp, phaseInput(r.Args, d.TestCommand))
 		return PhaseAnswer{PhaseResult: res}, err
 	})
 }
@@ -159,17 +138,14 @@ func (d *Deps) phaseRemove(ctx context.Context, r *Request) Result {
 // position and the phases in their new order.
 type PhaseMoveAnswer struct {
 	Mutation
-	PhaseID  string   `json:"phase_id"`
-	Position int      `json:"position"`
-	Phases   []string `json:"phases"`
+	specs.MovedPhase
 }
 
 func (d *Deps) phaseMove(ctx context.Context, r *Request) Result {
-	id := r.Args.String("phase_id")
 	pos, _ := r.Args.Int("position")
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMoveAnswer, error) {
-		err := specs.MovePhase(sp, id, pos)
-		return PhaseMoveAnswer{PhaseID: id, Position: pos, Phases: rootChildren(sp)}, err
+		v, err := specs.MovePhaseView(sp, r.Args.String("phase_id"), pos)
+		return PhaseMoveAnswer{MovedPhase: v}, err
 	})
 }
 
@@ -193,18 +169,13 @@ func (d *Deps) phaseUpdateMetadata(ctx context.Context, r *Request) Result {
 // stored (with its [type] tag) and how many there are now.
 type AssumptionAddAnswer struct {
 	Mutation
-	Assumption string `json:"assumption"`
-	Count      int    `json:"count"`
+	specs.AddedAssumption
 }
 
 func (d *Deps) assumptionAdd(ctx context.Context, r *Request) Result {
-	text := r.Args.String("text")
-	if t := r.Args.String("assumption_type"); t != "" {
-		text = "[" + t + "] " + text
-	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (AssumptionAddAnswer, error) {
-		n, err := specs.AddAssumption(sp, text)
-		return AssumptionAddAnswer{Assumption: text, Count: n}, err
+		v, err := specs.AddTaggedAssumption(sp, r.Args.String("assumption_type"), r.Args.String("text"))
+		return AssumptionAddAnswer{AddedAssumption: v}, err
 	})
 }
 

@@ -2,13 +2,14 @@ package tools
 
 import (
 	"context"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/specd/specd/specs"
 )
 
-// The work loop: next, prepare, info, check-deps and the status transitions.
+// The work loop: next, prepare, info, check-deps and the status
+// transitions. Each handler binds its arguments and calls one domain
+// function in one store transaction (specs.ApplyTransition, specs.Next,
+// specs.ClaimNext, specs.Prepare, specs.InfoOf, specs.DepsCheckOf).
 
 // transitionOptions binds the transition parameters of a call. The session
 // id is what start records as started_by and what decides CONFLICT: a
@@ -26,145 +27,63 @@ func (d *Deps) transitionOptions(r *Request) specs.TransitionOptions {
 	return o
 }
 
-// transitionFn is a domain transition (specs.Start, specs.Complete, …).
-type transitionFn func(sp *specs.Spec, id string, o specs.TransitionOptions) (specs.TransitionResult, error)
-
-// taskTransition is the handler of a transition action over task_id.
-func (d *Deps) taskTransition(do transitionFn) Handler {
-	return func(ctx context.Context, r *Request) Result { return d.transition(ctx, r, do) }
-}
-
-// taskUpdateStatus moves task_id to status through the matching
-// transition (specs.UpdateStatus).
-func (d *Deps) taskUpdateStatus(ctx context.Context, r *Request) Result {
-	to := specs.Status(r.Args.String("status"))
-	return d.transition(ctx, r, func(sp *specs.Spec, id string, o specs.TransitionOptions) (specs.TransitionResult, error) {
-		return specs.UpdateStatus(sp, id, to, o)
-	})
-}
-
 // TransitionAnswer is the answer of a status change.
 type TransitionAnswer struct {
 	Mutation
-	TaskID   string        `json:"task_id"`
-	From     specs.Status  `json:"from"`
-	To       specs.Status  `json:"to"`
-	Status   specs.Status  `json:"status"`
-	Task     TaskNode      `json:"task"`
-	Progress ProgressBrief `json:"progress"`
-	Phase    *PhaseBrief   `json:"phase,omitempty"`
+	specs.TransitionView
 }
 
-// transition runs one transition of task_id as one stored mutation: the
-// domain's journal entry is appended in the same transaction, rollups are
-// updated by the domain, and the domain's warnings (already completed,
-// already started by this session, forced completion) become meta warnings.
-func (d *Deps) transition(ctx context.Context, r *Request, do transitionFn) Result {
-	id := r.Args.String("task_id")
-	var warnings []string
-	res := answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TransitionAnswer, error) {
-		tr, err := do(sp, id, d.transitionOptions(r))
-		if err != nil {
-			return TransitionAnswer{}, err
+// taskTransition is the handler of a transition action over task_id: one
+// stored mutation whose journal entry is appended in the same transaction;
+// the domain's warnings (already completed, already started by this
+// session, forced completion) become TASK_UNCHANGED meta warnings.
+func (d *Deps) taskTransition(do specs.Transition) Handler {
+	return func(ctx context.Context, r *Request) Result {
+		id := r.Args.String("task_id")
+		res := mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TransitionAnswer, error) {
+			v, err := specs.ApplyTransition(sp, j, do, id, d.transitionOptions(r))
+			return TransitionAnswer{TransitionView: v}, err
+		})
+		if a, ok := res.Data.(TransitionAnswer); ok {
+			for _, w := range a.Warnings {
+				res.Meta = append(res.Meta, warn("TASK_UNCHANGED", w, map[string]any{"task_id": id}))
+			}
 		}
-		if tr.Entry != nil {
-			j.Append(*tr.Entry)
-		}
-		warnings = tr.Warnings
-		n := sp.Node(tr.TaskID)
-		return TransitionAnswer{TaskID: tr.TaskID, From: tr.From, To: tr.To, Status: n.Status, Task: taskNode(n),
-			Progress: specProgress(sp), Phase: phaseOf(sp, n)}, nil
-	}))
-	if res.Err == nil {
-		for _, w := range warnings {
-			res.Meta = append(res.Meta, warn("TASK_UNCHANGED", w, map[string]any{"task_id": id}))
-		}
+		return res
 	}
-	return res
 }
 
-// TaskNextAnswer is next's answer: the task found (NextTask), or why none
-// is actionable (NothingActionable).
+// taskUpdateStatus moves task_id to status through the matching
+// transition (specs.To).
+func (d *Deps) taskUpdateStatus(ctx context.Context, r *Request) Result {
+	return d.taskTransition(specs.To(specs.Status(r.Args.String("status"))))(ctx, r)
+}
+
+// TaskNextAnswer is next's answer: the task found, or why none is
+// actionable.
 type TaskNextAnswer struct {
 	Mutation
-	Found        bool `json:"found"`
-	SpecComplete bool `json:"spec_complete"`
-	Claimed      bool `json:"claimed"`
-	*NextTask
-	*NothingActionable
+	specs.NextView
 }
 
-// NextTask is the task next found.
-type NextTask struct {
-	TaskID   string         `json:"task_id"`
-	Title    string         `json:"title"`
-	Type     specs.NodeType `json:"type"`
-	Status   specs.Status   `json:"status"`
-	Parent   string         `json:"parent"`
-	PhaseID  string         `json:"phase_id"`
-	Metadata map[string]any `json:"metadata"`
-}
-
-// NothingActionable explains an empty next: blocked tasks with what they
-// wait on, failed tasks with the call that retries each, tasks in progress
-// with who started them, and the next call to make.
-type NothingActionable struct {
-	Blocked    []specs.BlockedTask `json:"blocked"`
-	Failed     []FailedTaskItem    `json:"failed"`
-	InProgress []InProgressTask    `json:"in_progress"`
-	Hint       string              `json:"hint"`
-	NextCall   *NextCall           `json:"next_call,omitempty"`
-}
-
-// FailedTaskItem is a failed task with retry: the call that retries it as
-// given (task reopen with a reason: back to pending, retry_count kept, so
-// that next and prepare-batch offer it again).
-type FailedTaskItem struct {
-	TaskID        string   `json:"task_id"`
-	RetryCount    int      `json:"retry_count"`
-	Retry         NextCall `json:"retry"`
-	FailureReason string   `json:"failure_reason,omitempty"`
-}
-
-// InProgressTask is a task someone is working on.
-type InProgressTask struct {
-	TaskID    string `json:"task_id"`
-	Title     string `json:"title"`
-	StartedBy string `json:"started_by"`
-	StartedAt string `json:"started_at"`
-}
-
-// taskNext answers the next actionable task (specs.NextTask). With claim it
-// runs as a mutation that also starts the task in the same transaction, so
-// concurrent claimers (other sessions, other processes) each get a
-// different task. Nothing actionable is a success with found:false, the
-// blocked and in-progress tasks, spec_complete and a hint; when work
-// remains but none is actionable a NO_ACTIONABLE_TASK warning says so.
+// taskNext answers the next actionable task (specs.Next). With claim it
+// runs as a mutation that also starts the task in the same transaction
+// (specs.ClaimNext), so concurrent claimers (other sessions, other
+// processes) each get a different task. Nothing actionable is a success
+// with found:false, the blocked and in-progress tasks, spec_complete and a
+// hint; when work remains but none is actionable a NO_ACTIONABLE_TASK
+// warning says so.
 func (d *Deps) taskNext(ctx context.Context, r *Request) Result {
 	var res Result
 	if !r.Args.Bool("claim") {
-		res = answer(readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskNextAnswer, error) {
-			a := nextAnswer(sp, specs.NextTask(sp))
-			a.SpecID, a.Version = sp.Header.SpecID, sp.Header.Version
-			return a, nil
-		}))
+		res = readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskNextAnswer, error) {
+			return TaskNextAnswer{Mutation: Mutation{SpecID: sp.Header.SpecID, Version: sp.Header.Version}, NextView: specs.Next(sp)}, nil
+		})
 	} else {
-		res = answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskNextAnswer, error) {
-			nr := specs.NextTask(sp)
-			if !nr.Found {
-				return nextAnswer(sp, nr), nil
-			}
-			tr, err := specs.Start(sp, nr.TaskID, d.transitionOptions(r))
-			if err != nil {
-				return TaskNextAnswer{}, err
-			}
-			if tr.Entry != nil {
-				j.Append(*tr.Entry)
-			}
-			a := nextAnswer(sp, nr)
-			a.Claimed = true
-			return a, nil
-		}))
+		res = mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskNextAnswer, error) {
+			v, err := specs.ClaimNext(sp, j, d.transitionOptions(r))
+			return TaskNextAnswer{NextView: v}, err
+		})
 	}
 	if a, ok := res.Data.(TaskNextAnswer); ok && !a.Found && !a.SpecComplete {
 		res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
@@ -173,253 +92,68 @@ func (d *Deps) taskNext(ctx context.Context, r *Request) Result {
 	return res
 }
 
-// nextAnswer is next's answer for nr (not claimed).
-func nextAnswer(sp *specs.Spec, nr specs.NextResult) TaskNextAnswer {
-	if !nr.Found {
-		return TaskNextAnswer{SpecComplete: nr.SpecComplete, NothingActionable: nothingActionable(sp, nr)}
-	}
-	n := sp.Node(nr.TaskID)
-	return TaskNextAnswer{Found: true, NextTask: &NextTask{TaskID: n.ID, Title: n.Title, Type: n.Type, Status: n.Status,
-		Parent: n.Parent, PhaseID: nr.PhaseID, Metadata: metadataOf(n)}}
-}
+// TaskPrepareAnswer is prepare's answer: the task's context bundle (a
+// research node's with its linked digests), or why nothing is actionable.
+type TaskPrepareAnswer = specs.PrepareView[LinkedDigest]
 
-// nothingActionable is why nr found nothing, with the next call to make (a
-// failed task's retry comes first: it is the only work this agent can
-// unlock by itself).
-func nothingActionable(sp *specs.Spec, nr specs.NextResult) *NothingActionable {
-	inProgress := make([]InProgressTask, 0, len(nr.InProgress))
-	for _, id := range nr.InProgress {
-		if n := sp.Node(id); n != nil {
-			inProgress = append(inProgress, InProgressTask{TaskID: id, Title: n.Title, StartedBy: n.StartedBy(), StartedAt: n.MetaString("started_at")})
-		}
-	}
-	specID := sp.Header.SpecID
-	failed := failedItems(specID, nr.Failed)
-	na := &NothingActionable{Blocked: nr.Blocked, Failed: failed, InProgress: inProgress, Hint: nr.Hint}
-	switch {
-	case nr.SpecComplete:
-		na.NextCall = &NextCall{Tool: "lifecycle", Args: map[string]any{"action": "complete", "spec_id": specID}}
-	case len(failed) > 0:
-		na.NextCall = &failed[0].Retry
-	case len(nr.Blocked) > 0:
-		na.NextCall = &NextCall{Tool: "task", Args: map[string]any{"action": "check-deps", "spec_id": specID, "task_id": nr.Blocked[0].TaskID}}
-	case len(nr.InProgress) > 0:
-		na.NextCall = &NextCall{Tool: "task", Args: map[string]any{"action": "info", "spec_id": specID, "task_id": nr.InProgress[0]}}
-	}
-	return na
-}
-
-// failedItems lists failed tasks, each with the call that retries it.
-func failedItems(specID string, failed []specs.FailedTask) []FailedTaskItem {
-	out := make([]FailedTaskItem, 0, len(failed))
-	for _, f := range failed {
-		out = append(out, FailedTaskItem{TaskID: f.TaskID, RetryCount: f.RetryCount, FailureReason: f.Reason,
-			Retry: NextCall{Tool: "task", Args: map[string]any{"action": "reopen", "spec_id": specID, "task_id": f.TaskID, "reason": "retry after failure"}}})
-	}
-	return out
-}
-
-// prepareExcerptChars bounds the previous sibling's journal excerpt.
-const prepareExcerptChars = 500
-
-// TaskPrepareAnswer is prepare's answer: the task's context bundle, or (no
-// task_id and nothing actionable) why nothing is.
-type TaskPrepareAnswer struct {
-	SpecID       string `json:"spec_id"`
-	Found        bool   `json:"found"`
-	SpecComplete *bool  `json:"spec_complete,omitempty"`
-	*PreparedTask
-	*NothingActionable
-}
-
-// PreparedTask is the context bundle of one task.
-type PreparedTask struct {
-	TaskID       string         `json:"task_id"`
-	Task         TaskNode       `json:"task"`
-	Dependencies specs.DepCheck `json:"dependencies"`
-	Context      TaskContext    `json:"context"`
-	Hints        []string       `json:"hints"`
-	Version      int64          `json:"version"`
-}
-
-// TaskContext is what surrounds a task: the previous sibling with its
-// latest journal excerpt, the parent (a task or group), the phase, the
-// task's last 3 journal entries and, for a research node, its linked
-// digests.
-type TaskContext struct {
-	PreviousSibling *PreviousSibling     `json:"previous_sibling"`
-	Parent          *TaskRef             `json:"parent"`
-	Phase           *PhaseBrief          `json:"phase"`
-	Journal         []specs.JournalEntry `json:"journal"`
-	Digests         *[]LinkedDigest      `json:"digests,omitempty"`
-}
-
-// PreviousSibling is the task before, with its newest journal entry.
-type PreviousSibling struct {
-	TaskRef
-	JournalExcerpt *JournalExcerpt `json:"journal_excerpt"`
-}
-
-// JournalExcerpt is a journal entry with its content cut to 500 characters.
-type JournalExcerpt struct {
-	Seq       uint64 `json:"seq"`
-	Timestamp string `json:"timestamp"`
-	EntryType string `json:"entry_type"`
-	Title     string `json:"title"`
-	Content   string `json:"content"`
-}
-
-// taskPrepare assembles the context bundle for task_id (default: the next
-// task, not claimed): the task, its dependency check, the previous sibling
-// with its latest journal excerpt, the parent, the phase with its progress,
-// the task's last 3 journal entries (read through the journal's task index)
-// and hints.
+// taskPrepare assembles the context bundle of task_id (default: the next
+// task, not claimed; specs.Prepare). A research node's linked digests
+// (summaries, key points, top evidence) come from their own reads, after
+// the spec's transaction has ended.
 func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
-	var digestIDs []string
 	a, err := readAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (TaskPrepareAnswer, error) {
-		a := TaskPrepareAnswer{SpecID: sp.Header.SpecID}
-		id := r.Args.String("task_id")
-		if id == "" {
-			nr := specs.NextTask(sp)
-			if !nr.Found {
-				a.SpecComplete, a.NothingActionable = &nr.SpecComplete, nothingActionable(sp, nr)
-				return a, nil
+		var n *specs.Node
+		if r.Args.String("task_id") != "" {
+			var err error
+			if n, err = taskArg(sp, r, "task_id"); err != nil {
+				return TaskPrepareAnswer{SpecID: sp.Header.SpecID}, err
 			}
-			id = nr.TaskID
 		}
-		n := sp.Node(id)
-		if n == nil || id == specs.RootID {
-			return a, taskNodeNotFound(sp, r.Args.String("spec_id"), "task_id", id)
-		}
-		p, err := prepareTask(sp, j, n)
-		if err != nil {
-			return a, err
-		}
-		if n.Type == specs.TypeResearch {
-			digestIDs = digestIDsOf(n.Metadata)
-		}
-		a.Found, a.PreparedTask = true, p
-		return a, nil
+		return specs.Prepare[LinkedDigest](sp, j, n)
 	})
 	if err != nil {
 		return Fail(err)
 	}
-	// A research node's linked digests (summaries, key points, top evidence)
-	// come from their own reads, after the spec's transaction has ended.
-	if d.Research != nil && len(digestIDs) > 0 && a.PreparedTask != nil {
-		digests := d.digestSummaries(ctx, digestIDs)
-		a.Context.Digests = &digests
+	if p := a.PreparedTask; p != nil && d.Research != nil && p.Task.Type == specs.TypeResearch {
+		if ids := digestIDsOf(p.Task.Metadata); len(ids) > 0 {
+			digests := d.digestSummaries(ctx, ids)
+			p.Context.Digests = &digests
+		}
 	}
 	return OK(a)
 }
 
-// prepareTask renders n's surroundings (specs.Surroundings) as prepare's
-// bundle.
-func prepareTask(sp *specs.Spec, j specs.JournalReader, n *specs.Node) (*PreparedTask, error) {
-	ts, err := specs.Surroundings(sp, j, n)
-	if err != nil {
-		return nil, err
-	}
-	c := TaskContext{Journal: ts.Journal}
-	if ts.Phase != nil {
-		b := phaseBrief(ts.Phase)
-		c.Phase = &b
-	}
-	if ts.Parent != nil {
-		ref := taskRef(ts.Parent)
-		c.Parent = &ref
-	}
-	if ts.Previous != nil {
-		c.PreviousSibling = &PreviousSibling{TaskRef: taskRef(ts.Previous)}
-		if e := ts.PreviousEntry; e != nil {
-			c.PreviousSibling.JournalExcerpt = &JournalExcerpt{Seq: e.Seq, Timestamp: e.Timestamp, EntryType: e.EntryType, Title: e.Title,
-				Content: excerpt(e.Content, prepareExcerptChars)}
-		}
-	}
-	return &PreparedTask{TaskID: n.ID, Task: taskNode(n), Dependencies: ts.Deps, Context: c,
-		Hints: prepareHints(n, ts.Deps, ts.Previous), Version: sp.Header.Version}, nil
-}
-
-func prepareHints(n *specs.Node, deps specs.DepCheck, prev *specs.Node) []string {
-	hints := []string{}
-	if !deps.CanStart && n.Status != specs.StatusCompleted {
-		hints = append(hints, "Unfinished prerequisites: "+strings.Join(deps.Unfinished, ", ")+"; finish them first (task check-deps lists them).")
-	}
-	switch n.Status {
-	case specs.StatusPending, specs.StatusFailed:
-		hints = append(hints, "Start it before working: task start (or task next with claim:true).")
-	case specs.StatusBlocked:
-		hints = append(hints, "It is blocked ("+n.MetaString("blocker_description")+"): task unblock once resolved.")
-	case specs.StatusCompleted:
-		hints = append(hints, "It is already completed: task reopen with a reason to redo it.")
-	}
-	if n.Type == specs.TypeVerify {
-		hints = append(hints, "A verify step: run its command (verification execute) or record your result with verification add, then task complete.")
-	} else if n.Type == specs.TypeTask || n.Type == specs.TypeSubtask {
-		if n.FilePath() == "" {
-			hints = append(hints, "No file_path: set one (task update-metadata) so prepare-batch can run it in parallel with others.")
-		}
-		if len(n.MetaStrings("acceptance_criteria")) == 0 && len(n.Requirements()) == 0 {
-			hints = append(hints, "No acceptance criteria: add some (task add-requirement) so done is checkable.")
-		}
-	}
-	if prev != nil && prev.Status == specs.StatusCompleted && prev.NeedsJournaling() {
-		hints = append(hints, "The previous sibling "+prev.ID+" still needs a journal entry: journal add with its task_id.")
-	}
-	return hints
-}
-
-// excerpt cuts s to at most n characters.
-func excerpt(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
-
 // TaskInfoAnswer is one node with whether it can start.
-type TaskInfoAnswer struct {
-	SpecID   string   `json:"spec_id"`
-	TaskID   string   `json:"task_id"`
-	Task     TaskNode `json:"task"`
-	CanStart bool     `json:"can_start"`
-	Blockers []string `json:"blockers"`
-	Version  int64    `json:"version"`
-}
+type TaskInfoAnswer = specs.TaskInfo
 
-// taskInfo answers one node with whether it can start.
+// taskInfo answers one node with whether it can start (specs.InfoOf).
 func (d *Deps) taskInfo(ctx context.Context, r *Request) Result {
-	return answer(readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskInfoAnswer, error) {
+	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskInfoAnswer, error) {
 		n, err := taskArg(sp, r, "task_id")
 		if err != nil {
 			return TaskInfoAnswer{}, err
 		}
-		b := orEmpty(specs.Blockers(sp, n.ID))
-		return TaskInfoAnswer{SpecID: sp.Header.SpecID, TaskID: n.ID, Task: taskNode(n), CanStart: len(b) == 0, Blockers: b, Version: sp.Header.Version}, nil
-	}))
+		return specs.InfoOf(sp, n), nil
+	})
 }
 
-// TaskCheckDepsAnswer is a node's dependency check (specs.CheckDeps).
-type TaskCheckDepsAnswer struct {
-	SpecID string       `json:"spec_id"`
-	TaskID string       `json:"task_id"`
-	Status specs.Status `json:"status"`
-	specs.DepCheck
-}
+// TaskCheckDepsAnswer is a node's dependency check.
+type TaskCheckDepsAnswer = specs.TaskDepsCheck
 
-// taskCheckDeps answers a node's prerequisites, inherited ones included.
+// taskCheckDeps answers a node's prerequisites, inherited ones included
+// (specs.DepsCheckOf).
 func (d *Deps) taskCheckDeps(ctx context.Context, r *Request) Result {
-	return answer(readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskCheckDepsAnswer, error) {
+	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskCheckDepsAnswer, error) {
 		n, err := taskArg(sp, r, "task_id")
 		if err != nil {
 			return TaskCheckDepsAnswer{}, err
 		}
-		return TaskCheckDepsAnswer{SpecID: sp.Header.SpecID, TaskID: n.ID, Status: n.Status, DepCheck: specs.CheckDeps(sp, n)}, nil
-	}))
+		return specs.DepsCheckOf(sp, n), nil
+	})
 }
 
 // taskArg is the node named by the call's field (never the root), or
-// TASK_NOT_FOUND.
+// TASK_NOT_FOUND with a recovery that lists the tree.
 func taskArg(sp *specs.Spec, r *Request, field string) (*specs.Node, error) {
 	id := r.Args.String(field)
 	n := sp.Node(id)

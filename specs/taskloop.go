@@ -1,0 +1,332 @@
+package specs
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// The work loop as answers: a transition's outcome, next (with or without
+// a claim), prepare's context bundle, info and check-deps.
+
+// Transition is one status change of the domain (Start, Complete, Block,
+// Unblock, Reopen, or UpdateStatus bound to a target status).
+type Transition func(s *Spec, id string, o TransitionOptions) (TransitionResult, error)
+
+// To is the transition that moves a node to status to through the
+// matching action (UpdateStatus).
+func To(to Status) Transition {
+	return func(s *Spec, id string, o TransitionOptions) (TransitionResult, error) {
+		return UpdateStatus(s, id, to, o)
+	}
+}
+
+// TransitionView is a node after a status change, with the spec's and its
+// phase's progress. Warnings (already completed, already started by this
+// session, forced completion) are not part of the answer's data: the tools
+// layer reports them as meta warnings.
+type TransitionView struct {
+	TaskID   string        `json:"task_id"`
+	From     Status        `json:"from"`
+	To       Status        `json:"to"`
+	Status   Status        `json:"status"`
+	Task     TaskNode      `json:"task"`
+	Progress ProgressBrief `json:"progress"`
+	Phase    *PhaseBrief   `json:"phase,omitempty"`
+	Warnings []string      `json:"-"`
+}
+
+// ApplyTransition runs do on id and appends its journal entry to j (the
+// caller's transaction). Errors are do's.
+func ApplyTransition(s *Spec, j JournalWriter, do Transition, id string, o TransitionOptions) (TransitionView, error) {
+	tr, err := do(s, id, o)
+	if err != nil {
+		return TransitionView{}, err
+	}
+	if tr.Entry != nil {
+		j.Append(*tr.Entry)
+	}
+	n := s.Node(tr.TaskID)
+	return TransitionView{TaskID: tr.TaskID, From: tr.From, To: tr.To, Status: n.Status, Task: NodeOf(n),
+		Progress: ProgressOf(s), Phase: PhaseBriefOf(s, n), Warnings: tr.Warnings}, nil
+}
+
+// NextView is next's answer: the task found (FoundTask), or why none is
+// actionable (NothingActionable).
+type NextView struct {
+	Found        bool `json:"found"`
+	SpecComplete bool `json:"spec_complete"`
+	Claimed      bool `json:"claimed"`
+	*FoundTask
+	*NothingActionable
+}
+
+// FoundTask is the task next found.
+type FoundTask struct {
+	TaskID   string         `json:"task_id"`
+	Title    string         `json:"title"`
+	Type     NodeType       `json:"type"`
+	Status   Status         `json:"status"`
+	Parent   string         `json:"parent"`
+	PhaseID  string         `json:"phase_id"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// NothingActionable explains an empty next: blocked tasks with what they
+// wait on, failed tasks with the call that retries each, tasks in progress
+// with who started them, and the next call to make.
+type NothingActionable struct {
+	Blocked    []BlockedTask    `json:"blocked"`
+	Failed     []FailedTaskItem `json:"failed"`
+	InProgress []InProgressTask `json:"in_progress"`
+	Hint       string           `json:"hint"`
+	NextCall   *NextCall        `json:"next_call,omitempty"`
+}
+
+// FailedTaskItem is a failed task with retry: the call that retries it as
+// given (task reopen with a reason: back to pending, retry_count kept, so
+// that next and prepare-batch offer it again).
+type FailedTaskItem struct {
+	TaskID        string   `json:"task_id"`
+	RetryCount    int      `json:"retry_count"`
+	Retry         NextCall `json:"retry"`
+	FailureReason string   `json:"failure_reason,omitempty"`
+}
+
+// InProgressTask is a task someone is working on.
+type InProgressTask struct {
+	TaskID    string `json:"task_id"`
+	Title     string `json:"title"`
+	StartedBy string `json:"started_by"`
+	StartedAt string `json:"started_at"`
+}
+
+// Next is next's answer without a claim (NextTask).
+func Next(s *Spec) NextView { return nextView(s, NextTask(s)) }
+
+// ClaimNext is next with claim: the task found is also started (Start with
+// o, its journal entry appended to j) in the caller's transaction, so
+// concurrent claimers each get a different task. Errors are Start's.
+func ClaimNext(s *Spec, j JournalWriter, o TransitionOptions) (NextView, error) {
+	nr := NextTask(s)
+	if !nr.Found {
+		return nextView(s, nr), nil
+	}
+	if _, err := ApplyTransition(s, j, Start, nr.TaskID, o); err != nil {
+		return NextView{}, err
+	}
+	v := nextView(s, nr)
+	v.Claimed = true
+	return v, nil
+}
+
+// nextView is next's answer for nr (not claimed).
+func nextView(s *Spec, nr NextResult) NextView {
+	if !nr.Found {
+		return NextView{SpecComplete: nr.SpecComplete, NothingActionable: Nothing(s, nr)}
+	}
+	n := s.Node(nr.TaskID)
+	return NextView{Found: true, FoundTask: &FoundTask{TaskID: n.ID, Title: n.Title, Type: n.Type, Status: n.Status,
+		Parent: n.Parent, PhaseID: nr.PhaseID, Metadata: MetadataOf(n)}}
+}
+
+// Nothing is why nr (not found) found nothing, with the next call to make:
+// a failed task's retry comes first (it is the only work an agent can
+// unlock by itself), then the spec's completion, a blocked task's
+// check-deps, an in-progress task's info.
+func Nothing(s *Spec, nr NextResult) *NothingActionable {
+	inProgress := make([]InProgressTask, 0, len(nr.InProgress))
+	for _, id := range nr.InProgress {
+		if n := s.Node(id); n != nil {
+			inProgress = append(inProgress, InProgressTask{TaskID: id, Title: n.Title, StartedBy: n.StartedBy(), StartedAt: n.MetaString("started_at")})
+		}
+	}
+	specID := s.Header.SpecID
+	failed := FailedItems(specID, nr.Failed)
+	na := &NothingActionable{Blocked: nr.Blocked, Failed: failed, InProgress: inProgress, Hint: nr.Hint}
+	switch {
+	case nr.SpecComplete:
+		na.NextCall = &NextCall{Tool: "lifecycle", Args: map[string]any{"action": "complete", "spec_id": specID}}
+	case len(failed) > 0:
+		na.NextCall = &failed[0].Retry
+	case len(nr.Blocked) > 0:
+		na.NextCall = taskCall("check-deps", specID, "task_id", nr.Blocked[0].TaskID)
+	case len(nr.InProgress) > 0:
+		na.NextCall = taskCall("info", specID, "task_id", nr.InProgress[0])
+	}
+	return na
+}
+
+// FailedItems lists failed tasks, each with the call that retries it.
+func FailedItems(specID string, failed []FailedTask) []FailedTaskItem {
+	out := make([]FailedTaskItem, 0, len(failed))
+	for _, f := range failed {
+		out = append(out, FailedTaskItem{TaskID: f.TaskID, RetryCount: f.RetryCount, FailureReason: f.Reason,
+			Retry: *taskCall("reopen", specID, "task_id", f.TaskID, "reason", "retry after failure")})
+	}
+	return out
+}
+
+// PrepareExcerptChars bounds the previous sibling's journal excerpt.
+const PrepareExcerptChars = 500
+
+// PrepareView is prepare's answer: the task's context bundle, or (no task
+// named and nothing actionable) why nothing is. D is the type of a research
+// node's linked digests, which the caller reads outside the spec.
+type PrepareView[D any] struct {
+	SpecID       string `json:"spec_id"`
+	Found        bool   `json:"found"`
+	SpecComplete *bool  `json:"spec_complete,omitempty"`
+	*PreparedTask[D]
+	*NothingActionable
+}
+
+// PreparedTask is the context bundle of one task.
+type PreparedTask[D any] struct {
+	TaskID       string         `json:"task_id"`
+	Task         TaskNode       `json:"task"`
+	Dependencies DepCheck       `json:"dependencies"`
+	Context      TaskContext[D] `json:"context"`
+	Hints        []string       `json:"hints"`
+	Version      int64          `json:"version"`
+}
+
+// TaskContext is what surrounds a task: the previous sibling with its
+// latest journal excerpt, the parent (a task or group), the phase, the
+// task's last 3 journal entries and, for a research node, its linked
+// digests (filled by the caller, which reads them outside the spec).
+type TaskContext[D any] struct {
+	PreviousSibling *PreviousSibling `json:"previous_sibling"`
+	Parent          *TaskRef         `json:"parent"`
+	Phase           *PhaseBrief      `json:"phase"`
+	Journal         []JournalEntry   `json:"journal"`
+	Digests         *[]D             `json:"digests,omitempty"`
+}
+
+// PreviousSibling is the task before, with its newest journal entry.
+type PreviousSibling struct {
+	TaskRef
+	JournalExcerpt *JournalExcerpt `json:"journal_excerpt"`
+}
+
+// JournalExcerpt is a journal entry with its content cut to
+// PrepareExcerptChars characters.
+type JournalExcerpt struct {
+	Seq       uint64 `json:"seq"`
+	Timestamp string `json:"timestamp"`
+	EntryType string `json:"entry_type"`
+	Title     string `json:"title"`
+	Content   string `json:"content"`
+}
+
+// Prepare is prepare's bundle for n, or, for n nil, for the next task (not
+// claimed); with nothing actionable the view says why (Nothing). The
+// journal is read through its task index (Surroundings). Errors are the
+// journal's.
+func Prepare[D any](s *Spec, j JournalReader, n *Node) (PrepareView[D], error) {
+	v := PrepareView[D]{SpecID: s.Header.SpecID}
+	if n == nil {
+		nr := NextTask(s)
+		if !nr.Found {
+			v.SpecComplete, v.NothingActionable = &nr.SpecComplete, Nothing(s, nr)
+			return v, nil
+		}
+		n = s.Node(nr.TaskID)
+	}
+	ts, err := Surroundings(s, j, n)
+	if err != nil {
+		return v, err
+	}
+	v.Found, v.PreparedTask = true, &PreparedTask[D]{TaskID: n.ID, Task: NodeOf(n), Dependencies: ts.Deps, Context: contextOf[D](ts),
+		Hints: prepareHints(n, ts.Deps, ts.Previous), Version: s.Header.Version}
+	return v, nil
+}
+
+// contextOf renders ts as prepare's context.
+func contextOf[D any](ts TaskSurroundings) TaskContext[D] {
+	c := TaskContext[D]{Journal: ts.Journal}
+	if ts.Phase != nil {
+		b := BriefOf(ts.Phase)
+		c.Phase = &b
+	}
+	if ts.Parent != nil {
+		ref := RefOf(ts.Parent)
+		c.Parent = &ref
+	}
+	if ts.Previous != nil {
+		c.PreviousSibling = &PreviousSibling{TaskRef: RefOf(ts.Previous)}
+		if e := ts.PreviousEntry; e != nil {
+			c.PreviousSibling.JournalExcerpt = &JournalExcerpt{Seq: e.Seq, Timestamp: e.Timestamp, EntryType: e.EntryType, Title: e.Title,
+				Content: Excerpt(e.Content, PrepareExcerptChars)}
+		}
+	}
+	return c
+}
+
+// prepareHints are prepare's next steps for n: what keeps it from starting,
+// how to start or redo it, and what its plan lacks.
+func prepareHints(n *Node, deps DepCheck, prev *Node) []string {
+	hints := []string{}
+	if !deps.CanStart && n.Status != StatusCompleted {
+		hints = append(hints, "Unfinished prerequisites: "+strings.Join(deps.Unfinished, ", ")+"; finish them first (task check-deps lists them).")
+	}
+	switch n.Status {
+	case StatusPending, StatusFailed:
+		hints = append(hints, "Start it before working: task start (or task next with claim:true).")
+	case StatusBlocked:
+		hints = append(hints, "It is blocked ("+n.MetaString("blocker_description")+"): task unblock once resolved.")
+	case StatusCompleted:
+		hints = append(hints, "It is already completed: task reopen with a reason to redo it.")
+	}
+	if n.Type == TypeVerify {
+		hints = append(hints, "A verify step: run its command (verification execute) or record your result with verification add, then task complete.")
+	} else if n.Type == TypeTask || n.Type == TypeSubtask {
+		if n.FilePath() == "" {
+			hints = append(hints, "No file_path: set one (task update-metadata) so prepare-batch can run it in parallel with others.")
+		}
+		if len(n.MetaStrings("acceptance_criteria")) == 0 && len(n.Requirements()) == 0 {
+			hints = append(hints, "No acceptance criteria: add some (task add-requirement) so done is checkable.")
+		}
+	}
+	if prev != nil && prev.Status == StatusCompleted && prev.NeedsJournaling() {
+		hints = append(hints, "The previous sibling "+prev.ID+" still needs a journal entry: journal add with its task_id.")
+	}
+	return hints
+}
+
+// Excerpt cuts s to at most n characters, the last one an ellipsis when
+// it was cut.
+func Excerpt(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// TaskInfo is one node with whether it can start.
+type TaskInfo struct {
+	SpecID   string   `json:"spec_id"`
+	TaskID   string   `json:"task_id"`
+	Task     TaskNode `json:"task"`
+	CanStart bool     `json:"can_start"`
+	Blockers []string `json:"blockers"`
+	Version  int64    `json:"version"`
+}
+
+// InfoOf is n with its unfinished prerequisites (Blockers).
+func InfoOf(s *Spec, n *Node) TaskInfo {
+	b := orEmpty(Blockers(s, n.ID))
+	return TaskInfo{SpecID: s.Header.SpecID, TaskID: n.ID, Task: NodeOf(n), CanStart: len(b) == 0, Blockers: b, Version: s.Header.Version}
+}
+
+// TaskDepsCheck is a node's dependency check (CheckDeps).
+type TaskDepsCheck struct {
+	SpecID string `json:"spec_id"`
+	TaskID string `json:"task_id"`
+	Status Status `json:"status"`
+	DepCheck
+}
+
+// DepsCheckOf is n's prerequisites, inherited ones included.
+func DepsCheckOf(s *Spec, n *Node) TaskDepsCheck {
+	return TaskDepsCheck{SpecID: s.Header.SpecID, TaskID: n.ID, Status: n.Status, DepCheck: CheckDeps(s, n)}
+}
