@@ -62,6 +62,15 @@ func (d *Deps) clock() specs.Clock {
 // matches and a recovery call that lists what exists; a store's
 // VERSION_CONFLICT gets the re-read (spec get) as its recovery.
 func specError(err error, specID string) error {
+	var fe *specs.FieldError
+	if errors.As(err, &fe) {
+		// An error about another spec named by an argument (diff's target).
+		e := core.AsError(specError(fe.Err, fe.SpecID))
+		if e.Details != nil {
+			e.Details["field"] = fe.Field
+		}
+		return e
+	}
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.Code == errcode.VersionConflict && ce.Recovery == nil && specID != "" {
 		// The next call is the read that gives the current version.
