@@ -171,3 +171,15 @@ func (run CommandRun) Outcome(command string, timeout time.Duration) (ExecuteOut
 	rec.Output = output
 	return out, rec
 }
+
+// ReadJournal pages the journal newest first below sequence before (0:
+// from the newest), limit entries at a time: one task's entries when
+// taskID is set (through the task index), of one entry type when
+// entryType is set. more says whether older matching entries may follow.
+func ReadJournal(j JournalReader, taskID, entryType string, before uint64, limit int) (entries []JournalEntry, more bool, err error) {
+	keep := func(e *JournalEntry) bool { return entryType == "" || e.EntryType == entryType }
+	if taskID != "" {
+		return j.TaskEntries(taskID, before, limit, keep)
+	}
+	return j.Entries(before, limit, keep)
+}

@@ -81,16 +81,10 @@ func (d *Deps) journalList(ctx context.Context, r *Request) Result {
 	}
 	var more bool
 	var version int64
-	keep := func(e *specs.JournalEntry) bool { return et == "" || e.EntryType == et }
 	res := readTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (JournalListAnswer, error) {
 		version = sp.Header.Version
-		var entries []specs.JournalEntry
-		var err error
-		if taskID != "" {
-			entries, more, err = j.TaskEntries(taskID, before, p.Limit, keep)
-		} else {
-			entries, more, err = j.Entries(before, p.Limit, keep)
-		}
+		entries, m, err := specs.ReadJournal(j, taskID, et, before, p.Limit)
+		more = m
 		return JournalListAnswer{SpecID: specID, Entries: entries, Count: len(entries)}, err
 	})
 	if res.Err != nil {

@@ -151,25 +151,8 @@ type SpecListAnswer struct {
 	Status string    `json:"status"`
 }
 
-// SpecRow is one spec of spec list; the progress fields are there unless
-// include_progress is false.
-type SpecRow struct {
-	SpecID      string `json:"spec_id"`
-	Title       string `json:"title"`
-	Lifecycle   string `json:"lifecycle"`
-	Status      string `json:"status"`
-	Version     int64  `json:"version"`
-	LastUpdated string `json:"last_updated"`
-	*SpecProgress
-}
-
-// SpecProgress is a spec's task counts, progress and current phase.
-type SpecProgress struct {
-	TotalTasks         int    `json:"total_tasks"`
-	CompletedTasks     int    `json:"completed_tasks"`
-	ProgressPercentage int    `json:"progress_percentage"`
-	CurrentPhase       string `json:"current_phase"`
-}
+// SpecRow is one spec of spec list (specs.ListRows).
+type SpecRow = specs.SpecRow
 
 func (d *Deps) specList(ctx context.Context, r *Request) Result {
 	folder := r.Args.String("status")
@@ -185,15 +168,7 @@ func (d *Deps) specList(ctx context.Context, r *Request) Result {
 		return Fail(err)
 	}
 	withProgress := !r.Args.Has("include_progress") || r.Args.Bool("include_progress")
-	items := make([]SpecRow, 0, len(rows))
-	for _, row := range rows {
-		item := SpecRow{SpecID: row.SpecID, Title: row.Title, Lifecycle: row.Lifecycle, Status: row.Status, Version: row.Version, LastUpdated: row.LastUpdated}
-		if withProgress {
-			item.SpecProgress = &SpecProgress{TotalTasks: row.TotalTasks, CompletedTasks: row.CompletedTasks,
-				ProgressPercentage: row.ProgressPercentage, CurrentPhase: row.CurrentPhase}
-		}
-		items = append(items, item)
-	}
+	items := specs.ListRows(rows, withProgress)
 	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder} }
 	res := OK(answer(len(items)), p.Meta(p.Cursor(next, next != "")))
 	// Over the token budget, the page ends earlier: the last rows go and
@@ -284,29 +259,6 @@ func (d *Deps) specFix(ctx context.Context, r *Request) Result {
 }
 
 // SpecSchemaAnswer is spec schema's answer: the enums specs use.
-type SpecSchemaAnswer struct {
-	NodeTypes           []specs.NodeType  `json:"node_types"`
-	Statuses            []specs.Status    `json:"statuses"`
-	LifecycleFolders    []specs.Lifecycle `json:"lifecycle_folders"`
-	TaskCategories      []string          `json:"task_categories"`
-	Complexities        []string          `json:"complexities"`
-	VerificationTypes   []string          `json:"verification_types"`
-	VerificationResults []string          `json:"verification_results"`
-	JournalEntryTypes   []string          `json:"journal_entry_types"`
-	BlockerTypes        []string          `json:"blocker_types"`
-	BlockingModes       []string          `json:"blocking_modes"`
-	RequirementTypes    []string          `json:"requirement_types"`
-	DependencyTypes     []string          `json:"dependency_types"`
-	RiskLevels          []string          `json:"risk_levels"`
-	Templates           []string          `json:"templates"`
-}
+type SpecSchemaAnswer = specs.Enums
 
-func specSchema(ctx context.Context, r *Request) Result {
-	return OK(SpecSchemaAnswer{
-		NodeTypes: specs.NodeTypes(), Statuses: specs.Statuses(), LifecycleFolders: specs.Lifecycles(),
-		TaskCategories: specs.TaskCategories, Complexities: specs.Complexities, VerificationTypes: specs.VerificationTypes,
-		VerificationResults: specs.VerificationResults, JournalEntryTypes: specs.JournalEntryTypes, BlockerTypes: specs.BlockerTypes,
-		BlockingModes: specs.BlockingModes, RequirementTypes: specs.RequirementTypes, DependencyTypes: specs.DependencyTypes,
-		RiskLevels: specs.RiskLevels, Templates: templateNames(),
-	})
-}
+func specSchema(ctx context.Context, r *Request) Result { return OK(specs.SpecEnums()) }
