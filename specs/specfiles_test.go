@@ -173,7 +173,7 @@ func importBasic(t *testing.T, st *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc.Lifecycle = specs.LifecycleActive
+	doc.Lifecycle, doc.Version = specs.LifecycleActive, 1
 	if err := st.ImportSpec(context.Background(), specs.FromDocument(*specs.Fix(doc, specs.FixOptions{}).Document), nil, false); err != nil {
 		t.Fatal(err)
 	}
