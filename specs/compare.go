@@ -84,3 +84,55 @@ func compareSpecs(ctx context.Context, repo Repo, specID, target string) (Compar
 	return Comparison{Target: target, Diff: DiffDocuments(a, b), OldSpec: specID, OldVersion: a.Version, OldNodes: a.Hierarchy,
 		NewSpec: target, NewVersion: b.Version, NewNodes: b.Hierarchy}, nil
 }
+
+// Analyzed names the spec and version an analysis read.
+type Analyzed struct {
+	SpecID  string `json:"spec_id"`
+	Version int64  `json:"version"`
+}
+
+func analyzed(s *Spec) Analyzed { return Analyzed{SpecID: s.Header.SpecID, Version: s.Header.Version} }
+
+// StatsResult is spec stats' answer.
+type StatsResult struct {
+	SpecStats
+	Version int64 `json:"version"`
+}
+
+// StatsOf is the spec's statistics at its version.
+func StatsOf(s *Spec) StatsResult { return StatsResult{SpecStats: Stats(s), Version: s.Header.Version} }
+
+// DepsResult is spec analyze-deps' answer.
+type DepsResult struct {
+	Analyzed
+	DepsAnalysis
+}
+
+// DepsOf is AnalyzeDeps of the spec, with the spec and version read.
+func DepsOf(s *Spec, bottleneckThreshold int) DepsResult {
+	return DepsResult{Analyzed: analyzed(s), DepsAnalysis: AnalyzeDeps(s, bottleneckThreshold)}
+}
+
+// CompletenessResult is spec completeness-check's answer.
+type CompletenessResult struct {
+	Analyzed
+	CompletenessReport
+}
+
+// CompletenessOf is Completeness of the spec, with the spec and version
+// read.
+func CompletenessOf(s *Spec) CompletenessResult {
+	return CompletenessResult{Analyzed: analyzed(s), CompletenessReport: Completeness(s)}
+}
+
+// DuplicatesResult is spec duplicate-detection's answer.
+type DuplicatesResult struct {
+	Analyzed
+	DuplicateReport
+}
+
+// DuplicatesOf is DuplicateDetection over the spec, with the spec and
+// version read.
+func DuplicatesOf(s *Spec, o DuplicateOptions) DuplicatesResult {
+	return DuplicatesResult{Analyzed: analyzed(s), DuplicateReport: DuplicateDetection(s, o)}
+}

@@ -21,22 +21,15 @@ var analysisParams = []Param{
 func specAnalysisActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h Handler) Action) []Action {
 	return []Action{
 		readAction("stats", "Counts of nodes, phases, tasks, subtasks and verifications, status counts, max depth, verification coverage and progress.",
-			[]string{"spec_id"}, nil, LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) StatsAnswer {
-				return StatsAnswer{SpecStats: specs.Stats(sp), Version: sp.Header.Version}
-			})),
+			[]string{"spec_id"}, nil, LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) StatsAnswer { return specs.StatsOf(sp) })),
 		readAction("analyze-deps", "Dependency count, bottlenecks (nodes blocking at least bottleneck_threshold others) and cycles over blocked_by edges.",
-			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DepsAnswer {
-				return DepsAnswer{Analyzed: analyzed(sp), DepsAnalysis: specs.AnalyzeDeps(sp, a.IntOr("bottleneck_threshold", 3))}
-			})),
+			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DepsAnswer { return specs.DepsOf(sp, a.IntOr("bottleneck_threshold", 3)) })),
 		readAction("completeness-check", "A 0–100 completeness score (titles 25%, descriptions 40%, file paths 35%, over the categories that have items) with the issues found.",
-			[]string{"spec_id"}, nil, LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) CompletenessAnswer {
-				return CompletenessAnswer{Analyzed: analyzed(sp), CompletenessReport: specs.Completeness(sp)}
-			})),
+			[]string{"spec_id"}, nil, LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) CompletenessAnswer { return specs.CompletenessOf(sp) })),
 		readAction("duplicate-detection", "Pairs of task/verify nodes whose titles (or descriptions) are similar above threshold; the measure is described in the answer.",
 			[]string{"spec_id"}, []string{"threshold", "max_pairs", "scope"}, LatencyModerate, DuplicatesAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DuplicatesAnswer {
 				th, _ := a.Float("threshold")
-				return DuplicatesAnswer{Analyzed: analyzed(sp),
-					DuplicateReport: specs.DuplicateDetection(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})}
+				return specs.DuplicatesOf(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})
 			})),
 		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs; over the token budget, modified is cut in node order and cursor continues it.",
 			[]string{"spec_id"}, []string{"version", "target", "cursor"}, LatencyModerate, SpecDiffAnswer{}, d.specDiff),
@@ -50,39 +43,13 @@ func analysis[T any](d *Deps, fn func(sp *specs.Spec, a Args) T) Handler {
 	}
 }
 
-// Analyzed names the spec and version an analysis read.
-type Analyzed struct {
-	SpecID  string `json:"spec_id"`
-	Version int64  `json:"version"`
-}
-
-func analyzed(sp *specs.Spec) Analyzed {
-	return Analyzed{SpecID: sp.Header.SpecID, Version: sp.Header.Version}
-}
-
-// StatsAnswer is spec stats' answer.
-type StatsAnswer struct {
-	specs.SpecStats
-	Version int64 `json:"version"`
-}
-
-// DepsAnswer is spec analyze-deps' answer.
-type DepsAnswer struct {
-	Analyzed
-	specs.DepsAnalysis
-}
-
-// CompletenessAnswer is spec completeness-check's answer.
-type CompletenessAnswer struct {
-	Analyzed
-	specs.CompletenessReport
-}
-
-// DuplicatesAnswer is spec duplicate-detection's answer.
-type DuplicatesAnswer struct {
-	Analyzed
-	specs.DuplicateReport
-}
+// The analyses' answers are the domain's results.
+type (
+	StatsAnswer        = specs.StatsResult
+	DepsAnswer         = specs.DepsResult
+	CompletenessAnswer = specs.CompletenessResult
+	DuplicatesAnswer   = specs.DuplicatesResult
+)
 
 // SpecDiffAnswer is spec diff's answer: against a stored version
 // (from_version) or another spec (target, from_version and to_version:
