@@ -52,20 +52,11 @@ type JournalAddAnswer struct {
 }
 
 func (d *Deps) journalAdd(ctx context.Context, r *Request) Result {
-	taskID, et := r.Args.String("task_id"), r.Args.String("entry_type")
-	if et == "" {
-		et = "note"
-	}
+	e := specs.JournalEntry{EntryType: r.Args.String("entry_type"), Title: r.Args.String("title"),
+		Content: r.Args.String("content"), Author: author(r), TaskID: r.Args.String("task_id")}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (JournalAddAnswer, error) {
-		if taskID != "" {
-			if err := specs.MarkJournaled(sp, taskID); err != nil {
-				return JournalAddAnswer{}, err
-			}
-		}
-		e := specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: et, Title: r.Args.String("title"),
-			Content: r.Args.String("content"), Author: author(r), TaskID: taskID}
-		j.Append(e)
-		return JournalAddAnswer{Entry: e}, nil
+		e, err := specs.AddJournalEntry(sp, j, e)
+		return JournalAddAnswer{Entry: e}, err
 	})
 }
 
@@ -90,16 +81,10 @@ func (d *Deps) journalList(ctx context.Context, r *Request) Result {
 	}
 	var more bool
 	var version int64
-	keep := func(e *specs.JournalEntry) bool { return et == "" || e.EntryType == et }
 	res := readTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (JournalListAnswer, error) {
 		version = sp.Header.Version
-		var entries []specs.JournalEntry
-		var err error
-		if taskID != "" {
-			entries, more, err = j.TaskEntries(taskID, before, p.Limit, keep)
-		} else {
-			entries, more, err = j.Entries(before, p.Limit, keep)
-		}
+		entries, m, err := specs.ReadJournal(j, taskID, et, before, p.Limit)
+		more = m
 		return JournalListAnswer{SpecID: specID, Entries: entries, Count: len(entries)}, err
 	})
 	if res.Err != nil {
@@ -133,17 +118,9 @@ func seqCursor(p Page) (uint64, error) {
 
 // UnjournaledAnswer is journal list-unjournaled's answer.
 type UnjournaledAnswer struct {
-	SpecID string            `json:"spec_id"`
-	Tasks  []UnjournaledTask `json:"tasks"`
-	Count  int               `json:"count"`
-}
-
-// UnjournaledTask is a completed task still waiting for a journal entry.
-type UnjournaledTask struct {
-	TaskID      string         `json:"task_id"`
-	Title       string         `json:"title"`
-	Type        specs.NodeType `json:"type"`
-	CompletedAt string         `json:"completed_at"`
+	SpecID string                  `json:"spec_id"`
+	Tasks  []specs.UnjournaledTask `json:"tasks"`
+	Count  int                     `json:"count"`
 }
 
 func (d *Deps) journalListUnjournaled(ctx context.Context, r *Request) Result {
@@ -151,14 +128,9 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *Request) Result {
 	var nodes []*specs.Node
 	var version int64
 	res := readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (UnjournaledAnswer, error) {
+		var tasks []specs.UnjournaledTask
+		tasks, nodes = specs.UnjournaledTasks(sp)
 		version = sp.Header.Version
-		ids := specs.Unjournaled(sp)
-		tasks := make([]UnjournaledTask, 0, len(ids))
-		for _, id := range ids {
-			n := sp.Node(id)
-			nodes = append(nodes, n)
-			tasks = append(tasks, UnjournaledTask{TaskID: id, Title: n.Title, Type: n.Type, CompletedAt: n.MetaString("completed_at")})
-		}
 		return UnjournaledAnswer{SpecID: specID, Tasks: tasks, Count: len(tasks)}, nil
 	})
 	if res.Err != nil {
@@ -168,7 +140,7 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *Request) Result {
 	// (archived as the node at this version); they come back in this list
 	// once the first ones are journaled.
 	a := res.Data.(UnjournaledAnswer)
-	res.Degrade = &ListAnswer[UnjournaledTask]{Items: a.Tasks,
+	res.Degrade = &ListAnswer[specs.UnjournaledTask]{Items: a.Tasks,
 		Answer: func(k int) any { b := a; b.Tasks, b.Count = a.Tasks[:k], k; return b },
 		ID:     func(i int) string { return "node:" + nodes[i].ID },
 		Archive: func(i int) []ArchiveRef {

@@ -44,39 +44,27 @@ func lifecycleTool(d *Deps) *Tool {
 }
 
 // LifecycleMoveAnswer is the answer of lifecycle move, activate, complete
-// and archive (lifecycle is to_folder, kept for foundry-mcp clients).
+// and archive.
 type LifecycleMoveAnswer struct {
 	Mutation
-	FromFolder         specs.Lifecycle `json:"from_folder"`
-	ToFolder           specs.Lifecycle `json:"to_folder"`
-	Lifecycle          specs.Lifecycle `json:"lifecycle"`
-	ProgressPercentage int             `json:"progress_percentage"`
+	specs.LifecycleMove
 }
 
 // lifecycleMove moves the spec to to (to_folder when to is empty) and
-// journals the move; moving to the current folder is a success with a
-// LIFECYCLE_UNCHANGED warning.
+// journals the move (specs.MoveSpec); moving to the current folder is a
+// success with a LIFECYCLE_UNCHANGED warning.
 func (d *Deps) lifecycleMove(to specs.Lifecycle) Handler {
 	return func(ctx context.Context, r *Request) Result {
 		target := to
 		if target == "" {
 			target = specs.Lifecycle(r.Args.String("to_folder"))
 		}
-		var warnings []string
-		res := mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (LifecycleMoveAnswer, error) {
-			from := specs.LifecycleOf(sp)
-			var err error
-			if warnings, err = specs.MoveLifecycle(sp, target, r.Args.Bool("force")); err != nil {
-				return LifecycleMoveAnswer{}, err
-			}
-			if from != target {
-				j.Append(specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "status_change",
-					Title: "Lifecycle " + string(from) + " → " + string(target), Content: "Spec moved from " + string(from) + " to " + string(target) + ".",
-					Author: author(r), Metadata: map[string]any{"from": string(from), "to": string(target), "force": r.Args.Bool("force")}})
-			}
-			return LifecycleMoveAnswer{FromFolder: from, ToFolder: target, Lifecycle: target, ProgressPercentage: sp.Header.ProgressPercentage}, nil
+		a, err := mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (LifecycleMoveAnswer, error) {
+			m, err := specs.MoveSpec(sp, j, target, r.Args.Bool("force"), author(r))
+			return LifecycleMoveAnswer{LifecycleMove: m}, err
 		})
-		for _, w := range warnings {
+		res := answer(a, err)
+		for _, w := range a.Warnings {
 			res.Meta = append(res.Meta, warn("LIFECYCLE_UNCHANGED", w, nil))
 		}
 		return res
@@ -84,20 +72,10 @@ func (d *Deps) lifecycleMove(to specs.Lifecycle) Handler {
 }
 
 // LifecycleStateAnswer is lifecycle state's answer.
-type LifecycleStateAnswer struct {
-	SpecID             string            `json:"spec_id"`
-	Lifecycle          specs.Lifecycle   `json:"lifecycle"`
-	Status             specs.Status      `json:"status"`
-	ProgressPercentage int               `json:"progress_percentage"`
-	Version            int64             `json:"version"`
-	Allowed            []specs.Lifecycle `json:"allowed"`
-	CanComplete        bool              `json:"can_complete"`
-}
+type LifecycleStateAnswer = specs.LifecycleState
 
 func (d *Deps) lifecycleState(ctx context.Context, r *Request) Result {
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (LifecycleStateAnswer, error) {
-		l, h := specs.LifecycleOf(sp), sp.Header
-		return LifecycleStateAnswer{SpecID: r.Args.String("spec_id"), Lifecycle: l, Status: h.Status, ProgressPercentage: h.ProgressPercentage,
-			Version: h.Version, Allowed: specs.AllowedLifecycleMoves(l), CanComplete: h.ProgressPercentage == 100}, nil
+		return specs.StateOf(sp), nil
 	})
 }

@@ -1,10 +1,7 @@
 package tools
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -73,52 +70,18 @@ func specTool(d *Deps) *Tool {
 			Name: "export", Summary: "Writes spec JSON files in the specs/{pending,active,completed,archived}/ layout under a directory inside the workspace (one spec, or all).",
 			Required: []string{"path"}, Optional: []string{"spec_id"},
 			// Destructive: it overwrites the spec files already at the path.
-			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencySlow, Answer: SpecExportAnswer{}, Handler: func(ctx context.Context, r *Request) Result { return specExport(ctx, d, r) },
+			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencySlow, Answer: SpecExportAnswer{}, Handler: d.specExport,
 		},
 		{
 			Name: "import", Summary: "Imports foundry-format spec JSON (one file, or a specs/ folder with pending/active/completed/archived subfolders) from inside the workspace: validates, fixes (auto_fix), maps folder → lifecycle, reports per file.",
 			Required: []string{"path"}, Optional: []string{"auto_fix", "overwrite", "dry_run"},
 			// Destructive: with overwrite it replaces existing specs (history keeps them).
-			SideEffects: EffectWrite, Destructive: true, Latency: LatencySlow, Answer: SpecImportAnswer{}, Handler: func(ctx context.Context, r *Request) Result { return specImport(ctx, d, r) },
+			SideEffects: EffectWrite, Destructive: true, Latency: LatencySlow, Answer: SpecImportAnswer{}, Handler: d.specImport,
 		},
 	}
 	t.Params = append(t.Params, analysisParams...)
 	t.Actions = append(t.Actions, specAnalysisActions(d, readAction)...)
 	return t
-}
-
-// applyDocument makes the view equal to doc, editing only what differs.
-func applyDocument(sp *specs.Spec, doc *specs.Document) {
-	want := map[string]bool{}
-	for id, n := range doc.Hierarchy {
-		if n == nil {
-			continue
-		}
-		want[id] = true
-		old := sp.Node(id)
-		if old == nil || !sameJSON(old, n) {
-			c := n.Clone()
-			c.ID = id
-			sp.Put(c)
-		}
-	}
-	for _, id := range sp.IDs() {
-		if !want[id] {
-			sp.Delete(id)
-		}
-	}
-	h := sp.Header
-	h.Title, h.Metadata, h.Status, h.ProgressPercentage, h.CurrentPhase = doc.Title, doc.Metadata, doc.Status, doc.ProgressPercentage, doc.CurrentPhase
-	h.Generated, h.LastUpdated = doc.Generated, doc.LastUpdated
-	sp.Header = h
-	// Rebuild the store's rollup summaries of the nodes just replaced.
-	specs.RecomputeAll(sp)
-}
-
-func sameJSON(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // SpecFindAnswer is spec find's answer: by spec_id, the spec's folder
@@ -135,9 +98,6 @@ type SpecFindAnswer struct {
 	Count   *int                 `json:"count,omitempty"`
 }
 
-// maxFindMatches bounds spec find's matches (a longer query narrows them).
-const maxFindMatches = 100
-
 func (d *Deps) specFind(ctx context.Context, r *Request) Result {
 	id, q := r.Args.String("spec_id"), strings.ToLower(r.Args.String("query"))
 	if id == "" && q == "" {
@@ -148,7 +108,7 @@ func (d *Deps) specFind(ctx context.Context, r *Request) Result {
 			return SpecFindAnswer{Found: true, SpecID: id, Title: sp.Header.Title, Folder: specs.LifecycleOf(sp), Version: sp.Header.Version}, nil
 		})
 	}
-	matches, err := d.findSpecs(ctx, q)
+	matches, err := specs.FindSpecs(ctx, d.Specs, q, core.PageList.Max)
 	if err != nil {
 		return Fail(err)
 	}
@@ -164,63 +124,16 @@ func (d *Deps) specFind(ctx context.Context, r *Request) Result {
 	return res
 }
 
-// findSpecs lists the specs whose id or title contains q (lower case), in
-// id order, at most maxFindMatches.
-func (d *Deps) findSpecs(ctx context.Context, q string) ([]specs.RepoSummary, error) {
-	matches := []specs.RepoSummary{}
-	after := ""
-	for {
-		rows, next, err := d.Specs.ListSpecs(ctx, "all", after, core.PageList.Max)
-		if err != nil {
-			return nil, err
-		}
-		for _, row := range rows {
-			if strings.Contains(strings.ToLower(row.SpecID), q) || strings.Contains(strings.ToLower(row.Title), q) {
-				matches = append(matches, row)
-			}
-		}
-		if next == "" || len(matches) >= maxFindMatches {
-			break
-		}
-		after = next
-	}
-	if len(matches) > maxFindMatches {
-		matches = matches[:maxFindMatches]
-	}
-	return matches, nil
-}
-
 func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMemo) Result {
 	specID := r.Args.String("spec_id")
 	if mt, ok := r.Args.Int("max_tokens"); ok && mt < budget {
 		budget = mt
 	}
-	var doc specs.Document
-	var err error
-	if v, ok := r.Args.Int("version"); ok {
-		err = d.Specs.ReadVersion(ctx, specID, int64(v), func(vv specs.VersionView) error {
-			doc = vv.Document()
-			return nil
-		})
-		if err == nil {
-			err = d.Specs.ReadSpec(ctx, specID, func(_ *specs.Spec, j specs.JournalReader) error {
-				entries, _, jerr := j.Entries(0, maxJournalInGet, nil)
-				doc.Journal = entries
-				return jerr
-			})
-		}
-	} else {
-		err = d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
-			doc = sp.Document()
-			entries, _, jerr := j.Entries(0, maxJournalInGet, nil)
-			doc.Journal = entries
-			return jerr
-		})
-	}
+	v, _ := r.Args.Int("version")
+	doc, err := specs.ReadDocument(ctx, d.Specs, specID, int64(v), maxJournalInGet)
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
-	sort.Slice(doc.Journal, func(i, j int) bool { return doc.Journal[i].Seq < doc.Journal[j].Seq })
 	deg := &docDegrader{doc: doc, memo: memo, dataBudget: budget}
 	data, b, err := deg.fit(budget)
 	if err != nil {
@@ -238,25 +151,8 @@ type SpecListAnswer struct {
 	Status string    `json:"status"`
 }
 
-// SpecRow is one spec of spec list; the progress fields are there unless
-// include_progress is false.
-type SpecRow struct {
-	SpecID      string `json:"spec_id"`
-	Title       string `json:"title"`
-	Lifecycle   string `json:"lifecycle"`
-	Status      string `json:"status"`
-	Version     int64  `json:"version"`
-	LastUpdated string `json:"last_updated"`
-	*SpecProgress
-}
-
-// SpecProgress is a spec's task counts, progress and current phase.
-type SpecProgress struct {
-	TotalTasks         int    `json:"total_tasks"`
-	CompletedTasks     int    `json:"completed_tasks"`
-	ProgressPercentage int    `json:"progress_percentage"`
-	CurrentPhase       string `json:"current_phase"`
-}
+// SpecRow is one spec of spec list (specs.ListRows).
+type SpecRow = specs.SpecRow
 
 func (d *Deps) specList(ctx context.Context, r *Request) Result {
 	folder := r.Args.String("status")
@@ -272,15 +168,7 @@ func (d *Deps) specList(ctx context.Context, r *Request) Result {
 		return Fail(err)
 	}
 	withProgress := !r.Args.Has("include_progress") || r.Args.Bool("include_progress")
-	items := make([]SpecRow, 0, len(rows))
-	for _, row := range rows {
-		item := SpecRow{SpecID: row.SpecID, Title: row.Title, Lifecycle: row.Lifecycle, Status: row.Status, Version: row.Version, LastUpdated: row.LastUpdated}
-		if withProgress {
-			item.SpecProgress = &SpecProgress{TotalTasks: row.TotalTasks, CompletedTasks: row.CompletedTasks,
-				ProgressPercentage: row.ProgressPercentage, CurrentPhase: row.CurrentPhase}
-		}
-		items = append(items, item)
-	}
+	items := specs.ListRows(rows, withProgress)
 	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder} }
 	res := OK(answer(len(items)), p.Meta(p.Cursor(next, next != "")))
 	// Over the token budget, the page ends earlier: the last rows go and
@@ -327,23 +215,15 @@ func (d *Deps) specHistory(ctx context.Context, r *Request) Result {
 	if p.Limit > core.PageHistory.Max {
 		return Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
-	versions, more, err := d.Specs.History(ctx, specID, before, p.Limit)
+	h, err := specs.ReadHistory(ctx, d.Specs, specID, before, p.Limit)
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
-	var revisions []specs.Revision
-	_ = d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
-		revisions = specs.Revisions(sp)
-		return nil
-	})
-	if revisions == nil {
-		revisions = []specs.Revision{}
-	}
 	next := ""
-	if len(versions) > 0 {
-		next = p.Cursor(strconv.FormatInt(versions[len(versions)-1].Version, 10), more)
+	if len(h.Versions) > 0 {
+		next = p.Cursor(strconv.FormatInt(h.Versions[len(h.Versions)-1].Version, 10), h.More)
 	}
-	return OK(SpecHistoryAnswer{SpecID: specID, Versions: versions, Revisions: revisions}, p.Meta(next))
+	return OK(SpecHistoryAnswer{SpecID: specID, Versions: h.Versions, Revisions: h.Revisions}, p.Meta(next))
 }
 
 // SpecValidateAnswer is spec validate's answer.
@@ -354,8 +234,7 @@ type SpecValidateAnswer struct {
 
 func (d *Deps) specValidate(ctx context.Context, r *Request) Result {
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
-		doc := sp.Document()
-		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.Validate(&doc)}, nil
+		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.ValidateSpec(sp)}, nil
 	})
 }
 
@@ -373,40 +252,13 @@ type SpecFixAnswer struct {
 
 func (d *Deps) specFix(ctx context.Context, r *Request) Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
-		doc := sp.Document()
-		res := specs.Fix(&doc, specs.FixOptions{Clock: d.clock()})
-		if len(res.Applied) > 0 {
-			applyDocument(sp, res.Document)
-		}
+		res := specs.FixSpec(sp, d.clock())
 		return SpecFixAnswer{Applied: res.Applied, Skipped: res.Skipped, AppliedCount: len(res.Applied),
 			IsValid: res.Report.IsValid, ErrorCount: res.Report.ErrorCount, WarningCount: res.Report.WarningCount}, nil
 	})
 }
 
 // SpecSchemaAnswer is spec schema's answer: the enums specs use.
-type SpecSchemaAnswer struct {
-	NodeTypes           []specs.NodeType  `json:"node_types"`
-	Statuses            []specs.Status    `json:"statuses"`
-	LifecycleFolders    []specs.Lifecycle `json:"lifecycle_folders"`
-	TaskCategories      []string          `json:"task_categories"`
-	Complexities        []string          `json:"complexities"`
-	VerificationTypes   []string          `json:"verification_types"`
-	VerificationResults []string          `json:"verification_results"`
-	JournalEntryTypes   []string          `json:"journal_entry_types"`
-	BlockerTypes        []string          `json:"blocker_types"`
-	BlockingModes       []string          `json:"blocking_modes"`
-	RequirementTypes    []string          `json:"requirement_types"`
-	DependencyTypes     []string          `json:"dependency_types"`
-	RiskLevels          []string          `json:"risk_levels"`
-	Templates           []string          `json:"templates"`
-}
+type SpecSchemaAnswer = specs.Enums
 
-func specSchema(ctx context.Context, r *Request) Result {
-	return OK(SpecSchemaAnswer{
-		NodeTypes: specs.NodeTypes(), Statuses: specs.Statuses(), LifecycleFolders: specs.Lifecycles(),
-		TaskCategories: specs.TaskCategories, Complexities: specs.Complexities, VerificationTypes: specs.VerificationTypes,
-		VerificationResults: specs.VerificationResults, JournalEntryTypes: specs.JournalEntryTypes, BlockerTypes: specs.BlockerTypes,
-		BlockingModes: specs.BlockingModes, RequirementTypes: specs.RequirementTypes, DependencyTypes: specs.DependencyTypes,
-		RiskLevels: specs.RiskLevels, Templates: templateNames(),
-	})
-}
+func specSchema(ctx context.Context, r *Request) Result { return OK(specs.SpecEnums()) }

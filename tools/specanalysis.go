@@ -21,25 +21,18 @@ var analysisParams = []Param{
 func specAnalysisActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h Handler) Action) []Action {
 	return []Action{
 		readAction("stats", "Counts of nodes, phases, tasks, subtasks and verifications, status counts, max depth, verification coverage and progress.",
-			[]string{"spec_id"}, nil, LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) StatsAnswer {
-				return StatsAnswer{SpecStats: specs.Stats(sp), Version: sp.Header.Version}
-			})),
+			[]string{"spec_id"}, nil, LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) StatsAnswer { return specs.StatsOf(sp) })),
 		readAction("analyze-deps", "Dependency count, bottlenecks (nodes blocking at least bottleneck_threshold others) and cycles over blocked_by edges.",
-			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DepsAnswer {
-				return DepsAnswer{Analyzed: analyzed(sp), DepsAnalysis: specs.AnalyzeDeps(sp, a.IntOr("bottleneck_threshold", 3))}
-			})),
+			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DepsAnswer { return specs.DepsAnalysisOf(sp, a.IntOr("bottleneck_threshold", 3)) })),
 		readAction("completeness-check", "A 0–100 completeness score (titles 25%, descriptions 40%, file paths 35%, over the categories that have items) with the issues found.",
-			[]string{"spec_id"}, nil, LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) CompletenessAnswer {
-				return CompletenessAnswer{Analyzed: analyzed(sp), CompletenessReport: specs.Completeness(sp)}
-			})),
+			[]string{"spec_id"}, nil, LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) CompletenessAnswer { return specs.CompletenessOf(sp) })),
 		readAction("duplicate-detection", "Pairs of task/verify nodes whose titles (or descriptions) are similar above threshold; the measure is described in the answer.",
 			[]string{"spec_id"}, []string{"threshold", "max_pairs", "scope"}, LatencyModerate, DuplicatesAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DuplicatesAnswer {
 				th, _ := a.Float("threshold")
-				return DuplicatesAnswer{Analyzed: analyzed(sp),
-					DuplicateReport: specs.DuplicateDetection(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})}
+				return specs.DuplicatesOf(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})
 			})),
 		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs; over the token budget, modified is cut in node order and cursor continues it.",
-			[]string{"spec_id"}, []string{"version", "target", "cursor"}, LatencyModerate, SpecDiffAnswer{}, func(ctx context.Context, r *Request) Result { return specDiff(ctx, d, r) }),
+			[]string{"spec_id"}, []string{"version", "target", "cursor"}, LatencyModerate, SpecDiffAnswer{}, d.specDiff),
 	}
 }
 
@@ -50,39 +43,13 @@ func analysis[T any](d *Deps, fn func(sp *specs.Spec, a Args) T) Handler {
 	}
 }
 
-// Analyzed names the spec and version an analysis read.
-type Analyzed struct {
-	SpecID  string `json:"spec_id"`
-	Version int64  `json:"version"`
-}
-
-func analyzed(sp *specs.Spec) Analyzed {
-	return Analyzed{SpecID: sp.Header.SpecID, Version: sp.Header.Version}
-}
-
-// StatsAnswer is spec stats' answer.
-type StatsAnswer struct {
-	specs.SpecStats
-	Version int64 `json:"version"`
-}
-
-// DepsAnswer is spec analyze-deps' answer.
-type DepsAnswer struct {
-	Analyzed
-	specs.DepsAnalysis
-}
-
-// CompletenessAnswer is spec completeness-check's answer.
-type CompletenessAnswer struct {
-	Analyzed
-	specs.CompletenessReport
-}
-
-// DuplicatesAnswer is spec duplicate-detection's answer.
-type DuplicatesAnswer struct {
-	Analyzed
-	specs.DuplicateReport
-}
+// The analyses' answers are the domain's results.
+type (
+	StatsAnswer        = specs.StatsResult
+	DepsAnswer         = specs.DepsResult
+	CompletenessAnswer = specs.CompletenessResult
+	DuplicatesAnswer   = specs.DuplicatesResult
+)
 
 // SpecDiffAnswer is spec diff's answer: against a stored version
 // (from_version) or another spec (target, from_version and to_version:
@@ -95,67 +62,13 @@ type SpecDiffAnswer struct {
 	specs.SpecDiff
 }
 
-func specDiff(ctx context.Context, d *Deps, r *Request) Result {
-	specID := r.Args.String("spec_id")
-	target := r.Args.String("target")
-	from, hasFrom := r.Args.Int("version")
-	if n, err := strconv.Atoi(target); err == nil && target != "" {
-		from, hasFrom, target = n, true, ""
-	}
-	if target != "" {
-		// Another spec: compare the two current documents.
-		var a, b specs.Document
-		if err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error { a = sp.Document(); return nil }); err != nil {
-			return Fail(specError(err, specID))
-		}
-		if err := d.Specs.ReadSpec(ctx, target, func(sp *specs.Spec, _ specs.JournalReader) error { b = sp.Document(); return nil }); err != nil {
-			e := core.AsError(specError(err, target))
-			if e.Details != nil {
-				e.Details["field"] = "target"
-			}
-			return Fail(e)
-		}
-		head := SpecDiffAnswer{SpecID: specID, Target: target, FromVersion: a.Version, ToVersion: b.Version}
-		return diffPage(r, head, specs.DiffDocuments(a, b), diffSides{specID, a.Version, a.Hierarchy, target, b.Version, b.Hierarchy})
-	}
-	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
-		if !hasFrom {
-			from = int(sp.Header.Version) - 1
-		}
-		return nil
-	})
+func (d *Deps) specDiff(ctx context.Context, r *Request) Result {
+	v, _ := r.Args.Int("version")
+	c, err := specs.CompareSpec(ctx, d.Specs, r.Args.String("spec_id"), r.Args.String("target"), int64(v))
 	if err != nil {
-		return Fail(specError(err, specID))
+		return Fail(specError(err, r.Args.String("spec_id")))
 	}
-	from = max(from, 1)
-	var res Result
-	err = d.Specs.ReadVersion(ctx, specID, int64(from), func(v specs.VersionView) error {
-		oldNodes, newNodes := map[string]*specs.Node{}, map[string]*specs.Node{}
-		for _, id := range v.ChangedSince() {
-			oldNodes[id] = v.NodeAt(id)
-			newNodes[id] = v.CurrentNode(id)
-		}
-		diff := specs.Diff(oldNodes, newNodes)
-		diff.Header = specs.DiffHeader(v.VersionHeader(), v.CurrentHeader())
-		res = diffPage(r, SpecDiffAnswer{SpecID: specID, FromVersion: int64(from)}, diff,
-			diffSides{specID, int64(from), oldNodes, specID, v.CurrentHeader().Version, newNodes})
-		return nil
-	})
-	if err != nil {
-		return Fail(specError(err, specID))
-	}
-	return res
-}
-
-// diffSides are the two node sets a diff compared, each pinned to its spec
-// and version so that a dropped modified node can be archived on both sides.
-type diffSides struct {
-	oldSpec    string
-	oldVersion int64
-	oldNodes   map[string]*specs.Node
-	newSpec    string
-	newVersion int64
-	newNodes   map[string]*specs.Node
+	return diffPage(r, c)
 }
 
 // diffPage answers the diff from the call's cursor on: cursor pages
@@ -164,21 +77,25 @@ type diffSides struct {
 // token budget, modified is cut in node order. The fingerprint pins the
 // spec, both versions and the target, so a cursor from another comparison
 // is INVALID_CURSOR.
-func diffPage(r *Request, head SpecDiffAnswer, diff specs.SpecDiff, s diffSides) Result {
+func diffPage(r *Request, c specs.Comparison) Result {
+	head := SpecDiffAnswer{SpecID: c.OldSpec, Target: c.Target, FromVersion: c.OldVersion}
+	if c.Target != "" {
+		head.ToVersion = c.NewVersion
+	}
 	specID := r.Args.String("spec_id")
 	p, err := OpenPage(r, "spec", "diff", specID, core.PageLimits{}, map[string]any{"action": "diff", "spec_id": specID},
-		strconv.FormatInt(s.oldVersion, 10), s.newSpec, strconv.FormatInt(s.newVersion, 10))
+		strconv.FormatInt(c.OldVersion, 10), c.NewSpec, strconv.FormatInt(c.NewVersion, 10))
 	if err != nil {
 		return Fail(err)
 	}
-	modified := diff.Modified
+	modified := c.Diff.Modified
 	if p.After != "" {
 		i := sort.Search(len(modified), func(i int) bool { return specs.CompareIDs(modified[i].ID, p.After) > 0 })
 		modified = modified[i:]
 	}
 	answer := func(k int) any {
 		a := head
-		a.SpecDiff = diff
+		a.SpecDiff = c.Diff
 		a.Modified = modified[:k]
 		return a
 	}
@@ -195,11 +112,11 @@ func diffPage(r *Request, head SpecDiffAnswer, diff specs.SpecDiff, s diffSides)
 		Archive: func(i int) []ArchiveRef {
 			m := modified[i]
 			var refs []ArchiveRef
-			if n := s.oldNodes[m.ID]; n != nil {
-				refs = append(refs, archive(s.oldSpec, s.oldVersion, n))
+			if n := c.OldNodes[m.ID]; n != nil {
+				refs = append(refs, archive(c.OldSpec, c.OldVersion, n))
 			}
-			if n := s.newNodes[m.ID]; n != nil {
-				refs = append(refs, archive(s.newSpec, s.newVersion, n))
+			if n := c.NewNodes[m.ID]; n != nil {
+				refs = append(refs, archive(c.NewSpec, c.NewVersion, n))
 			}
 			return refs
 		},

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -12,29 +11,8 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// SpecRepo is what the spec tools need of the store, in the domain's terms.
-// core/store implements it on bbolt; every method is one transaction.
-type SpecRepo interface {
-	// ReadSpec runs fn over a lazily loaded, read-only view. SPEC_NOT_FOUND.
-	ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error
-	// MutateSpec runs fn over a writable view and stores exactly what fn
-	// changed, atomically. SPEC_NOT_FOUND, VERSION_CONFLICT, fn's errors.
-	MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error)
-	// CreateSpec stores the spec build returns. DUPLICATE_ENTRY.
-	CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error)
-	// ListSpecs pages specs of a lifecycle folder ("all" = every spec).
-	ListSpecs(ctx context.Context, folder, after string, limit int) ([]specs.RepoSummary, string, error)
-	// SpecIDs lists every spec id.
-	SpecIDs(ctx context.Context) ([]string, error)
-	// History pages versions newest first below before (0 = newest).
-	History(ctx context.Context, specID string, before int64, limit int) ([]specs.RepoVersion, bool, error)
-	// ReadVersion runs fn over the spec as it was at version. VERSION_NOT_FOUND.
-	ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error
-	// RollbackSpec restores version as a new version.
-	RollbackSpec(ctx context.Context, specID string, version int64, o specs.RepoWriteOptions, now func() string) (specs.RepoWriteResult, error)
-	// ImportSpec stores a whole spec, replacing an existing one if asked.
-	ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error
-}
+// SpecRepo is what the spec tools need of the store: the domain's port.
+type SpecRepo = specs.Repo
 
 // Parameters shared by the spec tools.
 var (
@@ -86,6 +64,15 @@ func (d *Deps) clock() specs.Clock {
 // matches and a recovery call that lists what exists; a store's
 // VERSION_CONFLICT gets the re-read (spec get) as its recovery.
 func specError(err error, specID string) error {
+	var fe *specs.FieldError
+	if errors.As(err, &fe) {
+		// An error about another spec named by an argument (diff's target).
+		e := core.AsError(specError(fe.Err, fe.SpecID))
+		if e.Details != nil {
+			e.Details["field"] = fe.Field
+		}
+		return e
+	}
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.Code == errcode.VersionConflict && ce.Recovery == nil && specID != "" {
 		// The next call is the read that gives the current version.

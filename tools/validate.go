@@ -98,26 +98,8 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		if k == "action" || raw[k] == nil {
-			continue
-		}
-		if _, known := t.param(k); !known {
-			names := make([]string, 0, len(t.Params))
-			for _, p := range t.Params {
-				names = append(names, p.Name)
-			}
-			return nil, nil, core.NewError(errcode.UnknownParameter,
-				fmt.Sprintf("%s has no parameter %q.", t.Name, k),
-				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
-				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, rankPreferring(k, a.Params(), names))
-		}
-		if !a.takes(k) {
-			return nil, nil, core.NewError(errcode.UnknownParameter,
-				fmt.Sprintf("%s action %q does not take %q.", t.Name, a.Name, k),
-				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
-				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(k, a.Params(), 5))
-		}
+	if err := checkNames(t, a, raw, keys); err != nil {
+		return nil, nil, err
 	}
 	args := make(Args, len(raw))
 	for _, k := range keys {
@@ -147,6 +129,34 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 		}
 	}
 	return a, args, nil
+}
+
+// checkNames reports the first of keys (sorted) that the tool lacks
+// (closest names, the action's first) or the action does not take, as
+// UNKNOWN_PARAMETER.
+func checkNames(t *Tool, a *Action, raw map[string]any, keys []string) *core.Error {
+	for _, k := range keys {
+		if k == "action" || raw[k] == nil {
+			continue
+		}
+		if _, known := t.param(k); !known {
+			names := make([]string, 0, len(t.Params))
+			for _, p := range t.Params {
+				names = append(names, p.Name)
+			}
+			return core.NewError(errcode.UnknownParameter,
+				fmt.Sprintf("%s has no parameter %q.", t.Name, k),
+				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
+				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, rankPreferring(k, a.Params(), names))
+		}
+		if !a.takes(k) {
+			return core.NewError(errcode.UnknownParameter,
+				fmt.Sprintf("%s action %q does not take %q.", t.Name, a.Name, k),
+				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
+				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(k, a.Params(), 5))
+		}
+	}
+	return nil
 }
 
 // rankPreferring ranks name against the action's parameters first, then the
@@ -195,56 +205,13 @@ func invalid(p Param, v any, constraint string, extra map[string]any) *core.Erro
 	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("%s must be %s.", p.Name, constraint), d)
 }
 
+// checkValue checks one argument against its parameter's type and caps.
 func checkValue(p Param, v any) *core.Error {
 	switch p.Type {
 	case String:
-		s, ok := v.(string)
-		if !ok {
-			return invalid(p, v, "a string", nil)
-		}
-		limit := p.MaxLength
-		if limit == 0 {
-			limit = core.MaxStringChars
-		}
-		n := utf8.RuneCountInString(s)
-		if n > limit {
-			return core.NewError(errcode.PayloadTooLarge,
-				fmt.Sprintf("%s has %d characters; the limit is %d.", p.Name, n, limit),
-				map[string]any{"field": p.Name, "constraint": "max characters", "limit": limit, "received": n})
-		}
-		if n < p.MinLength {
-			return invalid(p, v, fmt.Sprintf("at least %d characters", p.MinLength), nil)
-		}
-		if len(p.Enum) > 0 && !contains(p.Enum, s) {
-			return invalid(p, v, "one of "+strings.Join(p.Enum, ", "), map[string]any{"allowed": p.Enum}).
-				WithRecovery("", nil, fuzzy.Rank(s, p.Enum, 5))
-		}
-		if p.Pattern != "" && !patternMatches(p.Pattern, s) {
-			return invalid(p, v, "a string matching "+p.Pattern, nil)
-		}
+		return checkString(p, v)
 	case Integer, Number:
-		f, ok := v.(float64)
-		if !ok {
-			return invalid(p, v, "a "+string(p.Type), nil)
-		}
-		if p.Type == Integer && (f != math.Trunc(f) || math.IsInf(f, 0)) {
-			return invalid(p, v, "an integer", nil)
-		}
-		if p.Type == Integer && (f < minInt64 || f >= maxInt64Plus1) {
-			// Shown as the exact integer decoded (9223372036854775807 arrives
-			// as 2⁶³), not float64's shortest form 9223372036854776000.
-			received := any(v)
-			if math.Abs(f) < 1e21 {
-				received = json.Number(strconv.FormatFloat(f, 'f', 0, 64))
-			}
-			return invalid(p, received, "an integer between -9223372036854775808 and 9223372036854775807", nil)
-		}
-		if p.Min != nil && f < *p.Min {
-			return invalid(p, v, fmt.Sprintf("≥ %v", *p.Min), nil)
-		}
-		if p.Max != nil && f > *p.Max && !p.Clamp {
-			return invalid(p, v, fmt.Sprintf("≤ %v", *p.Max), nil)
-		}
+		return checkNumber(p, v)
 	case Boolean:
 		if _, ok := v.(bool); !ok {
 			return invalid(p, v, "a boolean", nil)
@@ -254,43 +221,97 @@ func checkValue(p Param, v any) *core.Error {
 		if !ok {
 			return invalid(p, v, "an object", nil)
 		}
-		limit := p.MaxLength
-		if limit == 0 {
-			limit = core.MaxStringChars
-		}
-		if err := core.CheckValueCaps(p.Name, m, limit); err != nil {
-			return err
-		}
+		return core.CheckValueCaps(p.Name, m, orDefault(p.MaxLength, core.MaxStringChars))
 	case Array:
-		l, ok := v.([]any)
-		if !ok {
-			return invalid(p, v, "an array", nil)
-		}
-		limit := p.MaxItems
-		if limit == 0 {
-			limit = core.MaxArrayItems
-		}
-		if len(l) > limit {
-			return core.NewError(errcode.PayloadTooLarge,
-				fmt.Sprintf("%s has %d items; the limit is %d.", p.Name, len(l), limit),
-				map[string]any{"field": p.Name, "constraint": "max items", "limit": limit, "received": len(l)})
-		}
-		for i, e := range l {
-			if p.Items != "" {
-				if err := checkValue(Param{Name: fmt.Sprintf("%s[%d]", p.Name, i), Type: p.Items, MaxLength: p.MaxLength, Pattern: p.Pattern}, e); err != nil {
-					return err
-				}
-			}
-		}
-		strLimit := p.MaxLength
-		if strLimit == 0 {
-			strLimit = core.MaxStringChars
-		}
-		if err := core.CheckValueCaps(p.Name, l, strLimit); err != nil {
-			return err
-		}
+		return checkArray(p, v)
 	}
 	return nil
+}
+
+// orDefault is n, or def when n is 0 (no cap declared).
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
+}
+
+// checkString checks a string argument: length, enum (with fuzzy matches),
+// pattern.
+func checkString(p Param, v any) *core.Error {
+	s, ok := v.(string)
+	if !ok {
+		return invalid(p, v, "a string", nil)
+	}
+	limit := orDefault(p.MaxLength, core.MaxStringChars)
+	n := utf8.RuneCountInString(s)
+	if n > limit {
+		return core.NewError(errcode.PayloadTooLarge,
+			fmt.Sprintf("%s has %d characters; the limit is %d.", p.Name, n, limit),
+			map[string]any{"field": p.Name, "constraint": "max characters", "limit": limit, "received": n})
+	}
+	if n < p.MinLength {
+		return invalid(p, v, fmt.Sprintf("at least %d characters", p.MinLength), nil)
+	}
+	if len(p.Enum) > 0 && !contains(p.Enum, s) {
+		return invalid(p, v, "one of "+strings.Join(p.Enum, ", "), map[string]any{"allowed": p.Enum}).
+			WithRecovery("", nil, fuzzy.Rank(s, p.Enum, 5))
+	}
+	if p.Pattern != "" && !patternMatches(p.Pattern, s) {
+		return invalid(p, v, "a string matching "+p.Pattern, nil)
+	}
+	return nil
+}
+
+// checkNumber checks a number argument: an integer parameter takes no
+// fraction and nothing outside int64 (never wrapped); then the bounds.
+func checkNumber(p Param, v any) *core.Error {
+	f, ok := v.(float64)
+	if !ok {
+		return invalid(p, v, "a "+string(p.Type), nil)
+	}
+	if p.Type == Integer && (f != math.Trunc(f) || math.IsInf(f, 0)) {
+		return invalid(p, v, "an integer", nil)
+	}
+	if p.Type == Integer && (f < minInt64 || f >= maxInt64Plus1) {
+		// Shown as the exact integer decoded (9223372036854775807 arrives
+		// as 2⁶³), not float64's shortest form 9223372036854776000.
+		received := any(v)
+		if math.Abs(f) < 1e21 {
+			received = json.Number(strconv.FormatFloat(f, 'f', 0, 64))
+		}
+		return invalid(p, received, "an integer between -9223372036854775808 and 9223372036854775807", nil)
+	}
+	if p.Min != nil && f < *p.Min {
+		return invalid(p, v, fmt.Sprintf("≥ %v", *p.Min), nil)
+	}
+	if p.Max != nil && f > *p.Max && !p.Clamp {
+		return invalid(p, v, fmt.Sprintf("≤ %v", *p.Max), nil)
+	}
+	return nil
+}
+
+// checkArray checks an array argument: item count, each item's type, and
+// the caps of what it holds.
+func checkArray(p Param, v any) *core.Error {
+	l, ok := v.([]any)
+	if !ok {
+		return invalid(p, v, "an array", nil)
+	}
+	limit := orDefault(p.MaxItems, core.MaxArrayItems)
+	if len(l) > limit {
+		return core.NewError(errcode.PayloadTooLarge,
+			fmt.Sprintf("%s has %d items; the limit is %d.", p.Name, len(l), limit),
+			map[string]any{"field": p.Name, "constraint": "max items", "limit": limit, "received": len(l)})
+	}
+	for i, e := range l {
+		if p.Items != "" {
+			if err := checkValue(Param{Name: fmt.Sprintf("%s[%d]", p.Name, i), Type: p.Items, MaxLength: p.MaxLength, Pattern: p.Pattern}, e); err != nil {
+				return err
+			}
+		}
+	}
+	return core.CheckValueCaps(p.Name, l, orDefault(p.MaxLength, core.MaxStringChars))
 }
 
 // The int64 range as float64 bounds: -2⁶³ is exact; 2⁶³ is the first float64

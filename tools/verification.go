@@ -64,28 +64,12 @@ func verificationTool(d *Deps) *Tool {
 // execute unless record is false, which adds what the command did).
 type VerificationAnswer struct {
 	Mutation
-	VerifyID     string         `json:"verify_id"`
-	Result       string         `json:"result"`
-	Recorded     bool           `json:"recorded"`
-	Record       map[string]any `json:"record"`
-	LastResult   string         `json:"last_result"`
-	HistoryCount int            `json:"history_count"`
-	Status       specs.Status   `json:"status"`
+	specs.VerificationRecorded
 	*ExecuteOutcome
 }
 
 // ExecuteOutcome is what execute's command did.
-type ExecuteOutcome struct {
-	Executed        bool    `json:"executed"`
-	Command         string  `json:"command"`
-	ExitCode        *int    `json:"exit_code"` // null when it did not exit normally (timeout, not started)
-	TimedOut        bool    `json:"timed_out"`
-	DurationMS      float64 `json:"duration_ms"`
-	TimeoutSeconds  int     `json:"timeout_seconds"`
-	OutputBytes     int64   `json:"output_bytes"`
-	Output          string  `json:"output"`
-	OutputTruncated bool    `json:"output_truncated"`
-}
+type ExecuteOutcome = specs.ExecuteOutcome
 
 // VerificationRunAnswer is execute with record:false: the outcome, not
 // stored.
@@ -111,23 +95,12 @@ type VerificationDryRunAnswer struct {
 }
 
 // recordVerification stores rec on the call's verify node with a journal
-// note, as one mutation.
+// note, as one mutation (specs.RecordVerificationNote).
 func (d *Deps) recordVerification(ctx context.Context, r *Request, rec specs.VerificationRecord, run *ExecuteOutcome) Result {
-	id := r.Args.String("verify_id")
-	return answer(mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (VerificationAnswer, error) {
-		stored, err := specs.RecordVerification(sp, id, rec)
-		if err != nil {
-			return VerificationAnswer{}, err
-		}
-		n := sp.Node(id)
-		result, _ := stored["result"].(string)
-		j.Append(specs.JournalEntry{Timestamp: specs.FormatTime(d.clock()()), EntryType: "note",
-			Title: "Verification " + result + ": " + n.Title, Content: rec.Issues, Author: author(r), TaskID: id,
-			Metadata: map[string]any{"result": stored["result"], "command": stored["command"]}})
-		hist, _ := n.Metadata["verification_history"].([]any)
-		return VerificationAnswer{VerifyID: id, Result: result, Recorded: true, Record: stored,
-			LastResult: n.MetaString("last_result"), HistoryCount: len(hist), Status: n.Status, ExecuteOutcome: run}, nil
-	}))
+	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (VerificationAnswer, error) {
+		v, err := specs.RecordVerificationNote(sp, j, r.Args.String("verify_id"), rec, author(r))
+		return VerificationAnswer{VerificationRecorded: v, ExecuteOutcome: run}, err
+	})
 }
 
 // verificationAdd records a result the agent obtained itself.
@@ -239,32 +212,9 @@ func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
 	if ctx.Err() != nil {
 		return Fail(ctx.Err())
 	}
-	out, rec := executeOutcome(command, run, timeout)
+	out, rec := specs.CommandRun(run).Outcome(command, timeout)
 	if !record {
 		return OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out})
 	}
 	return d.recordVerification(ctx, r, rec, &out)
-}
-
-// executeOutcome is what run did, and the record it makes: PASSED on exit
-// 0, FAILED otherwise (a timeout included), the output truncated to
-// specs.MaxVerificationOutput keeping its end.
-func executeOutcome(command string, run runResult, timeout time.Duration) (ExecuteOutcome, specs.VerificationRecord) {
-	out := ExecuteOutcome{Executed: true, Command: command, TimedOut: run.TimedOut, DurationMS: run.DurationMS,
-		TimeoutSeconds: int(timeout.Seconds()), OutputBytes: run.TotalBytes}
-	rec := specs.VerificationRecord{Result: "PASSED", Command: command, TimedOut: run.TimedOut, DurationMS: &run.DurationMS}
-	if run.ExitCode >= 0 {
-		code := run.ExitCode
-		out.ExitCode, rec.ExitCode = &code, &code
-	}
-	switch {
-	case run.TimedOut:
-		rec.Result, rec.Issues = "FAILED", fmt.Sprintf("timed out after %s", timeout)
-	case run.ExitCode != 0:
-		rec.Result, rec.Issues = "FAILED", fmt.Sprintf("exit code %d", run.ExitCode)
-	}
-	output, truncated := specs.TruncateTail(run.Output, specs.MaxVerificationOutput)
-	out.Output, out.OutputTruncated = output, truncated || run.Dropped
-	rec.Output = output
-	return out, rec
 }

@@ -19,6 +19,18 @@ func openWorkspace(d *Deps) (*workspacefs.Dir, error) {
 	return ws, nil
 }
 
+// withWorkspace runs fn over the server's workspace, opened for this call
+// and closed after it.
+func withWorkspace[T any](d *Deps, fn func(ws *workspacefs.Dir) (T, error)) (T, error) {
+	ws, err := openWorkspace(d)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer ws.Close()
+	return fn(ws)
+}
+
 // fileError gives a workspace path refusal its next call: server context,
 // which names the workspace and always runs, so the agent can pick a path
 // inside it. Other errors pass through.

@@ -1,0 +1,28 @@
+package specs
+
+import "context"
+
+// Repo is the persistence port of the spec domain: what the spec services
+// (and the tools over them) need of the store, in the domain's terms.
+// core/store implements it on bbolt; every method is one transaction.
+type Repo interface {
+	// ReadSpec runs fn over a lazily loaded, read-only view. SPEC_NOT_FOUND.
+	ReadSpec(ctx context.Context, specID string, fn func(sp *Spec, j JournalReader) error) error
+	// MutateSpec runs fn over a writable view and stores exactly what fn
+	// changed, atomically. SPEC_NOT_FOUND, VERSION_CONFLICT, fn's errors.
+	MutateSpec(ctx context.Context, specID string, o RepoWriteOptions, fn func(sp *Spec, j JournalWriter) error) (RepoWriteResult, error)
+	// CreateSpec stores the spec build returns. DUPLICATE_ENTRY.
+	CreateSpec(ctx context.Context, o RepoWriteOptions, build func(exists func(id string) bool) (*Spec, []JournalEntry, error)) (Header, error)
+	// ListSpecs pages specs of a lifecycle folder ("all" = every spec).
+	ListSpecs(ctx context.Context, folder, after string, limit int) ([]RepoSummary, string, error)
+	// SpecIDs lists every spec id.
+	SpecIDs(ctx context.Context) ([]string, error)
+	// History pages versions newest first below before (0 = newest).
+	History(ctx context.Context, specID string, before int64, limit int) ([]RepoVersion, bool, error)
+	// ReadVersion runs fn over the spec as it was at version. VERSION_NOT_FOUND.
+	ReadVersion(ctx context.Context, specID string, version int64, fn func(v VersionView) error) error
+	// RollbackSpec restores version as a new version.
+	RollbackSpec(ctx context.Context, specID string, version int64, o RepoWriteOptions, now func() string) (RepoWriteResult, error)
+	// ImportSpec stores a whole spec, replacing an existing one if asked.
+	ImportSpec(ctx context.Context, sp *Spec, journal []JournalEntry, replace bool) error
+}
