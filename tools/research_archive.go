@@ -35,7 +35,13 @@ func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 	if err != nil {
 		return researchFail(err)
 	}
-	offset, maxChars := r.Args.IntOr("offset", 0), r.Args.IntOr("max_chars", 0)
+	return archiveWindowAnswer(c, r.Args.IntOr("offset", 0), r.Args.IntOr("max_chars", 0), budget)
+}
+
+// archiveWindowAnswer answers archived content with the window of its text
+// from offset, at most maxChars characters (0: no limit) and what fits the
+// token budget.
+func archiveWindowAnswer(c research.ArchivedContent, offset, maxChars, budget int) Result {
 	build := func(budget int) (any, []core.MetaOption, error) {
 		res, cut, err := c.Answer(offset, maxChars, max(budget*4-archiveAnswerSlack, 1024))
 		if err != nil {
