@@ -2,6 +2,7 @@ package research
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -140,7 +141,8 @@ func (s Service) ArchiveGet(ctx context.Context, a ArchiveGetArgs) (ArchivedCont
 
 // errorDetails is the details of a coded error that has them, else nil.
 func errorDetails(err error) map[string]any {
-	if d, ok := err.(interface{ ErrorDetails() map[string]any }); ok {
+	var d interface{ ErrorDetails() map[string]any }
+	if errors.As(err, &d) {
 		return d.ErrorDetails()
 	}
 	return nil

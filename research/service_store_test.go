@@ -173,8 +173,9 @@ func TestServiceArchive(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want code %q verified %v", tc.name, c, err, tc.code, tc.verified)
 		}
 		var re *research.Error
-		if tc.code == errcode.ArchiveNotFound && (!errors.As(err, &re) || re.Recovery == nil || re.Recovery.Args["source_id"] != "n2") {
-			t.Errorf("%s: want a digest-list recovery for n2, got %+v", tc.name, err)
+		if tc.code == errcode.ArchiveNotFound && (!errors.As(err, &re) || re.Recovery == nil || re.Recovery.Args["source_id"] != "n2" ||
+			re.Details["field"] != "content_id" || re.Details["received"] != "n2") {
+			t.Errorf("%s: want the store's details and a digest-list recovery for n2, got %+v", tc.name, err)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/research"
-	"github.com/specd/specd/specs"
 )
 
 // The research tool (design/research.md, tools.md "research"): research
@@ -26,9 +25,7 @@ const researchDescription = `Use this when you work with research sources: turn 
 // (ARCHIVE_NOT_FOUND, DIGEST_NOT_FOUND, SPEC_NOT_FOUND, INTERNAL_ERROR).
 type ResearchStore interface {
 	research.Store
-	// JournalRange returns the journal entries of specID with seq in
-	// [from, to], oldest first.
-	JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error)
+	research.JournalReader
 }
 
 // DefaultArchiveRetention is how long archived research content is kept
