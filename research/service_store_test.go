@@ -216,3 +216,58 @@ func TestSpecItemsSplit(t *testing.T) {
 		}
 	}
 }
+
+func TestServiceCreate(t *testing.T) {
+	svc := research.Service{MaxChars: 1 << 20}
+	for _, tc := range []struct {
+		name   string
+		args   research.CreateArgs
+		code   string
+		paged  bool
+		source string
+	}{
+		{"text", research.CreateArgs{Source: text(svcText), Query: svcQuery}, "", false, ""},
+		{"pages, named", research.CreateArgs{Source: research.SourceArgs{Given: []string{"pages"}, Pages: []string{"One page here.", "Two pages there."}},
+			Query: "page", SourceID: "book", HasSourceID: true}, "", true, "book"},
+		{"no source", research.CreateArgs{Query: svcQuery}, errcode.MissingRequired, false, ""},
+		{"blank source_id", research.CreateArgs{Source: text(svcText), SourceID: "", HasSourceID: true}, errcode.InvalidFormat, false, ""},
+		{"too many snippets", research.CreateArgs{Source: text(svcText), Query: svcQuery, MaxSnippets: 11}, errcode.InvalidFormat, false, ""},
+	} {
+		res, err := svc.Create(context.Background(), tc.args)
+		if codeOf(err) != tc.code {
+			t.Errorf("%s: %v, want code %q", tc.name, err, tc.code)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		rep := research.Validate(res.Payload, research.ValidateOptions{})
+		if !rep.Valid || res.Paged != tc.paged || res.QueryTerms == nil || res.QueryHash != research.QueryHash(tc.args.Query) ||
+			(tc.source != "" && res.SourceID != tc.source) || (tc.paged && res.PageCount != 2) {
+			t.Errorf("%s: %+v (valid %v)", tc.name, res, rep.Valid)
+		}
+	}
+}
+
+// TestServiceSweepsAtMostHourly: a write to the archive sweeps it at most
+// once per research.SweepEvery, removing what is older than the retention.
+func TestServiceSweepsAtMostHourly(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	svc := newService(t, &now)
+	for _, tc := range []struct {
+		name    string
+		advance time.Duration
+		removed int
+	}{
+		{"first put sweeps (nothing old)", 0, 0},
+		{"within the hour: no sweep", 30 * time.Minute, 0},
+		{"a day later: both old notes go", 25 * time.Hour, 2},
+		{"right after: no sweep", time.Minute, 0},
+	} {
+		now = now.Add(tc.advance)
+		res, err := svc.ArchivePut(context.Background(), research.ArchivePutArgs{Content: tc.name})
+		if err != nil || res.ExpiredRemoved != tc.removed {
+			t.Errorf("%s: removed %d, %v; want %d", tc.name, res.ExpiredRemoved, err, tc.removed)
+		}
+	}
+}
