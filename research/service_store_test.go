@@ -254,15 +254,16 @@ func TestServiceCreate(t *testing.T) {
 func TestServiceSweepsAtMostHourly(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	svc := newService(t, &now)
+	svc.Retention = 10 * time.Minute
 	for _, tc := range []struct {
 		name    string
 		advance time.Duration
 		removed int
 	}{
 		{"first put sweeps (nothing old)", 0, 0},
-		{"within the hour: no sweep", 30 * time.Minute, 0},
-		{"a day later: both old notes go", 25 * time.Hour, 2},
-		{"right after: no sweep", time.Minute, 0},
+		{"within the hour: no sweep, though the first note is old", 30 * time.Minute, 0},
+		{"past the hour: both old notes go", 31 * time.Minute, 2},
+		{"right after: no sweep", 20 * time.Minute, 0},
 	} {
 		now = now.Add(tc.advance)
 		res, err := svc.ArchivePut(context.Background(), research.ArchivePutArgs{Content: tc.name})
