@@ -43,6 +43,13 @@ func (e *Error) Unwrap() error { return e.cause }
 // Cause is the internal Go error behind the failure, for the log only.
 func (e *Error) Cause() error { return e.cause }
 
+// ErrorCode returns e.Code, so that the domain reads the code of a store or
+// workspace error through [Coded] without importing core.
+func (e *Error) ErrorCode() string { return e.Code }
+
+// ErrorDetails returns e.Details (the [Detailed] side of [Coded]).
+func (e *Error) ErrorDetails() map[string]any { return e.Details }
+
 // NewError builds an error with a registered code. Details may be nil.
 func NewError(code, message string, details map[string]any) *Error {
 	return &Error{Code: code, Message: message, Details: details}

@@ -3,8 +3,9 @@
 // and locators refer to, evidence locators, and a deterministic digest
 // producer that needs no language model.
 //
-// The package is pure: no I/O, no storage, no clock (Store is a port that
-// others implement). Every length it counts
+// The package does no I/O of its own, keeps no storage and reads no clock:
+// Store, FileReader, SpecVersions and JournalReader are ports that others
+// implement, and Service takes its clock. Every length it counts
 // or checks is in Unicode code points ("characters"), never bytes.
 //
 // # Overview
@@ -22,6 +23,14 @@
 //   - ArchiveMeta, DigestRecord and Store are the records of the archive and
 //     the digest store and the port that keeps them (core/store implements
 //     it); the package itself does no I/O.
+//   - Service is the research tool's application logic over those ports:
+//     reading a call's source (text, pages, a workspace file), validating,
+//     creating, storing, listing and deleting digests, the archive with its
+//     retention sweep and text windows, and the linked digests of research
+//     nodes. SpecItems serves the spec:<id>@<version>/… archive ids of
+//     budgeted spec answers (the subtree item is specs.Subtree, the one
+//     subtree walk). Errors are *Error (code, message, details,
+//     remediation, recovery) or the ports' own coded errors.
 //
 // # Departures from seed 001 (design/contract.md §9)
 //

@@ -2,12 +2,12 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/research"
-	"github.com/specd/specd/specs"
 )
 
 // The research tool (design/research.md, tools.md "research"): research
@@ -25,23 +25,17 @@ const researchDescription = `Use this when you work with research sources: turn 
 // (ARCHIVE_NOT_FOUND, DIGEST_NOT_FOUND, SPEC_NOT_FOUND, INTERNAL_ERROR).
 type ResearchStore interface {
 	research.Store
-	// JournalRange returns the journal entries of specID with seq in
-	// [from, to], oldest first.
-	JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error)
+	research.JournalReader
 }
 
 // DefaultArchiveRetention is how long archived research content is kept
 // unless configured otherwise (cmd/specd sets Deps.ArchiveRetention to it).
 const DefaultArchiveRetention = 30 * 24 * time.Hour
 
-// archiveSweepEvery bounds how often a write to the archive may sweep it.
-const archiveSweepEvery = time.Hour
-
 // Research parameter caps.
 const (
-	maxSourceIDChars  = 500
-	maxItemTypeChars  = 100
-	digestListExcerpt = 200
+	maxSourceIDChars = 500
+	maxItemTypeChars = 100
 	// archiveAnswerSlack is what an archive-get answer needs besides the
 	// content, in bytes, when the content is cut to the token budget.
 	archiveAnswerSlack = 2048
@@ -57,7 +51,7 @@ func researchTool(d *Deps) *Tool {
 	if budget <= 0 {
 		budget = core.DefaultTokenBudget
 	}
-	sweeper := &archiveSweeper{}
+	sweeper := &research.Sweeper{}
 	source := []string{"text", "pages", "path"}
 	t := &Tool{
 		Name:        "research",
@@ -88,70 +82,110 @@ func researchTool(d *Deps) *Tool {
 			Name: "digest-validate", Summary: "Checks a DigestPayload v1.0 and reports every violation with its JSON path, constraint and received value; with the source (text, pages, path, the source archived under source_id, or the archive entry under payload.source_text_hash) it verifies source_text_hash and every locator; with query, the query_hash.",
 			Required: []string{"payload"}, Optional: append(append([]string{}, source...), "source_id", "query"),
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
-			Answer:  DigestValidateAnswer{},
+			Answer:  research.ValidateResult{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestValidate(ctx, d, r) },
 		},
 		{
 			Name: "digest-create", Summary: "Builds a digest from a source and a query, deterministically and without a language model: summary, key points and up to max_snippets evidence snippets with exact locators; the result always validates against its own source.",
 			Required: []string{"query"}, Optional: append(append([]string{}, source...), "source_id", "max_snippets"),
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
-			Answer:  DigestCreateAnswer{},
+			Answer:  research.CreateResult{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestCreate(ctx, d, r) },
 		},
 		{
 			Name: "digest-put", Summary: "Validates and stores a digest under (source_id, payload.query_hash), replacing an existing one; a given source is canonicalised, archived under content_id = source_id and used to verify every locator (without one, the archived source under payload.source_text_hash is used when present). An invalid payload is VALIDATION_ERROR with details.violations.",
 			Required: []string{"source_id", "payload"}, Optional: source,
 			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencyModerate,
-			Answer:  DigestPutAnswer{},
+			Answer:  research.PutResult{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestPut(ctx, d, r, sweeper) },
 		},
 		{
 			Name: "digest-get", Summary: "The stored digest for (source_id, query_hash) with stored_at and whether its source text is in the archive.",
 			Required:    []string{"source_id", "query_hash"},
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
-			Answer:  DigestGetAnswer{},
+			Answer:  research.GetResult{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestGet(ctx, d, r) },
 		},
 		{
 			Name: "digest-list", Summary: "Stored digests in (source_id, query_hash) order, optionally for one source, paged; each with a summary excerpt, digest_chars and stored_at (digest-get has the full payload).",
 			Optional:    []string{"source_id", "cursor", "limit"},
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
-			Answer:  DigestListAnswer{},
+			Answer:  research.ListResult{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestList(ctx, d, r) },
 		},
 		{
 			Name: "digest-delete", Summary: "Deletes the digest for (source_id, query_hash); the archived source text stays until retention removes it.",
 			Required:    []string{"source_id", "query_hash"},
 			SideEffects: EffectWrite, Destructive: true, Latency: LatencyFast,
-			Answer:  DigestDeleteAnswer{},
+			Answer:  research.DeleteResult{},
 			Handler: func(ctx context.Context, r *Request) Result { return digestDelete(ctx, d, r) },
 		},
 		{
 			Name: "archive-put", Summary: "Archives content under sha256 of its bytes (idempotent; a repeated put restarts its retention), optionally under your content_id; answers the hash.",
 			Required: []string{"content"}, Optional: []string{"content_id", "item_type"},
 			SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast,
-			Answer:  ArchivePutAnswer{},
+			Answer:  research.ArchivePutResult{},
 			Handler: func(ctx context.Context, r *Request) Result { return archivePut(ctx, d, r, sweeper) },
 		},
 		{
 			Name: "archive-get", Summary: "Reads archived content by hash, content_id or archive_id (including spec:<id>@<version>/… ids of budgeted spec answers, served from the store at that version), verifying its hash; never writes. Text over the token budget is paged with offset/max_chars; a spec item over it is answered with the archive ids of its parts.",
 			Optional:    []string{"hash", "content_id", "archive_id", "expected_hash", "offset", "max_chars"},
 			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
-			Answer:  ArchiveGetAnswer{},
+			Answer:  research.ArchiveGetResult{},
 			Handler: func(ctx context.Context, r *Request) Result { return archiveGet(ctx, d, r, budget) },
 		},
 	}
 	return t
 }
 
-// researchStore returns d.Research or UNAVAILABLE when the server was built
-// without one.
-func researchStore(d *Deps) (ResearchStore, error) {
-	if d.Research == nil {
-		return nil, core.NewError(errcode.Unavailable, "This server has no research store configured.", nil)
+// researchService is the research application logic over d's stores, clock
+// and workspace, for one call.
+func researchService(d *Deps) research.Service {
+	svc := research.Service{Files: func() (research.FileReader, error) { return openResearchFiles(d) },
+		Now: func() time.Time { return researchNow(d) }, Retention: d.ArchiveRetention, MaxChars: core.MaxLargeText}
+	if d.Research != nil {
+		svc.Store = d.Research
 	}
-	return d.Research, nil
+	return svc
 }
+
+// researchFiles is the workspace as research reads it: its refusals carry
+// fileError's recovery.
+type researchFiles struct{ *workspacefs.Dir }
+
+func openResearchFiles(d *Deps) (research.FileReader, error) {
+	ws, err := openWorkspace(d)
+	if err != nil {
+		return nil, err
+	}
+	return researchFiles{ws}, nil
+}
+
+func (f researchFiles) Rel(name string) (string, error) {
+	rel, err := f.Dir.Rel(name)
+	return rel, fileError(err)
+}
+
+func (f researchFiles) ReadFile(ctx context.Context, name string, max int64) ([]byte, error) {
+	b, err := f.Dir.ReadFile(ctx, name, max)
+	return b, fileError(err)
+}
+
+// researchErr turns a research error into the envelope error, keeping its
+// remediation and recovery; other errors pass through.
+func researchErr(err error) error {
+	var e *research.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	out := core.NewError(e.Code, e.Message, e.Details).WithRemediation(e.Remediation)
+	if e.Recovery != nil {
+		out.WithRecovery(e.Recovery.Tool, e.Recovery.Args, nil)
+	}
+	return out
+}
+
+func researchFail(err error) Result { return Fail(researchErr(err)) }
 
 // researchNow is the tools' clock (the runtime's, else the wall clock), used
 // for archived_at, stored_at and the retention cutoff alike.

@@ -9,93 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
 )
-
-func TestParseSpecArchiveID(t *testing.T) {
-	ok := []struct {
-		id   string
-		want specArchiveRef
-	}{
-		{ArchiveID("demo-2026-01-02-001", 7, "node:task-1-2"), specArchiveRef{SpecID: "demo-2026-01-02-001", Version: 7, Kind: "node", Ref: "task-1-2"}},
-		{ArchiveID("demo-2026-01-02-001", 12, "subtree:phase-3"), specArchiveRef{SpecID: "demo-2026-01-02-001", Version: 12, Kind: "subtree", Ref: "phase-3"}},
-		{ArchiveID("demo-2026-01-02-001", 3, "journal:1-40"), specArchiveRef{SpecID: "demo-2026-01-02-001", Version: 3, Kind: "journal", Ref: "1-40", From: 1, To: 40}},
-		{"spec:odd@id@9/node:spec-root", specArchiveRef{SpecID: "odd@id", Version: 9, Kind: "node", Ref: "spec-root"}},
-		{"spec:s@1/journal:5-5", specArchiveRef{SpecID: "s", Version: 1, Kind: "journal", Ref: "5-5", From: 5, To: 5}},
-		{"spec:s@1/journal:7", specArchiveRef{SpecID: "s", Version: 1, Kind: "journal", Ref: "7", From: 7, To: 7, Single: true}},
-	}
-	for _, tc := range ok {
-		got, err := parseSpecArchiveID(tc.id)
-		if err != nil || got != tc.want {
-			t.Errorf("%s: got %+v, %v; want %+v", tc.id, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{
-		"", "spec:", "node:x", "spec:s/node:x", "spec:@1/node:x", "spec:s@0/node:x", "spec:s@x/node:x",
-		"spec:s@1", "spec:s@1/node", "spec:s@1/node:", "spec:s@1/leaf:x", "spec:s@1/journal:9-2",
-		"spec:s@1/journal:x", "spec:s@1/journal:a-b", "spec:s@1/journal:-3", "spec:s@-1/node:x",
-	} {
-		if _, err := parseSpecArchiveID(bad); err == nil || core.AsError(err).Code != errcode.InvalidFormat {
-			t.Errorf("%q: want INVALID_FORMAT, got %v", bad, err)
-		}
-	}
-}
-
-func TestDigestIDsOf(t *testing.T) {
-	got := digestIDsOf(map[string]any{"digest_ids": []any{"a#00000000", 3, "", "a#00000000", "b#11111111"}})
-	if strings.Join(got, ",") != "a#00000000,b#11111111" {
-		t.Errorf("digestIDsOf: %v", got)
-	}
-	if digestIDsOf(map[string]any{"digest_ids": "a#00000000"}) != nil {
-		t.Error("a non-list digest_ids reads as none")
-	}
-}
-
-func TestCheckResearchID(t *testing.T) {
-	for id, want := range map[string]bool{"https://x.org/doc": true, "paper.pdf": true, "  ": false, "a\x00b": false, "a\nb": false} {
-		if got := checkResearchID("source_id", id) == nil; got != want {
-			t.Errorf("%q: ok=%v, want %v", id, got, want)
-		}
-	}
-}
-
-func TestArchiveWindow(t *testing.T) {
-	text := strings.Repeat("é", 3000) + strings.Repeat("a", 3000) // 6000 chars, 9000 bytes
-	win := func(args map[string]any, budget int) (ArchiveWindow, []core.MetaOption, error) {
-		a := Args{}
-		for k, v := range args {
-			a[k] = v
-		}
-		return archiveWindow(&Request{Args: a}, text, budget)
-	}
-	// Fits: whole text, not truncated, no meta.
-	d, meta, err := win(nil, 10_000)
-	if err != nil || d.Truncated || d.ReturnedChars != 6000 || len(meta) != 0 || d.Content != text || d.NextOffset != nil {
-		t.Fatalf("whole: %v %v %v", d.ReturnedChars, meta, err)
-	}
-	// The budget cuts by bytes (1024 bytes minimum window): 512 two-byte chars.
-	d, meta, _ = win(nil, 1)
-	if d.ReturnedChars != 512 || d.NextOffset == nil || *d.NextOffset != 512 || !d.Truncated || len(meta) != 2 {
-		t.Fatalf("budget cut: %v %v", d.ReturnedChars, d.NextOffset)
-	}
-	// max_chars cuts without a fidelity warning.
-	d, meta, _ = win(map[string]any{"offset": float64(2990), "max_chars": float64(20)}, 10_000)
-	if d.Content != strings.Repeat("é", 10)+strings.Repeat("a", 10) || d.NextOffset == nil || *d.NextOffset != 3010 || len(meta) != 0 {
-		t.Fatalf("max_chars: %q %v %v", d.Content, d.NextOffset, meta)
-	}
-	// The last window.
-	d, _, _ = win(map[string]any{"offset": float64(6000)}, 10_000)
-	if d.Content != "" || d.NextOffset != nil || d.Truncated {
-		t.Fatalf("end: %+v", d)
-	}
-	if _, _, err := win(map[string]any{"offset": float64(6001)}, 10_000); err == nil || core.AsError(err).Code != errcode.InvalidFormat {
-		t.Fatalf("offset past the end: %v", err)
-	}
-}
 
 // storeResearch is a real store (storetest.Open: a bbolt file in
 // t.TempDir()) that also records the cutoffs of ArchiveSweep; every call
@@ -184,7 +102,7 @@ func TestDigestSummariesForResearchNodes(t *testing.T) {
 	if len(got) != 3 || !got[0].Found || got[0].Summary != p.Summary || got[1].Found || got[1].LinkedDigestContent != nil || got[2].Error == "" {
 		t.Fatalf("digestSummaries: %+v", got)
 	}
-	if n := len(got[0].EvidenceSnippets); n == 0 || n > maxLinkedSnippets {
+	if n := len(got[0].EvidenceSnippets); n == 0 || n > research.MaxLinkedSnippets {
 		t.Fatalf("snippets: %d", n)
 	}
 	// A found digest shows every content field, a missing one none.

@@ -1,0 +1,284 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/specs"
+)
+
+// Spec archive ids. Spec items dropped from budgeted answers are not copied
+// into the archive (a read never writes) but pinned by archive ids
+// "spec:<spec_id>@<version>/<item>" and served from the spec store at that
+// version (contract §6), hashed exactly as the budgeted answer hashed them.
+
+// SpecVersions reads a spec as it was at a version (the tools' spec
+// repository satisfies it). VERSION_NOT_FOUND, SPEC_NOT_FOUND.
+type SpecVersions interface {
+	ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error
+}
+
+// JournalReader reads a spec's journal entries with seq in [from, to],
+// oldest first (the research store satisfies it). SPEC_NOT_FOUND.
+type JournalReader interface {
+	JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error)
+}
+
+// SpecItems serves spec archive ids. Hash and ArchiveID are the ones the
+// budgeted answers use, so an item and its parts hash and are named the
+// same wherever they are computed; Tokens is the contract §6 estimate.
+type SpecItems struct {
+	// Specs nil, or Journal nil for a journal item, is UNAVAILABLE.
+	Specs     SpecVersions
+	Journal   JournalReader
+	Hash      func(v any) (string, error)
+	ArchiveID func(specID string, version int64, item string) string
+	Tokens    func(v any) int
+}
+
+// SpecRef is a parsed "spec:<spec_id>@<version>/<kind>:<ref>".
+type SpecRef struct {
+	SpecID   string
+	Version  int64
+	Kind     string // node | subtree | journal
+	Ref      string // node id, or "a-b" or "seq" for journal
+	From, To uint64 // journal range
+	Single   bool   // journal:<seq>: one entry, served as the entry itself
+}
+
+// Item is the ref's item name, "<kind>:<ref>".
+func (r SpecRef) Item() string { return r.Kind + ":" + r.Ref }
+
+// ParseSpecArchiveID parses the archive ids budgeted answers make.
+// INVALID_FORMAT saying what is wrong.
+func ParseSpecArchiveID(id string) (SpecRef, error) {
+	bad := func(why string) (SpecRef, error) {
+		return SpecRef{}, newError(errcode.InvalidFormat, "archive_id is not a spec archive id: "+why+".",
+			map[string]any{"field": "archive_id", "received": id,
+				"constraint": "spec:<spec_id>@<version>/node:<id> | subtree:<id> | journal:<seq> | journal:<a>-<b>"})
+	}
+	rest, ok := strings.CutPrefix(id, "spec:")
+	if !ok {
+		return bad("it does not start with spec:")
+	}
+	head, item, ok := strings.Cut(rest, "/")
+	if !ok {
+		return bad("no /<item> part")
+	}
+	at := strings.LastIndexByte(head, '@')
+	if at <= 0 {
+		return bad("no <spec_id>@<version>")
+	}
+	ref := SpecRef{SpecID: head[:at]}
+	v, err := strconv.ParseInt(head[at+1:], 10, 64)
+	if err != nil || v < 1 {
+		return bad("the version is not a positive integer")
+	}
+	ref.Version = v
+	kind, value, ok := strings.Cut(item, ":")
+	if !ok || value == "" {
+		return bad("the item is not <kind>:<id>")
+	}
+	ref.Kind, ref.Ref = kind, value
+	switch kind {
+	case "node", "subtree":
+	case "journal":
+		a, b, ok := strings.Cut(value, "-")
+		if !ok { // journal:<seq>, one entry (as journal list drops them)
+			b, ref.Single = a, true
+		}
+		from, err1 := strconv.ParseUint(a, 10, 64)
+		to, err2 := strconv.ParseUint(b, 10, 64)
+		if err1 != nil || err2 != nil || from > to {
+			return bad("the journal item is not <seq> or a range <a>-<b> with a ≤ b")
+		}
+		ref.From, ref.To = from, to
+	default:
+		return bad("unknown item kind " + strconv.Quote(kind))
+	}
+	return ref, nil
+}
+
+// SpecItemResult is archive-get's answer for a spec archive id (source
+// "spec_store"): the item at that version with its RFC 8785 hash. Over the
+// token budget, content is null and parts lists the archive ids of its
+// parts (their hashes are in meta.content_archive_hashes).
+type SpecItemResult struct {
+	ArchiveID    string   `json:"archive_id"`
+	SpecID       string   `json:"spec_id"`
+	Version      int64    `json:"version"`
+	Item         string   `json:"item"`
+	Hash         string   `json:"hash"`
+	Verified     bool     `json:"verified"`
+	HashChecked  bool     `json:"hash_checked"`
+	Content      any      `json:"content"`
+	Source       string   `json:"source"`
+	ExpectedHash string   `json:"expected_hash,omitempty"`
+	Parts        []string `json:"parts,omitempty"`
+}
+
+// SpecItemRead is a served spec item: the answer, its size in tokens and,
+// when that is over the budget and the item splits, its parts
+// ({archive id: hash}; Result.Content is then nil and Result.Parts their
+// ids).
+type SpecItemRead struct {
+	Result SpecItemResult
+	Tokens int
+	Parts  map[string]string
+}
+
+// Get serves a spec archive id: a node, a subtree {id: node} (specs.Subtree,
+// the one subtree walk), one journal entry (journal:<seq>) or a journal
+// range oldest first, hashed with Hash. Over budget-slack tokens (slack:
+// what the answer needs besides the content), a subtree or a journal range
+// is answered by reference: the archive ids of its parts (SplitItem). Errors:
+// INVALID_FORMAT (the id), UNAVAILABLE, ARCHIVE_NOT_FOUND with spec get as
+// the recovery (unknown spec, pruned version, absent node, empty range),
+// the stores' errors.
+func (s SpecItems) Get(ctx context.Context, archiveID, expectedHash string, budget, slack int) (SpecItemRead, error) {
+	ref, err := ParseSpecArchiveID(archiveID)
+	if err != nil {
+		return SpecItemRead{}, err
+	}
+	content, err := s.item(ctx, ref, archiveID)
+	if err != nil {
+		return SpecItemRead{}, err
+	}
+	hash, err := s.Hash(content)
+	if err != nil {
+		return SpecItemRead{}, err
+	}
+	read := SpecItemRead{Tokens: s.Tokens(content), Result: SpecItemResult{ArchiveID: archiveID, SpecID: ref.SpecID, Version: ref.Version,
+		Item: ref.Item(), Hash: hash, Verified: expectedHash != "" && expectedHash == hash, HashChecked: expectedHash != "",
+		Content: content, Source: "spec_store", ExpectedHash: expectedHash}}
+	if read.Tokens > budget-slack {
+		parts, err := s.SplitItem(ref, content, budget)
+		if err != nil {
+			return SpecItemRead{}, err
+		}
+		if len(parts) > 0 {
+			read.Parts = parts
+			read.Result.Content, read.Result.Parts = nil, slices.Sorted(maps.Keys(parts))
+		}
+	}
+	return read, nil
+}
+
+// item reads the item ref names from the stores at its version: a node
+// (*specs.Node), a subtree (map[string]*specs.Node), one journal entry or
+// a journal range ([]specs.JournalEntry, oldest first).
+func (s SpecItems) item(ctx context.Context, ref SpecRef, archiveID string) (any, error) {
+	if s.Specs == nil {
+		return nil, newError(errcode.Unavailable, "This server has no spec store configured.", nil)
+	}
+	var content any
+	missing := ""
+	var err error
+	switch ref.Kind {
+	case "node", "subtree":
+		err = s.Specs.ReadVersion(ctx, ref.SpecID, ref.Version, func(vv specs.VersionView) error {
+			if n := vv.NodeAt(ref.Ref); n == nil {
+				missing = fmt.Sprintf("node %s did not exist at version %d", ref.Ref, ref.Version)
+			} else if ref.Kind == "node" {
+				content = n.Clone()
+			} else {
+				content = specs.Subtree(func(id string) *specs.Node { return vv.NodeAt(id).Clone() }, ref.Ref)
+			}
+			return nil
+		})
+	case "journal":
+		if s.Journal == nil {
+			return nil, newError(errcode.Unavailable, "This server has no research store configured.", nil)
+		}
+		var entries []specs.JournalEntry
+		entries, err = s.Journal.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
+		switch {
+		case err == nil && len(entries) == 0:
+			missing = fmt.Sprintf("the journal has no entries %d-%d", ref.From, ref.To)
+			if ref.Single {
+				missing = fmt.Sprintf("the journal has no entry %d", ref.From)
+			}
+		case ref.Single:
+			content = entries[0]
+		default:
+			content = entries
+		}
+	}
+	if err != nil {
+		if c := codeOf(err); c != errcode.SpecNotFound && c != errcode.VersionNotFound {
+			return nil, err
+		}
+		missing = messageOf(err)
+	}
+	if missing != "" {
+		return nil, newError(errcode.ArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
+			map[string]any{"field": "archive_id", "received": archiveID}).
+			withRemediation("Re-read the spec (spec get) for current content and fresh archive ids.").
+			withRecovery("spec", map[string]any{"action": "get", "spec_id": ref.SpecID})
+	}
+	return content, nil
+}
+
+// SplitItem splits an item over the budget into parts, each named by its
+// archive id and hashed as Get serves it: a subtree into its root node and
+// its children's subtrees, a journal range into consecutive ranges of at
+// most half the budget each. A single node or entry is not split (nil).
+func (s SpecItems) SplitItem(ref SpecRef, content any, budget int) (map[string]string, error) {
+	parts := map[string]string{}
+	add := func(item string, v any) error {
+		h, err := s.Hash(v)
+		if err == nil {
+			parts[s.ArchiveID(ref.SpecID, ref.Version, item)] = h
+		}
+		return err
+	}
+	switch c := content.(type) {
+	case map[string]*specs.Node:
+		root := c[ref.Ref]
+		if root == nil {
+			return nil, nil
+		}
+		if err := add("node:"+ref.Ref, root); err != nil {
+			return nil, err
+		}
+		for _, child := range root.Children {
+			if c[child] == nil {
+				continue
+			}
+			if err := add("subtree:"+child, specs.Subtree(specs.NodeIn(c), child)); err != nil {
+				return nil, err
+			}
+		}
+	case []specs.JournalEntry:
+		if len(c) < 2 {
+			return nil, nil
+		}
+		limit := max(budget/2, 1)
+		start, size := 0, 0
+		flush := func(end int) error {
+			chunk := c[start:end]
+			start, size = end, 0
+			return add(fmt.Sprintf("journal:%d-%d", chunk[0].Seq, chunk[len(chunk)-1].Seq), chunk)
+		}
+		for i, e := range c {
+			t := s.Tokens(e)
+			if size > 0 && size+t > limit {
+				if err := flush(i); err != nil {
+					return nil, err
+				}
+			}
+			size += t
+		}
+		if err := flush(len(c)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, nil
+	}
+	return parts, nil
+}
