@@ -34,6 +34,18 @@ type httpConfig struct {
 	RatePerSecond     float64
 	RateBurst         int
 	ShutdownTimeout   time.Duration
+	Metrics           *httpguard.Metrics // made by lockWait for --transport http
+	serving           bool               // --transport http
+}
+
+// lockWait is the store's lock-wait hook: the metric of an HTTP server (it
+// makes the registry), nil otherwise.
+func (h *httpConfig) lockWait() func(time.Duration) {
+	if h == nil || !h.serving {
+		return nil
+	}
+	h.Metrics = httpguard.NewMetrics()
+	return h.Metrics.LockWait
 }
 
 // checkBind refuses a listen address off loopback unless API keys are
@@ -143,7 +155,7 @@ func httpAccess(c *config, deps *tools.Deps) *httpguard.Access {
 	if c.Transport != "http" {
 		return nil
 	}
-	a := newAccess(c, httpguard.NewMetrics())
+	a := newAccess(c, c.HTTP.Metrics)
 	deps.Runtime.Access = a
 	return a
 }
