@@ -69,7 +69,10 @@ func settings() []setting {
 		{name: "flagd-port", env: "SPECD_FLAGD_PORT", def: "8015", usage: "flagd sync `port` for --flags-provider flagd",
 			parse: intSetting(func(c *config) *int { return &c.Flags.FlagdPort }, 1, 65535)},
 		{name: "transport", def: "stdio", usage: "`transport`: stdio or http",
-			parse: func(c *config, v string) error { c.Transport, c.HTTP.serving = v, v == "http"; return oneOf(v, "stdio", "http") }},
+			parse: func(c *config, v string) error {
+				c.Transport, c.HTTP.serving = v, v == "http"
+				return oneOf(v, "stdio", "http")
+			}},
 		{name: "addr", def: "127.0.0.1:7777", usage: "listen `address` for --transport http",
 			parse: func(c *config, v string) error { c.Addr = v; return nil }},
 		{name: "lock-timeout", env: "SPECD_LOCK_TIMEOUT", def: shortDuration(store.DefaultLockTimeout), usage: "longest `duration` to wait for another process's store lock",
