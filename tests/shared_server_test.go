@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -369,6 +370,7 @@ func TestSharedServerSlowAndIdleConnections(t *testing.T) {
 		}
 	})
 	t.Run("connection cap", func(t *testing.T) {
+		s := startShared(t, nil, "--max-conns", "16") // headers may take 5 s here
 		var conns []net.Conn
 		for i := 0; i < 48; i++ {
 			c, err := net.Dial("tcp", s.Addr)
@@ -379,15 +381,22 @@ func TestSharedServerSlowAndIdleConnections(t *testing.T) {
 		resp, err := http.Get(s.URL + "/healthz") // a fresh client still gets in
 		must(t, err)
 		resp.Body.Close()
-		closed := 0
+		var closed atomic.Int64
+		var wg sync.WaitGroup
+		deadline := time.Now().Add(time.Second) // well under the 5 s header timeout
 		for _, c := range conns {
-			_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-			if _, err := c.Read(make([]byte, 1)); err == io.EOF {
-				closed++
-			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = c.SetReadDeadline(deadline)
+				if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+					closed.Add(1)
+				}
+			}()
 		}
-		if closed < 48-16 {
-			t.Fatalf("%d of 48 idle connections closed with a cap of 16", closed)
+		wg.Wait()
+		if closed.Load() < 48-16 {
+			t.Fatalf("%d of 48 idle connections closed with a cap of 16", closed.Load())
 		}
 	})
 }
