@@ -276,6 +276,24 @@ func TestSharedServerSessionsAndOrigin(t *testing.T) {
 	})
 }
 
+// TestSharedServerClientCloseEndsSession: mcp-go's client sends its DELETE
+// without the Authorization header it was given; the session must end all
+// the same, or each reconnecting agent would use up its key's session cap.
+func TestSharedServerClientCloseEndsSession(t *testing.T) {
+	s := startShared(t, []string{"ann:maintainer"}, "--max-sessions-per-key", "1")
+	for i := 0; i < 3; i++ {
+		c := s.client(t, "ann")
+		if env := call(t, c, "health", map[string]any{"action": "liveness"}); env["success"] != true {
+			t.Fatalf("client %d: %v", i, env)
+		}
+		must(t, c.Close())
+	}
+	resp, _ := s.post(t, "", "", "", "Mcp-Session-Id", "mcp-session-3f0d4a43-5d0e-4a37-9f53-9e3a1f1b2c3d")
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a keyless POST with a made-up session: %d, want 401", resp.StatusCode)
+	}
+}
+
 func TestSharedServerSessionIdleExpiry(t *testing.T) {
 	s := startShared(t, nil, "--session-idle-ttl", "1s")
 	resp, _ := s.post(t, "", "", initBody)

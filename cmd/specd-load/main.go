@@ -35,6 +35,7 @@ import (
 func main() {
 	url := flag.String("url", "http://127.0.0.1:7777", "server base URL (loopback)")
 	key := flag.String("key", "", "API key (Bearer)")
+	probeKey := flag.String("probe-key", "", "API key of the fresh client probed during an attack (default -key)")
 	pid := flag.Int("pid", 0, "server process id, for RSS")
 	clients := flag.Int("clients", 16, "concurrent clients (mixed)")
 	nspecs := flag.Int("specs", 10, "specs (mixed)")
@@ -42,7 +43,10 @@ func main() {
 	writes := flag.Float64("writes", 0.3, "share of writes (mixed)")
 	count := flag.Int("count", 0, "attack size (abuse; default per attack)")
 	flag.Parse()
-	l := &load{url: strings.TrimRight(*url, "/"), key: *key}
+	l := &load{url: strings.TrimRight(*url, "/"), key: *key, probeKey: *probeKey}
+	if l.probeKey == "" {
+		l.probeKey = l.key
+	}
 	var err error
 	switch flag.Arg(0) {
 	case "mixed":
@@ -58,12 +62,14 @@ func main() {
 	}
 }
 
-type load struct{ url, key string }
+type load struct{ url, key, probeKey string }
 
-func (l *load) connect(ctx context.Context) (*client.Client, error) {
+func (l *load) connect(ctx context.Context) (*client.Client, error) { return l.connectAs(ctx, l.key) }
+
+func (l *load) connectAs(ctx context.Context, key string) (*client.Client, error) {
 	var opts []transport.StreamableHTTPCOption
-	if l.key != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + l.key}))
+	if key != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
 	}
 	opts = append(opts, transport.WithHTTPBasicClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}))
 	tr, err := transport.NewStreamableHTTP(l.url+"/mcp", opts...)
@@ -238,7 +244,7 @@ func (l *load) abuse(kind string, count, pid int) error {
 		for ctx.Err() == nil {
 			t0 := time.Now()
 			pctx, pc := context.WithTimeout(context.Background(), 5*time.Second)
-			c, err := l.connect(pctx)
+			c, err := l.connectAs(pctx, l.probeKey)
 			if err == nil {
 				_, err = call(pctx, c, "health", map[string]any{"action": "liveness"})
 				c.Close()

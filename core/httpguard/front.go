@@ -26,6 +26,9 @@ type Config struct {
 // key when keys are configured) and, for every other path, mcp behind the
 // origin check, authentication, the body cap and the session cap.
 //
+// A DELETE of a live session id needs no key: the id is the credential of
+// its own session (and mcp-go's client sends DELETE without its headers).
+//
 // Refusals are JSON bodies {"error": code, "message": …}: 401
 // UNAUTHORIZED with WWW-Authenticate, 403 FORBIDDEN (origin, or /metrics
 // without an admin key), 413 PAYLOAD_TOO_LARGE (announced length over the
@@ -53,6 +56,15 @@ func (cfg Config) guard(next http.Handler, adminOnly bool) http.Handler {
 		id := Identity{Role: Admin}
 		if cfg.Keys.Len() > 0 {
 			k, ok := cfg.Keys.Lookup(bearer(r))
+			if !ok && r.Method == http.MethodDelete && cfg.Sessions != nil {
+				// Ending a session needs only its id, an unguessable secret
+				// of its own: mcp-go's client sends DELETE without the
+				// headers it was given, and a session that cannot be ended
+				// holds a place under the per-key cap until it idles out.
+				if owner, live := cfg.Sessions.Owner(r.Header.Get("Mcp-Session-Id")); live {
+					k, ok = Key{ID: owner, Role: Observer}, true
+				}
+			}
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="specd"`)
 				cfg.refuse(w, http.StatusUnauthorized, "unauthorized", "UNAUTHORIZED", "A valid API key is required: send Authorization: Bearer <key>.")
