@@ -380,8 +380,12 @@ func (l *load) attack(kind string, count int) error {
 		open := 0
 		for _, c := range conns {
 			_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
-			if _, err := c.Read(make([]byte, 1)); err != io.EOF && !strings.Contains(fmt.Sprint(err), "reset") {
-				open++
+			// Only a read that times out means the server still holds the
+			// connection (a 408 answer, EOF or a reset all mean closed).
+			if _, err := c.Read(make([]byte, 1)); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					open++
+				}
 			}
 			c.Close()
 		}
