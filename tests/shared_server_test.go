@@ -326,7 +326,7 @@ func TestSharedServerRateLimit(t *testing.T) {
 	}
 	env := call(t, c, "health", map[string]any{"action": "liveness"})
 	det, _ := data(env)["details"].(map[string]any)
-	if errorCode(env) != "RATE_LIMIT_EXCEEDED" || det["retry_after_seconds"] == nil || det["retry_after_seconds"].(float64) < 1 {
+	if errorCode(env) != "RATE_LIMIT_EXCEEDED" || det["retry_after_seconds"] == nil || det["retry_after_seconds"].(float64) < 1 || data(env)["retry_after_seconds"] != det["retry_after_seconds"] {
 		t.Fatalf("empty bucket: %v", env)
 	}
 }

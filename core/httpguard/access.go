@@ -27,7 +27,8 @@ type Access struct {
 // Charge spends one call of the caller's rate budget. The options put
 // meta.rate_limit {limit, remaining, reset_seconds} on the answer, and a
 // RATE_LIMIT_APPROACHING warning when under 10% is left; an empty bucket
-// answers RATE_LIMIT_EXCEEDED with details.retry_after_seconds.
+// answers RATE_LIMIT_EXCEEDED with data.retry_after_seconds (also in
+// data.details).
 func (a *Access) Charge(ctx context.Context) ([]core.MetaOption, *core.Error) {
 	id, ok := IdentityFrom(ctx)
 	if !ok || a == nil || a.Rate == nil {
@@ -40,7 +41,8 @@ func (a *Access) Charge(ctx context.Context) ([]core.MetaOption, *core.Error) {
 		e := core.NewError(errcode.RateLimitExceeded,
 			fmt.Sprintf("Rate limit of key %s reached (%d calls at once, refilling over %d s); nothing was done.", bucket(id), q.Limit, q.ResetSeconds),
 			map[string]any{"retry_after_seconds": q.RetryAfterSeconds, "limit": q.Limit}).
-			WithRemediation(fmt.Sprintf("Wait %d seconds (data.details.retry_after_seconds), then send the same call again.", q.RetryAfterSeconds))
+			WithRemediation(fmt.Sprintf("Wait %d seconds (data.retry_after_seconds), then send the same call again.", q.RetryAfterSeconds))
+		e.Extra = map[string]any{"retry_after_seconds": q.RetryAfterSeconds}
 		return opts, e
 	}
 	if float64(q.Remaining) < approachingShare*float64(q.Limit) {
