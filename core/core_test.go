@@ -75,7 +75,7 @@ func TestMetaOptions(t *testing.T) {
 		WithPagination("abc", 10, &total),
 		WithFidelity(FidelitySummary, []string{"node:task-1"}, map[string]string{"spec:s@1/node:task-1": "sha256:" + strings.Repeat("a", 64)}),
 		WithDeprecated("old", "new", "v2"),
-		WithRateLimit(RateLimit{Limit: 10, Remaining: 1, ResetAt: "t", Period: "1m"}),
+		WithRateLimit(RateLimit{Limit: 10, Remaining: 1, ResetSeconds: 6}),
 	))["meta"].(map[string]any)
 	if meta := m; meta["warnings"].([]any)[0] != "cut" || meta["warning_details"].([]any)[0].(map[string]any)["code"] != WarnContentTruncated {
 		t.Fatalf("warnings %v", meta)

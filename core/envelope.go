@@ -91,13 +91,12 @@ type Pagination struct {
 	TotalCount *int    `json:"total_count,omitempty"`
 }
 
-// RateLimit reports the limit that applied to a call.
+// RateLimit reports the caller's rate budget after a call: the bucket size,
+// the whole calls left and the seconds until the bucket is full again.
 type RateLimit struct {
-	Limit      int    `json:"limit"`
-	Remaining  int    `json:"remaining"`
-	ResetAt    string `json:"reset_at"`
-	Period     string `json:"period"`
-	RetryAfter *int   `json:"retry_after,omitempty"`
+	Limit        int `json:"limit"`
+	Remaining    int `json:"remaining"`
+	ResetSeconds int `json:"reset_seconds"`
 }
 
 // Telemetry holds timings. DurationMS has two decimals.
@@ -188,7 +187,10 @@ type Call struct {
 	Action    string
 	RequestID string
 	Start     time.Time
-	now       func() time.Time
+	// Extra options go on every envelope of the call, success or failure,
+	// before the builder's own (meta.rate_limit of a shared server).
+	Extra []MetaOption
+	now   func() time.Time
 }
 
 // NewCall starts a call. newID returns a UUID string (v7 in production; tests
@@ -217,6 +219,9 @@ func (c *Call) Failure(e *Error, opts ...MetaOption) Envelope {
 
 func (c *Call) meta(opts []MetaOption) Meta {
 	m := Meta{Version: Version, RequestID: c.RequestID}
+	for _, o := range c.Extra {
+		o(&m)
+	}
 	for _, o := range opts {
 		o(&m)
 	}

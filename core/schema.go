@@ -56,13 +56,11 @@ func envelopeSchema() map[string]any {
 			},
 			"rate_limit": map[string]any{
 				"type":     "object",
-				"required": []string{"limit", "remaining", "reset_at", "period"},
+				"required": []string{"limit", "remaining", "reset_seconds"},
 				"properties": map[string]any{
-					"limit":       map[string]any{"type": "integer"},
-					"remaining":   map[string]any{"type": "integer"},
-					"reset_at":    str,
-					"period":      str,
-					"retry_after": map[string]any{"type": "integer"},
+					"limit":         map[string]any{"type": "integer"},
+					"remaining":     map[string]any{"type": "integer"},
+					"reset_seconds": map[string]any{"type": "integer"},
 				},
 			},
 			"telemetry": map[string]any{

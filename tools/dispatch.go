@@ -29,7 +29,8 @@ type Runtime struct {
 	Deadline        time.Duration
 	ProcessSession  string
 	OutputSchemaRaw json.RawMessage
-	Flags           Flags // feature flags (nil: every gate open, response-v2 for all)
+	Flags           Flags  // feature flags (nil: every gate open, response-v2 for all)
+	Access          Access // shared server's keys, roles and rate limit (nil: none)
 }
 
 func (rt *Runtime) defaults() {
@@ -80,7 +81,8 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	rt.defaults()
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
-	log := rt.Logger.With("request_id", call.RequestID, "tool", t.Name, "action", action, "session", sess.ID)
+	sess.KeyID = rt.keyID(ctx)
+	log := rt.Logger.With("request_id", call.RequestID, "tool", t.Name, "action", action, "session", sess.ID, "key_id", sess.KeyID)
 	var gate FlagDecision
 	defer func() {
 		if p := recover(); p != nil {
@@ -89,9 +91,13 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		}
 		logOutcome(log, env)
 		rt.observe(ctx, sess, t.Name, gate, env)
+		rt.done(ctx, call, gate, env)
 	}()
 	if raw == nil {
 		raw = map[string]any{}
+	}
+	if e := rt.charge(ctx, call); e != nil {
+		return call.Failure(e)
 	}
 	if e := t.refuseWrite(raw); e != nil {
 		return call.Failure(e)
@@ -101,6 +107,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		return call.Failure(withNextCall(t, verr))
 	}
 	call.Action = a.Name
+	if e := rt.permit(ctx, t, a); e != nil {
+		return call.Failure(e)
+	}
 	var gerr *core.Error
 	if gate, gerr = rt.gate(ctx, t, a, sess); gerr != nil {
 		return call.Failure(gerr)
@@ -139,7 +148,11 @@ func logOutcome(log *slog.Logger, env core.Envelope) {
 	if m, ok := env.Data.(map[string]any); ok && !env.Success {
 		code, _ = m["error_code"].(string)
 	}
-	log.Info("call", "ok", env.Success, "error_code", code, "duration_ms", env.Meta.Telemetry.DurationMS)
+	outcome := "ok"
+	if code != "" {
+		outcome = code
+	}
+	log.Info("call", "ok", env.Success, "outcome", outcome, "error_code", code, "duration_ms", env.Meta.Telemetry.DurationMS)
 }
 
 // ToResult puts the envelope in structuredContent and, as compact JSON, in

@@ -42,7 +42,7 @@ type FlagContext struct {
 	SessionID     string
 	ClientName    string
 	ClientVersion string
-	APIKeyID      string // the API key's id over HTTP (none yet)
+	APIKeyID      string // the API key's id over HTTP (Session.KeyID)
 	Tool          string
 	Action        string
 }
@@ -91,7 +91,7 @@ func (r *Registry) setActionFlags() {
 }
 
 func flagContext(sess Session, tool, action string) FlagContext {
-	return FlagContext{SessionID: sess.ID, ClientName: sess.ClientName, ClientVersion: sess.ClientVersion, Tool: tool, Action: action}
+	return FlagContext{SessionID: sess.ID, ClientName: sess.ClientName, ClientVersion: sess.ClientVersion, APIKeyID: sess.KeyID, Tool: tool, Action: action}
 }
 
 // gate decides a's flag for this call; off answers FEATURE_DISABLED.

@@ -137,6 +137,7 @@ type Session struct {
 	ID            string // MCP session id, or a per-process id when the protocol has none
 	ClientName    string
 	ClientVersion string
+	KeyID         string // the API key's id on a shared HTTP server, else ""
 }
 
 // param returns the declaration of name.

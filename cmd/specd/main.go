@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -124,6 +123,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return initCmd(args[1:], stdout, stderr)
 	case "flags":
 		return flagsCmd(args[1:], stdout, stderr)
+	case "keys":
+		return keysCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -155,13 +156,14 @@ type config struct {
 	TokenBudget      int           // answer budget in tokens
 	ArchiveRetention time.Duration // how long archived research content is kept (0 = forever)
 	Flags            *flagsConfig  // feature flags (flagscmd.go)
+	HTTP             *httpConfig   // shared HTTP server (httpserve.go)
 	Toolsets         []string      // the tools offered (nil: every tool)
 	ReadOnly         bool          // offer only read actions
 }
 
 // build opens the store and assembles the tools over it.
 func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *tools.Deps, error) {
-	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace})
+	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace, OnLockWait: c.HTTP.lockWait()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -211,6 +213,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	defer closeFlags(deps)
+	access := httpAccess(c, deps)
 	srv, _ := tools.NewMCPServer(deps)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -218,26 +221,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	switch c.Transport {
 	case "http":
-		hs := &http.Server{Addr: c.Addr}
-		httpSrv := server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"), server.WithStreamableHTTPServer(hs))
-		mux := http.NewServeMux()
-		mux.Handle("/mcp", tools.HTTPInput(httpSrv, core.MaxMessageBytes))
-		hs.Handler = mux
-		logger.Info("serving MCP over streamable HTTP", "addr", c.Addr, "endpoint", "/mcp", "store", c.DB, "version", deps.Version)
-		errc := make(chan error, 1)
-		go func() { errc <- httpSrv.Start(c.Addr) }()
-		select {
-		case err := <-errc:
-			if err != nil {
-				logger.Error("http server stopped", "err", err)
-				return 1
-			}
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = httpSrv.Shutdown(sctx)
-		}
-		return 0
+		return serveHTTP(ctx, c, deps, srv, logger, access)
 	default:
 		if isTerminal(stdin) {
 			fmt.Fprint(stderr, connectHelp(c))

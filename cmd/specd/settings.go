@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/httpguard"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/tools"
 )
@@ -68,7 +69,10 @@ func settings() []setting {
 		{name: "flagd-port", env: "SPECD_FLAGD_PORT", def: "8015", usage: "flagd sync `port` for --flags-provider flagd",
 			parse: intSetting(func(c *config) *int { return &c.Flags.FlagdPort }, 1, 65535)},
 		{name: "transport", def: "stdio", usage: "`transport`: stdio or http",
-			parse: func(c *config, v string) error { c.Transport = v; return oneOf(v, "stdio", "http") }},
+			parse: func(c *config, v string) error {
+				c.Transport, c.HTTP.serving = v, v == "http"
+				return oneOf(v, "stdio", "http")
+			}},
 		{name: "addr", def: "127.0.0.1:7777", usage: "listen `address` for --transport http",
 			parse: func(c *config, v string) error { c.Addr = v; return nil }},
 		{name: "lock-timeout", env: "SPECD_LOCK_TIMEOUT", def: shortDuration(store.DefaultLockTimeout), usage: "longest `duration` to wait for another process's store lock",
@@ -94,6 +98,46 @@ func settings() []setting {
 		{name: "read-only", env: "SPECD_READ_ONLY", def: "false", boolean: true,
 			usage: "offer only read actions: write actions leave the tool list and are refused; every tool is annotated read-only",
 			parse: func(c *config, v string) (err error) { c.ReadOnly, err = parseBool(v); return err }},
+		{name: "api-keys", env: "SPECD_API_KEYS", usage: "API keys `file` for --transport http: lines of \"id role sha256-hex\" (specd keys add writes them); without it the server is loopback-only and open",
+			parse: func(c *config, v string) (err error) {
+				if c.HTTP.KeysFile = v; v != "" {
+					c.HTTP.Keys, err = httpguard.LoadKeys(v)
+				}
+				return err
+			}},
+		{name: "allowed-origins", env: "SPECD_ALLOWED_ORIGINS", usage: "comma list of browser `origins` (scheme://host:port) allowed besides the same origin; requests without Origin always pass",
+			parse: func(c *config, v string) error { c.HTTP.AllowedOrigins = splitList(v); return nil }},
+		{name: "max-body", env: "SPECD_MAX_BODY", def: strconv.Itoa(core.MaxMessageBytes), usage: "largest HTTP request body in `bytes`, 1024 to 8388608; larger ones get 413 without being read",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.MaxBody }, 1024, core.MaxMessageBytes)},
+		{name: "max-header-bytes", env: "SPECD_MAX_HEADER_BYTES", def: "32768", usage: "largest HTTP request header block in `bytes`, 4096 to 1048576",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.MaxHeaderBytes }, 4096, 1<<20)},
+		{name: "read-header-timeout", env: "SPECD_READ_HEADER_TIMEOUT", def: "5s", usage: "time (a `duration`) a connection has to send its request headers",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.ReadHeaderTimeout }, false)},
+		{name: "read-timeout", env: "SPECD_READ_TIMEOUT", def: "30s", usage: "time (a `duration`) to read a whole request",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.ReadTimeout }, false)},
+		{name: "write-timeout", env: "SPECD_WRITE_TIMEOUT", def: "60s", usage: "time (a `duration`) to write an answer (not applied to the GET event stream)",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.WriteTimeout }, false)},
+		{name: "idle-timeout", env: "SPECD_IDLE_TIMEOUT", def: "60s", usage: "how long (a `duration`) an idle keep-alive connection is kept",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.IdleTimeout }, false)},
+		{name: "max-conns", env: "SPECD_MAX_CONNS", def: "1024", usage: "open HTTP `connections` held at most, 16 to 100000; at the cap the oldest idle one is closed",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.MaxConns }, 16, 100_000)},
+		{name: "max-sessions-per-key", env: "SPECD_MAX_SESSIONS_PER_KEY", def: "64", usage: "live MCP `sessions` one API key (or the keyless caller) may hold, 1 to 100000",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.MaxSessionsPerKey }, 1, 100_000)},
+		{name: "session-idle-ttl", env: "SPECD_SESSION_IDLE_TTL", def: "30m", usage: "a session unused this long (a `duration`) is ended",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.SessionIdleTTL }, false)},
+		{name: "rate", env: "SPECD_RATE", def: "50", usage: "tool `calls` per second per API key, on average (0.01 to 100000)",
+			parse: func(c *config, v string) error {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil || f < 0.01 || f > 100_000 {
+					return fmt.Errorf("must be a number between 0.01 and 100000")
+				}
+				c.HTTP.RatePerSecond = f
+				return nil
+			}},
+		{name: "rate-burst", env: "SPECD_RATE_BURST", def: "200", usage: "tool `calls` per API key allowed at once (the bucket), 1 to 1000000",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.RateBurst }, 1, 1_000_000)},
+		{name: "shutdown-timeout", env: "SPECD_SHUTDOWN_TIMEOUT", def: "10s", usage: "on SIGINT/SIGTERM, how long (a `duration`) calls in flight may finish",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.ShutdownTimeout }, false)},
 		{name: "archive-retention", env: "SPECD_ARCHIVE_RETENTION", def: shortDuration(tools.DefaultArchiveRetention), usage: "how long (a `duration`) archived research content is kept; 0 keeps it forever",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.ArchiveRetention }, true)},
 	}
@@ -210,7 +254,7 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	c := &config{Sources: map[string]string{}, Flags: &flagsConfig{}}
+	c := &config{Sources: map[string]string{}, Flags: &flagsConfig{}, HTTP: &httpConfig{}}
 	for i, s := range all {
 		raw, src, where := s.def, "default", "default of --"+s.name
 		if v := os.Getenv(s.env); s.env != "" && v != "" {

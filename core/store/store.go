@@ -78,6 +78,10 @@ type Options struct {
 	// Workspace, when set, is the folder answers name the store file
 	// relative to (else they use its base name; never an absolute path).
 	Workspace string
+	// OnLockWait, when set, hears how long each transaction waited to get
+	// the store (in-process draining and another process's file lock
+	// included); it must be quick (a metric).
+	OnLockWait func(time.Duration)
 }
 
 // Store is the specd store. It is safe for concurrent use.
@@ -190,6 +194,10 @@ func LockTimeoutError(path string, waited time.Duration) *core.Error {
 
 // acquire opens the file if needed and registers one in-flight operation.
 func (s *Store) acquire(ctx context.Context) (*bolt.DB, error) {
+	if s.opts.OnLockWait != nil {
+		start := time.Now()
+		defer func() { s.opts.OnLockWait(time.Since(start)) }()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.draining && !s.closed {

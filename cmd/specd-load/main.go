@@ -1,0 +1,416 @@
+// Command specd-load drives a running `specd serve --transport http` on
+// loopback, for the figures of issue 12 (never run by the tests).
+//
+//	specd-load -url http://127.0.0.1:7777 -key KEY mixed -clients 16 -specs 10 -duration 60s
+//	specd-load -url … -key … -pid PID abuse body|sessions|slow|idle
+//
+// mixed: clients (mcp-go streamable-HTTP) loop over reads (task list, task
+// progress) and writes (task add) on the specs for the duration, then the
+// tasks each spec holds are counted against the adds that succeeded.
+// abuse: one attack runs while a fresh client (new connection, initialize,
+// one call) is timed every 250 ms and the server's RSS is sampled.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func main() {
+	url := flag.String("url", "http://127.0.0.1:7777", "server base URL (loopback)")
+	key := flag.String("key", "", "API key (Bearer)")
+	probeKey := flag.String("probe-key", "", "API key of the fresh client probed during an attack (default -key)")
+	pid := flag.Int("pid", 0, "server process id, for RSS")
+	clients := flag.Int("clients", 16, "concurrent clients (mixed)")
+	nspecs := flag.Int("specs", 10, "specs (mixed)")
+	dur := flag.Duration("duration", 60*time.Second, "how long (mixed)")
+	writes := flag.Float64("writes", 0.3, "share of writes (mixed)")
+	count := flag.Int("count", 0, "attack size (abuse; default per attack)")
+	flag.Parse()
+	l := &load{url: strings.TrimRight(*url, "/"), key: *key, probeKey: *probeKey}
+	if l.probeKey == "" {
+		l.probeKey = l.key
+	}
+	var err error
+	switch flag.Arg(0) {
+	case "mixed":
+		err = l.mixed(*clients, *nspecs, *dur, *writes)
+	case "abuse":
+		err = l.abuse(flag.Arg(1), *count, *pid)
+	default:
+		err = fmt.Errorf("usage: specd-load [flags] mixed | abuse body|sessions|slow|idle")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "specd-load:", err)
+		os.Exit(1)
+	}
+}
+
+type load struct{ url, key, probeKey string }
+
+func (l *load) connect(ctx context.Context) (*client.Client, error) { return l.connectAs(ctx, l.key) }
+
+func (l *load) connectAs(ctx context.Context, key string) (*client.Client, error) {
+	var opts []transport.StreamableHTTPCOption
+	if key != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	}
+	opts = append(opts, transport.WithHTTPBasicClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}))
+	tr, err := transport.NewStreamableHTTP(l.url+"/mcp", opts...)
+	if err != nil {
+		return nil, err
+	}
+	c := client.NewClient(tr)
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	req.Params.ClientInfo = mcp.Implementation{Name: "specd-load", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// call returns the envelope of one tool call.
+func call(ctx context.Context, c *client.Client, tool string, args map[string]any) (map[string]any, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var env map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, err
+	}
+	if env["success"] != true {
+		return env, fmt.Errorf("%s %v: %v", tool, args["action"], env["error"])
+	}
+	return env, nil
+}
+
+func dataOf(env map[string]any) map[string]any { m, _ := env["data"].(map[string]any); return m }
+
+type spec struct{ id, phase string }
+
+func (l *load) mixed(clients, nspecs int, dur time.Duration, writeShare float64) error {
+	ctx := context.Background()
+	c, err := l.connect(ctx)
+	if err != nil {
+		return err
+	}
+	specs := make([]spec, nspecs)
+	for i := range specs {
+		env, err := call(ctx, c, "authoring", map[string]any{"action": "spec-create", "name": fmt.Sprintf("load %d %d", i, time.Now().UnixNano())})
+		if err != nil {
+			return err
+		}
+		id := dataOf(env)["spec_id"].(string)
+		env, err = call(ctx, c, "authoring", map[string]any{"action": "phase-add", "spec_id": id, "title": "load", "link_previous": false})
+		if err != nil {
+			return err
+		}
+		specs[i] = spec{id: id, phase: dataOf(env)["phase_id"].(string)}
+	}
+	before := make([]int, nspecs)
+	for i, s := range specs {
+		if before[i], err = taskCount(ctx, c, s.id); err != nil {
+			return err
+		}
+	}
+	var (
+		mu      sync.Mutex
+		lat     []time.Duration
+		added   = make([]atomic.Int64, nspecs)
+		errs    atomic.Int64
+		errKind sync.Map
+		wg      sync.WaitGroup
+	)
+	end := time.Now().Add(dur)
+	for w := 0; w < clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cc, err := l.connect(ctx)
+			if err != nil {
+				errs.Add(1)
+				errKind.Store(err.Error(), true)
+				return
+			}
+			defer cc.Close()
+			var mine []time.Duration
+			for n := 0; time.Now().Before(end); n++ {
+				i := rand.IntN(nspecs)
+				s := specs[i]
+				t0 := time.Now()
+				var err error
+				switch r := rand.Float64(); {
+				case r < writeShare:
+					_, err = call(ctx, cc, "task", map[string]any{"action": "add", "spec_id": s.id, "parent": s.phase, "title": fmt.Sprintf("load task %d", n)})
+					if err == nil {
+						added[i].Add(1)
+					}
+				case r < (1+writeShare)/2:
+					_, err = call(ctx, cc, "task", map[string]any{"action": "list", "spec_id": s.id, "limit": 10})
+				default:
+					_, err = call(ctx, cc, "task", map[string]any{"action": "progress", "spec_id": s.id})
+				}
+				mine = append(mine, time.Since(t0))
+				if err != nil {
+					errs.Add(1)
+					errKind.Store(err.Error(), true)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	lost := 0
+	for i, s := range specs {
+		n, err := taskCount(ctx, c, s.id)
+		if err != nil {
+			return err
+		}
+		if want := before[i] + int(added[i].Load()); n != want {
+			lost++
+			fmt.Printf("spec %s: %d tasks, want %d\n", s.id, n, want)
+		}
+	}
+	var totalAdded int64
+	for i := range added {
+		totalAdded += added[i].Load()
+	}
+	fmt.Printf("mixed: clients=%d specs=%d duration=%s calls=%d throughput=%.0f/s p50=%s p99=%s errors=%d writes_ok=%d specs_with_lost_writes=%d\n",
+		clients, nspecs, dur, len(lat), float64(len(lat))/dur.Seconds(), pct(lat, 0.50), pct(lat, 0.99), errs.Load(), totalAdded, lost)
+	errKind.Range(func(k, _ any) bool { fmt.Println("  error:", k); return true })
+	return nil
+}
+
+// taskCount is the number of task nodes in a spec (task progress).
+func taskCount(ctx context.Context, c *client.Client, id string) (int, error) {
+	env, err := call(ctx, c, "task", map[string]any{"action": "progress", "spec_id": id})
+	if err != nil {
+		return 0, err
+	}
+	d := dataOf(env)
+	for _, k := range []string{"total_tasks", "total"} {
+		if v, ok := d[k].(float64); ok {
+			return int(v), nil
+		}
+	}
+	return 0, fmt.Errorf("task progress without a total: %v", d)
+}
+
+func pct(s []time.Duration, p float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[min(int(float64(len(s))*p), len(s)-1)].Round(10 * time.Microsecond)
+}
+
+// abuse runs one attack while probing with fresh clients and sampling RSS.
+func (l *load) abuse(kind string, count, pid int) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	var probes []time.Duration
+	var probeErrs []string
+	var maxRSS int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			t0 := time.Now()
+			pctx, pc := context.WithTimeout(context.Background(), 5*time.Second)
+			c, err := l.connectAs(pctx, l.probeKey)
+			if err == nil {
+				_, err = call(pctx, c, "health", map[string]any{"action": "liveness"})
+				c.Close()
+			}
+			pc()
+			probes = append(probes, time.Since(t0))
+			if err != nil {
+				probeErrs = append(probeErrs, err.Error())
+			}
+			if r := rss(pid); r > maxRSS {
+				maxRSS = r
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}()
+	t0 := time.Now()
+	err := l.attack(kind, count)
+	took := time.Since(t0)
+	time.Sleep(time.Second)
+	cancel()
+	wg.Wait()
+	slices.Sort(probes)
+	fmt.Printf("abuse %s: attack_took=%s rss_max=%.1fMB rss_after=%.1fMB fresh_client p50=%s max=%s probes=%d probe_errors=%d\n",
+		kind, took.Round(time.Millisecond), float64(maxRSS)/(1<<20), float64(rss(pid))/(1<<20), pct(probes, 0.5), pct(probes, 1), len(probes), len(probeErrs))
+	for i, e := range probeErrs {
+		if i < 3 {
+			fmt.Println("  probe error:", e)
+		}
+	}
+	return err
+}
+
+func (l *load) attack(kind string, count int) error {
+	host := strings.TrimPrefix(l.url, "http://")
+	auth := ""
+	if l.key != "" {
+		auth = "Authorization: Bearer " + l.key + "\r\n"
+	}
+	switch kind {
+	case "body": // 300 MB body, streamed
+		if count == 0 {
+			count = 300
+		}
+		pr, pw := io.Pipe()
+		go func() {
+			chunk := []byte(strings.Repeat("x", 1<<20))
+			_, _ = pw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`))
+			for i := 0; i < count; i++ {
+				if _, err := pw.Write(chunk); err != nil {
+					return
+				}
+			}
+			pw.CloseWithError(io.EOF)
+		}()
+		req, _ := http.NewRequest(http.MethodPost, l.url+"/mcp", pr)
+		req.Header.Set("Content-Type", "application/json")
+		if l.key != "" {
+			req.Header.Set("Authorization", "Bearer "+l.key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Println("  body: transport error (server closed the upload):", err)
+			return nil
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Printf("  body: %d %s", resp.StatusCode, b)
+	case "sessions": // initialize, never close
+		if count == 0 {
+			count = 20000
+		}
+		codes := map[int]int{}
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"abuse","version":"1"}}}`
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 32)
+		for i := 0; i < count; i++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				req, _ := http.NewRequest(http.MethodPost, l.url+"/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if l.key != "" {
+					req.Header.Set("Authorization", "Bearer "+l.key)
+				}
+				code := 0
+				if resp, err := hc.Do(req); err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					code = resp.StatusCode
+				}
+				mu.Lock()
+				codes[code]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		fmt.Printf("  sessions: status counts %v\n", codes)
+	case "slow", "idle": // connections that send part of a header, or nothing
+		if count == 0 {
+			count = 1000
+			if kind == "idle" {
+				count = 20000
+			}
+		}
+		var conns []net.Conn
+		failed := 0
+		for i := 0; i < count; i++ {
+			c, err := net.DialTimeout("tcp", host, 2*time.Second)
+			if err != nil {
+				failed++
+				continue
+			}
+			if kind == "slow" {
+				fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\n%s", host, auth)
+			}
+			conns = append(conns, c)
+		}
+		fmt.Printf("  %s: opened %d, failed %d; holding them 15 s\n", kind, len(conns), failed)
+		if kind == "slow" {
+			for j := 0; j < 15; j++ { // one header byte a second, forever
+				for _, c := range conns {
+					_, _ = c.Write([]byte("X"))
+				}
+				time.Sleep(time.Second)
+			}
+		} else {
+			time.Sleep(15 * time.Second)
+		}
+		open := 0
+		for _, c := range conns {
+			_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
+			// Only a read that times out means the server still holds the
+			// connection (a 408 answer, EOF or a reset all mean closed).
+			if _, err := c.Read(make([]byte, 1)); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					open++
+				}
+			}
+			c.Close()
+		}
+		fmt.Printf("  %s: %d of %d still open after 15 s\n", kind, open, len(conns))
+	default:
+		return fmt.Errorf("abuse: body, sessions, slow or idle")
+	}
+	return nil
+}
+
+// rss is the resident set of pid in bytes (0 when unknown).
+func rss(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/specd/specd/core/httpguard"
+)
+
+func TestKeysAdd(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sub", "keys")
+	var out, errb bytes.Buffer
+	if code := keysCmd([]string{"add", "ann", "--role", "observer", "--file", file}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	secret := strings.TrimSpace(out.String())
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) || !strings.HasPrefix(string(b), "ann observer ") {
+		t.Fatalf("keys file %q (the key itself must not be stored)", b)
+	}
+	if st, _ := os.Stat(file); st.Mode().Perm() != 0o600 {
+		t.Fatalf("keys file mode %v", st.Mode().Perm())
+	}
+	ks, err := httpguard.LoadKeys(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := ks.Lookup(secret); !ok || k.ID != "ann" || k.Role != httpguard.Observer {
+		t.Fatalf("printed key does not match the stored hash: %v %v", k, ok)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"add", "ann", "--role", "admin", "--file", file}, 1},  // id taken
+		{[]string{"add", "bob", "--role", "owner", "--file", file}, 2},  // bad role
+		{[]string{"add", "../x", "--role", "admin", "--file", file}, 2}, // bad id
+		{[]string{"list"}, 2},
+	} {
+		out.Reset()
+		if code := keysCmd(tc.args, &out, &errb); code != tc.code || out.Len() != 0 {
+			t.Fatalf("%v: exit %d, stdout %q", tc.args, code, out.String())
+		}
+	}
+}

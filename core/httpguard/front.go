@@ -1,0 +1,152 @@
+package httpguard
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config is the front door's policy.
+type Config struct {
+	Keys              *Keys    // nil or empty: no authentication (loopback only)
+	AllowedOrigins    []string // origins (scheme://host[:port]) besides the same origin
+	MaxBodyBytes      int64    // cap of one request body
+	MaxSessionsPerKey int      // live MCP sessions one key may hold
+	Sessions          *Sessions
+	Metrics           *Metrics
+	Logger            *slog.Logger
+}
+
+// Handler serves /healthz (no authentication, no details), /metrics (admin
+// key when keys are configured) and, for every other path, mcp behind the
+// origin check, authentication, the body cap and the session cap.
+//
+// A DELETE of a live session id needs no key: the id is the credential of
+// its own session (and mcp-go's client sends DELETE without its headers).
+//
+// Refusals are JSON bodies {"error": code, "message": …}: 401
+// UNAUTHORIZED with WWW-Authenticate, 403 FORBIDDEN (origin, or /metrics
+// without an admin key), 413 PAYLOAD_TOO_LARGE (announced length over the
+// cap; a body that grows over it while read is refused by the reader
+// below the MCP handler), 429 RATE_LIMIT_EXCEEDED (session cap).
+func Handler(cfg Config, mcp http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	if cfg.Metrics != nil {
+		mux.Handle("/metrics", cfg.guard(cfg.Metrics.Handler(), true))
+	}
+	mux.Handle("/", cfg.guard(mcp, false))
+	return mux
+}
+
+func (cfg Config) guard(next http.Handler, adminOnly bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !cfg.originAllowed(r) {
+			cfg.refuse(w, http.StatusForbidden, "origin", "FORBIDDEN", fmt.Sprintf("Origin %q is not allowed; the operator can add it with --allowed-origins.", r.Header.Get("Origin")))
+			return
+		}
+		id := Identity{Role: Admin}
+		if cfg.Keys.Len() > 0 {
+			k, ok := cfg.Keys.Lookup(bearer(r))
+			if !ok && r.Method == http.MethodDelete && cfg.Sessions != nil {
+				// Ending a session needs only its id, an unguessable secret
+				// of its own: mcp-go's client sends DELETE without the
+				// headers it was given, and a session that cannot be ended
+				// holds a place under the per-key cap until it idles out.
+				if owner, live := cfg.Sessions.Owner(r.Header.Get("Mcp-Session-Id")); live {
+					k, ok = Key{ID: owner, Role: Observer}, true
+				}
+			}
+			if !ok {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="specd"`)
+				cfg.refuse(w, http.StatusUnauthorized, "unauthorized", "UNAUTHORIZED", "A valid API key is required: send Authorization: Bearer <key>.")
+				return
+			}
+			id = Identity{KeyID: k.ID, Role: k.Role}
+		}
+		if adminOnly && id.Role != Admin {
+			cfg.refuse(w, http.StatusForbidden, "forbidden", "FORBIDDEN", fmt.Sprintf("Key %s has role %s; /metrics needs role admin.", id.KeyID, id.Role))
+			return
+		}
+		if cfg.MaxBodyBytes > 0 && r.ContentLength > cfg.MaxBodyBytes {
+			w.Header().Set("Connection", "close")
+			cfg.refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "PAYLOAD_TOO_LARGE", fmt.Sprintf("The body (%d bytes) is over the %d-byte cap.", r.ContentLength, cfg.MaxBodyBytes))
+			return
+		}
+		if cfg.MaxBodyBytes > 0 && r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, cfg.MaxBodyBytes)
+		}
+		if cfg.Sessions != nil && cfg.MaxSessionsPerKey > 0 && r.Method == http.MethodPost &&
+			r.Header.Get("Mcp-Session-Id") == "" && cfg.Sessions.Count(id.KeyID) >= cfg.MaxSessionsPerKey {
+			w.Header().Set("Retry-After", "60")
+			cfg.refuse(w, http.StatusTooManyRequests, "session_cap", "RATE_LIMIT_EXCEEDED",
+				fmt.Sprintf("This key holds %d live sessions, the cap; end one (DELETE) or let one idle out before opening another.", cfg.MaxSessionsPerKey))
+			return
+		}
+		if r.Method == http.MethodGet {
+			// A GET is the long-lived stream of server messages: the write
+			// timeout would cut it, so it is lifted for this request only.
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		}
+		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
+	})
+}
+
+// refuse writes a JSON refusal and counts it.
+func (cfg Config) refuse(w http.ResponseWriter, status int, reason, code, msg string) {
+	cfg.Metrics.Rejected(reason)
+	if cfg.Logger != nil {
+		cfg.Logger.Info("http refused", "status", status, "reason", reason)
+	}
+	b, _ := json.Marshal(map[string]any{"error": code, "message": msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// bearer is the token of an "Authorization: Bearer <token>" header.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	const p = "bearer "
+	if len(h) > len(p) && strings.EqualFold(h[:len(p)], p) {
+		return strings.TrimSpace(h[len(p):])
+	}
+	return ""
+}
+
+// originAllowed: no Origin header (not a browser), the request's own origin
+// (Origin host equals Host), or one of AllowedOrigins.
+func (cfg Config) originAllowed(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	for _, a := range cfg.AllowedOrigins {
+		if a == "*" || strings.EqualFold(strings.TrimRight(a, "/"), o) {
+			return true
+		}
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+// IsLoopback reports whether addr (host:port) listens on loopback only.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

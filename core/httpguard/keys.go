@@ -1,0 +1,180 @@
+// Package httpguard is the front door of specd's shared HTTP server: API
+// keys and roles, the origin and host checks, size and connection limits,
+// session accounting, per-key rate limiting, /healthz and Prometheus
+// metrics. It wraps the MCP handler; it knows nothing of the tools except
+// what cmd/specd hands it (the side effects of an action).
+package httpguard
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// Role is what a key may do.
+type Role string
+
+// Roles, from least to most trusted.
+const (
+	// Observer runs actions whose side effects are none or read.
+	Observer Role = "observer"
+	// Maintainer runs every action except server administration.
+	Maintainer Role = "maintainer"
+	// Admin runs everything and may read /metrics.
+	Admin Role = "admin"
+)
+
+// ParseRole accepts observer, maintainer or admin.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case Observer, Maintainer, Admin:
+		return r, nil
+	}
+	return "", fmt.Errorf("role %q: use observer, maintainer or admin", s)
+}
+
+// Key is one line of the keys file: an id, a role and the SHA-256 of the
+// secret (the secret itself is never stored).
+type Key struct {
+	ID   string
+	Role Role
+	hash [sha256.Size]byte
+}
+
+// Keys is the set of keys a server accepts. The zero value (no keys) means
+// authentication is off.
+type Keys struct {
+	list []Key
+}
+
+var keyID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// LoadKeys reads a keys file: one "id role sha256-hex" per line; blank
+// lines and lines starting with # are ignored. An id appears once; a bad
+// line is an error naming its number.
+func LoadKeys(path string) (*Keys, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ks := &Keys{}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, err := parseKeyLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %v", path, n, err)
+		}
+		if seen[k.ID] {
+			return nil, fmt.Errorf("%s line %d: key id %q appears twice", path, n, k.ID)
+		}
+		seen[k.ID] = true
+		ks.list = append(ks.list, k)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(ks.list) == 0 {
+		return nil, fmt.Errorf("%s: no keys (add one with: specd keys add ID --role R)", path)
+	}
+	return ks, nil
+}
+
+func parseKeyLine(line string) (Key, error) {
+	f := strings.Fields(line)
+	if len(f) != 3 {
+		return Key{}, errors.New(`want "id role sha256-hex"`)
+	}
+	if !keyID.MatchString(f[0]) {
+		return Key{}, fmt.Errorf("key id %q: letters, digits, dot, dash, underscore; at most 64", f[0])
+	}
+	role, err := ParseRole(f[1])
+	if err != nil {
+		return Key{}, err
+	}
+	h, err := hex.DecodeString(f[2])
+	if err != nil || len(h) != sha256.Size {
+		return Key{}, errors.New("hash: want 64 hex digits (the SHA-256 of the key)")
+	}
+	k := Key{ID: f[0], Role: role}
+	copy(k.hash[:], h)
+	return k, nil
+}
+
+// Len is the number of keys.
+func (ks *Keys) Len() int {
+	if ks == nil {
+		return 0
+	}
+	return len(ks.list)
+}
+
+// Lookup finds the key whose hash is the SHA-256 of secret. Every stored
+// hash is compared in constant time, whatever matches, so the answer time
+// does not tell which keys exist.
+func (ks *Keys) Lookup(secret string) (Key, bool) {
+	if ks == nil || secret == "" {
+		return Key{}, false
+	}
+	h := sha256.Sum256([]byte(secret))
+	found, match := Key{}, 0
+	for _, k := range ks.list {
+		if subtle.ConstantTimeCompare(h[:], k.hash[:]) == 1 {
+			found, match = k, 1
+		}
+	}
+	return found, match == 1
+}
+
+// NewSecret returns a new random key: "specd_" and 32 random bytes in
+// unpadded base64url.
+func NewSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "specd_" + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// KeyLine is the keys-file line of a key: id, role and the hex SHA-256 of
+// secret.
+func KeyLine(id string, role Role, secret string) (string, error) {
+	if !keyID.MatchString(id) {
+		return "", fmt.Errorf("key id %q: letters, digits, dot, dash, underscore; at most 64", id)
+	}
+	h := sha256.Sum256([]byte(secret))
+	return fmt.Sprintf("%s %s %s", id, role, hex.EncodeToString(h[:])), nil
+}
+
+// Identity is the authenticated caller of one request.
+type Identity struct {
+	KeyID string // "" when keys are off
+	Role  Role
+}
+
+type identityKey struct{}
+
+// WithIdentity returns ctx carrying id.
+func WithIdentity(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// IdentityFrom returns the identity the front door put in ctx.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}

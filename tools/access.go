@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/specd/specd/core"
+)
+
+// Access is a shared server's hook into every call (core/httpguard
+// implements it; nil on stdio and the CLI, where every call passes).
+type Access interface {
+	// Charge spends one call of the caller's rate budget: opts go on the
+	// answer whatever its outcome (meta.rate_limit); an error refuses the
+	// call (RATE_LIMIT_EXCEEDED).
+	Charge(ctx context.Context) (opts []core.MetaOption, err *core.Error)
+	// Permit decides whether the caller's role may run the action, from the
+	// registry's side effects (FORBIDDEN naming the role).
+	Permit(ctx context.Context, tool, action, sideEffects string) *core.Error
+	// KeyID is the caller's API key id, its identity for flags and logs.
+	KeyID(ctx context.Context) string
+	// Done hears every finished call (metrics).
+	Done(ctx context.Context, tool, action, flag, variant, outcome string, d time.Duration)
+}
+
+// charge runs the rate hook; the options stay on call for every envelope.
+func (rt *Runtime) charge(ctx context.Context, call *core.Call) *core.Error {
+	if rt.Access == nil {
+		return nil
+	}
+	opts, err := rt.Access.Charge(ctx)
+	call.Extra = append(call.Extra, opts...)
+	return err
+}
+
+// permit runs the role hook for a.
+func (rt *Runtime) permit(ctx context.Context, t *Tool, a *Action) *core.Error {
+	if rt.Access == nil {
+		return nil
+	}
+	return rt.Access.Permit(ctx, t.Name, a.Name, a.SideEffects)
+}
+
+// done reports a finished call to the hook: outcome is "ok" or the error
+// code.
+func (rt *Runtime) done(ctx context.Context, call *core.Call, gate FlagDecision, env core.Envelope) {
+	if rt.Access == nil {
+		return
+	}
+	outcome := "ok"
+	if m, ok := env.Data.(map[string]any); ok && !env.Success {
+		outcome, _ = m["error_code"].(string)
+	}
+	rt.Access.Done(ctx, call.Tool, call.Action, gate.Flag, gate.Variant, outcome, rt.Now().Sub(call.Start))
+}
+
+// keyID is the caller's key id, "" without a hook.
+func (rt *Runtime) keyID(ctx context.Context) string {
+	if rt.Access == nil {
+		return ""
+	}
+	return rt.Access.KeyID(ctx)
+}
