@@ -341,7 +341,9 @@ func TestBudgetSpecGetCountsWholeEnvelope(t *testing.T) {
 	}
 	// A sweep: wherever the data alone just fits, the meta must not push
 	// the whole answer over.
-	for mt := 1_000; mt <= 25_000; mt += 250 {
+	// (Every 250 tokens without -race; coarser under it, offset so the
+	// points differ from the fixed ones above.)
+	for mt := 1_000 + budgetSweepStep/2; mt <= 25_000; mt += budgetSweepStep {
 		env, size := callSized(t, c, "spec", map[string]any{"action": "get", "spec_id": specID, "max_tokens": mt})
 		if env["success"] != true || size > mt*4 {
 			t.Fatalf("max_tokens %d: %d bytes (success %v)", mt, size, env["success"])
