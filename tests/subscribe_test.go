@@ -61,6 +61,7 @@ func TestResourceSubscriptions(t *testing.T) {
 			for _, uri := range []string{alpha, beta, "test://not-a-spec"} {
 				req := mcp.SubscribeRequest{}
 				req.Params.URI = uri
+				//lint:ignore SA1019 resources/subscribe is the 2025-11-25 protocol's subscription, the one under test
 				if err := c.Subscribe(ctx, req); err != nil {
 					t.Fatalf("subscribe %s: %v", uri, err)
 				}
@@ -89,6 +90,7 @@ func TestResourceSubscriptions(t *testing.T) {
 			// watcher sends alpha's first if it sends one at all).
 			req := mcp.UnsubscribeRequest{}
 			req.Params.URI = alpha
+			//lint:ignore SA1019 resources/unsubscribe is the 2025-11-25 protocol's, the one under test
 			if err := c.Unsubscribe(ctx, req); err != nil {
 				t.Fatal(err)
 			}
@@ -142,6 +144,7 @@ func startServer(t *testing.T, tr, db, ws string) *client.Client {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+	//lint:ignore SA1019 the 2025-11-25 protocol delivers notifications on the listening GET stream
 	ht, err := transport.NewStreamableHTTP("http://"+addr+"/mcp", transport.WithContinuousListening())
 	if err != nil {
 		t.Fatal(err)
