@@ -102,3 +102,17 @@ func TestPrompts(t *testing.T) {
 		}
 	})
 }
+
+// TestLoggingSetLevel: logging/setLevel (2025-11-25) is accepted with an
+// empty result, as the conformance suite's logging-set-level asks.
+func TestLoggingSetLevel(t *testing.T) {
+	t.Parallel()
+	c, _ := inProcess(t, newDeps(t, false), mcp.ProtocolVersion20251125)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := mcp.SetLevelRequest{}
+	req.Params.Level = mcp.LoggingLevelInfo
+	if err := c.SetLevel(ctx, req); err != nil {
+		t.Fatalf("logging/setLevel: %v", err)
+	}
+}
