@@ -19,16 +19,27 @@ import (
 // second process (specd call on the same store file) and through the
 // server itself: each change of a subscribed spec arrives as
 // notifications/resources/updated for the subscribed URI; after
-// unsubscribe, a change notifies nothing. resources/subscribe exists in the
-// 2025-11-25 protocol (2026-07-28 replaced it with subscriptions/listen).
+// unsubscribe, a change notifies nothing. Protocol 2025-11-25 subscribes
+// with resources/subscribe; 2026-07-28 with the resourceSubscriptions of a
+// subscriptions/listen stream (unsubscribing = listening again without).
 func TestResourceSubscriptions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
 	t.Parallel()
 	for _, tr := range []string{"stdio", "http"} {
-		t.Run(tr, func(t *testing.T) {
-			t.Parallel()
+		for _, protocol := range protocols {
+			t.Run(tr+"/"+protocol, func(t *testing.T) {
+				t.Parallel()
+				subscriptionsOver(t, tr, protocol)
+			})
+		}
+	}
+}
+
+func subscriptionsOver(t *testing.T, tr, protocol string) {
+	{
+		{
 			db := filepath.Join(t.TempDir(), ".specd", "specd.db")
 			ws := t.TempDir()
 			other := func(tool, args string) {
@@ -42,12 +53,15 @@ func TestResourceSubscriptions(t *testing.T) {
 			// Specs created by another process before the server starts.
 			other("authoring", `{"action":"spec-create","name":"alpha"}`)
 			other("authoring", `{"action":"spec-create","name":"beta"}`)
-			c := startServer(t, tr, db, ws)
-			updates := make(chan string, 64)
+			c := startServer(t, tr, protocol, db, ws)
+			updates, acks := make(chan string, 64), make(chan struct{}, 8)
 			c.OnNotification(func(n mcp.JSONRPCNotification) {
-				if n.Method == mcp.MethodNotificationResourceUpdated {
+				switch n.Method {
+				case mcp.MethodNotificationResourceUpdated:
 					uri, _ := n.Params.AdditionalFields["uri"].(string)
 					updates <- uri
+				case mcp.MethodNotificationSubscriptionsAcknowledged:
+					acks <- struct{}{}
 				}
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -58,7 +72,30 @@ func TestResourceSubscriptions(t *testing.T) {
 				ids[r["title"].(string)] = r["spec_id"].(string)
 			}
 			alpha, beta := "specd://specs/"+ids["alpha"], "specd://specs/"+ids["beta"]+"/journal"
+			modern := protocol != mcp.ProtocolVersion20251125
+			stop := func() {}
+			listen := func(uris ...string) {
+				t.Helper()
+				stop()
+				var err error
+				stop, err = c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: uris}, func(err error) { t.Errorf("listen: %v", err) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-acks:
+				case <-ctx.Done():
+					t.Fatal("subscriptions/listen was not acknowledged")
+				}
+			}
+			defer func() { stop() }()
+			if modern {
+				listen(alpha, beta, "test://not-a-spec")
+			}
 			for _, uri := range []string{alpha, beta, "test://not-a-spec"} {
+				if modern {
+					break
+				}
 				req := mcp.SubscribeRequest{}
 				req.Params.URI = uri
 				//lint:ignore SA1019 resources/subscribe is the 2025-11-25 protocol's subscription, the one under test
@@ -88,29 +125,32 @@ func TestResourceSubscriptions(t *testing.T) {
 			// Unsubscribed from alpha: its change notifies nothing, so the
 			// next notification is beta's (a change made after alpha's: the
 			// watcher sends alpha's first if it sends one at all).
-			req := mcp.UnsubscribeRequest{}
-			req.Params.URI = alpha
-			//lint:ignore SA1019 resources/unsubscribe is the 2025-11-25 protocol's, the one under test
-			if err := c.Unsubscribe(ctx, req); err != nil {
-				t.Fatal(err)
+			if modern {
+				listen(beta)
+			} else {
+				req := mcp.UnsubscribeRequest{}
+				req.Params.URI = alpha
+				//lint:ignore SA1019 resources/unsubscribe is the 2025-11-25 protocol's, the one under test
+				if err := c.Unsubscribe(ctx, req); err != nil {
+					t.Fatal(err)
+				}
 			}
 			other("authoring", `{"action":"phase-add","spec_id":"`+ids["alpha"]+`","title":"unwatched"}`)
 			other("journal", `{"action":"add","spec_id":"`+ids["beta"]+`","title":"watched"}`)
 			expect(beta)
-		})
+		}
 	}
 }
 
 // startServer starts the built binary on db (serve over stdio, or over
-// streamable HTTP on a free loopback port) and connects a client with the
-// 2025-11-25 protocol, listening for server notifications.
-func startServer(t *testing.T, tr, db, ws string) *client.Client {
+// streamable HTTP on a free loopback port) and connects a client speaking
+// protocol (with 2025-11-25 over HTTP, listening on the GET stream).
+func startServer(t *testing.T, tr, protocol, db, ws string) *client.Client {
 	t.Helper()
-	const protocol = mcp.ProtocolVersion20251125
 	logw := &testLogWriter{t: t}
 	t.Cleanup(logw.stop)
 	if tr == "stdio" {
-		st := transport.NewStdioWithOptions(specdBinary(t), []string{"SPECD_WORKSPACE=" + ws}, []string{"serve", "--db", db},
+		st := transport.NewStdioWithOptions(specdBinary(t), []string{"SPECD_WORKSPACE=" + ws}, []string{"serve", "--db", db, "--log-level", "debug"},
 			transport.WithCommandStderrWriter(logw))
 		if err := st.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -144,8 +184,12 @@ func startServer(t *testing.T, tr, db, ws string) *client.Client {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	//lint:ignore SA1019 the 2025-11-25 protocol delivers notifications on the listening GET stream
-	ht, err := transport.NewStreamableHTTP("http://"+addr+"/mcp", transport.WithContinuousListening())
+	var opts []transport.StreamableHTTPCOption
+	if protocol == mcp.ProtocolVersion20251125 {
+		//lint:ignore SA1019 the 2025-11-25 protocol delivers notifications on the listening GET stream
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	ht, err := transport.NewStreamableHTTP("http://"+addr+"/mcp", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

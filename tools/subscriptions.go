@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
@@ -16,8 +17,9 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// Resource subscriptions (resources/subscribe, protocol 2025-11-25 and
-// older): a session subscribed to specd://specs/{spec_id} or
+// Resource subscriptions (resources/subscribe in protocol 2025-11-25 and
+// older; the resourceSubscriptions of a subscriptions/listen stream in
+// 2026-07-28): a session subscribed to specd://specs/{spec_id} or
 // specd://specs/{spec_id}/journal gets notifications/resources/updated
 // {uri} when that spec's version changes — created, changed, rolled back or
 // deleted — whichever process changed it. Any other URI is accepted (the
@@ -57,8 +59,11 @@ type subscriptions struct {
 	interval time.Duration
 
 	mu       sync.Mutex
-	sessions map[string]map[string]bool // session id → subscribed URIs
-	versions map[string]int64           // spec id → version last seen (-1: absent)
+	sessions map[string]map[string]bool // subscriber → subscribed URIs
+	// listens are the subscribers that are subscriptions/listen streams
+	// (keyed "listen:…"); the others are session ids (resources/subscribe).
+	listens  map[string]listenStream
+	versions map[string]int64 // spec id → version last seen (-1: absent)
 	running  bool
 }
 
@@ -71,7 +76,7 @@ func installSubscriptions(s *server.MCPServer, d *Deps) *subscriptions {
 		logger = slog.Default()
 	}
 	subs := &subscriptions{srv: s, d: d, log: logger, interval: SubscriptionPollInterval,
-		sessions: map[string]map[string]bool{}, versions: map[string]int64{}}
+		sessions: map[string]map[string]bool{}, versions: map[string]int64{}, listens: map[string]listenStream{}}
 	h := s.GetHooks()
 	if h == nil {
 		h = &server.Hooks{}
@@ -90,7 +95,58 @@ func installSubscriptions(s *server.MCPServer, d *Deps) *subscriptions {
 	h.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		subs.dropSession(cs.SessionID())
 	})
+	h.AddBeforeSubscriptionsListen(func(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+		if cs := server.ClientSessionFromContext(ctx); cs != nil && id != nil {
+			subs.listen(ctx, listenStream{session: cs, id: id}, req.Params.Notifications.ResourceSubscriptions)
+		}
+	})
 	return subs
+}
+
+// listenStream is one subscriptions/listen request: its notifications go
+// on its session's channel, tagged with the request's id.
+type listenStream struct {
+	session server.ClientSession
+	id      any
+}
+
+// listen subscribes the stream to uris for as long as its request runs
+// (until ctx ends).
+func (s *subscriptions) listen(ctx context.Context, l listenStream, uris []string) {
+	key := fmt.Sprintf("listen:%p:%v", l.session, l.id)
+	s.mu.Lock()
+	s.listens[key] = l
+	s.mu.Unlock()
+	for _, uri := range uris {
+		s.subscribe(ctx, key, uri)
+	}
+	go func() {
+		<-ctx.Done()
+		s.mu.Lock()
+		delete(s.listens, key)
+		s.mu.Unlock()
+		s.dropSession(key)
+	}()
+}
+
+// notify sends notifications/resources/updated {uri} to a subscriber.
+func (s *subscriptions) notify(subscriber, uri string) error {
+	s.mu.Lock()
+	l, isListen := s.listens[subscriber]
+	s.mu.Unlock()
+	if !isListen {
+		return s.srv.SendNotificationToSpecificClient(subscriber, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+	}
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: mcp.MethodNotificationResourceUpdated,
+		Params: mcp.NotificationParams{Meta: map[string]any{mcp.MetaKeySubscriptionID: l.id}, AdditionalFields: map[string]any{"uri": uri}},
+	}}
+	select {
+	case l.session.NotificationChannel() <- n:
+		return nil
+	default:
+		return server.ErrNotificationChannelBlocked
+	}
 }
 
 // subscribedSpec is the spec id a subscribable URI names ("" for any other
@@ -258,8 +314,7 @@ func (s *subscriptions) poll() {
 	}
 	s.mu.Unlock()
 	for _, to := range send {
-		err := s.srv.SendNotificationToSpecificClient(to[0], mcp.MethodNotificationResourceUpdated, map[string]any{"uri": to[1]})
-		if err != nil {
+		if err := s.notify(to[0], to[1]); err != nil {
 			s.log.Debug("resource updated notification not delivered", "session", to[0], "uri", to[1], "err", err)
 		}
 	}
