@@ -8,9 +8,9 @@ LDFLAGS     := -s -w -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME    ?= 10s
-GOFILES      = $(shell find . -name '*.go' -not -path './tests/inspector/node_modules/*')
+GOFILES      = $(shell find . -name '*.go' -not -path './tests/inspector/node_modules/*' -not -path './tests/conformance/node_modules/*')
 
-.PHONY: all build run test unit check fmt vet lint layout inspector bench coldstart fuzz clean
+.PHONY: all build run test unit check fmt vet lint layout inspector conformance bench coldstart fuzz clean
 
 all: build
 
@@ -21,10 +21,11 @@ build:
 run: build
 	./$(BIN) serve
 
-## test: static checks, every Go test with -race, then the MCP Inspector check.
+## test: static checks, every Go test with -race, then the MCP Inspector check
+## and the MCP conformance suite.
 ## The layout rules run as TestLayout among the Go tests (check runs them
 ## alone, which costs a second, non-race build of the tests package).
-test: fmt vet lint unit inspector
+test: fmt vet lint unit inspector conformance
 
 ## unit: every Go test with -race; then the property tests, which run fewer
 ## seeds under -race, with their full count without it.
@@ -62,6 +63,19 @@ inspector: build
 		echo "inspector check: node/npm not found, and CI requires it"; exit 1; \
 	else \
 		echo "inspector check skipped: node not found (install Node.js 20+ to run it)"; \
+	fi
+
+## conformance: the official MCP conformance suite (pinned, from npm, with
+## the Node 22 it needs) against `specd serve --transport http`; failures
+## must be exactly those listed in tests/conformance/baseline.yml. Skipped
+## with a message where npm is missing, except in CI.
+conformance: build
+	@if command -v npm >/dev/null 2>&1; then \
+		bash tests/conformance/run.sh $(CURDIR)/$(BIN); \
+	elif [ -n "$$CI" ]; then \
+		echo "conformance check: npm not found, and CI requires it"; exit 1; \
+	else \
+		echo "conformance check skipped: npm not found (install Node.js 20+ to run it)"; \
 	fi
 
 bench: build

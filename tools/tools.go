@@ -42,16 +42,20 @@ func NewMCPServer(d *Deps) (*server.MCPServer, *Registry) {
 		server.WithToolCapabilities(false),
 		server.WithInstructions(Instructions),
 		server.WithRecovery(),
+		server.WithLogging(),
 	}
 	if d.Specs != nil {
-		opts = append(opts, server.WithResourceCapabilities(false, false), server.WithResourceRecovery(),
-			server.WithCompletions(), server.WithResourceCompletionProvider(specCompletion{d}))
+		opts = append(opts, server.WithResourceCapabilities(true, false), server.WithResourceRecovery(),
+			server.WithCompletions(), server.WithResourceCompletionProvider(specCompletion{d}),
+			server.WithPromptCapabilities(false), server.WithPromptCompletionProvider(promptCompletion{d}))
 	}
 	opts = append(opts, flagServerOptions(&d.Runtime)...)
 	s := server.NewMCPServer("specd", d.Version, opts...)
 	r.Install(s, d.Runtime)
 	if d.Specs != nil {
 		installResources(s, d)
+		installPrompts(s, d)
+		installSubscriptions(s, d)
 	}
 	return s, r
 }

@@ -1,0 +1,103 @@
+package specs
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// promptSpec is a spec with two phases: phase-1 has task-1-1 (in progress),
+// task-1-2 (blocked by a decision) and 30 more tasks; phase-2 waits on
+// phase-1.
+func promptSpec(t *testing.T) *Spec {
+	t.Helper()
+	s := newTestSpec(t)
+	p1 := must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Build", Description: "the core"}))
+	must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Ship"}))
+	first := must[string](t)(AddTask(s, p1.PhaseID, TaskInput{Title: "Write the parser", Description: "parse specs",
+		FilePath: "parse/parse.go", AcceptanceCriteria: []string{"round-trips foundry files"}}))
+	second := must[string](t)(AddTask(s, p1.PhaseID, TaskInput{Title: "Pick a format"}))
+	for i := range 30 {
+		must[string](t)(AddTask(s, p1.PhaseID, TaskInput{Title: fmt.Sprintf("Chore %d", i)}))
+	}
+	must[TransitionResult](t)(Start(s, first, TransitionOptions{SessionID: "a"}))
+	must[TransitionResult](t)(Block(s, second, TransitionOptions{Reason: "waiting for the team", BlockerType: "decision"}))
+	return s
+}
+
+func TestPromptTexts(t *testing.T) {
+	s := promptSpec(t)
+	id := s.Header.SpecID
+	phase := func(id string) func(*Spec) (string, error) {
+		return func(s *Spec) (string, error) { return CompletePhasePrompt(s, id) }
+	}
+	plain := func(f func(*Spec) string) func(*Spec) (string, error) {
+		return func(s *Spec) (string, error) { return f(s), nil }
+	}
+	cases := []struct {
+		name    string
+		build   func(*Spec) (string, error)
+		want    []string
+		notWant []string
+	}{
+		{"start_feature", plain(StartFeaturePrompt), []string{
+			`Start working on the feature "Test spec" (spec ` + id + `)`,
+			"Mission: test",
+			`phase-1 "Build" [in_progress] 0/34 tasks`,
+			`phase-2 "Ship" [pending]`,
+			`First task: task-1-3 "Chore 0" (phase-1)`,
+			`task(action="next", spec_id="` + id + `", claim=true)`,
+			`lifecycle(action="activate", spec_id="` + id + `")`,
+		}, nil},
+		{"complete_phase", phase("phase-1"), []string{
+			`Complete phase phase-1 "Build" of spec ` + id,
+			"Goal: the core",
+			`task-1-1 "Write the parser" [in_progress]`,
+			`task-1-2 "Pick a format" [blocked]`,
+			"- … and 7 more (task(action=\"list\", spec_id=\"" + id + "\") lists them)",
+			`verify-1-1 "Run tests" [manual, pending]`,
+			`verification(action="add", spec_id="` + id + `"`,
+			`task(action="progress", spec_id="` + id + `", node_id="phase-1")`,
+		}, []string{"Chore 29"}},
+		{"complete_phase waiting", phase("phase-2"), []string{
+			"waits on unfinished prerequisites: phase-1",
+			"Every task of the phase is completed.",
+		}, nil},
+		{"review_spec", plain(ReviewSpecPrompt), []string{
+			"Review the spec " + id,
+			"Blocked:\n- task-1-2 \"Pick a format\": waiting for the team",
+			`spec(action="validate", spec_id="` + id + `")`,
+		}, []string{"Failed:"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text, err := c.build(s)
+			noErr(t, err)
+			again, err := c.build(s)
+			noErr(t, err)
+			if text != again {
+				t.Fatalf("not deterministic:\n%s\n---\n%s", text, again)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("missing %q in:\n%s", w, text)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(text, w) {
+					t.Errorf("unexpected %q in:\n%s", w, text)
+				}
+			}
+		})
+	}
+}
+
+func TestCompletePhasePromptUnknownPhase(t *testing.T) {
+	s := promptSpec(t)
+	for _, id := range []string{"phase-9", "task-1-1", "spec-root"} {
+		e := mustCode(t, func() error { _, err := CompletePhasePrompt(s, id); return err }(), "PHASE_NOT_FOUND")
+		if e.Field != "phase_id" || strings.Join(e.Candidates, ",") != "phase-1,phase-2" {
+			t.Fatalf("%s: field %q candidates %v", id, e.Field, e.Candidates)
+		}
+	}
+}
