@@ -42,6 +42,3 @@ func addPhase(t testing.TB, st *store.Store, id, title string, m core.Mutation) 
 		return err
 	})
 }
-
-
-
