@@ -30,9 +30,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/tools"
 )
 
@@ -136,6 +134,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // config is the resolved configuration of one process.
 type config struct {
 	DB          string
+	Store       string // etcd:// URL when the store is a cluster (storeurl.go); "" for the bbolt file DB
 	Workspace   string
 	WorkspaceBy string
 	LogLevel    slog.Level
@@ -160,13 +159,13 @@ type config struct {
 }
 
 // build opens the store and assembles the tools over it.
-func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *tools.Deps, error) {
-	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace})
+func build(c *config, logger *slog.Logger, transports []string) (storePort, *tools.Deps, error) {
+	st, health, err := openStore(c, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	deps := &tools.Deps{
-		Store:         adapt.Health(st),
+		Store:         health,
 		Specs:         st,
 		Research:      st,
 		Version:       serverVersion(),
@@ -223,7 +222,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", tools.HTTPInput(httpSrv, core.MaxMessageBytes))
 		hs.Handler = mux
-		logger.Info("serving MCP over streamable HTTP", "addr", c.Addr, "endpoint", "/mcp", "store", c.DB, "version", deps.Version)
+		logger.Info("serving MCP over streamable HTTP", "addr", c.Addr, "endpoint", "/mcp", "store", c.storeName(), "version", deps.Version)
 		errc := make(chan error, 1)
 		go func() { errc <- httpSrv.Start(c.Addr) }()
 		select {
@@ -242,7 +241,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if isTerminal(stdin) {
 			fmt.Fprint(stderr, connectHelp(c))
 		}
-		logger.Debug("serving MCP on stdio", "store", c.DB, "workspace", c.Workspace, "version", deps.Version)
+		logger.Debug("serving MCP on stdio", "store", c.storeName(), "workspace", c.Workspace, "version", deps.Version)
 		stdio := server.NewStdioServer(srv)
 		stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
 		if err := stdio.Listen(ctx, tools.StdioInput(stdin, core.MaxMessageBytes, logger), stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
