@@ -2,11 +2,9 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
 )
@@ -26,19 +24,3 @@ func createSpec(t testing.TB, st *store.Store, name string) string {
 	return h.SpecID
 }
 
-func codeOf(err error) string {
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		return ce.Code
-	}
-	return ""
-}
-
-func addPhase(t testing.TB, st *store.Store, id, title string, m core.Mutation) (specs.RepoWriteResult, error) {
-	t.Helper()
-	return st.MutateSpec(context.Background(), id, specs.RepoWriteOptions{DryRun: m.DryRun, ExpectedVersion: m.ExpectedVersion, Action: "authoring.phase-add"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-		sp.Clock = clock
-		_, err := specs.AddPhase(sp, specs.PhaseInput{Title: title})
-		return err
-	})
-}
