@@ -94,6 +94,7 @@ Usage:
   specd flags [eval --client ID] print the feature flags (and, with --url, a server's rollout health)
   specd version                  print the version
   specd backup PATH [--force]    write a consistent copy of the store (safe while servers run)
+  specd migrate --from URL --to URL  copy a store between bolt://PATH and etcd://h1:2379,.../prefix, then verify counts and hashes
   specd check                    check the store file and every spec; exit 1 on any problem
 
 Run "specd serve -h" for the flags, their defaults and their environment

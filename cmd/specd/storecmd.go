@@ -22,6 +22,8 @@ func storeCommand(name string, args []string, stdout, stderr io.Writer) (int, bo
 		return backupCmd(args, stdout, stderr), true
 	case "check":
 		return checkCmd(args, stdout, stderr), true
+	case "migrate":
+		return migrateCmd(args, stdout, stderr), true
 	}
 	return 0, false
 }

@@ -3,44 +3,19 @@ package etcdstore_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
-
 	"github.com/specd/specd/core/etcdstore"
+	"github.com/specd/specd/core/etcdstore/etcdtest"
 	"github.com/specd/specd/core/store/storetest"
 )
 
 var prefixes atomic.Int64
 
-// startEtcd starts one embedded etcd member on loopback ports chosen by the
-// kernel and returns its client URL; it is stopped when t ends.
-func startEtcd(t testing.TB, maxTxnOps uint) string {
-	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.LogLevel = "fatal"
-	cfg.MaxTxnOps = maxTxnOps
-	lc, _ := url.Parse("http://127.0.0.1:0")
-	lp, _ := url.Parse("http://127.0.0.1:0")
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*lc}, []url.URL{*lc}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*lp}, []url.URL{*lp}
-	cfg.InitialCluster = cfg.Name + "=" + lp.String()
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("embedded etcd: %v", err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(20 * time.Second):
-		t.Fatal("embedded etcd did not become ready")
-	}
-	return e.Clients[0].Addr().String()
-}
+// startEtcd starts one embedded etcd member (see etcdtest.Start).
+func startEtcd(t testing.TB, maxTxnOps uint) string { return etcdtest.Start(t, maxTxnOps) }
 
 func openStore(t testing.TB, ep string, mod func(*etcdstore.Options)) *etcdstore.Store {
 	t.Helper()

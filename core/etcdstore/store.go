@@ -33,6 +33,9 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -144,7 +147,7 @@ func Open(opts Options) (*Store, error) {
 			Endpoints: opts.Endpoints, DialTimeout: opts.DialTimeout, TLS: opts.TLS,
 			Username: opts.Username, Password: opts.Password,
 			MaxCallSendMsgSize: opts.MaxRequestBytes + requestOverhead,
-			Logger:             nil,
+			Logger:             zap.NewNop(), // the store logs what matters through slog
 		})
 		if err != nil {
 			return nil, fmt.Errorf("etcdstore: %w", err)
@@ -244,6 +247,10 @@ func (s *Store) classify(ctx context.Context, err error) error {
 	case errors.Is(err, rpctypes.ErrRequestTooLarge), errors.Is(err, rpctypes.ErrGRPCRequestTooLarge),
 		strings.Contains(err.Error(), "request is too large"), strings.Contains(err.Error(), "larger than max"):
 		return tooLarge("The change is larger than the cluster accepts in one request.", map[string]any{"max_request_bytes": s.opts.MaxRequestBytes})
+	}
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.PermissionDenied, codes.Unauthenticated:
+		return core.Internal(err) // a request the cluster refuses as such: retrying will not help
 	}
 	return UnavailableError(err)
 }
