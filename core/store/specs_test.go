@@ -23,4 +23,3 @@ func createSpec(t testing.TB, st *store.Store, name string) string {
 	}
 	return h.SpecID
 }
-
