@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/specd/specd/core"
@@ -714,4 +715,16 @@ func (s *Store) JournalRange(ctx context.Context, specID string, from, to uint64
 		return nil
 	})
 	return out, err
+}
+
+// dropSpec forgets the cached nodes of specID (a watch saw it change).
+func (c *nodeCache) dropSpec(specID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := specID + "\x00"
+	for k := range c.entries {
+		if strings.HasPrefix(k, p) {
+			delete(c.entries, k)
+		}
+	}
 }
