@@ -10,7 +10,7 @@ STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME    ?= 10s
 GOFILES      = $(shell find . -name '*.go' -not -path './tests/inspector/node_modules/*')
 
-.PHONY: all build run test unit check fmt vet lint layout inspector bench coldstart fuzz clean
+.PHONY: all build run test unit check fmt vet lint layout inspector bench coldstart fuzz clean e2e-etcd
 
 all: build
 
@@ -80,3 +80,11 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+## e2e-etcd: the 3-member etcd cluster run (issue 13): three real etcd
+## processes (bin/etcd, built from the etcd module at the version go.mod
+## pins), three `specd serve --transport http` and 12 agents on a 600-task
+## spec, with member and server kills. Bounded: -timeout 8m.
+e2e-etcd: build
+	$(GO) build -o bin/etcd ./tests/etcdmember
+	SPECD_ETCD_E2E=1 SPECD_ETCD_BIN=$(CURDIR)/bin/etcd SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 8m -run TestEtcdClusterEndToEnd -v ./tests 2>&1 | grep -v '^=== ' 
