@@ -87,11 +87,13 @@ func writeDelta(b *bucket, before specs.Header, put []*specs.Node, deleted []str
 	if limit <= 0 {
 		limit = DefaultHistoryKeep
 	}
-	// Prune: keep the newest `limit` versions.
+	// Prune: keep the newest `limit` versions. Versions are consecutive, so
+	// the ones to drop are cutoff, cutoff-1, ... down to the first absent
+	// one (usually just cutoff): point reads, not a read of the whole
+	// history on every mutation as a cursor walk would cost on etcd.
 	cutoff := after.Version - int64(limit)
-	c := hist.Cursor()
-	for k, _ := c.First(); k != nil && int64(binary.BigEndian.Uint64(k)) <= cutoff; k, _ = c.First() {
-		if err := c.Delete(); err != nil {
+	for v := cutoff; v >= 1 && hist.Get(u64(uint64(v))) != nil; v-- {
+		if err := hist.Delete(u64(uint64(v))); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"strconv"
+	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -127,30 +128,112 @@ func (t *txn) read(key string) []byte {
 }
 
 // load reads the whole key range of a bucket (keys start with path+sep) at
-// the snapshot, once per transaction.
+// the snapshot, once per transaction. It asks for keys and mod revisions
+// only, takes the values whose revision this server has cached (a value
+// never changes without its mod revision changing: the cache is
+// invalidated by revision), and fetches the others in one more round trip
+// (all of the range when most are missing).
 func (t *txn) load(path, sep string) {
 	id := path + sep
 	if t.loaded[id] {
 		return
 	}
 	end := clientv3.GetPrefixRangeEnd(id)
-	resp, err := t.get(id, clientv3.WithRange(end))
+	resp, err := t.get(id, clientv3.WithRange(end), clientv3.WithKeysOnly())
 	if err != nil {
 		return
 	}
+	var missing []string
 	for _, kv := range resp.Kvs {
 		k := string(kv.Key)
 		if _, seen := t.vals[k]; seen {
 			continue
 		}
-		v := kv.Value
-		if v == nil {
-			v = []byte{}
+		if v, ok := t.s.vals.get(k, kv.ModRevision); ok {
+			t.vals[k] = v
+			continue
 		}
-		t.vals[k] = v
+		missing = append(missing, k)
+	}
+	switch {
+	case len(missing) == 0:
+	case len(missing) > len(resp.Kvs)/4 || len(missing) > maxFetchOps:
+		full, err := t.get(id, clientv3.WithRange(end))
+		if err != nil {
+			return
+		}
+		for _, kv := range full.Kvs {
+			t.keep(kv.Key, kv.Value, kv.ModRevision)
+		}
+	default:
+		ops := make([]clientv3.Op, len(missing))
+		for i, k := range missing {
+			ops[i] = clientv3.OpGet(k, clientv3.WithRev(t.rev))
+		}
+		ctx, cancel := t.s.callCtx(t.ctx)
+		tr, err := t.s.kv.Txn(ctx).Then(ops...).Commit()
+		cancel()
+		if err != nil {
+			t.err = err
+			panic(abort{})
+		}
+		for _, r := range tr.Responses {
+			for _, kv := range r.GetResponseRange().Kvs {
+				t.keep(kv.Key, kv.Value, kv.ModRevision)
+			}
+		}
 	}
 	t.ranges[id] = end
 	t.loaded[id] = true
+}
+
+// maxFetchOps bounds the point reads of one load (they go in one read-only
+// transaction, which --max-txn-ops also limits).
+const maxFetchOps = 100
+
+// keep records a value read at the snapshot, and caches it by revision.
+func (t *txn) keep(key, v []byte, mod int64) {
+	k := string(key)
+	if v == nil {
+		v = []byte{}
+	}
+	if _, seen := t.vals[k]; !seen {
+		t.vals[k] = v
+	}
+	t.s.vals.put(k, mod, v)
+}
+
+// valueCache keeps values by key and mod revision across transactions.
+type valueCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedValue
+}
+
+type cachedValue struct {
+	mod int64
+	v   []byte
+}
+
+// maxCachedValues bounds the cache; past it the cache starts over.
+const maxCachedValues = 500_000
+
+func (c *valueCache) get(k string, mod int64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok || e.mod != mod {
+		return nil, false
+	}
+	return e.v, true
+}
+
+func (c *valueCache) put(k string, mod int64, v []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedValues {
+		c.entries = make(map[string]cachedValue)
+	}
+	c.entries[k] = cachedValue{mod: mod, v: v}
 }
 
 func (t *txn) put(key string, v []byte) {

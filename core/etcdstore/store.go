@@ -101,7 +101,8 @@ type Store struct {
 	installID string
 	createdAt string
 
-	nodes nodeCache
+	nodes nodeCache  // decoded nodes, validated by their bytes
+	vals  valueCache // stored values by key and mod revision (kv.go)
 }
 
 // Open connects to the cluster (without waiting for it: the first call
