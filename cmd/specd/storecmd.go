@@ -40,6 +40,10 @@ func openForMaintenance(name string, args []string, stderr io.Writer) (*store.St
 		fmt.Fprintln(stderr, "specd:", err)
 		return nil, nil, 2
 	}
+	if c.Store != "" {
+		fmt.Fprintf(stderr, "specd %s: works on the bbolt file; for an etcd store use etcd's own tools (etcdctl snapshot save, etcdctl check) or specd migrate --to bolt://PATH\n", name)
+		return nil, nil, 2
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
 	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace})
 	if err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +47,21 @@ func TestStoreURL(t *testing.T) {
 			if o.Prefix != c.prefix || len(o.Endpoints) != c.eps {
 				t.Errorf("%q: prefix %q endpoints %v", c.in, o.Prefix, o.Endpoints)
 			}
+		}
+	}
+}
+
+// TestMaintenanceRefusesEtcd: backup and check work on the bbolt file; with
+// an etcd store they say so (exit 2) instead of touching the default file.
+func TestMaintenanceRefusesEtcd(t *testing.T) {
+	for _, cmd := range []string{"backup", "check"} {
+		var out, errb bytes.Buffer
+		args := []string{cmd, "--store", "etcd://127.0.0.1:1/p", "--workspace", t.TempDir()}
+		if cmd == "backup" {
+			args = append(args, filepath.Join(t.TempDir(), "copy.db"))
+		}
+		if code := run(args, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "etcd") {
+			t.Errorf("%s with an etcd store: exit %d, %q", cmd, code, errb.String())
 		}
 	}
 }
