@@ -285,7 +285,7 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 		}()
 	}
 	waitDone := func(n int64) {
-		for done.Load() < n && time.Since(start) < 5*time.Minute {
+		for done.Load() < n && time.Since(start) < 7*time.Minute {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
@@ -305,7 +305,7 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 	control := e2eClient(t, servers[0].url)
 	defer control.Close()
 	var resetIDs []string
-	for time.Since(start) < 5*time.Minute {
+	for time.Since(start) < 7*time.Minute {
 		all := true
 		for n := 0; n < 8; n++ {
 			if !idle[n].Load() && !dead[n].Load() {
