@@ -2,7 +2,9 @@ package etcdstore_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/specd/specd/core/etcdstore"
@@ -18,7 +20,10 @@ type engine interface {
 }
 
 func engines(b *testing.B) map[string]engine {
-	ep := startEtcd(b, 4096)
+	eps := strings.Split(os.Getenv("SPECD_BENCH_ETCD"), ",")
+	if eps[0] == "" {
+		eps = []string{startEtcd(b, 4096)}
+	}
 	bolt, err := store.Open(store.Options{Path: filepath.Join(b.TempDir(), "specd.db")})
 	if err != nil {
 		b.Fatal(err)
@@ -26,7 +31,7 @@ func engines(b *testing.B) map[string]engine {
 	b.Cleanup(func() { _ = bolt.Close() })
 	return map[string]engine{
 		"bbolt": bolt,
-		"etcd":  openStore(b, ep, func(o *etcdstore.Options) { o.MaxTxnOps = 4096 }),
+		"etcd":  openStore(b, eps[0], func(o *etcdstore.Options) { o.Endpoints = eps; o.MaxTxnOps = 4096 }),
 	}
 }
 
@@ -56,39 +61,69 @@ func bigSpec(b *testing.B, e engine, n int) string {
 	return h.SpecID
 }
 
-// BenchmarkEngines measures, on a spec of 1000 tasks: a claim (next + start
-// in one mutation), a complete of the claimed task, and a whole-spec read
-// (every node, as spec get does), on bbolt and on a one-member embedded etcd.
+// BenchmarkEngines measures, on a spec of 1000 tasks: task next (a read:
+// the next actionable task), a claim (next + start in one mutation), a
+// complete of a claimed task, and a whole-spec read (every node, as spec
+// get does), on bbolt and on etcd: a one-member embedded etcd, or the
+// cluster named by SPECD_BENCH_ETCD (comma-separated host:port, e.g. the
+// three members of a local cluster started with --max-txn-ops 4096).
 func BenchmarkEngines(b *testing.B) {
 	ctx := context.Background()
+	all := engines(b)
 	for _, name := range []string{"bbolt", "etcd"} {
-		e := engines(b)[name]
+		e := all[name]
 		id := bigSpec(b, e, 1000)
-		b.Run(name+"/next-claim+complete", func(b *testing.B) {
+		claim := func() string {
+			var got string
+			if _, err := e.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+				sp.Clock = clock
+				next := specs.NextTask(sp)
+				if !next.Found {
+					return nil
+				}
+				got = next.TaskID
+				_, err := specs.Start(sp, got, specs.TransitionOptions{})
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+			if got == "" {
+				b.Skip("spec exhausted")
+			}
+			return got
+		}
+		complete := func(id2 string) {
+			if _, err := e.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+				sp.Clock = clock
+				_, err := specs.Complete(sp, id2, specs.TransitionOptions{})
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(name+"/next", func(b *testing.B) {
 			for b.Loop() {
-				var got string
-				if _, err := e.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-					sp.Clock = clock
-					next := specs.NextTask(sp)
-					if !next.Found {
-						return nil
+				if err := e.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
+					if !specs.NextTask(sp).Found {
+						b.Fatal("nothing next")
 					}
-					got = next.TaskID
-					_, err := specs.Start(sp, got, specs.TransitionOptions{})
-					return err
+					return nil
 				}); err != nil {
 					b.Fatal(err)
 				}
-				if got == "" {
-					b.Skip("spec exhausted")
-				}
-				if _, err := e.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-					sp.Clock = clock
-					_, err := specs.Complete(sp, got, specs.TransitionOptions{})
-					return err
-				}); err != nil {
-					b.Fatal(err)
-				}
+			}
+		})
+		b.Run(name+"/claim", func(b *testing.B) {
+			for b.Loop() {
+				complete(claim())
+			}
+		})
+		b.Run(name+"/complete", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				claimed := claim()
+				b.StartTimer()
+				complete(claimed)
 			}
 		})
 		b.Run(name+"/spec-get-1k", func(b *testing.B) {

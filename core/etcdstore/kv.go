@@ -60,7 +60,11 @@ func (t *txn) get(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse,
 		return nil, t.err
 	}
 	if t.rev != 0 {
-		opts = append(opts, clientv3.WithRev(t.rev))
+		// The first read is linearizable and fixes the revision; the
+		// others read that revision from whichever member answers, without
+		// another round of consensus (a member that has not applied it yet
+		// answers ErrFutureRev, and the transaction starts again).
+		opts = append(opts, clientv3.WithRev(t.rev), clientv3.WithSerializable())
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
@@ -168,7 +172,7 @@ func (t *txn) load(path, sep string) {
 	default:
 		ops := make([]clientv3.Op, len(missing))
 		for i, k := range missing {
-			ops[i] = clientv3.OpGet(k, clientv3.WithRev(t.rev))
+			ops[i] = clientv3.OpGet(k, clientv3.WithRev(t.rev), clientv3.WithSerializable())
 		}
 		ctx, cancel := t.s.callCtx(t.ctx)
 		tr, err := t.s.kv.Txn(ctx).Then(ops...).Commit()
