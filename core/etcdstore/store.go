@@ -277,6 +277,7 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 			return err // fn's own answer
 		}
 		if retryable(t.err) && attempt < s.opts.MaxRetries {
+			time.Sleep(time.Duration(attempt) * time.Millisecond) // a member catching up on the revision
 			continue
 		}
 		return s.classify(ctx, t.err)
