@@ -85,7 +85,7 @@ clean:
 ## e2e-etcd: the 3-member etcd cluster run (issue 13): three real etcd
 ## processes (bin/etcd, built from the etcd module at the version go.mod
 ## pins), three `specd serve --transport http` and 12 agents on a 600-task
-## spec, with member and server kills. Bounded: -timeout 10m (4-5 min on a busy 2-core machine).
+## spec, with member and server kills. Bounded: -timeout 10m (76 s here; up to 5 min under heavy load).
 e2e-etcd: build
 	$(GO) build -o bin/etcd ./tests/etcdmember
 	SPECD_ETCD_E2E=1 SPECD_ETCD_BIN=$(CURDIR)/bin/etcd SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m -run TestEtcdClusterEndToEnd -v ./tests
