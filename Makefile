@@ -10,7 +10,7 @@ STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME    ?= 10s
 GOFILES      = $(shell find . -name '*.go' -not -path './tests/inspector/node_modules/*' -not -path './tests/conformance/node_modules/*')
 
-.PHONY: all build run test unit check fmt vet lint layout inspector conformance bench coldstart fuzz clean
+.PHONY: all build run test unit check fmt vet lint layout inspector conformance bench coldstart fuzz clean e2e-etcd
 
 all: build
 
@@ -21,11 +21,11 @@ build:
 run: build
 	./$(BIN) serve
 
-## test: static checks, every Go test with -race, then the MCP Inspector check
-## and the MCP conformance suite.
+## test: static checks, every Go test with -race, the MCP Inspector check, the
+## MCP conformance suite, then the 3-member etcd cluster run (e2e-etcd).
 ## The layout rules run as TestLayout among the Go tests (check runs them
 ## alone, which costs a second, non-race build of the tests package).
-test: fmt vet lint unit inspector conformance
+test: fmt vet lint unit inspector conformance e2e-etcd
 
 ## unit: every Go test with -race; then the property tests, which run fewer
 ## seeds under -race, with their full count without it.
@@ -94,3 +94,11 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+## e2e-etcd: the 3-member etcd cluster run (issue 13): three real etcd
+## processes (bin/etcd, built from the etcd module at the version go.mod
+## pins), three `specd serve --transport http` and 12 agents on a 600-task
+## spec, with member and server kills. Bounded: -timeout 10m (76 s here; up to 5 min under heavy load).
+e2e-etcd: build
+	$(GO) build -o bin/etcd ./tests/etcdmember
+	SPECD_ETCD_E2E=1 SPECD_ETCD_BIN=$(CURDIR)/bin/etcd SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m -run TestEtcdClusterEndToEnd -v ./tests

@@ -29,9 +29,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/tools"
 )
 
@@ -95,6 +93,7 @@ Usage:
   specd flags [eval --client ID] print the feature flags (and, with --url, a server's rollout health)
   specd version                  print the version
   specd backup PATH [--force]    write a consistent copy of the store (safe while servers run)
+  specd migrate --from URL --to URL  copy a store between bolt://PATH and etcd://h1:2379,.../prefix, then verify counts and hashes
   specd check                    check the store file and every spec; exit 1 on any problem
 
 Run "specd serve -h" for the flags, their defaults and their environment
@@ -137,6 +136,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // config is the resolved configuration of one process.
 type config struct {
 	DB          string
+	Store       string // etcd:// URL when the store is a cluster (storeurl.go); "" for the bbolt file DB
 	Workspace   string
 	WorkspaceBy string
 	LogLevel    slog.Level
@@ -162,13 +162,13 @@ type config struct {
 }
 
 // build opens the store and assembles the tools over it.
-func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *tools.Deps, error) {
-	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace, OnLockWait: c.HTTP.lockWait()})
+func build(c *config, logger *slog.Logger, transports []string) (storePort, *tools.Deps, error) {
+	st, health, err := openStore(c, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	deps := &tools.Deps{
-		Store:         adapt.Health(st),
+		Store:         health,
 		Specs:         st,
 		Research:      st,
 		Version:       serverVersion(),
@@ -226,7 +226,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if isTerminal(stdin) {
 			fmt.Fprint(stderr, connectHelp(c))
 		}
-		logger.Debug("serving MCP on stdio", "store", c.DB, "workspace", c.Workspace, "version", deps.Version)
+		logger.Debug("serving MCP on stdio", "store", c.storeName(), "workspace", c.Workspace, "version", deps.Version)
 		stdio := server.NewStdioServer(srv)
 		stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
 		if err := stdio.Listen(ctx, tools.StdioInput(stdin, core.MaxMessageBytes, logger), stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {

@@ -51,6 +51,8 @@ func settings() []setting {
 				c.DB, err = filepath.Abs(v)
 				return err
 			}},
+		{name: "store", env: "SPECD_STORE", usage: "store `url`: bolt://PATH (the embedded file, as --db) or etcd://h1:2379,h2:2379/prefix (a cluster; ?cacert=&cert=&key=&user=&max_txn_ops=, password in SPECD_ETCD_PASSWORD)",
+			parse: parseStoreURL},
 		{name: "log-level", env: "SPECD_LOG_LEVEL", def: "info", usage: "log `level`: debug, info, warn or error",
 			parse: func(c *config, v string) (err error) { c.LogLevel, err = parseLevel(v); return err }},
 		{name: "log-format", env: "SPECD_LOG_FORMAT", def: "text", usage: "log line `format`: text or json",

@@ -22,6 +22,8 @@ func storeCommand(name string, args []string, stdout, stderr io.Writer) (int, bo
 		return backupCmd(args, stdout, stderr), true
 	case "check":
 		return checkCmd(args, stdout, stderr), true
+	case "migrate":
+		return migrateCmd(args, stdout, stderr), true
 	}
 	return 0, false
 }
@@ -36,6 +38,10 @@ func openForMaintenance(name string, args []string, stderr io.Writer) (*store.St
 			return nil, nil, 0
 		}
 		fmt.Fprintln(stderr, "specd:", err)
+		return nil, nil, 2
+	}
+	if c.Store != "" {
+		fmt.Fprintf(stderr, "specd %s: works on the bbolt file; for an etcd store use etcd's own tools (etcdctl snapshot save, etcdctl check) or specd migrate --to bolt://PATH\n", name)
 		return nil, nil, 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))

@@ -11,6 +11,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
+	"github.com/specd/specd/specs"
 )
 
 // TestFileStampSeesAnotherStoresCommit: a commit through a second Store on
@@ -95,4 +96,14 @@ func BenchmarkSpecVersions(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// addPhase adds a phase to spec id through st as one mutation (the
+// conformance suite has its own over the port).
+func addPhase(t testing.TB, st *store.Store, id, title string, m core.Mutation) (specs.RepoWriteResult, error) {
+	t.Helper()
+	return st.MutateSpec(context.Background(), id, specs.RepoWriteOptions{DryRun: m.DryRun, ExpectedVersion: m.ExpectedVersion, Action: "authoring.phase-add"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		_, err := specs.AddPhase(sp, specs.PhaseInput{Title: title})
+		return err
+	})
 }

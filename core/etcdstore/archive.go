@@ -1,0 +1,305 @@
+package etcdstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/research"
+)
+
+// Archive layout: content-addressed by "sha256:<hex>" of the bytes.
+//
+//	archive_data/<hash>    the bytes
+//	archive_meta/<hash>    research.ArchiveMeta JSON
+//	archive_ids/<content_id> → <hash>   lookup by the caller's id
+var (
+	bucketArchiveData = []byte("archive_data")
+	bucketArchiveMeta = []byte("archive_meta")
+	bucketArchiveIDs  = []byte("archive_ids")
+)
+
+// ArchivePut stores content under its hash (idempotent: the same bytes are
+// stored once; a later put refreshes archived_at so retention restarts) and
+// maps contentID to it when given. It returns the metadata and whether the
+// bytes were new.
+func (s *Store) ArchivePut(ctx context.Context, content []byte, m research.ArchiveMeta) (research.ArchiveMeta, bool, error) {
+	m.Hash = research.ArchiveKey(content)
+	m.SizeBytes = len(content)
+	m.OriginalTokens = (len(content) + 3) / 4
+	if m.ArchivedAt == "" {
+		m.ArchivedAt = s.opts.Now().UTC().Format(time.RFC3339)
+	}
+	created := false
+	err := s.update(ctx, func(tx *txn) error {
+		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
+		key := []byte(m.Hash)
+		if data.Get(key) == nil {
+			created = true
+			if err := data.Put(key, content); err != nil {
+				return err
+			}
+		}
+		// A later put keeps what an earlier one said and was not told again.
+		if old := meta.Get(key); old != nil {
+			var prev research.ArchiveMeta
+			if json.Unmarshal(old, &prev) == nil {
+				if m.ContentID == "" {
+					m.ContentID = prev.ContentID
+				}
+				if m.ItemType == "" {
+					m.ItemType = prev.ItemType
+				}
+				if m.Reason == "" {
+					m.Reason = prev.Reason
+				}
+			}
+		}
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(key, raw); err != nil {
+			return err
+		}
+		if m.ContentID != "" {
+			return ids.Put([]byte(m.ContentID), key)
+		}
+		return nil
+	})
+	if err != nil {
+		return m, false, asStoreError(err)
+	}
+	return m, created, nil
+}
+
+// ArchiveGet returns the bytes stored under hash (or, when hash is empty,
+// under contentID), verifying the hash on read. A read never writes.
+// Errors: ARCHIVE_NOT_FOUND (unknown or swept), INTERNAL_ERROR when the
+// stored bytes no longer match their hash.
+func (s *Store) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, research.ArchiveMeta, error) {
+	var content []byte
+	var m research.ArchiveMeta
+	err := s.view(ctx, func(tx *txn) error {
+		key := []byte(hash)
+		if hash == "" {
+			key = tx.Bucket(bucketArchiveIDs).Get([]byte(contentID))
+			if key == nil {
+				return archiveNotFound(hash, contentID)
+			}
+			key = append([]byte(nil), key...)
+		}
+		v := tx.Bucket(bucketArchiveData).Get(key)
+		if v == nil {
+			return archiveNotFound(string(key), contentID)
+		}
+		content = append([]byte(nil), v...)
+		if raw := tx.Bucket(bucketArchiveMeta).Get(key); raw != nil {
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return core.Internal(err)
+			}
+		}
+		if got := research.ArchiveKey(content); got != string(key) {
+			return core.Internal(fmt.Errorf("archive %s: stored bytes hash to %s", key, got))
+		}
+		return nil
+	})
+	return content, m, asStoreError(err)
+}
+
+func archiveNotFound(hash, contentID string) *core.Error {
+	d := map[string]any{}
+	if hash != "" {
+		d["field"], d["received"] = "hash", hash
+	} else {
+		d["field"], d["received"] = "content_id", contentID
+	}
+	return core.NewError(errcode.ArchiveNotFound, "Nothing is archived under that id (it may have expired).", d)
+}
+
+// ArchiveSweep removes items archived before cutoff and returns how many
+// went. Retention 0 means keep forever: callers skip the sweep then.
+func (s *Store) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) {
+	removed := 0
+	err := s.update(ctx, func(tx *txn) error {
+		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
+		var expired [][]byte
+		err := meta.ForEach(func(k, v []byte) error {
+			var m research.ArchiveMeta
+			if json.Unmarshal(v, &m) != nil {
+				return nil
+			}
+			if t, err := time.Parse(time.RFC3339, m.ArchivedAt); err == nil && t.Before(cutoff) {
+				expired = append(expired, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		gone := map[string]bool{}
+		for _, k := range expired {
+			gone[string(k)] = true
+			if err := data.Delete(k); err != nil {
+				return err
+			}
+			if err := meta.Delete(k); err != nil {
+				return err
+			}
+			removed++
+		}
+		var staleIDs [][]byte
+		_ = ids.ForEach(func(k, v []byte) error {
+			if gone[string(v)] {
+				staleIDs = append(staleIDs, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		for _, k := range staleIDs {
+			if err := ids.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return removed, asStoreError(err)
+}
+
+// asStoreError passes coded errors through and hides bbolt's.
+func asStoreError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *core.Error
+	if asCore(err, &ce) {
+		return ce
+	}
+	return core.Internal(err)
+}
+
+func asCore(err error, target **core.Error) bool {
+	for e := err; e != nil; {
+		if c, ok := e.(*core.Error); ok {
+			*target = c
+			return true
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
+}
+
+// Digests layout: digests/<source_id>\x00<query_hash> → research.DigestRecord JSON.
+var bucketDigests = []byte("digests")
+
+func digestKey(sourceID, queryHash string) []byte {
+	return []byte(sourceID + "\x00" + queryHash)
+}
+
+// DigestPut stores (or replaces) the digest for (source_id, query_hash) and
+// reports whether one was replaced.
+func (s *Store) DigestPut(ctx context.Context, rec research.DigestRecord) (bool, error) {
+	if rec.StoredAt == "" {
+		rec.StoredAt = s.opts.Now().UTC().Format(time.RFC3339)
+	}
+	replaced := false
+	err := s.update(ctx, func(tx *txn) error {
+		b := tx.Bucket(bucketDigests)
+		k := digestKey(rec.SourceID, rec.QueryHash)
+		replaced = b.Get(k) != nil
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		return b.Put(k, raw)
+	})
+	return replaced, asStoreError(err)
+}
+
+// DigestGet returns the digest for (source_id, query_hash). DIGEST_NOT_FOUND
+// lists the query hashes stored for that source as candidates.
+func (s *Store) DigestGet(ctx context.Context, sourceID, queryHash string) (research.DigestRecord, error) {
+	var rec research.DigestRecord
+	err := s.view(ctx, func(tx *txn) error {
+		v := tx.Bucket(bucketDigests).Get(digestKey(sourceID, queryHash))
+		if v == nil {
+			return digestNotFound(tx, sourceID, queryHash)
+		}
+		return json.Unmarshal(v, &rec)
+	})
+	return rec, asStoreError(err)
+}
+
+func digestNotFound(tx *txn, sourceID, queryHash string) *core.Error {
+	var hashes []string
+	prefix := []byte(sourceID + "\x00")
+	c := tx.Bucket(bucketDigests).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(hashes) < 20; k, _ = c.Next() {
+		hashes = append(hashes, string(k[len(prefix):]))
+	}
+	return core.NewError(errcode.DigestNotFound, fmt.Sprintf("No digest for source %q and query hash %q.", sourceID, queryHash),
+		map[string]any{"field": "query_hash", "received": queryHash, "source_id": sourceID, "stored_query_hashes": hashes}).
+		WithRecovery("research", map[string]any{"action": "digest-list", "source_id": sourceID}, nil)
+}
+
+// DigestDelete removes the digest; DIGEST_NOT_FOUND when absent. The
+// archived source text stays (other digests may cite it; retention sweeps it).
+func (s *Store) DigestDelete(ctx context.Context, sourceID, queryHash string) error {
+	return asStoreError(s.update(ctx, func(tx *txn) error {
+		b := tx.Bucket(bucketDigests)
+		k := digestKey(sourceID, queryHash)
+		if b.Get(k) == nil {
+			return digestNotFound(tx, sourceID, queryHash)
+		}
+		return b.Delete(k)
+	}))
+}
+
+// DigestList pages digests in (source_id, query_hash) order after the key
+// `after` (from a previous page), optionally for one source. next is "" on
+// the last page. Cost O(page): one cursor seek.
+func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit int) (rows []research.DigestRecord, next string, err error) {
+	rows = []research.DigestRecord{}
+	err = s.view(ctx, func(tx *txn) error {
+		c := tx.Bucket(bucketDigests).Cursor()
+		var prefix []byte
+		if sourceID != "" {
+			prefix = []byte(sourceID + "\x00")
+		}
+		var k, v []byte
+		switch {
+		case after != "":
+			k, v = c.Seek([]byte(after))
+			if k != nil && string(k) == after {
+				k, v = c.Next()
+			}
+		case prefix != nil:
+			k, v = c.Seek(prefix)
+		default:
+			k, v = c.First()
+		}
+		for ; k != nil && (prefix == nil || bytes.HasPrefix(k, prefix)); k, v = c.Next() {
+			if len(rows) == limit {
+				next = string(digestKey(rows[len(rows)-1].SourceID, rows[len(rows)-1].QueryHash))
+				return nil
+			}
+			var rec research.DigestRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return core.Internal(err)
+			}
+			rows = append(rows, rec)
+		}
+		return nil
+	})
+	return rows, next, asStoreError(err)
+}
+
+// The store is research's archive and digest store.
+var _ research.Store = (*Store)(nil)

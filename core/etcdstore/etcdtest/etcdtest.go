@@ -1,0 +1,38 @@
+// Package etcdtest starts a real etcd member inside a test (the embedded
+// server of go.etcd.io/etcd/server/v3 at the version go.mod pins), on
+// loopback ports the kernel chooses, stopped when the test ends.
+package etcdtest
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// Start starts one member with --max-txn-ops maxTxnOps and returns its
+// client address (host:port).
+func Start(t testing.TB, maxTxnOps uint) string {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Dir = t.TempDir()
+	cfg.LogLevel = "fatal"
+	cfg.MaxTxnOps = maxTxnOps
+	lc, _ := url.Parse("http://127.0.0.1:0")
+	lp, _ := url.Parse("http://127.0.0.1:0")
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*lc}, []url.URL{*lc}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*lp}, []url.URL{*lp}
+	cfg.InitialCluster = cfg.Name + "=" + lp.String()
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatalf("embedded etcd: %v", err)
+	}
+	t.Cleanup(e.Close)
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(20 * time.Second):
+		t.Fatal("embedded etcd did not become ready")
+	}
+	return e.Clients[0].Addr().String()
+}

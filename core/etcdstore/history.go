@@ -1,0 +1,340 @@
+package etcdstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/specs"
+)
+
+// historyRecord is the reverse delta of one version: what the header and the
+// changed nodes were before the version was written. A node that did not
+// exist before has a null value. Walking the records from the newest down
+// to version v+1 reconstructs version v without ever storing a whole spec.
+type historyRecord struct {
+	Version      int64                      `json:"version"`
+	Timestamp    string                     `json:"timestamp"`
+	Action       string                     `json:"action,omitempty"`
+	Author       string                     `json:"author,omitempty"`
+	HeaderBefore json.RawMessage            `json:"header_before"`
+	NodesBefore  map[string]json.RawMessage `json:"nodes_before"`
+}
+
+// writeVersion records the reverse delta of a new version (header and the
+// nodes as they were), then writes the changed nodes and removes the deleted
+// ones. The header itself is written by the caller. Written nodes go into
+// cache with their new bytes (write-through), so the next read of a node
+// that changes on every mutation (a phase, the root) is not a decode; if the
+// transaction rolls back, the stored bytes differ and the entry never hits.
+// The caller must not modify the nodes in put afterwards.
+func writeVersion(b *bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, cache *nodeCache, specID string) error {
+	nodes := b.Bucket(bucketNodes)
+	if err := writeDelta(b, before, put, deleted, nodes, o, after); err != nil {
+		return err
+	}
+	for _, n := range put {
+		raw, err := specs.EncodeNode(n)
+		if err != nil {
+			return err
+		}
+		if err := nodes.Put([]byte(n.ID), raw); err != nil {
+			return err
+		}
+		cache.put(specID, n.ID, raw, n)
+	}
+	for _, id := range deleted {
+		if err := nodes.Delete([]byte(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeDelta(b *bucket, before specs.Header, put []*specs.Node, deleted []string, nodes *bucket, o specs.RepoWriteOptions, after specs.Header) error {
+	hb, err := json.Marshal(before)
+	if err != nil {
+		return err
+	}
+	rec := historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author,
+		HeaderBefore: hb, NodesBefore: map[string]json.RawMessage{}}
+	keep := func(id string) {
+		if old := nodes.Get([]byte(id)); old != nil {
+			rec.NodesBefore[id] = append(json.RawMessage(nil), old...)
+		} else {
+			rec.NodesBefore[id] = json.RawMessage("null")
+		}
+	}
+	for _, n := range put {
+		keep(n.ID)
+	}
+	for _, id := range deleted {
+		keep(id)
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	hist := b.Bucket(bucketHistory)
+	if err := hist.Put(u64(uint64(after.Version)), raw); err != nil {
+		return err
+	}
+	limit := o.Keep
+	if limit <= 0 {
+		limit = DefaultHistoryKeep
+	}
+	// Prune: keep the newest `limit` versions. Versions are consecutive, so
+	// the ones to drop are cutoff, cutoff-1, ... down to the first absent
+	// one (usually just cutoff): point reads, not a read of the whole
+	// history on every mutation as a cursor walk would cost on etcd.
+	cutoff := after.Version - int64(limit)
+	for v := cutoff; v >= 1 && hist.Get(u64(uint64(v))) != nil; v-- {
+		if err := hist.Delete(u64(uint64(v))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// History lists versions newest first, below `before` (0 = from the newest),
+// at most limit; more reports whether older ones exist.
+func (s *Store) History(ctx context.Context, specID string, before int64, limit int) (out []specs.RepoVersion, more bool, err error) {
+	out = []specs.RepoVersion{}
+	err = s.view(ctx, func(tx *txn) error {
+		b, err := specBucket(tx, specID)
+		if err != nil {
+			return err
+		}
+		c := b.Bucket(bucketHistory).Cursor()
+		var k, v []byte
+		if before <= 0 {
+			k, v = c.Last()
+		} else {
+			k, _ = c.Seek(u64(uint64(before)))
+			if k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		for ; k != nil; k, v = c.Prev() {
+			if len(out) == limit {
+				more = true
+				return nil
+			}
+			var rec historyRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return core.Internal(err)
+			}
+			ids := make([]string, 0, len(rec.NodesBefore))
+			for id := range rec.NodesBefore {
+				ids = append(ids, id)
+			}
+			specs.SortIDs(ids)
+			out = append(out, specs.RepoVersion{Version: rec.Version, Timestamp: rec.Timestamp, Action: rec.Action, Author: rec.Author, ChangedNodes: ids})
+		}
+		return nil
+	})
+	return out, more, err
+}
+
+// versionNotFound is VERSION_NOT_FOUND with the oldest kept version.
+func versionNotFound(specID string, v, oldest, current int64) *core.Error {
+	return core.NewError(errcode.VersionNotFound,
+		fmt.Sprintf("Spec %s has no stored version %d (kept: %d to %d).", specID, v, oldest, current),
+		map[string]any{"field": "version", "received": v, "oldest_version": oldest, "current_version": current}).
+		WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil)
+}
+
+// AtVersion is a spec as it was at one version: its header and, for the
+// nodes that changed since, their value then (absent = did not exist).
+type AtVersion struct {
+	Header specs.Header
+	// Changed maps node id → the node at that version (nil = absent then)
+	// for every node changed after it; nodes not in Changed are unchanged
+	// since and equal to their current value.
+	Changed map[string]*specs.Node
+	Current *specs.Spec // a view of the current spec (valid inside the callback only)
+}
+
+// CurrentNode is the node as it is now (nil if absent).
+func (a *AtVersion) CurrentNode(id string) *specs.Node { return a.Current.Node(id) }
+
+// CurrentHeader is the header as it is now.
+func (a *AtVersion) CurrentHeader() specs.Header { return a.Current.Header }
+
+// VersionHeader is the header at the version.
+func (a *AtVersion) VersionHeader() specs.Header { return a.Header }
+
+// ChangedSince lists the nodes changed after the version, in id order.
+func (a *AtVersion) ChangedSince() []string {
+	ids := make([]string, 0, len(a.Changed))
+	for id := range a.Changed {
+		ids = append(ids, id)
+	}
+	specs.SortIDs(ids)
+	return ids
+}
+
+// NodeAt returns the node id as it was at the version (nil if absent then).
+func (a *AtVersion) NodeAt(id string) *specs.Node {
+	if n, ok := a.Changed[id]; ok {
+		return n
+	}
+	return a.Current.Node(id)
+}
+
+// Document assembles the whole spec document at the version.
+func (a *AtVersion) Document() specs.Document {
+	h := map[string]*specs.Node{}
+	for _, id := range a.Current.IDs() {
+		if n := a.NodeAt(id); n != nil {
+			h[id] = n
+		}
+	}
+	for id, n := range a.Changed {
+		if n != nil {
+			h[id] = n
+		}
+	}
+	view := specs.NewSpecView(a.Header, specs.MemorySource(h))
+	return view.Document()
+}
+
+// ReadVersion runs fn over specID as it was at version (the current version
+// reads the current spec). Only the reverse deltas newer than version are
+// read. Errors: SPEC_NOT_FOUND, VERSION_NOT_FOUND (pruned or never existed).
+func (s *Store) ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error {
+	return s.view(ctx, func(tx *txn) error {
+		b, h, err := loadSpec(tx, specID)
+		if err != nil {
+			return err
+		}
+		return readVersionTx(b, specID, h, version, func(a *AtVersion) error { return fn(a) })
+	})
+}
+
+// readVersionTx reconstructs specID at version inside an open transaction.
+func readVersionTx(b *bucket, specID string, h specs.Header, version int64, fn func(a *AtVersion) error) error {
+	src := newSource(b.Bucket(bucketNodes))
+	a := &AtVersion{Header: h, Changed: map[string]*specs.Node{}, Current: specs.NewSpecView(h, src)}
+	if version > h.Version || version < 0 {
+		return versionNotFound(specID, version, oldestVersion(b, h.Version), h.Version)
+	}
+	if version < h.Version {
+		c := b.Bucket(bucketHistory).Cursor()
+		// Apply deltas from the newest down to version+1; each overwrites
+		// with an older value, so the last applied wins.
+		first, _ := c.First()
+		if first == nil || int64(binary.BigEndian.Uint64(first)) > version+1 {
+			return versionNotFound(specID, version, oldestVersion(b, h.Version), h.Version)
+		}
+		for k, v := c.Last(); k != nil && int64(binary.BigEndian.Uint64(k)) > version; k, v = c.Prev() {
+			var rec historyRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return core.Internal(err)
+			}
+			var hb specs.Header
+			if err := json.Unmarshal(rec.HeaderBefore, &hb); err != nil {
+				return core.Internal(err)
+			}
+			a.Header = hb
+			for id, raw := range rec.NodesBefore {
+				if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+					a.Changed[id] = nil
+					continue
+				}
+				n, err := specs.DecodeNode(id, raw)
+				if err != nil {
+					return core.Internal(err)
+				}
+				a.Changed[id] = n
+			}
+		}
+	}
+	if err := fn(a); err != nil {
+		return err
+	}
+	if src.err != nil {
+		return core.Internal(src.err)
+	}
+	return nil
+}
+
+// oldestVersion is the oldest version that can still be reconstructed.
+func oldestVersion(b *bucket, current int64) int64 {
+	k, _ := b.Bucket(bucketHistory).Cursor().First()
+	if k == nil {
+		return current
+	}
+	return int64(binary.BigEndian.Uint64(k)) - 1
+}
+
+// RollbackSpec restores specID to how it was at version, as a new version
+// (history keeps the state it replaces; the journal is never touched).
+// Nodes changed since are written back (or removed when they did not exist
+// then); the header's title and metadata are restored, while lifecycle,
+// version and timestamps move forward. Errors: SPEC_NOT_FOUND,
+// VERSION_NOT_FOUND, VERSION_CONFLICT.
+func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, o specs.RepoWriteOptions, now func() string) (specs.RepoWriteResult, error) {
+	var at *AtVersion
+	var res specs.RepoWriteResult
+	// Reconstruct and write in one transaction, so nothing can change between.
+	err := s.update(ctx, func(tx *txn) error {
+		b, h, err := loadSpec(tx, specID)
+		if err != nil {
+			return err
+		}
+		if verr := checkVersion(o, h.Version); verr != nil {
+			return verr
+		}
+		if version == h.Version {
+			res.Version = h.Version
+			return nil
+		}
+		// Reuse the read path against this write transaction.
+		if err := readVersionTx(b, specID, h, version, func(a *AtVersion) error { at = a; return nil }); err != nil {
+			return err
+		}
+		nodes := b.Bucket(bucketNodes)
+		var put []*specs.Node
+		var deleted []string
+		ids := make([]string, 0, len(at.Changed))
+		for id := range at.Changed {
+			ids = append(ids, id)
+		}
+		specs.SortIDs(ids)
+		for _, id := range ids {
+			if n := at.Changed[id]; n != nil {
+				put = append(put, n)
+			} else if nodes.Get([]byte(id)) != nil {
+				deleted = append(deleted, id)
+			}
+		}
+		newHeader := h.Clone()
+		newHeader.Title = at.Header.Title
+		newHeader.Metadata = at.Header.Metadata
+		newHeader.Status, newHeader.ProgressPercentage, newHeader.CurrentPhase = at.Header.Status, at.Header.ProgressPercentage, at.Header.CurrentPhase
+		newHeader.TotalTasks, newHeader.CompletedTasks = at.Header.TotalTasks, at.Header.CompletedTasks
+		newHeader.Version = h.Version + 1
+		newHeader.LastUpdated = now()
+		res.Version = newHeader.Version
+		res.Changes = describeChanges(put, deleted, nodes, true)
+		if o.DryRun {
+			res.DryRun = true
+			return errDryRun
+		}
+		if err := writeVersion(b, h, put, deleted, o, newHeader, &s.nodes, specID); err != nil {
+			return core.Internal(err)
+		}
+		return putHeader(b, newHeader)
+	})
+	if err == errDryRun {
+		err = nil
+	}
+	return res, err
+}

@@ -1,0 +1,521 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strconv"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Key layout. The store keeps core/store's buckets and keys, each bucket a
+// key range under the store's prefix:
+//
+//	<prefix>/<bucket>\x00<key>      a key of a top-level bucket
+//	<prefix>/<bucket>\x01<name>     the marker of a nested bucket
+//	<prefix>/<bucket>/<name>\x00<k> a key of that nested bucket (and so on)
+//	<prefix>/<bucket>\x02           the bucket's sequence (NextSequence)
+//
+// so specs/<spec_id>/nodes/<node_id> is "<prefix>/specs/<spec_id>/nodes\x00<node_id>",
+// every bucket's keys are one contiguous range in key order, and a spec's
+// whole subtree is the range of "<prefix>/specs/<spec_id>/".
+const (
+	sepKey    = "\x00"
+	sepBucket = "\x01"
+	sepSeq    = "\x02"
+)
+
+// errConflict is a lost race: a key the transaction read changed before it
+// committed. The store retries from a fresh read.
+var errConflict = errors.New("etcdstore: a key read by the transaction changed before it committed")
+
+// txn is one store transaction over etcd: every read is served at one
+// snapshot revision (the first read's), writes are buffered, and commit is
+// one etcd transaction whose compares say "nothing this transaction read
+// has changed since that revision". A read-only txn commits nothing.
+type txn struct {
+	s        *Store
+	ctx      context.Context
+	writable bool
+
+	rev    int64            // snapshot revision (0 until the first read)
+	points map[string]int64 // key → mod revision seen (0: absent)
+	ranges map[string]string
+	vals   map[string][]byte  // values read or written (nil: absent)
+	loaded map[string]bool    // bucket paths whose whole key range is in vals
+	writes map[string]*[]byte // pending puts (non-nil) and deletes (nil)
+	order  []string           // write keys in first-write order
+	err    error              // first etcd error of a read
+}
+
+func (s *Store) newTxn(ctx context.Context, writable bool) *txn {
+	return &txn{s: s, ctx: ctx, writable: writable, points: map[string]int64{}, ranges: map[string]string{},
+		vals: map[string][]byte{}, loaded: map[string]bool{}, writes: map[string]*[]byte{}}
+}
+
+func (t *txn) get(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	if t.rev != 0 {
+		// The first read is linearizable and fixes the revision; the
+		// others read that revision from whichever member answers, without
+		// another round of consensus (a member that has not applied it yet
+		// answers ErrFutureRev, and the transaction starts again).
+		opts = append(opts, clientv3.WithRev(t.rev), clientv3.WithSerializable())
+	}
+	ctx, cancel := t.s.callCtx(t.ctx)
+	defer cancel()
+	resp, err := t.s.kv.Get(ctx, key, opts...)
+	if err != nil {
+		t.err = err
+		panic(abort{}) // a read that failed ends the transaction (see run)
+	}
+	if t.rev == 0 {
+		t.rev = resp.Header.Revision
+	}
+	return resp, nil
+}
+
+// abort unwinds a transaction whose read failed: bbolt-shaped callers have
+// no error to return from Get, so the failure ends fn at once and run
+// answers t.err instead of letting fn go on with a value that is not there.
+type abort struct{}
+
+// run calls fn over t, turning an aborted read into t.err.
+func (t *txn) run(fn func(*txn) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if _, ok := v.(abort); !ok {
+				panic(v)
+			}
+			err = t.err
+		}
+	}()
+	return fn(t)
+}
+
+// read returns the value of key (nil: absent) as of the snapshot, with the
+// transaction's own writes applied.
+func (t *txn) read(key string) []byte {
+	if w, ok := t.writes[key]; ok {
+		if w == nil {
+			return nil
+		}
+		return *w
+	}
+	if v, ok := t.vals[key]; ok {
+		return v
+	}
+	if _, ok := t.points[key]; ok {
+		return nil
+	}
+	resp, err := t.get(key)
+	if err != nil {
+		return nil
+	}
+	var v []byte
+	var mod int64
+	if len(resp.Kvs) == 1 {
+		v, mod = resp.Kvs[0].Value, resp.Kvs[0].ModRevision
+		if v == nil {
+			v = []byte{}
+		}
+	}
+	t.points[key] = mod
+	if v != nil {
+		t.vals[key] = v
+	}
+	return v
+}
+
+// load reads the whole key range of a bucket (keys start with path+sep) at
+// the snapshot, once per transaction. It asks for keys and mod revisions
+// only, takes the values whose revision this server has cached (a value
+// never changes without its mod revision changing: the cache is
+// invalidated by revision), and fetches the others in one more round trip
+// (all of the range when most are missing).
+func (t *txn) load(path, sep string) {
+	id := path + sep
+	if t.loaded[id] {
+		return
+	}
+	end := clientv3.GetPrefixRangeEnd(id)
+	resp, err := t.get(id, clientv3.WithRange(end), clientv3.WithKeysOnly())
+	if err != nil {
+		return
+	}
+	var missing []string
+	for _, kv := range resp.Kvs {
+		k := string(kv.Key)
+		if _, seen := t.vals[k]; seen {
+			continue
+		}
+		if v, ok := t.s.vals.get(k, kv.ModRevision); ok {
+			t.vals[k] = v
+			continue
+		}
+		missing = append(missing, k)
+	}
+	switch {
+	case len(missing) == 0:
+	case len(missing) > len(resp.Kvs)/4 || len(missing) > maxFetchOps:
+		full, err := t.get(id, clientv3.WithRange(end))
+		if err != nil {
+			return
+		}
+		for _, kv := range full.Kvs {
+			t.keep(kv.Key, kv.Value, kv.ModRevision)
+		}
+	default:
+		ops := make([]clientv3.Op, len(missing))
+		for i, k := range missing {
+			ops[i] = clientv3.OpGet(k, clientv3.WithRev(t.rev), clientv3.WithSerializable())
+		}
+		ctx, cancel := t.s.callCtx(t.ctx)
+		tr, err := t.s.kv.Txn(ctx).Then(ops...).Commit()
+		cancel()
+		if err != nil {
+			t.err = err
+			panic(abort{})
+		}
+		for _, r := range tr.Responses {
+			for _, kv := range r.GetResponseRange().Kvs {
+				t.keep(kv.Key, kv.Value, kv.ModRevision)
+			}
+		}
+	}
+	t.ranges[id] = end
+	t.loaded[id] = true
+}
+
+// maxFetchOps bounds the point reads of one load (they go in one read-only
+// transaction, which --max-txn-ops also limits).
+const maxFetchOps = 100
+
+// keep records a value read at the snapshot, and caches it by revision.
+func (t *txn) keep(key, v []byte, mod int64) {
+	k := string(key)
+	if v == nil {
+		v = []byte{}
+	}
+	if _, seen := t.vals[k]; !seen {
+		t.vals[k] = v
+	}
+	t.s.vals.put(k, mod, v)
+}
+
+// valueCache keeps values by key and mod revision across transactions.
+type valueCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedValue
+}
+
+type cachedValue struct {
+	mod int64
+	v   []byte
+}
+
+// maxCachedValues bounds the cache; past it the cache starts over.
+const maxCachedValues = 500_000
+
+func (c *valueCache) get(k string, mod int64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok || e.mod != mod {
+		return nil, false
+	}
+	return e.v, true
+}
+
+func (c *valueCache) put(k string, mod int64, v []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedValues {
+		c.entries = make(map[string]cachedValue)
+	}
+	c.entries[k] = cachedValue{mod: mod, v: v}
+}
+
+func (t *txn) put(key string, v []byte) {
+	cp := append([]byte{}, v...)
+	if _, ok := t.writes[key]; !ok {
+		t.order = append(t.order, key)
+	}
+	t.writes[key] = &cp
+}
+
+func (t *txn) del(key string) {
+	if _, ok := t.writes[key]; !ok {
+		t.order = append(t.order, key)
+	}
+	t.writes[key] = nil
+}
+
+// keys lists the present keys of a loaded bucket range in order, the
+// transaction's writes applied.
+func (t *txn) keys(path, sep string) []string {
+	t.load(path, sep)
+	id := path + sep
+	set := map[string]bool{}
+	for k := range t.vals {
+		if len(k) >= len(id) && k[:len(id)] == id {
+			set[k] = true
+		}
+	}
+	for k, w := range t.writes {
+		if len(k) >= len(id) && k[:len(id)] == id {
+			set[k] = w != nil
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k, ok := range set {
+		if ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// maxCompares bounds the compares of one commit (etcd counts them against
+// --max-txn-ops too); past it the guard becomes "nothing under the prefix
+// changed", which is stricter and still one compare.
+const maxCompares = 64
+
+// commit applies the buffered writes in one etcd transaction guarded by the
+// mod revisions of everything read. errConflict when one of them changed.
+func (t *txn) commit() error {
+	if t.err != nil {
+		return t.err
+	}
+	if len(t.writes) == 0 {
+		return nil
+	}
+	var cmps []clientv3.Cmp
+	if t.rev != 0 {
+		for k, mod := range t.points {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", mod))
+		}
+		for start, end := range t.ranges {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
+		}
+		if len(cmps) > maxCompares {
+			p := t.s.root
+			cmps = []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(p), "<", t.rev+1).WithRange(clientv3.GetPrefixRangeEnd(p))}
+		}
+	}
+	var ops []clientv3.Op
+	size := 0
+	sort.Strings(t.order)
+	for _, k := range t.order {
+		w := t.writes[k]
+		if w == nil {
+			ops = append(ops, clientv3.OpDelete(k))
+			size += len(k) + 8
+			continue
+		}
+		ops = append(ops, clientv3.OpPut(k, string(*w)))
+		size += len(k) + len(*w) + 8
+	}
+	for _, c := range cmps {
+		size += len(c.KeyBytes()) + 32
+	}
+	if err := t.s.checkLimits(len(ops), len(cmps), size); err != nil {
+		return err
+	}
+	ctx, cancel := t.s.callCtx(t.ctx)
+	defer cancel()
+	resp, err := t.s.kv.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	if err != nil {
+		return err
+	}
+	if !resp.Succeeded {
+		return errConflict
+	}
+	t.s.noteRevision(resp.Header.Revision)
+	return nil
+}
+
+// bucket is a bbolt-like bucket over a key range of the transaction.
+type bucket struct {
+	t    *txn
+	path string
+}
+
+// Bucket returns the top-level bucket name (they always exist).
+func (t *txn) Bucket(name []byte) *bucket {
+	return &bucket{t: t, path: t.s.root + string(name)}
+}
+
+func (b *bucket) marker(name []byte) string { return b.path + sepBucket + string(name) }
+func (b *bucket) child(name []byte) *bucket {
+	return &bucket{t: b.t, path: b.path + "/" + string(name)}
+}
+
+// Bucket returns the nested bucket name, or nil when it does not exist.
+func (b *bucket) Bucket(name []byte) *bucket {
+	if b.t.read(b.marker(name)) == nil {
+		return nil
+	}
+	return b.child(name)
+}
+
+// CreateBucket makes the nested bucket name; an error when it exists.
+func (b *bucket) CreateBucket(name []byte) (*bucket, error) {
+	if b.t.read(b.marker(name)) != nil {
+		return nil, errors.New("bucket exists")
+	}
+	b.t.put(b.marker(name), []byte{})
+	return b.child(name), nil
+}
+
+// CreateBucketIfNotExists returns the nested bucket name, making it if needed.
+func (b *bucket) CreateBucketIfNotExists(name []byte) (*bucket, error) {
+	if b.t.read(b.marker(name)) == nil {
+		b.t.put(b.marker(name), []byte{})
+	}
+	return b.child(name), nil
+}
+
+// Get returns the value of key or nil.
+func (b *bucket) Get(key []byte) []byte {
+	k := b.path + sepKey + string(key)
+	if b.t.loaded[b.path+sepKey] {
+		if w, ok := b.t.writes[k]; ok {
+			if w == nil {
+				return nil
+			}
+			return *w
+		}
+		return b.t.vals[k]
+	}
+	return b.t.read(k)
+}
+
+// Put stores key.
+func (b *bucket) Put(key, v []byte) error {
+	b.t.put(b.path+sepKey+string(key), v)
+	return nil
+}
+
+// Delete removes key.
+func (b *bucket) Delete(key []byte) error {
+	b.t.del(b.path + sepKey + string(key))
+	return nil
+}
+
+// Prefetch loads the whole bucket in one range read (a spec's nodes, read
+// by most operations, cost one round trip instead of one per node).
+func (b *bucket) Prefetch() { b.t.load(b.path, sepKey) }
+
+// ForEach calls fn for every key in order.
+func (b *bucket) ForEach(fn func(k, v []byte) error) error {
+	id := b.path + sepKey
+	for _, k := range b.t.keys(b.path, sepKey) {
+		if err := fn([]byte(k[len(id):]), b.t.read(k)); err != nil {
+			return err
+		}
+	}
+	return b.t.err
+}
+
+// ForEachBucket calls fn for every nested bucket name in order.
+func (b *bucket) ForEachBucket(fn func(k []byte) error) error {
+	id := b.path + sepBucket
+	for _, k := range b.t.keys(b.path, sepBucket) {
+		if err := fn([]byte(k[len(id):])); err != nil {
+			return err
+		}
+	}
+	return b.t.err
+}
+
+// NextSequence increments and returns the bucket's sequence.
+func (b *bucket) NextSequence() (uint64, error) {
+	k := b.path + sepSeq
+	var n uint64
+	if v := b.t.read(k); v != nil {
+		var err error
+		if n, err = strconv.ParseUint(string(v), 10, 64); err != nil {
+			return 0, err
+		}
+	}
+	n++
+	b.t.put(k, []byte(strconv.FormatUint(n, 10)))
+	return n, b.t.err
+}
+
+// Cursor walks the bucket's keys and nested buckets (value nil) in order,
+// as bbolt's does (the whole bucket is read once).
+func (b *bucket) Cursor() *cursor { return &cursor{b: b, i: -1} }
+
+// cursor is a bbolt-like cursor over a loaded bucket.
+type cursor struct {
+	b       *bucket
+	entries []entry
+	i       int
+}
+
+type entry struct {
+	name, full string
+	bucket     bool
+}
+
+func (c *cursor) refresh() {
+	c.entries = c.entries[:0]
+	for _, k := range c.b.t.keys(c.b.path, sepKey) {
+		c.entries = append(c.entries, entry{name: k[len(c.b.path)+1:], full: k})
+	}
+	for _, k := range c.b.t.keys(c.b.path, sepBucket) {
+		c.entries = append(c.entries, entry{name: k[len(c.b.path)+1:], full: k, bucket: true})
+	}
+	sort.Slice(c.entries, func(i, j int) bool { return c.entries[i].name < c.entries[j].name })
+}
+
+func (c *cursor) at() ([]byte, []byte) {
+	if c.i < 0 || c.i >= len(c.entries) {
+		return nil, nil
+	}
+	e := c.entries[c.i]
+	if e.bucket {
+		return []byte(e.name), nil
+	}
+	return []byte(e.name), c.b.t.read(e.full)
+}
+
+func (c *cursor) First() ([]byte, []byte) { c.refresh(); c.i = 0; return c.at() }
+func (c *cursor) Last() ([]byte, []byte)  { c.refresh(); c.i = len(c.entries) - 1; return c.at() }
+
+// Seek moves to the first key >= seek.
+func (c *cursor) Seek(seek []byte) ([]byte, []byte) {
+	c.refresh()
+	c.i = sort.Search(len(c.entries), func(i int) bool { return c.entries[i].name >= string(seek) })
+	return c.at()
+}
+
+func (c *cursor) Next() ([]byte, []byte) {
+	if c.i < len(c.entries) {
+		c.i++
+	}
+	return c.at()
+}
+
+func (c *cursor) Prev() ([]byte, []byte) {
+	if c.i >= 0 {
+		c.i--
+	}
+	return c.at()
+}
+
+// Delete removes the key under the cursor.
+func (c *cursor) Delete() error {
+	if c.i < 0 || c.i >= len(c.entries) || c.entries[c.i].bucket {
+		return errors.New("cursor: no current key")
+	}
+	c.b.t.del(c.entries[c.i].full)
+	return nil
+}

@@ -1,0 +1,730 @@
+package etcdstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/specs"
+)
+
+// Spec layout (spec-model "Storage"):
+//
+//	specs/<spec_id>/header        the header JSON (version, lifecycle, rollups, metadata)
+//	specs/<spec_id>/nodes/<id>    one key per node
+//	specs/<spec_id>/journal/<seq> journal entries, seq as 8-byte big endian
+//	specs/<spec_id>/journal_task/<task_id>\x00<seq>  index of entries by task
+//	specs/<spec_id>/history/<v>   reverse delta of version v: the header and the
+//	                              nodes as they were before v was written
+//	lifecycle/<folder>\x00<id>    the lifecycle index, for listing by folder
+var (
+	bucketSpecs     = []byte("specs")
+	bucketLifecycle = []byte("lifecycle")
+
+	keyHeader         = []byte("header")
+	bucketNodes       = []byte("nodes")
+	bucketJournal     = []byte("journal")
+	bucketJournalTask = []byte("journal_task") // <task_id>\x00<seq> → nothing
+	bucketHistory     = []byte("history")
+)
+
+// DefaultHistoryKeep is how many versions of history a spec keeps.
+const DefaultHistoryKeep = 50
+
+func u64(v uint64) []byte { b := make([]byte, 8); binary.BigEndian.PutUint64(b, v); return b }
+
+// boltSource reads a spec's nodes lazily from its nodes bucket, decoding each
+// at most once per transaction. A node that fails to decode is recorded in
+// err and reads as absent; callers check Err after the operation.
+type boltSource struct {
+	b      *bucket
+	cache  map[string]*specs.Node
+	err    error
+	shared *nodeCache
+	specID string
+}
+
+func (s *Store) newSource(specID string, b *bucket) *boltSource {
+	return &boltSource{b: b, cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
+}
+
+func newSource(b *bucket) *boltSource {
+	return &boltSource{b: b, cache: map[string]*specs.Node{}}
+}
+
+func (s *boltSource) Get(id string) (*specs.Node, bool) {
+	if n, ok := s.cache[id]; ok {
+		return n, n != nil
+	}
+	v := s.b.Get([]byte(id))
+	if v == nil {
+		s.cache[id] = nil
+		return nil, false
+	}
+	if n := s.shared.get(s.specID, id, v); n != nil {
+		s.cache[id] = n
+		return n, true
+	}
+	n, err := specs.DecodeNode(id, v)
+	if err != nil {
+		s.err = errors.Join(s.err, fmt.Errorf("node %s: %w", id, err))
+		s.cache[id] = nil
+		return nil, false
+	}
+	s.shared.put(s.specID, id, v, n)
+	s.cache[id] = n
+	return n, true
+}
+
+// nodeCache keeps decoded nodes across transactions, keyed by spec and node
+// id and validated by the stored bytes: a hit costs a byte comparison
+// instead of a JSON decode, and a node changed by any process (the bytes
+// differ) is decoded afresh. Cached nodes are shared read-only (the domain
+// clones before editing). A nil cache is disabled.
+type nodeCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedNode
+}
+
+type cachedNode struct {
+	raw  []byte
+	node *specs.Node
+}
+
+// maxCachedNodes bounds the cache; past it the cache starts over.
+const maxCachedNodes = 250_000
+
+func (c *nodeCache) get(specID, id string, raw []byte) *specs.Node {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	e, ok := c.entries[specID+"\x00"+id]
+	c.mu.Unlock()
+	if ok && bytes.Equal(e.raw, raw) {
+		return e.node
+	}
+	return nil
+}
+
+func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedNodes {
+		c.entries = make(map[string]cachedNode)
+	}
+	c.entries[specID+"\x00"+id] = cachedNode{raw: append([]byte(nil), raw...), node: n}
+}
+
+func (s *boltSource) IDs() []string {
+	var out []string
+	_ = s.b.ForEach(func(k, _ []byte) error { out = append(out, string(k)); return nil })
+	return out
+}
+
+// specBucket returns the bucket of specID or SPEC_NOT_FOUND with the closest
+// existing ids.
+func specBucket(tx *txn, specID string) (*bucket, error) {
+	if specID != "" {
+		if b := tx.Bucket(bucketSpecs).Bucket([]byte(specID)); b != nil {
+			return b, nil
+		}
+	}
+	return nil, specNotFound(tx, specID)
+}
+
+func specNotFound(tx *txn, specID string) *core.Error {
+	var ids []string
+	_ = tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
+	return core.NewError(errcode.SpecNotFound, fmt.Sprintf("No spec %q.", specID),
+		map[string]any{"field": "spec_id", "received": specID}).
+		WithRecovery("spec", map[string]any{"action": "list"}, rankIDs(specID, ids))
+}
+
+// loadSpec returns the bucket and header of specID: SPEC_NOT_FOUND (with the
+// closest ids) when absent, INTERNAL_ERROR when the header is unreadable.
+func loadSpec(tx *txn, specID string) (*bucket, specs.Header, error) {
+	b, err := specBucket(tx, specID)
+	if err != nil {
+		return nil, specs.Header{}, err
+	}
+	h, err := readHeader(b)
+	if err != nil {
+		return nil, specs.Header{}, core.Internal(err)
+	}
+	return b, h, nil
+}
+
+func readHeader(b *bucket) (specs.Header, error) {
+	var h specs.Header
+	raw := b.Get(keyHeader)
+	if raw == nil {
+		return h, errors.New("spec has no header")
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return h, fmt.Errorf("decode header: %w", err)
+	}
+	return h, nil
+}
+
+// journalReader implements specs.JournalReader over a spec's journal and
+// its task index.
+type journalReader struct{ b, index *bucket }
+
+func newJournalReader(spec *bucket) journalReader {
+	return journalReader{b: spec.Bucket(bucketJournal), index: spec.Bucket(bucketJournalTask)}
+}
+
+func (r journalReader) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+	return readJournal(r.b, before, limit, keep)
+}
+
+// TaskEntries walks the task index backwards from before (0 = newest).
+func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+	out := []specs.JournalEntry{}
+	if r.index == nil || r.b == nil {
+		return readJournal(r.b, before, limit, func(e *specs.JournalEntry) bool {
+			return e.TaskID == taskID && (keep == nil || keep(e))
+		})
+	}
+	prefix := []byte(taskID + "\x00")
+	start := before
+	if start == 0 {
+		start = ^uint64(0)
+	}
+	c := r.index.Cursor()
+	k, _ := c.Seek(append(append([]byte{}, prefix...), u64(start)...))
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+		seq := binary.BigEndian.Uint64(k[len(prefix):])
+		if seq >= start {
+			continue
+		}
+		v := r.b.Get(u64(seq))
+		if v == nil {
+			continue
+		}
+		var e specs.JournalEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, false, fmt.Errorf("journal %d: %w", seq, err)
+		}
+		e.Seq = seq
+		if keep != nil && !keep(&e) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, e)
+	}
+	return out, false, nil
+}
+
+func taskIndexKey(taskID string, seq uint64) []byte {
+	return append([]byte(taskID+"\x00"), u64(seq)...)
+}
+
+// journalWriter queues entries for the mutation's transaction.
+type journalWriter struct {
+	journalReader
+	pending []specs.JournalEntry
+}
+
+func (w *journalWriter) Append(e specs.JournalEntry) { w.pending = append(w.pending, e) }
+
+func readJournal(b *bucket, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+	out := []specs.JournalEntry{}
+	if b == nil {
+		return out, false, nil
+	}
+	c := b.Cursor()
+	var k, v []byte
+	if before == 0 {
+		k, v = c.Last()
+	} else {
+		k, _ = c.Seek(u64(before))
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	}
+	for ; k != nil; k, v = c.Prev() {
+		var e specs.JournalEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, false, fmt.Errorf("journal %x: %w", k, err)
+		}
+		e.Seq = binary.BigEndian.Uint64(k)
+		if keep != nil && !keep(&e) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, e)
+	}
+	return out, false, nil
+}
+
+// ReadSpec runs fn over a read-only view of specID (nodes load lazily) and
+// its journal. fn must not keep either after it returns. Errors:
+// SPEC_NOT_FOUND, LOCK_TIMEOUT, INTERNAL_ERROR on a corrupt record.
+func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error {
+	return s.view(ctx, func(tx *txn) error {
+		b, h, err := loadSpec(tx, specID)
+		if err != nil {
+			return err
+		}
+		src := s.newSource(specID, b.Bucket(bucketNodes))
+		if err := fn(specs.NewSpecView(h, src), newJournalReader(b)); err != nil {
+			return err
+		}
+		if src.err != nil {
+			return core.Internal(src.err)
+		}
+		return nil
+	})
+}
+
+// errDryRun aborts the transaction of a dry run after the changes are known.
+var errDryRun = errors.New("dry run")
+
+// MutateSpec runs fn over a writable view of specID in one read-modify-write
+// transaction. Inside it: the header is read, expected_version is checked
+// (VERSION_CONFLICT, nothing changes), fn changes the view, and then only the
+// nodes fn changed are written, with a reverse delta in history, the journal
+// entries fn appended, the new header and the lifecycle index. An error from
+// fn, a panic or a passed deadline changes nothing. With DryRun the changes
+// are computed and reported and nothing is stored. A mutation that changes
+// nothing writes nothing and keeps the version.
+func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
+	var res specs.RepoWriteResult
+	err := s.update(ctx, func(tx *txn) error {
+		b, h, err := loadSpec(tx, specID)
+		if err != nil {
+			return err
+		}
+		if verr := checkVersion(o, h.Version); verr != nil {
+			return verr
+		}
+		nodes := b.Bucket(bucketNodes)
+		src := s.newSource(specID, nodes)
+		sp := specs.NewSpecView(h.Clone(), src)
+		w := &journalWriter{journalReader: newJournalReader(b)}
+		if err := fn(sp, w); err != nil {
+			return err
+		}
+		if src.err != nil {
+			return core.Internal(src.err)
+		}
+		put, deleted := sp.Changes()
+		headerChanged := !headerEqual(h, sp.Header)
+		res.Changes = describeChanges(put, deleted, nodes, headerChanged)
+		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
+			res.Version = h.Version
+			if o.DryRun {
+				res.DryRun = true
+				return errDryRun
+			}
+			return nil
+		}
+		if sp.Header.Version == h.Version {
+			sp.Header.Version++ // journal-only changes still make a new version
+		}
+		res.Version = sp.Header.Version
+		if o.DryRun {
+			res.DryRun = true
+			res.Journal = w.pending
+			return errDryRun
+		}
+		if err := writeVersion(b, h, put, deleted, o, sp.Header, &s.nodes, specID); err != nil {
+			return core.Internal(err)
+		}
+		if res.Journal, err = appendJournal(b, w.pending); err != nil {
+			return core.Internal(err)
+		}
+		if err := putHeader(b, sp.Header); err != nil {
+			return core.Internal(err)
+		}
+		return moveIndex(tx, specID, h.Lifecycle, sp.Header.Lifecycle)
+	})
+	if errors.Is(err, errDryRun) {
+		err = nil
+	}
+	return res, err
+}
+
+func headerEqual(a, b specs.Header) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func describeChanges(put []*specs.Node, deleted []string, nodes *bucket, header bool) []specs.RepoChange {
+	out := []specs.RepoChange{}
+	if header {
+		out = append(out, specs.RepoChange{Op: "update", Target: "spec"})
+	}
+	for _, n := range put {
+		op := "update"
+		if nodes.Get([]byte(n.ID)) == nil {
+			op = "add"
+		}
+		out = append(out, specs.RepoChange{Op: op, Target: "node:" + n.ID, Detail: string(n.Type) + " " + n.Title})
+	}
+	for _, id := range deleted {
+		out = append(out, specs.RepoChange{Op: "remove", Target: "node:" + id})
+	}
+	return out
+}
+
+func putHeader(b *bucket, h specs.Header) error {
+	raw, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return b.Put(keyHeader, raw)
+}
+
+// appendJournal appends entries to the spec's journal and its task index.
+func appendJournal(spec *bucket, entries []specs.JournalEntry) ([]specs.JournalEntry, error) {
+	out := make([]specs.JournalEntry, 0, len(entries))
+	if len(entries) == 0 {
+		return out, nil
+	}
+	b := spec.Bucket(bucketJournal)
+	index, err := spec.CreateBucketIfNotExists(bucketJournalTask)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		seq, err := b.NextSequence()
+		if err != nil {
+			return nil, err
+		}
+		e.Seq = seq
+		raw, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.Put(u64(seq), raw); err != nil {
+			return nil, err
+		}
+		if e.TaskID != "" {
+			if err := index.Put(taskIndexKey(e.TaskID, seq), nil); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func indexKey(l specs.Lifecycle, specID string) []byte {
+	if l == "" {
+		l = specs.LifecyclePending
+	}
+	return []byte(string(l) + "\x00" + specID)
+}
+
+func moveIndex(tx *txn, specID string, from, to specs.Lifecycle) error {
+	if from == to {
+		return nil
+	}
+	idx := tx.Bucket(bucketLifecycle)
+	if err := idx.Delete(indexKey(from, specID)); err != nil {
+		return err
+	}
+	return idx.Put(indexKey(to, specID), []byte{})
+}
+
+// CreateSpec stores a new spec built by build inside the transaction. build
+// receives an exists func to pick a free id (the same name twice on one day
+// gets -002) and returns the spec view (all its nodes in the view). Errors:
+// DUPLICATE_ENTRY when the id is taken, whatever build returns.
+func (s *Store) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error) {
+	var out specs.Header
+	if o.DryRun {
+		err := s.view(ctx, func(tx *txn) error {
+			sp, _, err := build(specExists(tx))
+			if err == nil {
+				out = sp.Header
+			}
+			return err
+		})
+		return out, err
+	}
+	err := s.update(ctx, func(tx *txn) error {
+		sp, journal, err := build(specExists(tx))
+		if err != nil {
+			return err
+		}
+		if err := writeNewSpec(tx, sp, journal, false); err != nil {
+			return err
+		}
+		out = sp.Header
+		return nil
+	})
+	return out, err
+}
+
+func specExists(tx *txn) func(string) bool {
+	return func(id string) bool { return tx.Bucket(bucketSpecs).Bucket([]byte(id)) != nil }
+}
+
+// writeNewSpec writes every node of sp as a new spec (replacing an existing
+// one when replace is set: its history and journal are kept, and the
+// replacement is recorded as a new version).
+func writeNewSpec(tx *txn, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
+	id := sp.Header.SpecID
+	all := tx.Bucket(bucketSpecs)
+	if old := all.Bucket([]byte(id)); old != nil {
+		if !replace {
+			return core.NewError(errcode.DuplicateEntry, fmt.Sprintf("A spec %q already exists.", id),
+				map[string]any{"field": "spec_id", "received": id}).
+				WithRecovery("spec", map[string]any{"action": "get", "spec_id": id}, nil)
+		}
+		return replaceSpec(tx, old, sp, journal)
+	}
+	b, err := all.CreateBucket([]byte(id))
+	if err != nil {
+		return core.Internal(err)
+	}
+	nodes, err := b.CreateBucket(bucketNodes)
+	if err != nil {
+		return core.Internal(err)
+	}
+	for _, sub := range [][]byte{bucketJournal, bucketJournalTask, bucketHistory} {
+		if _, err := b.CreateBucket(sub); err != nil {
+			return core.Internal(err)
+		}
+	}
+	for _, nid := range sp.IDs() {
+		raw, err := specs.EncodeNode(sp.Node(nid))
+		if err != nil {
+			return core.Internal(err)
+		}
+		if err := nodes.Put([]byte(nid), raw); err != nil {
+			return core.Internal(err)
+		}
+	}
+	if _, err := appendJournal(b, journal); err != nil {
+		return core.Internal(err)
+	}
+	if err := putHeader(b, sp.Header); err != nil {
+		return core.Internal(err)
+	}
+	return tx.Bucket(bucketLifecycle).Put(indexKey(sp.Header.Lifecycle, id), []byte{})
+}
+
+// replaceSpec overwrites an existing spec's nodes and header with sp as a
+// new version (history keeps what was replaced; the journal is appended to).
+func replaceSpec(tx *txn, b *bucket, sp *specs.Spec, journal []specs.JournalEntry) error {
+	h, err := readHeader(b)
+	if err != nil {
+		return core.Internal(err)
+	}
+	nodes := b.Bucket(bucketNodes)
+	want := map[string]bool{}
+	var put []*specs.Node
+	for _, id := range sp.IDs() {
+		want[id] = true
+		put = append(put, sp.Node(id))
+	}
+	var deleted []string
+	_ = nodes.ForEach(func(k, _ []byte) error {
+		if !want[string(k)] {
+			deleted = append(deleted, string(k))
+		}
+		return nil
+	})
+	sp.Header.Version = h.Version + 1
+	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header, nil, sp.Header.SpecID); err != nil {
+		return core.Internal(err)
+	}
+	if _, err := appendJournal(b, journal); err != nil {
+		return core.Internal(err)
+	}
+	if err := putHeader(b, sp.Header); err != nil {
+		return core.Internal(err)
+	}
+	return moveIndex(tx, sp.Header.SpecID, h.Lifecycle, sp.Header.Lifecycle)
+}
+
+// ListSpecs returns up to limit specs after the key `after` (a cursor key from
+// a previous page), in spec id order; folder "" or "all" lists every spec,
+// otherwise the lifecycle index of that folder is walked. The cost is
+// O(page): a cursor seek, then one header per row. next is "" on the last
+// page.
+func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []specs.RepoSummary, next string, err error) {
+	rows = []specs.RepoSummary{}
+	err = s.view(ctx, func(tx *txn) error {
+		all := tx.Bucket(bucketSpecs)
+		emit := func(id string) (bool, error) {
+			if len(rows) == limit {
+				next = rows[len(rows)-1].SpecID
+				return false, nil
+			}
+			b := all.Bucket([]byte(id))
+			if b == nil {
+				return true, nil
+			}
+			row, err := readSummary(b)
+			if err != nil {
+				return false, core.Internal(err)
+			}
+			rows = append(rows, row)
+			return true, nil
+		}
+		if folder == "" || folder == "all" {
+			c := all.Cursor()
+			k, _ := c.First()
+			if after != "" {
+				k, _ = c.Seek([]byte(after))
+				if k != nil && string(k) == after {
+					k, _ = c.Next()
+				}
+			}
+			for ; k != nil; k, _ = c.Next() {
+				if ok, err := emit(string(k)); !ok || err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		prefix := []byte(folder + "\x00")
+		c := tx.Bucket(bucketLifecycle).Cursor()
+		start := prefix
+		if after != "" {
+			start = append(append([]byte{}, prefix...), after...)
+		}
+		for k, _ := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			id := string(k[len(prefix):])
+			if id == after {
+				continue
+			}
+			if ok, err := emit(id); !ok || err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return rows, next, err
+}
+
+// readSummary decodes only the header fields a listing shows (not the
+// metadata maps), which is most of a list page's cost.
+func readSummary(b *bucket) (specs.RepoSummary, error) {
+	raw := b.Get(keyHeader)
+	if raw == nil {
+		return specs.RepoSummary{}, errors.New("spec has no header")
+	}
+	var h struct {
+		SpecID             string          `json:"spec_id"`
+		Title              string          `json:"title"`
+		LastUpdated        string          `json:"last_updated"`
+		Version            int64           `json:"version"`
+		Lifecycle          specs.Lifecycle `json:"lifecycle"`
+		Status             specs.Status    `json:"status"`
+		ProgressPercentage int             `json:"progress_percentage"`
+		CurrentPhase       string          `json:"current_phase"`
+		TotalTasks         int             `json:"total_tasks"`
+		CompletedTasks     int             `json:"completed_tasks"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return specs.RepoSummary{}, fmt.Errorf("decode header: %w", err)
+	}
+	return summaryOf(specs.Header{SpecID: h.SpecID, Title: h.Title, LastUpdated: h.LastUpdated, Version: h.Version, Lifecycle: h.Lifecycle,
+		Status: h.Status, ProgressPercentage: h.ProgressPercentage, CurrentPhase: h.CurrentPhase, TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks}), nil
+}
+
+func summaryOf(h specs.Header) specs.RepoSummary {
+	l := string(h.Lifecycle)
+	if l == "" {
+		l = string(specs.LifecyclePending)
+	}
+	return specs.RepoSummary{
+		SpecID: h.SpecID, Title: h.Title, Lifecycle: l, Status: string(h.Status),
+		TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks, ProgressPercentage: h.ProgressPercentage,
+		CurrentPhase: h.CurrentPhase, Version: h.Version, LastUpdated: h.LastUpdated,
+	}
+}
+
+// SpecIDs lists every spec id (for fuzzy matching and find).
+func (s *Store) SpecIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := s.view(ctx, func(tx *txn) error {
+		return tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
+	})
+	return ids, err
+}
+
+// ImportSpec stores a complete spec (from a foundry document), replacing an
+// existing one with the same id when replace is set. Errors: DUPLICATE_ENTRY.
+func (s *Store) ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
+	return s.update(ctx, func(tx *txn) error { return writeNewSpec(tx, sp, journal, replace) })
+}
+
+func rankIDs(q string, ids []string) []string {
+	if len(ids) == 0 {
+		return []string{}
+	}
+	return fuzzy.Rank(q, ids, 5)
+}
+
+// checkVersion answers VERSION_CONFLICT when an expected version was given
+// and differs from the stored one.
+func checkVersion(o specs.RepoWriteOptions, current int64) *core.Error {
+	return core.Mutation{DryRun: o.DryRun, ExpectedVersion: o.ExpectedVersion}.CheckVersion(current)
+}
+
+// JournalRange returns the entries of specID with seq in [from, to], oldest
+// first. Journal entries never change once written, so a range pinned by an
+// archive id reads the same at any later version.
+func (s *Store) JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error) {
+	out := []specs.JournalEntry{}
+	err := s.view(ctx, func(tx *txn) error {
+		b, err := specBucket(tx, specID)
+		if err != nil {
+			return err
+		}
+		c := b.Bucket(bucketJournal).Cursor()
+		for k, v := c.Seek(u64(from)); k != nil && binary.BigEndian.Uint64(k) <= to; k, v = c.Next() {
+			var e specs.JournalEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return core.Internal(err)
+			}
+			e.Seq = binary.BigEndian.Uint64(k)
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// dropSpec forgets the cached nodes of specID (a watch saw it change).
+func (c *nodeCache) dropSpec(specID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := specID + "\x00"
+	for k := range c.entries {
+		if strings.HasPrefix(k, p) {
+			delete(c.entries, k)
+		}
+	}
+}

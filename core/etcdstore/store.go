@@ -1,0 +1,432 @@
+// Package etcdstore is specd's store on an etcd v3 cluster: the same port as
+// core/store (tools.SpecRepo, tools.ResearchStore, tools.StoreHealth), the
+// same buckets and keys under a prefix (several workspaces or teams share one
+// cluster), the same answers and error codes, for several specd servers in
+// front of one replicated store.
+//
+// Every mutation is one etcd transaction: its reads are served at one
+// revision, its writes are buffered, and the commit compares the mod
+// revisions of everything it read (a spec's nodes and history as ranges, its
+// header, journal sequence and index keys as points). A lost race (one of
+// them changed) re-runs the whole mutation from a fresh read, at most
+// MaxRetries times, then answers CONFLICT: a change the mutation did not see
+// is never written over, and next(claim) is atomic across every server. A
+// mutation beyond the cluster's limits (MaxTxnOps operations, MaxRequestBytes
+// bytes) answers PAYLOAD_TOO_LARGE before anything is sent: nothing is ever
+// half-applied. An unreachable cluster or one without quorum answers
+// UNAVAILABLE with retry_after_ms after at most RequestTimeout, and the
+// next call tries again (the client reconnects by itself).
+package etcdstore
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+)
+
+// SchemaVersion is the layout version this build writes (core/store's).
+const SchemaVersion = 2
+
+// Defaults.
+const (
+	DefaultDialTimeout     = 3 * time.Second
+	DefaultRequestTimeout  = 3 * time.Second
+	DefaultMaxTxnOps       = 128         // etcd's --max-txn-ops default
+	DefaultMaxRequestBytes = 1536 * 1024 // etcd's --max-request-bytes default
+	DefaultMaxRetries      = 32          // lost races re-run at most this often
+	requestOverhead        = 4 * 1024    // margin for gRPC framing
+	unavailableRetryMS     = 1000        // retry_after_ms of UNAVAILABLE
+	conflictRetryMS        = 50          // retry_after_ms of CONFLICT after MaxRetries
+	metaBucket             = "meta"      // the meta bucket (core/store's)
+	keySchemaVersion       = "schema_version"
+	keyInstallID           = "install_id"
+	keyCreatedAt           = "created_at"
+)
+
+// Options configure a Store. Zero values take the defaults.
+type Options struct {
+	Endpoints []string // host:port of the cluster's members
+	Prefix    string   // key prefix of this store (e.g. "/specd/team-a")
+	TLS       *tls.Config
+	Username  string // etcd auth (with Password)
+	Password  string
+	// DialTimeout bounds the first connection; RequestTimeout every call to
+	// the cluster (within the caller's own deadline).
+	DialTimeout, RequestTimeout time.Duration
+	// MaxTxnOps and MaxRequestBytes are the cluster's --max-txn-ops and
+	// --max-request-bytes: a mutation beyond them answers PAYLOAD_TOO_LARGE
+	// before it is sent.
+	MaxTxnOps       int
+	MaxRequestBytes int
+	MaxRetries      int
+	Logger          *slog.Logger
+	Now             func() time.Time
+	NewID           func() string
+	// Client, when set, is used instead of dialling Endpoints (tests, or a
+	// caller that shares one client); Close leaves it open.
+	Client *clientv3.Client
+}
+
+// Store is the etcd store. It is safe for concurrent use.
+type Store struct {
+	opts   Options
+	log    *slog.Logger
+	cli    *clientv3.Client
+	kv     clientv3.KV
+	owned  bool
+	root   string // Prefix + "/"
+	closed atomic.Bool
+	rev    atomic.Int64 // newest revision seen by a commit or a watch
+
+	wmu sync.Mutex // one writer per process: local writers queue instead of racing
+
+	metaMu    sync.Mutex
+	installID string
+	createdAt string
+
+	nodes nodeCache  // decoded nodes, validated by their bytes
+	vals  valueCache // stored values by key and mod revision (kv.go)
+}
+
+// Open connects to the cluster (without waiting for it: the first call
+// does, and answers UNAVAILABLE if it is unreachable).
+func Open(opts Options) (*Store, error) {
+	if opts.Client == nil && len(opts.Endpoints) == 0 {
+		return nil, errors.New("etcdstore: no endpoints")
+	}
+	p := "/" + strings.Trim(opts.Prefix, "/")
+	if p == "/" {
+		p = "/specd"
+	}
+	opts.Prefix = p
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = DefaultDialTimeout
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	if opts.MaxTxnOps <= 0 {
+		opts.MaxTxnOps = DefaultMaxTxnOps
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if opts.MaxRetries <= 0 {
+		opts.MaxRetries = DefaultMaxRetries
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewID == nil {
+		opts.NewID = core.NewUUID
+	}
+	s := &Store{opts: opts, log: opts.Logger, root: p + "/"}
+	if opts.Client != nil {
+		s.cli = opts.Client
+	} else {
+		cli, err := clientv3.New(clientv3.Config{
+			Endpoints: opts.Endpoints, DialTimeout: opts.DialTimeout, TLS: opts.TLS,
+			Username: opts.Username, Password: opts.Password,
+			MaxCallSendMsgSize: opts.MaxRequestBytes + requestOverhead,
+			Logger:             zap.NewNop(), // the store logs what matters through slog
+		})
+		if err != nil {
+			return nil, fmt.Errorf("etcdstore: %w", err)
+		}
+		s.cli, s.owned = cli, true
+	}
+	s.kv = s.cli.KV
+	return s, nil
+}
+
+// Path names the store: etcd://<endpoints><prefix>.
+func (s *Store) Path() string {
+	eps := s.opts.Endpoints
+	if len(eps) == 0 && s.cli != nil {
+		eps = s.cli.Endpoints()
+	}
+	hosts := make([]string, len(eps))
+	for i, e := range eps {
+		hosts[i] = strings.TrimPrefix(strings.TrimPrefix(e, "http://"), "https://")
+	}
+	return "etcd://" + strings.Join(hosts, ",") + s.opts.Prefix
+}
+
+// Prefix is the store's key prefix.
+func (s *Store) Prefix() string { return s.opts.Prefix }
+
+// Client is the etcd client (for watches and tools that share it).
+func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// Close ends the store; later calls answer UNAVAILABLE.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if s.owned {
+		return s.cli.Close()
+	}
+	return nil
+}
+
+func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.opts.RequestTimeout)
+}
+
+func (s *Store) noteRevision(rev int64) {
+	for {
+		old := s.rev.Load()
+		if rev <= old || s.rev.CompareAndSwap(old, rev) {
+			return
+		}
+	}
+}
+
+// Revision is the newest cluster revision this store has seen.
+func (s *Store) Revision() int64 { return s.rev.Load() }
+
+func (s *Store) checkLimits(ops, cmps, size int) error {
+	if ops > s.opts.MaxTxnOps || cmps > s.opts.MaxTxnOps {
+		return tooLarge(fmt.Sprintf("The change needs %d writes in one transaction; the cluster allows %d.", ops, s.opts.MaxTxnOps),
+			map[string]any{"operations": ops, "max_txn_ops": s.opts.MaxTxnOps})
+	}
+	if size+requestOverhead > s.opts.MaxRequestBytes {
+		return tooLarge(fmt.Sprintf("The change is %d bytes in one transaction; the cluster allows %d.", size, s.opts.MaxRequestBytes),
+			map[string]any{"bytes": size, "max_request_bytes": s.opts.MaxRequestBytes})
+	}
+	return nil
+}
+
+func tooLarge(msg string, d map[string]any) *core.Error {
+	return core.NewError(errcode.PayloadTooLarge, msg+" Nothing was stored: split the change (add the phases or tasks in several calls), or raise the cluster's --max-txn-ops / --max-request-bytes and specd's matching options.", d)
+}
+
+// UnavailableError is the answer while the cluster cannot serve.
+func UnavailableError(cause error) *core.Error {
+	d := map[string]any{"retry_after_ms": unavailableRetryMS}
+	if cause != nil {
+		d["cause"] = cause.Error()
+	}
+	return core.NewError(errcode.Unavailable, "The etcd cluster is unreachable or has no quorum; nothing was changed. Retry shortly.", d)
+}
+
+// classify turns an etcd error into the store's answer. ctx is the caller's.
+func (s *Store) classify(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	switch {
+	case errors.Is(err, rpctypes.ErrTooManyOps), errors.Is(err, rpctypes.ErrGRPCTooManyOps):
+		return tooLarge("The change has more writes than the cluster allows in one transaction.", map[string]any{"max_txn_ops": s.opts.MaxTxnOps})
+	case errors.Is(err, rpctypes.ErrRequestTooLarge), errors.Is(err, rpctypes.ErrGRPCRequestTooLarge),
+		strings.Contains(err.Error(), "request is too large"), strings.Contains(err.Error(), "larger than max"):
+		return tooLarge("The change is larger than the cluster accepts in one request.", map[string]any{"max_request_bytes": s.opts.MaxRequestBytes})
+	}
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.PermissionDenied, codes.Unauthenticated:
+		return core.Internal(err) // a request the cluster refuses as such: retrying will not help
+	}
+	return UnavailableError(err)
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, errConflict) || errors.Is(err, rpctypes.ErrCompacted) || errors.Is(err, rpctypes.ErrGRPCCompacted) ||
+		errors.Is(err, rpctypes.ErrFutureRev) || errors.Is(err, rpctypes.ErrGRPCFutureRev)
+}
+
+// view runs fn over one snapshot of the store. Errors: fn's, UNAVAILABLE,
+// the context's.
+func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
+	if s.closed.Load() {
+		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
+	}
+	if err := s.ensureMeta(ctx); err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		t := s.newTxn(ctx, false)
+		err := t.run(fn)
+		if t.err == nil {
+			return err // fn's own answer
+		}
+		if retryable(t.err) && attempt < s.opts.MaxRetries {
+			time.Sleep(time.Duration(attempt) * time.Millisecond) // a member catching up on the revision
+			continue
+		}
+		return s.classify(ctx, t.err)
+	}
+}
+
+// update runs fn and commits its writes in one etcd transaction guarded by
+// the mod revisions of what it read; a lost race re-runs fn from a fresh
+// read. An error from fn (or a passed deadline) commits nothing. Errors:
+// fn's, CONFLICT (still losing after MaxRetries), PAYLOAD_TOO_LARGE,
+// UNAVAILABLE, the context's.
+func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
+	if s.closed.Load() {
+		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
+	}
+	if err := s.ensureMeta(ctx); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t := s.newTxn(ctx, true)
+		err := t.run(fn)
+		if t.err == nil && err != nil {
+			return err // fn's own answer: nothing is committed
+		}
+		if t.err != nil {
+			err = t.err
+		}
+		if err == nil {
+			if err = ctx.Err(); err != nil {
+				return err // the deadline passed while fn ran: nothing is kept
+			}
+			err = t.commit()
+		}
+		if err == nil {
+			return nil
+		}
+		if retryable(err) {
+			if attempt >= s.opts.MaxRetries {
+				return core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
+					map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1})
+			}
+			time.Sleep(time.Duration(rand.IntN(1+attempt*2)) * time.Millisecond)
+			continue
+		}
+		return s.classify(ctx, err)
+	}
+}
+
+// ensureMeta writes the meta keys (schema version, install id, creation
+// time) on first use of an empty prefix, and refuses a newer schema.
+func (s *Store) ensureMeta(ctx context.Context) error {
+	s.metaMu.Lock()
+	defer s.metaMu.Unlock()
+	if s.installID != "" {
+		return nil
+	}
+	k := func(name string) string { return s.root + metaBucket + sepKey + name }
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	id := s.opts.NewID()
+	now := s.opts.Now().UTC().Format(time.RFC3339)
+	_, err := s.kv.Txn(cctx).If(clientv3.Compare(clientv3.CreateRevision(k(keyInstallID)), "=", 0)).
+		Then(clientv3.OpPut(k(keyInstallID), id), clientv3.OpPut(k(keySchemaVersion), strconv.Itoa(SchemaVersion)), clientv3.OpPut(k(keyCreatedAt), now)).
+		Commit()
+	if err != nil {
+		return s.classify(ctx, err)
+	}
+	resp, err := s.kv.Get(cctx, s.root+metaBucket+sepKey, clientv3.WithPrefix())
+	if err != nil {
+		return s.classify(ctx, err)
+	}
+	vals := map[string]string{}
+	for _, kv := range resp.Kvs {
+		vals[strings.TrimPrefix(string(kv.Key), s.root+metaBucket+sepKey)] = string(kv.Value)
+	}
+	if v, _ := strconv.Atoi(vals[keySchemaVersion]); v > SchemaVersion {
+		return core.NewError(errcode.Unavailable, fmt.Sprintf("The store has schema version %d; this specd understands up to %d. Upgrade specd.", v, SchemaVersion),
+			map[string]any{"schema_version": v, "supported": SchemaVersion})
+	}
+	s.installID, s.createdAt = vals[keyInstallID], vals[keyCreatedAt]
+	s.noteRevision(resp.Header.Revision)
+	return nil
+}
+
+// Info describes the store for health checks.
+type Info struct {
+	Path          string `json:"path"`
+	SizeBytes     int64  `json:"size_bytes"`
+	SchemaVersion int    `json:"schema_version"`
+	InstallID     string `json:"install_id"`
+	CreatedAt     string `json:"created_at,omitempty"`
+}
+
+// Info reads the store's identity; SizeBytes is the cluster's database
+// size as the first reachable member reports it. UNAVAILABLE when the
+// cluster cannot serve.
+func (s *Store) Info(ctx context.Context) (Info, error) {
+	info := Info{Path: s.Path(), SchemaVersion: SchemaVersion}
+	if err := s.ensureMeta(ctx); err != nil {
+		return info, err
+	}
+	s.metaMu.Lock()
+	info.InstallID, info.CreatedAt = s.installID, s.createdAt
+	s.metaMu.Unlock()
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	for _, ep := range s.cli.Endpoints() {
+		if st, err := s.cli.Status(cctx, ep); err == nil {
+			info.SizeBytes = st.DbSize
+			break
+		}
+	}
+	return info, nil
+}
+
+// InstallID is this store's stable UUID, created on first use.
+func (s *Store) InstallID(ctx context.Context) (string, error) {
+	info, err := s.Info(ctx)
+	return info.InstallID, err
+}
+
+// CheckWritable proves the cluster has quorum without changing anything: a
+// linearizable read (which needs a leader and a quorum) of the meta keys.
+// UNAVAILABLE when it cannot serve.
+func (s *Store) CheckWritable(ctx context.Context) error {
+	if s.closed.Load() {
+		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
+	}
+	if err := s.ensureMeta(ctx); err != nil {
+		return err
+	}
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	_, err := s.kv.Get(cctx, s.root+metaBucket+sepKey+keyInstallID)
+	return s.classify(ctx, err)
+}
+
+// Check verifies the store answers and its meta is readable (etcd checks
+// its own consistency: `etcdctl check datascale`, hash-kv between members).
+func (s *Store) Check(ctx context.Context) error {
+	return s.view(ctx, func(t *txn) error {
+		if t.Bucket([]byte(metaBucket)).Get([]byte(keyInstallID)) == nil {
+			return errors.New("etcdstore: no install id")
+		}
+		return nil
+	})
+}

@@ -1,0 +1,523 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/research"
+	"github.com/specd/specd/specs"
+)
+
+// Port is the store port every engine implements (tools.SpecRepo,
+// tools.ResearchStore and the health calls; declared again here because the
+// tools' own tests import this package).
+type Port interface {
+	ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error
+	MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error)
+	CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error)
+	ListSpecs(ctx context.Context, folder, after string, limit int) ([]specs.RepoSummary, string, error)
+	SpecIDs(ctx context.Context) ([]string, error)
+	History(ctx context.Context, specID string, before int64, limit int) ([]specs.RepoVersion, bool, error)
+	ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error
+	RollbackSpec(ctx context.Context, specID string, version int64, o specs.RepoWriteOptions, now func() string) (specs.RepoWriteResult, error)
+	ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error
+	JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error)
+	research.Store
+	Path() string
+	CheckWritable(ctx context.Context) error
+	InstallID(ctx context.Context) (string, error)
+}
+
+// Opener opens an empty store of the engine under test for t (closed and
+// checked when t ends). now, when not nil, is the store's clock.
+type Opener func(t testing.TB, now func() time.Time) Port
+
+// Run is the store-port conformance suite: the same tests, the same
+// answers and error codes, for every engine (core/store on bbolt,
+// core/etcdstore on etcd).
+func Run(t *testing.T, open Opener) {
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, Opener)
+	}{
+		{"SpecLifecycleOfWrites", testSpecLifecycleOfWrites},
+		{"JournalAndHistoryPruning", testJournalAndHistoryPruning},
+		{"ListSpecsPagesByFolder", testListSpecsPagesByFolder},
+		{"ArchiveRoundTripAndSweep", testArchiveRoundTripAndSweep},
+		{"DigestStorePagesBySource", testDigestStorePagesBySource},
+		{"RollbackHonoursExpectedVersion", testRollbackHonoursExpectedVersion},
+		{"FailedMutationKeepsNothing", testFailedMutationKeepsNothing},
+		{"ConcurrentClaimsAreExclusive", testConcurrentClaimsAreExclusive},
+		{"ImportReplaceAndJournalRange", testImportReplaceAndJournalRange},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
+	}
+}
+
+var clock = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+
+func createSpec(t testing.TB, st Port, name string) string {
+	t.Helper()
+	h, err := st.CreateSpec(context.Background(), specs.RepoWriteOptions{Action: "authoring.spec-create"},
+		func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+			sp, err := specs.NewSpec(specs.NewSpecInput{Name: name, Mission: "m"}, clock, exists)
+			return sp, nil, err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.SpecID
+}
+
+func codeOf(err error) string {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	return ""
+}
+
+func addPhase(t testing.TB, st Port, id, title string, m core.Mutation) (specs.RepoWriteResult, error) {
+	t.Helper()
+	return st.MutateSpec(context.Background(), id, specs.RepoWriteOptions{DryRun: m.DryRun, ExpectedVersion: m.ExpectedVersion, Action: "authoring.phase-add"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		sp.Clock = clock
+		_, err := specs.AddPhase(sp, specs.PhaseInput{Title: title})
+		return err
+	})
+}
+
+// testFailedMutationKeepsNothing: an error from fn, or a deadline that
+// passes while fn runs, stores nothing (no version, no node, no journal).
+func testFailedMutationKeepsNothing(t *testing.T, open Opener) {
+	st := open(t, nil)
+	id := createSpec(t, st, "atomic")
+	boom := errors.New("boom")
+	cctx, cancel := context.WithCancel(context.Background())
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		fail func() error
+		want error
+	}{
+		{"fn error", context.Background(), func() error { return boom }, boom},
+		{"deadline passes", cctx, func() error { cancel(); return nil }, context.Canceled},
+	} {
+		_, err := st.MutateSpec(c.ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, j specs.JournalWriter) error {
+			sp.Clock = clock
+			if _, err := specs.AddPhase(sp, specs.PhaseInput{Title: "lost"}); err != nil {
+				return err
+			}
+			j.Append(specs.JournalEntry{Title: "lost", Content: "x", EntryType: "note", Timestamp: specs.FormatTime(clock())})
+			return c.fail()
+		})
+		if !errors.Is(err, c.want) {
+			t.Fatalf("%s: want %v, got %v", c.name, c.want, err)
+		}
+		_ = st.ReadSpec(context.Background(), id, func(sp *specs.Spec, j specs.JournalReader) error {
+			if sp.Header.Version != 1 || len(sp.Node(specs.RootID).Children) != 0 {
+				t.Fatalf("%s: partial write kept: version %d, children %v", c.name, sp.Header.Version, sp.Node(specs.RootID).Children)
+			}
+			if es, _, _ := j.Entries(0, 10, nil); len(es) != 0 {
+				t.Fatalf("%s: journal kept %d entries", c.name, len(es))
+			}
+			return nil
+		})
+	}
+}
+
+// testConcurrentClaimsAreExclusive: workers that each read the next pending
+// task and start it in one mutation never claim the same task twice, and
+// every task is claimed once (the atomic next(claim)).
+func testConcurrentClaimsAreExclusive(t *testing.T, open Opener) {
+	st := open(t, nil)
+	ctx := context.Background()
+	id := createSpec(t, st, "claims")
+	const tasks, workers = 24, 6
+	_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		sp.Clock = clock
+		in := make([]specs.TaskInput, tasks)
+		for i := range in {
+			in[i] = specs.TaskInput{Title: fmt.Sprintf("task %d", i)}
+		}
+		_, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "work"}, in)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	claimed := map[string]int{}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var got string
+				_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{Action: "task.next"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+					sp.Clock = clock
+					got = ""
+					next := specs.NextTask(sp)
+					if !next.Found {
+						return nil
+					}
+					got = next.TaskID
+					_, err := specs.Start(sp, got, specs.TransitionOptions{})
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got == "" {
+					return
+				}
+				mu.Lock()
+				claimed[got]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for id, c := range claimed {
+		if c != 1 {
+			t.Errorf("task %s claimed %d times", id, c)
+		}
+		n++
+	}
+	if n != tasks {
+		t.Errorf("claimed %d distinct tasks, want %d", n, tasks)
+	}
+}
+
+// testImportReplaceAndJournalRange: an import is DUPLICATE_ENTRY unless
+// replace is set, a replacement is a new version, and JournalRange reads the
+// entries pinned by seq.
+func testImportReplaceAndJournalRange(t *testing.T, open Opener) {
+	st := open(t, nil)
+	ctx := context.Background()
+	id := createSpec(t, st, "import")
+	for i := 0; i < 3; i++ {
+		if _, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(_ *specs.Spec, j specs.JournalWriter) error {
+			j.Append(specs.JournalEntry{Title: fmt.Sprintf("e%d", i), Content: "c", EntryType: "note", Timestamp: specs.FormatTime(clock())})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := st.JournalRange(ctx, id, 2, 3)
+	if err != nil || len(es) != 2 || es[0].Title != "e1" || es[1].Seq != 3 {
+		t.Fatalf("journal range: %v %+v", err, es)
+	}
+	var sp *specs.Spec
+	_ = st.ReadSpec(ctx, id, func(s *specs.Spec, _ specs.JournalReader) error {
+		sp = specs.NewSpecView(s.Header.Clone(), specs.NewMemorySource())
+		for _, nid := range s.IDs() {
+			sp.Put(s.Node(nid).Clone())
+		}
+		return nil
+	})
+	if err := st.ImportSpec(ctx, sp, nil, false); codeOf(err) != errcode.DuplicateEntry {
+		t.Fatalf("import over an existing spec: want DUPLICATE_ENTRY, got %v", err)
+	}
+	if err := st.ImportSpec(ctx, sp, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.ReadSpec(ctx, id, func(s *specs.Spec, _ specs.JournalReader) error {
+		if s.Header.Version != 5 {
+			t.Fatalf("replaced spec at version %d, want 5", s.Header.Version)
+		}
+		return nil
+	})
+	if _, err := st.JournalRange(ctx, "no-such-spec", 1, 2); codeOf(err) != errcode.SpecNotFound {
+		t.Fatalf("want SPEC_NOT_FOUND, got %v", err)
+	}
+}
+
+func testSpecLifecycleOfWrites(t *testing.T, open Opener) {
+	st := open(t, nil)
+	ctx := context.Background()
+	id := createSpec(t, st, "Demo Feature")
+	if id2 := createSpec(t, st, "Demo Feature"); id2 != id[:len(id)-3]+"002" {
+		t.Fatalf("second spec of the day got %s", id2)
+	}
+
+	// Dry run: reports changes, stores nothing.
+	res, err := addPhase(t, st, id, "Dry", core.Mutation{DryRun: true})
+	if err != nil || !res.DryRun || len(res.Changes) == 0 {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		if sp.Header.Version != 1 || sp.Node("phase-1") != nil {
+			t.Fatalf("dry run stored something: v%d", sp.Header.Version)
+		}
+		return nil
+	})
+
+	// A real mutation bumps the version once and writes only changed nodes.
+	res, err = addPhase(t, st, id, "Build it", core.Mutation{})
+	if err != nil || res.Version != 2 {
+		t.Fatalf("phase-add: %+v %v", res, err)
+	}
+	// expected_version mismatch: VERSION_CONFLICT, nothing changes.
+	stale := int64(1)
+	if _, err := addPhase(t, st, id, "Stale", core.Mutation{ExpectedVersion: &stale}); codeOf(err) != errcode.VersionConflict {
+		t.Fatalf("want VERSION_CONFLICT, got %v", err)
+	}
+	// A failing mutation changes nothing.
+	_, err = st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		_, _ = specs.AddPhase(sp, specs.PhaseInput{Title: "half"})
+		return core.NewError(errcode.Validation, "boom", nil)
+	})
+	if codeOf(err) != errcode.Validation {
+		t.Fatal(err)
+	}
+	res, err = addPhase(t, st, id, "Ship it", core.Mutation{})
+	if err != nil || res.Version != 3 {
+		t.Fatalf("second phase-add: %+v %v", res, err)
+	}
+	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		if v := specs.CheckInvariants(sp); len(v) != 0 {
+			t.Fatalf("invariants after store round trip: %v", v)
+		}
+		if sp.Node("phase-2") == nil || sp.Node("phase-3") != nil {
+			t.Fatalf("failed mutation leaked")
+		}
+		return nil
+	})
+
+	// History, version reads, rollback.
+	hist, more, err := st.History(ctx, id, 0, 10)
+	if err != nil || more || len(hist) != 2 || hist[0].Version != 3 {
+		t.Fatalf("history: %+v %v %v", hist, more, err)
+	}
+	err = st.ReadVersion(ctx, id, 2, func(a specs.VersionView) error {
+		if a.NodeAt("phase-2") != nil || a.NodeAt("phase-1") == nil || a.VersionHeader().Version != 2 {
+			t.Fatalf("version 2 reconstructed wrong")
+		}
+		doc := a.Document()
+		if _, ok := doc.Hierarchy["phase-2"]; ok {
+			t.Fatalf("document at v2 has phase-2")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ReadVersion(ctx, id, 9, func(specs.VersionView) error { return nil }); codeOf(err) != errcode.VersionNotFound {
+		t.Fatalf("want VERSION_NOT_FOUND, got %v", err)
+	}
+	rb, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{Action: "authoring.spec-rollback"}, func() string { return specs.FormatTime(clock()) })
+	if err != nil || rb.Version != 4 {
+		t.Fatalf("rollback: %+v %v", rb, err)
+	}
+	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		if sp.Node("phase-1") != nil || len(sp.Root().Children) != 0 || sp.Header.Version != 4 {
+			t.Fatalf("rollback did not restore v1: %v", sp.Root().Children)
+		}
+		if v := specs.CheckInvariants(sp); len(v) != 0 {
+			t.Fatalf("invariants after rollback: %v", v)
+		}
+		return nil
+	})
+	// Rolling back is itself undoable.
+	if err := st.ReadVersion(ctx, id, 3, func(a specs.VersionView) error {
+		if a.NodeAt("phase-2") == nil {
+			t.Fatalf("version 3 lost after rollback")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testJournalAndHistoryPruning(t *testing.T, open Opener) {
+	st := open(t, nil)
+	ctx := context.Background()
+	id := createSpec(t, st, "journal")
+	for i := 0; i < 60; i++ {
+		_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{Keep: 5}, func(sp *specs.Spec, j specs.JournalWriter) error {
+			j.Append(specs.JournalEntry{Timestamp: "t", EntryType: "note", Title: fmt.Sprint(i)})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, _, _ := st.History(ctx, id, 0, 100)
+	if len(hist) != 5 {
+		t.Fatalf("kept %d versions, want 5", len(hist))
+	}
+	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+		page, more, err := j.Entries(0, 10, nil)
+		if err != nil || !more || len(page) != 10 || page[0].Title != "59" || page[0].Seq != 60 {
+			t.Fatalf("journal first page: %+v %v %v", page, more, err)
+		}
+		next, _, _ := j.Entries(page[9].Seq, 10, nil)
+		if next[0].Seq != page[9].Seq-1 {
+			t.Fatalf("journal paging skipped: %d after %d", next[0].Seq, page[9].Seq)
+		}
+		return nil
+	})
+}
+
+func testListSpecsPagesByFolder(t *testing.T, open Opener) {
+	st := open(t, nil)
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 7; i++ {
+		ids = append(ids, createSpec(t, st, fmt.Sprintf("spec %d", i)))
+	}
+	_, err := st.MutateSpec(ctx, ids[3], specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		_, err := specs.MoveLifecycle(sp, specs.LifecycleActive, false)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	after := ""
+	for {
+		rows, next, err := st.ListSpecs(ctx, "pending", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			got = append(got, r.SpecID)
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if len(got) != 6 {
+		t.Fatalf("pending folder: %v", got)
+	}
+	active, _, _ := st.ListSpecs(ctx, "active", "", 10)
+	if len(active) != 1 || active[0].SpecID != ids[3] || active[0].Lifecycle != "active" {
+		t.Fatalf("active folder: %+v", active)
+	}
+	all, _, _ := st.ListSpecs(ctx, "all", "", 100)
+	if len(all) != 7 {
+		t.Fatalf("all: %d", len(all))
+	}
+	if err := st.ReadSpec(ctx, "spec-0-2026", func(*specs.Spec, specs.JournalReader) error { return nil }); codeOf(err) != errcode.SpecNotFound {
+		t.Fatalf("want SPEC_NOT_FOUND, got %v", err)
+	}
+}
+
+func testArchiveRoundTripAndSweep(t *testing.T, open Opener) {
+	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	st := open(t, func() time.Time { return now })
+	ctx := context.Background()
+	m, created, err := st.ArchivePut(ctx, []byte("the canonical text"), research.ArchiveMeta{ContentID: "src-1", ItemType: "source"})
+	if err != nil || !created || m.Hash != research.ArchiveKey([]byte("the canonical text")) {
+		t.Fatalf("put: %+v %v %v", m, created, err)
+	}
+	if _, again, _ := st.ArchivePut(ctx, []byte("the canonical text"), research.ArchiveMeta{}); again {
+		t.Fatal("the same bytes were stored twice")
+	}
+	for _, q := range []struct{ hash, id string }{{m.Hash, ""}, {"", "src-1"}} {
+		got, meta, err := st.ArchiveGet(ctx, q.hash, q.id)
+		if err != nil || string(got) != "the canonical text" || meta.ItemType != "source" {
+			t.Fatalf("get %+v: %q %+v %v", q, got, meta, err)
+		}
+	}
+	if _, _, err := st.ArchiveGet(ctx, "sha256:"+fmt.Sprintf("%064d", 0), ""); codeOf(err) != errcode.ArchiveNotFound {
+		t.Fatalf("unknown hash: %v", err)
+	}
+	// Nothing expires before the cutoff; everything archived earlier does.
+	if n, err := st.ArchiveSweep(ctx, now.Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("early sweep removed %d (%v)", n, err)
+	}
+	if n, err := st.ArchiveSweep(ctx, now.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("sweep removed %d (%v)", n, err)
+	}
+	if _, _, err := st.ArchiveGet(ctx, "", "src-1"); codeOf(err) != errcode.ArchiveNotFound {
+		t.Fatalf("swept content id still resolves: %v", err)
+	}
+}
+
+func testDigestStorePagesBySource(t *testing.T, open Opener) {
+	st := open(t, nil)
+	ctx := context.Background()
+	for _, src := range []string{"a", "b"} {
+		for i := 0; i < 3; i++ {
+			if _, err := st.DigestPut(ctx, research.DigestRecord{SourceID: src, QueryHash: fmt.Sprintf("%08x", i), Payload: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	replaced, _ := st.DigestPut(ctx, research.DigestRecord{SourceID: "a", QueryHash: "00000000", Payload: []byte(`{"v":2}`)})
+	if !replaced {
+		t.Fatal("second put of the same key must report a replacement")
+	}
+	var got []string
+	after := ""
+	for {
+		rows, next, err := st.DigestList(ctx, "a", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			got = append(got, r.SourceID+"/"+r.QueryHash)
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if len(got) != 3 || got[0] != "a/00000000" {
+		t.Fatalf("listing a: %v", got)
+	}
+	all, _, _ := st.DigestList(ctx, "", "", 100)
+	if len(all) != 6 {
+		t.Fatalf("all: %d", len(all))
+	}
+	if err := st.DigestDelete(ctx, "a", "00000001"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.DigestGet(ctx, "a", "00000001")
+	if codeOf(err) != errcode.DigestNotFound {
+		t.Fatalf("deleted digest: %v", err)
+	}
+}
+
+// TestRollbackHonoursExpectedVersion (issue 8 item 17): spec-rollback with a
+// stale expected_version is VERSION_CONFLICT and changes nothing (no new
+// version, no node restored); with the current one it rolls back.
+func testRollbackHonoursExpectedVersion(t *testing.T, open Opener) {
+	st := open(t, nil)
+	ctx := context.Background()
+	id := createSpec(t, st, "rollback guard")
+	for _, title := range []string{"one", "two"} {
+		if _, err := addPhase(t, st, id, title, core.Mutation{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := func() string { return specs.FormatTime(clock()) }
+	for _, stale := range []int64{1, 2, 4} {
+		_, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{ExpectedVersion: &stale}, now)
+		if codeOf(err) != errcode.VersionConflict {
+			t.Fatalf("expected_version %d of a spec at 3: want VERSION_CONFLICT, got %v", stale, err)
+		}
+		_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
+			if sp.Header.Version != 3 || sp.Node("phase-2") == nil {
+				t.Fatalf("a refused rollback changed the spec: v%d", sp.Header.Version)
+			}
+			return nil
+		})
+	}
+	current := int64(3)
+	res, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{ExpectedVersion: &current}, now)
+	if err != nil || res.Version != 4 {
+		t.Fatalf("rollback with the current version: %+v %v", res, err)
+	}
+}
