@@ -23,7 +23,9 @@ func specAnalysisActions(d *Deps, readAction func(name, summary string, required
 		readAction("stats", "Counts of nodes, phases, tasks, subtasks and verifications, status counts, max depth, verification coverage and progress.",
 			[]string{"spec_id"}, nil, LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) StatsAnswer { return specs.StatsOf(sp) })),
 		readAction("analyze-deps", "Dependency count, bottlenecks (nodes blocking at least bottleneck_threshold others) and cycles over blocked_by edges.",
-			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DepsAnswer { return specs.DepsAnalysisOf(sp, a.IntOr("bottleneck_threshold", 3)) })),
+			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DepsAnswer {
+				return specs.DepsAnalysisOf(sp, a.IntOr("bottleneck_threshold", 3))
+			})),
 		readAction("completeness-check", "A 0–100 completeness score (titles 25%, descriptions 40%, file paths 35%, over the categories that have items) with the issues found.",
 			[]string{"spec_id"}, nil, LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) CompletenessAnswer { return specs.CompletenessOf(sp) })),
 		readAction("duplicate-detection", "Pairs of task/verify nodes whose titles (or descriptions) are similar above threshold; the measure is described in the answer.",
