@@ -42,7 +42,7 @@ func specTool(d *Deps) *Tool {
 			{Name: "include_progress", Type: Boolean, Description: "Include task counts and progress in list rows (default true)."},
 			{Name: "query", Type: String, MaxLength: 200, Description: "find: text to match against spec ids and titles."},
 			{Name: "max_tokens", Type: Integer, Min: f64(200), Max: f64(float64(budget)), Description: "get: a smaller token budget for this answer (default the server's budget)."},
-			{Name: "version", Type: Integer, Min: f64(1), Description: "get/diff: a stored version (spec history lists them)."},
+			{Name: "version", Type: IntOrString, Min: f64(1), MaxLength: 64, Description: "get/diff/history: a stored version, or a timestamp (the version current then)."},
 			{Name: "path", Type: String, MaxLength: 4096, Description: "import/export: a directory (or, for import, one spec JSON file) inside the workspace."},
 			{Name: "auto_fix", Type: Boolean, Description: "import: apply the auto-fixes before storing (default true)."},
 			{Name: "overwrite", Type: Boolean, Description: "import: replace specs that already exist (as a new version; default false: skip them)."},
@@ -64,8 +64,8 @@ func specTool(d *Deps) *Tool {
 		},
 		readAction("schema", "The enums specs use: node types, statuses, task categories, verification types, journal entry types, blocker types, lifecycle folders and more.",
 			nil, nil, LatencyFast, SpecSchemaAnswer{}, specSchema),
-		readAction("history", "Stored versions newest first (the last 50 are kept), each with the action that made it and the nodes it changed; paged.",
-			[]string{"spec_id"}, []string{"cursor", "limit"}, LatencyFast, SpecHistoryAnswer{}, d.specHistory),
+		readAction("history", "Stored versions newest first (the last 50 are kept), each with the action that made it and the nodes it changed; paged; version starts the list at that version (or timestamp).",
+			[]string{"spec_id"}, []string{"version", "cursor", "limit"}, LatencyFast, SpecHistoryAnswer{}, d.specHistory),
 		{
 			Name: "export", Summary: "Writes spec JSON files in the specs/{pending,active,completed,archived}/ layout under a directory inside the workspace (one spec, or all).",
 			Required: []string{"path"}, Optional: []string{"spec_id"},
@@ -129,8 +129,7 @@ func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMem
 	if mt, ok := r.Args.Int("max_tokens"); ok && mt < budget {
 		budget = mt
 	}
-	v, _ := r.Args.Int("version")
-	doc, err := specs.ReadDocument(ctx, d.Specs, specID, int64(v), maxJournalInGet)
+	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionRef(r.Args, "version"), maxJournalInGet)
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
@@ -215,7 +214,7 @@ func (d *Deps) specHistory(ctx context.Context, r *Request) Result {
 	if p.Limit > core.PageHistory.Max {
 		return Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
-	h, err := specs.ReadHistory(ctx, d.Specs, specID, before, p.Limit)
+	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), before, p.Limit)
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
