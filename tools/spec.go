@@ -44,9 +44,9 @@ func specTool(d *Deps) *Tool {
 			{Name: "max_tokens", Type: Integer, Min: f64(200), Max: f64(float64(budget)), Description: "get: a smaller token budget for this answer (default the server's budget)."},
 			{Name: "version", Type: IntOrString, Min: f64(1), MaxLength: 64, Description: "get/diff/history: a stored version, or a timestamp (the version current then)."},
 			{Name: "path", Type: String, MaxLength: 4096, Description: "import/export: a directory (or, for import, one spec JSON file) inside the workspace."},
-			{Name: "auto_fix", Type: Boolean, Description: "import: apply the auto-fixes before storing (default true); validate/fix: accepted for foundry."},
+			{Name: "auto_fix", Type: Boolean, Description: "import: apply the auto-fixes before storing (default true)."},
 			{Name: "overwrite", Type: Boolean, Description: "import: replace specs that already exist (as a new version; default false: skip them)."},
-			{Name: "create_backup", Type: Boolean, Description: "fix/validate: accepted for foundry; history keeps every version anyway."},
+			{Name: "create_backup", Type: Boolean},
 		},
 	}
 	t.Actions = []Action{
@@ -54,7 +54,7 @@ func specTool(d *Deps) *Tool {
 			nil, []string{"spec_id", "query"}, LatencyFast, SpecFindAnswer{}, d.specFind),
 		readAction("get", "The whole spec document with its journal; within the token budget (max_tokens), degrading partial → summary → reference_only.",
 			[]string{"spec_id"}, []string{"max_tokens", "version"}, LatencyModerate, SpecGetAnswer{}, func(ctx context.Context, r *Request) Result { return specGet(ctx, d, r, budget, memo) }),
-		readAction("list", "Specs of a lifecycle folder (status: all, pending, active, completed, archived), in spec id order, paged.",
+		readAction("list", "Specs of a lifecycle folder (status: all, pending, active, completed, archived), in spec id order (as foundry's), paged; a row's status is its folder, work_status the spec's own.",
 			nil, []string{"status", "include_progress", "cursor", "limit"}, LatencyFast, SpecListAnswer{}, d.specList),
 		readAction("validate", "Validation diagnostics {code, message, severity, category, location, suggested_fix, auto_fixable, fix_id}; is_valid means no errors.",
 			[]string{"spec_id"}, []string{"auto_fix", "create_backup"}, LatencyModerate, SpecValidateAnswer{}, d.specValidate),
