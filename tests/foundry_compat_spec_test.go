@@ -25,7 +25,7 @@ var foundrySpecRows = []foundryRow{
 		args:  map[string]any{"action": "diff", "spec_id": "$spec_id", "version": time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)},
 		check: specRowDiffWithItself},
 	{name: "spec history from a moment", tool: "spec",
-		args:  map[string]any{"action": "history", "spec_id": "$spec_id", "version": time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)},
+		args: map[string]any{"action": "history", "spec_id": "$spec_id", "version": time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)},
 		check: func(t *testing.T, env map[string]any) {
 			if v, _ := data(env)["versions"].([]any); len(v) == 0 {
 				t.Errorf("no versions up to now: %v", data(env))
