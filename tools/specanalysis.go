@@ -9,9 +9,13 @@ import (
 	"github.com/specd/specd/specs"
 )
 
+// targetPattern keeps paths out of diff's target before the domain checks
+// it (an id, a version number or a timestamp: specs.CompareSpecRef).
+const targetPattern = `^[0-9A-Za-z][0-9A-Za-z:.,+_ -]*$`
+
 // analysisParams are the spec tool's parameters used only by these actions.
 var analysisParams = []Param{
-	{Name: "target", Type: String, MaxLength: 128, Description: "diff: a version, a timestamp or another spec_id to compare with (default: the previous version)."},
+	{Name: "target", Type: String, MaxLength: specs.MaxIDLength, Pattern: targetPattern, Description: "diff: a version, timestamp or spec_id to compare with (default: the previous version)."},
 	{Name: "threshold", Type: Number, Min: f64(0.1), Max: f64(1), Description: "duplicate-detection: similarity threshold (default 0.8)."},
 	{Name: "max_pairs", Type: Integer, Min: f64(1), Max: f64(1000), Description: "duplicate-detection: most pairs to report (default 100)."},
 	{Name: "scope", Type: String, Enum: []string{"titles", "descriptions", "both"}, Description: "duplicate-detection: compare titles (default), descriptions, or both together."},
