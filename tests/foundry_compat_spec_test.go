@@ -31,6 +31,13 @@ var foundrySpecRows = []foundryRow{
 				t.Errorf("no versions up to now: %v", data(env))
 			}
 		}},
+	{name: "spec get at a moment (the shared version parameter)", tool: "spec",
+		args: map[string]any{"action": "get", "spec_id": "$spec_id", "version": specRowBackupID(time.Now().Add(24 * time.Hour))},
+		check: func(t *testing.T, env map[string]any) {
+			if v, _ := data(env)["version"].(float64); v < 1 {
+				t.Errorf("no version in %v", data(env))
+			}
+		}},
 	// create_backup and auto_fix: accepted, and the answer says what they mean here.
 	{name: "spec fix create_backup", tool: "spec", args: map[string]any{"action": "fix", "spec_id": "$spec_id", "create_backup": true, "dry_run": true},
 		check: specRowDataContaining("backup", "keeps every version in history")},
