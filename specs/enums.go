@@ -34,12 +34,16 @@ func SpecEnums() Enums {
 }
 
 // SpecRow is one spec of a spec listing; the progress fields are there
-// unless the listing leaves them out.
+// unless the listing leaves them out. Status is the lifecycle folder, as in
+// foundry-mcp's spec list (Lifecycle says the same, under specd's older
+// name); WorkStatus is the spec's own status (pending, in_progress,
+// completed).
 type SpecRow struct {
 	SpecID      string `json:"spec_id"`
 	Title       string `json:"title"`
 	Lifecycle   string `json:"lifecycle"`
 	Status      string `json:"status"`
+	WorkStatus  string `json:"work_status"`
 	Version     int64  `json:"version"`
 	LastUpdated string `json:"last_updated"`
 	*SpecProgress
@@ -57,7 +61,7 @@ type SpecProgress struct {
 func ListRows(rows []RepoSummary, withProgress bool) []SpecRow {
 	items := make([]SpecRow, 0, len(rows))
 	for _, row := range rows {
-		item := SpecRow{SpecID: row.SpecID, Title: row.Title, Lifecycle: row.Lifecycle, Status: row.Status, Version: row.Version, LastUpdated: row.LastUpdated}
+		item := SpecRow{SpecID: row.SpecID, Title: row.Title, Lifecycle: row.Lifecycle, Status: row.Lifecycle, WorkStatus: row.Status, Version: row.Version, LastUpdated: row.LastUpdated}
 		if withProgress {
 			item.SpecProgress = &SpecProgress{TotalTasks: row.TotalTasks, CompletedTasks: row.CompletedTasks,
 				ProgressPercentage: row.ProgressPercentage, CurrentPhase: row.CurrentPhase}

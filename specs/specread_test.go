@@ -140,6 +140,11 @@ func TestStateOfAndListRows(t *testing.T) {
 		if len(got) != 1 || got[0].SpecID != basicID || (got[0].SpecProgress != nil) != withProgress {
 			t.Errorf("rows(progress=%v) = %+v", withProgress, got)
 		}
+		// status is the folder, as in foundry; the spec's own status moves
+		// to work_status.
+		if got[0].Status != "active" || got[0].WorkStatus != rows[0].Status || got[0].WorkStatus == "active" {
+			t.Errorf("status %q, work_status %q; want the folder and %q", got[0].Status, got[0].WorkStatus, rows[0].Status)
+		}
 	}
 	if e := specs.SpecEnums(); len(e.Templates) == 0 || len(e.LifecycleFolders) != 4 {
 		t.Errorf("enums = %+v", e)

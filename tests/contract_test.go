@@ -140,7 +140,7 @@ func sampleValue(p tools.Param) any {
 			return p.Enum[0]
 		}
 		return "x"
-	case tools.Integer, tools.Number:
+	case tools.Integer, tools.Number, tools.IntOrString:
 		if p.Min != nil {
 			return *p.Min
 		}
@@ -158,7 +158,7 @@ func wrongValue(p tools.Param) any {
 	switch p.Type {
 	case tools.String:
 		return 42
-	case tools.Integer:
+	case tools.Integer, tools.IntOrString:
 		return 1.5
 	case tools.Number, tools.Boolean, tools.Array, tools.Object:
 		return fmt.Sprintf("not a %s", p.Type)

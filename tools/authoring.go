@@ -59,7 +59,7 @@ func authoringTool(d *Deps) *Tool {
 			{Name: "replace", Type: String, Description: "Replacement text ($1 expands groups with use_regex)."},
 			{Name: "use_regex", Type: Boolean, Description: "Treat find as a regular expression."},
 			{Name: "scope", Type: String, Enum: []string{"all", "titles", "descriptions"}, Description: "Which fields find-replace touches (default all)."},
-			{Name: "version", Type: Integer, Min: f64(1), Description: "spec-rollback: the version to restore (from spec history)."},
+			{Name: "version", Type: IntOrString, Min: f64(1), MaxLength: 64, Description: "spec-rollback: a version, or a timestamp (the version current then)."},
 		},
 		Actions: []Action{
 			{

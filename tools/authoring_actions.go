@@ -330,14 +330,15 @@ func (d *Deps) specFindReplace(ctx context.Context, r *Request) Result {
 // restored, the new version it became and how many nodes changed back.
 type RollbackAnswer struct {
 	Mutation
-	RestoredVersion int `json:"restored_version"`
-	NodesRestored   int `json:"nodes_restored"`
+	RestoredVersion int64 `json:"restored_version"`
+	NodesRestored   int   `json:"nodes_restored"`
 }
 
+// specRollback restores the version given as a number or a timestamp
+// (specs.Rollback).
 func (d *Deps) specRollback(ctx context.Context, r *Request) Result {
 	specID := r.Args.String("spec_id")
-	v, _ := r.Args.Int("version")
-	res, err := d.Specs.RollbackSpec(ctx, specID, int64(v), d.writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
+	v, res, err := specs.Rollback(ctx, d.Specs, specID, versionRef(r.Args, "version"), d.writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
 	if err != nil {
 		return Fail(specError(err, specID))
 	}

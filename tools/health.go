@@ -38,6 +38,7 @@ func healthTool(d *Deps) *Tool {
 		Name:        "health",
 		Title:       "specd health",
 		Description: healthDescription,
+		Params:      []Param{{Name: "include_details", Type: Boolean, Description: "check: store, disk and flags too (default true)."}},
 		Actions: []Action{
 			{
 				Name: "liveness", Summary: "Answers immediately if the server process is running; touches nothing.",
@@ -50,8 +51,8 @@ func healthTool(d *Deps) *Tool {
 				Answer: ReadinessAnswer{}, Handler: d.healthReadiness,
 			},
 			{
-				Name: "check", Summary: "Detailed health: store path, size, schema version, install id, free disk, flag provider state. status is ok, degraded (read-only store, disk full: reads work) or unavailable (damaged store), with a warning.",
-				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
+				Name: "check", Summary: "Detailed health: store path, size, schema version, install id, free disk, flag provider state (include_details false: status and version only). status is ok, degraded (read-only store, disk full: reads work) or unavailable (damaged store), with a warning.",
+				Optional: []string{"include_details"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
 				Answer: HealthCheckAnswer{}, Handler: d.healthCheck,
 			},
 		},
@@ -91,13 +92,14 @@ func (d *Deps) healthReadiness(ctx context.Context, r *Request) Result {
 }
 
 // HealthCheckAnswer is health check's answer: status ok, degraded (reads
-// work) or unavailable.
+// work) or unavailable; the details (store, disk, flags) unless
+// include_details is false, as in foundry.
 type HealthCheckAnswer struct {
-	Status  string      `json:"status"`
-	Version string      `json:"version"`
-	Store   StoreInfo   `json:"store"`
-	Disk    DiskInfo    `json:"disk"`
-	Flags   FlagsHealth `json:"flags"`
+	Status  string       `json:"status"`
+	Version string       `json:"version"`
+	Store   *StoreInfo   `json:"store,omitempty"`
+	Disk    *DiskInfo    `json:"disk,omitempty"`
+	Flags   *FlagsHealth `json:"flags,omitempty"`
 }
 
 // DiskInfo is the free space of the disk holding the store, when the
@@ -115,7 +117,7 @@ type FlagsHealth struct {
 
 func (d *Deps) healthCheck(ctx context.Context, r *Request) Result {
 	info, err := d.Store.Describe(ctx)
-	a := HealthCheckAnswer{Status: "ok", Version: d.Version, Flags: FlagsHealth{Provider: "none", State: "not_configured"}}
+	a := HealthCheckAnswer{Status: "ok", Version: d.Version}
 	var opts []core.MetaOption
 	if err != nil {
 		if core.AsError(err).Code != errcode.StoreCorrupt {
@@ -127,10 +129,14 @@ func (d *Deps) healthCheck(ctx context.Context, r *Request) Result {
 		a.Status = "degraded"
 		opts = append(opts, warn(core.AsError(perr).Code, errorSummary(perr), map[string]any{"error_code": core.AsError(perr).Code}))
 	}
+	if r.Args.Has("include_details") && !r.Args.Bool("include_details") {
+		return OK(a, opts...)
+	}
+	a.Disk = &DiskInfo{}
 	if free, ok := freeDisk(d.Store.Path()); ok {
-		a.Disk = DiskInfo{Measured: true, FreeBytes: &free}
+		a.Disk = &DiskInfo{Measured: true, FreeBytes: &free}
 	}
 	info.Path = showServerPath(d.Workspace, info.Path)
-	a.Store = info
+	a.Store, a.Flags = &info, &FlagsHealth{Provider: "none", State: "not_configured"}
 	return OK(a, opts...)
 }

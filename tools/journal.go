@@ -37,8 +37,8 @@ func journalTool(d *Deps) *Tool {
 				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Answer: JournalListAnswer{}, Handler: d.journalList,
 			},
 			{
-				Name: "list-unjournaled", Summary: "Completed tasks that still need a journal entry, in execution order.",
-				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+				Name: "list-unjournaled", Summary: "Completed tasks that still need a journal entry, in execution order; limit pages them (default all).",
+				Required: []string{"spec_id"}, Optional: []string{"cursor", "limit"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
 				Answer: UnjournaledAnswer{}, Handler: d.journalListUnjournaled,
 			},
 		},
@@ -123,28 +123,55 @@ type UnjournaledAnswer struct {
 	Count  int                     `json:"count"`
 }
 
+// journalListUnjournaled pages the waiting tasks by their place in the
+// execution order (specs.UnjournaledAfter; the cursor is the last task
+// listed). Without limit or cursor it answers them all, as before paging.
 func (d *Deps) journalListUnjournaled(ctx context.Context, r *Request) Result {
 	specID := r.Args.String("spec_id")
-	var nodes []*specs.Node
+	restart := map[string]any{"action": "list-unjournaled", "spec_id": specID}
+	p, err := OpenPage(r, "journal", "list-unjournaled", specID, core.PageLimits{}, restart)
+	if err != nil {
+		return Fail(err)
+	}
+	var page specs.UnjournaledPage
 	var version int64
 	res := readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (UnjournaledAnswer, error) {
-		var tasks []specs.UnjournaledTask
-		tasks, nodes = specs.UnjournaledTasks(sp)
+		var err error
+		page, err = specs.UnjournaledAfter(sp, p.After, p.Limit)
 		version = sp.Header.Version
-		return UnjournaledAnswer{SpecID: specID, Tasks: tasks, Count: len(tasks)}, nil
+		return UnjournaledAnswer{SpecID: specID, Tasks: page.Tasks, Count: len(page.Tasks)}, err
 	})
 	if res.Err != nil {
+		if e := core.AsError(res.Err); e.Code == errcode.InvalidCursor {
+			e.WithRecovery("journal", restart, nil)
+		}
 		return res
 	}
+	a, nodes := res.Data.(UnjournaledAnswer), page.Nodes
+	cursor := func(kept int) string { return p.Cursor(nodes[kept-1].ID, true) }
+	if r.Args.Has("limit") || r.Args.Has("cursor") {
+		next := ""
+		if page.More {
+			next = cursor(len(nodes))
+		}
+		res.Meta = append(res.Meta, core.WithPagination(next, p.Limit, &page.Total))
+	}
 	// Over the token budget, the last tasks in execution order go
-	// (archived as the node at this version); they come back in this list
-	// once the first ones are journaled.
-	a := res.Data.(UnjournaledAnswer)
-	res.Degrade = &ListAnswer[specs.UnjournaledTask]{Items: a.Tasks,
+	// (archived as the node at this version); the cursor continues after
+	// the last one kept.
+	res.Degrade = &ListAnswer[specs.UnjournaledTask]{Items: a.Tasks, PageSize: max(p.Limit, len(a.Tasks)),
 		Answer: func(k int) any { b := a; b.Tasks, b.Count = a.Tasks[:k], k; return b },
 		ID:     func(i int) string { return "node:" + nodes[i].ID },
 		Archive: func(i int) []ArchiveRef {
 			return []ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
+		},
+		Next: cursor,
+		Continue: func(c string) (string, map[string]any) {
+			next := map[string]any{"action": "list-unjournaled", "spec_id": specID, "cursor": c}
+			if r.Args.Has("limit") {
+				next["limit"] = r.Args["limit"]
+			}
+			return "journal", next
 		}}
 	return res
 }

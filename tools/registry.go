@@ -27,6 +27,9 @@ const (
 	Boolean ParamType = "boolean"
 	Object  ParamType = "object"
 	Array   ParamType = "array"
+	// IntOrString is an integer or a string (schema type ["integer","string"]),
+	// e.g. a version given as a number or as a timestamp.
+	IntOrString ParamType = "integer|string"
 )
 
 // Side effects of an action (contract §8).

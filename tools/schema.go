@@ -61,6 +61,9 @@ func (t *Tool) usedBy(name string) []string {
 
 func (p Param) schema(usedBy []string) map[string]any {
 	s := map[string]any{"type": string(p.Type)}
+	if p.Type == IntOrString {
+		s["type"] = []string{"integer", "string"}
+	}
 	desc := p.Description
 	if len(usedBy) > 0 {
 		desc += " Used by: " + strings.Join(usedBy, ", ") + "."

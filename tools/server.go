@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -27,11 +28,18 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 			{Name: "tool_name", Type: String, MaxLength: 100, Description: "Name of the tool to describe."},
 			{Name: "cursor", Type: String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."},
 			{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(core.PageList.Max)), Description: "Page size (default 100, max 1000)."},
+			{Name: "category", Type: String},
+			{Name: "tag", Type: String},
+			{Name: "include_deprecated", Type: Boolean},
+			{Name: "include_llm", Type: Boolean},
+			{Name: "include_workflow", Type: Boolean},
+			{Name: "include_workspace", Type: Boolean},
+			{Name: "include_capabilities", Type: Boolean},
 		},
 		Actions: []Action{
 			{
-				Name: "tools", Summary: "Lists the tools with their actions and descriptions, paged by tool name.",
-				Optional: []string{"cursor", "limit"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast,
+				Name: "tools", Summary: "Lists the tools with their actions, descriptions, category and tags, paged by tool name; category and tag filter them.",
+				Optional: []string{"cursor", "limit", "category", "tag", "include_deprecated"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast,
 				Example: map[string]any{"limit": 1}, Answer: ServerToolsAnswer{}, Handler: serverTools(reg),
 			},
 			{
@@ -45,18 +53,21 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 				Answer: CapabilitiesAnswer{}, Handler: d.serverCapabilities(reg),
 			},
 			{
-				Name: "context", Summary: "Server version, store path (relative to the workspace), workspace folder name, configuration source and this caller's session.",
+				Name: "context", Summary: "Server version, store path (relative to the workspace), configuration source, this caller's session and, unless turned off (include_*: false), the workspace folder name, workflow, llm (specd calls none) and capabilities.",
+				Optional:    []string{"include_llm", "include_workflow", "include_workspace", "include_capabilities"},
 				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
-				Answer: ContextAnswer{}, Handler: d.serverContext,
+				Answer: ContextAnswer{}, Handler: d.serverContext(reg),
 			},
 			flagsAction(d),
 		},
 	}
 }
 
-// ServerToolsAnswer is server tools' answer: one page of tools by name.
+// ServerToolsAnswer is server tools' answer: one page of tools by name,
+// and every category there is (foundry's categories).
 type ServerToolsAnswer struct {
-	Tools []ToolInfo `json:"tools"`
+	Tools      []ToolInfo `json:"tools"`
+	Categories []string   `json:"categories"`
 }
 
 // ToolInfo is one tool of server tools.
@@ -64,33 +75,46 @@ type ToolInfo struct {
 	Name        string   `json:"name"`
 	Title       string   `json:"title"`
 	Description string   `json:"description"`
+	Category    string   `json:"category"`
+	Tags        []string `json:"tags"`
 	Actions     []string `json:"actions"`
 }
 
+// serverTools pages the tools by name, only those of category and with tag
+// when given (toolCategory, toolTags); the total counts the matching ones.
+// include_deprecated changes nothing: no tool is deprecated.
 func serverTools(reg *Registry) Handler {
 	return func(ctx context.Context, r *Request) Result {
-		p, err := OpenPage(r, "server", "tools", "", core.PageList, map[string]any{"action": "tools"})
+		category, tag := r.Args.String("category"), r.Args.String("tag")
+		p, err := OpenPage(r, "server", "tools", "", core.PageList, map[string]any{"action": "tools"}, category, tag)
 		if err != nil {
 			return Fail(err)
 		}
-		all := reg.Tools()
-		a := ServerToolsAnswer{Tools: []ToolInfo{}}
-		more := false
-		for _, t := range all {
+		a := ServerToolsAnswer{Tools: []ToolInfo{}, Categories: []string{}}
+		more, total := false, 0
+		for _, t := range reg.Tools() {
+			info := ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, Category: toolCategory(t.Name), Tags: toolTags(t), Actions: t.offeredActions()}
+			if !slices.Contains(a.Categories, info.Category) {
+				a.Categories = append(a.Categories, info.Category)
+			}
+			if (category != "" && info.Category != category) || (tag != "" && !slices.Contains(info.Tags, tag)) {
+				continue
+			}
+			total++
 			if t.Name <= p.After {
 				continue
 			}
 			if len(a.Tools) == p.Limit {
 				more = true
-				break
+				continue
 			}
-			a.Tools = append(a.Tools, ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, Actions: t.offeredActions()})
+			a.Tools = append(a.Tools, info)
 		}
+		slices.Sort(a.Categories)
 		next := ""
 		if len(a.Tools) > 0 {
 			next = p.Cursor(a.Tools[len(a.Tools)-1].Name, more)
 		}
-		total := len(all)
 		return OK(a, core.WithPagination(next, p.Limit, &total))
 	}
 }
@@ -175,16 +199,42 @@ func (d *Deps) serverCapabilities(reg *Registry) Handler {
 }
 
 // ContextAnswer is server context's answer. Paths are shown relative to
-// the workspace (the workspace by its folder name), never absolute.
+// the workspace (the workspace by its folder name), never absolute. As in
+// foundry, workspace_root, workflow, llm and capabilities are there unless
+// include_workspace, include_workflow, include_llm or include_capabilities
+// is false.
 type ContextAnswer struct {
-	ServerVersion string            `json:"server_version"`
-	GoVersion     string            `json:"go_version"`
-	StorePath     string            `json:"store_path"`
-	WorkspaceRoot string            `json:"workspace_root"`
-	ConfigSource  string            `json:"config_source"`
-	ConfigSources map[string]string `json:"config_sources"`
-	Session       SessionInfo       `json:"session"`
+	ServerVersion string              `json:"server_version"`
+	GoVersion     string              `json:"go_version"`
+	StorePath     string              `json:"store_path"`
+	WorkspaceRoot *string             `json:"workspace_root,omitempty"`
+	ConfigSource  string              `json:"config_source"`
+	ConfigSources map[string]string   `json:"config_sources"`
+	Session       SessionInfo         `json:"session"`
+	Workflow      *WorkflowInfo       `json:"workflow,omitempty"`
+	LLM           *LLMInfo            `json:"llm,omitempty"`
+	Capabilities  *CapabilitiesAnswer `json:"capabilities,omitempty"`
 }
+
+// WorkflowInfo is how specd takes part in the agent's workflow (foundry's
+// workflow section holds its git settings).
+type WorkflowInfo struct {
+	Git        string `json:"git"`
+	Journaling string `json:"journaling"`
+}
+
+// LLMInfo answers foundry's include_llm: specd calls no language model.
+type LLMInfo struct {
+	Configured bool   `json:"configured"`
+	Note       string `json:"note"`
+}
+
+// contextWorkflow and contextLLM are server context's fixed sections.
+var (
+	contextWorkflow = WorkflowInfo{Git: "specd never commits, pushes or branches; the agent does.",
+		Journaling: "Task transitions journal themselves; journal list-unjournaled lists completed tasks waiting for an entry."}
+	contextLLM = LLMInfo{Configured: false, Note: "specd calls no language model: the agent calling it is one. Model-backed foundry actions are not offered."}
+)
 
 // SessionInfo is the calling session as the server sees it.
 type SessionInfo struct {
@@ -193,16 +243,34 @@ type SessionInfo struct {
 	ClientVersion string `json:"client_version"`
 }
 
-func (d *Deps) serverContext(ctx context.Context, r *Request) Result {
-	sources := d.ConfigSources
-	if sources == nil {
-		sources = map[string]string{}
+func (d *Deps) serverContext(reg *Registry) Handler {
+	capabilities := d.serverCapabilities(reg)
+	return func(ctx context.Context, r *Request) Result {
+		sources := d.ConfigSources
+		if sources == nil {
+			sources = map[string]string{}
+		}
+		a := ContextAnswer{
+			ServerVersion: d.Version, GoVersion: runtime.Version(),
+			StorePath:    showServerPath(d.Workspace, d.Store.Path()),
+			ConfigSource: d.ConfigSource, ConfigSources: sources,
+			Session: SessionInfo{ID: r.Session.ID, ClientName: r.Session.ClientName, ClientVersion: r.Session.ClientVersion},
+		}
+		include := func(name string) bool { return !r.Args.Has(name) || r.Args.Bool(name) }
+		if include("include_workspace") {
+			root := showServerPath("", d.Workspace)
+			a.WorkspaceRoot = &root
+		}
+		if include("include_workflow") {
+			a.Workflow = &contextWorkflow
+		}
+		if include("include_llm") {
+			a.LLM = &contextLLM
+		}
+		if include("include_capabilities") {
+			c := capabilities(ctx, r).Data.(CapabilitiesAnswer)
+			a.Capabilities = &c
+		}
+		return OK(a)
 	}
-	return OK(ContextAnswer{
-		ServerVersion: d.Version, GoVersion: runtime.Version(),
-		StorePath:     showServerPath(d.Workspace, d.Store.Path()),
-		WorkspaceRoot: showServerPath("", d.Workspace),
-		ConfigSource:  d.ConfigSource, ConfigSources: sources,
-		Session: SessionInfo{ID: r.Session.ID, ClientName: r.Session.ClientName, ClientVersion: r.Session.ClientVersion},
-	})
 }

@@ -42,10 +42,11 @@ func specTool(d *Deps) *Tool {
 			{Name: "include_progress", Type: Boolean, Description: "Include task counts and progress in list rows (default true)."},
 			{Name: "query", Type: String, MaxLength: 200, Description: "find: text to match against spec ids and titles."},
 			{Name: "max_tokens", Type: Integer, Min: f64(200), Max: f64(float64(budget)), Description: "get: a smaller token budget for this answer (default the server's budget)."},
-			{Name: "version", Type: Integer, Min: f64(1), Description: "get/diff: a stored version (spec history lists them)."},
+			{Name: "version", Type: IntOrString, Min: f64(1), MaxLength: 64, Description: "get/diff/history: a version, or a timestamp (the version current then)."},
 			{Name: "path", Type: String, MaxLength: 4096, Description: "import/export: a directory (or, for import, one spec JSON file) inside the workspace."},
 			{Name: "auto_fix", Type: Boolean, Description: "import: apply the auto-fixes before storing (default true)."},
 			{Name: "overwrite", Type: Boolean, Description: "import: replace specs that already exist (as a new version; default false: skip them)."},
+			{Name: "create_backup", Type: Boolean},
 		},
 	}
 	t.Actions = []Action{
@@ -53,19 +54,19 @@ func specTool(d *Deps) *Tool {
 			nil, []string{"spec_id", "query"}, LatencyFast, SpecFindAnswer{}, d.specFind),
 		readAction("get", "The whole spec document with its journal; within the token budget (max_tokens), degrading partial → summary → reference_only.",
 			[]string{"spec_id"}, []string{"max_tokens", "version"}, LatencyModerate, SpecGetAnswer{}, func(ctx context.Context, r *Request) Result { return specGet(ctx, d, r, budget, memo) }),
-		readAction("list", "Specs of a lifecycle folder (status: all, pending, active, completed, archived), in spec id order, paged.",
+		readAction("list", "Specs of a lifecycle folder (status: all, pending, active, completed, archived), in spec id order (as foundry's), paged; a row's status is its folder, work_status the spec's own.",
 			nil, []string{"status", "include_progress", "cursor", "limit"}, LatencyFast, SpecListAnswer{}, d.specList),
 		readAction("validate", "Validation diagnostics {code, message, severity, category, location, suggested_fix, auto_fixable, fix_id}; is_valid means no errors.",
-			[]string{"spec_id"}, nil, LatencyModerate, SpecValidateAnswer{}, d.specValidate),
+			[]string{"spec_id"}, []string{"auto_fix", "create_backup"}, LatencyModerate, SpecValidateAnswer{}, d.specValidate),
 		{
 			Name: "fix", Summary: "Applies every auto-fixable diagnostic (recount, align parent/child, attach orphans, add missing fields, sync reverse edges, map synonyms); never invents a file_path. dry_run shows the fixes.",
-			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: EffectWrite, Idempotent: true, Latency: LatencyModerate,
+			Required: []string{"spec_id"}, Optional: append([]string{"auto_fix", "create_backup"}, mutationArgs...), SideEffects: EffectWrite, Idempotent: true, Latency: LatencyModerate,
 			Answer: SpecFixAnswer{}, Handler: d.specFix,
 		},
 		readAction("schema", "The enums specs use: node types, statuses, task categories, verification types, journal entry types, blocker types, lifecycle folders and more.",
 			nil, nil, LatencyFast, SpecSchemaAnswer{}, specSchema),
-		readAction("history", "Stored versions newest first (the last 50 are kept), each with the action that made it and the nodes it changed; paged.",
-			[]string{"spec_id"}, []string{"cursor", "limit"}, LatencyFast, SpecHistoryAnswer{}, d.specHistory),
+		readAction("history", "Stored versions newest first (the last 50 are kept), each with the action that made it and the nodes it changed; paged; version starts the list at that version (or timestamp).",
+			[]string{"spec_id"}, []string{"version", "cursor", "limit"}, LatencyFast, SpecHistoryAnswer{}, d.specHistory),
 		{
 			Name: "export", Summary: "Writes spec JSON files in the specs/{pending,active,completed,archived}/ layout under a directory inside the workspace (one spec, or all).",
 			Required: []string{"path"}, Optional: []string{"spec_id"},
@@ -129,8 +130,7 @@ func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMem
 	if mt, ok := r.Args.Int("max_tokens"); ok && mt < budget {
 		budget = mt
 	}
-	v, _ := r.Args.Int("version")
-	doc, err := specs.ReadDocument(ctx, d.Specs, specID, int64(v), maxJournalInGet)
+	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionRef(r.Args, "version"), maxJournalInGet)
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
@@ -215,7 +215,7 @@ func (d *Deps) specHistory(ctx context.Context, r *Request) Result {
 	if p.Limit > core.PageHistory.Max {
 		return Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
-	h, err := specs.ReadHistory(ctx, d.Specs, specID, before, p.Limit)
+	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), before, p.Limit)
 	if err != nil {
 		return Fail(specError(err, specID))
 	}
@@ -226,15 +226,35 @@ func (d *Deps) specHistory(ctx context.Context, r *Request) Result {
 	return OK(SpecHistoryAnswer{SpecID: specID, Versions: h.Versions, Revisions: h.Revisions}, p.Meta(next))
 }
 
-// SpecValidateAnswer is spec validate's answer.
+// SpecValidateAnswer is spec validate's answer. Backup and AutoFix answer
+// foundry's create_backup and auto_fix when given: validate never changes
+// the spec (foundry's validate does not either).
 type SpecValidateAnswer struct {
 	SpecID string `json:"spec_id"`
 	specs.ValidationReport
+	Backup  string `json:"backup,omitempty"`
+	AutoFix string `json:"auto_fix,omitempty"`
+}
+
+// historyKeepsVersions answers foundry's create_backup: there is no backup
+// file to make, every version is kept.
+const historyKeepsVersions = "No backup file is written: specd keeps every version in history (spec history; authoring spec-rollback restores one)."
+
+// foundryNotes are the answers to create_backup and auto_fix, when given.
+func foundryNotes(a Args, autoFix string) (backup, fix string) {
+	if a.Has("create_backup") {
+		backup = historyKeepsVersions
+	}
+	if a.Has("auto_fix") {
+		fix = autoFix
+	}
+	return backup, fix
 }
 
 func (d *Deps) specValidate(ctx context.Context, r *Request) Result {
+	backup, fix := foundryNotes(r.Args, "validate never changes the spec; spec fix applies the auto-fixable diagnostics.")
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
-		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.ValidateSpec(sp)}, nil
+		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.ValidateSpec(sp), Backup: backup, AutoFix: fix}, nil
 	})
 }
 
@@ -248,13 +268,16 @@ type SpecFixAnswer struct {
 	IsValid      bool               `json:"is_valid"`
 	ErrorCount   int                `json:"error_count"`
 	WarningCount int                `json:"warning_count"`
+	Backup       string             `json:"backup,omitempty"`   // create_backup given
+	AutoFix      string             `json:"auto_fix,omitempty"` // auto_fix given
 }
 
 func (d *Deps) specFix(ctx context.Context, r *Request) Result {
+	backup, fix := foundryNotes(r.Args, "fix always applies every auto-fixable diagnostic (dry_run only shows them).")
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
 		res := specs.FixSpec(sp, d.clock())
 		return SpecFixAnswer{Applied: res.Applied, Skipped: res.Skipped, AppliedCount: len(res.Applied),
-			IsValid: res.Report.IsValid, ErrorCount: res.Report.ErrorCount, WarningCount: res.Report.WarningCount}, nil
+			IsValid: res.Report.IsValid, ErrorCount: res.Report.ErrorCount, WarningCount: res.Report.WarningCount, Backup: backup, AutoFix: fix}, nil
 	})
 }
 

@@ -9,9 +9,13 @@ import (
 	"github.com/specd/specd/specs"
 )
 
+// targetPattern keeps paths out of diff's target before the domain checks
+// it (an id, a version number or a timestamp: specs.CompareSpecRef).
+const targetPattern = `^[0-9A-Za-z][0-9A-Za-z:.,+_ -]*$`
+
 // analysisParams are the spec tool's parameters used only by these actions.
 var analysisParams = []Param{
-	idParam("target", "diff: what to compare with — a version number, or another spec_id (default: the version before the current one)."),
+	{Name: "target", Type: String, MaxLength: specs.MaxIDLength, Pattern: targetPattern, Description: "diff: a version, timestamp or spec_id to compare with (default: the previous version)."},
 	{Name: "threshold", Type: Number, Min: f64(0.1), Max: f64(1), Description: "duplicate-detection: similarity threshold (default 0.8)."},
 	{Name: "max_pairs", Type: Integer, Min: f64(1), Max: f64(1000), Description: "duplicate-detection: most pairs to report (default 100)."},
 	{Name: "scope", Type: String, Enum: []string{"titles", "descriptions", "both"}, Description: "duplicate-detection: compare titles (default), descriptions, or both together."},
@@ -33,8 +37,8 @@ func specAnalysisActions(d *Deps, readAction func(name, summary string, required
 				th, _ := a.Float("threshold")
 				return specs.DuplicatesOf(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})
 			})),
-		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs; over the token budget, modified is cut in node order and cursor continues it.",
-			[]string{"spec_id"}, []string{"version", "target", "cursor"}, LatencyModerate, SpecDiffAnswer{}, d.specDiff),
+		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs; limit and the token budget cut modified in node order; cursor continues it.",
+			[]string{"spec_id"}, []string{"version", "target", "cursor", "limit"}, LatencyModerate, SpecDiffAnswer{}, d.specDiff),
 	}
 }
 
@@ -65,8 +69,7 @@ type SpecDiffAnswer struct {
 }
 
 func (d *Deps) specDiff(ctx context.Context, r *Request) Result {
-	v, _ := r.Args.Int("version")
-	c, err := specs.CompareSpec(ctx, d.Specs, r.Args.String("spec_id"), r.Args.String("target"), int64(v))
+	c, err := specs.CompareSpecRef(ctx, d.Specs, r.Args.String("spec_id"), r.Args.String("target"), versionRef(r.Args, "version"))
 	if err != nil {
 		return Fail(specError(err, r.Args.String("spec_id")))
 	}
@@ -95,6 +98,12 @@ func diffPage(r *Request, c specs.Comparison) Result {
 		i := sort.Search(len(modified), func(i int) bool { return specs.CompareIDs(modified[i].ID, p.After) > 0 })
 		modified = modified[i:]
 	}
+	// limit (foundry's cap on reported changes) pages modified; without
+	// it a page holds all that fit the token budget.
+	more := p.Limit > 0 && len(modified) > p.Limit
+	if more {
+		modified = modified[:p.Limit]
+	}
 	answer := func(k int) any {
 		a := head
 		a.SpecDiff = c.Diff
@@ -102,7 +111,9 @@ func diffPage(r *Request, c specs.Comparison) Result {
 		return a
 	}
 	var meta []core.MetaOption
-	if r.Args.Has("cursor") {
+	if more {
+		meta = append(meta, core.WithPagination(p.Cursor(modified[len(modified)-1].ID, true), p.Limit, nil))
+	} else if r.Args.Has("cursor") || r.Args.Has("limit") {
 		meta = append(meta, core.WithPagination("", len(modified), nil))
 	}
 	archive := func(spec string, version int64, n *specs.Node) ArchiveRef {
@@ -125,7 +136,7 @@ func diffPage(r *Request, c specs.Comparison) Result {
 		Next: func(kept int) string { return p.Cursor(modified[kept-1].ID, true) },
 		Continue: func(c string) (string, map[string]any) {
 			args := map[string]any{"action": "diff", "spec_id": specID, "cursor": c}
-			for _, k := range []string{"version", "target"} {
+			for _, k := range []string{"version", "target", "limit"} {
 				if r.Args.Has(k) {
 					args[k] = r.Args[k]
 				}

@@ -95,6 +95,11 @@ func specError(err error, specID string) error {
 		e.WithRecovery("task", map[string]any{"action": "hierarchy", "spec_id": specID}, matches)
 	case errcode.SpecNotFound:
 		e.WithRecovery("spec", map[string]any{"action": "list"}, matches)
+	case errcode.VersionNotFound, errcode.InvalidFormat:
+		// A version (number or timestamp) that names no kept version.
+		if f := e.Details["field"]; f == "version" || f == "target" {
+			e.WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil)
+		}
 	case errcode.TaskBlocked:
 		taskID, _ := e.Details["task_id"].(string)
 		e.WithRecovery("task", map[string]any{"action": "check-deps", "spec_id": specID, "task_id": taskID}, nil)

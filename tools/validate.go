@@ -111,7 +111,7 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 		if err := checkMarkedNumbers(k, v); err != nil {
 			return nil, nil, err
 		}
-		if f, ok := goNumber(v); ok && (p.Type == Integer || p.Type == Number) {
+		if f, ok := goNumber(v); ok && (p.Type == Integer || p.Type == Number || p.Type == IntOrString) {
 			v = f // Go callers (the CLI, tests) may pass ints; JSON gives float64
 		}
 		v = canonicalEnum(p, v)
@@ -211,6 +211,12 @@ func checkValue(p Param, v any) *core.Error {
 	case String:
 		return checkString(p, v)
 	case Integer, Number:
+		return checkNumber(p, v)
+	case IntOrString:
+		if _, ok := v.(string); ok {
+			return checkString(p, v)
+		}
+		p.Type = Integer
 		return checkNumber(p, v)
 	case Boolean:
 		if _, ok := v.(bool); !ok {
