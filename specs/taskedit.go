@@ -22,7 +22,7 @@ type AddedTask struct {
 }
 
 // AddTaskView adds a node under parent (AddTask) and reports it with its
-// 1-based position.
+// 0-based position.
 func AddTaskView(s *Spec, parent string, in TaskInput) (AddedTask, error) {
 	id, err := AddTask(s, parent, in)
 	if err != nil {
@@ -53,7 +53,7 @@ type MovedTask struct {
 }
 
 // MoveTaskView moves id under parent at position (MoveTask).
-func MoveTaskView(s *Spec, id, parent string, position int) (MovedTask, error) {
+func MoveTaskView(s *Spec, id, parent string, position *int) (MovedTask, error) {
 	if err := MoveTask(s, id, parent, position); err != nil {
 		return MovedTask{}, err
 	}

@@ -72,7 +72,7 @@ func (d *Deps) taskAdd(ctx context.Context, r *Request) Result {
 		in.EstimatedHours = &h
 	}
 	if p, ok := a.Int("position"); ok {
-		in.Position = p
+		in.Position = &p
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskAddAnswer, error) {
 		v, err := specs.AddTaskView(sp, a.String("parent"), in)
@@ -90,7 +90,10 @@ func (d *Deps) taskRemove(ctx context.Context, r *Request) Result {
 
 // taskMove moves a node to parent/position (specs.MoveTaskView).
 func (d *Deps) taskMove(ctx context.Context, r *Request) Result {
-	pos, _ := r.Args.Int("position")
+	var pos *int
+	if p, ok := r.Args.Int("position"); ok {
+		pos = &p
+	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMoveAnswer, error) {
 		v, err := specs.MoveTaskView(sp, r.Args.String("task_id"), r.Args.String("parent"), pos)
 		return TaskMoveAnswer{MovedTask: v}, err
