@@ -240,6 +240,7 @@ func AddTask(s *Spec, parentID string, in TaskInput) (id string, err error) {
 	if parentID == "" {
 		return "", newErr(errcode.MissingRequired, "parent", "parent is required (a phase or task id)")
 	}
+	in = in.canonical()
 	if vs := validateTaskInput(in, ""); len(vs) > 0 {
 		return "", violationsErr(vs)
 	}
@@ -552,6 +553,8 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 	if strings.TrimSpace(in.Title) == "" {
 		vs = append(vs, fieldViolation{errcode.MissingRequired, "phase.title", "a phase needs a title", nil})
 	}
+	tasks = canonicalTasks(tasks)
+	in.MetadataDefaults, in.Metadata = canonicalMetadata(in.MetadataDefaults), canonicalMetadata(in.Metadata)
 	hasVerify, seenTask := false, false
 	for i, t := range tasks {
 		prefix := fmt.Sprintf("tasks[%d].", i)
@@ -775,6 +778,7 @@ func updateNodeMetadata(s *Spec, id string, updates map[string]any) ([]string, e
 	if len(updates) == 0 {
 		return nil, newErr(errcode.MissingRequired, "metadata", "no metadata updates given")
 	}
+	updates = canonicalMetadata(updates)
 	if vs := checkMetadataUpdate(updates); len(vs) > 0 {
 		return nil, violationsErr(vs)
 	}
