@@ -66,7 +66,8 @@ func (d *Deps) taskAdd(ctx context.Context, r *Request) Result {
 		Type: specs.NodeType(a.String("task_type")), Title: a.String("title"), Description: a.String("description"),
 		TaskCategory: a.String("task_category"), FilePath: a.String("file_path"), AcceptanceCriteria: a.Strings("acceptance_criteria"),
 		Complexity: a.String("complexity"), VerificationType: a.String("verification_type"), Command: a.String("command"),
-		Expected: a.String("expected"), BlockingMode: a.String("blocking_mode"), Metadata: a.Object("metadata"),
+		Expected: a.String("expected"), BlockingMode: a.String("blocking_mode"), ResearchType: a.String("research_type"),
+		Query: a.String("query"), Metadata: a.Object("metadata"),
 	}
 	if h, ok := a.Float("estimated_hours"); ok {
 		in.EstimatedHours = &h
