@@ -41,7 +41,7 @@ func authoringTool(d *Deps) *Tool {
 			{Name: "value", Type: String, Description: "Frontmatter value; numbers for *_hours, a JSON array for objectives."},
 			{Name: "title", Type: String, MaxLength: 500, Description: "Phase title."},
 			{Name: "purpose", Type: String, Description: "Why the phase exists."},
-			{Name: "position", Type: Integer, Min: f64(0), Description: "0-based position among the phases (0 is first; default: last)."},
+			{Name: "position", Type: Integer, Min: f64(0), Description: "0-based, among the phases (default: last)."},
 			{Name: "link_previous", Type: Boolean, Description: "Make the new phase blocked by the phase before it (default true)."},
 			idParam("phase_id", "Phase identifier, e.g. phase-2."),
 			{Name: "force", Type: Boolean, Description: "phase-remove: remove even when the phase holds started or finished work."},
