@@ -26,10 +26,10 @@ type TaskInput struct {
 	ResearchType       string // research nodes
 	Query              string // research nodes
 	Metadata           map[string]any
-	// Position is the 1-based position among the parent's children; 0 inserts
-	// before the parent's trailing verify nodes (verify nodes go last).
-	// Ignored by AddPhaseBulk.
-	Position int
+	// Position is the 0-based position among the parent's children (0 is
+	// first, as in foundry-mcp); nil inserts before the parent's trailing
+	// verify nodes (verify nodes go last). Ignored by AddPhaseBulk.
+	Position *int
 }
 
 // fieldViolation is one invalid field of an input.
@@ -215,17 +215,17 @@ func defaultIndex(s *Spec, children []string, t NodeType) int {
 	return i
 }
 
-// positionIndex converts a 1-based position (0 = default) into a 0-based
-// insertion index into a list of length n.
-func positionIndex(position, n, def int, field string) (int, *Error) {
-	if position == 0 {
+// positionIndex checks a 0-based position (nil = def) as an insertion
+// index into a list of length n: 0 is first, n is last.
+func positionIndex(position *int, n, def int, field string) (int, *Error) {
+	if position == nil {
 		return def, nil
 	}
-	if position < 1 || position > n+1 {
-		return 0, newErr(errcode.InvalidPosition, field, "position must be between 1 and %d", n+1).
-			with("received", position).with("min", 1).with("max", n+1)
+	if p := *position; p < 0 || p > n {
+		return 0, newErr(errcode.InvalidPosition, field, "position must be between 0 and %d (0 is first)", n).
+			with("received", p).with("min", 0).with("max", n)
 	}
-	return position - 1, nil
+	return *position, nil
 }
 
 // AddTask adds a pending node under parentID and returns its id (see
@@ -240,6 +240,7 @@ func AddTask(s *Spec, parentID string, in TaskInput) (id string, err error) {
 	if parentID == "" {
 		return "", newErr(errcode.MissingRequired, "parent", "parent is required (a phase or task id)")
 	}
+	in = in.canonical()
 	if vs := validateTaskInput(in, ""); len(vs) > 0 {
 		return "", violationsErr(vs)
 	}
@@ -250,7 +251,7 @@ func AddTask(s *Spec, parentID string, in TaskInput) (id string, err error) {
 	return addChild(s, parent, buildNode(in), in.Position)
 }
 
-func addChild(s *Spec, parent *Node, n *Node, position int) (string, error) {
+func addChild(s *Spec, parent *Node, n *Node, position *int) (string, error) {
 	if !allowedUnder(parent, n.Type) {
 		hint := ""
 		if parent.Type == TypeSpec {
@@ -340,8 +341,8 @@ func RemoveTask(s *Spec, id string, cascade bool) (removed []string, err error) 
 }
 
 // MoveTask moves a node (not a phase or the root) under newParent (empty:
-// its current parent) at a 1-based position among the new siblings (0: the
-// default place, before trailing verify nodes). Ids are kept. Because a
+// its current parent) at a 0-based position among the new siblings (nil:
+// the default place, before trailing verify nodes). Ids are kept. Because a
 // parent's blocked_by applies to its descendants, a move that would create a
 // dependency cycle is refused.
 //
@@ -349,7 +350,7 @@ func RemoveTask(s *Spec, id string, cascade bool) (removed []string, err error) 
 // (parent), VALIDATION_ERROR (root or phase: use MovePhase), INVALID_PARENT
 // (into its own subtree, or a type that may not sit there),
 // INVALID_POSITION, CIRCULAR_DEPENDENCY (details.cycle).
-func MoveTask(s *Spec, id, newParent string, position int) (err error) {
+func MoveTask(s *Spec, id, newParent string, position *int) (err error) {
 	defer s.mutate(&err)()
 	n := s.Node(id)
 	if n == nil {
@@ -416,8 +417,9 @@ type PhaseInput struct {
 	// MetadataDefaults are metadata keys given to every task of AddPhaseBulk
 	// that does not set them.
 	MetadataDefaults map[string]any
-	// Position is the 1-based position among the root's children; 0 appends.
-	Position int
+	// Position is the 0-based position among the root's children (0 is
+	// first); nil appends.
+	Position *int
 	// LinkPrevious (nil: true) makes the new phase blocked by the phase
 	// before it; when that phase blocked the phase after, the chain is
 	// re-linked through the new phase (A→C becomes A→new→C).
@@ -526,10 +528,10 @@ const (
 func addVerifyScaffold(s *Spec, phaseID, testCommand string) []string {
 	phase := s.Node(phaseID)
 	run := buildNode(TaskInput{Type: TypeVerify, Title: ScaffoldRunTestsTitle, Command: testCommand, Expected: "All tests pass"})
-	runID, _ := addChild(s, phase, run, 0)
+	runID, _ := addChild(s, phase, run, nil)
 	review := buildNode(TaskInput{Type: TypeVerify, Title: ScaffoldReviewTitle, VerificationType: "manual",
 		Expected: "The implementation matches the spec"})
-	reviewID, _ := addChild(s, s.Node(phaseID), review, 0)
+	reviewID, _ := addChild(s, s.Node(phaseID), review, nil)
 	linkBlocked(s, reviewID, runID)
 	return []string{runID, reviewID}
 }
@@ -551,6 +553,8 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 	if strings.TrimSpace(in.Title) == "" {
 		vs = append(vs, fieldViolation{errcode.MissingRequired, "phase.title", "a phase needs a title", nil})
 	}
+	tasks = canonicalTasks(tasks)
+	in.MetadataDefaults, in.Metadata = canonicalMetadata(in.MetadataDefaults), canonicalMetadata(in.Metadata)
 	hasVerify, seenTask := false, false
 	for i, t := range tasks {
 		prefix := fmt.Sprintf("tasks[%d].", i)
@@ -585,7 +589,7 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 		if n.Type == TypeSubtask {
 			parent = lastTask
 		}
-		id, err := addChild(s, s.Node(parent), n, 0)
+		id, err := addChild(s, s.Node(parent), n, nil)
 		if err != nil {
 			return PhaseResult{}, err
 		}
@@ -667,7 +671,8 @@ func RemovePhase(s *Spec, phaseID string, force bool) (res RemovePhaseResult, er
 	return res, nil
 }
 
-// MovePhase moves a phase to a 1-based position among the root's children.
+// MovePhase moves a phase to a 0-based position among the root's children
+// (0 is first, as in foundry-mcp).
 // Dependencies are not changed.
 //
 // Errors: PHASE_NOT_FOUND, INVALID_POSITION.
@@ -679,12 +684,12 @@ func MovePhase(s *Spec, phaseID string, position int) (err error) {
 	}
 	root := s.Root()
 	rest := removeString(cloneStrings(root.Children), phaseID)
-	if position < 1 || position > len(rest)+1 {
-		return newErr(errcode.InvalidPosition, "position", "position must be between 1 and %d", len(rest)+1).
-			with("received", position).with("min", 1).with("max", len(rest)+1)
+	idx, perr := positionIndex(&position, len(rest), len(rest), "position")
+	if perr != nil {
+		return perr
 	}
 	r := s.Edit(RootID)
-	r.Children = insertAt(rest, position-1, phaseID)
+	r.Children = insertAt(rest, idx, phaseID)
 	RecomputeAncestors(s, RootID) // the root's rollup summary indexes its children
 	s.touch()
 	return nil
@@ -773,6 +778,7 @@ func updateNodeMetadata(s *Spec, id string, updates map[string]any) ([]string, e
 	if len(updates) == 0 {
 		return nil, newErr(errcode.MissingRequired, "metadata", "no metadata updates given")
 	}
+	updates = canonicalMetadata(updates)
 	if vs := checkMetadataUpdate(updates); len(vs) > 0 {
 		return nil, violationsErr(vs)
 	}

@@ -55,7 +55,7 @@ func TestAddPhaseScaffoldAndLinks(t *testing.T) {
 	}
 	// Insert between: phase-1 → new → phase-2(id) re-linked.
 	no := false
-	mid := must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Middle", Position: 2}))
+	mid := must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Middle", Position: at(1)}))
 	if mid.LinkedTo != "phase-1" || len(mid.Relinked) != 1 || mid.Relinked[0].Blocked != p3.PhaseID {
 		t.Fatalf("%+v", mid)
 	}
@@ -69,7 +69,7 @@ func TestAddPhaseScaffoldAndLinks(t *testing.T) {
 	if len(s.Node(free.PhaseID).Dependencies.BlockedBy) != 0 {
 		t.Fatal("link_previous false")
 	}
-	_, err := AddPhase(s, PhaseInput{Title: "x", Position: 9})
+	_, err := AddPhase(s, PhaseInput{Title: "x", Position: at(9)})
 	mustCode(t, err, errcode.InvalidPosition)
 	_, err = AddPhase(s, PhaseInput{})
 	mustCode(t, err, errcode.MissingRequired)
@@ -118,9 +118,9 @@ func TestAddTaskPlacementAndErrors(t *testing.T) {
 	if ch[len(ch)-2] != id || s.Node(ch[len(ch)-1]).Type != TypeVerify {
 		t.Fatalf("children %v", ch)
 	}
-	id2 := must[string](t)(AddTask(s, "phase-1", TaskInput{Title: "first", Position: 1}))
+	id2 := must[string](t)(AddTask(s, "phase-1", TaskInput{Title: "first", Position: at(0)}))
 	if s.Node("phase-1").Children[0] != id2 {
-		t.Fatal("position 1")
+		t.Fatal("position 0 is first")
 	}
 	v := must[string](t)(AddTask(s, "phase-1", TaskInput{Type: TypeVerify, Title: "last check"}))
 	if ch := s.Node("phase-1").Children; ch[len(ch)-1] != v {
@@ -139,8 +139,8 @@ func TestAddTaskPlacementAndErrors(t *testing.T) {
 		{"phase-1", TaskInput{Title: "x", Type: TypeSubtask}, errcode.InvalidParent},
 		{RootID, TaskInput{Title: "x"}, errcode.InvalidParent},
 		{"verify-1-1", TaskInput{Title: "x"}, errcode.InvalidParent},
-		{"phase-1", TaskInput{Title: "x", Position: 99}, errcode.InvalidPosition},
-		{"phase-1", TaskInput{Title: "x", Position: -1}, errcode.InvalidPosition},
+		{"phase-1", TaskInput{Title: "x", Position: at(99)}, errcode.InvalidPosition},
+		{"phase-1", TaskInput{Title: "x", Position: at(-1)}, errcode.InvalidPosition},
 		{"phase-1", TaskInput{Title: "x", FilePath: "/abs"}, errcode.InvalidFormat},
 		{"phase-1", TaskInput{Title: "x", EstimatedHours: f64(-1)}, errcode.InvalidFormat},
 		{"phase-1", TaskInput{Title: "x", Command: "make"}, errcode.InvalidFormat},
@@ -186,27 +186,27 @@ func TestRemoveTaskCascade(t *testing.T) {
 
 func TestMoveTask(t *testing.T) {
 	s := twoPhases(t)
-	noErr(t, MoveTask(s, "task-1-3", "", 1))
+	noErr(t, MoveTask(s, "task-1-3", "", at(0)))
 	if s.Node("phase-1").Children[0] != "task-1-3" {
 		t.Fatal("reorder")
 	}
-	noErr(t, MoveTask(s, "task-1-1", "phase-2", 0))
+	noErr(t, MoveTask(s, "task-1-1", "phase-2", nil))
 	if s.Node("task-1-1").Parent != "phase-2" || indexOf(s.Node("phase-2").Children, "task-1-1") != 2 {
 		t.Fatalf("moved: %v", s.Node("phase-2").Children)
 	}
-	noErr(t, MoveTask(s, "task-1-2", "task-2-1", 0))
-	mustCode(t, MoveTask(s, "task-2-1", "task-1-2", 0), errcode.InvalidParent)
-	mustCode(t, MoveTask(s, "task-2-1", "verify-1-1", 0), errcode.InvalidParent)
-	mustCode(t, MoveTask(s, "phase-1", "phase-2", 0), errcode.Validation)
-	mustCode(t, MoveTask(s, "task-2-1", "phase-7", 0), errcode.PhaseNotFound)
-	mustCode(t, MoveTask(s, "task-2-1", "phase-1", 9), errcode.InvalidPosition)
+	noErr(t, MoveTask(s, "task-1-2", "task-2-1", nil))
+	mustCode(t, MoveTask(s, "task-2-1", "task-1-2", nil), errcode.InvalidParent)
+	mustCode(t, MoveTask(s, "task-2-1", "verify-1-1", nil), errcode.InvalidParent)
+	mustCode(t, MoveTask(s, "phase-1", "phase-2", nil), errcode.Validation)
+	mustCode(t, MoveTask(s, "task-2-1", "phase-7", nil), errcode.PhaseNotFound)
+	mustCode(t, MoveTask(s, "task-2-1", "phase-1", at(9)), errcode.InvalidPosition)
 	// A move that makes a task inherit a cycle is refused: task-1-3 blocks
 	// a task of phase-1; under phase-2 (blocked by phase-1) task-1-3 would
 	// wait for phase-1, which contains a task waiting for task-1-3.
 	noErr(t, AddDependency(s, "task-1-3", "task-2-1", "blocks"))
-	noErr(t, MoveTask(s, "task-2-1", "phase-1", 0))
+	noErr(t, MoveTask(s, "task-2-1", "phase-1", nil))
 	before := docJSON(t, s)
-	mustCode(t, MoveTask(s, "task-1-3", "phase-2", 0), errcode.CircularDependency)
+	mustCode(t, MoveTask(s, "task-1-3", "phase-2", nil), errcode.CircularDependency)
 	if docJSON(t, s) != before {
 		t.Fatal("refused move changed the spec")
 	}
@@ -244,13 +244,13 @@ func TestRemovePhase(t *testing.T) {
 func TestMovePhase(t *testing.T) {
 	s := twoPhases(t)
 	must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Three"}))
-	noErr(t, MovePhase(s, "phase-3", 1))
+	noErr(t, MovePhase(s, "phase-3", 0))
 	if got := s.Root().Children; !reflect.DeepEqual(got, []string{"phase-3", "phase-1", "phase-2"}) {
 		t.Fatal(got)
 	}
-	mustCode(t, MovePhase(s, "phase-3", 4), errcode.InvalidPosition)
-	mustCode(t, MovePhase(s, "phase-3", 0), errcode.InvalidPosition)
-	mustCode(t, MovePhase(s, "phase-9", 1), errcode.PhaseNotFound)
+	mustCode(t, MovePhase(s, "phase-3", 3), errcode.InvalidPosition)
+	mustCode(t, MovePhase(s, "phase-3", -1), errcode.InvalidPosition)
+	mustCode(t, MovePhase(s, "phase-9", 0), errcode.PhaseNotFound)
 	mustNoViolations(t, s, "move phase")
 }
 

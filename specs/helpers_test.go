@@ -92,3 +92,6 @@ func docJSON(t testing.TB, s *Spec) string {
 }
 
 func f64(f float64) *float64 { return &f }
+
+// at is a position argument (0-based).
+func at(p int) *int { return &p }

@@ -95,7 +95,7 @@ func TestNodeIDs(t *testing.T) {
 	if p2.PhaseID != "phase-2" {
 		t.Fatal(p2.PhaseID)
 	}
-	noErr(t, MoveTask(s, b, "phase-2", 1))
+	noErr(t, MoveTask(s, b, "phase-2", at(0)))
 	if id := must[string](t)(AddTask(s, "phase-2", TaskInput{Title: "c"})); id != "task-2-1" {
 		t.Fatalf("got %s", id)
 	}

@@ -68,21 +68,21 @@ func randomOp(r *rand.Rand, s *Spec) (string, error) {
 		return "Block " + id, err
 	case 0, 1:
 		link := r.Intn(3) != 0
-		res, err := AddPhase(s, PhaseInput{Title: "P", Position: r.Intn(len(phases) + 3), LinkPrevious: &link, TestCommand: []string{"", "go test"}[r.Intn(2)]})
+		res, err := AddPhase(s, PhaseInput{Title: "P", Position: randPos(r, len(phases)+2), LinkPrevious: &link, TestCommand: []string{"", "go test"}[r.Intn(2)]})
 		return "AddPhase " + res.PhaseID, err
 	case 2:
 		var tasks []TaskInput
 		for i := r.Intn(5); i > 0; i-- {
 			tasks = append(tasks, TaskInput{Type: types[r.Intn(len(types))], Title: "t"})
 		}
-		_, err := AddPhaseBulk(s, PhaseInput{Title: "B", Position: r.Intn(len(phases) + 2)}, tasks)
+		_, err := AddPhaseBulk(s, PhaseInput{Title: "B", Position: randPos(r, len(phases)+1)}, tasks)
 		return "AddPhaseBulk", err
 	case 3, 4, 5, 6:
 		parent := pick()
 		if r.Intn(2) == 0 {
 			parent = pickPhase()
 		}
-		id, err := AddTask(s, parent, TaskInput{Type: types[r.Intn(len(types))], Title: "T", Position: r.Intn(4)})
+		id, err := AddTask(s, parent, TaskInput{Type: types[r.Intn(len(types))], Title: "T", Position: randPos(r, 3)})
 		return "AddTask " + parent + " → " + id, err
 	case 7:
 		id := pick()
@@ -93,7 +93,7 @@ func randomOp(r *rand.Rand, s *Spec) (string, error) {
 		if r.Intn(2) == 0 {
 			parent = ""
 		}
-		return "MoveTask " + id + " → " + parent, MoveTask(s, id, parent, r.Intn(4))
+		return "MoveTask " + id + " → " + parent, MoveTask(s, id, parent, randPos(r, 3))
 	case 9, 10, 11:
 		a, b := pick(), pick()
 		typ := DependencyTypes[r.Intn(3)]
@@ -114,7 +114,7 @@ func randomOp(r *rand.Rand, s *Spec) (string, error) {
 		return "RemovePhase " + p, err
 	case 14:
 		p := pickPhase()
-		return "MovePhase " + p, MovePhase(s, p, r.Intn(len(phases)+2))
+		return "MovePhase " + p, MovePhase(s, p, r.Intn(len(phases)+2)-1)
 	case 15, 16:
 		id := pickLeaf()
 		_, err := Start(s, id, opts)
@@ -301,4 +301,14 @@ func nextInPhaseScan(s *Spec, phase *Node) *Node {
 		}
 	}
 	return nil
+}
+
+// randPos is a random position argument: nil (the default place) or 0..hi
+// (hi may be past the end, which is INVALID_POSITION).
+func randPos(r *rand.Rand, hi int) *int {
+	v := r.Intn(hi + 2)
+	if v == 0 {
+		return nil
+	}
+	return at(v - 1)
 }

@@ -22,7 +22,7 @@ type AddedTask struct {
 }
 
 // AddTaskView adds a node under parent (AddTask) and reports it with its
-// 1-based position.
+// 0-based position.
 func AddTaskView(s *Spec, parent string, in TaskInput) (AddedTask, error) {
 	id, err := AddTask(s, parent, in)
 	if err != nil {
@@ -53,7 +53,7 @@ type MovedTask struct {
 }
 
 // MoveTaskView moves id under parent at position (MoveTask).
-func MoveTaskView(s *Spec, id, parent string, position int) (MovedTask, error) {
+func MoveTaskView(s *Spec, id, parent string, position *int) (MovedTask, error) {
 	if err := MoveTask(s, id, parent, position); err != nil {
 		return MovedTask{}, err
 	}
@@ -127,7 +127,11 @@ func UpdateEstimateView(s *Spec, id string, hours *float64, complexity string) (
 // MetadataFields are update-metadata's direct parameters; each sets the
 // metadata key of the same name ("title" sets the node's title).
 var MetadataFields = []string{"title", "description", "file_path", "task_category", "acceptance_criteria", "complexity",
-	"estimated_hours", "status_note", "verification_type", "command", "expected"}
+	"estimated_hours", "actual_hours", "status_note", "verification_type", "command", "expected"}
+
+// BatchMetadataFields are metadata-batch's direct parameters (foundry-mcp's):
+// each sets the metadata key of the same name on every match.
+var BatchMetadataFields = []string{"description", "file_path", "estimated_hours", "category", "labels", "owners"}
 
 // MetadataUpdate is a node after a metadata update, with the keys that
 // changed.

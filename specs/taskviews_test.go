@@ -290,8 +290,8 @@ func TestAuthoringViews(t *testing.T) {
 	if a.Assumption != "[tech] Go 1.26" || a.Count != 1 {
 		t.Fatalf("assumption %+v", a)
 	}
-	m := must[MovedPhase](t)(MovePhaseView(s, "phase-2", 1))
-	if !reflect.DeepEqual(m.Phases, []string{"phase-2", "phase-1"}) || m.Position != 1 {
+	m := must[MovedPhase](t)(MovePhaseView(s, "phase-2", 0))
+	if !reflect.DeepEqual(m.Phases, []string{"phase-2", "phase-1"}) || m.Position != 0 {
 		t.Fatalf("moved %+v", m)
 	}
 	if names := TemplateNames(); len(names) != len(TemplateCatalogue()) || names[0] != "empty" {

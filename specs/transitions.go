@@ -14,7 +14,7 @@ type TransitionOptions struct {
 	Force       bool     // complete: complete despite unfinished prerequisites
 	TakeOver    bool     // every transition: act on a task another session holds (see Holder)
 	Strict      bool     // complete: refuse a pending task (config tasks.strict_complete)
-	Note        string   // complete: completion note (journal content)
+	Note        string   // start, complete: the journal entry's content (foundry's note / completion_note); UpdateStatus: also the default Reason
 	ActualHours *float64 // complete: overrides the elapsed time
 	Reason      string   // block: blocker description (required); reopen: required; fail: failure reason
 	BlockerType string   // block: dependency (default) | technical | resource | decision
@@ -32,6 +32,10 @@ type TransitionResult struct {
 	Entry    *JournalEntry `json:"entry,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
 }
+
+// DefaultBlockedReason is the blocker description of update-status blocked
+// given neither a reason nor a note (foundry-mcp needs none).
+const DefaultBlockedReason = "blocked"
 
 // actionTargets maps each action to the status it produces, and
 // actionSources to the statuses it applies to (the spec-model table).
@@ -207,7 +211,11 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	} else {
 		e.DeleteMeta("started_by")
 	}
-	res.Entry = s.journalEntry(e, "status_change", "Task Started", "Started "+id+".", opts, nil)
+	content := "Started " + id + "."
+	if strings.TrimSpace(opts.Note) != "" {
+		content = opts.Note
+	}
+	res.Entry = s.journalEntry(e, "status_change", "Task Started", content, opts, nil)
 	s.finish(id)
 	return res, nil
 }
@@ -449,11 +457,20 @@ func Fail(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err
 
 // UpdateStatus moves a node to status through the matching action, with its
 // checks: in_progress → Start, completed → Complete, blocked → Block,
-// failed → Fail, pending → Unblock when blocked, else Reopen.
+// failed → Fail, pending → Unblock when blocked, else Reopen. As in
+// foundry-mcp, a reason is not required here: a blank opts.Reason is
+// opts.Note (journaled as the entry's content), and blocked without either
+// is blocked with the reason "blocked".
 //
 // Errors: INVALID_FORMAT (unknown status), INVALID_TRANSITION (archived, or
 // the action's own), and those of the action.
 func UpdateStatus(s *Spec, id string, status Status, opts TransitionOptions) (TransitionResult, error) {
+	if strings.TrimSpace(opts.Reason) == "" {
+		opts.Reason = opts.Note
+	}
+	if status == StatusBlocked && strings.TrimSpace(opts.Reason) == "" {
+		opts.Reason = DefaultBlockedReason
+	}
 	switch status {
 	case StatusInProgress:
 		return Start(s, id, opts)

@@ -312,3 +312,43 @@ func TestTransitionsRespectTheHolder(t *testing.T) {
 		t.Fatalf("unblock must release the claim: %s %q", n.Status, n.StartedBy())
 	}
 }
+
+// TestUpdateStatusNote: foundry's note is the journal content of start and
+// complete and the default reason elsewhere; blocked without a reason or a
+// note is blocked with the reason "blocked"; reopen still needs one.
+func TestUpdateStatusNote(t *testing.T) {
+	s := twoPhases(t)
+	for _, st := range []struct {
+		to        Status
+		opts      TransitionOptions
+		code      string
+		content   string // the journal entry's content
+		blockerOf string // blocker_description after the step
+	}{
+		{StatusInProgress, TransitionOptions{Note: "picking it up"}, "", "picking it up", ""},
+		{StatusBlocked, TransitionOptions{}, "", DefaultBlockedReason, DefaultBlockedReason},
+		{StatusPending, TransitionOptions{Note: "unblocked by infra"}, "", "", ""},
+		{StatusBlocked, TransitionOptions{Note: "waiting on review"}, "", "waiting on review", "waiting on review"},
+		{StatusPending, TransitionOptions{}, "", "", ""},
+		{StatusBlocked, TransitionOptions{Reason: "api down", Note: "ignored for the reason"}, "", "api down", "api down"},
+		{StatusPending, TransitionOptions{}, "", "", ""},
+		{StatusCompleted, TransitionOptions{Note: "shipped"}, "", "shipped", ""},
+		{StatusPending, TransitionOptions{}, errcode.MissingRequired, "", ""},
+		{StatusPending, TransitionOptions{Note: "redo"}, "", "redo", ""},
+	} {
+		res, err := UpdateStatus(s, "task-1-1", st.to, st.opts)
+		if ErrorCodeOf(err) != st.code {
+			t.Fatalf("→%s %+v: %v want %q", st.to, st.opts, err, st.code)
+		}
+		if st.code != "" {
+			continue
+		}
+		if st.content != "" && (res.Entry == nil || res.Entry.Content != st.content) {
+			t.Errorf("→%s %+v: entry %+v, want content %q", st.to, st.opts, res.Entry, st.content)
+		}
+		if st.blockerOf != "" && s.Node("task-1-1").MetaString("blocker_description") != st.blockerOf {
+			t.Errorf("→%s: blocker_description %q, want %q", st.to, s.Node("task-1-1").MetaString("blocker_description"), st.blockerOf)
+		}
+	}
+	mustNoViolations(t, s, "update status with notes")
+}

@@ -180,7 +180,7 @@ func TestFailedMutationLeavesViewUnchanged(t *testing.T) {
 	s, src = commit(s, src)
 	before = docJSON(t, s)
 	hdr = s.Header.Clone()
-	err = MoveTask(s, a, "phase-1", 99)
+	err = MoveTask(s, a, "phase-1", at(99))
 	mustCode(t, err, errcode.InvalidPosition)
 	if docJSON(t, s) != before || !reflect.DeepEqual(hdr, s.Header) || s.Dirty() {
 		t.Fatal("failed mutation changed the view")
@@ -247,7 +247,7 @@ func TestMutationsTouchFewNodesInABigSpec(t *testing.T) {
 			_, err := UpdateMetadata(s, "task-6-1", map[string]any{"file_path": "x.go"})
 			return err
 		}, []string{}},
-		{"move within phase", func(s *Spec) error { return MoveTask(s, "task-7-3", "", 1) }, []string{"phase-7"}},
+		{"move within phase", func(s *Spec) error { return MoveTask(s, "task-7-3", "", at(0)) }, []string{"phase-7"}},
 	}
 	for _, c := range cases {
 		s := NewSpecView(h, src)

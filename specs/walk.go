@@ -125,18 +125,19 @@ func Depth(s *Spec, id string) (int, bool) {
 	}
 }
 
-// Position is the 1-based position of id among its parent's children (0
-// when id or its parent is missing).
+// Position is the 0-based position of id among its parent's children (0 is
+// first, as positions count in task add and move; -1 when id or its parent
+// is missing).
 func Position(s *Spec, id string) int {
 	n := s.Node(id)
 	if n == nil {
-		return 0
+		return -1
 	}
 	p := s.Node(n.Parent)
 	if p == nil {
-		return 0
+		return -1
 	}
-	return indexOf(p.Children, id) + 1
+	return indexOf(p.Children, id)
 }
 
 // IsTaskNode reports whether n is what task lists show: a task, subtask,

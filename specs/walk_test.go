@@ -240,11 +240,11 @@ func TestTreeHelpers(t *testing.T) {
 		phase    string
 		task     bool
 	}{
-		{"task-1-2", 2, "phase-1", true},
-		{"task-2-1-1", 1, "phase-2", true},
-		{"phase-2", 2, "phase-2", false},
-		{"verify-2-2", 4, "phase-2", true},
-		{"task-9-9", 0, "", false},
+		{"task-1-2", 1, "phase-1", true},
+		{"task-2-1-1", 0, "phase-2", true},
+		{"phase-2", 1, "phase-2", false},
+		{"verify-2-2", 3, "phase-2", true},
+		{"task-9-9", -1, "", false},
 	} {
 		n := s.Node(tc.id)
 		phase := ""

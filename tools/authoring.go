@@ -41,7 +41,7 @@ func authoringTool(d *Deps) *Tool {
 			{Name: "value", Type: String, Description: "Frontmatter value; numbers for *_hours, a JSON array for objectives."},
 			{Name: "title", Type: String, MaxLength: 500, Description: "Phase title."},
 			{Name: "purpose", Type: String, Description: "Why the phase exists."},
-			{Name: "position", Type: Integer, Min: f64(1), Description: "1-based position among the phases (default: last)."},
+			{Name: "position", Type: Integer, Min: f64(0), Description: "0-based, among the phases (default: last)."},
 			{Name: "link_previous", Type: Boolean, Description: "Make the new phase blocked by the phase before it (default true)."},
 			idParam("phase_id", "Phase identifier, e.g. phase-2."),
 			{Name: "force", Type: Boolean, Description: "phase-remove: remove even when the phase holds started or finished work."},
@@ -82,7 +82,7 @@ func authoringTool(d *Deps) *Tool {
 				[]string{"spec_id", "phase", "tasks"}, []string{"position", "link_previous"}, false, PhaseAnswer{}, d.phaseAddBulk),
 			write("phase-remove", "Removes a phase and its subtree, re-linking dependencies through it (A→phase→C becomes A→C); force is needed when it holds started or finished work.",
 				[]string{"spec_id", "phase_id"}, []string{"force"}, true, PhaseRemoveAnswer{}, d.phaseRemove),
-			write("phase-move", "Moves a phase to a 1-based position among the phases.",
+			write("phase-move", "Moves a phase to a 0-based position among the phases (0 is first).",
 				[]string{"spec_id", "phase_id", "position"}, nil, false, PhaseMoveAnswer{}, d.phaseMove),
 			write("phase-update-metadata", "Sets phase metadata keys (title, description, purpose or free-form; null deletes).",
 				[]string{"spec_id", "phase_id", "metadata"}, nil, false, PhaseMetadataAnswer{}, d.phaseUpdateMetadata),
@@ -127,7 +127,7 @@ func missingOrUnknownTemplate(name string) *core.Error {
 func phaseInput(a Args, testCommand string) specs.PhaseInput {
 	in := specs.PhaseInput{Title: a.String("title"), Description: a.String("description"), Purpose: a.String("purpose"), TestCommand: testCommand}
 	if p, ok := a.Int("position"); ok {
-		in.Position = p
+		in.Position = &p
 	}
 	if a.Has("link_previous") {
 		v := a.Bool("link_previous")

@@ -10,7 +10,7 @@ var authoringExamples = map[string]map[string]any{
 	"phase-add-bulk": {"spec_id": "$spec_id", "phase": map[string]any{"title": "Bulk phase"},
 		"tasks": []any{map[string]any{"title": "Bulk task", "task_category": "implementation", "file_path": "c.go"}}},
 	"phase-remove":          {"spec_id": "$spec_id", "phase_id": "$phase_id", "force": true},
-	"phase-move":            {"spec_id": "$spec_id", "phase_id": "$phase_id", "position": 1},
+	"phase-move":            {"spec_id": "$spec_id", "phase_id": "$phase_id", "position": 0},
 	"phase-update-metadata": {"spec_id": "$spec_id", "phase_id": "$phase_id", "metadata": map[string]any{"purpose": "why"}},
 	"assumption-add":        {"spec_id": "$spec_id", "text": "Go 1.26 is available"},
 	"assumption-list":       {"spec_id": "$spec_id"},

@@ -19,7 +19,7 @@ var taskExamples = map[string]map[string]any{
 	"list-blocked":    {"spec_id": "$spec_id"},
 	"add":             {"spec_id": "$spec_id", "parent": "$phase_id", "title": "Extra task", "file_path": "c.go", "task_category": "implementation"},
 	"remove":          {"spec_id": "$spec_id", "task_id": "$task_id_2"},
-	"move":            {"spec_id": "$spec_id", "task_id": "$task_id_2", "position": 1},
+	"move":            {"spec_id": "$spec_id", "task_id": "$task_id_2", "position": 0},
 	"add-dependency":  {"spec_id": "$spec_id", "task_id": "$task_id", "target_id": "$task_id_2"},
 	"add-requirement": {"spec_id": "$spec_id", "task_id": "$task_id", "text": "Handles empty input", "requirement_type": "acceptance"},
 	"update-estimate": {"spec_id": "$spec_id", "task_id": "$task_id", "estimated_hours": 2, "complexity": "low"},

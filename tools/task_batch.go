@@ -61,7 +61,7 @@ func (d *Deps) taskStartBatch(ctx context.Context, r *Request) Result {
 }
 
 // completionFields are the keys of one complete-batch item.
-var completionFields = []string{"task_id", "success", "note", "actual_hours"}
+var completionFields = []string{"task_id", "success", "note", "completion_note", "actual_hours"}
 
 // completionsOf binds complete-batch's items strictly: unknown keys and
 // wrong types name completions[i].field.
@@ -96,6 +96,9 @@ func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 		o.required("success", "true or false")
 	}
 	c.Note, c.ActualHours = o.str("note"), o.hours("actual_hours")
+	if c.Note == "" { // foundry's name for the note
+		c.Note = o.str("completion_note")
+	}
 	return c, o.err
 }
 
@@ -126,15 +129,20 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
 	return res
 }
 
-// taskResetBatch reopens every work leaf in progress for at least
-// threshold_hours (default 24; specs.ResetStaleBatch), in one transaction.
+// taskResetBatch reopens the tasks of task_ids (foundry's: whatever their
+// age), or else every work leaf in progress for at least threshold_hours
+// (default 24), in one transaction (specs.ResetBatchOf).
 func (d *Deps) taskResetBatch(ctx context.Context, r *Request) Result {
 	threshold, ok := r.Args.Float("threshold_hours")
 	if !ok {
 		threshold = 24
 	}
+	var ids []string
+	if r.Args.Has("task_ids") {
+		ids = append([]string{}, r.Args.Strings("task_ids")...)
+	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskResetBatchAnswer, error) {
-		b, err := specs.ResetStaleBatch(sp, j, d.clock()().UTC(), threshold, d.transitionOptions(r))
+		b, err := specs.ResetBatchOf(sp, j, d.clock()().UTC(), ids, threshold, d.transitionOptions(r))
 		return TaskResetBatchAnswer{ResetBatch: b}, err
 	})
 }

@@ -66,13 +66,14 @@ func (d *Deps) taskAdd(ctx context.Context, r *Request) Result {
 		Type: specs.NodeType(a.String("task_type")), Title: a.String("title"), Description: a.String("description"),
 		TaskCategory: a.String("task_category"), FilePath: a.String("file_path"), AcceptanceCriteria: a.Strings("acceptance_criteria"),
 		Complexity: a.String("complexity"), VerificationType: a.String("verification_type"), Command: a.String("command"),
-		Expected: a.String("expected"), BlockingMode: a.String("blocking_mode"), Metadata: a.Object("metadata"),
+		Expected: a.String("expected"), BlockingMode: a.String("blocking_mode"), ResearchType: a.String("research_type"),
+		Query: a.String("query"), Metadata: a.Object("metadata"),
 	}
 	if h, ok := a.Float("estimated_hours"); ok {
 		in.EstimatedHours = &h
 	}
 	if p, ok := a.Int("position"); ok {
-		in.Position = p
+		in.Position = &p
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskAddAnswer, error) {
 		v, err := specs.AddTaskView(sp, a.String("parent"), in)
@@ -90,7 +91,10 @@ func (d *Deps) taskRemove(ctx context.Context, r *Request) Result {
 
 // taskMove moves a node to parent/position (specs.MoveTaskView).
 func (d *Deps) taskMove(ctx context.Context, r *Request) Result {
-	pos, _ := r.Args.Int("position")
+	var pos *int
+	if p, ok := r.Args.Int("position"); ok {
+		pos = &p
+	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMoveAnswer, error) {
 		v, err := specs.MoveTaskView(sp, r.Args.String("task_id"), r.Args.String("parent"), pos)
 		return TaskMoveAnswer{MovedTask: v}, err
@@ -129,41 +133,37 @@ func (d *Deps) taskUpdateEstimate(ctx context.Context, r *Request) Result {
 	})
 }
 
-// taskUpdateMetadata sets the metadata object's keys and the direct
-// fields (specs.MetadataFields; specs.UpdateMetadataView).
+// taskUpdateMetadata sets the metadata object's keys (and foundry's
+// custom_metadata's) and the direct fields (specs.MetadataFields;
+// specs.UpdateMetadataView).
 func (d *Deps) taskUpdateMetadata(ctx context.Context, r *Request) Result {
-	updates := map[string]any{}
-	for k, v := range r.Args.Object("metadata") {
-		updates[k] = v
-	}
-	for _, k := range specs.MetadataFields {
-		if r.Args.Has(k) {
-			updates[k] = r.Args[k]
-		}
-	}
+	updates := objectUpdates(r.Args, specs.MetadataFields, "custom_metadata", "metadata")
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataAnswer, error) {
 		v, err := specs.UpdateMetadataView(sp, r.Args.String("task_id"), updates)
 		return TaskMetadataAnswer{MetadataUpdate: v}, err
 	})
 }
 
-// taskMetadataBatch applies the same updates to every task, subtask, verify
-// and research node that passes all given filters (status; parent: the
-// node's subtree; pattern: RE2 over title and id; node_type), in one
+// taskMetadataBatch applies the same updates (updates, foundry's
+// update_metadata and direct fields, specs.BatchMetadataFields) to every
+// task, subtask, verify and research node that passes all given filters
+// (status or foundry's status_filter; parent or parent_filter: the node's
+// subtree; pattern: RE2 over title and id; node_type), in one
 // transaction (specs.UpdateMetadataBatch): any invalid update rejects the
 // whole call. At least one filter is required; more than
 // specs.MaxBatchMatches matches is VALIDATION_ERROR.
 func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 	a := r.Args
-	f := specs.BatchFilters{Status: a.String("status"), Parent: a.String("parent"), Pattern: a.String("pattern"), NodeType: a.String("node_type")}
+	f := specs.BatchFilters{Status: firstOf(a, "status", "status_filter"), Parent: firstOf(a, "parent", "parent_filter"),
+		Pattern: a.String("pattern"), NodeType: a.String("node_type")}
 	tf, err := f.Filter()
 	if err != nil {
 		return Fail(specError(err, ""))
 	}
-	updates := a.Object("updates")
+	updates := objectUpdates(a, specs.BatchMetadataFields, "update_metadata", "updates")
 	if len(updates) == 0 {
-		return Fail(core.NewError(errcode.MissingRequired, "updates must set at least one metadata key.",
-			map[string]any{"field": "updates", "action": "metadata-batch"}))
+		return Fail(core.NewError(errcode.MissingRequired, "updates (or update_metadata, or a direct field) must set at least one metadata key.",
+			map[string]any{"field": "updates", "action": "metadata-batch", "fields": specs.BatchMetadataFields}))
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataBatchAnswer, error) {
 		scope := specs.RootID
@@ -176,4 +176,32 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 		b, err := specs.UpdateMetadataBatch(sp, scope, f, tf, updates)
 		return TaskMetadataBatchAnswer{MetadataBatch: b}, err
 	})
+}
+
+// objectUpdates binds a metadata update: the keys of the objects named
+// (later objects win), then the direct fields given.
+func objectUpdates(a Args, fields []string, objects ...string) map[string]any {
+	updates := map[string]any{}
+	for _, name := range objects {
+		for k, v := range a.Object(name) {
+			updates[k] = v
+		}
+	}
+	for _, k := range fields {
+		if a.Has(k) {
+			updates[k] = a[k]
+		}
+	}
+	return updates
+}
+
+// firstOf is the first of the named string arguments that is set: specd's
+// name, then foundry's alias.
+func firstOf(a Args, names ...string) string {
+	for _, n := range names {
+		if v := a.String(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -86,11 +86,20 @@ func pagedTasks[I, A any](ctx context.Context, d *Deps, r *Request, l taskListin
 func listItemAt(_ *specs.Spec, n *specs.Node, _ int) specs.TaskListItem { return specs.ListItemOf(n) }
 
 // taskList pages every task, subtask, verify and research node in
-// execution order (specs.TaskListing).
+// execution order, filtered as foundry's list is by status_filter and
+// include_completed (specs.ListFilters).
 func (d *Deps) taskList(ctx context.Context, r *Request) Result {
+	f := specs.ListFilters{Status: r.Args.String("status_filter"), ExcludeComplete: r.Args.Has("include_completed") && !r.Args.Bool("include_completed")}
+	restart := map[string]any{"action": "list", "spec_id": r.Args.String("spec_id")}
+	if f.Status != "" {
+		restart["status_filter"] = f.Status
+	}
+	if f.ExcludeComplete {
+		restart["include_completed"] = false
+	}
 	return pagedTasks(ctx, d, r, taskListing[specs.TaskListItem, TaskListAnswer]{action: "list", key: "tasks",
-		restart: map[string]any{"action": "list", "spec_id": r.Args.String("spec_id")},
-		listing: func(*specs.Spec) (specs.Listing, error) { return specs.TaskListing(), nil },
+		restart: restart, filters: []string{f.Status, strconv.FormatBool(f.ExcludeComplete)},
+		listing: func(*specs.Spec) (specs.Listing, error) { return f.Listing(), nil },
 		item:    listItemAt, wrap: specs.PageOf})
 }
 
@@ -117,7 +126,8 @@ func (d *Deps) taskQuery(ctx context.Context, r *Request) Result {
 }
 
 // taskHierarchy pages the tree (root excluded) down to max_depth, by real
-// tree depth, in execution order.
+// tree depth, in execution order; max_depth 0 is the whole tree (foundry's
+// meaning).
 func (d *Deps) taskHierarchy(ctx context.Context, r *Request) Result {
 	maxDepth := r.Args.IntOr("max_depth", 2)
 	withMeta := r.Args.Bool("include_metadata")

@@ -15,11 +15,15 @@ import (
 // id is what start records as started_by and what decides CONFLICT: a
 // transition of a task another session holds is refused unless force
 // (TakeOver); for complete, force also ignores unfinished prerequisites.
+// foundry's note is the journal content (completion_note wins on complete).
 func (d *Deps) transitionOptions(r *Request) specs.TransitionOptions {
 	o := specs.TransitionOptions{
 		SessionID: r.Session.ID, Author: author(r), Force: r.Args.Bool("force"), TakeOver: r.Args.Bool("force"), Strict: d.StrictComplete,
 		Note: r.Args.String("completion_note"), Reason: r.Args.String("reason"), BlockerType: r.Args.String("blocker_type"),
 		Ticket: r.Args.String("ticket"), Resolution: r.Args.String("resolution"),
+	}
+	if o.Note == "" { // foundry's note: the status change's journal content
+		o.Note = r.Args.String("note")
 	}
 	if h, ok := r.Args.Float("actual_hours"); ok {
 		o.ActualHours = &h

@@ -208,7 +208,7 @@ func TestTaskListPagesCoverEveryTaskOnceAndCursorsAreBound(t *testing.T) {
 		}
 		cursor = p["cursor"].(string)
 		if page == 1 { // insertions between pages do not disturb paging
-			h.ok("s1", "task", map[string]any{"action": "add", "parent": "phase-2", "title": "late", "position": 1})
+			h.ok("s1", "task", map[string]any{"action": "add", "parent": "phase-2", "title": "late", "position": 0})
 		}
 	}
 	want := "task-1-1,task-1-2,task-1-3,task-1-4,task-1-5,verify-1-1,verify-1-2,task-2-3,task-2-1,task-2-1-1,task-2-2,verify-2-1,verify-2-2"
@@ -464,12 +464,12 @@ func TestTaskPlanEdits(t *testing.T) {
 	h := newTaskHarness(t)
 	// add goes before the trailing verify nodes unless position says otherwise.
 	d := h.ok("s1", "task", map[string]any{"action": "add", "parent": "phase-1", "title": "New", "file_path": "n.go", "acceptance_criteria": []any{"works"}})
-	if d["task_id"] != "task-1-6" || d["position"] != 6.0 {
+	if d["task_id"] != "task-1-6" || d["position"] != 5.0 {
 		t.Errorf("add: %s", compact(d))
 	}
-	d = h.ok("s1", "task", map[string]any{"action": "add", "parent": "phase-1", "title": "First", "position": 1, "task_type": "task"})
-	if d["position"] != 1.0 {
-		t.Errorf("add at 1: %s", compact(d))
+	d = h.ok("s1", "task", map[string]any{"action": "add", "parent": "phase-1", "title": "First", "position": 0, "task_type": "task"})
+	if d["position"] != 0.0 || h.node("phase-1").Children[0] != d["task_id"] {
+		t.Errorf("add at 0 (first, as in foundry): %s", compact(d))
 	}
 	h.fail("INVALID_PARENT", "s1", "task", map[string]any{"action": "add", "parent": "phase-1", "title": "x", "task_type": "subtask"})
 	h.fail("PHASE_NOT_FOUND", "s1", "task", map[string]any{"action": "add", "parent": "phase-7", "title": "x"})
@@ -515,8 +515,8 @@ func TestTaskPlanEdits(t *testing.T) {
 		t.Errorf("remove-dependency left %v", n.Dependencies.Blocks)
 	}
 	// move, requirements, estimates, metadata.
-	d = h.ok("s1", "task", map[string]any{"action": "move", "task_id": "task-2-2", "parent": "phase-1", "position": 2})
-	if d["parent"] != "phase-1" || d["position"] != 2.0 {
+	d = h.ok("s1", "task", map[string]any{"action": "move", "task_id": "task-2-2", "parent": "phase-1", "position": 1})
+	if d["parent"] != "phase-1" || d["position"] != 1.0 || h.node("phase-1").Children[1] != "task-2-2" {
 		t.Errorf("move: %s", compact(d))
 	}
 	d = h.ok("s1", "task", map[string]any{"action": "add-requirement", "task_id": "task-1-1", "text": "fast", "requirement_type": "technical"})

@@ -79,7 +79,7 @@ var table = []Info{
 	{UnknownAction, TypeValidation, "Use one of the actions in data.details.allowed; server(action=\"schema\") lists them with their parameters."},
 	{UnknownParameter, TypeValidation, "Remove or rename the parameter in data.details.field; server(action=\"schema\") lists what each action takes."},
 	{InvalidParent, TypeValidation, "Choose a parent that exists and can hold this node; task(action=\"hierarchy\") shows the tree."},
-	{InvalidPosition, TypeValidation, "Use a 1-based position within the parent's children."},
+	{InvalidPosition, TypeValidation, "Use a 0-based position within the parent's children (0 is first)."},
 	{InvalidRegex, TypeValidation, "Fix the regular expression (RE2 syntax, at most 256 characters) or search literally."},
 	{PayloadTooLarge, TypeValidation, "Shrink the field named in data.details.field below data.details.limit, or pass large content as a workspace path."},
 	{InvalidCursor, TypeValidation, "Restart the listing without a cursor (see recovery)."},
