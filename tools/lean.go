@@ -17,13 +17,19 @@ const maxListDescription = 40
 var listEnvelopeSchema = json.RawMessage(`{"type":"object","properties":{"success":{"type":"boolean"},"data":{"type":"object"},"error":{"type":["string","null"]},"meta":{"type":"object"}},"required":["success","data","error","meta"]}`)
 
 // listSchema is p's entry in the tools/list input schema: its type, enum,
-// bounds and pattern, explicit length and item limits (the defaults,
+// bounds, explicit length and item limits (the defaults,
 // core.MaxStringChars and core.MaxArrayItems, are enforced by the validator
 // and shown by server schema), and its description only when it is one
-// short sentence.
+// short sentence. Patterns (the id grammar on every id parameter, a fifth
+// of the list) are left to the validator, whose INVALID_FORMAT names the
+// pattern, and to server schema.
 func (p Param) listSchema() map[string]any {
 	s := p.schema(nil)
 	delete(s, "description")
+	delete(s, "pattern")
+	if items, ok := s["items"].(map[string]any); ok {
+		delete(items, "pattern")
+	}
 	if p.Type == String && p.MaxLength == 0 {
 		delete(s, "maxLength")
 	}
