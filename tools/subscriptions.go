@@ -30,7 +30,7 @@ import (
 // turns on its lock, so a process learns of another's commit only from the
 // file. One watcher goroutine per server runs while at least one
 // subscription exists. Every SubscriptionPollInterval it takes the store's
-// FileStamp (one stat, no lock); only when the stamp says the file may have
+// ChangeStamp (one stat, no lock); only when the stamp says the file may have
 // changed does it read the versions of the subscribed specs (one read
 // transaction under the lock) and notify the sessions subscribed to the
 // specs whose version moved. A quiet store therefore costs one stat per
@@ -38,15 +38,20 @@ import (
 // number of subscriptions. Notifications arrive within one interval of
 // the commit (plus the lock wait of that read).
 
+// On etcd (several specd servers on one cluster) the stamp is the revision
+// of the newest spec change the store's watch has seen, so a change made
+// through any server moves every server's stamp and a quiet cluster costs
+// no reads at all.
+//
 // SubscriptionPollInterval is how often the watcher looks at the store.
 const SubscriptionPollInterval = 500 * time.Millisecond
 
 // specWatchStore is what the watcher needs of the store beyond SpecRepo;
 // *store.Store has it. Without it, every interval reads the versions.
 type specWatchStore interface {
-	// FileStamp describes the file from one stat, without the lock; see
-	// store.FileStamp.
-	FileStamp() (token string, fresh bool)
+	// ChangeStamp describes the file from one stat, without the lock; see
+	// store.ChangeStamp.
+	ChangeStamp() (token string, fresh bool)
 	// SpecVersions reads the versions of the specs that exist, in one read.
 	SpecVersions(ctx context.Context, ids []string) (map[string]int64, error)
 }
@@ -274,7 +279,7 @@ func (s *subscriptions) watch() {
 		}
 		s.mu.Unlock()
 		if stamped {
-			token, fresh := w.FileStamp()
+			token, fresh := w.ChangeStamp()
 			if token == lastToken && !lastFresh {
 				continue
 			}

@@ -101,6 +101,10 @@ type Store struct {
 	installID string
 	createdAt string
 
+	stampOnce sync.Once          // starts the change watch of ChangeStamp
+	stampRev  atomic.Int64       // newest spec change revision that watch saw
+	stopStamp context.CancelFunc // ends that watch (Close)
+
 	nodes nodeCache  // decoded nodes, validated by their bytes
 	vals  valueCache // stored values by key and mod revision (kv.go)
 }
@@ -182,6 +186,10 @@ func (s *Store) Client() *clientv3.Client { return s.cli }
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
+	}
+	s.stampOnce.Do(func() {}) // no watch may start after Close
+	if s.stopStamp != nil {
+		s.stopStamp()
 	}
 	if s.owned {
 		return s.cli.Close()

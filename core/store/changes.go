@@ -20,7 +20,7 @@ import (
 // through bbolt costs the lock (and, when this process does not hold the
 // file open, an open and a close). Looking at the file's metadata costs one
 // stat and no lock: every commit writes the file, so it changes the file's
-// modification time (and often its size). FileStamp is that stat, and
+// modification time (and often its size). ChangeStamp is that stat, and
 // SpecVersions the locked read a watcher makes only when the stamp says the
 // file may have changed.
 
@@ -31,13 +31,13 @@ import (
 // was.
 const freshFor = 2 * time.Second
 
-// FileStamp describes the store file as it is now, from one stat and
+// ChangeStamp describes the store file as it is now, from one stat and
 // without the lock: a token that differs whenever a commit happened since
 // another stamp was taken — unless that stamp was fresh, i.e. taken within
 // two seconds of the file's last write, when a later commit may keep the
 // token. A watcher therefore re-reads when the token changed or when the
 // previous stamp was fresh. A missing file has the token "absent".
-func (s *Store) FileStamp() (token string, fresh bool) {
+func (s *Store) ChangeStamp() (token string, fresh bool) {
 	st, err := os.Stat(s.opts.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

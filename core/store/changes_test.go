@@ -14,17 +14,17 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// TestFileStampSeesAnotherStoresCommit: a commit through a second Store on
+// TestChangeStampSeesAnotherStoresCommit: a commit through a second Store on
 // the same file (another process, as far as the first one knows) changes
 // the first store's stamp, or leaves the previous stamp fresh, so a watcher
 // re-reads; SpecVersions then shows the new version.
-func TestFileStampSeesAnotherStoresCommit(t *testing.T) {
+func TestChangeStampSeesAnotherStoresCommit(t *testing.T) {
 	ctx := context.Background()
 	a := storetest.Open(t)
 	id := createSpec(t, a, "watched")
 	b := openStore(t, a.Path(), 2*time.Second)
 	for i := range 5 {
-		before, fresh := a.FileStamp()
+		before, fresh := a.ChangeStamp()
 		v0, err := a.SpecVersions(ctx, []string{id})
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +32,7 @@ func TestFileStampSeesAnotherStoresCommit(t *testing.T) {
 		if _, err := addPhase(t, b, id, "from b", core.Mutation{}); err != nil {
 			t.Fatal(err)
 		}
-		after, _ := a.FileStamp()
+		after, _ := a.ChangeStamp()
 		if after == before && !fresh {
 			t.Fatalf("round %d: stamp %s unchanged and not fresh after another store's commit", i, after)
 		}
@@ -59,7 +59,7 @@ func TestSpecVersions(t *testing.T) {
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("SpecVersions created the file: %v", err)
 	}
-	if tok, _ := st.FileStamp(); tok != "absent" {
+	if tok, _ := st.ChangeStamp(); tok != "absent" {
 		t.Fatalf("stamp of a missing file: %s", tok)
 	}
 	id := createSpec(t, st, "one")
@@ -72,15 +72,15 @@ func TestSpecVersions(t *testing.T) {
 	}
 }
 
-// BenchmarkFileStamp is what a quiet store costs a watcher per interval;
+// BenchmarkChangeStamp is what a quiet store costs a watcher per interval;
 // BenchmarkSpecVersions what one read costs when the file changed (10
 // subscribed specs; the store closes the file between reads, as it does
 // when the watcher is its only user).
-func BenchmarkFileStamp(b *testing.B) {
+func BenchmarkChangeStamp(b *testing.B) {
 	st := storetest.Open(b)
 	createSpec(b, st, "one")
 	for b.Loop() {
-		st.FileStamp()
+		st.ChangeStamp()
 	}
 }
 

@@ -1,0 +1,63 @@
+package etcdstore
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+)
+
+// ChangeStamp is the subscription watcher's cheap "did anything change?"
+// (tools' specWatchStore; the bbolt store answers it from one stat of its
+// file). Here the token is the revision of the newest spec change this
+// store's watch has seen: the first call starts one watch (Changes) for
+// the store's lifetime, so a spec changed through any specd server on the
+// cluster moves the token of every server, and the watcher then reads the
+// subscribed specs' versions (SpecVersions). fresh is always false: a
+// watch event arrives after its commit, so an unchanged token means no
+// change was reported since. Before the watch's first event the token is
+// "0", which differs from the watcher's initial "" (it reads once).
+func (s *Store) ChangeStamp() (token string, fresh bool) {
+	s.stampOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopStamp = cancel
+		ch := s.Changes(ctx)
+		go func() {
+			for c := range ch {
+				for {
+					old := s.stampRev.Load()
+					if c.Revision <= old || s.stampRev.CompareAndSwap(old, c.Revision) {
+						break
+					}
+				}
+			}
+		}()
+	})
+	return strconv.FormatInt(s.stampRev.Load(), 10), false
+}
+
+// SpecVersions reads the current version of each of ids in one read (at
+// one revision); a spec that does not exist is absent from the map.
+// Errors: UNAVAILABLE (cluster unreachable), INTERNAL_ERROR (an unreadable
+// header).
+func (s *Store) SpecVersions(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.view(ctx, func(tx *txn) error {
+		for _, id := range ids {
+			_, h, err := loadSpec(tx, id)
+			if err != nil {
+				if core.AsError(err).Code == errcode.SpecNotFound {
+					continue
+				}
+				return err
+			}
+			out[id] = h.Version
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,143 @@
+package etcdstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/specd/specd/cmd/specd/adapt"
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/etcdstore"
+	"github.com/specd/specd/tools"
+)
+
+// TestSubscriptionAcrossServers: a client subscribed to a spec on server B
+// is notified when the spec changes through server A (two specd servers on
+// one etcd prefix): B's watch moves its change stamp, its subscription
+// watcher reads the versions and sends notifications/resources/updated.
+// A change to another spec notifies nothing.
+func TestSubscriptionAcrossServers(t *testing.T) {
+	ep := startEtcd(t, 4096)
+	a := openStore(t, ep, nil)
+	b := openStore(t, ep, func(o *etcdstore.Options) { o.Prefix = a.Prefix() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ca, cb := mcpClient(t, ctx, a), mcpClient(t, ctx, b)
+	watched, other := createSpec(t, ctx, ca, "watched"), createSpec(t, ctx, ca, "other")
+	updates := make(chan string, 16)
+	cb.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationResourceUpdated {
+			uri, _ := n.Params.AdditionalFields["uri"].(string)
+			updates <- uri
+		}
+	})
+	req := mcp.SubscribeRequest{}
+	req.Params.URI = "specd://specs/" + watched
+	//lint:ignore SA1019 resources/subscribe is the 2025-11-25 protocol's subscription, the one under test
+	if err := cb.Subscribe(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * tools.SubscriptionPollInterval) // the watcher has read the versions once
+	toolCall(t, ctx, ca, "authoring", map[string]any{"action": "phase-add", "spec_id": other, "title": "elsewhere"})
+	toolCall(t, ctx, ca, "authoring", map[string]any{"action": "phase-add", "spec_id": watched, "title": "through A"})
+	select {
+	case uri := <-updates:
+		if uri != req.Params.URI {
+			t.Fatalf("notified for %s, want %s", uri, req.Params.URI)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a change through server A never reached the subscriber on server B")
+	}
+	select {
+	case uri := <-updates:
+		t.Fatalf("unexpected second notification %s", uri)
+	case <-time.After(3 * tools.SubscriptionPollInterval):
+	}
+}
+
+func mcpClient(t *testing.T, ctx context.Context, st *etcdstore.Store) *client.Client {
+	t.Helper()
+	deps := &tools.Deps{Store: adapt.EtcdHealth(st), Specs: st, Research: st, Version: "test", Workspace: t.TempDir(),
+		ConfigSource: "test", Transports: []string{"stdio"}, Started: time.Now(), TokenBudget: core.DefaultTokenBudget,
+		Runtime: tools.Runtime{Deadline: 10 * time.Second}}
+	srv, _ := tools.NewMCPServer(deps)
+	c, err := client.NewInProcessClientWithOptions(srv, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "subscriber", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func toolCall(t *testing.T, ctx context.Context, c *client.Client, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := res.StructuredContent.(map[string]any)
+	if env == nil || env["success"] != true {
+		t.Fatalf("%s %v: %+v", tool, args, res)
+	}
+	return env["data"].(map[string]any)
+}
+
+func createSpec(t *testing.T, ctx context.Context, c *client.Client, name string) string {
+	t.Helper()
+	return toolCall(t, ctx, c, "authoring", map[string]any{"action": "spec-create", "name": name})["spec_id"].(string)
+}
+
+// TestChangeStampFollowsTheCluster: server B's change stamp moves when a
+// spec changes through server A (so B's subscription watcher reads versions
+// only then), stays put across reads, and SpecVersions reads the versions of
+// the specs that exist.
+func TestChangeStampFollowsTheCluster(t *testing.T) {
+	ep := startEtcd(t, 4096)
+	a := openStore(t, ep, nil)
+	b := openStore(t, ep, func(o *etcdstore.Options) { o.Prefix = a.Prefix() })
+	ctx := context.Background()
+	first, fresh := b.ChangeStamp()
+	if fresh {
+		t.Fatal("an etcd stamp is never fresh")
+	}
+	time.Sleep(100 * time.Millisecond) // let the watch start
+	id, err := specWithTasks(t, a, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	moved, _ := b.ChangeStamp()
+	for moved == first && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		moved, _ = b.ChangeStamp()
+	}
+	if moved == first {
+		t.Fatalf("the stamp stayed %s after a change through the other server", first)
+	}
+	time.Sleep(200 * time.Millisecond)
+	settled, _ := b.ChangeStamp()
+	vs, err := b.SpecVersions(ctx, []string{id, "no-such-spec"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := b.ChangeStamp(); again != settled {
+		t.Fatalf("a read moved the stamp: %s → %s", settled, again)
+	}
+	if _, missing := vs["no-such-spec"]; missing || vs[id] < 1 {
+		t.Fatalf("versions %v", vs)
+	}
+}
