@@ -631,21 +631,23 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 	return res, nil
 }
 
-// foundryDefaults is m with foundry-mcp's "category" key read as
-// task_category (an explicit task_category wins).
+// foundryDefaults is m read as foundry-mcp does: its "category" key as
+// task_category (an explicit task_category wins), one acceptance criterion
+// given as text as a list of one.
 func foundryDefaults(m map[string]any) map[string]any {
-	c, ok := m["category"]
-	if !ok {
-		return m
-	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		if k != "category" {
 			out[k] = v
 		}
 	}
-	if _, set := out["task_category"]; !set {
-		out["task_category"] = c
+	if c, ok := m["category"]; ok {
+		if _, set := out["task_category"]; !set {
+			out["task_category"] = c
+		}
+	}
+	if a, ok := out["acceptance_criteria"].(string); ok {
+		out["acceptance_criteria"] = []any{a}
 	}
 	return out
 }

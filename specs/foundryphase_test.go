@@ -55,6 +55,13 @@ func TestAddPhaseBulkFoundryFields(t *testing.T) {
 					t.Fatalf("estimated_hours %v", h)
 				}
 			}},
+		{name: "one acceptance criterion as text", phase: PhaseInput{Title: "P", MetadataDefaults: map[string]any{"acceptance_criteria": "It works"}},
+			tasks: []TaskInput{{Title: "a"}},
+			check: func(t *testing.T, s *Spec, res PhaseResult) {
+				if got := toStrings(s.Node(res.TaskIDs[0]).Metadata["acceptance_criteria"]); !reflect.DeepEqual(got, []string{"It works"}) {
+					t.Fatalf("acceptance_criteria %v", got)
+				}
+			}},
 		{name: "explicit task_category default wins", phase: PhaseInput{Title: "P", MetadataDefaults: map[string]any{"category": "research", "task_category": "decision"}},
 			tasks: []TaskInput{{Title: "a"}},
 			check: func(t *testing.T, s *Spec, res PhaseResult) {

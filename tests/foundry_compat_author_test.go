@@ -18,7 +18,7 @@ var foundryAuthorRows = []foundryRow{
 		"phase":             map[string]any{"title": "Foundry bulk", "estimated_hours": 6.0},
 		"metadata_defaults": map[string]any{"category": "investigation", "estimated_hours": 1.5},
 		"tasks": []any{
-			map[string]any{"type": "task", "title": "Read the retry loop", "details": "Look at how retries back off"},
+			map[string]any{"type": "task", "title": "Read the retry loop", "details": "Look at how retries back off", "acceptance_criteria": "Backoff is written down"},
 			map[string]any{"type": "task", "title": "Write it up", "category": "decision", "details": []any{"Choose", "Record"}},
 		}},
 		check: func(t *testing.T, env map[string]any) {
@@ -27,9 +27,10 @@ var foundryAuthorRows = []foundryRow{
 				t.Errorf("want two tasks and no verify scaffold: %v", d)
 			}
 		}},
-	{name: "tasks[].details is the description, metadata_defaults.category the task_category", tool: "task",
+	{name: "tasks[].details is the description, metadata_defaults.category the task_category, one criterion as text a list", tool: "task",
 		args:  map[string]any{"action": "info", "spec_id": "$spec_id", "task_id": "task-2-1"},
-		check: wantTaskMeta(map[string]any{"description": "Look at how retries back off", "task_category": "investigation", "estimated_hours": 1.5})},
+		check: wantTaskMeta(map[string]any{"description": "Look at how retries back off", "task_category": "investigation", "estimated_hours": 1.5,
+			"acceptance_criteria": []any{"Backoff is written down"}})},
 	{name: "tasks[].category wins over the default; a details list joins", tool: "task",
 		args:  map[string]any{"action": "info", "spec_id": "$spec_id", "task_id": "task-2-2"},
 		check: wantTaskMeta(map[string]any{"description": "Choose\nRecord", "task_category": "decision"})},
@@ -142,7 +143,7 @@ func wantTaskMeta(want map[string]any) func(t *testing.T, env map[string]any) {
 		task, _ := data(env)["task"].(map[string]any)
 		meta, _ := task["metadata"].(map[string]any)
 		for k, v := range want {
-			if meta[k] != v {
+			if fmt.Sprintf("%#v", meta[k]) != fmt.Sprintf("%#v", v) {
 				t.Errorf("metadata.%s = %#v, want %#v (metadata %v)", k, meta[k], v, meta)
 			}
 		}

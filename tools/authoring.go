@@ -197,7 +197,12 @@ func taskInputs(list []any) ([]specs.TaskInput, error) {
 			TaskCategory: o.str("task_category"), FilePath: o.str("file_path"), Complexity: o.str("complexity"),
 			VerificationType: o.str("verification_type"), Command: o.str("command"), Expected: o.str("expected"),
 			BlockingMode: o.str("blocking_mode"), ResearchType: o.str("research_type"), Query: o.str("query"),
-			EstimatedHours: o.hours("estimated_hours"), AcceptanceCriteria: o.strs("acceptance_criteria")}
+			EstimatedHours: o.hours("estimated_hours")}
+		if a, ok := m["acceptance_criteria"].(string); ok {
+			t.AcceptanceCriteria = []string{a} // foundry-mcp: text or a list of texts
+		} else {
+			t.AcceptanceCriteria = o.strs("acceptance_criteria")
+		}
 		if t.TaskCategory == "" {
 			t.TaskCategory = o.str("category") // foundry-mcp's name
 		}
