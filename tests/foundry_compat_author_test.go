@@ -28,7 +28,7 @@ var foundryAuthorRows = []foundryRow{
 			}
 		}},
 	{name: "tasks[].details is the description, metadata_defaults.category the task_category, one criterion as text a list", tool: "task",
-		args:  map[string]any{"action": "info", "spec_id": "$spec_id", "task_id": "task-2-1"},
+		args: map[string]any{"action": "info", "spec_id": "$spec_id", "task_id": "task-2-1"},
 		check: wantTaskMeta(map[string]any{"description": "Look at how retries back off", "task_category": "investigation", "estimated_hours": 1.5,
 			"acceptance_criteria": []any{"Backoff is written down"}})},
 	{name: "tasks[].category wins over the default; a details list joins", tool: "task",
