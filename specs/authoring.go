@@ -26,6 +26,9 @@ type TaskInput struct {
 	ResearchType       string // research nodes
 	Query              string // research nodes
 	Metadata           map[string]any
+	// Details is foundry's older spelling of the description: without a
+	// Description, its lines joined by newlines become the description.
+	Details []string
 	// Position is the 0-based position among the parent's children (0 is
 	// first, as in foundry-mcp); nil inserts before the parent's trailing
 	// verify nodes (verify nodes go last). Ignored by AddPhaseBulk.
@@ -145,6 +148,9 @@ func buildNode(in TaskInput) *Node {
 		}
 	}
 	set("description", in.Description)
+	if in.Description == "" {
+		set("description", strings.TrimSpace(strings.Join(in.Details, "\n")))
+	}
 	set("task_category", in.TaskCategory)
 	set("file_path", in.FilePath)
 	set("complexity", in.Complexity)
@@ -415,8 +421,13 @@ type PhaseInput struct {
 	Purpose     string
 	Metadata    map[string]any // extra phase metadata
 	// MetadataDefaults are metadata keys given to every task of AddPhaseBulk
-	// that does not set them.
+	// that does not set them (foundry's "category" counts as task_category).
 	MetadataDefaults map[string]any
+	// EstimatedHours, when set, is the phase's metadata.estimated_hours.
+	EstimatedHours *float64
+	// VerifyScaffold asks AddPhaseBulk for the verify scaffold (AddPhase
+	// always adds it); it is not added when the tasks contain verify nodes.
+	VerifyScaffold bool
 	// Position is the 0-based position among the root's children (0 is
 	// first); nil appends.
 	Position *int
@@ -466,6 +477,10 @@ func addPhase(s *Spec, in PhaseInput) (PhaseResult, error) {
 	if strings.TrimSpace(in.Title) == "" {
 		return res, newErr(errcode.MissingRequired, "title", "a phase needs a title")
 	}
+	var vs []fieldViolation
+	if checkHours(&vs, "estimated_hours", in.EstimatedHours); len(vs) > 0 {
+		return res, violationsErr(vs)
+	}
 	root := s.Root()
 	if root == nil {
 		return res, newErr(errcode.Validation, "spec_id", "spec %s has no root node; run spec fix", s.Header.SpecID)
@@ -486,6 +501,9 @@ func addPhase(s *Spec, in PhaseInput) (PhaseResult, error) {
 	}
 	if in.Description != "" {
 		n.SetMeta("description", in.Description)
+	}
+	if in.EstimatedHours != nil {
+		n.SetMeta("estimated_hours", *in.EstimatedHours)
 	}
 	s.Put(n)
 	r := s.Edit(RootID)
@@ -538,10 +556,12 @@ func addVerifyScaffold(s *Spec, phaseID, testCommand string) []string {
 
 // AddPhaseBulk adds a phase and its tasks in one atomic call. Tasks are added
 // in order under the phase; a subtask attaches to the closest preceding task.
-// MetadataDefaults fill metadata keys the tasks leave unset. The verify
-// scaffold is added unless the tasks contain verify nodes. Every task is
-// validated before anything is written, and all violations are reported
-// together (details.violations, fields named tasks[i].field).
+// MetadataDefaults fill metadata keys the tasks leave unset; they are
+// checked like task metadata (metadata_defaults.key). As in foundry-mcp, no
+// verify scaffold is added unless in.VerifyScaffold (and then not when the
+// tasks contain verify nodes). Every task is validated before anything is
+// written, and all violations are reported together (details.violations,
+// fields named tasks[i].field).
 //
 // Errors: MISSING_REQUIRED (phase title; a task title when it is the only
 // violation), INVALID_FORMAT (one invalid field), VALIDATION_ERROR (no tasks
@@ -554,7 +574,13 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 		vs = append(vs, fieldViolation{errcode.MissingRequired, "phase.title", "a phase needs a title", nil})
 	}
 	tasks = canonicalTasks(tasks)
-	in.MetadataDefaults, in.Metadata = canonicalMetadata(in.MetadataDefaults), canonicalMetadata(in.Metadata)
+	in.Metadata = canonicalMetadata(in.Metadata)
+	checkHours(&vs, "phase.estimated_hours", in.EstimatedHours)
+	defaults := canonicalMetadata(foundryDefaults(in.MetadataDefaults))
+	for _, v := range checkMetadataUpdate(defaults) {
+		v.Field = "metadata_defaults." + v.Field
+		vs = append(vs, v)
+	}
 	hasVerify, seenTask := false, false
 	for i, t := range tasks {
 		prefix := fmt.Sprintf("tasks[%d].", i)
@@ -580,8 +606,8 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 	lastTask := ""
 	for _, t := range tasks {
 		n := buildNode(t)
-		for k, v := range in.MetadataDefaults {
-			if _, ok := n.Metadata[k]; !ok {
+		for k, v := range defaults {
+			if _, ok := n.Metadata[k]; !ok && v != nil {
 				n.SetMeta(k, v)
 			}
 		}
@@ -602,11 +628,32 @@ func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, e
 			res.TaskIDs = append(res.TaskIDs, id)
 		}
 	}
-	if !hasVerify {
-		res.VerifyIDs = addVerifyScaffold(s, res.PhaseID, in.TestCommand)
+	if in.VerifyScaffold && !hasVerify {
+		res.VerifyIDs = append(res.VerifyIDs, addVerifyScaffold(s, res.PhaseID, in.TestCommand)...)
 	}
 	s.touch()
 	return res, nil
+}
+
+// foundryDefaults is m read as foundry-mcp does: its "category" key as
+// task_category (an explicit task_category wins), one acceptance criterion
+// given as text as a list of one.
+func foundryDefaults(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != "category" {
+			out[k] = v
+		}
+	}
+	if c, ok := m["category"]; ok {
+		if _, set := out["task_category"]; !set {
+			out["task_category"] = c
+		}
+	}
+	if a, ok := out["acceptance_criteria"].(string); ok {
+		out["acceptance_criteria"] = []any{a}
+	}
+	return out
 }
 
 // RemovePhaseResult reports what RemovePhase removed and re-linked.

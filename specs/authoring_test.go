@@ -83,8 +83,8 @@ func TestAddPhaseBulk(t *testing.T) {
 		{Type: TypeSubtask, Title: "a.1"},
 		{Title: "b"},
 	}))
-	if !reflect.DeepEqual(res.TaskIDs, []string{"task-1-1", "task-1-1-1", "task-1-2"}) || len(res.VerifyIDs) != 2 {
-		t.Fatalf("%+v", res)
+	if !reflect.DeepEqual(res.TaskIDs, []string{"task-1-1", "task-1-1-1", "task-1-2"}) || len(res.VerifyIDs) != 0 {
+		t.Fatalf("no verify scaffold unless asked (as in foundry-mcp): %+v", res)
 	}
 	if s.Node("task-1-1").MetaString("complexity") != "high" || s.Node("task-1-2").MetaString("complexity") != "low" {
 		t.Fatal("metadata defaults")
@@ -92,7 +92,7 @@ func TestAddPhaseBulk(t *testing.T) {
 	if s.Node("task-1-1-1").Parent != "task-1-1" {
 		t.Fatal("subtask parent")
 	}
-	res2 := must[PhaseResult](t)(AddPhaseBulk(s, PhaseInput{Title: "Own checks"}, []TaskInput{{Title: "x"}, {Type: TypeVerify, Title: "check", Command: "make test"}}))
+	res2 := must[PhaseResult](t)(AddPhaseBulk(s, PhaseInput{Title: "Own checks", VerifyScaffold: true}, []TaskInput{{Title: "x"}, {Type: TypeVerify, Title: "check", Command: "make test"}}))
 	if !reflect.DeepEqual(res2.VerifyIDs, []string{"verify-2-1"}) || s.Node("verify-2-1").VerificationType() != "run-tests" {
 		t.Fatalf("no scaffold when verify given: %+v", res2)
 	}

@@ -26,7 +26,7 @@ func benchSpec(tb testing.TB, n int) (Header, MemorySource) {
 		for i := range tasks {
 			tasks[i] = TaskInput{Title: fmt.Sprintf("Task %d of phase %d", i+1, p), Description: "Do the thing", FilePath: "x.go"}
 		}
-		if _, err := AddPhaseBulk(s, PhaseInput{Title: fmt.Sprintf("Phase %d", p)}, tasks); err != nil {
+		if _, err := AddPhaseBulk(s, PhaseInput{Title: fmt.Sprintf("Phase %d", p), VerifyScaffold: true}, tasks); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -20,6 +20,9 @@ type FindReplaceInput struct {
 	Replace string // with Regex, $1 / ${name} expand groups
 	Regex   bool
 	Scope   string // all (default): titles and descriptions | titles | descriptions
+	// IgnoreCase matches Find in any letter case (foundry-mcp's
+	// case_sensitive: false); a literal Replace is then inserted as is.
+	IgnoreCase bool
 }
 
 // FindReplaceSample shows one changed field.
@@ -44,7 +47,8 @@ type frTarget struct {
 
 // FindReplace replaces Find (a literal, or a Go RE2 regular expression of at
 // most 256 characters) in the spec's and every node's title and/or
-// metadata.description, as Scope says. It is all-or-nothing: when the
+// metadata.description, as Scope says; with IgnoreCase in any letter case
+// (case-sensitive by default, as in foundry-mcp). It is all-or-nothing: when the
 // replacements would exceed 1000 or blank a title, nothing changes. It reads
 // every node and edits only the nodes that change. Samples holds up to 10
 // changed fields.
@@ -75,8 +79,8 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 		return res, newErr(code, "find", "the pattern must be at most %d characters", MaxPatternLength).with("max_length", MaxPatternLength)
 	}
 	var re *regexp.Regexp
-	if in.Regex {
-		re, err = regexp.Compile(in.Find)
+	if in.Regex || in.IgnoreCase {
+		re, err = compileFind(in)
 		if err != nil {
 			return res, newErr(errcode.InvalidRegex, "find", "the pattern does not compile: %s", err.Error()).
 				with("received", truncateForDetails(in.Find))
@@ -89,6 +93,9 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 		return strings.Count(v, in.Find)
 	}
 	replace := func(v string) string {
+		if re != nil && !in.Regex {
+			return re.ReplaceAllLiteralString(v, in.Replace)
+		}
 		if re != nil {
 			return re.ReplaceAllString(v, in.Replace)
 		}
@@ -170,6 +177,19 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 		s.touch()
 	}
 	return res, nil
+}
+
+// compileFind compiles Find: a regular expression, or (IgnoreCase without
+// Regex) the literal text; IgnoreCase adds the (?i) flag.
+func compileFind(in FindReplaceInput) (*regexp.Regexp, error) {
+	expr := in.Find
+	if !in.Regex {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if in.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	return regexp.Compile(expr)
 }
 
 func orSpec(id string) string {

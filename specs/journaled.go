@@ -47,13 +47,21 @@ type LifecycleState struct {
 	Version            int64       `json:"version"`
 	Allowed            []Lifecycle `json:"allowed"`
 	CanComplete        bool        `json:"can_complete"`
+	// TotalTasks, CompletedTasks and CanArchive are foundry-mcp's keys of
+	// lifecycle state: the root's task counts, and whether lifecycle archive
+	// succeeds from here.
+	TotalTasks     int  `json:"total_tasks"`
+	CompletedTasks int  `json:"completed_tasks"`
+	CanArchive     bool `json:"can_archive"`
 }
 
 // StateOf is the spec's lifecycle state.
 func StateOf(s *Spec) LifecycleState {
 	l, h := LifecycleOf(s), s.Header
 	return LifecycleState{SpecID: h.SpecID, Lifecycle: l, Status: h.Status, ProgressPercentage: h.ProgressPercentage,
-		Version: h.Version, Allowed: AllowedLifecycleMoves(l), CanComplete: h.ProgressPercentage == 100}
+		Version: h.Version, Allowed: AllowedLifecycleMoves(l), CanComplete: h.ProgressPercentage == 100,
+		TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks,
+		CanArchive: l == LifecycleArchived || containsLifecycle(AllowedLifecycleMoves(l), LifecycleArchived)}
 }
 
 // AddJournalEntry appends e (timestamp now, entry type note when empty) to

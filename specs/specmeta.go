@@ -156,7 +156,7 @@ func ApplyTemplate(s *Spec, name, testCommand string) (res []PhaseResult, err er
 func applyTemplate(s *Spec, tmpl Template, testCommand string) ([]PhaseResult, error) {
 	var out []PhaseResult
 	for _, p := range tmpl.Phases {
-		r, err := AddPhaseBulk(s, PhaseInput{Title: p.Title, Purpose: p.Purpose, TestCommand: testCommand}, p.Tasks)
+		r, err := AddPhaseBulk(s, PhaseInput{Title: p.Title, Purpose: p.Purpose, TestCommand: testCommand, VerifyScaffold: true}, p.Tasks)
 		if err != nil {
 			return nil, err
 		}

@@ -19,13 +19,13 @@ func walkFixture(t *testing.T) *Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AddPhaseBulk(s, PhaseInput{Title: "One", TestCommand: "go test ./..."}, []TaskInput{
+	if _, err := AddPhaseBulk(s, PhaseInput{Title: "One", TestCommand: "go test ./...", VerifyScaffold: true}, []TaskInput{
 		{Title: "A", FilePath: "a.go"}, {Title: "B", FilePath: "b.go"}, {Title: "C"},
 		{Title: "D", FilePath: "pkg/x.go"}, {Title: "E", FilePath: "pkg"},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AddPhaseBulk(s, PhaseInput{Title: "Two"}, []TaskInput{{Title: "F", FilePath: "f.go"}, {Title: "F1", Type: TypeSubtask}, {Title: "G", FilePath: "g.go"}}); err != nil {
+	if _, err := AddPhaseBulk(s, PhaseInput{Title: "Two", VerifyScaffold: true}, []TaskInput{{Title: "F", FilePath: "f.go"}, {Title: "F1", Type: TypeSubtask}, {Title: "G", FilePath: "g.go"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := MoveLifecycle(s, LifecycleActive, false); err != nil {

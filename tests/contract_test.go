@@ -177,7 +177,7 @@ func fixture(t *testing.T, c *client.Client) map[string]string {
 		t.Fatalf("fixture spec-create: %v", env)
 	}
 	id := data(env)["spec_id"].(string)
-	env = call(t, c, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": id,
+	env = call(t, c, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": id, "verify_scaffold": true,
 		"phase": map[string]any{"title": "Phase one"},
 		"tasks": []any{
 			map[string]any{"title": "First task", "task_category": "implementation", "file_path": "a.go", "description": "do a"},

@@ -34,7 +34,7 @@ func mpSeed(tb testing.TB, c *client.Client, name string, verify bool) (string, 
 			tasks = append(tasks, map[string]any{"title": fmt.Sprintf("T%d.%d", p, i), "file_path": fmt.Sprintf("p%d/%d.go", p, i), "task_category": "implementation"})
 		}
 		d := taskOK(tb, c, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": specID, "phase": map[string]any{"title": fmt.Sprint("P", p)},
-			"tasks": tasks, "link_previous": false})
+			"tasks": tasks, "link_previous": false, "verify_scaffold": verify})
 		ids := d["task_ids"].([]any)
 		if verify {
 			ids = append(ids, d["verify_ids"].([]any)...)

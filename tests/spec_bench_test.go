@@ -33,7 +33,7 @@ func seedSpec(b testing.TB, st *store.Store, n int) string {
 			in[i] = specs.TaskInput{Title: fmt.Sprintf("Task %d.%d: implement the thing", p, i), Description: "Do the work and test it.",
 				TaskCategory: "implementation", FilePath: fmt.Sprintf("pkg/p%d/f%d.go", p, i)}
 		}
-		if _, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: fmt.Sprintf("Phase %d", p)}, in); err != nil {
+		if _, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: fmt.Sprintf("Phase %d", p), VerifyScaffold: true}, in); err != nil {
 			b.Fatal(err)
 		}
 	}

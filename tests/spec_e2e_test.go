@@ -71,16 +71,19 @@ func TestSpecAuthoringScenario(t *testing.T) {
 		}
 		got := ok(call(t, c, "spec", map[string]any{"action": "get", "spec_id": id}))
 		spec := got["spec"].(map[string]any)
-		if spec["lifecycle"] != "active" || len(spec["hierarchy"].(map[string]any)) != 1+3*(1+2+2) {
+		// root + 3 × (phase + 2 tasks): phase-add-bulk adds no verify
+		// scaffold unless asked (verify_scaffold), as in foundry-mcp.
+		if spec["lifecycle"] != "active" || len(spec["hierarchy"].(map[string]any)) != 1+3*(1+2) {
 			t.Fatalf("get: lifecycle %v, %d nodes", spec["lifecycle"], len(spec["hierarchy"].(map[string]any)))
 		}
 		hist := ok(call(t, c, "spec", map[string]any{"action": "history", "spec_id": id, "limit": 2}))
 		if len(hist["versions"].([]any)) != 2 {
 			t.Fatalf("history page: %v", hist)
 		}
-		// Diff version 2 (one phase) against now: phases 2 and 3 were added.
+		// Diff version 2 (one phase) against now: phases 2 and 3 were added,
+		// each with its two tasks (no verify scaffold unless asked).
 		diff := ok(call(t, c, "spec", map[string]any{"action": "diff", "spec_id": id, "version": 2}))
-		if len(diff["added"].([]any)) != 2*5 {
+		if len(diff["added"].([]any)) != 2*3 {
 			t.Fatalf("diff v2→now added %v", diff["added"])
 		}
 		stats := ok(call(t, c, "spec", map[string]any{"action": "stats", "spec_id": id}))
@@ -90,7 +93,7 @@ func TestSpecAuthoringScenario(t *testing.T) {
 		// Roll back to the spec with one phase: a new version, phases 2 and 3 gone.
 		rb := ok(call(t, c, "authoring", map[string]any{"action": "spec-rollback", "spec_id": id, "version": 2}))
 		after := ok(call(t, c, "spec", map[string]any{"action": "get", "spec_id": id}))["spec"].(map[string]any)
-		if after["version"].(float64) != rb["version"].(float64) || len(after["hierarchy"].(map[string]any)) != 1+5 {
+		if after["version"].(float64) != rb["version"].(float64) || len(after["hierarchy"].(map[string]any)) != 1+3 { // root + phase 1 with its two tasks
 			t.Fatalf("rollback: version %v, %d nodes", after["version"], len(after["hierarchy"].(map[string]any)))
 		}
 		// The journal survives a rollback.

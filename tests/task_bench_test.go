@@ -45,7 +45,7 @@ func taskBenchDoc(b testing.TB, n int, halfPhase bool) (*specs.Spec, []specs.Jou
 			in[i] = specs.TaskInput{Title: fmt.Sprintf("Task %d.%d: implement the thing", p, i), Description: "Do the work and test it.",
 				TaskCategory: "implementation", FilePath: fmt.Sprintf("pkg/p%d/f%d.go", p, i), AcceptanceCriteria: []string{"tests pass"}}
 		}
-		if _, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: fmt.Sprintf("Phase %d", p), LinkPrevious: &link, TestCommand: "go test ./..."}, in); err != nil {
+		if _, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: fmt.Sprintf("Phase %d", p), LinkPrevious: &link, TestCommand: "go test ./...", VerifyScaffold: true}, in); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -60,7 +60,7 @@ func seedWorkSpec(t testing.TB, c *client.Client) (string, []string) {
 			tasks = append(tasks, map[string]any{"title": fmt.Sprintf("Task %d.%d", p+1, i+1), "task_category": "implementation",
 				"file_path": fmt.Sprintf("pkg/p%d/f%d.go", p+1, i+1), "description": "work"})
 		}
-		d := taskOK(t, c, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": id, "phase": map[string]any{"title": fmt.Sprintf("Phase %d", p+1)}, "tasks": tasks})
+		d := taskOK(t, c, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": id, "phase": map[string]any{"title": fmt.Sprintf("Phase %d", p+1)}, "tasks": tasks, "verify_scaffold": true})
 		for _, x := range d["task_ids"].([]any) {
 			leaves = append(leaves, x.(string))
 		}
@@ -401,7 +401,17 @@ func TestVerificationExecuteOverStdio(t *testing.T) {
 	}
 	on := stdioOnStore(t, db, protocols[1], "--enable-verification-execute", "--flags", flagOn)
 	taskOK(t, on, "task", map[string]any{"action": "update-metadata", "spec_id": specID, "task_id": "verify-1-1", "command": "pwd; exit 0"})
+	// Without record (default false, as in foundry-mcp) the result is
+	// answered, not stored.
 	d := taskOK(t, on, "verification", map[string]any{"action": "execute", "spec_id": specID, "verify_id": "verify-1-1", "timeout_seconds": 30})
+	if d["result"] != "PASSED" || d["recorded"] != false {
+		t.Fatalf("execute without record: %v", d)
+	}
+	info := taskOK(t, on, "task", map[string]any{"action": "info", "spec_id": specID, "task_id": "verify-1-1"})
+	if meta := info["task"].(map[string]any)["metadata"].(map[string]any); meta["last_result"] != nil {
+		t.Fatalf("execute without record stored %v", meta["last_result"])
+	}
+	d = taskOK(t, on, "verification", map[string]any{"action": "execute", "spec_id": specID, "verify_id": "verify-1-1", "timeout_seconds": 30, "record": true})
 	ws, _ := filepath.EvalSymlinks(filepath.Dir(filepath.Dir(db)))
 	if d["result"] != "PASSED" || strings.TrimSpace(d["output"].(string)) != ws || d["recorded"] != true {
 		t.Fatalf("execute: %v (workspace %s)", d, ws)

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -42,11 +43,14 @@ func authoringTool(d *Deps) *Tool {
 			{Name: "title", Type: String, MaxLength: 500, Description: "Phase title."},
 			{Name: "purpose", Type: String, Description: "Why the phase exists."},
 			{Name: "position", Type: Integer, Min: f64(0), Description: "0-based, among the phases (default: last)."},
-			{Name: "link_previous", Type: Boolean, Description: "Make the new phase blocked by the phase before it (default true)."},
+			{Name: "link_previous", Type: Boolean, Description: "Chain the phase to the phase before it where it lands (default true)."},
 			idParam("phase_id", "Phase identifier, e.g. phase-2."),
 			{Name: "force", Type: Boolean, Description: "phase-remove: remove even when the phase holds started or finished work."},
-			{Name: "phase", Type: Object, Description: "phase-add-bulk: {title, description, purpose, metadata_defaults}."},
-			{Name: "tasks", Type: Array, Items: Object, MaxItems: 200, Description: "phase-add-bulk: [{type task|subtask|verify|research, title, description, task_category, file_path, acceptance_criteria[], complexity, estimated_hours, verification_type, command, expected}]."},
+			{Name: "phase", Type: Object, Description: "phase-add-bulk: {title, description, purpose, estimated_hours, metadata_defaults}."},
+			{Name: "tasks", Type: Array, Items: Object, MaxItems: 200, Description: "phase-add-bulk: [{type task|subtask|verify|research, title, description (or details), task_category (or category), file_path, acceptance_criteria[], complexity, estimated_hours, verification_type, command, expected}]."},
+			{Name: "metadata_defaults", Type: Object, Description: "phase-add-bulk: defaults for every task (phase.metadata_defaults wins)."},
+			{Name: "verify_scaffold", Type: Boolean, Description: "phase-add-bulk: also add the verify scaffold (default false, as in foundry-mcp)."},
+			{Name: "estimated_hours", Type: Number, Min: f64(0), Max: f64(100000), Description: "phase-add, phase-update-metadata: the phase's estimated hours."},
 			{Name: "metadata", Type: Object, Description: "phase-update-metadata: keys to set (null deletes)."},
 			{Name: "text", Type: String, Description: "The assumption, constraint, question or success criterion."},
 			{Name: "assumption_type", Type: String, MaxLength: 50, Description: "Optional kind of assumption (kept as a prefix tag)."},
@@ -54,7 +58,10 @@ func authoringTool(d *Deps) *Tool {
 			{Name: "impact", Type: String, Enum: specs.RiskLevels, Description: "Risk impact."},
 			{Name: "mitigation", Type: String, Description: "How the risk is mitigated."},
 			{Name: "changelog", Type: String, Description: "revision-add: what changed in this revision."},
-			{Name: "author", Type: String, MaxLength: 200, Description: "revision-add: who made the revision (default: the client)."},
+			{Name: "author", Type: String, MaxLength: 200, Description: "revision-add: who made the revision (default: the client); assumption-add: echoed."},
+			{Name: "changes", Type: String, Description: "revision-add: foundry-mcp's name of changelog."},
+			{Name: "template_name", Type: String, Description: "spec-template: foundry-mcp's name of template (checked like it)."},
+			{Name: "case_sensitive", Type: Boolean, Description: "spec-find-replace: match case (default true)."},
 			{Name: "find", Type: String, MaxLength: 256, MinLength: 1, Description: "Text (or RE2 regular expression with use_regex) to find, at most 256 characters."},
 			{Name: "replace", Type: String, Description: "Replacement text ($1 expands groups with use_regex)."},
 			{Name: "use_regex", Type: Boolean, Description: "Treat find as a regular expression."},
@@ -70,24 +77,28 @@ func authoringTool(d *Deps) *Tool {
 			},
 			{
 				Name: "spec-template", Summary: "Lists the shipped templates (empty, feature, bugfix, refactor), shows one, or applies one to an existing spec.",
-				Optional:    []string{"template_action", "template", "spec_id", "dry_run", "expected_version"},
+				Optional:    []string{"template_action", "template", "template_name", "spec_id", "dry_run", "expected_version"},
 				SideEffects: EffectWrite, Latency: LatencyFast, Example: map[string]any{"template_action": "list"},
 				Answer: SpecTemplateAnswer{}, Handler: d.specTemplate,
 			},
 			write("spec-update-frontmatter", "Sets one top-level field (title, description, mission, category, plan paths, hours, objectives or a free-form metadata key); list-typed fields have their own actions.",
 				[]string{"spec_id", "key"}, []string{"value"}, false, FrontmatterAnswer{}, d.specUpdateFrontmatter),
 			write("phase-add", "Adds a phase with its verify scaffold (Run tests → Review against the spec), blocked by the previous phase unless link_previous is false.",
-				[]string{"spec_id", "title"}, []string{"description", "purpose", "position", "link_previous"}, false, PhaseAnswer{}, d.phaseAdd),
-			write("phase-add-bulk", "Adds a phase and all its tasks in one atomic call (verify scaffold appended unless the tasks contain verify nodes); any invalid task rejects the whole call.",
-				[]string{"spec_id", "phase", "tasks"}, []string{"position", "link_previous"}, false, PhaseAnswer{}, d.phaseAddBulk),
+				[]string{"spec_id", "title"}, []string{"description", "purpose", "estimated_hours", "position", "link_previous"}, false, PhaseAnswer{}, d.phaseAdd),
+			write("phase-add-bulk", "Adds a phase and all its tasks in one atomic call (the verify scaffold only with verify_scaffold, and not when the tasks contain verify nodes); any invalid task rejects the whole call.",
+				[]string{"spec_id", "phase", "tasks"}, []string{"metadata_defaults", "verify_scaffold", "position", "link_previous"}, false, PhaseAnswer{}, d.phaseAddBulk),
 			write("phase-remove", "Removes a phase and its subtree, re-linking dependencies through it (A→phase→C becomes A→C); force is needed when it holds started or finished work.",
 				[]string{"spec_id", "phase_id"}, []string{"force"}, true, PhaseRemoveAnswer{}, d.phaseRemove),
-			write("phase-move", "Moves a phase to a 0-based position among the phases (0 is first).",
-				[]string{"spec_id", "phase_id", "position"}, nil, false, PhaseMoveAnswer{}, d.phaseMove),
-			write("phase-update-metadata", "Sets phase metadata keys (title, description, purpose or free-form; null deletes).",
-				[]string{"spec_id", "phase_id", "metadata"}, nil, false, PhaseMetadataAnswer{}, d.phaseUpdateMetadata),
-			write("assumption-add", "Records an assumption.", []string{"spec_id", "text"}, []string{"assumption_type"}, false, AssumptionAddAnswer{}, d.assumptionAdd),
-			read("assumption-list", "Lists the assumptions.", AssumptionListAnswer{}, d.assumptionList),
+			write("phase-move", "Moves a phase to a 0-based position among the phases (0 is first); with link_previous (default true) the phases' blocked-by chain follows it.",
+				[]string{"spec_id", "phase_id", "position"}, []string{"link_previous"}, false, PhaseMoveAnswer{}, d.phaseMove),
+			write("phase-update-metadata", "Sets phase metadata keys (title, description, purpose, estimated_hours or free-form; null deletes), given in metadata or as top-level description, purpose, estimated_hours.",
+				[]string{"spec_id", "phase_id"}, []string{"metadata", "description", "purpose", "estimated_hours"}, false, PhaseMetadataAnswer{}, d.phaseUpdateMetadata),
+			write("assumption-add", "Records an assumption.", []string{"spec_id", "text"}, []string{"assumption_type", "author"}, false, AssumptionAddAnswer{}, d.assumptionAdd),
+			{
+				Name: "assumption-list", Summary: "Lists the assumptions (those tagged assumption_type when given).",
+				Required: []string{"spec_id"}, Optional: []string{"assumption_type"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+				Answer: AssumptionListAnswer{}, Handler: d.assumptionList,
+			},
 			write("constraint-add", "Records a constraint.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddConstraint, func(a *ItemAddAnswer, t string) { a.Constraint = t })),
 			read("constraint-list", "Lists the constraints.", ConstraintListAnswer{}, d.constraintList),
 			write("risk-add", "Records a risk with likelihood, impact (low|medium|high) and mitigation.",
@@ -97,10 +108,10 @@ func authoringTool(d *Deps) *Tool {
 			read("question-list", "Lists the open questions.", QuestionListAnswer{}, d.questionList),
 			write("success-criterion-add", "Records a success criterion.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddSuccessCriterion, func(a *ItemAddAnswer, t string) { a.SuccessCriterion = t })),
 			read("success-criteria-list", "Lists the success criteria.", SuccessCriteriaListAnswer{}, d.successCriteriaList),
-			write("revision-add", "Records a human revision note (version = the spec's version, today's date) in metadata.revision_history.",
-				[]string{"spec_id", "changelog"}, []string{"author"}, false, RevisionAddAnswer{}, d.revisionAdd),
-			write("spec-find-replace", "Finds and replaces text (literal, or a regular expression of at most 256 characters) in titles and/or descriptions; at most 1,000 replacements, with samples.",
-				[]string{"spec_id", "find"}, []string{"replace", "use_regex", "scope"}, false, FindReplaceAnswer{}, d.specFindReplace),
+			write("revision-add", "Records a human revision note (changelog or changes; version default the spec's version, today's date) in metadata.revision_history.",
+				[]string{"spec_id"}, []string{"changelog", "changes", "version", "author"}, false, RevisionAddAnswer{}, d.revisionAdd),
+			write("spec-find-replace", "Finds and replaces text (literal, or a regular expression of at most 256 characters; case_sensitive false matches any case) in titles and/or descriptions; at most 1,000 replacements, with samples.",
+				[]string{"spec_id", "find"}, []string{"replace", "use_regex", "scope", "case_sensitive"}, false, FindReplaceAnswer{}, d.specFindReplace),
 			{
 				Name: "spec-rollback", Summary: "Restores the spec to an earlier version (spec history lists them) as a new version; the journal is untouched.",
 				Required: []string{"spec_id", "version"}, Optional: mutationArgs,
@@ -125,7 +136,11 @@ func missingOrUnknownTemplate(name string) *core.Error {
 // phaseInput binds phase-add's phase (and phase-add-bulk's position and
 // link_previous).
 func phaseInput(a Args, testCommand string) specs.PhaseInput {
-	in := specs.PhaseInput{Title: a.String("title"), Description: a.String("description"), Purpose: a.String("purpose"), TestCommand: testCommand}
+	in := specs.PhaseInput{Title: a.String("title"), Description: a.String("description"), Purpose: a.String("purpose"), TestCommand: testCommand,
+		VerifyScaffold: a.Bool("verify_scaffold")}
+	if h, ok := a.Float("estimated_hours"); ok {
+		in.EstimatedHours = &h
+	}
 	if p, ok := a.Int("position"); ok {
 		in.Position = &p
 	}
@@ -137,7 +152,7 @@ func phaseInput(a Args, testCommand string) specs.PhaseInput {
 }
 
 // phaseFields are the keys of phase-add-bulk's phase object.
-var phaseFields = []string{"title", "description", "purpose", "metadata", "metadata_defaults"}
+var phaseFields = []string{"title", "description", "purpose", "estimated_hours", "metadata", "metadata_defaults"}
 
 // phaseObject binds phase-add-bulk's phase object strictly (objectArg);
 // its title is required.
@@ -152,7 +167,15 @@ func phaseObject(m map[string]any, a Args, testCommand string) (specs.PhaseInput
 			*f.dst = o.str(f.key)
 		}
 	}
-	in.Metadata, in.MetadataDefaults = o.object("metadata"), o.object("metadata_defaults")
+	in.Metadata, in.EstimatedHours = o.object("metadata"), o.hours("estimated_hours")
+	// foundry-mcp: top-level metadata_defaults under phase.metadata_defaults.
+	in.MetadataDefaults = maps.Clone(a.Object("metadata_defaults"))
+	if d := o.object("metadata_defaults"); d != nil {
+		if in.MetadataDefaults == nil {
+			in.MetadataDefaults = map[string]any{}
+		}
+		maps.Copy(in.MetadataDefaults, d)
+	}
 	if o.err == nil && strings.TrimSpace(in.Title) == "" {
 		return in, core.NewError(errcode.MissingRequired, "phase.title is required.", map[string]any{"field": "phase.title"})
 	}
@@ -160,7 +183,7 @@ func phaseObject(m map[string]any, a Args, testCommand string) (specs.PhaseInput
 }
 
 // taskFields are the keys of one phase-add-bulk task.
-var taskFields = []string{"type", "title", "description", "task_category", "file_path", "acceptance_criteria", "complexity",
+var taskFields = []string{"type", "title", "description", "details", "task_category", "category", "file_path", "acceptance_criteria", "complexity",
 	"estimated_hours", "verification_type", "command", "expected", "blocking_mode", "research_type", "query"}
 
 // taskInputs binds phase-add-bulk's tasks strictly (objectArg): unknown
@@ -174,7 +197,20 @@ func taskInputs(list []any) ([]specs.TaskInput, error) {
 			TaskCategory: o.str("task_category"), FilePath: o.str("file_path"), Complexity: o.str("complexity"),
 			VerificationType: o.str("verification_type"), Command: o.str("command"), Expected: o.str("expected"),
 			BlockingMode: o.str("blocking_mode"), ResearchType: o.str("research_type"), Query: o.str("query"),
-			EstimatedHours: o.hours("estimated_hours"), AcceptanceCriteria: o.strs("acceptance_criteria")}
+			EstimatedHours: o.hours("estimated_hours")}
+		if a, ok := m["acceptance_criteria"].(string); ok {
+			t.AcceptanceCriteria = []string{a} // foundry-mcp: text or a list of texts
+		} else {
+			t.AcceptanceCriteria = o.strs("acceptance_criteria")
+		}
+		if t.TaskCategory == "" {
+			t.TaskCategory = o.str("category") // foundry-mcp's name
+		}
+		if d, ok := m["details"].(string); ok {
+			t.Details = []string{d} // foundry-mcp: text or a list of texts
+		} else {
+			t.Details = o.strs("details")
+		}
 		if o.err != nil {
 			return nil, o.err
 		}

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"maps"
+	"strconv"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -58,6 +60,9 @@ func (a *SpecTemplateAnswer) mutated(m Mutation) {
 }
 
 func (d *Deps) specTemplate(ctx context.Context, r *Request) Result {
+	if !r.Args.Has("template") && r.Args.Has("template_name") {
+		r.Args["template"] = r.Args["template_name"] // foundry-mcp's name
+	}
 	switch r.Args.String("template_action") {
 	case "", "list":
 		return OK(SpecTemplateAnswer{Templates: specs.TemplateCatalogue()})
@@ -135,17 +140,18 @@ func (d *Deps) phaseRemove(ctx context.Context, r *Request) Result {
 }
 
 // PhaseMoveAnswer is authoring phase-move's answer: the phase, its new
-// position and the phases in their new order.
+// position, the phases in their new order and the chain links changed.
 type PhaseMoveAnswer struct {
 	Mutation
-	specs.MovedPhase
+	specs.PhaseMove
 }
 
 func (d *Deps) phaseMove(ctx context.Context, r *Request) Result {
 	pos, _ := r.Args.Int("position")
+	link := !r.Args.Has("link_previous") || r.Args.Bool("link_previous")
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMoveAnswer, error) {
-		v, err := specs.MovePhaseView(sp, r.Args.String("phase_id"), pos)
-		return PhaseMoveAnswer{MovedPhase: v}, err
+		v, err := specs.MovePhaseLinked(sp, r.Args.String("phase_id"), pos, link)
+		return PhaseMoveAnswer{PhaseMove: v}, err
 	})
 }
 
@@ -159,23 +165,34 @@ type PhaseMetadataAnswer struct {
 
 func (d *Deps) phaseUpdateMetadata(ctx context.Context, r *Request) Result {
 	id := r.Args.String("phase_id")
+	updates := maps.Clone(r.Args.Object("metadata"))
+	for _, k := range []string{"description", "purpose", "estimated_hours"} { // foundry-mcp's top-level keys
+		if r.Args.Has(k) {
+			if updates == nil {
+				updates = map[string]any{}
+			}
+			updates[k] = r.Args[k]
+		}
+	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMetadataAnswer, error) {
-		changed, err := specs.UpdatePhaseMetadata(sp, id, r.Args.Object("metadata"))
+		changed, err := specs.UpdatePhaseMetadata(sp, id, updates)
 		return PhaseMetadataAnswer{PhaseID: id, Changed: changed}, err
 	})
 }
 
 // AssumptionAddAnswer is authoring assumption-add's answer: the text
-// stored (with its [type] tag) and how many there are now.
+// stored (with its [type] tag) and how many there are now; author echoes
+// the author given (foundry-mcp answers it, and stores it nowhere either).
 type AssumptionAddAnswer struct {
 	Mutation
 	specs.AddedAssumption
+	Author string `json:"author,omitempty"`
 }
 
 func (d *Deps) assumptionAdd(ctx context.Context, r *Request) Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (AssumptionAddAnswer, error) {
 		v, err := specs.AddTaggedAssumption(sp, r.Args.String("assumption_type"), r.Args.String("text"))
-		return AssumptionAddAnswer{AddedAssumption: v}, err
+		return AssumptionAddAnswer{AddedAssumption: v, Author: r.Args.String("author")}, err
 	})
 }
 
@@ -246,7 +263,9 @@ func (d *Deps) readStrings(ctx context.Context, r *Request, get func(*specs.Spec
 }
 
 func (d *Deps) assumptionList(ctx context.Context, r *Request) Result {
-	return d.readStrings(ctx, r, specs.Assumptions, func(id string, l []string) any { return AssumptionListAnswer{id, l, len(l)} })
+	kind := r.Args.String("assumption_type")
+	ofType := func(sp *specs.Spec) []string { return specs.AssumptionsOfType(sp, kind) }
+	return d.readStrings(ctx, r, ofType, func(id string, l []string) any { return AssumptionListAnswer{id, l, len(l)} })
 }
 
 func (d *Deps) constraintList(ctx context.Context, r *Request) Result {
@@ -305,8 +324,15 @@ func (d *Deps) revisionAdd(ctx context.Context, r *Request) Result {
 	if who == "" {
 		who = author(r)
 	}
+	rev := specs.Revision{Changelog: r.Args.String("changelog"), Author: who, Version: r.Args.String("version")}
+	if rev.Changelog == "" {
+		rev.Changelog = r.Args.String("changes") // foundry-mcp's name
+	}
+	if v, ok := r.Args.Int("version"); ok && rev.Version == "" {
+		rev.Version = strconv.Itoa(v)
+	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (RevisionAddAnswer, error) {
-		rev, err := specs.AddRevision(sp, specs.Revision{Changelog: r.Args.String("changelog"), Author: who})
+		rev, err := specs.AddRevision(sp, rev)
 		return RevisionAddAnswer{Revision: rev}, err
 	})
 }
@@ -319,7 +345,7 @@ type FindReplaceAnswer struct {
 
 func (d *Deps) specFindReplace(ctx context.Context, r *Request) Result {
 	in := specs.FindReplaceInput{Find: r.Args.String("find"), Replace: r.Args.String("replace"),
-		Regex: r.Args.Bool("use_regex"), Scope: r.Args.String("scope")}
+		Regex: r.Args.Bool("use_regex"), Scope: r.Args.String("scope"), IgnoreCase: r.Args.Has("case_sensitive") && !r.Args.Bool("case_sensitive")}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (FindReplaceAnswer, error) {
 		res, err := specs.FindReplace(sp, in)
 		return FindReplaceAnswer{FindReplaceResult: res}, err

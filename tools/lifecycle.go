@@ -26,16 +26,16 @@ func lifecycleTool(d *Deps) *Tool {
 		Params: []Param{
 			pSpecID, pDryRun, pExpectedVersion,
 			{Name: "to_folder", Type: String, Enum: folders, Description: "Target folder: pending, active, completed or archived."},
-			{Name: "force", Type: Boolean, Description: "complete/move to completed: allow it below 100% progress."},
+			{Name: "force", Type: Boolean, Description: "complete/move to completed: allow it below 100% progress; activate/archive accept it without effect, as foundry-mcp does."},
 		},
 		Actions: []Action{
 			w("move", "Moves the spec to to_folder (pending → active|archived; active → pending|completed|archived; completed → active|archived; archived → pending|active).",
 				[]string{"to_folder"}, []string{"force"}, d.lifecycleMove("")),
-			w("activate", "Moves the spec to active (work has started).", nil, nil, d.lifecycleMove(specs.LifecycleActive)),
+			w("activate", "Moves the spec to active (work has started).", nil, []string{"force"}, d.lifecycleMove(specs.LifecycleActive)),
 			w("complete", "Moves the spec to completed; needs 100% progress unless force.", nil, []string{"force"}, d.lifecycleMove(specs.LifecycleCompleted)),
-			w("archive", "Moves the spec to archived (not pursued: abandoned, superseded, deprioritised).", nil, nil, d.lifecycleMove(specs.LifecycleArchived)),
+			w("archive", "Moves the spec to archived (not pursued: abandoned, superseded, deprioritised).", nil, []string{"force"}, d.lifecycleMove(specs.LifecycleArchived)),
 			{
-				Name: "state", Summary: "The spec's folder, status, progress and the moves allowed from here.",
+				Name: "state", Summary: "The spec's folder, status, progress, task counts and the moves allowed from here.",
 				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
 				Answer: LifecycleStateAnswer{}, Handler: d.lifecycleState,
 			},

@@ -64,14 +64,14 @@ func newTaskHarness(t *testing.T) *taskHarness {
 
 // fixturePlan adds the fixture's phases to sp and activates it.
 func fixturePlan(sp *specs.Spec) error {
-	_, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "One", TestCommand: "go test ./..."}, []specs.TaskInput{
+	_, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "One", TestCommand: "go test ./...", VerifyScaffold: true}, []specs.TaskInput{
 		{Title: "A", FilePath: "a.go"}, {Title: "B", FilePath: "b.go"}, {Title: "C"},
 		{Title: "D", FilePath: "pkg/x.go"}, {Title: "E", FilePath: "pkg"},
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "Two"}, []specs.TaskInput{{Title: "F", FilePath: "f.go"}, {Title: "F1", Type: specs.TypeSubtask}, {Title: "G", FilePath: "g.go"}}); err != nil {
+	if _, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "Two", VerifyScaffold: true}, []specs.TaskInput{{Title: "F", FilePath: "f.go"}, {Title: "F1", Type: specs.TypeSubtask}, {Title: "G", FilePath: "g.go"}}); err != nil {
 		return err
 	}
 	_, err = specs.MoveLifecycle(sp, specs.LifecycleActive, false)
@@ -708,7 +708,7 @@ func TestVerificationExecute(t *testing.T) {
 		t.Fatal(err)
 	}
 	setCmd(`cat marker.txt; echo; env | sort | cut -d= -f1 | tr '\n' ' '`)
-	d = h.ok("s1", "verification", map[string]any{"action": "execute", "verify_id": "verify-1-1"})
+	d = h.ok("s1", "verification", map[string]any{"action": "execute", "verify_id": "verify-1-1", "record": true})
 	out := d["output"].(string)
 	if d["result"] != "PASSED" || d["exit_code"] != 0.0 || !strings.HasPrefix(out, "here") || strings.Contains(out, "SPECD_SECRET") {
 		t.Errorf("execute: %s", compact(d))
@@ -723,20 +723,21 @@ func TestVerificationExecute(t *testing.T) {
 	}
 	// A failing command: FAILED with its exit code; output truncated, tail kept.
 	setCmd(`i=0; while [ $i -lt 3000 ]; do echo "line $i of noisy output"; i=$((i+1)); done; echo FINAL; exit 3`)
-	d = h.ok("s1", "verification", map[string]any{"action": "execute", "verify_id": "verify-1-1"})
+	d = h.ok("s1", "verification", map[string]any{"action": "execute", "verify_id": "verify-1-1", "record": true})
 	out = d["output"].(string)
 	if d["result"] != "FAILED" || d["exit_code"] != 3.0 || d["output_truncated"] != true || !strings.HasSuffix(out, "FINAL\n") || len([]rune(out)) > 10_000 {
 		t.Errorf("failing: result %v exit %v truncated %v len %d", d["result"], d["exit_code"], d["output_truncated"], len([]rune(out)))
 	}
-	// A timeout kills the command and its children, quickly.
+	// A timeout kills the command and its children, quickly. Without
+	// record (default false, as in foundry-mcp) nothing is stored.
 	setCmd(`sleep 30 & sleep 30; echo never`)
 	start := time.Now()
-	d = h.ok("s1", "verification", map[string]any{"action": "execute", "verify_id": "verify-1-1", "timeout_seconds": 1, "record": false})
+	d = h.ok("s1", "verification", map[string]any{"action": "execute", "verify_id": "verify-1-1", "timeout_seconds": 1})
 	if d["timed_out"] != true || d["result"] != "FAILED" || d["exit_code"] != nil || d["recorded"] != false || time.Since(start) > 10*time.Second {
 		t.Errorf("timeout: %s after %s", compact(d), time.Since(start))
 	}
 	if hist := h.node("verify-1-1").Metadata["verification_history"].([]any); len(hist) != 2 {
-		t.Errorf("record:false must not record (history %d)", len(hist))
+		t.Errorf("execute without record must not record (history %d)", len(hist))
 	}
 	// dry_run runs nothing.
 	d = h.ok("s1", "verification", map[string]any{"action": "execute", "verify_id": "verify-1-1", "dry_run": true})

@@ -12,7 +12,7 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-const verificationDescription = `Use this when a verify step of a spec has a result: add records PASSED, FAILED or PARTIAL with the output you saw (last 10 results are kept on the node), execute runs the node's command in the workspace root with a timeout and records its exit code and output (only on servers started with --enable-verification-execute). ` +
+const verificationDescription = `Use this when a verify step of a spec has a result: add records PASSED, FAILED or PARTIAL with the output you saw (last 10 results are kept on the node), execute runs the node's command in the workspace root with a timeout and answers its exit code and output, recording them only with record: true (only on servers started with --enable-verification-execute). ` +
 	`Use task instead to complete the verify node once it passes, and journal to explain a failure. ` +
 	`Typical composition: task next → verification execute (or add) → task complete(verify_id) → task next.`
 
@@ -43,7 +43,7 @@ func verificationTool(d *Deps) *Tool {
 			{Name: "issues", Type: String, Description: "add: problems found."},
 			{Name: "notes", Type: String, Description: "add: anything else worth keeping."},
 			{Name: "timeout_seconds", Type: Integer, Min: f64(1), Max: f64(MaxVerifyTimeout.Seconds()), Description: "execute: kill the command after this many seconds (default 300)."},
-			{Name: "record", Type: Boolean, Description: "execute: record the result on the node (default true)."},
+			{Name: "record", Type: Boolean, Description: "execute: record the result on the node (default false, as in foundry-mcp)."},
 		},
 		Actions: []Action{
 			{
@@ -52,7 +52,7 @@ func verificationTool(d *Deps) *Tool {
 				SideEffects: EffectWrite, Latency: LatencyFast, Answer: VerificationAnswer{}, Handler: d.verificationAdd,
 			},
 			{
-				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and records PASSED (exit 0) or FAILED; off unless the server was started with --enable-verification-execute and feature flag verification_execute is on for this client.",
+				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and answers PASSED (exit 0) or FAILED, recorded like add only with record: true; off unless the server was started with --enable-verification-execute and feature flag verification_execute is on for this client.",
 				Required: []string{"spec_id", "verify_id"}, Optional: append([]string{"timeout_seconds", "record"}, mutationArgs...),
 				SideEffects: EffectWrite, Destructive: true, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline, Answer: VerificationAnswer{}, Handler: d.verificationExecute,
 			},
@@ -61,7 +61,7 @@ func verificationTool(d *Deps) *Tool {
 }
 
 // VerificationAnswer is a result recorded on a verify node (add, and
-// execute unless record is false, which adds what the command did).
+// execute with record: true, which adds what the command did).
 type VerificationAnswer struct {
 	Mutation
 	specs.VerificationRecorded
@@ -71,8 +71,8 @@ type VerificationAnswer struct {
 // ExecuteOutcome is what execute's command did.
 type ExecuteOutcome = specs.ExecuteOutcome
 
-// VerificationRunAnswer is execute with record:false: the outcome, not
-// stored.
+// VerificationRunAnswer is execute without record (the default): the
+// outcome, not stored.
 type VerificationRunAnswer struct {
 	SpecID   string `json:"spec_id"`
 	VerifyID string `json:"verify_id"`
@@ -185,9 +185,10 @@ func (d *Deps) verifyTimeout(r *Request) time.Duration {
 // workspace root, environment PATH, HOME and LANG only, and a timeout
 // (timeout_seconds, default Deps.VerifyTimeout or 300 s); exit 0 is PASSED,
 // anything else (timeout included) FAILED. The output (stdout and stderr
-// interleaved) is truncated to 10,000 characters keeping its end. Unless
-// record is false the result is recorded like add (expected_version is
-// checked then). dry_run runs nothing and reports what would run.
+// interleaved) is truncated to 10,000 characters keeping its end. With
+// record: true the result is recorded like add (expected_version is checked
+// then); by default (as in foundry-mcp) nothing is stored. dry_run runs
+// nothing and reports what would run.
 //
 // Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
 // (details.feature "verification_execute") unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify
@@ -203,7 +204,7 @@ func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
 		return Fail(err)
 	}
 	timeout := d.verifyTimeout(r)
-	record := !r.Args.Has("record") || r.Args.Bool("record")
+	record := r.Args.Bool("record") // default false, as in foundry-mcp
 	if r.Args.Bool("dry_run") {
 		return OK(VerificationDryRunAnswer{SpecID: specID, VerifyID: id, Command: command, TimeoutSeconds: int(timeout.Seconds()),
 			Record: record, DryRun: true, Changes: []specs.RepoChange{{Op: "update", Target: "node:" + id, Detail: "verification result"}}})
