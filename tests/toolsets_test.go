@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -109,6 +110,15 @@ func TestReadOnlyEndToEnd(t *testing.T) {
 	}
 	if env := call(t, c, "task", map[string]any{"action": "start", "spec_id": "no-such-spec", "task_id": "task-1-1"}); errorCode(env) != "FORBIDDEN" {
 		t.Fatalf("task start under --read-only: %v (the refusal comes before any lookup)", env)
+	}
+	// An unknown action's allowed list and suggestions name only what is
+	// offered ("strat" is closest to "start", which is not).
+	unknown := data(call(t, c, "task", map[string]any{"action": "strat", "spec_id": "no-such-spec"}))
+	if allowed := fmt.Sprint(unknown["details"].(map[string]any)["allowed"]); strings.Contains(allowed, "start") || !strings.Contains(allowed, "hierarchy") {
+		t.Errorf("UNKNOWN_ACTION under --read-only allows %s", allowed)
+	}
+	if fm := fmt.Sprint(unknown["recovery"].(map[string]any)["fuzzy_matches"]); strings.Contains(fm, "start") {
+		t.Errorf("UNKNOWN_ACTION under --read-only suggests %s", fm)
 	}
 	if list := call(t, c, "spec", map[string]any{"action": "list"}); list["success"] != true || data(list)["count"] != float64(0) {
 		t.Fatalf("spec list after the refused create: %v", list)

@@ -73,7 +73,7 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	av, ok := raw["action"]
 	if !ok || av == nil {
 		return nil, nil, core.NewError(errcode.MissingRequired, fmt.Sprintf("%s needs an action.", t.Name),
-			map[string]any{"field": "action", "allowed": t.ActionNames()}).
+			map[string]any{"field": "action", "allowed": t.offeredActions()}).
 			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
 	}
 	name, ok := av.(string)
@@ -82,14 +82,14 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	}
 	if !ok {
 		return nil, nil, core.NewError(errcode.InvalidFormat, "action must be a string.",
-			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.ActionNames()})
+			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.offeredActions()})
 	}
 	a, ok := t.action(name)
 	if !ok {
 		return nil, nil, core.NewError(errcode.UnknownAction,
 			fmt.Sprintf("%s has no action %q.", t.Name, name),
-			map[string]any{"field": "action", "received": name, "allowed": t.ActionNames()}).
-			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.ActionNames(), 5))
+			map[string]any{"field": "action", "received": name, "allowed": t.offeredActions()}).
+			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.offeredActions(), 5))
 	}
 	// Names first, so a misspelt parameter is reported as such even when
 	// another value is also wrong; keys in sorted order for stable answers.
