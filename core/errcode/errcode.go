@@ -61,6 +61,7 @@ const (
 	StoreCorrupt       = "STORE_CORRUPT"
 	StoreFull          = "STORE_FULL"
 	StoreReadOnly      = "STORE_READ_ONLY"
+	NotSupported       = "NOT_SUPPORTED"
 )
 
 // Info is one row of the registry.
@@ -106,6 +107,7 @@ var table = []Info{
 	{LockTimeout, TypeUnavailable, "Another process holds the store: retry after data.details.retry_after_ms milliseconds."},
 	{StoreCorrupt, TypeUnavailable, "Stop specd, move the store file named in data.details.store aside, and restore the latest copy made with `specd backup` (`specd check` verifies it)."},
 	{StoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
+	{NotSupported, TypeValidation, "specd calls no language model: do the step yourself, or make the deterministic call in recovery."},
 	{StoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
 }
 
