@@ -74,6 +74,7 @@ func depsOn(st *store.Store, ids func() string) *tools.Deps {
 		Store:        adapt.Health(st),
 		Specs:        st,
 		Research:     st,
+		Notes:        st,
 		Version:      "test",
 		Workspace:    filepath.Dir(filepath.Dir(st.Path())),
 		ConfigSource: "test",

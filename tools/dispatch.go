@@ -88,12 +88,16 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 			env = call.Failure(core.Internal(fmt.Errorf("panic: %v", p)))
 		}
 		logOutcome(log, env)
+		r.recordError(ctx, t, call.Action, env, rt)
 		rt.observe(ctx, sess, t.Name, gate, env)
 	}()
 	if raw == nil {
 		raw = map[string]any{}
 	}
 	if e := t.refuseWrite(raw); e != nil {
+		return call.Failure(e)
+	}
+	if e := t.unsupported(raw); e != nil {
 		return call.Failure(e)
 	}
 	a, args, verr := validate(t, raw)

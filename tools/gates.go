@@ -35,6 +35,7 @@ var actionFlags = map[string]map[string]string{
 		"archive-put": FlagContentArchive, "archive-get": FlagContentArchive,
 	},
 	"verification": {"execute": FlagVerificationExecute},
+	"test":         {"run": FlagVerificationExecute},
 }
 
 // FlagContext is who asks, for one flag decision.

@@ -15,13 +15,19 @@ func New(d *Deps) *Registry {
 	defer r.setActionFlags()
 	if d.Specs != nil {
 		r.Add(specTool(d).withExamples(specExamples))
-		r.Add(authoringTool(d).withExamples(authoringExamples))
+		r.Add(extend(authoringTool(d), authoringFoundryParams, authoringFoundryActions(d)).withExamples(authoringExamples))
 		r.Add(taskTool(d).withExamples(taskExamples))
 		r.Add(verificationTool(d).withExamples(verificationExamples))
 		r.Add(lifecycleTool(d).withExamples(lifecycleExamples))
 		r.Add(journalTool(d).withExamples(journalExamples))
 		r.Add(researchTool(d).withExamples(researchExamples))
+		r.Add(errorTool(d))
+		r.Add(planTool(d))
+		r.Add(environmentTool(d))
+		r.Add(testRunTool(d))
+		r.Add(prTool(d))
 	}
+	r.errors = d.errorRecorder()
 	r.restrict(d)
 	return r
 }

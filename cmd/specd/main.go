@@ -169,6 +169,7 @@ func build(c *config, logger *slog.Logger, transports []string) (*store.Store, *
 		Store:         adapt.Health(st),
 		Specs:         st,
 		Research:      st,
+		Notes:         st,
 		Version:       serverVersion(),
 		Workspace:     c.Workspace,
 		ConfigSource:  strings.Join(c.Source, ", "),
