@@ -275,6 +275,11 @@ func TestPlanEnvironmentTestPREndToEnd(t *testing.T) {
 	}
 	must(t, os.Remove(filepath.Join(ws, "go.mod")))
 	failsWith(t, c, "FEATURE_DISABLED", "test", map[string]any{"action": "run"})
+	for _, a := range ok(t, c, "server", map[string]any{"action": "schema", "tool_name": "test"})["actions"].([]any) {
+		if a := a.(map[string]any); a["name"] == "run" && a["available"] != false {
+			t.Fatalf("server schema must mark test run unavailable: %v", a)
+		}
+	}
 	if env := call(t, c, "test", map[string]any{"action": "run", "target": "a; rm -rf /"}); errorCode(env) != "INVALID_FORMAT" {
 		t.Fatalf("shell syntax in target: %v", env)
 	}
