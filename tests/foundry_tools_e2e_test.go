@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // ok calls tool and fails the test unless the call succeeds; it returns
@@ -280,8 +283,10 @@ func TestPlanEnvironmentTestPREndToEnd(t *testing.T) {
 			t.Fatalf("server schema must mark test run unavailable: %v", a)
 		}
 	}
-	if env := call(t, c, "test", map[string]any{"action": "run", "target": "a; rm -rf /"}); errorCode(env) != "INVALID_FORMAT" {
-		t.Fatalf("shell syntax in target: %v", env)
+	for _, target := range []string{"a; rm -rf /", "../outside", "pkg/../../outside"} {
+		if env := call(t, c, "test", map[string]any{"action": "run", "target": target}); errorCode(env) != "INVALID_FORMAT" {
+			t.Fatalf("target %q: %v", target, env)
+		}
 	}
 
 	// pr get-context: progress, journal, and the diff of a git work tree.
@@ -321,5 +326,31 @@ func TestTestRunExecutes(t *testing.T) {
 	d := ok(t, c, "test", map[string]any{"action": "run", "target": "unit"})
 	if d["result"] != "PASSED" || !strings.Contains(d["output"].(string), "unit-ran") || d["command"] != "make test unit" {
 		t.Fatalf("test run: %v", d)
+	}
+}
+
+// BenchmarkErrorAnswer is one failing call (UNKNOWN_ACTION) through a real
+// mcp-go client, with the error recorded in the store (recorded) and
+// without a record (Deps.Notes nil): the cost of the error log per error
+// answer.
+func BenchmarkErrorAnswer(b *testing.B) {
+	for _, recorded := range []bool{true, false} {
+		b.Run(map[bool]string{true: "recorded", false: "unrecorded"}[recorded], func(b *testing.B) {
+			deps := newDeps(b, false)
+			deps.Runtime.Logger = slog.New(slog.DiscardHandler)
+			if !recorded {
+				deps.Notes = nil
+			}
+			c, _ := inProcess(b, deps, protocols[0])
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "health"
+			req.Params.Arguments = map[string]any{"action": "no-such-action"}
+			ctx := context.Background()
+			for b.Loop() {
+				if res, err := c.CallTool(ctx, req); err != nil || !res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
 	}
 }

@@ -88,7 +88,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 			env = call.Failure(core.Internal(fmt.Errorf("panic: %v", p)))
 		}
 		logOutcome(log, env)
-		r.recordError(ctx, t, call.Action, env, rt)
+		r.errors.record(t, call.Action, env, rt.Now())
 		rt.observe(ctx, sess, t.Name, gate, env)
 	}()
 	if raw == nil {

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/specd/specd/core"
@@ -12,7 +14,7 @@ import (
 // ErrorLog is the store's record of the error answers specd gave (bounded
 // to errlog.MaxRecords); every method is one transaction.
 type ErrorLog interface {
-	ErrorRecord(ctx context.Context, rec errlog.Record) error
+	ErrorRecord(ctx context.Context, recs ...errlog.Record) error
 	Errors(ctx context.Context, f errlog.Filter, before string, limit int) ([]errlog.Record, bool, error)
 	ErrorGet(ctx context.Context, id string) (errlog.Record, error)
 	ErrorCleanup(ctx context.Context, before string, dryRun bool) (int, error)
@@ -24,7 +26,7 @@ const errorDescription = `Use this when calls fail: the errors this server gave.
 // kept.
 const errorScan = errlog.MaxRecords
 
-func errorTool(d *Deps) *Tool {
+func errorTool(d *Deps, rec *errorRecorder) *Tool {
 	read := func(name, summary string, optional []string, answer any, h Handler) Action {
 		return Action{Name: name, Summary: summary, Optional: optional, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
 			Example: map[string]any{}, Answer: answer, Handler: h}
@@ -39,16 +41,21 @@ func errorTool(d *Deps) *Tool {
 			{Name: "error_code", Type: String, MaxLength: 100},
 		},
 		Actions: []Action{
-			read("list", "Recorded error answers newest first, filtered, paged.", append(filters, "cursor", "limit"), ErrorListAnswer{}, d.errorList),
+			read("list", "Recorded error answers newest first, filtered, paged.", append(filters, "cursor", "limit"), ErrorListAnswer{}, withRecorder(d.errorList, rec)),
 			{Name: "get", Summary: "One recorded error answer.", Required: []string{"error_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
-				Answer: errlog.Record{}, Handler: d.errorGet},
-			read("stats", "Counts by error_code, error_type and tool.", filters, errlog.Stats{}, d.errorStats),
-			read("patterns", "Errors that recur (same tool, action and code), most frequent first.", append(filters, "limit"), ErrorPatternsAnswer{}, d.errorPatterns),
+				Answer: errlog.Record{}, Handler: withRecorder(d.errorGet, rec)},
+			read("stats", "Counts by error_code, error_type and tool.", filters, errlog.Stats{}, withRecorder(d.errorStats, rec)),
+			read("patterns", "Errors that recur (same tool, action and code), most frequent first.", append(filters, "limit"), ErrorPatternsAnswer{}, withRecorder(d.errorPatterns, rec)),
 			{Name: "cleanup", Summary: "Deletes every recorded error; dry_run counts them.",
 				Optional: []string{"dry_run"}, SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencyFast,
-				Example: map[string]any{"dry_run": true}, Answer: ErrorCleanupAnswer{}, Handler: d.errorCleanup},
+				Example: map[string]any{"dry_run": true}, Answer: ErrorCleanupAnswer{}, Handler: withRecorder(d.errorCleanup, rec)},
 		},
 	}
+}
+
+// withRecorder binds an error handler to the recorder it flushes.
+func withRecorder(h func(context.Context, *Request, *errorRecorder) Result, rec *errorRecorder) Handler {
+	return func(ctx context.Context, r *Request) Result { return h(ctx, r, rec) }
 }
 
 // ErrorListAnswer is error list's answer.
@@ -74,16 +81,19 @@ func errorFilter(a Args) errlog.Filter {
 	return errlog.Filter{Tool: a.String("tool_name"), Code: a.String("error_code")}
 }
 
-func (d *Deps) errorLog() (ErrorLog, error) {
+// errorLog is the store's error log with every error answered so far
+// written (the recorder's queue flushed).
+func (d *Deps) errorLog(ctx context.Context, rec *errorRecorder) (ErrorLog, error) {
 	n, err := d.notes()
 	if err != nil {
 		return nil, err
 	}
+	rec.flush(ctx)
 	return n, nil
 }
 
-func (d *Deps) errorList(ctx context.Context, r *Request) Result {
-	log, err := d.errorLog()
+func (d *Deps) errorList(ctx context.Context, r *Request, rec *errorRecorder) Result {
+	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return Fail(err)
 	}
@@ -103,16 +113,16 @@ func (d *Deps) errorList(ctx context.Context, r *Request) Result {
 	return OK(ErrorListAnswer{Errors: recs, Count: len(recs)}, p.Meta(next))
 }
 
-func (d *Deps) errorGet(ctx context.Context, r *Request) Result {
-	log, err := d.errorLog()
+func (d *Deps) errorGet(ctx context.Context, r *Request, rec *errorRecorder) Result {
+	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return Fail(err)
 	}
 	return answer(log.ErrorGet(ctx, r.Args.String("error_id")))
 }
 
-func (d *Deps) errorStats(ctx context.Context, r *Request) Result {
-	log, err := d.errorLog()
+func (d *Deps) errorStats(ctx context.Context, r *Request, rec *errorRecorder) Result {
+	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return Fail(err)
 	}
@@ -120,8 +130,8 @@ func (d *Deps) errorStats(ctx context.Context, r *Request) Result {
 	return answer(errlog.Summarize(recs), err)
 }
 
-func (d *Deps) errorPatterns(ctx context.Context, r *Request) Result {
-	log, err := d.errorLog()
+func (d *Deps) errorPatterns(ctx context.Context, r *Request, rec *errorRecorder) Result {
+	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return Fail(err)
 	}
@@ -130,8 +140,8 @@ func (d *Deps) errorPatterns(ctx context.Context, r *Request) Result {
 	return answer(ErrorPatternsAnswer{Patterns: ps, Count: len(ps), Scanned: len(recs)}, err)
 }
 
-func (d *Deps) errorCleanup(ctx context.Context, r *Request) Result {
-	log, err := d.errorLog()
+func (d *Deps) errorCleanup(ctx context.Context, r *Request, rec *errorRecorder) Result {
+	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return Fail(err)
 	}
@@ -140,18 +150,37 @@ func (d *Deps) errorCleanup(ctx context.Context, r *Request) Result {
 	return answer(ErrorCleanupAnswer{Deleted: n, DryRun: dry}, err)
 }
 
-// recordTimeout bounds recording one error answer: a slow or locked store
-// must not hold the answer up for long.
-const recordTimeout = 500 * time.Millisecond
+// recordTimeout bounds writing one batch of error records: a slow or
+// locked store must not keep records queued for long.
+const recordTimeout = 2 * time.Second
+
+// maxPendingErrors bounds the records waiting to be written; beyond it new
+// ones are dropped (and counted), so a flood of bad calls cannot grow memory.
+const maxPendingErrors = 256
 
 // unrecorded are the codes not recorded: the store itself is the problem,
 // so writing to it would fail or wait again.
 var unrecorded = map[string]bool{errcode.LockTimeout: true, errcode.StoreCorrupt: true, errcode.StoreFull: true, errcode.StoreReadOnly: true}
 
-// recordError keeps env in the error log when it is a failure (best effort:
-// a failed write is logged at debug level and never changes the answer).
-func (r *Registry) recordError(ctx context.Context, t *Tool, action string, env core.Envelope, rt Runtime) {
-	if r.errors == nil || env.Success {
+// errorRecorder keeps the error answers in the store without slowing them:
+// add queues a record and a writer goroutine (started when the queue
+// fills, gone when it is empty) writes the queue in one transaction per
+// batch; flush writes what is queued before the error tool reads, so
+// error list sees every error answered before it. A failed write is
+// logged at debug level and never changes an answer.
+type errorRecorder struct {
+	log     ErrorLog
+	logger  func() *slog.Logger
+	wmu     sync.Mutex // held while a batch is written
+	mu      sync.Mutex
+	pending []errlog.Record
+	running bool
+	dropped int
+}
+
+// record queues env's error, when it is a failure worth recording.
+func (e *errorRecorder) record(t *Tool, action string, env core.Envelope, now time.Time) {
+	if e == nil || env.Success {
 		return
 	}
 	m, _ := env.Data.(map[string]any)
@@ -164,19 +193,72 @@ func (r *Registry) recordError(ctx context.Context, t *Tool, action string, env 
 	if env.Error != nil {
 		msg = *env.Error
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	rec := errlog.Record{At: rt.Now().UTC().Format(time.RFC3339), RequestID: env.Meta.RequestID, Tool: t.Name, Action: action, Code: code, Type: typ, Message: msg}
-	if err := r.errors.ErrorRecord(rctx, rec); err != nil {
-		rt.Logger.Debug("could not record the error answer", "err", err)
+	rec := errlog.Record{At: now.UTC().Format(time.RFC3339), RequestID: env.Meta.RequestID, Tool: t.Name, Action: action, Code: code, Type: typ, Message: msg}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.pending) >= maxPendingErrors {
+		e.dropped++
+		return
+	}
+	e.pending = append(e.pending, rec)
+	if !e.running {
+		e.running = true
+		go e.run()
 	}
 }
 
-// errorRecorder is where the registry records error answers: d.Notes, or
-// nil.
-func (d *Deps) errorRecorder() ErrorLog {
+// run writes batches until the queue is empty.
+func (e *errorRecorder) run() {
+	for {
+		e.mu.Lock()
+		if len(e.pending) == 0 {
+			e.running = false
+			e.mu.Unlock()
+			return
+		}
+		e.mu.Unlock()
+		e.flush(context.Background())
+	}
+}
+
+// flush writes every queued record (waiting for a batch being written).
+func (e *errorRecorder) flush(ctx context.Context) {
+	if e == nil {
+		return
+	}
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	e.mu.Lock()
+	batch, dropped := e.pending, e.dropped
+	e.pending, e.dropped = nil, 0
+	e.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := e.log.ErrorRecord(ctx, batch...); err != nil {
+		e.logger().Debug("could not record error answers", "count", len(batch), "err", err)
+	}
+	if dropped > 0 {
+		e.logger().Warn("error answers not recorded: too many at once", "dropped", dropped)
+	}
+}
+
+// errorRecorder is the recorder of d's error answers (nil: none are
+// recorded, d.Notes is nil).
+func (d *Deps) errorRecorder() *errorRecorder {
 	if d.Notes == nil {
 		return nil
 	}
-	return d.Notes
+	return &errorRecorder{log: d.Notes, logger: func() *slog.Logger {
+		if d.Runtime.Logger != nil {
+			return d.Runtime.Logger
+		}
+		return slog.Default()
+	}}
 }
+
+// FlushErrors writes the error answers still queued for the store; call it
+// once no more calls come, before the store is closed.
+func (r *Registry) FlushErrors(ctx context.Context) { r.errors.flush(ctx) }

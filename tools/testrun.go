@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -14,8 +15,9 @@ import (
 const maxTestFiles = 200
 
 // testTarget is what test run accepts as target: package patterns and
-// paths, no shell syntax.
-var testTarget = regexp.MustCompile(`^[A-Za-z0-9_./:@+-]+$`)
+// relative paths, no shell syntax, no leading dot (testRun also refuses
+// a .. segment).
+var testTarget = regexp.MustCompile(`^[A-Za-z0-9_@+-][A-Za-z0-9_./:@+-]*$`)
 
 func testRunTool(d *Deps) *Tool {
 	return &Tool{
@@ -77,6 +79,10 @@ func testRunDisabled() *core.Error {
 // execute. Errors: FEATURE_DISABLED; NOT_FOUND when no test runner is
 // detected; UNAVAILABLE (no workspace).
 func (d *Deps) testRun(ctx context.Context, r *Request) Result {
+	if t := r.Args.String("target"); strings.Contains("/"+t+"/", "/../") {
+		return Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
+			WithRecovery("test", map[string]any{"action": "discover"}, nil))
+	}
 	if !d.VerificationExecute {
 		return Fail(testRunDisabled())
 	}

@@ -9,7 +9,7 @@ import (
 
 // New builds the registry of every specd tool over d.
 func New(d *Deps) *Registry {
-	r := &Registry{budget: d.TokenBudget}
+	r := &Registry{budget: d.TokenBudget, errors: d.errorRecorder()}
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
 	defer r.setActionFlags()
@@ -21,13 +21,12 @@ func New(d *Deps) *Registry {
 		r.Add(lifecycleTool(d).withExamples(lifecycleExamples))
 		r.Add(journalTool(d).withExamples(journalExamples))
 		r.Add(researchTool(d).withExamples(researchExamples))
-		r.Add(errorTool(d))
+		r.Add(errorTool(d, r.errors))
 		r.Add(planTool(d))
 		r.Add(environmentTool(d))
 		r.Add(testRunTool(d))
 		r.Add(prTool(d))
 	}
-	r.errors = d.errorRecorder()
 	r.restrict(d)
 	return r
 }

@@ -212,7 +212,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	defer closeFlags(deps)
-	srv, _ := tools.NewMCPServer(deps)
+	srv, reg := tools.NewMCPServer(deps)
+	defer reg.FlushErrors(context.Background()) // before the store closes
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -154,25 +154,31 @@ func (s *Store) IntakeDismiss(ctx context.Context, id, reason, now string) (item
 	return item, already, asStoreError(err)
 }
 
-// ErrorRecord appends rec to the error log (its id is set here) and drops
-// the oldest records beyond errlog.MaxRecords, in one transaction.
-func (s *Store) ErrorRecord(ctx context.Context, rec errlog.Record) error {
+// ErrorRecord appends recs to the error log in order (their ids are set
+// here) and drops the oldest records beyond errlog.MaxRecords, in one
+// transaction.
+func (s *Store) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
 	return asStoreError(s.update(ctx, func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketErrorLog)
 		if err != nil {
 			return err
 		}
-		seq, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		rec.ID = "err-" + strconv.FormatUint(seq, 10)
-		raw, err := json.Marshal(rec)
-		if err != nil {
-			return err
-		}
-		if err := b.Put(seqKey(seq), raw); err != nil {
-			return err
+		var seq uint64
+		for _, rec := range recs {
+			if seq, err = b.NextSequence(); err != nil {
+				return err
+			}
+			rec.ID = "err-" + strconv.FormatUint(seq, 10)
+			raw, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(seqKey(seq), raw); err != nil {
+				return err
+			}
 		}
 		if seq > errlog.MaxRecords {
 			return dropBefore(b, seq-errlog.MaxRecords+1)
