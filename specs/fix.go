@@ -120,3 +120,7 @@ func Fix(doc *Document, opts FixOptions) FixResult {
 	}
 	return res
 }
+
+// VerificationTypeFixes are the diagnostic codes task fix-verification-types
+// applies (FixOptions.Only).
+var VerificationTypeFixes = []string{"MISSING_VERIFICATION_TYPE", "INVALID_VERIFICATION_TYPE"}

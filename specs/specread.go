@@ -98,9 +98,13 @@ func ValidateSpec(sp *Spec) ValidationReport {
 
 // FixSpec applies every auto-fix (Fix) to the spec's document and, when
 // any applied, makes the spec equal to the fixed document.
-func FixSpec(sp *Spec, clock Clock) FixResult {
+func FixSpec(sp *Spec, clock Clock) FixResult { return FixSpecWith(sp, FixOptions{Clock: clock}) }
+
+// FixSpecWith is FixSpec with options (o.Only limits the fixes applied,
+// e.g. VerificationTypeFixes).
+func FixSpecWith(sp *Spec, o FixOptions) FixResult {
 	doc := sp.Document()
-	res := Fix(&doc, FixOptions{Clock: clock})
+	res := Fix(&doc, o)
 	if len(res.Applied) > 0 {
 		ApplyDocument(sp, res.Document)
 	}

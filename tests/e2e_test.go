@@ -105,7 +105,7 @@ func TestServerToolsPagesWithCursor(t *testing.T) {
 	c, reg := inProcess(t, newDeps(t, false), protocols[0])
 	var seen []string
 	args := map[string]any{"action": "tools", "limit": 1}
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 2*len(reg.Names()); i++ {
 		env := call(t, c, "server", args)
 		for _, it := range data(env)["tools"].([]any) {
 			seen = append(seen, it.(map[string]any)["name"].(string))

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -39,7 +40,7 @@ func newFixtureTemplate(t *testing.T, protocol string, deterministic bool) *fixt
 	if deterministic {
 		ids = counterIDsFrom(n)
 	}
-	srv, _ := tools.NewMCPServer(depsOn(st, ids))
+	srv, reg := tools.NewMCPServer(depsOn(st, ids))
 	c, err := client.NewInProcessClientWithOptions(srv, client.WithProtocolVersion(protocol))
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func newFixtureTemplate(t *testing.T, protocol string, deterministic bool) *fixt
 	initialize(t, c, protocol)
 	fx := fixture(t, c)
 	must(t, c.Close())
+	reg.FlushErrors(context.Background())
 	must(t, st.Close())
 	return &fixtureTemplate{dir: dir, fx: fx, deterministic: deterministic, ids: n.Load()}
 }

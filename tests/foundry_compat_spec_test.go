@@ -64,7 +64,7 @@ var foundrySpecRows = []foundryRow{
 	{name: "server tools category", tool: "server", args: map[string]any{"action": "tools", "category": "specs"},
 		check: specRowToolNames("authoring", "spec")},
 	{name: "server tools tag and include_deprecated", tool: "server", args: map[string]any{"action": "tools", "tag": "read", "include_deprecated": true},
-		check: specRowToolNames("health", "server")},
+		check: specRowToolNames("environment", "health", "pr", "server")},
 	{name: "server context include_*", tool: "server",
 		args: map[string]any{"action": "context", "include_llm": true, "include_workflow": true, "include_workspace": false, "include_capabilities": false},
 		check: func(t *testing.T, env map[string]any) {

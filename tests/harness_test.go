@@ -74,6 +74,7 @@ func depsOn(st *store.Store, ids func() string) *tools.Deps {
 		Store:        adapt.Health(st),
 		Specs:        st,
 		Research:     st,
+		Notes:        st,
 		Version:      "test",
 		Workspace:    filepath.Dir(filepath.Dir(st.Path())),
 		ConfigSource: "test",
@@ -93,6 +94,9 @@ func inProcess(t testing.TB, deps *tools.Deps, protocol string) (*client.Client,
 		t.Fatal(err)
 	}
 	initialize(t, c, protocol)
+	// Runs after the client closes: the error answers still queued reach
+	// the store before its own cleanup checks and closes it.
+	t.Cleanup(func() { reg.FlushErrors(context.Background()) })
 	t.Cleanup(func() { _ = c.Close() })
 	return c, reg
 }

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 func TestStreamableHTTP(t *testing.T) {
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
-			srv, _ := tools.NewMCPServer(newDeps(t, false))
+			srv, reg := tools.NewMCPServer(newDeps(t, false))
+			t.Cleanup(func() { reg.FlushErrors(context.Background()) })
 			ts := httptest.NewServer(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")))
 			defer ts.Close()
 			tr, err := transport.NewStreamableHTTP(ts.URL + "/mcp")

@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -217,7 +218,8 @@ func TestOutOfRangeNumberIsAnEnvelope(t *testing.T) {
 		check(t, res["structuredContent"].(map[string]any))
 	})
 	t.Run("http", func(t *testing.T) {
-		srv, _ := tools.NewMCPServer(newDeps(t, false))
+		srv, reg := tools.NewMCPServer(newDeps(t, false))
+		t.Cleanup(func() { reg.FlushErrors(context.Background()) })
 		ts := httptest.NewServer(tools.HTTPInput(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), core.MaxMessageBytes))
 		defer ts.Close()
 		tr, err := transport.NewStreamableHTTP(ts.URL + "/mcp")

@@ -31,6 +31,10 @@ type Deps struct {
 	// Research is the archive and digest store of the research tool (the
 	// same store as Specs); nil makes its storing actions UNAVAILABLE.
 	Research ResearchStore
+	// Notes keeps the workspace's intake inbox and the record of error
+	// answers (the same store as Specs); nil records no errors and makes
+	// the intake and error actions UNAVAILABLE.
+	Notes NotesStore
 	// ArchiveRetention is how long archived research content is kept
 	// (cmd/specd sets DefaultArchiveRetention, 30 days); 0 keeps it
 	// forever. Writes to the archive sweep expired items at most hourly.

@@ -90,6 +90,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 			env = call.Failure(core.Internal(fmt.Errorf("panic: %v", p)))
 		}
 		logOutcome(log, env)
+		r.errors.record(t, call.Action, env, rt.Now())
 		rt.observe(ctx, sess, t.Name, gate, env)
 		rt.done(ctx, call, gate, env)
 	}()
@@ -100,6 +101,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		return call.Failure(e)
 	}
 	if e := t.refuseWrite(raw); e != nil {
+		return call.Failure(e)
+	}
+	if e := t.unsupported(raw); e != nil {
 		return call.Failure(e)
 	}
 	a, args, notes, verr := validateNoting(t, raw)

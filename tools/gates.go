@@ -35,6 +35,7 @@ var actionFlags = map[string]map[string]string{
 		"archive-put": FlagContentArchive, "archive-get": FlagContentArchive,
 	},
 	"verification": {"execute": FlagVerificationExecute},
+	"test":         {"run": FlagVerificationExecute},
 }
 
 // FlagContext is who asks, for one flag decision.
@@ -164,7 +165,7 @@ func (rt *Runtime) contractV2(ctx context.Context, sess Session) bool {
 func markAvailability(ctx context.Context, d *Deps, t *Tool, sess Session, actions []ActionSchema) {
 	for i := range actions {
 		as := &actions[i]
-		if t.Name == "verification" && as.Name == "execute" && !d.VerificationExecute {
+		if (t.Name == "verification" && as.Name == "execute" || t.Name == "test" && as.Name == "run") && !d.VerificationExecute {
 			as.Available = false
 			as.Reason = "this server was started without --enable-verification-execute"
 			continue

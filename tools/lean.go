@@ -6,35 +6,33 @@ import (
 )
 
 // maxListDescription is the longest parameter description tools/list
-// carries (issue 11 §4: the whole list under 20 KB). A longer one is left
-// out there; server(action="schema", tool_name=…) always gives it in full.
-const maxListDescription = 40
+// carries (issue 11 §4: the whole list under 20 KB with every tool); 0
+// since the foundry tools were added: names and enums say it there, and
+// server(action="schema", tool_name=…) always gives every description.
+const maxListDescription = 0
 
 // listEnvelopeSchema is the output schema tools/list declares for every
-// tool: the response-v2 envelope's four keys and their types. The full
+// tool: the response-v2 envelope's four keys and their types (their being
+// required is the contract's and the full schema's to say). The full
 // envelope schema (core.EnvelopeSchema) would be nine copies of 1.9 KB in
 // every agent's context; the answers still conform to it.
-var listEnvelopeSchema = json.RawMessage(`{"type":"object","properties":{"success":{"type":"boolean"},"data":{"type":"object"},"error":{"type":["string","null"]},"meta":{"type":"object"}},"required":["success","data","error","meta"]}`)
+var listEnvelopeSchema = json.RawMessage(`{"type":"object","properties":{"success":{"type":"boolean"},"data":{"type":"object"},"error":{"type":["string","null"]},"meta":{"type":"object"}}}`)
 
-// listSchema is p's entry in the tools/list input schema: its type, enum,
-// bounds, explicit length and item limits (the defaults,
-// core.MaxStringChars and core.MaxArrayItems, are enforced by the validator
-// and shown by server schema), and its description only when it is one
-// short sentence. Patterns (the id grammar on every id parameter, a fifth
-// of the list) are left to the validator, whose INVALID_FORMAT names the
-// pattern, and to server schema.
+// listSchema is p's entry in the tools/list input schema: its type, enum
+// and numeric bounds, and its description only when it is one short
+// sentence. Patterns (the id grammar on every id parameter) and length and
+// item caps are left to the validator — whose INVALID_FORMAT and
+// PAYLOAD_TOO_LARGE name the rule and the cap — and to server schema, which
+// shows them all: they were a third of the list (issue 11 §4: the whole
+// list under 20 KB with every tool).
 func (p Param) listSchema() map[string]any {
 	s := p.schema(nil)
-	delete(s, "description")
-	delete(s, "pattern")
+	for _, k := range []string{"description", "pattern", "maxLength", "minLength", "maxItems"} {
+		delete(s, k)
+	}
 	if items, ok := s["items"].(map[string]any); ok {
 		delete(items, "pattern")
-	}
-	if p.Type == String && p.MaxLength == 0 {
-		delete(s, "maxLength")
-	}
-	if p.Type == Array && p.MaxItems == 0 {
-		delete(s, "maxItems")
+		delete(items, "maxLength")
 	}
 	if d := listDescription(p.Description); d != "" {
 		s["description"] = d
@@ -55,8 +53,8 @@ func listDescription(d string) string {
 // listToolDescription is t's description in tools/list: its first
 // sentence cut before the colon that lists the actions (the action enum and
 // server schema list them), the rest as written (which other tool to use
-// instead, the typical composition), and where the per-action documentation
-// is. server(action="tools"|"schema") answers with the description in full.
+// instead, the typical composition as "Flow: …"), and where the per-action
+// documentation is. server(action="tools"|"schema") answers with the description in full.
 func (t *Tool) listToolDescription() string {
 	d := t.Description
 	if end := strings.Index(d, ". Use "); end > 0 {
@@ -64,7 +62,8 @@ func (t *Tool) listToolDescription() string {
 			d = d[:colon] + d[end:]
 		}
 	}
-	return d + " Full per-action docs: server(action=\"schema\", tool_name=\"" + t.Name + "\")."
+	d = strings.Replace(d, "Typical composition: ", "Flow: ", 1)
+	return d + " Docs: server(action=schema, tool_name=" + t.Name + ")."
 }
 
 // listInputSchema is the flat input schema (contract §4) as tools/list

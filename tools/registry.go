@@ -204,7 +204,8 @@ func (a *Action) Params() []string {
 // Registry holds every tool. It is built once at start-up and read-only after.
 type Registry struct {
 	tools  []*Tool
-	budget int // token budget of every answer (0: core.DefaultTokenBudget)
+	budget int            // token budget of every answer (0: core.DefaultTokenBudget)
+	errors *errorRecorder // where error answers are recorded (nil: nowhere)
 }
 
 // Add registers t after checking its declaration; a malformed declaration is

@@ -26,6 +26,7 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 		Description: serverDescription,
 		Params: []Param{
 			{Name: "tool_name", Type: String, MaxLength: 100, Description: "Name of the tool to describe."},
+			{Name: "action_name", Type: String, MaxLength: 100, Description: "schema: describe only this action."},
 			{Name: "cursor", Type: String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."},
 			{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(core.PageList.Max)), Description: "Page size (default 100, max 1000)."},
 			{Name: "category", Type: String},
@@ -43,8 +44,8 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 				Example: map[string]any{"limit": 1}, Answer: ServerToolsAnswer{}, Handler: serverTools(reg),
 			},
 			{
-				Name: "schema", Summary: "Describes one tool: its input schema, its MCP annotations and, per action, parameters, required ones, side effects, idempotence and latency hint.",
-				Required: []string{"tool_name"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast,
+				Name: "schema", Summary: "Describes one tool: its input schema, its MCP annotations and, per action (or only action_name), parameters, required ones, side effects, idempotence, latency hint and answer_schema; over the token budget the answer schemas are left out (a warning names the call that gives one).",
+				Required: []string{"tool_name"}, Optional: []string{"action_name"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast,
 				Example: map[string]any{"tool_name": "health"}, Answer: ServerSchemaAnswer{}, Handler: d.serverSchema(reg),
 			},
 			{
@@ -140,9 +141,38 @@ func (d *Deps) serverSchema(reg *Registry) Handler {
 				WithRecovery("server", map[string]any{"action": "tools"}, fuzzy.Rank(name, reg.Names(), 5)))
 		}
 		actions := t.Describe()
+		if want := r.Args.String("action_name"); want != "" {
+			a, ok := t.action(want)
+			if !ok {
+				return Fail(core.NewError(errcode.NotFound, fmt.Sprintf("%s has no action %q.", t.Name, want),
+					map[string]any{"field": "action_name", "received": want, "allowed": t.ActionNames()}).
+					WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(want, t.ActionNames(), 5)))
+			}
+			actions = slices.DeleteFunc(actions, func(as ActionSchema) bool { return as.Name != a.Name })
+		}
 		markAvailability(ctx, d, t, r.Session, actions)
-		return OK(ServerSchemaAnswer{ToolName: t.Name, Description: t.Description, Annotations: t.Annotations(), InputSchema: t.InputSchema(), Actions: actions})
+		ans := ServerSchemaAnswer{ToolName: t.Name, Description: t.Description, Annotations: t.Annotations(), InputSchema: t.InputSchema(), Actions: actions}
+		res := OK(ans)
+		res.Degrade = DegradeFunc(func(f Fit) (any, []core.MetaOption, bool, error) { return schemaWithoutAnswers(ans, f) })
+		return res
 	}
+}
+
+// schemaWithoutAnswers is server schema's answer over the token budget: the
+// same without the actions' answer_schema (the largest part of a big
+// tool's), with a CONTENT_TRUNCATED warning naming the call that gives one
+// action's in full.
+func schemaWithoutAnswers(ans ServerSchemaAnswer, f Fit) (any, []core.MetaOption, bool, error) {
+	short := ans
+	short.Actions = make([]ActionSchema, len(ans.Actions))
+	for i, a := range ans.Actions {
+		a.AnswerSchema = nil
+		short.Actions[i] = a
+	}
+	meta := []core.MetaOption{warn(core.WarnContentTruncated,
+		fmt.Sprintf("answer_schema left out of every action to fit the token budget; server(action=\"schema\", tool_name=%q, action_name=…) gives one action's.", ans.ToolName),
+		map[string]any{"dropped": "answer_schema", "tool_name": ans.ToolName})}
+	return short, meta, f.Measure(short, meta) <= f.Budget, nil
 }
 
 // CapabilitiesAnswer is server capabilities' answer.

@@ -82,6 +82,7 @@ func specTool(d *Deps) *Tool {
 	}
 	t.Params = append(t.Params, analysisParams...)
 	t.Actions = append(t.Actions, specAnalysisActions(d, readAction)...)
+	t.Actions = append(t.Actions, specFoundryActions(d, readAction)...)
 	return t
 }
 

@@ -153,6 +153,10 @@ func taskTool(d *Deps) *Tool {
 				[]string{"completions"}, []string{"force"}, false, false, TaskCompleteBatchAnswer{}, d.taskCompleteBatch),
 			writeA("reset-batch", "task_ids, else stale in_progress tasks (≥ threshold_hours), back to pending.",
 				nil, []string{"task_ids", "threshold_hours"}, false, false, TaskResetBatchAnswer{}, d.taskResetBatch),
+			{Name: "session-config", Summary: "This session's id, client and limits (token budget, deadline, read-only, execute).",
+				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{}, Answer: SessionConfigAnswer{}, Handler: d.taskSessionConfig},
+			withExample(writeA("fix-verification-types", "Applies only the verification_type fixes of spec fix (missing or unknown types).", nil, nil, true, false, SpecFixAnswer{}, d.fixVerificationTypes),
+				map[string]any{"spec_id": "$spec_id"}),
 		},
 	}
 }

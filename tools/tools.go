@@ -9,18 +9,23 @@ import (
 
 // New builds the registry of every specd tool over d.
 func New(d *Deps) *Registry {
-	r := &Registry{budget: d.TokenBudget}
+	r := &Registry{budget: d.TokenBudget, errors: d.errorRecorder()}
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
 	defer r.setActionFlags()
 	if d.Specs != nil {
 		r.Add(specTool(d).withExamples(specExamples))
-		r.Add(authoringTool(d).withExamples(authoringExamples))
+		r.Add(extend(authoringTool(d), authoringFoundryParams, authoringFoundryActions(d)).withExamples(authoringExamples))
 		r.Add(taskTool(d).withExamples(taskExamples))
 		r.Add(verificationTool(d).withExamples(verificationExamples))
 		r.Add(lifecycleTool(d).withExamples(lifecycleExamples))
 		r.Add(journalTool(d).withExamples(journalExamples))
 		r.Add(researchTool(d).withExamples(researchExamples))
+		r.Add(errorTool(d, r.errors))
+		r.Add(planTool(d))
+		r.Add(environmentTool(d))
+		r.Add(testRunTool(d))
+		r.Add(prTool(d))
 	}
 	for _, t := range r.tools {
 		acceptFoundryContext(t, d.Workspace)

@@ -180,6 +180,9 @@ func build(c *config, logger *slog.Logger, transports []string) (storePort, *too
 		TokenBudget:   c.TokenBudget,
 		Runtime:       tools.Runtime{Logger: logger, Deadline: c.Deadline},
 	}
+	if notes, ok := st.(tools.NotesStore); ok {
+		deps.Notes = notes // the intake inbox and the error log (etcd: see etcdstore/notes.go)
+	}
 	deps.VerificationExecute = c.VerifyExec
 	deps.VerifyTimeout = c.VerifyTimeout
 	deps.TestCommand = c.TestCommand
@@ -214,7 +217,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer st.Close()
 	defer closeFlags(deps)
 	access := httpAccess(c, deps)
-	srv, _ := tools.NewMCPServer(deps)
+	srv, reg := tools.NewMCPServer(deps)
+	defer reg.FlushErrors(context.Background()) // before the store closes
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

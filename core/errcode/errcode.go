@@ -62,6 +62,7 @@ const (
 	StoreFull          = "STORE_FULL"
 	StoreReadOnly      = "STORE_READ_ONLY"
 	WorkspaceMismatch  = "WORKSPACE_MISMATCH"
+	NotSupported       = "NOT_SUPPORTED"
 )
 
 // Info is one row of the registry.
@@ -108,6 +109,7 @@ var table = []Info{
 	{StoreCorrupt, TypeUnavailable, "Stop specd, move the store file named in data.details.store aside, and restore the latest copy made with `specd backup` (`specd check` verifies it)."},
 	{StoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
 	{WorkspaceMismatch, TypeValidation, "This server keeps one workspace's specs: omit the workspace/path parameter, or start specd for that folder (specd serve --workspace FOLDER) and call that server."},
+	{NotSupported, TypeValidation, "specd calls no language model: do the step yourself, or make the deterministic call in recovery."},
 	{StoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
 }
 

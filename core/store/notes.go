@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/errlog"
+	"github.com/specd/specd/specs"
+)
+
+// Workspace notes layout (issue 11 §2): the intake inbox and the record of
+// error answers, each keyed by an 8-byte big-endian sequence so keys sort in
+// the order items arrived.
+//
+//	intake/<seq>     → specs.IntakeItem JSON
+//	error_log/<seq>  → errlog.Record JSON (the newest errlog.MaxRecords)
+var (
+	bucketIntake   = []byte("intake")
+	bucketErrorLog = []byte("error_log")
+)
+
+func init() { topBuckets = append(topBuckets, bucketIntake, bucketErrorLog) }
+
+func seqKey(n uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], n)
+	return k[:]
+}
+
+// seqOf reads an id "<prefix>-<seq>"; ok false when it is not one.
+func seqOf(id, prefix string) (uint64, bool) {
+	s, found := strings.CutPrefix(id, prefix+"-")
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// bucket returns name in a write transaction, creating it in a store made
+// before it existed.
+func bucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
+	if b := tx.Bucket(name); b != nil {
+		return b, nil
+	}
+	return tx.CreateBucketIfNotExists(name)
+}
+
+// IntakeAdd stores item as a new inbox entry (its id, status and created_at
+// are set here) in one transaction. CONFLICT when the inbox holds
+// specs.MaxIntakeItems items.
+func (s *Store) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error) {
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		b, err := bucket(tx, bucketIntake)
+		if err != nil {
+			return err
+		}
+		if b.Stats().KeyN >= specs.MaxIntakeItems {
+			return core.NewError(errcode.Conflict, fmt.Sprintf("The intake inbox is full (%d items).", specs.MaxIntakeItems), map[string]any{"limit": specs.MaxIntakeItems}).
+				WithRemediation("Dismiss items you have turned into specs or no longer need, then add again.").
+				WithRecovery("authoring", map[string]any{"action": "intake-list"}, nil)
+		}
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		item.ID, item.Status = "intake-"+strconv.FormatUint(seq, 10), specs.IntakeNew
+		if item.CreatedAt == "" {
+			item.CreatedAt = specs.FormatTime(s.opts.Now())
+		}
+		raw, err := json.Marshal(item)
+		if err != nil {
+			return err
+		}
+		return b.Put(seqKey(seq), raw)
+	})
+	return item, asStoreError(err)
+}
+
+// IntakeList pages inbox items oldest first after the id after (""), those
+// with status (specs.IntakeNew, specs.IntakeDismissed, or "all"/"" for
+// every one); next is the id to resume after ("" at the end).
+func (s *Store) IntakeList(ctx context.Context, status, after string, limit int) (items []specs.IntakeItem, next string, err error) {
+	items = []specs.IntakeItem{}
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIntake)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		k, v := c.First()
+		if n, ok := seqOf(after, "intake"); ok {
+			k, v = c.Seek(seqKey(n + 1))
+		}
+		for ; k != nil; k, v = c.Next() {
+			var it specs.IntakeItem
+			if err := json.Unmarshal(v, &it); err != nil {
+				return err
+			}
+			if status != "" && status != "all" && it.Status != status {
+				continue
+			}
+			if len(items) == limit {
+				next = items[len(items)-1].ID
+				return nil
+			}
+			items = append(items, it)
+		}
+		return nil
+	})
+	return items, next, asStoreError(err)
+}
+
+// IntakeDismiss marks the item id dismissed with reason, at now, in one
+// transaction (dismissing a dismissed item keeps its first dismissal and
+// reports already true). NOT_FOUND when there is no such item.
+func (s *Store) IntakeDismiss(ctx context.Context, id, reason, now string) (item specs.IntakeItem, already bool, err error) {
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		b, err := bucket(tx, bucketIntake)
+		if err != nil {
+			return err
+		}
+		n, ok := seqOf(id, "intake")
+		var raw []byte
+		if ok {
+			raw = b.Get(seqKey(n))
+		}
+		if raw == nil {
+			return core.NewError(errcode.NotFound, fmt.Sprintf("No intake item %s.", id), map[string]any{"field": "intake_id", "received": id}).
+				WithRecovery("authoring", map[string]any{"action": "intake-list"}, nil)
+		}
+		if err := json.Unmarshal(raw, &item); err != nil {
+			return err
+		}
+		if item.Status == specs.IntakeDismissed {
+			already = true
+			return nil
+		}
+		item.Status, item.DismissedAt, item.Reason = specs.IntakeDismissed, now, reason
+		out, err := json.Marshal(item)
+		if err != nil {
+			return err
+		}
+		return b.Put(seqKey(n), out)
+	})
+	return item, already, asStoreError(err)
+}
+
+// ErrorRecord appends recs to the error log in order (their ids are set
+// here) and drops the oldest records beyond errlog.MaxRecords, in one
+// transaction.
+func (s *Store) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return asStoreError(s.update(ctx, func(tx *bolt.Tx) error {
+		b, err := bucket(tx, bucketErrorLog)
+		if err != nil {
+			return err
+		}
+		var seq uint64
+		for _, rec := range recs {
+			if seq, err = b.NextSequence(); err != nil {
+				return err
+			}
+			rec.ID = "err-" + strconv.FormatUint(seq, 10)
+			raw, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(seqKey(seq), raw); err != nil {
+				return err
+			}
+		}
+		if seq > errlog.MaxRecords {
+			return dropBefore(b, seq-errlog.MaxRecords+1)
+		}
+		return nil
+	}))
+}
+
+// dropBefore deletes the keys of b below seq.
+func dropBefore(b *bolt.Bucket, seq uint64) error {
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) < seq; k, _ = c.First() {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Errors returns the recorded errors newest first that pass f, at most
+// limit (0: all), starting below the id before ("" = from the newest);
+// more reports whether older matching records remain.
+func (s *Store) Errors(ctx context.Context, f errlog.Filter, before string, limit int) (recs []errlog.Record, more bool, err error) {
+	recs = []errlog.Record{}
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketErrorLog)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		k, v := c.Last()
+		if n, ok := seqOf(before, "err"); ok {
+			c.Seek(seqKey(n))
+			k, v = c.Prev()
+		}
+		for ; k != nil; k, v = c.Prev() {
+			var r errlog.Record
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			if !f.Match(r) {
+				continue
+			}
+			if limit > 0 && len(recs) == limit {
+				more = true
+				return nil
+			}
+			recs = append(recs, r)
+		}
+		return nil
+	})
+	return recs, more, asStoreError(err)
+}
+
+// ErrorGet returns the record id. NOT_FOUND when it is not (or no longer)
+// kept.
+func (s *Store) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err error) {
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		var raw []byte
+		if b := tx.Bucket(bucketErrorLog); b != nil {
+			if n, ok := seqOf(id, "err"); ok {
+				raw = b.Get(seqKey(n))
+			}
+		}
+		if raw == nil {
+			return core.NewError(errcode.NotFound, fmt.Sprintf("No recorded error %s (the newest %d are kept).", id, errlog.MaxRecords), map[string]any{"field": "error_id", "received": id}).
+				WithRecovery("error", map[string]any{"action": "list"}, nil)
+		}
+		return json.Unmarshal(raw, &rec)
+	})
+	return rec, asStoreError(err)
+}
+
+// ErrorCleanup deletes the records older than before (RFC 3339; "" deletes
+// every record) in one transaction, or only counts them when dryRun, and
+// reports how many.
+func (s *Store) ErrorCleanup(ctx context.Context, before string, dryRun bool) (int, error) {
+	n := 0
+	fn := func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketErrorLog)
+		if b == nil {
+			return nil
+		}
+		var doomed [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var r errlog.Record
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			if before == "" || r.At < before {
+				doomed = append(doomed, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil || dryRun {
+			n = len(doomed)
+			return err
+		}
+		for _, k := range doomed {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(doomed)
+		return nil
+	}
+	if dryRun {
+		return n, asStoreError(s.view(ctx, fn))
+	}
+	return n, asStoreError(s.update(ctx, fn))
+}

@@ -1,0 +1,91 @@
+package specs
+
+// HoursKeys are the metadata keys RecalculateHours rolls up.
+const (
+	EstimatedHoursKey = "estimated_hours"
+	ActualHoursKey    = "actual_hours"
+)
+
+// PhaseHours is one phase's rolled-up hours.
+type PhaseHours struct {
+	PhaseID  string   `json:"phase_id"`
+	Title    string   `json:"title"`
+	Previous *float64 `json:"previous"` // null: the phase had none
+	Hours    float64  `json:"hours"`
+	Tasks    int      `json:"tasks_with_hours"`
+	Changed  bool     `json:"changed"`
+}
+
+// HoursReport is what RecalculateHours computed and changed.
+type HoursReport struct {
+	Field    string       `json:"field"`
+	Total    float64      `json:"total"`
+	Previous *float64     `json:"previous_total"` // the spec's metadata value before
+	Phases   []PhaseHours `json:"phases"`
+	Changed  int          `json:"changed"` // phases and spec whose value changed
+}
+
+// RecalculateHours sets each phase's key (EstimatedHoursKey or
+// ActualHoursKey) to the sum of that key over the work leaves under it
+// (tasks, subtasks and verify nodes without children; non-positive values
+// count as none) and the spec's metadata key to the sum over phases, as
+// foundry's recalculate-hours / recalculate-actual-hours do. Nodes whose
+// value is already right are not touched. Hours are rounded to 2 decimals.
+func RecalculateHours(sp *Spec, key string) HoursReport {
+	rep := HoursReport{Field: key, Phases: []PhaseHours{}}
+	root := sp.Root()
+	if root == nil {
+		return rep
+	}
+	for _, pid := range root.Children {
+		ph := sp.Node(pid)
+		if ph == nil || ph.Type != TypePhase {
+			continue
+		}
+		row := PhaseHours{PhaseID: pid, Title: ph.Title}
+		if v, ok := ph.MetaFloat(key); ok {
+			row.Previous = &v
+		}
+		sumLeaves(sp, ph, key, &row)
+		row.Hours = round2(row.Hours)
+		if row.Previous == nil || *row.Previous != row.Hours {
+			row.Changed = true
+			rep.Changed++
+			sp.Edit(pid).SetMeta(key, row.Hours)
+		}
+		rep.Total += row.Hours
+		rep.Phases = append(rep.Phases, row)
+	}
+	rep.Total = round2(rep.Total)
+	if v, ok := toFloat(sp.Header.Metadata[key]); ok {
+		rep.Previous = &v
+	}
+	if rep.Previous == nil || *rep.Previous != rep.Total {
+		h := sp.Header.Clone()
+		if h.Metadata == nil {
+			h.Metadata = map[string]any{}
+		}
+		h.Metadata[key] = rep.Total
+		sp.Header = h
+		rep.Changed++
+	}
+	return rep
+}
+
+// sumLeaves adds key over the work leaves below n to row.
+func sumLeaves(sp *Spec, n *Node, key string, row *PhaseHours) {
+	for _, id := range n.Children {
+		c := sp.Node(id)
+		if c == nil {
+			continue
+		}
+		if c.IsWorkLeaf() {
+			if h, ok := c.MetaFloat(key); ok && h > 0 {
+				row.Hours += h
+				row.Tasks++
+			}
+			continue
+		}
+		sumLeaves(sp, c, key, row)
+	}
+}

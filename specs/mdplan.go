@@ -1,0 +1,97 @@
+package specs
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Markdown plans (the plan tool): a plan is a markdown file under
+// PlansFolder in the workspace, written from a template and then edited by
+// the agent; plan review checks its sections deterministically.
+
+// PlansFolder is where plans live, relative to the workspace (foundry's
+// specs/.plans).
+const PlansFolder = "specs/.plans"
+
+// PlanTemplates are the plan templates, by name: the sections each must
+// have, in order.
+var PlanTemplates = map[string][]string{
+	"simple":   {"Objective", "Scope", "Tasks", "Success Criteria"},
+	"detailed": {"Objective", "Scope", "Phases", "Risks and Mitigations", "Success Criteria"},
+}
+
+// PlanTemplateNames are the names of PlanTemplates.
+var PlanTemplateNames = []string{"simple", "detailed"}
+
+// PlanMarkdown is a new plan named name from template: a title and each
+// section with a bracketed placeholder to replace.
+func PlanMarkdown(name, template string) string {
+	var b strings.Builder
+	b.WriteString("# " + name + "\n")
+	for _, s := range PlanTemplates[template] {
+		b.WriteString("\n## " + s + "\n\n[" + "Write the " + strings.ToLower(s) + " here]\n")
+	}
+	return b.String()
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// PlanSlug is the file name stem of a plan named name: lower case, runs of
+// other characters as one dash ("" when nothing is left).
+func PlanSlug(name string) string {
+	return strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(name), "-"), "-")
+}
+
+// PlanReview is plan review's deterministic check.
+type PlanReview struct {
+	Title        string   `json:"title"`
+	Template     string   `json:"template"` // the template whose sections it matches best
+	Sections     []string `json:"sections"`
+	Missing      []string `json:"missing_sections"`
+	Empty        []string `json:"empty_sections"`
+	Placeholders int      `json:"placeholders"` // bracketed template text still there
+	Ready        bool     `json:"ready"`        // nothing missing, empty or left as placeholder
+}
+
+var placeholder = regexp.MustCompile(`\[[^\]\n]{3,}\]`)
+
+// ReviewPlan checks markdown: its "## " sections against the template it
+// matches best (fewest missing), sections with no text, and template
+// placeholders left in.
+func ReviewPlan(markdown string) PlanReview {
+	r := PlanReview{Sections: []string{}, Missing: []string{}, Empty: []string{}}
+	body := map[string]string{}
+	cur := ""
+	for _, line := range strings.Split(markdown, "\n") {
+		switch {
+		case strings.HasPrefix(line, "# ") && r.Title == "":
+			r.Title = strings.TrimSpace(line[2:])
+		case strings.HasPrefix(line, "## "):
+			cur = strings.TrimSpace(line[3:])
+			r.Sections = append(r.Sections, cur)
+			body[strings.ToLower(cur)] = ""
+		case cur != "":
+			body[strings.ToLower(cur)] += strings.TrimSpace(line)
+		}
+	}
+	best := -1
+	for _, name := range PlanTemplateNames {
+		var missing []string
+		for _, s := range PlanTemplates[name] {
+			if _, ok := body[strings.ToLower(s)]; !ok {
+				missing = append(missing, s)
+			}
+		}
+		if best < 0 || len(missing) < best {
+			best, r.Template, r.Missing = len(missing), name, append([]string{}, missing...)
+		}
+	}
+	for _, s := range r.Sections {
+		if strings.TrimSpace(body[strings.ToLower(s)]) == "" {
+			r.Empty = append(r.Empty, s)
+		}
+	}
+	r.Placeholders = len(placeholder.FindAllString(markdown, -1))
+	r.Ready = len(r.Missing) == 0 && len(r.Empty) == 0 && r.Placeholders == 0 && r.Title != ""
+	return r
+}

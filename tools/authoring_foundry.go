@@ -1,0 +1,137 @@
+package tools
+
+import (
+	"context"
+	"strings"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/specs"
+)
+
+// NotesStore is what the intake inbox and the error tool need of the
+// store; core/store implements it, every method one transaction.
+type NotesStore interface {
+	IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error)
+	IntakeList(ctx context.Context, status, after string, limit int) ([]specs.IntakeItem, string, error)
+	IntakeDismiss(ctx context.Context, id, reason, now string) (specs.IntakeItem, bool, error)
+	ErrorLog
+}
+
+// authoringFoundryParams are the authoring parameters only these actions
+// take.
+var authoringFoundryParams = []Param{
+	{Name: "phase_template", Type: String, MaxLength: 50, Description: "phase-template: one template (default all)."},
+	idParam("intake_id", "An intake item, e.g. intake-3."),
+	{Name: "reason", Type: String, MaxLength: 2000, Description: "intake-dismiss: why."},
+	pCursor, pLimit(core.PageList),
+}
+
+// authoringFoundryActions are foundry-mcp's authoring actions that need no
+// model: phase templates and the intake inbox.
+func authoringFoundryActions(d *Deps) []Action {
+	return []Action{
+		{Name: "phase-template", Summary: "Shipped phase templates (planning, implementation, testing, security, documentation) as phase-add-bulk's phase and tasks.",
+			Optional: []string{"phase_template"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
+			Answer: PhaseTemplateAnswer{}, Handler: phaseTemplate},
+		{Name: "intake-add", Summary: "Adds a note to the workspace's intake inbox (ideas and requests not yet in a spec).",
+			Required: []string{"title"}, Optional: []string{"description"}, SideEffects: EffectWrite, Latency: LatencyFast,
+			Example: map[string]any{"title": "Idea"}, Answer: IntakeAnswer{}, Handler: d.intakeAdd},
+		{Name: "intake-list", Summary: "Inbox items not dismissed, oldest first, paged.",
+			Optional: []string{"cursor", "limit"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			Example: map[string]any{}, Answer: IntakeListAnswer{}, Handler: d.intakeList},
+		{Name: "intake-dismiss", Summary: "Marks an inbox item dismissed (kept, no longer listed).",
+			Required: []string{"intake_id"}, Optional: []string{"reason"}, SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast,
+			Answer: IntakeAnswer{}, Handler: d.intakeDismiss},
+	}
+}
+
+// PhaseTemplateAnswer is authoring phase-template's answer.
+type PhaseTemplateAnswer struct {
+	Templates []specs.PhaseTemplate `json:"templates"`
+	Count     int                   `json:"count"`
+	Apply     string                `json:"apply"`
+}
+
+func phaseTemplate(_ context.Context, r *Request) Result {
+	names := specs.PhaseTemplateNames()
+	if n := strings.ToLower(r.Args.String("phase_template")); n != "" {
+		if _, ok := specs.PhaseTemplateByName(n); !ok {
+			return Fail(core.NewError(errcode.NotFound, "No phase template "+n+".", map[string]any{"field": "phase_template", "received": n, "allowed": names}).
+				WithRecovery("authoring", map[string]any{"action": "phase-template"}, fuzzy.Rank(n, names, 5)))
+		}
+		names = []string{n}
+	}
+	a := PhaseTemplateAnswer{Templates: []specs.PhaseTemplate{}, Apply: "authoring(action=\"phase-add-bulk\", spec_id, phase, tasks) with a template's phase and tasks"}
+	for _, n := range names {
+		t, _ := specs.PhaseTemplateByName(n)
+		a.Templates = append(a.Templates, t)
+	}
+	a.Count = len(a.Templates)
+	return OK(a)
+}
+
+// IntakeAnswer is intake-add's and intake-dismiss's answer.
+type IntakeAnswer struct {
+	Item    specs.IntakeItem `json:"item"`
+	Already bool             `json:"already_dismissed,omitempty"`
+}
+
+// IntakeListAnswer is intake-list's answer: one page.
+type IntakeListAnswer struct {
+	Items []specs.IntakeItem `json:"items"`
+	Count int                `json:"count"`
+}
+
+// notes is d.Notes, or UNAVAILABLE when the server has no store for them.
+func (d *Deps) notes() (NotesStore, error) {
+	if d.Notes == nil {
+		return nil, core.NewError(errcode.Unavailable, "This server keeps no workspace notes (no store).", nil).
+			WithRecovery("health", map[string]any{"action": "readiness"}, nil)
+	}
+	return d.Notes, nil
+}
+
+func (d *Deps) intakeAdd(ctx context.Context, r *Request) Result {
+	n, err := d.notes()
+	if err != nil {
+		return Fail(err)
+	}
+	item, err := n.IntakeAdd(ctx, specs.IntakeItem{Title: strings.TrimSpace(r.Args.String("title")), Description: r.Args.String("description"),
+		CreatedAt: specs.FormatTime(d.clock()()), CreatedBy: author(r)})
+	return answer(IntakeAnswer{Item: item}, err)
+}
+
+func (d *Deps) intakeList(ctx context.Context, r *Request) Result {
+	n, err := d.notes()
+	if err != nil {
+		return Fail(err)
+	}
+	p, err := OpenPage(r, "authoring", "intake-list", "", core.PageList, map[string]any{"action": "intake-list"})
+	if err != nil {
+		return Fail(err)
+	}
+	items, last, err := n.IntakeList(ctx, specs.IntakeNew, p.After, p.Limit)
+	if err != nil {
+		return Fail(err)
+	}
+	return OK(IntakeListAnswer{Items: items, Count: len(items)}, p.Meta(p.Cursor(last, last != "")))
+}
+
+func (d *Deps) intakeDismiss(ctx context.Context, r *Request) Result {
+	n, err := d.notes()
+	if err != nil {
+		return Fail(err)
+	}
+	item, already, err := n.IntakeDismiss(ctx, r.Args.String("intake_id"), r.Args.String("reason"), specs.FormatTime(d.clock()()))
+	return answer(IntakeAnswer{Item: item, Already: already}, err)
+}
+
+// extend adds params and actions to t (foundry's actions kept out of the
+// tool's own declaration file).
+func extend(t *Tool, params []Param, actions []Action) *Tool {
+	t.Params = append(t.Params, params...)
+	t.Actions = append(t.Actions, actions...)
+	return t
+}

@@ -1,0 +1,57 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/specd/specd/specs"
+)
+
+// specFoundryActions are the spec actions foundry-mcp has that need no
+// language model (issue 11 §2).
+func specFoundryActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h Handler) Action) []Action {
+	hours := func(name, key string) Action {
+		return Action{Name: name, Summary: "Sets each phase's " + key + " to the sum over its work leaves and the spec's to the sum over phases; dry_run shows the sums.",
+			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: EffectWrite, Idempotent: true, Latency: LatencyModerate,
+			Example: map[string]any{"spec_id": "$spec_id"}, Answer: HoursAnswer{}, Handler: d.recalculateHours(key)}
+	}
+	return []Action{
+		{Name: "validate-fix", Summary: "foundry's validate-fix: applies every auto-fixable diagnostic (as fix) and reports what remains; dry_run shows the fixes.",
+			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: EffectWrite, Idempotent: true, Latency: LatencyModerate,
+			Example: map[string]any{"spec_id": "$spec_id"}, Answer: SpecFixAnswer{}, Handler: d.specFix},
+		withExample(readAction("analyze", "One read of stats, analyze-deps and completeness-check together.",
+			[]string{"spec_id"}, nil, LatencyModerate, SpecAnalyzeAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) SpecAnalyzeAnswer {
+				return SpecAnalyzeAnswer{Analyzed: specs.Analyzed{SpecID: sp.Header.SpecID, Version: sp.Header.Version}, Stats: specs.Stats(sp), Deps: specs.AnalyzeDeps(sp, 3), Completeness: specs.Completeness(sp)}
+			})), map[string]any{"spec_id": "$spec_id"}),
+		hours("recalculate-hours", specs.EstimatedHoursKey),
+		hours("recalculate-actual-hours", specs.ActualHoursKey),
+	}
+}
+
+// SpecAnalyzeAnswer is spec analyze's answer: the three analyses of one
+// version.
+type SpecAnalyzeAnswer struct {
+	specs.Analyzed
+	Stats        specs.SpecStats          `json:"stats"`
+	Deps         specs.DepsAnalysis       `json:"dependencies"`
+	Completeness specs.CompletenessReport `json:"completeness"`
+}
+
+// HoursAnswer is recalculate-hours' and recalculate-actual-hours' answer.
+type HoursAnswer struct {
+	Mutation
+	specs.HoursReport
+}
+
+func (d *Deps) recalculateHours(key string) Handler {
+	return func(ctx context.Context, r *Request) Result {
+		return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (HoursAnswer, error) {
+			return HoursAnswer{HoursReport: specs.RecalculateHours(sp, key)}, nil
+		})
+	}
+}
+
+// withExample is a with its happy-path example set.
+func withExample(a Action, ex map[string]any) Action {
+	a.Example = ex
+	return a
+}

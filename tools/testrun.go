@@ -1,0 +1,115 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/specd/specd/specs"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/toolchain"
+)
+
+// maxTestFiles bounds test discover's list.
+const maxTestFiles = 200
+
+// testTarget is what test run accepts as target: package patterns and
+// relative paths, no shell syntax, no leading dot (testRun also refuses
+// a .. segment).
+var testTarget = regexp.MustCompile(`^[A-Za-z0-9_@+-][A-Za-z0-9_./:@+-]*$`)
+
+func testRunTool(d *Deps) *Tool {
+	return &Tool{
+		Name: "test", Title: "specd test",
+		Description: "Use this when you need the tests or to run them. Use verification instead to record results. test discover → test run.",
+		Params: []Param{
+			{Name: "target", Type: String, MaxLength: 500, Pattern: testTarget.String(), Description: "run: appended to the command."},
+		},
+		Actions: []Action{
+			{Name: "discover", Summary: "The test runner and up to 200 test files of the workspace.", SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
+				Example: map[string]any{}, Answer: TestDiscoverAnswer{}, Handler: d.testDiscover},
+			{Name: "run", Summary: "Runs the detected test command (plus target) like verification execute: sh -c in the workspace, minimal environment, timeout, output tail kept.",
+				Optional: []string{"target"}, SideEffects: EffectWrite, Destructive: true, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline,
+				Answer: TestRunAnswer{}, Handler: d.testRun},
+		},
+	}
+}
+
+// TestDiscoverAnswer is test discover's answer.
+type TestDiscoverAnswer struct {
+	TestRunnerAnswer
+	Files     []string `json:"files"`
+	Count     int      `json:"count"`
+	Truncated bool     `json:"truncated"`
+}
+
+// TestRunAnswer is test run's answer.
+type TestRunAnswer struct {
+	Result string `json:"result"` // PASSED (exit 0) or FAILED
+	ExecuteOutcome
+}
+
+func (d *Deps) testDiscover(ctx context.Context, _ *Request) Result {
+	ks, ws, err := d.workspaceKinds()
+	if err != nil {
+		return Fail(err)
+	}
+	defer func() { _ = ws.Close() }()
+	files, more, err := toolchain.TestFiles(ctx, ws, ks, maxTestFiles)
+	a := TestDiscoverAnswer{Files: files, Count: len(files), Truncated: more}
+	if len(ks) > 0 {
+		a.TestRunnerAnswer = TestRunnerAnswer{Found: true, Kind: ks[0].Name, TestRunner: ks[0].TestRunner, TestCommand: ks[0].TestCommand}
+	}
+	return answer(a, err)
+}
+
+// testRunDisabled is FEATURE_DISABLED of test run on a server started
+// without --enable-verification-execute.
+func testRunDisabled() *core.Error {
+	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", map[string]any{"feature": FeatureVerificationExecute}).
+		WithRemediation("Run the command test discover names yourself; an operator can allow test run by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
+		WithRecovery("test", map[string]any{"action": "discover"}, nil)
+	e.Extra = map[string]any{"feature": FeatureVerificationExecute}
+	return e
+}
+
+// testRun runs the primary kind's test command (with target) through
+// runVerification, under the same ceiling and flag as verification
+// execute. Errors: FEATURE_DISABLED; NOT_FOUND when no test runner is
+// detected; UNAVAILABLE (no workspace).
+func (d *Deps) testRun(ctx context.Context, r *Request) Result {
+	if t := r.Args.String("target"); strings.Contains("/"+t+"/", "/../") {
+		return Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
+			WithRecovery("test", map[string]any{"action": "discover"}, nil))
+	}
+	if !d.VerificationExecute {
+		return Fail(testRunDisabled())
+	}
+	ks, ws, err := d.workspaceKinds()
+	if err != nil {
+		return Fail(err)
+	}
+	_ = ws.Close()
+	if len(ks) == 0 {
+		return Fail(core.NewError(errcode.NotFound, "No test runner detected in the workspace (no go.mod, package.json, pyproject.toml, Cargo.toml or Makefile).", nil).
+			WithRecovery("environment", map[string]any{"action": "detect"}, nil))
+	}
+	dir, err := d.workspaceDir()
+	if err != nil {
+		return Fail(err)
+	}
+	command := ks[0].TestCommand
+	if t := r.Args.String("target"); t != "" {
+		command = fmt.Sprintf("%s %s", command, t)
+	}
+	timeout := d.verifyTimeout(r)
+	run := runVerification(ctx, command, dir, timeout)
+	if ctx.Err() != nil {
+		return Fail(ctx.Err())
+	}
+	out, rec := specs.CommandRun(run).Outcome(command, timeout)
+	return OK(TestRunAnswer{Result: rec.Result, ExecuteOutcome: out})
+}

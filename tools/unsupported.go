@@ -1,0 +1,76 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+)
+
+// modelCall is a foundry-mcp action that needs a language model, and the
+// deterministic call (if any) that does its job in specd.
+type modelCall struct {
+	why     string
+	tool    string         // recovery tool ("" = server schema of the called tool)
+	args    map[string]any // recovery arguments
+	instead string         // what to do, one sentence
+}
+
+// digestInstead is the recovery of the research actions that would have a
+// model read sources: research digest-create builds a digest of a source
+// the agent fetched itself, deterministically.
+var digestInstead = modelCall{why: "it has a language model research the question",
+	tool: "research", args: map[string]any{"action": "digest-create", "text": "<the source text you fetched>", "query": "<your question>"},
+	instead: "Fetch the sources yourself and build a deterministic digest of each with research(action=\"digest-create\")."}
+
+// modelCalls are foundry-mcp's model-backed actions, by tool and action
+// (issue 11 §2). They are not offered (not in the action enum): specd calls
+// no language model, the agent calling it is one. A call answers
+// NOT_SUPPORTED with a recovery that runs as given.
+var modelCalls = map[string]map[string]modelCall{
+	"research": {
+		"chat":          {why: "it asks a language model", instead: "Answer the question yourself; keep what you learn with journal(action=\"add\") or research(action=\"digest-create\")."},
+		"consensus":     {why: "it polls several language models", instead: "Weigh the options yourself; record the decision with journal(action=\"add\", entry_type=\"decision\")."},
+		"thinkdeep":     {why: "it has a language model investigate", instead: "Investigate yourself; research(action=\"digest-create\") keeps evidence with locators."},
+		"ideate":        {why: "it has a language model brainstorm", instead: "Brainstorm yourself; capture ideas with authoring(action=\"intake-add\")."},
+		"deep-research": digestInstead, "deep-research-status": digestInstead, "deep-research-report": digestInstead,
+		"deep-research-list": {why: "deep research sessions are model runs", tool: "research", args: map[string]any{"action": "digest-list"},
+			instead: "List the digests you stored with research(action=\"digest-list\")."},
+		"deep-research-delete": {why: "deep research sessions are model runs", tool: "research", args: map[string]any{"action": "digest-list"},
+			instead: "Delete a stored digest with research(action=\"digest-delete\")."},
+		"thread-list": {why: "threads are model conversations", tool: "research", args: map[string]any{"action": "digest-list"}, instead: "specd keeps digests, not conversations: research(action=\"digest-list\")."},
+		"thread-get":  {why: "threads are model conversations", tool: "research", args: map[string]any{"action": "digest-list"}, instead: "specd keeps digests, not conversations: research(action=\"digest-list\")."},
+		"thread-delete": {why: "threads are model conversations", tool: "research", args: map[string]any{"action": "digest-list"},
+			instead: "specd keeps digests, not conversations: research(action=\"digest-list\")."},
+	},
+	"pr": {
+		"create": {why: "foundry writes the pull request description with a language model", tool: "server", args: map[string]any{"action": "schema", "tool_name": "pr"},
+			instead: "Call pr(action=\"get-context\", spec_id) and open the pull request yourself (e.g. gh pr create)."},
+	},
+	"server": {
+		"llm-status": {why: "specd calls no language model (it has no provider to report on)", tool: "server", args: map[string]any{"action": "capabilities"},
+			instead: "server(action=\"capabilities\") reports what this server does offer."},
+	},
+}
+
+// unsupported is NOT_SUPPORTED for a call of one of foundry-mcp's
+// model-backed actions of t (named by the raw action argument, in any case
+// and with _ or -), with a recovery that runs as given: the deterministic
+// equivalent, or server schema of t. nil for every other call.
+func (t *Tool) unsupported(raw map[string]any) *core.Error {
+	name, _ := raw["action"].(string)
+	name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "_", "-")
+	mc, ok := modelCalls[t.Name][name]
+	if !ok {
+		return nil
+	}
+	e := core.NewError(errcode.NotSupported,
+		fmt.Sprintf("%s %s is not offered: %s, and specd calls no language model (the agent calling it is one).", t.Name, name, mc.why),
+		map[string]any{"tool": t.Name, "action": name, "reason": "needs_language_model"}).
+		WithRemediation(mc.instead)
+	if mc.tool == "" {
+		return e.WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
+	}
+	return e.WithRecovery(mc.tool, mc.args, nil)
+}
