@@ -378,24 +378,49 @@ var scaffoldTitles = map[string]bool{"run tests": true, "review against the spec
 // come from prefix filtering over an inverted index, so the cost stays near
 // linear for specs without many near-duplicates.
 func DuplicateDetection(s *Spec, opts DuplicateOptions) DuplicateReport {
-	t := opts.Threshold
-	if t <= 0 || t > 1 {
-		t = 0.8
+	t, maxPairs, scope := duplicateDefaults(opts)
+	rep := DuplicateReport{Threshold: t, Measure: "jaccard-token-set", Pairs: []DuplicatePair{}}
+	recs := duplicateRecords(s, scope)
+	rep.Compared = len(recs)
+	sortTokensByRarity(recs)
+	pairs := similarPairs(recs, t, scope)
+	sortDuplicatePairs(pairs)
+	if len(pairs) > maxPairs {
+		pairs, rep.Truncated = pairs[:maxPairs], true
 	}
-	maxPairs := opts.MaxPairs
+	rep.Pairs = append(rep.Pairs, pairs...)
+	return rep
+}
+
+// duplicateDefaults returns the options to use: a threshold outside (0, 1]
+// is 0.8, MaxPairs ≤ 0 is 100, an empty scope is titles.
+func duplicateDefaults(opts DuplicateOptions) (threshold float64, maxPairs int, scope string) {
+	threshold, maxPairs, scope = opts.Threshold, opts.MaxPairs, opts.Scope
+	if threshold <= 0 || threshold > 1 {
+		threshold = 0.8
+	}
 	if maxPairs <= 0 {
 		maxPairs = 100
 	}
-	scope := opts.Scope
 	if scope == "" {
 		scope = "titles"
 	}
-	rep := DuplicateReport{Threshold: t, Measure: "jaccard-token-set", Pairs: []DuplicatePair{}}
-	type record struct {
-		id     string
-		tokens []string
-	}
-	var recs []record
+	return threshold, maxPairs, scope
+}
+
+// dupRecord is one compared node and its token set.
+type dupRecord struct {
+	id     string
+	tokens []string
+}
+
+// duplicateRecords lists, in execution order, the task, subtask and verify
+// nodes to compare with their token sets: the title (scope titles), the
+// description (descriptions) or both joined by a space (both). Verify nodes
+// titled like the standard scaffold and without a description are skipped,
+// as are nodes whose text has no token.
+func duplicateRecords(s *Spec, scope string) []dupRecord {
+	var recs []dupRecord
 	for n := range ExecutionOrder(s, RootID) {
 		if !(n.Type == TypeTask || n.Type == TypeSubtask || n.Type == TypeVerify) {
 			continue
@@ -413,10 +438,15 @@ func DuplicateDetection(s *Spec, opts DuplicateOptions) DuplicateReport {
 			text = n.Title
 		}
 		if toks := tokenSet(text); len(toks) > 0 {
-			recs = append(recs, record{n.ID, toks})
+			recs = append(recs, dupRecord{n.ID, toks})
 		}
 	}
-	rep.Compared = len(recs)
+	return recs
+}
+
+// sortTokensByRarity orders each record's tokens rarest first across all
+// records (ties alphabetically), the order prefix filtering needs.
+func sortTokensByRarity(recs []dupRecord) {
 	freq := map[string]int{}
 	for _, r := range recs {
 		for _, tok := range r.tokens {
@@ -432,6 +462,16 @@ func DuplicateDetection(s *Spec, opts DuplicateOptions) DuplicateReport {
 			return a < b
 		})
 	}
+}
+
+// similarPairs returns every pair of records whose Jaccard similarity is at
+// least t (within 1e-9), each pair once with A before B in natural id order
+// and the similarity rounded to 3 decimals. Candidates come from prefix
+// filtering: two sets with similarity ≥ t share a token among the first
+// len − ⌈t·len⌉ + 1 rarest tokens of each, so only records sharing such a
+// prefix token (found through an inverted index of earlier records) are
+// compared.
+func similarPairs(recs []dupRecord, t float64, scope string) []DuplicatePair {
 	index := map[string][]int{}
 	var pairs []DuplicatePair
 	for i, r := range recs {
@@ -454,6 +494,12 @@ func DuplicateDetection(s *Spec, opts DuplicateOptions) DuplicateReport {
 			index[tok] = append(index[tok], i)
 		}
 	}
+	return pairs
+}
+
+// sortDuplicatePairs orders pairs most similar first, ties by A then B in
+// natural id order.
+func sortDuplicatePairs(pairs []DuplicatePair) {
 	sort.Slice(pairs, func(i, j int) bool {
 		if pairs[i].Similarity != pairs[j].Similarity {
 			return pairs[i].Similarity > pairs[j].Similarity
@@ -463,11 +509,6 @@ func DuplicateDetection(s *Spec, opts DuplicateOptions) DuplicateReport {
 		}
 		return CompareIDs(pairs[i].B, pairs[j].B) < 0
 	})
-	if len(pairs) > maxPairs {
-		pairs, rep.Truncated = pairs[:maxPairs], true
-	}
-	rep.Pairs = append(rep.Pairs, pairs...)
-	return rep
 }
 
 // tokenSet returns the distinct lowercase alphanumeric tokens of s longer

@@ -165,3 +165,55 @@ func TestDiff(t *testing.T) {
 		t.Fatal("self diff")
 	}
 }
+
+// TestDuplicateDetectionRules pins each step of DuplicateDetection: the
+// option defaults, which nodes are compared, the scope's text, the order of
+// pairs and the cap.
+func TestDuplicateDetectionRules(t *testing.T) {
+	s := newTestSpec(t)
+	must[PhaseResult](t)(AddPhaseBulk(s, PhaseInput{Title: "P"}, []TaskInput{
+		{Title: "Add the CSV export endpoint", Description: "stream rows to the client"},
+		{Title: "add the csv export endpoint!", Description: "stream rows to the client"},
+		{Title: "Write user docs"},
+		{Title: "write user docs"},
+		{Title: "x"}, // no token longer than one character: not compared
+		{Type: TypeVerify, Title: "Run tests", Description: "go test ./export"},
+	}))
+	must[string](t)(AddTask(s, "task-1-1", TaskInput{Type: TypeSubtask, Title: "Write user docs", Description: "go test ./export"}))
+	must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Write user docs"})) // a phase is not compared; its scaffold verify nodes are skipped
+	pair := func(a, b string, sim float64, field string) DuplicatePair {
+		return DuplicatePair{A: a, B: b, Similarity: sim, Field: field}
+	}
+	tests := []struct {
+		name string
+		opts DuplicateOptions
+		want DuplicateReport
+	}{
+		{"defaults: titles at 0.8, equal similarity in id order", DuplicateOptions{},
+			DuplicateReport{Threshold: 0.8, Measure: "jaccard-token-set", Compared: 6, Pairs: []DuplicatePair{
+				pair("task-1-1", "task-1-2", 1, "titles"), pair("task-1-1-1", "task-1-3", 1, "titles"),
+				pair("task-1-1-1", "task-1-4", 1, "titles"), pair("task-1-3", "task-1-4", 1, "titles"),
+			}}},
+		{"a threshold above 1 means 0.8", DuplicateOptions{Threshold: 1.5, MaxPairs: 2},
+			DuplicateReport{Threshold: 0.8, Measure: "jaccard-token-set", Compared: 6, Truncated: true, Pairs: []DuplicatePair{
+				pair("task-1-1", "task-1-2", 1, "titles"), pair("task-1-1-1", "task-1-3", 1, "titles"),
+			}}},
+		{"descriptions: a verify node with a description is compared", DuplicateOptions{Threshold: -1, Scope: "descriptions"},
+			DuplicateReport{Threshold: 0.8, Measure: "jaccard-token-set", Compared: 4, Pairs: []DuplicatePair{
+				pair("task-1-1", "task-1-2", 1, "descriptions"), pair("task-1-1-1", "verify-1-1", 1, "descriptions"),
+			}}},
+		{"both: title and description together, most similar first", DuplicateOptions{Threshold: 0.3, Scope: "both"},
+			DuplicateReport{Threshold: 0.3, Measure: "jaccard-token-set", Compared: 6, Pairs: []DuplicatePair{
+				pair("task-1-1", "task-1-2", 1, "both"), pair("task-1-3", "task-1-4", 1, "both"),
+				pair("task-1-1-1", "task-1-3", 0.5, "both"), pair("task-1-1-1", "task-1-4", 0.5, "both"),
+				pair("task-1-1-1", "verify-1-1", 0.375, "both"),
+			}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := DuplicateDetection(s, tt.opts); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}

@@ -60,15 +60,38 @@ type frTarget struct {
 func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error) {
 	defer s.mutate(&err)()
 	res.NodesChanged, res.Samples = []string{}, []FindReplaceSample{}
+	scope, err := findReplaceScope(in)
+	if err != nil {
+		return res, err
+	}
+	m, err := newFindMatcher(in)
+	if err != nil {
+		return res, err
+	}
+	changes, n, err := planFindReplace(findReplaceTargets(s, scope), m)
+	if err != nil {
+		return res, err
+	}
+	res.Replacements = n
+	applyFindReplace(s, changes, &res)
+	return res, nil
+}
+
+// findReplaceScope checks the input before anything is read, in this order:
+// Find is not empty (MISSING_REQUIRED), Scope is all, titles or descriptions
+// ("" means all; INVALID_FORMAT with received and allowed), and Find is at
+// most MaxPatternLength runes (INVALID_REGEX_PATTERN with Regex, else
+// INVALID_FORMAT; details.max_length). It returns the scope to use.
+func findReplaceScope(in FindReplaceInput) (string, error) {
 	if in.Find == "" {
-		return res, newErr(errcode.MissingRequired, "find", "find must not be empty")
+		return "", newErr(errcode.MissingRequired, "find", "find must not be empty")
 	}
 	scope := in.Scope
 	if scope == "" {
 		scope = "all"
 	}
 	if scope != "all" && scope != "titles" && scope != "descriptions" {
-		return res, newErr(errcode.InvalidFormat, "scope", "scope must be all, titles or descriptions").
+		return "", newErr(errcode.InvalidFormat, "scope", "scope must be all, titles or descriptions").
 			with("received", truncateForDetails(scope)).with("allowed", []string{"all", "titles", "descriptions"})
 	}
 	if len([]rune(in.Find)) > MaxPatternLength {
@@ -76,31 +99,58 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 		if in.Regex {
 			code = errcode.InvalidRegex
 		}
-		return res, newErr(code, "find", "the pattern must be at most %d characters", MaxPatternLength).with("max_length", MaxPatternLength)
+		return "", newErr(code, "find", "the pattern must be at most %d characters", MaxPatternLength).with("max_length", MaxPatternLength)
 	}
-	var re *regexp.Regexp
+	return scope, nil
+}
+
+// findMatcher counts and replaces Find in one value: a plain substring, or a
+// compiled expression (Regex, or IgnoreCase over the literal text). Only with
+// Regex does Replace expand $1 / ${name}; otherwise it is inserted as is.
+type findMatcher struct {
+	in FindReplaceInput
+	re *regexp.Regexp // nil: plain substring
+}
+
+// newFindMatcher compiles Find when Regex or IgnoreCase asks for it; a
+// pattern that does not compile is INVALID_REGEX_PATTERN (details.received).
+func newFindMatcher(in FindReplaceInput) (findMatcher, error) {
+	m := findMatcher{in: in}
 	if in.Regex || in.IgnoreCase {
-		re, err = compileFind(in)
+		re, err := compileFind(in)
 		if err != nil {
-			return res, newErr(errcode.InvalidRegex, "find", "the pattern does not compile: %s", err.Error()).
+			return m, newErr(errcode.InvalidRegex, "find", "the pattern does not compile: %s", err.Error()).
 				with("received", truncateForDetails(in.Find))
 		}
+		m.re = re
 	}
-	count := func(v string) int {
-		if re != nil {
-			return len(re.FindAllStringIndex(v, -1))
-		}
-		return strings.Count(v, in.Find)
+	return m, nil
+}
+
+// count is the number of non-overlapping matches in v.
+func (m findMatcher) count(v string) int {
+	if m.re != nil {
+		return len(m.re.FindAllStringIndex(v, -1))
 	}
-	replace := func(v string) string {
-		if re != nil && !in.Regex {
-			return re.ReplaceAllLiteralString(v, in.Replace)
-		}
-		if re != nil {
-			return re.ReplaceAllString(v, in.Replace)
-		}
-		return strings.ReplaceAll(v, in.Find, in.Replace)
+	return strings.Count(v, m.in.Find)
+}
+
+// replace is v with every match replaced.
+func (m findMatcher) replace(v string) string {
+	if m.re != nil && !m.in.Regex {
+		return m.re.ReplaceAllLiteralString(v, m.in.Replace)
 	}
+	if m.re != nil {
+		return m.re.ReplaceAllString(v, m.in.Replace)
+	}
+	return strings.ReplaceAll(v, m.in.Find, m.in.Replace)
+}
+
+// findReplaceTargets lists the fields the scope covers, in answer order: the
+// spec's title, then its string metadata.description, then per node (in
+// s.IDs() order) its title and its string metadata.description. Titles are
+// left out for scope descriptions, descriptions for scope titles.
+func findReplaceTargets(s *Spec, scope string) []frTarget {
 	titles, descs := scope != "descriptions", scope != "titles"
 	var targets []frTarget
 	if titles {
@@ -122,32 +172,51 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 			}
 		}
 	}
-	type change struct {
-		frTarget
-		after string
-	}
-	var changes []change
+	return targets
+}
+
+// frChange is one field whose value the replacement changes.
+type frChange struct {
+	frTarget
+	after string
+}
+
+// planFindReplace computes every change without applying any. It returns
+// the changed fields and the total number of matches (matches whose
+// replacement leaves the value as it was count but change nothing). It
+// refuses, with VALIDATION_ERROR, the first title the replacement would
+// leave blank, and then more than MaxReplacements matches
+// (details.replacements and max).
+func planFindReplace(targets []frTarget, m findMatcher) ([]frChange, int, error) {
+	var changes []frChange
+	total := 0
 	for _, t := range targets {
-		c := count(t.value)
+		c := m.count(t.value)
 		if c == 0 {
 			continue
 		}
-		after := replace(t.value)
-		res.Replacements += c
+		after := m.replace(t.value)
+		total += c
 		if after == t.value {
 			continue
 		}
 		if t.field == "title" && strings.TrimSpace(after) == "" {
-			return FindReplaceResult{NodesChanged: []string{}, Samples: []FindReplaceSample{}},
-				newErr(errcode.Validation, "replace", "the replacement would leave %s without a title", orSpec(t.nodeID))
+			return nil, 0, newErr(errcode.Validation, "replace", "the replacement would leave %s without a title", orSpec(t.nodeID))
 		}
-		changes = append(changes, change{t, after})
+		changes = append(changes, frChange{t, after})
 	}
-	if res.Replacements > MaxReplacements {
-		return FindReplaceResult{NodesChanged: []string{}, Samples: []FindReplaceSample{}},
-			newErr(errcode.Validation, "find", "%d replacements exceed the maximum of %d; narrow the pattern or the scope", res.Replacements, MaxReplacements).
-				with("replacements", res.Replacements).with("max", MaxReplacements)
+	if total > MaxReplacements {
+		return nil, 0, newErr(errcode.Validation, "find", "%d replacements exceed the maximum of %d; narrow the pattern or the scope", total, MaxReplacements).
+			with("replacements", total).with("max", MaxReplacements)
 	}
+	return changes, total, nil
+}
+
+// applyFindReplace writes the planned changes in order and records them in
+// res: FieldsChanged per field, each changed node once in NodesChanged (the
+// spec's own fields are not a node), and the first maxSamples fields as
+// samples. The spec is touched only when something changed.
+func applyFindReplace(s *Spec, changes []frChange, res *FindReplaceResult) {
 	seen := map[string]bool{}
 	for _, c := range changes {
 		if c.nodeID == "" {
@@ -176,7 +245,6 @@ func FindReplace(s *Spec, in FindReplaceInput) (res FindReplaceResult, err error
 	if len(changes) > 0 {
 		s.touch()
 	}
-	return res, nil
 }
 
 // compileFind compiles Find: a regular expression, or (IgnoreCase without

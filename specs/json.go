@@ -169,92 +169,78 @@ func compactRaw(v json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
+// fromRaw reads every known node key through nodeFieldReaders (a missing
+// key is recorded absent, a value of the wrong JSON type malformed) and keeps
+// unknown keys, compacted, in Extra.
 func (n *Node) fromRaw(raw map[string]json.RawMessage) {
-	get := func(bit fieldSet, key string) (json.RawMessage, bool) {
-		v, ok := raw[key]
+	for _, f := range nodeFieldReaders {
+		v, ok := raw[f.key]
 		if !ok {
-			n.absent |= bit
-			return nil, false
+			n.absent |= f.bit
+			continue
 		}
-		return v, true
-	}
-	if v, ok := get(fType, "type"); ok {
-		s, good := lenientString(v)
-		n.Type = NodeType(s)
-		if !good {
-			n.malformed |= fType
+		if !f.read(n, v) {
+			n.malformed |= f.bit
 		}
 	}
-	if v, ok := get(fTitle, "title"); ok {
-		s, good := lenientString(v)
-		n.Title = s
-		if !good {
-			n.malformed |= fTitle
-		}
+	n.Extra = extraKeys(raw, knownNodeKeys)
+}
+
+// nodeFieldReaders says how each known node key is read: read stores the
+// value (coerced where possible, see lenientString, lenientStrings,
+// lenientInt, lenientDeps) and reports whether it had the right JSON type.
+var nodeFieldReaders = []struct {
+	bit  fieldSet
+	key  string
+	read func(n *Node, v json.RawMessage) (good bool)
+}{
+	{fType, "type", func(n *Node, v json.RawMessage) bool { s, ok := lenientString(v); n.Type = NodeType(s); return ok }},
+	{fTitle, "title", func(n *Node, v json.RawMessage) bool { s, ok := lenientString(v); n.Title = s; return ok }},
+	{fStatus, "status", func(n *Node, v json.RawMessage) bool { s, ok := lenientString(v); n.Status = Status(s); return ok }},
+	{fParent, "parent", readNodeParent},
+	{fChildren, "children", func(n *Node, v json.RawMessage) bool { l, ok := lenientStrings(v); n.Children = l; return ok }},
+	{fTotal, "total_tasks", func(n *Node, v json.RawMessage) bool { i, ok := lenientInt(v); n.TotalTasks = i; return ok }},
+	{fCompleted, "completed_tasks", func(n *Node, v json.RawMessage) bool { i, ok := lenientInt(v); n.CompletedTasks = i; return ok }},
+	{fMetadata, "metadata", readNodeMetadata},
+	{fDependencies, "dependencies", func(n *Node, v json.RawMessage) bool { d, ok := lenientDeps(v); n.Dependencies = d; return ok }},
+}
+
+// readNodeParent reads parent: null is the root (Parent "", well-formed);
+// anything else is read as a string.
+func readNodeParent(n *Node, v json.RawMessage) bool {
+	if isNull(v) {
+		return true
 	}
-	if v, ok := get(fStatus, "status"); ok {
-		s, good := lenientString(v)
-		n.Status = Status(s)
-		if !good {
-			n.malformed |= fStatus
-		}
+	s, good := lenientString(v)
+	n.Parent = s
+	return good
+}
+
+// readNodeMetadata reads metadata: only a JSON object is well-formed; null
+// or any other value leaves Metadata nil.
+func readNodeMetadata(n *Node, v json.RawMessage) bool {
+	var m map[string]any
+	if err := json.Unmarshal(v, &m); err != nil || m == nil {
+		n.Metadata = nil
+		return false
 	}
-	if v, ok := get(fParent, "parent"); ok {
-		if !isNull(v) {
-			s, good := lenientString(v)
-			n.Parent = s
-			if !good {
-				n.malformed |= fParent
-			}
-		}
-	}
-	if v, ok := get(fChildren, "children"); ok {
-		list, good := lenientStrings(v)
-		n.Children = list
-		if !good {
-			n.malformed |= fChildren
-		}
-	}
-	if v, ok := get(fTotal, "total_tasks"); ok {
-		i, good := lenientInt(v)
-		n.TotalTasks = i
-		if !good {
-			n.malformed |= fTotal
-		}
-	}
-	if v, ok := get(fCompleted, "completed_tasks"); ok {
-		i, good := lenientInt(v)
-		n.CompletedTasks = i
-		if !good {
-			n.malformed |= fCompleted
-		}
-	}
-	if v, ok := get(fMetadata, "metadata"); ok {
-		var m map[string]any
-		if err := json.Unmarshal(v, &m); err != nil || (m == nil && !isNull(v)) {
-			n.malformed |= fMetadata
-			m = nil
-		}
-		if isNull(v) {
-			n.malformed |= fMetadata
-		}
-		n.Metadata = m
-	}
-	if v, ok := get(fDependencies, "dependencies"); ok {
-		d, good := lenientDeps(v)
-		n.Dependencies = d
-		if !good {
-			n.malformed |= fDependencies
-		}
-	}
+	n.Metadata = m
+	return true
+}
+
+// extraKeys returns the keys of raw that known does not list, each value
+// compacted (nil when there are none).
+func extraKeys(raw map[string]json.RawMessage, known map[string]bool) map[string]json.RawMessage {
+	var extra map[string]json.RawMessage
 	for k, v := range raw {
-		if !knownNodeKeys[k] {
-			if n.Extra == nil {
-				n.Extra = map[string]json.RawMessage{}
+		if !known[k] {
+			if extra == nil {
+				extra = map[string]json.RawMessage{}
 			}
-			n.Extra[k] = compactRaw(v)
+			extra[k] = compactRaw(v)
 		}
 	}
+	return extra
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
@@ -522,15 +508,33 @@ func (d Document) MarshalJSON() ([]byte, error) {
 			return nil, err
 		}
 	}
-	buf.WriteString(`,"hierarchy":{`)
-	ids := make([]string, 0, len(d.Hierarchy))
-	for id := range d.Hierarchy {
+	buf.WriteString(`,"hierarchy":`)
+	if err := writeHierarchy(&buf, d.Hierarchy); err != nil {
+		return nil, err
+	}
+	j := d.Journal
+	if j == nil {
+		j = []JournalEntry{}
+	}
+	if err := w("journal", j); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('}')
+	return appendExtra(buf.Bytes(), d.Extra, knownDocKeys)
+}
+
+// writeHierarchy writes nodes as one JSON object, root first, then in
+// natural id order (SortIDs); nil nodes are left out.
+func writeHierarchy(buf *bytes.Buffer, nodes map[string]*Node) error {
+	buf.WriteByte('{')
+	ids := make([]string, 0, len(nodes))
+	for id := range nodes {
 		ids = append(ids, id)
 	}
 	SortIDs(ids)
 	first := true
 	for _, id := range ids {
-		n := d.Hierarchy[id]
+		n := nodes[id]
 		if n == nil {
 			continue
 		}
@@ -543,20 +547,12 @@ func (d Document) MarshalJSON() ([]byte, error) {
 		buf.WriteByte(':')
 		b, err := json.Marshal(n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		buf.Write(b)
 	}
 	buf.WriteByte('}')
-	j := d.Journal
-	if j == nil {
-		j = []JournalEntry{}
-	}
-	if err := w("journal", j); err != nil {
-		return nil, err
-	}
-	buf.WriteByte('}')
-	return appendExtra(buf.Bytes(), d.Extra, knownDocKeys)
+	return nil
 }
 
 // UnmarshalJSON reads a document leniently, like Node.UnmarshalJSON: it
@@ -569,102 +565,113 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 		return newErr(errcode.InvalidFormat, "spec", "a spec document must be a JSON object")
 	}
 	*d = Document{}
-	strField := func(bit fieldSet, key string) string {
-		v, ok := raw[key]
+	for _, f := range docFieldReaders {
+		v, ok := raw[f.key]
 		if !ok {
-			d.absent |= bit
-			return ""
+			d.absent |= f.bit
+			continue
 		}
+		if !f.read(d, v) {
+			d.malformed |= f.bit
+		}
+	}
+	d.Extra = extraKeys(raw, knownDocKeys)
+	return nil
+}
+
+// docFieldReaders says how each known document key is read: read stores the
+// value (coerced where possible) and reports whether it had the right JSON
+// type. A missing key is recorded absent, a false report malformed.
+var docFieldReaders = []struct {
+	bit  fieldSet
+	key  string
+	read func(d *Document, v json.RawMessage) (good bool)
+}{
+	{dSpecID, "spec_id", docString(func(d *Document, s string) { d.SpecID = s })},
+	{dTitle, "title", docString(func(d *Document, s string) { d.Title = s })},
+	{dGenerated, "generated", docString(func(d *Document, s string) { d.Generated = s })},
+	{dLastUpdated, "last_updated", docString(func(d *Document, s string) { d.LastUpdated = s })},
+	{dLifecycle, "lifecycle", docString(func(d *Document, s string) { d.Lifecycle = Lifecycle(s) })},
+	{dStatus, "status", docString(func(d *Document, s string) { d.Status = Status(s) })},
+	{dCurrentPhase, "current_phase", docString(func(d *Document, s string) { d.CurrentPhase = s })},
+	{dVersion, "version", func(d *Document, v json.RawMessage) bool { i, ok := lenientInt(v); d.Version = int64(i); return ok }},
+	{dProgress, "progress_percentage", readDocProgress},
+	{dMetadata, "metadata", readDocMetadata},
+	{dHierarchy, "hierarchy", readDocHierarchy},
+	{dJournal, "journal", readDocJournal},
+}
+
+// docString reads a string key: null is "" and well-formed; other values
+// are read by lenientString and handed to set.
+func docString(set func(d *Document, s string)) func(*Document, json.RawMessage) bool {
+	return func(d *Document, v json.RawMessage) bool {
 		if isNull(v) {
-			return ""
+			return true
 		}
 		s, good := lenientString(v)
-		if !good {
-			d.malformed |= bit
-		}
-		return s
+		set(d, s)
+		return good
 	}
-	d.SpecID = strField(dSpecID, "spec_id")
-	d.Title = strField(dTitle, "title")
-	d.Generated = strField(dGenerated, "generated")
-	d.LastUpdated = strField(dLastUpdated, "last_updated")
-	d.Lifecycle = Lifecycle(strField(dLifecycle, "lifecycle"))
-	d.Status = Status(strField(dStatus, "status"))
-	d.CurrentPhase = strField(dCurrentPhase, "current_phase")
-	if v, ok := raw["version"]; ok {
-		i, good := lenientInt(v)
-		d.Version = int64(i)
-		if !good {
-			d.malformed |= dVersion
-		}
-	} else {
-		d.absent |= dVersion
+}
+
+// readDocProgress reads progress_percentage: a JSON number from 0 to 100,
+// truncated to an integer; anything else leaves 0 and is malformed.
+func readDocProgress(d *Document, v json.RawMessage) bool {
+	var f float64
+	if json.Unmarshal(v, &f) == nil && !math.IsNaN(f) && f >= 0 && f <= 100 {
+		d.ProgressPercentage = int(f)
+		return true
 	}
-	if v, ok := raw["progress_percentage"]; ok {
-		var f float64
-		if json.Unmarshal(v, &f) == nil && !math.IsNaN(f) && f >= 0 && f <= 100 {
-			d.ProgressPercentage = int(f)
+	return false
+}
+
+// readDocMetadata reads metadata: only a JSON object is well-formed.
+func readDocMetadata(d *Document, v json.RawMessage) bool {
+	var m map[string]any
+	good := json.Unmarshal(v, &m) == nil && m != nil
+	d.Metadata = m
+	return good
+}
+
+// readDocHierarchy reads hierarchy, which must be a JSON object of nodes
+// (otherwise Hierarchy stays nil and it is malformed). Each node is read by
+// fromRaw under its key as ID; a node value that is not an object becomes an
+// empty node with every field absent and malformed, so Validate reports it.
+func readDocHierarchy(d *Document, v json.RawMessage) bool {
+	var nodes map[string]json.RawMessage
+	if json.Unmarshal(v, &nodes) != nil || nodes == nil {
+		return false
+	}
+	d.Hierarchy = make(map[string]*Node, len(nodes))
+	for id, nv := range nodes {
+		n := &Node{ID: id}
+		var nraw map[string]json.RawMessage
+		if json.Unmarshal(nv, &nraw) != nil || nraw == nil {
+			n.absent = fType | fTitle | fStatus | fParent | fChildren | fTotal | fCompleted | fMetadata | fDependencies
+			n.malformed = n.absent
 		} else {
-			d.malformed |= dProgress
+			n.fromRaw(nraw)
 		}
-	} else {
-		d.absent |= dProgress
+		d.Hierarchy[id] = n
 	}
-	if v, ok := raw["metadata"]; ok {
-		var m map[string]any
-		if json.Unmarshal(v, &m) != nil || m == nil {
-			d.malformed |= dMetadata
-		}
-		d.Metadata = m
-	} else {
-		d.absent |= dMetadata
-	}
-	if v, ok := raw["hierarchy"]; ok {
-		var nodes map[string]json.RawMessage
-		if json.Unmarshal(v, &nodes) != nil || nodes == nil {
-			d.malformed |= dHierarchy
+	return true
+}
+
+// readDocJournal reads journal, a JSON list of entries: entries that are
+// not objects are dropped, and a journal that is not a list or drops an
+// entry is malformed.
+func readDocJournal(d *Document, v json.RawMessage) bool {
+	var items []json.RawMessage
+	good := json.Unmarshal(v, &items) == nil
+	for _, it := range items {
+		var e JournalEntry
+		if json.Unmarshal(it, &e) == nil {
+			d.Journal = append(d.Journal, e)
 		} else {
-			d.Hierarchy = make(map[string]*Node, len(nodes))
-			for id, nv := range nodes {
-				n := &Node{ID: id}
-				var nraw map[string]json.RawMessage
-				if json.Unmarshal(nv, &nraw) != nil || nraw == nil {
-					n.absent = fType | fTitle | fStatus | fParent | fChildren | fTotal | fCompleted | fMetadata | fDependencies
-					n.malformed = n.absent
-				} else {
-					n.fromRaw(nraw)
-				}
-				d.Hierarchy[id] = n
-			}
-		}
-	} else {
-		d.absent |= dHierarchy
-	}
-	if v, ok := raw["journal"]; ok {
-		var items []json.RawMessage
-		if json.Unmarshal(v, &items) != nil {
-			d.malformed |= dJournal
-		}
-		for _, it := range items {
-			var e JournalEntry
-			if json.Unmarshal(it, &e) == nil {
-				d.Journal = append(d.Journal, e)
-			} else {
-				d.malformed |= dJournal
-			}
-		}
-	} else {
-		d.absent |= dJournal
-	}
-	for k, v := range raw {
-		if !knownDocKeys[k] {
-			if d.Extra == nil {
-				d.Extra = map[string]json.RawMessage{}
-			}
-			d.Extra[k] = compactRaw(v)
+			good = false
 		}
 	}
-	return nil
+	return good
 }
 
 // ParseDocument decodes a spec document leniently (see

@@ -113,24 +113,19 @@ func dataOf(env map[string]any) map[string]any { m, _ := env["data"].(map[string
 
 type spec struct{ id, phase string }
 
+// mixed creates nspecs specs (one phase each), runs clients workers of
+// random calls against them for dur (see mixedCall), then prints the call
+// figures and the specs whose task count is not their count before plus the
+// adds that succeeded (lost writes).
 func (l *load) mixed(clients, nspecs int, dur time.Duration, writeShare float64) error {
 	ctx := context.Background()
 	c, err := l.connect(ctx)
 	if err != nil {
 		return err
 	}
-	specs := make([]spec, nspecs)
-	for i := range specs {
-		env, err := call(ctx, c, "authoring", map[string]any{"action": "spec-create", "name": fmt.Sprintf("load %d %d", i, time.Now().UnixNano())})
-		if err != nil {
-			return err
-		}
-		id := dataOf(env)["spec_id"].(string)
-		env, err = call(ctx, c, "authoring", map[string]any{"action": "phase-add", "spec_id": id, "title": "load", "link_previous": false})
-		if err != nil {
-			return err
-		}
-		specs[i] = spec{id: id, phase: dataOf(env)["phase_id"].(string)}
+	specs, err := createLoadSpecs(ctx, c, nspecs)
+	if err != nil {
+		return err
 	}
 	before := make([]int, nspecs)
 	for i, s := range specs {
@@ -138,75 +133,126 @@ func (l *load) mixed(clients, nspecs int, dur time.Duration, writeShare float64)
 			return err
 		}
 	}
-	var (
-		mu      sync.Mutex
-		lat     []time.Duration
-		added   = make([]atomic.Int64, nspecs)
-		errs    atomic.Int64
-		errKind sync.Map
-		wg      sync.WaitGroup
-	)
+	st := &mixedStats{added: make([]atomic.Int64, nspecs)}
 	end := time.Now().Add(dur)
+	var wg sync.WaitGroup
 	for w := 0; w < clients; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cc, err := l.connect(ctx)
-			if err != nil {
-				errs.Add(1)
-				errKind.Store(err.Error(), true)
-				return
-			}
-			defer cc.Close()
-			var mine []time.Duration
-			for n := 0; time.Now().Before(end); n++ {
-				i := rand.IntN(nspecs)
-				s := specs[i]
-				t0 := time.Now()
-				var err error
-				switch r := rand.Float64(); {
-				case r < writeShare:
-					_, err = call(ctx, cc, "task", map[string]any{"action": "add", "spec_id": s.id, "parent": s.phase, "title": fmt.Sprintf("load task %d", n)})
-					if err == nil {
-						added[i].Add(1)
-					}
-				case r < (1+writeShare)/2:
-					_, err = call(ctx, cc, "task", map[string]any{"action": "list", "spec_id": s.id, "limit": 10})
-				default:
-					_, err = call(ctx, cc, "task", map[string]any{"action": "progress", "spec_id": s.id})
-				}
-				mine = append(mine, time.Since(t0))
-				if err != nil {
-					errs.Add(1)
-					errKind.Store(err.Error(), true)
-				}
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
+			l.mixedClient(ctx, specs, end, writeShare, st)
 		}()
 	}
 	wg.Wait()
-	slices.Sort(lat)
+	slices.Sort(st.lat)
+	lost, err := lostWrites(ctx, c, specs, before, st.added)
+	if err != nil {
+		return err
+	}
+	var totalAdded int64
+	for i := range st.added {
+		totalAdded += st.added[i].Load()
+	}
+	fmt.Printf("mixed: clients=%d specs=%d duration=%s calls=%d throughput=%.0f/s p50=%s p99=%s errors=%d writes_ok=%d specs_with_lost_writes=%d\n",
+		clients, nspecs, dur, len(st.lat), float64(len(st.lat))/dur.Seconds(), pct(st.lat, 0.50), pct(st.lat, 0.99), st.errs.Load(), totalAdded, lost)
+	st.errKind.Range(func(k, _ any) bool { fmt.Println("  error:", k); return true })
+	return nil
+}
+
+// mixedStats collects what the mixed workers saw: every call's latency,
+// the successful adds per spec, and the errors (count and distinct texts).
+type mixedStats struct {
+	mu      sync.Mutex
+	lat     []time.Duration
+	added   []atomic.Int64
+	errs    atomic.Int64
+	errKind sync.Map
+}
+
+// fail counts err and remembers its text.
+func (st *mixedStats) fail(err error) {
+	st.errs.Add(1)
+	st.errKind.Store(err.Error(), true)
+}
+
+// createLoadSpecs creates n specs, each with one phase "load" not linked to
+// another, and returns their ids and phase ids.
+func createLoadSpecs(ctx context.Context, c *client.Client, n int) ([]spec, error) {
+	specs := make([]spec, n)
+	for i := range specs {
+		env, err := call(ctx, c, "authoring", map[string]any{"action": "spec-create", "name": fmt.Sprintf("load %d %d", i, time.Now().UnixNano())})
+		if err != nil {
+			return nil, err
+		}
+		id := dataOf(env)["spec_id"].(string)
+		env, err = call(ctx, c, "authoring", map[string]any{"action": "phase-add", "spec_id": id, "title": "load", "link_previous": false})
+		if err != nil {
+			return nil, err
+		}
+		specs[i] = spec{id: id, phase: dataOf(env)["phase_id"].(string)}
+	}
+	return specs, nil
+}
+
+// mixedClient is one worker: its own connection (a failed connect is one
+// error), calls on random specs until end, its latencies added to st once
+// at the end.
+func (l *load) mixedClient(ctx context.Context, specs []spec, end time.Time, writeShare float64, st *mixedStats) {
+	cc, err := l.connect(ctx)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	defer cc.Close()
+	var mine []time.Duration
+	for n := 0; time.Now().Before(end); n++ {
+		i := rand.IntN(len(specs))
+		t0 := time.Now()
+		err := mixedCall(ctx, cc, specs[i], n, writeShare, &st.added[i])
+		mine = append(mine, time.Since(t0))
+		if err != nil {
+			st.fail(err)
+		}
+	}
+	st.mu.Lock()
+	st.lat = append(st.lat, mine...)
+	st.mu.Unlock()
+}
+
+// mixedCall makes one call on s: with probability writeShare a task add
+// (counted in added when it succeeds), otherwise a task list (limit 10) or a
+// task progress, evenly.
+func mixedCall(ctx context.Context, cc *client.Client, s spec, n int, writeShare float64, added *atomic.Int64) error {
+	var err error
+	switch r := rand.Float64(); {
+	case r < writeShare:
+		_, err = call(ctx, cc, "task", map[string]any{"action": "add", "spec_id": s.id, "parent": s.phase, "title": fmt.Sprintf("load task %d", n)})
+		if err == nil {
+			added.Add(1)
+		}
+	case r < (1+writeShare)/2:
+		_, err = call(ctx, cc, "task", map[string]any{"action": "list", "spec_id": s.id, "limit": 10})
+	default:
+		_, err = call(ctx, cc, "task", map[string]any{"action": "progress", "spec_id": s.id})
+	}
+	return err
+}
+
+// lostWrites counts the specs whose task count is not before plus added,
+// printing each.
+func lostWrites(ctx context.Context, c *client.Client, specs []spec, before []int, added []atomic.Int64) (int, error) {
 	lost := 0
 	for i, s := range specs {
 		n, err := taskCount(ctx, c, s.id)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if want := before[i] + int(added[i].Load()); n != want {
 			lost++
 			fmt.Printf("spec %s: %d tasks, want %d\n", s.id, n, want)
 		}
 	}
-	var totalAdded int64
-	for i := range added {
-		totalAdded += added[i].Load()
-	}
-	fmt.Printf("mixed: clients=%d specs=%d duration=%s calls=%d throughput=%.0f/s p50=%s p99=%s errors=%d writes_ok=%d specs_with_lost_writes=%d\n",
-		clients, nspecs, dur, len(lat), float64(len(lat))/dur.Seconds(), pct(lat, 0.50), pct(lat, 0.99), errs.Load(), totalAdded, lost)
-	errKind.Range(func(k, _ any) bool { fmt.Println("  error:", k); return true })
-	return nil
+	return lost, nil
 }
 
 // taskCount is the number of task nodes in a spec (task progress).
@@ -277,123 +323,151 @@ func (l *load) abuse(kind string, count, pid int) error {
 	return err
 }
 
+// attack runs one abuse case with count as its size (0: the case's
+// default): body, sessions, slow or idle.
 func (l *load) attack(kind string, count int) error {
-	host := strings.TrimPrefix(l.url, "http://")
-	auth := ""
-	if l.key != "" {
-		auth = "Authorization: Bearer " + l.key + "\r\n"
-	}
 	switch kind {
-	case "body": // 300 MB body, streamed
+	case "body":
 		if count == 0 {
 			count = 300
 		}
-		pr, pw := io.Pipe()
-		go func() {
-			chunk := []byte(strings.Repeat("x", 1<<20))
-			_, _ = pw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`))
-			for i := 0; i < count; i++ {
-				if _, err := pw.Write(chunk); err != nil {
-					return
-				}
-			}
-			pw.CloseWithError(io.EOF)
-		}()
-		req, _ := http.NewRequest(http.MethodPost, l.url+"/mcp", pr)
-		req.Header.Set("Content-Type", "application/json")
-		if l.key != "" {
-			req.Header.Set("Authorization", "Bearer "+l.key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			fmt.Println("  body: transport error (server closed the upload):", err)
-			return nil
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		fmt.Printf("  body: %d %s", resp.StatusCode, b)
-	case "sessions": // initialize, never close
+		l.attackBody(count)
+	case "sessions":
 		if count == 0 {
 			count = 20000
 		}
-		codes := map[int]int{}
-		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"abuse","version":"1"}}}`
-		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 32)
-		for i := 0; i < count; i++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				req, _ := http.NewRequest(http.MethodPost, l.url+"/mcp", strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				if l.key != "" {
-					req.Header.Set("Authorization", "Bearer "+l.key)
-				}
-				code := 0
-				if resp, err := hc.Do(req); err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					code = resp.StatusCode
-				}
-				mu.Lock()
-				codes[code]++
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		fmt.Printf("  sessions: status counts %v\n", codes)
-	case "slow", "idle": // connections that send part of a header, or nothing
+		l.attackSessions(count)
+	case "slow", "idle":
 		if count == 0 {
 			count = 1000
 			if kind == "idle" {
 				count = 20000
 			}
 		}
-		var conns []net.Conn
-		failed := 0
-		for i := 0; i < count; i++ {
-			c, err := net.DialTimeout("tcp", host, 2*time.Second)
-			if err != nil {
-				failed++
-				continue
-			}
-			if kind == "slow" {
-				fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\n%s", host, auth)
-			}
-			conns = append(conns, c)
-		}
-		fmt.Printf("  %s: opened %d, failed %d; holding them 15 s\n", kind, len(conns), failed)
-		if kind == "slow" {
-			for j := 0; j < 15; j++ { // one header byte a second, forever
-				for _, c := range conns {
-					_, _ = c.Write([]byte("X"))
-				}
-				time.Sleep(time.Second)
-			}
-		} else {
-			time.Sleep(15 * time.Second)
-		}
-		open := 0
-		for _, c := range conns {
-			_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
-			// Only a read that times out means the server still holds the
-			// connection (a 408 answer, EOF or a reset all mean closed).
-			if _, err := c.Read(make([]byte, 1)); err != nil {
-				if ne, ok := err.(net.Error); ok && ne.Timeout() {
-					open++
-				}
-			}
-			c.Close()
-		}
-		fmt.Printf("  %s: %d of %d still open after 15 s\n", kind, open, len(conns))
+		l.attackHeld(kind, count)
 	default:
 		return fmt.Errorf("abuse: body, sessions, slow or idle")
 	}
 	return nil
+}
+
+// attackBody posts one JSON-RPC request whose body streams mb megabytes and
+// prints the answer (or the transport error when the server closes the
+// upload).
+func (l *load) attackBody(mb int) {
+	pr, pw := io.Pipe()
+	go func() {
+		chunk := []byte(strings.Repeat("x", 1<<20))
+		_, _ = pw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`))
+		for i := 0; i < mb; i++ {
+			if _, err := pw.Write(chunk); err != nil {
+				return
+			}
+		}
+		pw.CloseWithError(io.EOF)
+	}()
+	req, _ := http.NewRequest(http.MethodPost, l.url+"/mcp", pr)
+	req.Header.Set("Content-Type", "application/json")
+	if l.key != "" {
+		req.Header.Set("Authorization", "Bearer "+l.key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Println("  body: transport error (server closed the upload):", err)
+		return
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Printf("  body: %d %s", resp.StatusCode, b)
+}
+
+// attackSessions sends count initialize requests, 32 at a time, never
+// closing the sessions they open, and prints the count of each HTTP status
+// (0 for a transport error).
+func (l *load) attackSessions(count int) {
+	codes := map[int]int{}
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"abuse","version":"1"}}}`
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i := 0; i < count; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			req, _ := http.NewRequest(http.MethodPost, l.url+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if l.key != "" {
+				req.Header.Set("Authorization", "Bearer "+l.key)
+			}
+			code := 0
+			if resp, err := hc.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				code = resp.StatusCode
+			}
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("  sessions: status counts %v\n", codes)
+}
+
+// attackHeld opens count TCP connections that send nothing (idle) or part
+// of a request header (slow, then one header byte a second), holds them 15 s
+// and prints how many the server still holds open.
+func (l *load) attackHeld(kind string, count int) {
+	host := strings.TrimPrefix(l.url, "http://")
+	auth := ""
+	if l.key != "" {
+		auth = "Authorization: Bearer " + l.key + "\r\n"
+	}
+	var conns []net.Conn
+	failed := 0
+	for i := 0; i < count; i++ {
+		c, err := net.DialTimeout("tcp", host, 2*time.Second)
+		if err != nil {
+			failed++
+			continue
+		}
+		if kind == "slow" {
+			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\n%s", host, auth)
+		}
+		conns = append(conns, c)
+	}
+	fmt.Printf("  %s: opened %d, failed %d; holding them 15 s\n", kind, len(conns), failed)
+	if kind == "slow" {
+		for j := 0; j < 15; j++ { // one header byte a second, forever
+			for _, c := range conns {
+				_, _ = c.Write([]byte("X"))
+			}
+			time.Sleep(time.Second)
+		}
+	} else {
+		time.Sleep(15 * time.Second)
+	}
+	fmt.Printf("  %s: %d of %d still open after 15 s\n", kind, closeCountingOpen(conns), len(conns))
+}
+
+// closeCountingOpen closes conns and returns how many the server still held:
+// only a read that times out means the server still holds the connection (a
+// 408 answer, EOF or a reset all mean closed).
+func closeCountingOpen(conns []net.Conn) int {
+	open := 0
+	for _, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				open++
+			}
+		}
+		c.Close()
+	}
+	return open
 }
 
 // rss is the resident set of pid in bytes (0 when unknown).

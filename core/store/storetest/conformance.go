@@ -241,45 +241,84 @@ func testImportReplaceAndJournalRange(t *testing.T, open Opener) {
 	}
 }
 
+// testSpecLifecycleOfWrites runs one spec through its life of writes, as
+// ordered steps on one store (each step relies on the ones before, so the
+// first failing step ends the test).
 func testSpecLifecycleOfWrites(t *testing.T, open Opener) {
 	st := open(t, nil)
-	ctx := context.Background()
 	id := createSpec(t, st, "Demo Feature")
+	for _, step := range []struct {
+		name string
+		fn   func(t *testing.T, st Port, id string)
+	}{
+		{"SecondSpecOfTheDayNumbered", lifecycleSecondSpecNumbered},
+		{"DryRunStoresNothing", lifecycleDryRunStoresNothing},
+		{"WriteBumpsVersionOnce", lifecycleWriteBumpsVersion},
+		{"StaleExpectedVersionConflicts", lifecycleStaleVersionConflicts},
+		{"FailedMutationKeepsNothing", lifecycleFailedMutationKeepsNothing},
+		{"HistoryAndVersionReads", lifecycleHistoryAndVersions},
+		{"RollbackRestoresAndIsUndoable", lifecycleRollback},
+	} {
+		if !t.Run(step.name, func(t *testing.T) { step.fn(t, st, id) }) {
+			return
+		}
+	}
+}
+
+// lifecycleSecondSpecNumbered: a second spec with the same name on the same
+// day gets the next sequence number (-002).
+func lifecycleSecondSpecNumbered(t *testing.T, st Port, id string) {
 	if id2 := createSpec(t, st, "Demo Feature"); id2 != id[:len(id)-3]+"002" {
 		t.Fatalf("second spec of the day got %s", id2)
 	}
+}
 
-	// Dry run: reports changes, stores nothing.
+// lifecycleDryRunStoresNothing: a dry run reports its changes and stores
+// nothing (the spec stays at version 1).
+func lifecycleDryRunStoresNothing(t *testing.T, st Port, id string) {
 	res, err := addPhase(t, st, id, "Dry", core.Mutation{DryRun: true})
 	if err != nil || !res.DryRun || len(res.Changes) == 0 {
 		t.Fatalf("dry run: %+v %v", res, err)
 	}
-	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+	_ = st.ReadSpec(context.Background(), id, func(sp *specs.Spec, j specs.JournalReader) error {
 		if sp.Header.Version != 1 || sp.Node("phase-1") != nil {
 			t.Fatalf("dry run stored something: v%d", sp.Header.Version)
 		}
 		return nil
 	})
+}
 
-	// A real mutation bumps the version once and writes only changed nodes.
-	res, err = addPhase(t, st, id, "Build it", core.Mutation{})
+// lifecycleWriteBumpsVersion: a real mutation bumps the version once (to 2).
+func lifecycleWriteBumpsVersion(t *testing.T, st Port, id string) {
+	res, err := addPhase(t, st, id, "Build it", core.Mutation{})
 	if err != nil || res.Version != 2 {
 		t.Fatalf("phase-add: %+v %v", res, err)
 	}
-	// expected_version mismatch: VERSION_CONFLICT, nothing changes.
+}
+
+// lifecycleStaleVersionConflicts: an expected_version that is not the
+// current one is VERSION_CONFLICT.
+func lifecycleStaleVersionConflicts(t *testing.T, st Port, id string) {
 	stale := int64(1)
 	if _, err := addPhase(t, st, id, "Stale", core.Mutation{ExpectedVersion: &stale}); codeOf(err) != errcode.VersionConflict {
 		t.Fatalf("want VERSION_CONFLICT, got %v", err)
 	}
-	// A failing mutation changes nothing.
-	_, err = st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+}
+
+// lifecycleFailedMutationKeepsNothing: a mutation whose function fails
+// returns its error and keeps nothing, neither its node nor a version (the
+// stale and failed writes before leave the next write at version 3), and the
+// stored spec keeps its invariants.
+func lifecycleFailedMutationKeepsNothing(t *testing.T, st Port, id string) {
+	ctx := context.Background()
+	_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
 		_, _ = specs.AddPhase(sp, specs.PhaseInput{Title: "half"})
 		return core.NewError(errcode.Validation, "boom", nil)
 	})
 	if codeOf(err) != errcode.Validation {
 		t.Fatal(err)
 	}
-	res, err = addPhase(t, st, id, "Ship it", core.Mutation{})
+	res, err := addPhase(t, st, id, "Ship it", core.Mutation{})
 	if err != nil || res.Version != 3 {
 		t.Fatalf("second phase-add: %+v %v", res, err)
 	}
@@ -292,8 +331,13 @@ func testSpecLifecycleOfWrites(t *testing.T, open Opener) {
 		}
 		return nil
 	})
+}
 
-	// History, version reads, rollback.
+// lifecycleHistoryAndVersions: History lists the kept versions newest first;
+// ReadVersion reconstructs an earlier version (nodes, header and document)
+// and answers VERSION_NOT_FOUND for a version never written.
+func lifecycleHistoryAndVersions(t *testing.T, st Port, id string) {
+	ctx := context.Background()
 	hist, more, err := st.History(ctx, id, 0, 10)
 	if err != nil || more || len(hist) != 2 || hist[0].Version != 3 {
 		t.Fatalf("history: %+v %v %v", hist, more, err)
@@ -314,6 +358,13 @@ func testSpecLifecycleOfWrites(t *testing.T, open Opener) {
 	if err := st.ReadVersion(ctx, id, 9, func(specs.VersionView) error { return nil }); codeOf(err) != errcode.VersionNotFound {
 		t.Fatalf("want VERSION_NOT_FOUND, got %v", err)
 	}
+}
+
+// lifecycleRollback: rolling back to version 1 writes a new version (4) with
+// version 1's content and the invariants kept; the rolled-back-over version 3
+// stays readable, so a rollback is itself undoable.
+func lifecycleRollback(t *testing.T, st Port, id string) {
+	ctx := context.Background()
 	rb, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{Action: "authoring.spec-rollback"}, func() string { return specs.FormatTime(clock()) })
 	if err != nil || rb.Version != 4 {
 		t.Fatalf("rollback: %+v %v", rb, err)
@@ -327,7 +378,6 @@ func testSpecLifecycleOfWrites(t *testing.T, open Opener) {
 		}
 		return nil
 	})
-	// Rolling back is itself undoable.
 	if err := st.ReadVersion(ctx, id, 3, func(a specs.VersionView) error {
 		if a.NodeAt("phase-2") == nil {
 			t.Fatalf("version 3 lost after rollback")
