@@ -32,7 +32,7 @@ func TestSpecItemsGet(t *testing.T) {
 		for i := range in {
 			in[i] = specs.TaskInput{Title: fmt.Sprintf("Task %d.%d", p, i), TaskCategory: "implementation"}
 		}
-		if phase, err = specs.AddPhaseBulk(sp, specs.PhaseInput{Title: fmt.Sprintf("Phase %d", p)}, in); err != nil {
+		if phase, err = specs.AddPhaseBulk(sp, specs.PhaseInput{Title: fmt.Sprintf("Phase %d", p), VerifyScaffold: true}, in); err != nil {
 			t.Fatal(err)
 		}
 	}
