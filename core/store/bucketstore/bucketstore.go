@@ -35,7 +35,8 @@ type Tx interface {
 // in byte order, nested buckets (a nested bucket reads as a nil value in
 // ForEach and cursors), and a per-bucket sequence. Values returned are
 // valid for the transaction only. Writes fail only on a read-only or
-// closed transaction.
+// closed transaction. No method keeps or changes the key it is given (Put
+// and CreateBucket store a copy), so callers may reuse one key buffer.
 type Bucket interface {
 	Get(key []byte) []byte
 	Put(key, value []byte) error

@@ -37,18 +37,21 @@ func writeVersion(b Bucket, before specs.Header, put []*specs.Node, deleted []st
 	if err := writeDelta(b, before, put, deleted, nodes, o, after); err != nil {
 		return err
 	}
+	var key []byte // one buffer for the node keys: engines copy a key they store
 	for _, n := range put {
 		raw, err := specs.EncodeNode(n)
 		if err != nil {
 			return err
 		}
-		if err := nodes.Put([]byte(n.ID), raw); err != nil {
+		key = append(key[:0], n.ID...)
+		if err := nodes.Put(key, raw); err != nil {
 			return err
 		}
 		cache.put(specID, n.ID, raw, n)
 	}
 	for _, id := range deleted {
-		if err := nodes.Delete([]byte(id)); err != nil {
+		key = append(key[:0], id...)
+		if err := nodes.Delete(key); err != nil {
 			return err
 		}
 	}
@@ -62,8 +65,10 @@ func writeDelta(b Bucket, before specs.Header, put []*specs.Node, deleted []stri
 	}
 	rec := historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author,
 		HeaderBefore: hb, NodesBefore: map[string]json.RawMessage{}}
+	var key []byte
 	keep := func(id string) {
-		if old := nodes.Get([]byte(id)); old != nil {
+		key = append(key[:0], id...)
+		if old := nodes.Get(key); old != nil {
 			rec.NodesBefore[id] = append(json.RawMessage(nil), old...)
 		} else {
 			rec.NodesBefore[id] = json.RawMessage("null")

@@ -50,6 +50,7 @@ type nodeSource struct {
 	err    error
 	shared *nodeCache
 	specID string
+	key    []byte // reused for lookups (Get keeps no key): a conversion per read would escape through the Bucket interface
 }
 
 func (s *Repo) newSource(specID string, b Bucket) *nodeSource {
@@ -64,7 +65,8 @@ func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 	if n, ok := s.cache[id]; ok {
 		return n, n != nil
 	}
-	v := s.b.Get([]byte(id))
+	s.key = append(s.key[:0], id...)
+	v := s.b.Get(s.key)
 	if v == nil {
 		s.cache[id] = nil
 		return nil, false
