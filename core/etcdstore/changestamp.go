@@ -3,9 +3,6 @@ package etcdstore
 import (
 	"context"
 	"strconv"
-
-	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
 )
 
 // ChangeStamp is the subscription watcher's cheap "did anything change?"
@@ -35,29 +32,4 @@ func (s *Store) ChangeStamp() (token string, fresh bool) {
 		}()
 	})
 	return strconv.FormatInt(s.stampRev.Load(), 10), false
-}
-
-// SpecVersions reads the current version of each of ids in one read (at
-// one revision); a spec that does not exist is absent from the map.
-// Errors: UNAVAILABLE (cluster unreachable), INTERNAL_ERROR (an unreadable
-// header).
-func (s *Store) SpecVersions(ctx context.Context, ids []string) (map[string]int64, error) {
-	out := make(map[string]int64, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	err := s.view(ctx, func(tx *txn) error {
-		for _, id := range ids {
-			_, h, err := loadSpec(tx, id)
-			if err != nil {
-				if core.AsError(err).Code == errcode.SpecNotFound {
-					continue
-				}
-				return err
-			}
-			out[id] = h.Version
-		}
-		return nil
-	})
-	return out, err
 }

@@ -6,18 +6,13 @@ import (
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // Entry is one record of the store for copying it to another engine
-// (specd migrate), the same shape as core/store.Entry: a bucket (Key nil,
-// Seq its sequence) or a key of the bucket at Bucket (the path of bucket
-// names from the top). The meta bucket is not exported.
-type Entry struct {
-	Bucket []string
-	Key    []byte
-	Value  []byte
-	Seq    uint64
-}
+// (specd migrate): see bucketstore.Entry.
+type Entry = bucketstore.Entry
 
 // exportPage is how many keys one read of Export fetches.
 const exportPage = 1000

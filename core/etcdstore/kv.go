@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // Key layout. The store keeps core/store's buckets and keys, each bucket a
@@ -347,7 +349,7 @@ type bucket struct {
 }
 
 // Bucket returns the top-level bucket name (they always exist).
-func (t *txn) Bucket(name []byte) *bucket {
+func (t *txn) Bucket(name []byte) bucketstore.Bucket {
 	return &bucket{t: t, path: t.s.root + string(name)}
 }
 
@@ -357,7 +359,7 @@ func (b *bucket) child(name []byte) *bucket {
 }
 
 // Bucket returns the nested bucket name, or nil when it does not exist.
-func (b *bucket) Bucket(name []byte) *bucket {
+func (b *bucket) Bucket(name []byte) bucketstore.Bucket {
 	if b.t.read(b.marker(name)) == nil {
 		return nil
 	}
@@ -365,7 +367,7 @@ func (b *bucket) Bucket(name []byte) *bucket {
 }
 
 // CreateBucket makes the nested bucket name; an error when it exists.
-func (b *bucket) CreateBucket(name []byte) (*bucket, error) {
+func (b *bucket) CreateBucket(name []byte) (bucketstore.Bucket, error) {
 	if b.t.read(b.marker(name)) != nil {
 		return nil, errors.New("bucket exists")
 	}
@@ -374,7 +376,7 @@ func (b *bucket) CreateBucket(name []byte) (*bucket, error) {
 }
 
 // CreateBucketIfNotExists returns the nested bucket name, making it if needed.
-func (b *bucket) CreateBucketIfNotExists(name []byte) (*bucket, error) {
+func (b *bucket) CreateBucketIfNotExists(name []byte) (bucketstore.Bucket, error) {
 	if b.t.read(b.marker(name)) == nil {
 		b.t.put(b.marker(name), []byte{})
 	}
@@ -407,10 +409,6 @@ func (b *bucket) Delete(key []byte) error {
 	b.t.del(b.path + sepKey + string(key))
 	return nil
 }
-
-// Prefetch loads the whole bucket in one range read (a spec's nodes, read
-// by most operations, cost one round trip instead of one per node).
-func (b *bucket) Prefetch() { b.t.load(b.path, sepKey) }
 
 // ForEach calls fn for every key in order.
 func (b *bucket) ForEach(fn func(k, v []byte) error) error {
@@ -451,7 +449,7 @@ func (b *bucket) NextSequence() (uint64, error) {
 
 // Cursor walks the bucket's keys and nested buckets (value nil) in order,
 // as bbolt's does (the whole bucket is read once).
-func (b *bucket) Cursor() *cursor { return &cursor{b: b, i: -1} }
+func (b *bucket) Cursor() bucketstore.Cursor { return &cursor{b: b, i: -1} }
 
 // cursor is a bbolt-like cursor over a loaded bucket.
 type cursor struct {
@@ -509,13 +507,4 @@ func (c *cursor) Prev() ([]byte, []byte) {
 		c.i--
 	}
 	return c.at()
-}
-
-// Delete removes the key under the cursor.
-func (c *cursor) Delete() error {
-	if c.i < 0 || c.i >= len(c.entries) || c.entries[c.i].bucket {
-		return errors.New("cursor: no current key")
-	}
-	c.b.t.del(c.entries[c.i].full)
-	return nil
 }

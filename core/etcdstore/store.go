@@ -39,10 +39,19 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // SchemaVersion is the layout version this build writes (core/store's).
-const SchemaVersion = 2
+const SchemaVersion = bucketstore.SchemaVersion
+
+// The meta bucket and its keys (bucketstore's layout).
+var (
+	metaBucket       = string(bucketstore.MetaBucket)
+	keySchemaVersion = string(bucketstore.KeySchemaVersion)
+	keyInstallID     = string(bucketstore.KeyInstallID)
+	keyCreatedAt     = string(bucketstore.KeyCreatedAt)
+)
 
 // Defaults.
 const (
@@ -54,10 +63,6 @@ const (
 	requestOverhead        = 4 * 1024    // margin for gRPC framing
 	unavailableRetryMS     = 1000        // retry_after_ms of UNAVAILABLE
 	conflictRetryMS        = 50          // retry_after_ms of CONFLICT after MaxRetries
-	metaBucket             = "meta"      // the meta bucket (core/store's)
-	keySchemaVersion       = "schema_version"
-	keyInstallID           = "install_id"
-	keyCreatedAt           = "created_at"
 )
 
 // Options configure a Store. Zero values take the defaults.
@@ -84,8 +89,12 @@ type Options struct {
 	Client *clientv3.Client
 }
 
-// Store is the etcd store. It is safe for concurrent use.
+// Store is the etcd store. It is safe for concurrent use. The store port's
+// operations (specs, journal, history, archive, digests) are bucketstore's,
+// run in this store's guarded transactions.
 type Store struct {
+	*bucketstore.Repo
+
 	opts   Options
 	log    *slog.Logger
 	cli    *clientv3.Client
@@ -105,8 +114,7 @@ type Store struct {
 	stampRev  atomic.Int64       // newest spec change revision that watch saw
 	stopStamp context.CancelFunc // ends that watch (Close)
 
-	nodes nodeCache  // decoded nodes, validated by their bytes
-	vals  valueCache // stored values by key and mod revision (kv.go)
+	vals valueCache // stored values by key and mod revision (kv.go)
 }
 
 // Open connects to the cluster (without waiting for it: the first call
@@ -145,6 +153,7 @@ func Open(opts Options) (*Store, error) {
 		opts.NewID = core.NewUUID
 	}
 	s := &Store{opts: opts, log: opts.Logger, root: p + "/"}
+	s.Repo = bucketstore.New((*etcdEngine)(s), opts.Now)
 	if opts.Client != nil {
 		s.cli = opts.Client
 	} else {
@@ -376,13 +385,7 @@ func (s *Store) ensureMeta(ctx context.Context) error {
 }
 
 // Info describes the store for health checks.
-type Info struct {
-	Path          string `json:"path"`
-	SizeBytes     int64  `json:"size_bytes"`
-	SchemaVersion int    `json:"schema_version"`
-	InstallID     string `json:"install_id"`
-	CreatedAt     string `json:"created_at,omitempty"`
-}
+type Info = bucketstore.Info
 
 // Info reads the store's identity; SizeBytes is the cluster's database
 // size as the first reachable member reports it. UNAVAILABLE when the
@@ -437,4 +440,16 @@ func (s *Store) Check(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// etcdEngine runs bucketstore's transactions as the Store's own (revision
+// guards, bounded retries, limits).
+type etcdEngine Store
+
+func (e *etcdEngine) View(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return (*Store)(e).view(ctx, func(t *txn) error { return fn(t) })
+}
+
+func (e *etcdEngine) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return (*Store)(e).update(ctx, func(t *txn) error { return fn(t) })
 }

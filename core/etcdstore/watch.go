@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // Change is one spec changed on the cluster, by this server or any other:
@@ -57,10 +59,10 @@ func (s *Store) Changes(ctx context.Context) <-chan Change {
 				for _, ev := range resp.Events {
 					rest := strings.TrimPrefix(string(ev.Kv.Key), prefix)
 					id, key, ok := strings.Cut(rest, sepKey)
-					if !ok || strings.Contains(id, "/") || key != string(keyHeader) {
+					if !ok || strings.Contains(id, "/") || key != bucketstore.SpecHeaderKey {
 						continue // only headers: one event per committed mutation
 					}
-					s.nodes.dropSpec(id)
+					s.ForgetSpec(id)
 					s.noteRevision(ev.Kv.ModRevision)
 					rev = ev.Kv.ModRevision
 					select {

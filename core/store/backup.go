@@ -3,14 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/specd/specd/specs"
 )
 
 // ErrBackupExists is returned by Backup when the destination exists and
@@ -105,27 +102,11 @@ func (s *Store) Verify(ctx context.Context) ([]Finding, error) {
 		if len(out) > 0 {
 			return nil // the pages are damaged: reading specs could fault
 		}
-		all := tx.Bucket(bucketSpecs)
-		if all == nil {
-			out = append(out, Finding{Problem: "no specs bucket"})
-			return nil
+		problems, err := s.CheckSpecs((*boltTx)(tx))
+		for _, p := range problems {
+			out = append(out, Finding{SpecID: p.SpecID, Problem: p.Problem})
 		}
-		return all.ForEachBucket(func(k []byte) error {
-			id := string(k)
-			b, h, err := loadSpec(tx, id)
-			if err != nil {
-				out = append(out, Finding{SpecID: id, Problem: err.Error()})
-				return nil
-			}
-			src := s.newSource(id, b.Bucket(bucketNodes))
-			for _, v := range specs.CheckInvariants(specs.NewSpecView(h, src)) {
-				out = append(out, Finding{SpecID: id, Problem: v.String()})
-			}
-			if src.err != nil {
-				out = append(out, Finding{SpecID: id, Problem: fmt.Sprintf("a node does not decode: %v", src.err)})
-			}
-			return nil
-		})
+		return err
 	})
 	return out, err
 }

@@ -7,11 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
-
-	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
 )
 
 // Change detection for resource subscriptions. Several specd processes
@@ -63,18 +58,5 @@ func (s *Store) SpecVersions(ctx context.Context, ids []string) (map[string]int6
 	if _, err := os.Stat(s.opts.Path); errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		for _, id := range ids {
-			_, h, err := loadSpec(tx, id)
-			if err != nil {
-				if e := core.AsError(err); e.Code == errcode.SpecNotFound {
-					continue
-				}
-				return err
-			}
-			out[id] = h.Version
-		}
-		return nil
-	})
-	return out, err
+	return s.Repo.SpecVersions(ctx, ids)
 }

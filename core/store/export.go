@@ -5,20 +5,13 @@ import (
 	"errors"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // Entry is one record of the store for copying it to another engine
-// (specd migrate): a bucket (Key nil; Seq is its sequence, so journal
-// numbering carries over) or a key of the bucket at Bucket, the path of
-// bucket names from the top (["specs", "<spec_id>", "nodes"]). The meta
-// bucket (schema version, install id) belongs to each store and is not
-// exported.
-type Entry struct {
-	Bucket []string
-	Key    []byte
-	Value  []byte
-	Seq    uint64
-}
+// (specd migrate): see bucketstore.Entry.
+type Entry = bucketstore.Entry
 
 // Export calls fn for every bucket and key except meta's, parents before
 // children and keys in order, in one read transaction (a consistent copy
@@ -79,5 +72,5 @@ func (s *Store) Import(ctx context.Context, entries []Entry) error {
 		}
 		return nil
 	})
-	return asStoreError(err)
+	return bucketstore.AsStoreError(err)
 }

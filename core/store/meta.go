@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // Migration upgrades the layout from To-1 to To inside the opening
@@ -31,32 +30,7 @@ var migrations = []Migration{
 }
 
 // indexJournalsByTask builds every spec's journal_task index from its journal.
-func indexJournalsByTask(tx *bolt.Tx) error {
-	all := tx.Bucket(bucketSpecs)
-	if all == nil {
-		return nil
-	}
-	return all.ForEachBucket(func(id []byte) error {
-		spec := all.Bucket(id)
-		index, err := spec.CreateBucketIfNotExists(bucketJournalTask)
-		if err != nil {
-			return err
-		}
-		j := spec.Bucket(bucketJournal)
-		if j == nil {
-			return nil
-		}
-		return j.ForEach(func(k, v []byte) error {
-			var e struct {
-				TaskID string `json:"task_id"`
-			}
-			if json.Unmarshal(v, &e) != nil || e.TaskID == "" {
-				return nil
-			}
-			return index.Put(taskIndexKey(e.TaskID, binary.BigEndian.Uint64(k)), nil)
-		})
-	})
-}
+func indexJournalsByTask(tx *bolt.Tx) error { return bucketstore.IndexJournalsByTask((*boltTx)(tx)) }
 
 // initMeta creates the meta bucket on first use, records the schema version
 // and install id, and runs pending migrations, all in one transaction. A
@@ -133,9 +107,9 @@ func createBuckets(tx *bolt.Tx) error {
 	return nil
 }
 
-// topBuckets lists the layout's top-level buckets besides meta; packages of
-// this store register theirs in init.
-var topBuckets [][]byte
+// topBuckets lists the layout's top-level buckets besides meta; files of
+// this store that add one register it in init.
+var topBuckets = append([][]byte{}, bucketstore.TopBuckets...)
 
 type errNewerSchema struct{ version int }
 
@@ -150,13 +124,7 @@ func newerSchemaError(version int) *core.Error {
 func (e errNewerSchema) Error() string { return fmt.Sprintf("schema version %d is newer", e.version) }
 
 // Info describes the store for health checks.
-type Info struct {
-	Path          string `json:"path"`
-	SizeBytes     int64  `json:"size_bytes"`
-	SchemaVersion int    `json:"schema_version"`
-	InstallID     string `json:"install_id"`
-	CreatedAt     string `json:"created_at,omitempty"`
-}
+type Info = bucketstore.Info
 
 // Info reads the store's identity. It opens the file (creating it on first
 // use) and may answer LOCK_TIMEOUT.

@@ -43,7 +43,7 @@ func TestMigrationBuildsJournalTaskIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketSpecs).Bucket([]byte(h.SpecID)).DeleteBucket(bucketJournalTask); err != nil {
+		if err := tx.Bucket([]byte("specs")).Bucket([]byte(h.SpecID)).DeleteBucket([]byte("journal_task")); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte("1"))

@@ -35,11 +35,12 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // SchemaVersion is the layout version this build writes. Opening a file with
 // an older version runs the migrations in order; a newer one is refused.
-const SchemaVersion = 2
+const SchemaVersion = bucketstore.SchemaVersion
 
 // Default timings.
 const (
@@ -49,11 +50,10 @@ const (
 )
 
 var (
-	bucketMeta = []byte("meta")
-
-	keySchemaVersion = []byte("schema_version")
-	keyInstallID     = []byte("install_id")
-	keyCreatedAt     = []byte("created_at")
+	bucketMeta       = bucketstore.MetaBucket
+	keySchemaVersion = bucketstore.KeySchemaVersion
+	keyInstallID     = bucketstore.KeyInstallID
+	keyCreatedAt     = bucketstore.KeyCreatedAt
 )
 
 // Options configure a Store. Zero values take the defaults.
@@ -84,8 +84,12 @@ type Options struct {
 	OnLockWait func(time.Duration)
 }
 
-// Store is the specd store. It is safe for concurrent use.
+// Store is the specd store. It is safe for concurrent use. The store port's
+// operations (specs, journal, history, archive, digests) are bucketstore's,
+// run in this store's transactions.
 type Store struct {
+	*bucketstore.Repo
+
 	opts Options
 	log  *slog.Logger
 
@@ -110,8 +114,6 @@ type Store struct {
 
 	installID string
 	schema    int
-
-	nodes nodeCache // decoded spec nodes, validated by their stored bytes
 }
 
 // Open prepares the store at opts.Path. It does not take the file lock (so it
@@ -145,6 +147,7 @@ func Open(opts Options) (*Store, error) {
 	opts.Path = abs
 	s := &Store{opts: opts, log: opts.Logger}
 	s.cond = sync.NewCond(&s.mu)
+	s.Repo = bucketstore.New((*boltEngine)(s), opts.Now)
 	return s, nil
 }
 

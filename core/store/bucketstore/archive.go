@@ -1,4 +1,4 @@
-package store
+package bucketstore
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -25,23 +23,19 @@ var (
 	bucketArchiveIDs  = []byte("archive_ids")
 )
 
-func init() {
-	topBuckets = append(topBuckets, bucketArchiveData, bucketArchiveMeta, bucketArchiveIDs, bucketDigests)
-}
-
 // ArchivePut stores content under its hash (idempotent: the same bytes are
 // stored once; a later put refreshes archived_at so retention restarts) and
 // maps contentID to it when given. It returns the metadata and whether the
 // bytes were new.
-func (s *Store) ArchivePut(ctx context.Context, content []byte, m research.ArchiveMeta) (research.ArchiveMeta, bool, error) {
+func (s *Repo) ArchivePut(ctx context.Context, content []byte, m research.ArchiveMeta) (research.ArchiveMeta, bool, error) {
 	m.Hash = research.ArchiveKey(content)
 	m.SizeBytes = len(content)
 	m.OriginalTokens = (len(content) + 3) / 4
 	if m.ArchivedAt == "" {
-		m.ArchivedAt = s.opts.Now().UTC().Format(time.RFC3339)
+		m.ArchivedAt = s.now().UTC().Format(time.RFC3339)
 	}
 	created := false
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
 		key := []byte(m.Hash)
 		if data.Get(key) == nil {
@@ -87,10 +81,10 @@ func (s *Store) ArchivePut(ctx context.Context, content []byte, m research.Archi
 // under contentID), verifying the hash on read. A read never writes.
 // Errors: ARCHIVE_NOT_FOUND (unknown or swept), INTERNAL_ERROR when the
 // stored bytes no longer match their hash.
-func (s *Store) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, research.ArchiveMeta, error) {
+func (s *Repo) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, research.ArchiveMeta, error) {
 	var content []byte
 	var m research.ArchiveMeta
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		key := []byte(hash)
 		if hash == "" {
 			key = tx.Bucket(bucketArchiveIDs).Get([]byte(contentID))
@@ -129,9 +123,9 @@ func archiveNotFound(hash, contentID string) *core.Error {
 
 // ArchiveSweep removes items archived before cutoff and returns how many
 // went. Retention 0 means keep forever: callers skip the sweep then.
-func (s *Store) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) {
+func (s *Repo) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
 		var expired [][]byte
 		err := meta.ForEach(func(k, v []byte) error {
@@ -175,7 +169,7 @@ func (s *Store) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error)
 	return removed, asStoreError(err)
 }
 
-// asStoreError passes coded errors through and hides bbolt's.
+// asStoreError passes coded errors through and hides the engine's.
 func asStoreError(err error) error {
 	if err == nil {
 		return nil
@@ -211,12 +205,12 @@ func digestKey(sourceID, queryHash string) []byte {
 
 // DigestPut stores (or replaces) the digest for (source_id, query_hash) and
 // reports whether one was replaced.
-func (s *Store) DigestPut(ctx context.Context, rec research.DigestRecord) (bool, error) {
+func (s *Repo) DigestPut(ctx context.Context, rec research.DigestRecord) (bool, error) {
 	if rec.StoredAt == "" {
-		rec.StoredAt = s.opts.Now().UTC().Format(time.RFC3339)
+		rec.StoredAt = s.now().UTC().Format(time.RFC3339)
 	}
 	replaced := false
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		b := tx.Bucket(bucketDigests)
 		k := digestKey(rec.SourceID, rec.QueryHash)
 		replaced = b.Get(k) != nil
@@ -231,9 +225,9 @@ func (s *Store) DigestPut(ctx context.Context, rec research.DigestRecord) (bool,
 
 // DigestGet returns the digest for (source_id, query_hash). DIGEST_NOT_FOUND
 // lists the query hashes stored for that source as candidates.
-func (s *Store) DigestGet(ctx context.Context, sourceID, queryHash string) (research.DigestRecord, error) {
+func (s *Repo) DigestGet(ctx context.Context, sourceID, queryHash string) (research.DigestRecord, error) {
 	var rec research.DigestRecord
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		v := tx.Bucket(bucketDigests).Get(digestKey(sourceID, queryHash))
 		if v == nil {
 			return digestNotFound(tx, sourceID, queryHash)
@@ -243,7 +237,7 @@ func (s *Store) DigestGet(ctx context.Context, sourceID, queryHash string) (rese
 	return rec, asStoreError(err)
 }
 
-func digestNotFound(tx *bolt.Tx, sourceID, queryHash string) *core.Error {
+func digestNotFound(tx Tx, sourceID, queryHash string) *core.Error {
 	var hashes []string
 	prefix := []byte(sourceID + "\x00")
 	c := tx.Bucket(bucketDigests).Cursor()
@@ -257,8 +251,8 @@ func digestNotFound(tx *bolt.Tx, sourceID, queryHash string) *core.Error {
 
 // DigestDelete removes the digest; DIGEST_NOT_FOUND when absent. The
 // archived source text stays (other digests may cite it; retention sweeps it).
-func (s *Store) DigestDelete(ctx context.Context, sourceID, queryHash string) error {
-	return asStoreError(s.update(ctx, func(tx *bolt.Tx) error {
+func (s *Repo) DigestDelete(ctx context.Context, sourceID, queryHash string) error {
+	return asStoreError(s.update(ctx, func(tx Tx) error {
 		b := tx.Bucket(bucketDigests)
 		k := digestKey(sourceID, queryHash)
 		if b.Get(k) == nil {
@@ -271,9 +265,9 @@ func (s *Store) DigestDelete(ctx context.Context, sourceID, queryHash string) er
 // DigestList pages digests in (source_id, query_hash) order after the key
 // `after` (from a previous page), optionally for one source. next is "" on
 // the last page. Cost O(page): one cursor seek.
-func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit int) (rows []research.DigestRecord, next string, err error) {
+func (s *Repo) DigestList(ctx context.Context, sourceID, after string, limit int) (rows []research.DigestRecord, next string, err error) {
 	rows = []research.DigestRecord{}
-	err = s.view(ctx, func(tx *bolt.Tx) error {
+	err = s.view(ctx, func(tx Tx) error {
 		c := tx.Bucket(bucketDigests).Cursor()
 		var prefix []byte
 		if sourceID != "" {
@@ -308,4 +302,4 @@ func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit in
 }
 
 // The store is research's archive and digest store.
-var _ research.Store = (*Store)(nil)
+var _ research.Store = (*Repo)(nil)

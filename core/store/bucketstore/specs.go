@@ -1,4 +1,4 @@
-package etcdstore
+package bucketstore
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ var (
 	bucketSpecs     = []byte("specs")
 	bucketLifecycle = []byte("lifecycle")
 
-	keyHeader         = []byte("header")
+	keyHeader         = []byte(SpecHeaderKey)
 	bucketNodes       = []byte("nodes")
 	bucketJournal     = []byte("journal")
 	bucketJournalTask = []byte("journal_task") // <task_id>\x00<seq> → nothing
@@ -41,30 +41,32 @@ const DefaultHistoryKeep = 50
 
 func u64(v uint64) []byte { b := make([]byte, 8); binary.BigEndian.PutUint64(b, v); return b }
 
-// boltSource reads a spec's nodes lazily from its nodes bucket, decoding each
+// nodeSource reads a spec's nodes lazily from its nodes bucket, decoding each
 // at most once per transaction. A node that fails to decode is recorded in
 // err and reads as absent; callers check Err after the operation.
-type boltSource struct {
-	b      *bucket
+type nodeSource struct {
+	b      Bucket
 	cache  map[string]*specs.Node
 	err    error
 	shared *nodeCache
 	specID string
+	key    []byte // reused for lookups (Get keeps no key): a conversion per read would escape through the Bucket interface
 }
 
-func (s *Store) newSource(specID string, b *bucket) *boltSource {
-	return &boltSource{b: b, cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
+func (s *Repo) newSource(specID string, b Bucket) *nodeSource {
+	return &nodeSource{b: b, cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
 }
 
-func newSource(b *bucket) *boltSource {
-	return &boltSource{b: b, cache: map[string]*specs.Node{}}
+func newSource(b Bucket) *nodeSource {
+	return &nodeSource{b: b, cache: map[string]*specs.Node{}}
 }
 
-func (s *boltSource) Get(id string) (*specs.Node, bool) {
+func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 	if n, ok := s.cache[id]; ok {
 		return n, n != nil
 	}
-	v := s.b.Get([]byte(id))
+	s.key = append(s.key[:0], id...)
+	v := s.b.Get(s.key)
 	if v == nil {
 		s.cache[id] = nil
 		return nil, false
@@ -127,7 +129,7 @@ func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
 	c.entries[specID+"\x00"+id] = cachedNode{raw: append([]byte(nil), raw...), node: n}
 }
 
-func (s *boltSource) IDs() []string {
+func (s *nodeSource) IDs() []string {
 	var out []string
 	_ = s.b.ForEach(func(k, _ []byte) error { out = append(out, string(k)); return nil })
 	return out
@@ -135,7 +137,7 @@ func (s *boltSource) IDs() []string {
 
 // specBucket returns the bucket of specID or SPEC_NOT_FOUND with the closest
 // existing ids.
-func specBucket(tx *txn, specID string) (*bucket, error) {
+func specBucket(tx Tx, specID string) (Bucket, error) {
 	if specID != "" {
 		if b := tx.Bucket(bucketSpecs).Bucket([]byte(specID)); b != nil {
 			return b, nil
@@ -144,7 +146,7 @@ func specBucket(tx *txn, specID string) (*bucket, error) {
 	return nil, specNotFound(tx, specID)
 }
 
-func specNotFound(tx *txn, specID string) *core.Error {
+func specNotFound(tx Tx, specID string) *core.Error {
 	var ids []string
 	_ = tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
 	return core.NewError(errcode.SpecNotFound, fmt.Sprintf("No spec %q.", specID),
@@ -154,7 +156,7 @@ func specNotFound(tx *txn, specID string) *core.Error {
 
 // loadSpec returns the bucket and header of specID: SPEC_NOT_FOUND (with the
 // closest ids) when absent, INTERNAL_ERROR when the header is unreadable.
-func loadSpec(tx *txn, specID string) (*bucket, specs.Header, error) {
+func loadSpec(tx Tx, specID string) (Bucket, specs.Header, error) {
 	b, err := specBucket(tx, specID)
 	if err != nil {
 		return nil, specs.Header{}, err
@@ -166,7 +168,7 @@ func loadSpec(tx *txn, specID string) (*bucket, specs.Header, error) {
 	return b, h, nil
 }
 
-func readHeader(b *bucket) (specs.Header, error) {
+func readHeader(b Bucket) (specs.Header, error) {
 	var h specs.Header
 	raw := b.Get(keyHeader)
 	if raw == nil {
@@ -180,9 +182,9 @@ func readHeader(b *bucket) (specs.Header, error) {
 
 // journalReader implements specs.JournalReader over a spec's journal and
 // its task index.
-type journalReader struct{ b, index *bucket }
+type journalReader struct{ b, index Bucket }
 
-func newJournalReader(spec *bucket) journalReader {
+func newJournalReader(spec Bucket) journalReader {
 	return journalReader{b: spec.Bucket(bucketJournal), index: spec.Bucket(bucketJournalTask)}
 }
 
@@ -247,7 +249,7 @@ type journalWriter struct {
 
 func (w *journalWriter) Append(e specs.JournalEntry) { w.pending = append(w.pending, e) }
 
-func readJournal(b *bucket, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+func readJournal(b Bucket, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	out := []specs.JournalEntry{}
 	if b == nil {
 		return out, false, nil
@@ -284,8 +286,8 @@ func readJournal(b *bucket, before uint64, limit int, keep func(*specs.JournalEn
 // ReadSpec runs fn over a read-only view of specID (nodes load lazily) and
 // its journal. fn must not keep either after it returns. Errors:
 // SPEC_NOT_FOUND, LOCK_TIMEOUT, INTERNAL_ERROR on a corrupt record.
-func (s *Store) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error {
-	return s.view(ctx, func(tx *txn) error {
+func (s *Repo) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error {
+	return s.view(ctx, func(tx Tx) error {
 		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
@@ -312,9 +314,9 @@ var errDryRun = errors.New("dry run")
 // fn, a panic or a passed deadline changes nothing. With DryRun the changes
 // are computed and reported and nothing is stored. A mutation that changes
 // nothing writes nothing and keeps the version.
-func (s *Store) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
+func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
-	err := s.update(ctx, func(tx *txn) error {
+	err := s.update(ctx, func(tx Tx) error {
 		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
@@ -375,7 +377,7 @@ func headerEqual(a, b specs.Header) bool {
 	return bytes.Equal(x, y)
 }
 
-func describeChanges(put []*specs.Node, deleted []string, nodes *bucket, header bool) []specs.RepoChange {
+func describeChanges(put []*specs.Node, deleted []string, nodes Bucket, header bool) []specs.RepoChange {
 	out := []specs.RepoChange{}
 	if header {
 		out = append(out, specs.RepoChange{Op: "update", Target: "spec"})
@@ -393,7 +395,7 @@ func describeChanges(put []*specs.Node, deleted []string, nodes *bucket, header 
 	return out
 }
 
-func putHeader(b *bucket, h specs.Header) error {
+func putHeader(b Bucket, h specs.Header) error {
 	raw, err := json.Marshal(h)
 	if err != nil {
 		return err
@@ -402,7 +404,7 @@ func putHeader(b *bucket, h specs.Header) error {
 }
 
 // appendJournal appends entries to the spec's journal and its task index.
-func appendJournal(spec *bucket, entries []specs.JournalEntry) ([]specs.JournalEntry, error) {
+func appendJournal(spec Bucket, entries []specs.JournalEntry) ([]specs.JournalEntry, error) {
 	out := make([]specs.JournalEntry, 0, len(entries))
 	if len(entries) == 0 {
 		return out, nil
@@ -442,7 +444,7 @@ func indexKey(l specs.Lifecycle, specID string) []byte {
 	return []byte(string(l) + "\x00" + specID)
 }
 
-func moveIndex(tx *txn, specID string, from, to specs.Lifecycle) error {
+func moveIndex(tx Tx, specID string, from, to specs.Lifecycle) error {
 	if from == to {
 		return nil
 	}
@@ -457,10 +459,10 @@ func moveIndex(tx *txn, specID string, from, to specs.Lifecycle) error {
 // receives an exists func to pick a free id (the same name twice on one day
 // gets -002) and returns the spec view (all its nodes in the view). Errors:
 // DUPLICATE_ENTRY when the id is taken, whatever build returns.
-func (s *Store) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error) {
+func (s *Repo) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error) {
 	var out specs.Header
 	if o.DryRun {
-		err := s.view(ctx, func(tx *txn) error {
+		err := s.view(ctx, func(tx Tx) error {
 			sp, _, err := build(specExists(tx))
 			if err == nil {
 				out = sp.Header
@@ -469,7 +471,7 @@ func (s *Store) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build 
 		})
 		return out, err
 	}
-	err := s.update(ctx, func(tx *txn) error {
+	err := s.update(ctx, func(tx Tx) error {
 		sp, journal, err := build(specExists(tx))
 		if err != nil {
 			return err
@@ -483,14 +485,14 @@ func (s *Store) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build 
 	return out, err
 }
 
-func specExists(tx *txn) func(string) bool {
+func specExists(tx Tx) func(string) bool {
 	return func(id string) bool { return tx.Bucket(bucketSpecs).Bucket([]byte(id)) != nil }
 }
 
 // writeNewSpec writes every node of sp as a new spec (replacing an existing
 // one when replace is set: its history and journal are kept, and the
 // replacement is recorded as a new version).
-func writeNewSpec(tx *txn, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
+func writeNewSpec(tx Tx, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
 	id := sp.Header.SpecID
 	all := tx.Bucket(bucketSpecs)
 	if old := all.Bucket([]byte(id)); old != nil {
@@ -534,7 +536,7 @@ func writeNewSpec(tx *txn, sp *specs.Spec, journal []specs.JournalEntry, replace
 
 // replaceSpec overwrites an existing spec's nodes and header with sp as a
 // new version (history keeps what was replaced; the journal is appended to).
-func replaceSpec(tx *txn, b *bucket, sp *specs.Spec, journal []specs.JournalEntry) error {
+func replaceSpec(tx Tx, b Bucket, sp *specs.Spec, journal []specs.JournalEntry) error {
 	h, err := readHeader(b)
 	if err != nil {
 		return core.Internal(err)
@@ -571,9 +573,9 @@ func replaceSpec(tx *txn, b *bucket, sp *specs.Spec, journal []specs.JournalEntr
 // otherwise the lifecycle index of that folder is walked. The cost is
 // O(page): a cursor seek, then one header per row. next is "" on the last
 // page.
-func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []specs.RepoSummary, next string, err error) {
+func (s *Repo) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []specs.RepoSummary, next string, err error) {
 	rows = []specs.RepoSummary{}
-	err = s.view(ctx, func(tx *txn) error {
+	err = s.view(ctx, func(tx Tx) error {
 		all := tx.Bucket(bucketSpecs)
 		emit := func(id string) (bool, error) {
 			if len(rows) == limit {
@@ -629,7 +631,7 @@ func (s *Store) ListSpecs(ctx context.Context, folder, after string, limit int) 
 
 // readSummary decodes only the header fields a listing shows (not the
 // metadata maps), which is most of a list page's cost.
-func readSummary(b *bucket) (specs.RepoSummary, error) {
+func readSummary(b Bucket) (specs.RepoSummary, error) {
 	raw := b.Get(keyHeader)
 	if raw == nil {
 		return specs.RepoSummary{}, errors.New("spec has no header")
@@ -666,9 +668,9 @@ func summaryOf(h specs.Header) specs.RepoSummary {
 }
 
 // SpecIDs lists every spec id (for fuzzy matching and find).
-func (s *Store) SpecIDs(ctx context.Context) ([]string, error) {
+func (s *Repo) SpecIDs(ctx context.Context) ([]string, error) {
 	var ids []string
-	err := s.view(ctx, func(tx *txn) error {
+	err := s.view(ctx, func(tx Tx) error {
 		return tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
 	})
 	return ids, err
@@ -676,8 +678,8 @@ func (s *Store) SpecIDs(ctx context.Context) ([]string, error) {
 
 // ImportSpec stores a complete spec (from a foundry document), replacing an
 // existing one with the same id when replace is set. Errors: DUPLICATE_ENTRY.
-func (s *Store) ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
-	return s.update(ctx, func(tx *txn) error { return writeNewSpec(tx, sp, journal, replace) })
+func (s *Repo) ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
+	return s.update(ctx, func(tx Tx) error { return writeNewSpec(tx, sp, journal, replace) })
 }
 
 func rankIDs(q string, ids []string) []string {
@@ -696,9 +698,9 @@ func checkVersion(o specs.RepoWriteOptions, current int64) *core.Error {
 // JournalRange returns the entries of specID with seq in [from, to], oldest
 // first. Journal entries never change once written, so a range pinned by an
 // archive id reads the same at any later version.
-func (s *Store) JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error) {
+func (s *Repo) JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error) {
 	out := []specs.JournalEntry{}
-	err := s.view(ctx, func(tx *txn) error {
+	err := s.view(ctx, func(tx Tx) error {
 		b, err := specBucket(tx, specID)
 		if err != nil {
 			return err
@@ -717,7 +719,7 @@ func (s *Store) JournalRange(ctx context.Context, specID string, from, to uint64
 	return out, err
 }
 
-// dropSpec forgets the cached nodes of specID (a watch saw it change).
+// dropSpec forgets the cached nodes of specID.
 func (c *nodeCache) dropSpec(specID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

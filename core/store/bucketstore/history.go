@@ -1,4 +1,4 @@
-package store
+package bucketstore
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -34,38 +32,43 @@ type historyRecord struct {
 // that changes on every mutation (a phase, the root) is not a decode; if the
 // transaction rolls back, the stored bytes differ and the entry never hits.
 // The caller must not modify the nodes in put afterwards.
-func writeVersion(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, cache *nodeCache, specID string) error {
+func writeVersion(b Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, cache *nodeCache, specID string) error {
 	nodes := b.Bucket(bucketNodes)
 	if err := writeDelta(b, before, put, deleted, nodes, o, after); err != nil {
 		return err
 	}
+	var key []byte // one buffer for the node keys: engines copy a key they store
 	for _, n := range put {
 		raw, err := specs.EncodeNode(n)
 		if err != nil {
 			return err
 		}
-		if err := nodes.Put([]byte(n.ID), raw); err != nil {
+		key = append(key[:0], n.ID...)
+		if err := nodes.Put(key, raw); err != nil {
 			return err
 		}
 		cache.put(specID, n.ID, raw, n)
 	}
 	for _, id := range deleted {
-		if err := nodes.Delete([]byte(id)); err != nil {
+		key = append(key[:0], id...)
+		if err := nodes.Delete(key); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeDelta(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted []string, nodes *bolt.Bucket, o specs.RepoWriteOptions, after specs.Header) error {
+func writeDelta(b Bucket, before specs.Header, put []*specs.Node, deleted []string, nodes Bucket, o specs.RepoWriteOptions, after specs.Header) error {
 	hb, err := json.Marshal(before)
 	if err != nil {
 		return err
 	}
 	rec := historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author,
 		HeaderBefore: hb, NodesBefore: map[string]json.RawMessage{}}
+	var key []byte
 	keep := func(id string) {
-		if old := nodes.Get([]byte(id)); old != nil {
+		key = append(key[:0], id...)
+		if old := nodes.Get(key); old != nil {
 			rec.NodesBefore[id] = append(json.RawMessage(nil), old...)
 		} else {
 			rec.NodesBefore[id] = json.RawMessage("null")
@@ -89,11 +92,15 @@ func writeDelta(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted 
 	if limit <= 0 {
 		limit = DefaultHistoryKeep
 	}
-	// Prune: keep the newest `limit` versions.
+	// Prune: keep the newest `limit` versions. Versions are consecutive
+	// (every write records version+1, and pruning always takes the oldest),
+	// so the ones to drop are cutoff, cutoff-1, ... down to the first absent
+	// one (usually just cutoff): point reads, where a cursor walk would read
+	// the whole history on every mutation on an engine whose cursor loads
+	// its bucket (etcd).
 	cutoff := after.Version - int64(limit)
-	c := hist.Cursor()
-	for k, _ := c.First(); k != nil && int64(binary.BigEndian.Uint64(k)) <= cutoff; k, _ = c.First() {
-		if err := c.Delete(); err != nil {
+	for v := cutoff; v >= 1 && hist.Get(u64(uint64(v))) != nil; v-- {
+		if err := hist.Delete(u64(uint64(v))); err != nil {
 			return err
 		}
 	}
@@ -102,9 +109,9 @@ func writeDelta(b *bolt.Bucket, before specs.Header, put []*specs.Node, deleted 
 
 // History lists versions newest first, below `before` (0 = from the newest),
 // at most limit; more reports whether older ones exist.
-func (s *Store) History(ctx context.Context, specID string, before int64, limit int) (out []specs.RepoVersion, more bool, err error) {
+func (s *Repo) History(ctx context.Context, specID string, before int64, limit int) (out []specs.RepoVersion, more bool, err error) {
 	out = []specs.RepoVersion{}
-	err = s.view(ctx, func(tx *bolt.Tx) error {
+	err = s.view(ctx, func(tx Tx) error {
 		b, err := specBucket(tx, specID)
 		if err != nil {
 			return err
@@ -208,8 +215,8 @@ func (a *AtVersion) Document() specs.Document {
 // ReadVersion runs fn over specID as it was at version (the current version
 // reads the current spec). Only the reverse deltas newer than version are
 // read. Errors: SPEC_NOT_FOUND, VERSION_NOT_FOUND (pruned or never existed).
-func (s *Store) ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error {
-	return s.view(ctx, func(tx *bolt.Tx) error {
+func (s *Repo) ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error {
+	return s.view(ctx, func(tx Tx) error {
 		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
@@ -219,7 +226,7 @@ func (s *Store) ReadVersion(ctx context.Context, specID string, version int64, f
 }
 
 // readVersionTx reconstructs specID at version inside an open transaction.
-func readVersionTx(b *bolt.Bucket, specID string, h specs.Header, version int64, fn func(a *AtVersion) error) error {
+func readVersionTx(b Bucket, specID string, h specs.Header, version int64, fn func(a *AtVersion) error) error {
 	src := newSource(b.Bucket(bucketNodes))
 	a := &AtVersion{Header: h, Changed: map[string]*specs.Node{}, Current: specs.NewSpecView(h, src)}
 	if version > h.Version || version < 0 {
@@ -266,7 +273,7 @@ func readVersionTx(b *bolt.Bucket, specID string, h specs.Header, version int64,
 }
 
 // oldestVersion is the oldest version that can still be reconstructed.
-func oldestVersion(b *bolt.Bucket, current int64) int64 {
+func oldestVersion(b Bucket, current int64) int64 {
 	k, _ := b.Bucket(bucketHistory).Cursor().First()
 	if k == nil {
 		return current
@@ -280,11 +287,11 @@ func oldestVersion(b *bolt.Bucket, current int64) int64 {
 // then); the header's title and metadata are restored, while lifecycle,
 // version and timestamps move forward. Errors: SPEC_NOT_FOUND,
 // VERSION_NOT_FOUND, VERSION_CONFLICT.
-func (s *Store) RollbackSpec(ctx context.Context, specID string, version int64, o specs.RepoWriteOptions, now func() string) (specs.RepoWriteResult, error) {
+func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o specs.RepoWriteOptions, now func() string) (specs.RepoWriteResult, error) {
 	var at *AtVersion
 	var res specs.RepoWriteResult
 	// Reconstruct and write in one transaction, so nothing can change between.
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
