@@ -181,7 +181,7 @@ func build(c *config, logger *slog.Logger, transports []string) (storePort, *too
 		Runtime:       tools.Runtime{Logger: logger, Deadline: c.Deadline},
 	}
 	if notes, ok := st.(tools.NotesStore); ok {
-		deps.Notes = notes // the intake inbox and the error log (etcd: see etcdstore/notes.go)
+		deps.Notes = notes // the intake inbox and the error log (core/store/bucketstore/notes.go, both engines)
 	}
 	deps.VerificationExecute = c.VerifyExec
 	deps.VerifyTimeout = c.VerifyTimeout

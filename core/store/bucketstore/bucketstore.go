@@ -12,7 +12,10 @@ package bucketstore
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
+
+	"github.com/specd/specd/specs"
 )
 
 // Engine runs transactions. View runs fn over one consistent snapshot;
@@ -71,6 +74,20 @@ type Repo struct {
 	eng   Engine
 	now   func() time.Time
 	nodes nodeCache // decoded spec nodes, validated by their stored bytes
+	// intakeCap is the intake inbox's capacity (SetIntakeCapacity; 0:
+	// specs.MaxIntakeItems).
+	intakeCap atomic.Int64
+}
+
+// SetIntakeCapacity sets how many items the intake inbox holds before it
+// forgets dismissed ones or refuses new ones (n ≤ 0: specs.MaxIntakeItems).
+func (s *Repo) SetIntakeCapacity(n int) { s.intakeCap.Store(int64(n)) }
+
+func (s *Repo) intakeCapacity() int {
+	if n := s.intakeCap.Load(); n > 0 {
+		return int(n)
+	}
+	return specs.MaxIntakeItems
 }
 
 // New returns the store over eng; now is the clock of archive and digest

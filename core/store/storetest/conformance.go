@@ -55,6 +55,9 @@ func Run(t *testing.T, open Opener) {
 		{"FailedMutationKeepsNothing", testFailedMutationKeepsNothing},
 		{"ConcurrentClaimsAreExclusive", testConcurrentClaimsAreExclusive},
 		{"ImportReplaceAndJournalRange", testImportReplaceAndJournalRange},
+		{"ErrorLogIsBounded", testErrorLogIsBounded},
+		{"IntakeInbox", testIntakeInbox},
+		{"FullIntakeMakesRoom", testFullIntakeMakesRoom},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
 	}

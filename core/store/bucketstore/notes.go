@@ -1,4 +1,4 @@
-package store
+package bucketstore
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -27,7 +25,7 @@ var (
 	bucketErrorLog = []byte("error_log")
 )
 
-func init() { topBuckets = append(topBuckets, bucketIntake, bucketErrorLog) }
+func init() { TopBuckets = append(TopBuckets, bucketIntake, bucketErrorLog) }
 
 func seqKey(n uint64) []byte {
 	var k [8]byte
@@ -45,26 +43,31 @@ func seqOf(id, prefix string) (uint64, bool) {
 	return n, err == nil && n > 0
 }
 
-// bucket returns name in a write transaction, creating it in a store made
-// before it existed.
-func bucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
+// bucket returns the top-level bucket name (TopBuckets: the engine makes
+// it; a store opened read-only before the bucket existed has none).
+func bucket(tx Tx, name []byte) (Bucket, error) {
 	if b := tx.Bucket(name); b != nil {
 		return b, nil
 	}
-	return tx.CreateBucketIfNotExists(name)
+	return nil, fmt.Errorf("bucket %s missing", name)
 }
 
 // IntakeAdd stores item as a new inbox entry (its id, status and created_at
-// are set here) in one transaction. CONFLICT when the inbox holds
-// specs.MaxIntakeItems items.
-func (s *Store) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error) {
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+// are set here) in one transaction. An inbox at capacity
+// (SetIntakeCapacity, default specs.MaxIntakeItems) makes room by forgetting its oldest dismissed item; CONFLICT when
+// none is dismissed.
+func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error) {
+	err := s.update(ctx, func(tx Tx) error {
 		b, err := bucket(tx, bucketIntake)
 		if err != nil {
 			return err
 		}
-		if b.Stats().KeyN >= specs.MaxIntakeItems {
-			return core.NewError(errcode.Conflict, fmt.Sprintf("The intake inbox is full (%d items).", specs.MaxIntakeItems), map[string]any{"limit": specs.MaxIntakeItems}).
+		full, err := intakeFull(b, s.intakeCapacity())
+		if err != nil {
+			return err
+		}
+		if full {
+			return core.NewError(errcode.Conflict, fmt.Sprintf("The intake inbox is full (%d items).", s.intakeCapacity()), map[string]any{"limit": s.intakeCapacity()}).
 				WithRemediation("Dismiss items you have turned into specs or no longer need, then add again.").
 				WithRecovery("authoring", map[string]any{"action": "intake-list"}, nil)
 		}
@@ -74,7 +77,7 @@ func (s *Store) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.Int
 		}
 		item.ID, item.Status = "intake-"+strconv.FormatUint(seq, 10), specs.IntakeNew
 		if item.CreatedAt == "" {
-			item.CreatedAt = specs.FormatTime(s.opts.Now())
+			item.CreatedAt = specs.FormatTime(s.now())
 		}
 		raw, err := json.Marshal(item)
 		if err != nil {
@@ -88,9 +91,9 @@ func (s *Store) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.Int
 // IntakeList pages inbox items oldest first after the id after (""), those
 // with status (specs.IntakeNew, specs.IntakeDismissed, or "all"/"" for
 // every one); next is the id to resume after ("" at the end).
-func (s *Store) IntakeList(ctx context.Context, status, after string, limit int) (items []specs.IntakeItem, next string, err error) {
+func (s *Repo) IntakeList(ctx context.Context, status, after string, limit int) (items []specs.IntakeItem, next string, err error) {
 	items = []specs.IntakeItem{}
-	err = s.view(ctx, func(tx *bolt.Tx) error {
+	err = s.view(ctx, func(tx Tx) error {
 		b := tx.Bucket(bucketIntake)
 		if b == nil {
 			return nil
@@ -122,8 +125,8 @@ func (s *Store) IntakeList(ctx context.Context, status, after string, limit int)
 // IntakeDismiss marks the item id dismissed with reason, at now, in one
 // transaction (dismissing a dismissed item keeps its first dismissal and
 // reports already true). NOT_FOUND when there is no such item.
-func (s *Store) IntakeDismiss(ctx context.Context, id, reason, now string) (item specs.IntakeItem, already bool, err error) {
-	err = s.update(ctx, func(tx *bolt.Tx) error {
+func (s *Repo) IntakeDismiss(ctx context.Context, id, reason, now string) (item specs.IntakeItem, already bool, err error) {
+	err = s.update(ctx, func(tx Tx) error {
 		b, err := bucket(tx, bucketIntake)
 		if err != nil {
 			return err
@@ -157,11 +160,11 @@ func (s *Store) IntakeDismiss(ctx context.Context, id, reason, now string) (item
 // ErrorRecord appends recs to the error log in order (their ids are set
 // here) and drops the oldest records beyond errlog.MaxRecords, in one
 // transaction.
-func (s *Store) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
+func (s *Repo) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return asStoreError(s.update(ctx, func(tx *bolt.Tx) error {
+	return asStoreError(s.update(ctx, func(tx Tx) error {
 		b, err := bucket(tx, bucketErrorLog)
 		if err != nil {
 			return err
@@ -188,7 +191,7 @@ func (s *Store) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 }
 
 // dropBefore deletes the keys of b below seq.
-func dropBefore(b *bolt.Bucket, seq uint64) error {
+func dropBefore(b Bucket, seq uint64) error {
 	c := b.Cursor()
 	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) < seq; k, _ = c.First() {
 		if err := b.Delete(k); err != nil {
@@ -201,9 +204,9 @@ func dropBefore(b *bolt.Bucket, seq uint64) error {
 // Errors returns the recorded errors newest first that pass f, at most
 // limit (0: all), starting below the id before ("" = from the newest);
 // more reports whether older matching records remain.
-func (s *Store) Errors(ctx context.Context, f errlog.Filter, before string, limit int) (recs []errlog.Record, more bool, err error) {
+func (s *Repo) Errors(ctx context.Context, f errlog.Filter, before string, limit int) (recs []errlog.Record, more bool, err error) {
 	recs = []errlog.Record{}
-	err = s.view(ctx, func(tx *bolt.Tx) error {
+	err = s.view(ctx, func(tx Tx) error {
 		b := tx.Bucket(bucketErrorLog)
 		if b == nil {
 			return nil
@@ -235,8 +238,8 @@ func (s *Store) Errors(ctx context.Context, f errlog.Filter, before string, limi
 
 // ErrorGet returns the record id. NOT_FOUND when it is not (or no longer)
 // kept.
-func (s *Store) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err error) {
-	err = s.view(ctx, func(tx *bolt.Tx) error {
+func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err error) {
+	err = s.view(ctx, func(tx Tx) error {
 		var raw []byte
 		if b := tx.Bucket(bucketErrorLog); b != nil {
 			if n, ok := seqOf(id, "err"); ok {
@@ -255,9 +258,9 @@ func (s *Store) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err
 // ErrorCleanup deletes the records older than before (RFC 3339; "" deletes
 // every record) in one transaction, or only counts them when dryRun, and
 // reports how many.
-func (s *Store) ErrorCleanup(ctx context.Context, before string, dryRun bool) (int, error) {
+func (s *Repo) ErrorCleanup(ctx context.Context, before string, dryRun bool) (int, error) {
 	n := 0
-	fn := func(tx *bolt.Tx) error {
+	fn := func(tx Tx) error {
 		b := tx.Bucket(bucketErrorLog)
 		if b == nil {
 			return nil
@@ -289,4 +292,32 @@ func (s *Store) ErrorCleanup(ctx context.Context, before string, dryRun bool) (i
 		return n, asStoreError(s.view(ctx, fn))
 	}
 	return n, asStoreError(s.update(ctx, fn))
+}
+
+// intakeFull reports whether the inbox b holds capacity items
+// and none of them can go: when it is full, the oldest dismissed item is
+// deleted (in the caller's transaction) to make room.
+func intakeFull(b Bucket, capacity int) (bool, error) {
+	n := 0
+	var oldestDismissed []byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		n++
+		if oldestDismissed == nil {
+			var it specs.IntakeItem
+			if err := json.Unmarshal(v, &it); err != nil {
+				return false, err
+			}
+			if it.Status == specs.IntakeDismissed {
+				oldestDismissed = append([]byte(nil), k...)
+			}
+		}
+	}
+	if n < capacity {
+		return false, nil
+	}
+	if oldestDismissed == nil {
+		return true, nil
+	}
+	return false, b.Delete(oldestDismissed)
 }
