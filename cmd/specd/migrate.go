@@ -17,59 +17,29 @@ import (
 
 	"github.com/specd/specd/core/etcdstore"
 	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
-// record is one store entry as migrate copies it, whatever the engine.
-type record struct {
-	Bucket []string
-	Key    []byte
-	Value  []byte
-	Seq    uint64
-}
+// record is one store entry as migrate copies it: both engines export and
+// import the same bucketstore.Entry.
+type record = bucketstore.Entry
 
-// migrateEngine is what migrate needs of a store: its entries out and in.
+// migrateEngine is what migrate needs of a store: its entries out and in
+// (store.Store and etcdstore.Store both have them).
 type migrateEngine interface {
-	export(ctx context.Context) ([]record, error)
-	load(ctx context.Context, rs []record) error
+	Export(ctx context.Context, fn func(record) error) error
+	Import(ctx context.Context, rs []record) error
 	Close() error
 }
 
-type boltEngine struct{ *store.Store }
-
-func (b boltEngine) export(ctx context.Context) ([]record, error) {
+// exportAll reads every entry of st.
+func exportAll(ctx context.Context, st migrateEngine) ([]record, error) {
 	var out []record
-	err := b.Export(ctx, func(e store.Entry) error {
-		out = append(out, record{e.Bucket, e.Key, e.Value, e.Seq})
+	err := st.Export(ctx, func(e record) error {
+		out = append(out, e)
 		return nil
 	})
 	return out, err
-}
-
-func (b boltEngine) load(ctx context.Context, rs []record) error {
-	es := make([]store.Entry, len(rs))
-	for i, r := range rs {
-		es[i] = store.Entry{Bucket: r.Bucket, Key: r.Key, Value: r.Value, Seq: r.Seq}
-	}
-	return b.Import(ctx, es)
-}
-
-type etcdEngine struct{ *etcdstore.Store }
-
-func (e etcdEngine) export(ctx context.Context) ([]record, error) {
-	var out []record
-	err := e.Export(ctx, func(x etcdstore.Entry) error {
-		out = append(out, record{x.Bucket, x.Key, x.Value, x.Seq})
-		return nil
-	})
-	return out, err
-}
-
-func (e etcdEngine) load(ctx context.Context, rs []record) error {
-	es := make([]etcdstore.Entry, len(rs))
-	for i, r := range rs {
-		es[i] = etcdstore.Entry{Bucket: r.Bucket, Key: r.Key, Value: r.Value, Seq: r.Seq}
-	}
-	return e.Import(ctx, es)
 }
 
 func openMigrateEngine(u string, logger *slog.Logger) (migrateEngine, error) {
@@ -80,7 +50,10 @@ func openMigrateEngine(u string, logger *slog.Logger) (migrateEngine, error) {
 			return nil, fmt.Errorf("%q: want bolt://PATH", u)
 		}
 		st, err := store.Open(store.Options{Path: p, Logger: logger, Workspace: filepath.Dir(p)})
-		return boltEngine{st}, err
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
 	case strings.HasPrefix(u, "etcd://"):
 		o, err := etcdOptions(u)
 		if err != nil {
@@ -88,7 +61,10 @@ func openMigrateEngine(u string, logger *slog.Logger) (migrateEngine, error) {
 		}
 		o.Logger = logger
 		st, err := etcdstore.Open(o)
-		return etcdEngine{st}, err
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
 	}
 	return nil, fmt.Errorf("%q: want bolt://PATH or etcd://host:port[,...]/prefix", u)
 }
@@ -191,17 +167,17 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 	defer dst.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rs, err := src.export(ctx)
+	rs, err := exportAll(ctx, src)
 	if err != nil {
 		storeFailure(stderr, "migrate (reading the source)", err)
 		return 1
 	}
 	want := summarize(rs)
-	if err := dst.load(ctx, rs); err != nil {
+	if err := dst.Import(ctx, rs); err != nil {
 		storeFailure(stderr, "migrate (writing the destination)", err)
 		return 1
 	}
-	back, err := dst.export(ctx)
+	back, err := exportAll(ctx, dst)
 	if err != nil {
 		storeFailure(stderr, "migrate (verifying the destination)", err)
 		return 1
