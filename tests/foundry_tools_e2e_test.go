@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -199,11 +200,17 @@ func TestModelBackedActionsNotSupported(t *testing.T) {
 		{"research", "thread-list", "research"},
 		{"server", "llm-status", "server"},
 		{"pr", "create", "server"},
+		{"review", "fidelity", "spec"}, // unlisted model-backed tools
+		{"review", "parse_feedback", "spec"},
+		{"provider", "execute", "server"},
 	} {
 		d := failsWith(t, c, "NOT_SUPPORTED", tc.tool, map[string]any{"action": tc.action, "prompt": "x"})
 		if got := d["recovery"].(map[string]any)["suggested_tool"]; got != tc.recovery {
 			t.Errorf("%s %s: recovery %v, want %s", tc.tool, tc.action, got, tc.recovery)
 		}
+	}
+	if names := toolNames(listTools(t, c)); slices.Contains(names, "review") || slices.Contains(names, "provider") {
+		t.Errorf("tools/list offers a model-backed tool: %v", names)
 	}
 }
 

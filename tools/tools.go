@@ -57,6 +57,7 @@ func NewMCPServer(d *Deps) (*server.MCPServer, *Registry) {
 	opts = append(opts, flagServerOptions(&d.Runtime)...)
 	s := server.NewMCPServer("specd", d.Version, opts...)
 	r.Install(s, d.Runtime)
+	installModelTools(s, &d.Runtime)
 	if d.Specs != nil {
 		installResources(s, d)
 		installPrompts(s, d)

@@ -1,0 +1,86 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/specs"
+)
+
+// modelTools are foundry-mcp's tools whose every action needs a language
+// model (issue 11 §2). specd does not offer them — they are not in
+// tools/list, costing an agent nothing — but a foundry agent that calls one
+// gets an envelope, not a protocol error: NOT_SUPPORTED naming what to do
+// instead, with a recovery that runs as given.
+var modelTools = map[string]struct {
+	why, instead string
+	// recovery builds the next call from the caller's arguments.
+	recovery func(args map[string]any) (string, map[string]any)
+}{
+	"review": {
+		why:     "its reviews (spec, fidelity, parse-feedback) are written by a language model",
+		instead: "Review the spec yourself: spec(action=\"completeness-check\") and spec(action=\"analyze\") check it deterministically, and verification(action=\"execute\") / task(action=\"check-deps\") check the work against it.",
+		recovery: func(args map[string]any) (string, map[string]any) {
+			if id, ok := args["spec_id"].(string); ok && specs.ValidID(id) {
+				return "spec", map[string]any{"action": "completeness-check", "spec_id": id}
+			}
+			return "spec", map[string]any{"action": "list"}
+		},
+	},
+	"provider": {
+		why:     "it runs a language model provider",
+		instead: "specd calls no language model: the agent calling it is one. server(action=\"capabilities\") reports what this server offers.",
+		recovery: func(map[string]any) (string, map[string]any) {
+			return "server", map[string]any{"action": "capabilities"}
+		},
+	},
+}
+
+// installModelTools registers the modelTools on s, unlisted (a tools/list
+// hook drops them): each call answers NOT_SUPPORTED in the session's
+// contract shape and is logged like any call.
+func installModelTools(s *server.MCPServer, rt *Runtime) {
+	rt.defaults()
+	hideModelTools(s)
+	for name, mt := range modelTools {
+		s.AddTool(mcp.Tool{Name: name, Description: "Not offered: " + mt.why + ".", InputSchema: mcp.ToolInputSchema{Type: "object"}},
+			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				args := req.GetArguments()
+				action, _ := args["action"].(string)
+				action = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(action)), "_", "-")
+				call := core.NewCall(name, action, rt.Now, rt.NewID)
+				tool, next := mt.recovery(args)
+				e := core.NewError(errcode.NotSupported,
+					fmt.Sprintf("%s is not offered: %s, and specd calls no language model (the agent calling it is one).", strings.TrimSpace(name+" "+action), mt.why),
+					map[string]any{"tool": name, "action": action, "reason": "needs_language_model"}).
+					WithRemediation(mt.instead).WithRecovery(tool, next, nil)
+				env := call.Failure(e)
+				sess := sessionOf(ctx, req, *rt)
+				logOutcome(rt.Logger.With("request_id", call.RequestID, "tool", name, "action", action, "session", sess.ID), env)
+				return rt.result(ctx, sess, env), nil
+			})
+	}
+}
+
+// hideModelTools leaves the modelTools out of every tools/list answer (a
+// tool filter would also refuse their calls).
+func hideModelTools(s *server.MCPServer) {
+	h := s.GetHooks()
+	if h == nil {
+		h = &server.Hooks{}
+		server.WithHooks(h)(s)
+	}
+	h.AddAfterListTools(func(_ context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		res.Tools = slices.DeleteFunc(slices.Clone(res.Tools), func(t mcp.Tool) bool {
+			_, hidden := modelTools[t.Name]
+			return hidden
+		})
+	})
+}
