@@ -1,8 +1,12 @@
 package tests
 
 import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,6 +83,56 @@ func (ft *fixtureTemplate) client(t *testing.T, protocol string) (*client.Client
 	deps, fx := ft.open(t)
 	c, _ := inProcess(t, deps, protocol)
 	return c, fx
+}
+
+// readClient is client for actions that only read (SideEffects none or
+// read), which share the one copy it makes instead of a copy each: it
+// connects a client to a server over one copy of the template and, after
+// every subtest of t has finished (parallel ones included), fails t if any
+// file of the copy's workspace changed. A bbolt commit always writes the
+// file (at least its meta page), so an unchanged workspace proves the
+// sharing actions wrote nothing, and each saw the state a copy of its own
+// would have had.
+func (ft *fixtureTemplate) readClient(t *testing.T, protocol string) (*client.Client, map[string]string) {
+	t.Helper()
+	deps, fx := ft.open(t)
+	c, _ := inProcess(t, deps, protocol)
+	// The store's first open in a process writes its meta record (initMeta);
+	// a read opens it first, so that write is not counted as an action's.
+	if env := call(t, c, "spec", map[string]any{"action": "get", "spec_id": fx["$spec_id"]}); env["success"] != true {
+		t.Fatalf("spec get on the shared copy: %v", env)
+	}
+	before := workspaceDigest(t, deps.Workspace)
+	t.Cleanup(func() { // before the client, the store and the folder close (cleanups run last first)
+		if after := workspaceDigest(t, deps.Workspace); after != before {
+			t.Errorf("actions that only read changed the workspace they share:\nbefore %s\nafter  %s", before, after)
+		}
+	})
+	return c, fx
+}
+
+// workspaceDigest names every file under dir with the SHA-256 of its
+// content, sorted by path; the store's <db>.lock (the queue of processes
+// waiting for the file, rewritten at each open) is left out.
+func workspaceDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".db.lock") {
+			return err
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fmt.Fprintf(&b, "%s:%x ", rel, sha256.Sum256(content))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // exampleArgs returns the arguments of act's declared Example with the
