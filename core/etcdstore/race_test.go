@@ -55,7 +55,7 @@ func specWithTasks(t testing.TB, st *etcdstore.Store, n int) (string, error) {
 func TestClaimsAcrossServers(t *testing.T) {
 	ep := startEtcd(t, 4096)
 	first := openStore(t, ep, func(o *etcdstore.Options) { o.MaxTxnOps = 4096 })
-	const tasks = 60
+	const tasks = claimTasks
 	id, err := specWithTasks(t, first, tasks)
 	if err != nil {
 		t.Fatal(err)
