@@ -22,6 +22,7 @@ func TestContractEveryAction(t *testing.T) {
 			t.Parallel()
 			shared, reg := inProcess(t, newDeps(t, false), p)
 			tmpl := newFixtureTemplate(t, p, false)
+			reads, readFx := tmpl.readClient(t, p)
 			for _, tool := range reg.Tools() {
 				for _, a := range tool.Describe() {
 					name := tool.Name + "/" + a.Name
@@ -30,11 +31,16 @@ func TestContractEveryAction(t *testing.T) {
 						c := shared
 						act := findAction(tool, a.Name)
 						if act.Example != nil {
-							// Each happy path gets a fresh fixture (a copy of
-							// one, on a server of its own), so mutations cannot
-							// disturb one another.
+							// Each happy path that writes gets a fresh fixture
+							// (a copy of one, on a server of its own), so
+							// mutations cannot disturb one another; those that
+							// only read share one copy (readClient checks that
+							// they leave it as it was).
 							var fx map[string]string
-							c, fx = tmpl.client(t, p)
+							c, fx = reads, readFx
+							if act.SideEffects == tools.EffectWrite {
+								c, fx = tmpl.client(t, p)
+							}
 							env := call(t, c, tool.Name, exampleArgs(t, c, tool, act, fx))
 							if env["success"] != true {
 								t.Fatalf("happy path failed: %v", env)

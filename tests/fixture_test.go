@@ -2,8 +2,12 @@ package tests
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,6 +85,71 @@ func (ft *fixtureTemplate) client(t *testing.T, protocol string) (*client.Client
 	deps, fx := ft.open(t)
 	c, _ := inProcess(t, deps, protocol)
 	return c, fx
+}
+
+// readClient is client for actions that only read (SideEffects none or
+// read), which share the one copy it makes instead of a copy each: it
+// connects a client to a server over one copy of the template and, after
+// every subtest of t has finished (parallel ones included), fails t if any
+// file of the copy's workspace or any record of its store changed — except
+// the error log, where every failing call (read or not) records the error
+// answer it gave (the error tool's record, by design). An unchanged
+// workspace and store prove the sharing actions wrote nothing else, and
+// each saw the state a copy of its own would have had.
+func (ft *fixtureTemplate) readClient(t *testing.T, protocol string) (*client.Client, map[string]string) {
+	t.Helper()
+	deps, fx := ft.open(t)
+	c, _ := inProcess(t, deps, protocol)
+	// The store's first open in a process writes its meta record (initMeta);
+	// a read opens it first, so that write is not counted as an action's.
+	if env := call(t, c, "spec", map[string]any{"action": "get", "spec_id": fx["$spec_id"]}); env["success"] != true {
+		t.Fatalf("spec get on the shared copy: %v", env)
+	}
+	st := deps.Specs.(*store.Store)
+	before := workspaceDigest(t, deps.Workspace, st)
+	t.Cleanup(func() { // before the client, the store and the folder close (cleanups run last first)
+		if after := workspaceDigest(t, deps.Workspace, st); after != before {
+			t.Errorf("actions that only read changed the workspace they share:\nbefore %s\nafter  %s", before, after)
+		}
+	})
+	return c, fx
+}
+
+// workspaceDigest names every file under dir but the store's with the
+// SHA-256 of its content, sorted by path, and hashes every record of st
+// but the error log's (the store file itself changes with any commit, the
+// error log's included; its <db>.lock is the queue of waiting processes).
+func workspaceDigest(t *testing.T, dir string, st *store.Store) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(path, st.Path()) {
+			return err
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fmt.Fprintf(&b, "%s:%x ", rel, sha256.Sum256(content))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	err = st.Export(context.Background(), func(e store.Entry) error {
+		if len(e.Bucket) > 0 && e.Bucket[0] == "error_log" {
+			return nil
+		}
+		fmt.Fprintf(h, "%q %q %q %d\n", e.Bucket, e.Key, e.Value, e.Seq)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "store:%x", h.Sum(nil))
+	return b.String()
 }
 
 // exampleArgs returns the arguments of act's declared Example with the

@@ -365,6 +365,7 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 // minutes), and the binary gives a handful of those clients, identified by
 // SPECD_CLIENT_ID, exactly the shape the package predicts, every time.
 func TestFlagsFractionalRollout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}

@@ -371,7 +371,7 @@ func TestSwapRaceStaysInside(t *testing.T) {
 	}()
 	deadline := time.Now().Add(15 * time.Second)
 	digests, exports := 0, 0
-	for i := 0; i < 400 && time.Now().Before(deadline); i++ {
+	for i := 0; i < swapCalls && time.Now().Before(deadline); i++ {
 		env := call(t, c, "research", map[string]any{"action": "digest-create", "path": "swap.txt", "query": "alpha words"})
 		b, _ := json.Marshal(env)
 		if strings.Contains(string(b), "SECRET") {

@@ -5,3 +5,8 @@ package tests
 // budgetSweepStep is the max_tokens step of the spec get budget sweep; under
 // -race it is coarser (race_on_test.go).
 const budgetSweepStep = 250
+
+// swapCalls is how many digest-create calls TestSwapRaceStaysInside makes
+// while a goroutine swaps the file with a symlink (fewer under -race:
+// race_on_test.go).
+const swapCalls = 400

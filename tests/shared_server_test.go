@@ -295,6 +295,7 @@ func TestSharedServerClientCloseEndsSession(t *testing.T) {
 }
 
 func TestSharedServerSessionIdleExpiry(t *testing.T) {
+	t.Parallel()
 	s := startShared(t, nil, "--session-idle-ttl", "1s")
 	resp, _ := s.post(t, "", "", initBody)
 	sid := resp.Header.Get("Mcp-Session-Id")

@@ -199,6 +199,7 @@ func TestStdioOversizeMessageIsRefusedInBoundedMemory(t *testing.T) {
 // it must reach the validator and come back as INVALID_FORMAT naming the
 // field and the literal, over stdio and over streamable HTTP.
 func TestOutOfRangeNumberIsAnEnvelope(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, env map[string]any) {
 		t.Helper()
 		d, _ := env["data"].(map[string]any)

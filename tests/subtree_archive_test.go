@@ -15,6 +15,7 @@ import (
 // verify where the item is served: the dropped phase subtrees, and the
 // parts (node and child subtrees) of one of them.
 func TestSubtreeArchiveHashesAgree(t *testing.T) {
+	t.Parallel()
 	deps := newDeps(t, false)
 	deps.TokenBudget = 8000 // a phase of 100 tasks is over it: archive-get answers with parts
 	c, _ := inProcess(t, deps, protocols[0])

@@ -39,6 +39,7 @@ func openStore(t testing.TB, ep string, mod func(*etcdstore.Options)) *etcdstore
 // TestConformance runs the store-port conformance suite on a real
 // (embedded) etcd, one prefix per test.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	ep := startEtcd(t, 4096)
 	storetest.Run(t, func(t testing.TB, now func() time.Time) storetest.Port {
 		return openStore(t, ep, func(o *etcdstore.Options) {

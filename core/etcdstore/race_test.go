@@ -53,9 +53,10 @@ func specWithTasks(t testing.TB, st *etcdstore.Store, n int) (string, error) {
 // the claim atomic across processes (the per-process writer lock does not
 // reach across stores).
 func TestClaimsAcrossServers(t *testing.T) {
+	t.Parallel()
 	ep := startEtcd(t, 4096)
 	first := openStore(t, ep, func(o *etcdstore.Options) { o.MaxTxnOps = 4096 })
-	const tasks = 60
+	const tasks = claimTasks
 	id, err := specWithTasks(t, first, tasks)
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +126,7 @@ func TestClaimsAcrossServers(t *testing.T) {
 // --max-txn-ops, or more bytes than --max-request-bytes, answers
 // PAYLOAD_TOO_LARGE and stores nothing.
 func TestBeyondClusterLimitsIsRefusedWhole(t *testing.T) {
+	t.Parallel()
 	ep := startEtcd(t, 128)
 	st := openStore(t, ep, nil)
 	id, err := specWithTasks(t, st, 150)
