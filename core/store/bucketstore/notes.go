@@ -159,7 +159,11 @@ func (s *Repo) IntakeDismiss(ctx context.Context, id, reason, now string) (item 
 
 // ErrorRecord appends recs to the error log in order (their ids are set
 // here) and drops the oldest records beyond errlog.MaxRecords, in one
-// transaction.
+// transaction. It reads only the log's sequence: record n is dropped when
+// record n+MaxRecords is written (a point delete of a key it computes),
+// never by walking the log — on etcd a walk would make every error write
+// conflict with every other server's and retry, stalling the writes queued
+// behind it (600 claimed tasks took 7 minutes instead of 35 s).
 func (s *Repo) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -169,9 +173,9 @@ func (s *Repo) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 		if err != nil {
 			return err
 		}
-		var seq uint64
 		for _, rec := range recs {
-			if seq, err = b.NextSequence(); err != nil {
+			seq, err := b.NextSequence()
+			if err != nil {
 				return err
 			}
 			rec.ID = "err-" + strconv.FormatUint(seq, 10)
@@ -182,23 +186,14 @@ func (s *Repo) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 			if err := b.Put(seqKey(seq), raw); err != nil {
 				return err
 			}
-		}
-		if seq > errlog.MaxRecords {
-			return dropBefore(b, seq-errlog.MaxRecords+1)
+			if seq > errlog.MaxRecords {
+				if err := b.Delete(seqKey(seq - errlog.MaxRecords)); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	}))
-}
-
-// dropBefore deletes the keys of b below seq.
-func dropBefore(b Bucket, seq uint64) error {
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) < seq; k, _ = c.First() {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Errors returns the recorded errors newest first that pass f, at most
