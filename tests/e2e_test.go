@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,8 +128,12 @@ func TestServerToolsPagesWithCursor(t *testing.T) {
 	if errorCode(bad) != "INVALID_CURSOR" {
 		t.Fatalf("corrupt cursor: %v", bad)
 	}
+	// Over the maximum is clamped with a warning (as foundry does), not refused.
 	over := call(t, c, "server", map[string]any{"action": "tools", "limit": 5000})
-	if errorCode(over) != "INVALID_FORMAT" {
-		t.Fatalf("limit over max: %v", over)
+	if over["success"] != true || !strings.Contains(fmt.Sprint(over["meta"].(map[string]any)["warnings"]), "limit 5000 is over the maximum") {
+		t.Fatalf("limit over max: %v", over["meta"])
+	}
+	if errorCode(call(t, c, "server", map[string]any{"action": "tools", "limit": 0})) != "INVALID_FORMAT" {
+		t.Fatal("limit 0 must still be refused")
 	}
 }

@@ -43,6 +43,10 @@ var foundrySpellings = []foundryRow{
 		check: wantWarning("limit 5000 is over the maximum")},
 	{name: "spec list limit over the maximum", tool: "spec", args: map[string]any{"action": "list", "limit": 5000},
 		check: wantWarning("limit 5000 is over the maximum")},
+	{name: "server tools limit over the maximum", tool: "server", args: map[string]any{"action": "tools", "limit": 5000},
+		check: wantWarning("limit 5000 is over the maximum; 1000 was used.")},
+	{name: "hierarchy max_depth over the maximum", tool: "task", args: map[string]any{"action": "hierarchy", "spec_id": "$spec_id", "max_depth": 50},
+		check: wantWarning("max_depth 50 is over the maximum; 10 was used.")},
 	{name: "prepare-batch max_tasks over 20", tool: "task", args: map[string]any{"action": "prepare-batch", "spec_id": "$spec_id", "max_tasks": 50},
 		check: wantWarning("max_tasks 50 is over the maximum; 20 was used.")},
 	// workspace / path name this server's workspace.

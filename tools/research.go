@@ -65,7 +65,7 @@ func researchTool(d *Deps) *Tool {
 			{Name: "query", Type: String, Description: "The research query; its hash (first 8 hex of sha256) is the payload's query_hash."},
 			{Name: "source_id", Type: String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Identifies the source document (e.g. its URL). digest-create derives one from the text when absent; digest-validate loads the source archived under this id."},
 			{Name: "query_hash", Type: String, Pattern: queryHashPattern, Description: "The digest's query_hash (8 lowercase hex)."},
-			{Name: "max_snippets", Type: Integer, Min: f64(1), Max: f64(10), Description: "Evidence snippets wanted (default 5, at most 10)."},
+			{Name: "max_snippets", Type: Integer, Min: f64(1), Max: f64(10), Clamp: true, Description: "Evidence snippets wanted (default 5, at most 10)."},
 			{Name: "content", Type: String, MaxLength: core.MaxLargeText, Description: "Content to archive (up to 5 MB); its key is sha256 of its UTF-8 bytes."},
 			{Name: "content_id", Type: String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Your own id for archived content (a later put under the same id re-points it); archive-get can read by it."},
 			{Name: "item_type", Type: String, MaxLength: maxItemTypeChars, Description: "Kind of archived content, e.g. note, source, response_item (default item)."},
@@ -73,7 +73,7 @@ func researchTool(d *Deps) *Tool {
 			{Name: "archive_id", Type: String, MaxLength: 1000, Description: "An archive id from meta.content_archive_hashes of a budgeted answer, e.g. spec:<spec_id>@<version>/node:<id>, …/subtree:<id>, …/journal:<seq>, …/journal:<a>-<b> (served from the store at that version); any other value reads as a content_id."},
 			{Name: "expected_hash", Type: String, Pattern: hashPattern, Description: "The hash the content should have (the value next to the archive id in meta.content_archive_hashes); the answer says whether it matches."},
 			{Name: "offset", Type: Integer, Min: f64(0), Description: "archive-get: first character of archived text to return (default 0), to page through content larger than the token budget."},
-			{Name: "max_chars", Type: Integer, Min: f64(1), Max: f64(core.MaxLargeText), Description: "archive-get: most characters of archived text to return (default and cap: what fits the token budget)."},
+			{Name: "max_chars", Type: Integer, Min: f64(1), Max: f64(core.MaxLargeText), Clamp: true, Description: "archive-get: most characters of archived text to return (default and cap: what fits the token budget)."},
 			pCursor, pLimit(core.PageList),
 		},
 	}

@@ -28,7 +28,7 @@ func serverTool(d *Deps, reg *Registry) *Tool {
 			{Name: "tool_name", Type: String, MaxLength: 100, Description: "Name of the tool to describe."},
 			{Name: "action_name", Type: String, MaxLength: 100, Description: "schema: describe only this action."},
 			{Name: "cursor", Type: String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."},
-			{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(core.PageList.Max)), Description: "Page size (default 100, max 1000)."},
+			{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(core.PageList.Max)), Clamp: true, Description: "Page size (default 100, max 1000)."},
 			{Name: "category", Type: String},
 			{Name: "tag", Type: String},
 			{Name: "include_deprecated", Type: Boolean},

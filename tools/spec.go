@@ -41,7 +41,7 @@ func specTool(d *Deps) *Tool {
 			{Name: "status", Type: String, Enum: folders, Description: "Lifecycle folder to list (default all)."},
 			{Name: "include_progress", Type: Boolean, Description: "Include task counts and progress in list rows (default true)."},
 			{Name: "query", Type: String, MaxLength: 200, Description: "find: text to match against spec ids and titles."},
-			{Name: "max_tokens", Type: Integer, Min: f64(200), Max: f64(float64(budget)), Description: "get: a smaller token budget for this answer (default the server's budget)."},
+			{Name: "max_tokens", Type: Integer, Min: f64(200), Max: f64(float64(budget)), Clamp: true, Description: "get: a smaller token budget for this answer (default the server's budget)."},
 			{Name: "version", Type: IntOrString, Min: f64(1), MaxLength: 64, Description: "get/diff/history: a version, or a timestamp (the version current then)."},
 			{Name: "path", Type: String, MaxLength: 4096, Description: "import/export: a directory (or, for import, one spec JSON file) inside the workspace."},
 			{Name: "auto_fix", Type: Boolean, Description: "import: apply the auto-fixes before storing (default true)."},

@@ -17,7 +17,7 @@ const targetPattern = `^[0-9A-Za-z][0-9A-Za-z:.,+_ -]*$`
 var analysisParams = []Param{
 	{Name: "target", Type: String, MaxLength: specs.MaxIDLength, Pattern: targetPattern, Description: "diff: a version, timestamp or spec_id to compare with (default: the previous version)."},
 	{Name: "threshold", Type: Number, Min: f64(0.1), Max: f64(1), Description: "duplicate-detection: similarity threshold (default 0.8)."},
-	{Name: "max_pairs", Type: Integer, Min: f64(1), Max: f64(1000), Description: "duplicate-detection: most pairs to report (default 100)."},
+	{Name: "max_pairs", Type: Integer, Min: f64(1), Max: f64(1000), Clamp: true, Description: "duplicate-detection: most pairs to report (default 100)."},
 	{Name: "scope", Type: String, Enum: []string{"titles", "descriptions", "both"}, Description: "duplicate-detection: compare titles (default), descriptions, or both together."},
 	{Name: "bottleneck_threshold", Type: Integer, Min: f64(1), Max: f64(1000), Description: "analyze-deps: a node that blocks at least this many others is a bottleneck (default 3)."},
 }

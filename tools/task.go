@@ -84,7 +84,7 @@ func taskTool(d *Deps) *Tool {
 			{Name: "owners", Type: Array, Items: String, MaxItems: 50},
 			idParam("node_id", "Default spec-root."),
 			{Name: "include_phases", Type: Boolean, Description: "Default true."},
-			{Name: "max_depth", Type: Integer, Min: f64(0), Max: f64(10), Description: "Deepest level (phases 1, tasks 2…; default 2; 0: all)."},
+			{Name: "max_depth", Type: Integer, Min: f64(0), Max: f64(10), Clamp: true, Description: "Deepest level (phases 1, tasks 2…; default 2; 0: all)."},
 			{Name: "status_filter", Type: String, Enum: taskStatuses},
 			{Name: "include_completed", Type: Boolean},
 			{Name: "include_metadata", Type: Boolean, Description: "Include metadata and dependencies."},
