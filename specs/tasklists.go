@@ -5,17 +5,21 @@ package specs
 // a query row, a hierarchy node and a blocked row of the same node carry
 // the same key and value.
 
-// TaskPage is a page of task list (and, with Filters, of query).
-type TaskPage struct {
-	SpecID  string         `json:"spec_id"`
-	Tasks   []TaskListItem `json:"tasks"`
-	Count   int            `json:"count"`
-	Version int64          `json:"version"`
+// RowPage is one page of a task listing's rows (T: TaskListItem for list
+// and query, BlockedItem for list-blocked) at the spec's version.
+type RowPage[T any] struct {
+	SpecID  string `json:"spec_id"`
+	Tasks   []T    `json:"tasks"`
+	Count   int    `json:"count"`
+	Version int64  `json:"version"`
 }
 
+// TaskPage is a page of task list (and, with Filters, of query).
+type TaskPage = RowPage[TaskListItem]
+
 // PageOf is the page of items over s.
-func PageOf(s *Spec, items []TaskListItem) TaskPage {
-	return TaskPage{SpecID: s.Header.SpecID, Tasks: items, Count: len(items), Version: s.Header.Version}
+func PageOf[T any](s *Spec, items []T) RowPage[T] {
+	return RowPage[T]{SpecID: s.Header.SpecID, Tasks: items, Count: len(items), Version: s.Header.Version}
 }
 
 // QueryFilters echoes task query's filters.
@@ -60,17 +64,7 @@ func BlockedItemOf(s *Spec, n *Node) BlockedItem {
 }
 
 // BlockedPage is a page of list-blocked.
-type BlockedPage struct {
-	SpecID  string        `json:"spec_id"`
-	Tasks   []BlockedItem `json:"tasks"`
-	Count   int           `json:"count"`
-	Version int64         `json:"version"`
-}
-
-// BlockedPageOf is the page of items over s.
-func BlockedPageOf(s *Spec, items []BlockedItem) BlockedPage {
-	return BlockedPage{SpecID: s.Header.SpecID, Tasks: items, Count: len(items), Version: s.Header.Version}
-}
+type BlockedPage = RowPage[BlockedItem]
 
 // HierarchyNode is one node of hierarchy, with its real depth; children are
 // summarised by child_count (they are the next nodes of the walk).

@@ -100,7 +100,7 @@ func (d *Deps) taskList(ctx context.Context, r *Request) Result {
 	return pagedTasks(ctx, d, r, taskListing[specs.TaskListItem, TaskListAnswer]{action: "list", key: "tasks",
 		restart: restart, filters: []string{f.Status, strconv.FormatBool(f.ExcludeComplete)},
 		listing: func(*specs.Spec) (specs.Listing, error) { return f.Listing(), nil },
-		item:    listItemAt, wrap: specs.PageOf})
+		item:    listItemAt, wrap: specs.PageOf[specs.TaskListItem]})
 }
 
 // taskQuery pages task nodes filtered by status, node_type and parent (its
@@ -150,7 +150,7 @@ func (d *Deps) taskListBlocked(ctx context.Context, r *Request) Result {
 		restart: map[string]any{"action": "list-blocked", "spec_id": r.Args.String("spec_id")},
 		listing: func(*specs.Spec) (specs.Listing, error) { return specs.BlockedListing(), nil },
 		item:    func(sp *specs.Spec, n *specs.Node, _ int) specs.BlockedItem { return specs.BlockedItemOf(sp, n) },
-		wrap:    specs.BlockedPageOf})
+		wrap:    specs.PageOf[specs.BlockedItem]})
 }
 
 // taskProgress answers the counts of node_id (default the whole spec) and,
