@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -225,17 +224,4 @@ func errOrNil(e *core.Error) error {
 		return nil
 	}
 	return e
-}
-
-// structMap renders a result struct as a JSON object map.
-func structMap(v any) map[string]any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return map[string]any{}
-	}
-	var m map[string]any
-	if json.Unmarshal(b, &m) != nil || m == nil {
-		return map[string]any{}
-	}
-	return m
 }

@@ -1,42 +1,19 @@
 package tools
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
 
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/jcs"
 	"github.com/specd/specd/specs"
 	"github.com/specd/specd/specs/degrade"
 )
-
-// tokensOf is the token estimate of contract §6: bytes of compact JSON / 4.
-func tokensOf(v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	return (len(b) + 3) / 4
-}
 
 // ArchiveID names a stored spec item pinned to a version, so that
 // research(action="archive-get") can serve it from the store (contract §6).
 func ArchiveID(specID string, version int64, item string) string {
 	return "spec:" + specID + "@" + strconv.FormatInt(version, 10) + "/" + item
-}
-
-// ContentHash is "sha256:<hex>" of v's RFC 8785 canonical JSON.
-func ContentHash(v any) (string, error) {
-	b, err := jcs.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // hasher names and hashes the items degrade.Fit drops: archive ids pinned
@@ -72,13 +49,6 @@ func fidelityMeta(b degrade.Result, budget int) []core.MetaOption {
 		core.WithFidelity(b.Fidelity, b.Dropped, b.Archive),
 		core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg, ctx),
 	}
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // hashMemo remembers archive hashes by archive id. An archive id pins a spec

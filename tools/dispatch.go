@@ -103,8 +103,10 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	if e := t.refuseWrite(raw); e != nil {
 		return call.Failure(e)
 	}
-	if e := t.unsupported(raw); e != nil {
-		return call.Failure(e)
+	if t.Refuse != nil {
+		if e := t.Refuse(action); e != nil {
+			return call.Failure(e)
+		}
 	}
 	a, args, notes, verr := validateNoting(t, raw)
 	if verr != nil {

@@ -1,9 +1,6 @@
 package tools
 
 import (
-	"regexp"
-	"sync"
-
 	"github.com/specd/specd/specs"
 )
 
@@ -22,15 +19,4 @@ func idListParam(name string, maxItems int, description string) Param {
 	return Param{Name: name, Type: Array, Items: String, MaxItems: maxItems, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
 }
 
-// patterns caches compiled Param.Pattern expressions: declarations are
-// fixed at start-up, so the cache holds one entry per distinct pattern.
-var patterns sync.Map // string → *regexp.Regexp
-
-// patternMatches reports whether s matches the declared pattern p.
-func patternMatches(p, s string) bool {
-	re, ok := patterns.Load(p)
-	if !ok {
-		re, _ = patterns.LoadOrStore(p, regexp.MustCompile(p))
-	}
-	return re.(*regexp.Regexp).MatchString(s)
-}
+//END

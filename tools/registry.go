@@ -101,7 +101,13 @@ type Tool struct {
 	Description string
 	Params      []Param
 	Actions     []Action
-	readOnly    bool // offer only read actions (--read-only; toolsets.go)
+	// Refuse, when set, is asked first about every call, with its raw
+	// action argument (before validation, so no argument error hides the
+	// refusal): a non-nil error is the call's answer. specd uses it to
+	// answer NOT_SUPPORTED, with a recovery, for the foundry-mcp actions it
+	// does not offer.
+	Refuse   func(action string) *core.Error
+	readOnly bool // offer only read actions (--read-only; readonly.go)
 }
 
 // Handler runs one validated action. It never returns a Go error for a
@@ -206,6 +212,12 @@ type Registry struct {
 	tools  []*Tool
 	budget int            // token budget of every answer (0: core.DefaultTokenBudget)
 	errors *errorRecorder // where error answers are recorded (nil: nowhere)
+}
+
+// newRegistry is an empty registry whose answers fit budget tokens (0:
+// core.DefaultTokenBudget) and whose error answers go to rec (nil: nowhere).
+func newRegistry(budget int, rec *errorRecorder) *Registry {
+	return &Registry{budget: budget, errors: rec}
 }
 
 // Add registers t after checking its declaration; a malformed declaration is

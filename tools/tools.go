@@ -9,10 +9,11 @@ import (
 
 // New builds the registry of every specd tool over d.
 func New(d *Deps) *Registry {
-	r := &Registry{budget: d.TokenBudget, errors: d.errorRecorder()}
+	rec := d.errorRecorder()
+	r := newRegistry(d.TokenBudget, rec)
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
-	defer r.setActionFlags()
+	defer setActionFlags(r)
 	if d.Specs != nil {
 		r.Add(specTool(d).withExamples(specExamples))
 		r.Add(extend(authoringTool(d), authoringFoundryParams, authoringFoundryActions(d)).withExamples(authoringExamples))
@@ -21,16 +22,17 @@ func New(d *Deps) *Registry {
 		r.Add(lifecycleTool(d).withExamples(lifecycleExamples))
 		r.Add(journalTool(d).withExamples(journalExamples))
 		r.Add(researchTool(d).withExamples(researchExamples))
-		r.Add(errorTool(d, r.errors))
+		r.Add(errorTool(d, rec))
 		r.Add(planTool(d))
 		r.Add(environmentTool(d))
 		r.Add(testRunTool(d))
 		r.Add(prTool(d))
 	}
-	for _, t := range r.tools {
+	for _, t := range r.Tools() {
 		acceptFoundryContext(t, d.Workspace)
+		t.Refuse = unsupported(t.Name)
 	}
-	r.restrict(d)
+	restrict(r, d)
 	return r
 }
 

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/specd/specd/core"
@@ -398,4 +400,17 @@ func goNumber(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// patterns caches compiled Param.Pattern expressions: declarations are
+// fixed at start-up, so the cache holds one entry per distinct pattern.
+var patterns sync.Map // string → *regexp.Regexp
+
+// patternMatches reports whether s matches the declared pattern p.
+func patternMatches(p, s string) bool {
+	re, ok := patterns.Load(p)
+	if !ok {
+		re, _ = patterns.LoadOrStore(p, regexp.MustCompile(p))
+	}
+	return re.(*regexp.Regexp).MatchString(s)
 }
