@@ -147,6 +147,21 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	return r.fitAnswer(call, t, a, args, res)
 }
 
+// refuse answers a call of a tool outside the registry (one that is not
+// offered and refuses every call) with e, as Dispatch would answer it: the
+// call is charged to the caller's rate limit like every call (an exhausted
+// limit answers RATE_LIMIT_EXCEEDED instead of e), logged like every call,
+// and answered in the session's contract shape. rt must have its defaults.
+func (rt *Runtime) refuse(ctx context.Context, req mcp.CallToolRequest, call *core.Call, e *core.Error) *mcp.CallToolResult {
+	if limited := rt.charge(ctx, call); limited != nil {
+		e = limited
+	}
+	env := call.Failure(e)
+	sess := sessionOf(ctx, req, *rt)
+	logOutcome(rt.Logger.With("request_id", call.RequestID, "tool", call.Tool, "action", call.Action, "session", sess.ID), env)
+	return rt.result(ctx, sess, env)
+}
+
 // logOutcome writes the one info line every call gets: request_id, tool,
 // action, session (from log), ok, error_code ("" on success), duration_ms.
 func logOutcome(log *slog.Logger, env core.Envelope) {

@@ -13,7 +13,7 @@ func TestListDescriptionsLint(t *testing.T) {
 	reg := New(testDeps())
 	reg.Add(specTool(testDeps()))
 	for _, tool := range reg.Tools() {
-		d := tool.MCPTool(listEnvelopeSchema).Description
+		d := tool.MCPTool(nil).Description
 		for _, want := range []string{"Use this when", " instead", "→", "server(action=schema, tool_name=" + tool.Name + ")"} {
 			if !strings.Contains(d, want) {
 				t.Errorf("%s: tools/list description lacks %q: %q", tool.Name, want, d)
@@ -21,18 +21,6 @@ func TestListDescriptionsLint(t *testing.T) {
 		}
 		if strings.Contains(d, ": ") && strings.Index(d, ": ") < strings.Index(d, ". Use ") {
 			t.Errorf("%s: tools/list description still lists the actions: %q", tool.Name, d)
-		}
-	}
-}
-
-func TestListDescription(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"Short one.", ""}, // maxListDescription 0: none (issue 11: room for the foundry tools)
-		{"Two sentences. Second.", ""},
-		{strings.Repeat("x", maxListDescription+1), ""},
-	} {
-		if got := listDescription(tc.in); got != tc.want {
-			t.Errorf("listDescription(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

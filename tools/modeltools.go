@@ -61,13 +61,7 @@ func installModelTools(s *server.MCPServer, rt *Runtime) {
 					fmt.Sprintf("%s is not offered: %s, and specd calls no language model (the agent calling it is one).", strings.TrimSpace(name+" "+action), mt.why),
 					map[string]any{"tool": name, "action": action, "reason": "needs_language_model"}).
 					WithRemediation(mt.instead).WithRecovery(tool, next, nil)
-				if limited := rt.charge(ctx, call); limited != nil { // the per-key rate limit holds here too
-					e = limited
-				}
-				env := call.Failure(e)
-				sess := sessionOf(ctx, req, *rt)
-				logOutcome(rt.Logger.With("request_id", call.RequestID, "tool", name, "action", action, "session", sess.ID), env)
-				return rt.result(ctx, sess, env), nil
+				return rt.refuse(ctx, req, call, e), nil
 			})
 	}
 }

@@ -45,7 +45,7 @@ func TestIntOrStringParam(t *testing.T) {
 			}
 		})
 	}
-	if got := fmt.Sprint(p.schema(nil)["type"]); got != "[integer string]" {
+	if got := fmt.Sprint(tool.InputSchema()["properties"].(map[string]any)["ref"].(map[string]any)["type"]); got != "[integer string]" {
 		t.Errorf("schema type = %s", got)
 	}
 }

@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
@@ -770,26 +767,6 @@ func TestActionDeadlineExtendsTheRuntimeDeadline(t *testing.T) {
 		if got > tc.want || got < tc.want-time.Second/2 {
 			t.Errorf("action %s runtime %s: deadline in %s, want %s", tc.action, tc.runtime, got, tc.want)
 		}
-	}
-}
-
-// stdioLike is a client session whose id is mcp-go's constant "stdio".
-type stdioLike struct{}
-
-func (stdioLike) Initialize()                                         {}
-func (stdioLike) Initialized() bool                                   { return true }
-func (stdioLike) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
-func (stdioLike) SessionID() string                                   { return "stdio" }
-
-// TestStdioSessionsAreTheProcessSession: mcp-go names every stdio session
-// "stdio"; two processes must not share a started_by, so the per-process id
-// is used instead.
-func TestStdioSessionsAreTheProcessSession(t *testing.T) {
-	srv := server.NewMCPServer("t", "1")
-	ctx := srv.WithContext(context.Background(), stdioLike{})
-	s := sessionOf(ctx, mcp.CallToolRequest{}, Runtime{ProcessSession: "proc-1"})
-	if s.ID != "proc-1" {
-		t.Fatalf("stdio session id %q, want the process session", s.ID)
 	}
 }
 
