@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"testing"
+
+	"github.com/specd/specd/core/mcptool"
 )
 
 // BenchmarkDispatchValidate measures one call through the shared validator
@@ -13,11 +15,11 @@ func BenchmarkDispatchValidate(b *testing.B) {
 	tool, _ := reg.Tool("server")
 	args := map[string]any{"action": "schema", "tool_name": "health"}
 	rt := d.Runtime
-	rt.defaults()
+	rt.Defaults()
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if env := reg.Dispatch(ctx, tool, args, Session{ID: "b"}, rt); !env.Success {
+		if env := reg.Dispatch(ctx, tool, args, mcptool.Session{ID: "b"}, rt); !env.Success {
 			b.Fatal(env)
 		}
 	}
@@ -30,7 +32,7 @@ func BenchmarkValidateOnly(b *testing.B) {
 	args := map[string]any{"action": "tools", "limit": 10.0, "cursor": "eyJ2IjoxLCJrIjoiYSIsImYiOiIwMDAwMDAwMCJ9"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := validate(tool, args); err != nil {
+		if _, _, err := mcptool.Validate(tool, args); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,11 +48,11 @@ func BenchmarkAnswerPathSmall(b *testing.B) {
 	tool, _ := reg.Tool("health")
 	args := map[string]any{"action": "liveness"}
 	rt := d.Runtime
-	rt.defaults()
+	rt.Defaults()
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := ToResult(reg.Dispatch(ctx, tool, args, Session{ID: "b"}, rt)); res.IsError {
+		if res := mcptool.ToResult(reg.Dispatch(ctx, tool, args, mcptool.Session{ID: "b"}, rt)); res.IsError {
 			b.Fatal(res)
 		}
 	}

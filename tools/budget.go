@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 	"github.com/specd/specd/specs/degrade"
 )
@@ -24,7 +25,7 @@ func (h *hashMemo) hasher(specID string, version int64) degrade.Hasher {
 		if hash, ok := h.get(id); ok {
 			return id, hash, nil
 		}
-		hash, err := ContentHash(v)
+		hash, err := mcptool.ContentHash(v)
 		if err != nil {
 			return "", "", err
 		}
@@ -121,14 +122,14 @@ func (g *docDegrader) fit(budget int) (any, degrade.Result, error) {
 	if !g.bare {
 		return SpecGetAnswer{Spec: b.Answer.Spec, Version: g.doc.Version, NextCalls: b.Answer.NextCalls}, b, nil
 	}
-	m := structMap(b.Answer.Spec)
+	m := mcptool.StructMap(b.Answer.Spec)
 	if b.Answer.NextCalls != nil {
 		m["next_calls"] = b.Answer.NextCalls
 	}
 	return m, b, nil
 }
 
-func (g *docDegrader) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
+func (g *docDegrader) Degrade(f mcptool.Fit) (any, []core.MetaOption, bool, error) {
 	budget := min(g.dataBudget, f.Budget)
 	for range maxDocFitRounds {
 		data, b, err := g.fit(budget)

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"fmt"
+
+	"github.com/specd/specd/core/mcptool"
 )
 
 // Feature flag names the tools know (the flags package holds the registry;
@@ -31,10 +33,10 @@ var actionFlags = map[string]map[string]string{
 }
 
 // setActionFlags sets Action.Flag from actionFlags on every tool of r.
-func setActionFlags(r *Registry) {
+func setActionFlags(r *mcptool.Registry) {
 	for _, t := range r.Tools() {
 		for name, flag := range actionFlags[t.Name] {
-			a, ok := t.action(name)
+			a, ok := t.Action(name)
 			if !ok {
 				panic("tools: flag gate for unknown action " + t.Name + " " + name)
 			}
@@ -46,7 +48,7 @@ func setActionFlags(r *Registry) {
 // markAvailability sets available:false, with the reason, on the actions of
 // t that are off for this caller: a flag off, or verification execute on a
 // server started without --enable-verification-execute.
-func markAvailability(ctx context.Context, d *Deps, t *Tool, sess Session, actions []ActionSchema) {
+func markAvailability(ctx context.Context, d *Deps, t *mcptool.Tool, sess mcptool.Session, actions []mcptool.ActionSchema) {
 	for i := range actions {
 		as := &actions[i]
 		if (t.Name == "verification" && as.Name == "execute" || t.Name == "test" && as.Name == "run") && !d.VerificationExecute {
@@ -57,7 +59,7 @@ func markAvailability(ctx context.Context, d *Deps, t *Tool, sess Session, actio
 		if as.Flag == "" || d.Runtime.Flags == nil {
 			continue
 		}
-		if g := d.Runtime.Flags.Gate(ctx, as.Flag, flagContext(sess, t.Name, as.Name)); !g.On {
+		if g := d.Runtime.Flags.Gate(ctx, as.Flag, mcptool.NewFlagContext(sess, t.Name, as.Name)); !g.On {
 			as.Available = false
 			as.Reason = fmt.Sprintf("feature flag %s is off for this client (source: %s; flag file: %s)", as.Flag, g.Source, d.Runtime.Flags.FileName())
 		}
@@ -65,23 +67,23 @@ func markAvailability(ctx context.Context, d *Deps, t *Tool, sess Session, actio
 }
 
 // flagsList is the flags entry of server capabilities.
-func flagsList(ctx context.Context, d *Deps, sess Session) any {
+func flagsList(ctx context.Context, d *Deps, sess mcptool.Session) any {
 	if d.Runtime.Flags == nil {
 		return []any{}
 	}
-	return d.Runtime.Flags.List(ctx, flagContext(sess, "", ""))
+	return d.Runtime.Flags.List(ctx, mcptool.NewFlagContext(sess, "", ""))
 }
 
 // flagsAction is server(action="flags"): rollout health since start.
-func flagsAction(d *Deps) Action {
-	return Action{
+func flagsAction(d *Deps) mcptool.Action {
+	return mcptool.Action{
 		Name: "flags", Summary: "Rollout health since start, per feature flag and variant: sessions, calls, errors by error_type, p50/p99 call latency; with the provider and flag file.",
-		SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
-		Handler: func(ctx context.Context, r *Request) Result {
+		SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+		Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 			if d.Runtime.Flags == nil {
-				return OK(map[string]any{"provider": "none", "rows": []any{}})
+				return mcptool.OK(map[string]any{"provider": "none", "rows": []any{}})
 			}
-			return OK(d.Runtime.Flags.Health())
+			return mcptool.OK(d.Runtime.Flags.Health())
 		},
 	}
 }

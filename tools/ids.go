@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -10,13 +11,13 @@ import (
 // validator refuses anything else — a path, "..", upper case, NUL — with
 // INVALID_FORMAT naming the field and the received value, before any
 // handler runs.
-func idParam(name, description string) Param {
-	return Param{Name: name, Type: String, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
+func idParam(name, description string) mcptool.Param {
+	return mcptool.Param{Name: name, Type: mcptool.String, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
 }
 
 // idListParam is idParam for an array of ids.
-func idListParam(name string, maxItems int, description string) Param {
-	return Param{Name: name, Type: Array, Items: String, MaxItems: maxItems, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
+func idListParam(name string, maxItems int, description string) mcptool.Param {
+	return mcptool.Param{Name: name, Type: mcptool.Array, Items: mcptool.String, MaxItems: maxItems, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
 }
 
 //END

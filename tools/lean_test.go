@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/specd/specd/core/mcptool"
 )
 
 // TestListDescriptionsLint holds the tools/list descriptions to what an
@@ -33,7 +35,7 @@ func TestListInputSchemaIsFlatAndComplete(t *testing.T) {
 	reg.Add(specTool(testDeps()))
 	reg.Add(taskTool(testDeps()))
 	for _, tool := range reg.Tools() {
-		s := tool.listInputSchema()
+		s := tool.ListInputSchema()
 		if s["additionalProperties"] != false || s["type"] != "object" || len(s["required"].([]string)) != 1 {
 			t.Errorf("%s: not flat and strict: %v", tool.Name, s)
 		}
@@ -47,13 +49,13 @@ func TestListInputSchemaIsFlatAndComplete(t *testing.T) {
 		for _, p := range tool.Params {
 			ps, ok := props[p.Name].(map[string]any)
 			want := any(string(p.Type))
-			if p.Type == IntOrString {
+			if p.Type == mcptool.IntOrString {
 				want = "[integer string]"
 			}
 			if !ok || fmt.Sprint(ps["type"]) != want {
 				t.Errorf("%s %s: %v", tool.Name, p.Name, props[p.Name])
 			}
-			if d, ok := ps["description"].(string); ok && (len([]rune(d)) > maxListDescription || strings.Contains(d, "Used by")) {
+			if d, ok := ps["description"].(string); ok && (len([]rune(d)) > mcptool.MaxListDescription || strings.Contains(d, "Used by")) {
 				t.Errorf("%s %s: description %q", tool.Name, p.Name, d)
 			}
 		}

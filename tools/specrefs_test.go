@@ -7,16 +7,17 @@ import (
 	"testing"
 
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // TestIntOrStringParam: an IntOrString parameter takes an integer (held to
 // the integer rules and bounds) or a string (held to the string caps), and
 // nothing else; its schema type is ["integer","string"].
 func TestIntOrStringParam(t *testing.T) {
-	echo := func(ctx context.Context, r *Request) Result {
-		return OK(map[string]any{"ref": versionRef(r.Args, "ref")})
+	echo := func(ctx context.Context, r *mcptool.Request) mcptool.Result {
+		return mcptool.OK(map[string]any{"ref": versionRef(r.Args, "ref")})
 	}
-	p := Param{Name: "ref", Type: IntOrString, Min: f64(1), MaxLength: 10}
+	p := mcptool.Param{Name: "ref", Type: mcptool.IntOrString, Min: f64(1), MaxLength: 10}
 	tool := testTool(echo, p)
 	tests := []struct {
 		name string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // fakeStore is the store seam for unit tests of the tools layer.
@@ -21,7 +22,7 @@ func (f fakeStore) Describe(ctx context.Context) (StoreInfo, error) {
 }
 
 func testDeps() *Deps {
-	return &Deps{Store: fakeStore{}, Version: "test", Started: time.Now(), Runtime: Runtime{Deadline: time.Second}}
+	return &Deps{Store: fakeStore{}, Version: "test", Started: time.Now(), Runtime: mcptool.Runtime{Deadline: time.Second}}
 }
 
 func TestInputSchemasAreFlatStrictAndMatchDispatch(t *testing.T) {
@@ -44,7 +45,7 @@ func TestInputSchemasAreFlatStrictAndMatchDispatch(t *testing.T) {
 				t.Errorf("action enum %v != dispatch table %v", enum, tool.ActionNames())
 			}
 			for _, a := range tool.Actions {
-				if _, ok := tool.action(a.Name); !ok {
+				if _, ok := tool.Action(a.Name); !ok {
 					t.Errorf("action %s not dispatchable", a.Name)
 				}
 			}
@@ -93,18 +94,18 @@ func TestDescriptionsLint(t *testing.T) {
 	}
 }
 
-func testTool(h Handler, params ...Param) *Tool {
-	return &Tool{
+func testTool(h mcptool.Handler, params ...mcptool.Param) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name: "t", Description: "Use this when testing.",
 		Params: params,
-		Actions: []Action{{
+		Actions: []mcptool.Action{{
 			Name: "do-it", Summary: "does it", Optional: paramNames(params),
-			SideEffects: EffectWrite, Latency: LatencyFast, Handler: h,
+			SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Handler: h,
 		}},
 	}
 }
 
-func paramNames(ps []Param) []string {
+func paramNames(ps []mcptool.Param) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Name)
@@ -115,16 +116,16 @@ func paramNames(ps []Param) []string {
 // dispatch runs one call of tool with a deadline far above any real call
 // (the tools tests run on a real bbolt file, whose fsync can take tens of
 // milliseconds on a busy machine).
-func dispatch(t *testing.T, tool *Tool, args map[string]any) map[string]any {
+func dispatch(t *testing.T, tool *mcptool.Tool, args map[string]any) map[string]any {
 	t.Helper()
 	return dispatchWithin(t, tool, args, 10*time.Second)
 }
 
-func dispatchWithin(t *testing.T, tool *Tool, args map[string]any, deadline time.Duration) map[string]any {
+func dispatchWithin(t *testing.T, tool *mcptool.Tool, args map[string]any, deadline time.Duration) map[string]any {
 	t.Helper()
-	reg := &Registry{}
+	reg := &mcptool.Registry{}
 	reg.Add(tool)
-	env := reg.Dispatch(context.Background(), tool, args, Session{ID: "s"}, Runtime{Deadline: deadline})
+	env := reg.Dispatch(context.Background(), tool, args, mcptool.Session{ID: "s"}, mcptool.Runtime{Deadline: deadline})
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestReadinessNotReadyIsSuccessWithWarning(t *testing.T) {
 	d.Store = fakeStore{writableErr: core.NewError(errcode.LockTimeout, "locked", nil)}
 	reg := New(d)
 	tool, _ := reg.Tool("health")
-	env := reg.Dispatch(context.Background(), tool, map[string]any{"action": "readiness"}, Session{}, d.Runtime)
+	env := reg.Dispatch(context.Background(), tool, map[string]any{"action": "readiness"}, mcptool.Session{}, d.Runtime)
 	if !env.Success || env.Data.(ReadinessAnswer).Ready || len(env.Meta.Warnings) != 1 {
 		t.Fatalf("readiness with a locked store: %+v", env)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/specd/specd/core/mcptool"
 )
 
 // ToolNames are the names of every tool New can build, sorted; --toolsets
@@ -38,10 +40,10 @@ func ParseToolsets(v string) ([]string, error) {
 // non-empty toolset are removed (health and server always stay); under
 // read-only every tool offers only its read actions, and a tool without any
 // is removed.
-func restrict(r *Registry, d *Deps) {
+func restrict(r *mcptool.Registry, d *Deps) {
 	var names []string
 	if len(d.Toolsets) > 0 {
 		names = append(append(names, d.Toolsets...), alwaysOn...)
 	}
-	r.restrict(names, d.ReadOnly)
+	r.Restrict(names, d.ReadOnly)
 }

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"encoding/json"
@@ -163,7 +163,7 @@ func tooLargeRead(call *core.Call, t *Tool, a *Action, args Args, env core.Envel
 func referenceOnlyWrite(call *core.Call, env core.Envelope, meta []core.MetaOption, budget, answerTokens int) core.Envelope {
 	full, _ := env.Data.(map[string]any)
 	if full == nil {
-		full = structMap(env.Data)
+		full = StructMap(env.Data)
 	}
 	kept := map[string]any{}
 	var dropped []string

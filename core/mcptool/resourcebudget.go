@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ const fidelityKey = "_fidelity"
 
 // resourceContents encodes v as the resource's JSON within budget tokens,
 // degrading it with deg when it is over (see above).
-func resourceContents(uri string, budget int, v any, deg Degrader, instead string) ([]mcp.ResourceContents, error) {
+func ResourceContents(uri string, budget int, v any, deg Degrader, instead string) ([]mcp.ResourceContents, error) {
 	if budget <= 0 {
 		budget = core.DefaultTokenBudget
 	}
@@ -85,7 +85,7 @@ func withFidelityMarker(data any, meta []core.MetaOption) map[string]any {
 	if ok {
 		out = maps.Clone(out)
 	} else {
-		out = structMap(data)
+		out = StructMap(data)
 	}
 	out[fidelityKey] = marker
 	return out

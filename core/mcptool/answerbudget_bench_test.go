@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"context"
@@ -15,7 +15,7 @@ func BenchmarkBudgetStepSmall(b *testing.B) {
 	tool := testTool(func(context.Context, *Request) Result { return OK(nil) })
 	reg := &Registry{}
 	reg.Add(tool)
-	a, _ := tool.action("do-it")
+	a, _ := tool.Action("do-it")
 	data := map[string]any{"status": "alive", "version": "test", "uptime_seconds": 12.5}
 	newCall := func() *core.Call { return core.NewCall("t", "do-it", nil, core.NewUUID) }
 	b.Run("encode", func(b *testing.B) {

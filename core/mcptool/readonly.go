@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 // restrict keeps the tools of r named in names (every tool when names is
 // empty); under readOnly every tool offers only its read actions, and a
 // tool without any is removed. Call it once, after every Add.
-func (r *Registry) restrict(names []string, readOnly bool) {
+func (r *Registry) Restrict(names []string, readOnly bool) {
 	if len(names) > 0 {
 		kept := r.tools[:0]
 		for _, t := range r.tools {
@@ -24,7 +24,7 @@ func (r *Registry) restrict(names []string, readOnly bool) {
 	kept := r.tools[:0]
 	for _, t := range r.tools {
 		t.readOnly = readOnly
-		if len(t.offeredActions()) > 0 {
+		if len(t.OfferedActions()) > 0 {
 			kept = append(kept, t)
 		}
 	}
@@ -39,7 +39,7 @@ func (t *Tool) offered(a *Action) bool {
 
 // offeredActions lists the names of the actions t offers, in declaration
 // order.
-func (t *Tool) offeredActions() []string {
+func (t *Tool) OfferedActions() []string {
 	var out []string
 	for i := range t.Actions {
 		if t.offered(&t.Actions[i]) {
@@ -68,13 +68,13 @@ const readOnlyReason = "this server was started with --read-only (SPECD_READ_ONL
 // no action (validation reports those).
 func (t *Tool) refuseWrite(raw map[string]any) *core.Error {
 	name, _ := raw["action"].(string)
-	a, ok := t.action(name)
+	a, ok := t.Action(name)
 	if !ok || t.offered(a) {
 		return nil
 	}
 	return core.NewError(errcode.Forbidden,
 		fmt.Sprintf("%s %s changes the store, and this server was started with --read-only: only read actions are offered.", t.Name, a.Name),
-		map[string]any{"tool": t.Name, "action": a.Name, "read_only": true, "allowed": t.offeredActions()}).
+		map[string]any{"tool": t.Name, "action": a.Name, "read_only": true, "allowed": t.OfferedActions()}).
 		WithRemediation("Use a read action, or ask the operator to restart specd without --read-only (SPECD_READ_ONLY).").
 		WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
 }

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"crypto/sha256"
@@ -9,7 +9,7 @@ import (
 )
 
 // tokensOf is the token estimate of contract §6: bytes of compact JSON / 4.
-func tokensOf(v any) int {
+func TokensOf(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return 0
@@ -37,7 +37,7 @@ func nonNilStrings(s []string) []string {
 }
 
 // structMap renders a result struct as a JSON object map.
-func structMap(v any) map[string]any {
+func StructMap(v any) map[string]any {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return map[string]any{}

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"context"
@@ -56,7 +56,7 @@ type Flags interface {
 	FileName() string
 }
 
-func flagContext(sess Session, tool, action string) FlagContext {
+func NewFlagContext(sess Session, tool, action string) FlagContext {
 	return FlagContext{SessionID: sess.ID, ClientName: sess.ClientName, ClientVersion: sess.ClientVersion, APIKeyID: sess.KeyID, Tool: tool, Action: action}
 }
 
@@ -65,7 +65,7 @@ func (rt *Runtime) gate(ctx context.Context, t *Tool, a *Action, sess Session) (
 	if a.Flag == "" || rt.Flags == nil {
 		return FlagDecision{}, nil
 	}
-	d := rt.Flags.Gate(ctx, a.Flag, flagContext(sess, t.Name, a.Name))
+	d := rt.Flags.Gate(ctx, a.Flag, NewFlagContext(sess, t.Name, a.Name))
 	if d.On {
 		return d, nil
 	}
@@ -114,9 +114,9 @@ func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate 
 // for the same client as long as the flag file is unchanged.
 func (rt *Runtime) contract(ctx context.Context, sess Session) FlagDecision {
 	if server.IsModernRequest(ctx) {
-		return rt.Flags.Gate(ctx, FlagResponseContractV2, flagContext(sess, "", ""))
+		return rt.Flags.Gate(ctx, FlagResponseContractV2, NewFlagContext(sess, "", ""))
 	}
-	return rt.Flags.Contract(ctx, flagContext(sess, "", ""))
+	return rt.Flags.Contract(ctx, NewFlagContext(sess, "", ""))
 }
 
 // contractV2 reports whether this caller gets the response-v2 envelope.

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"context"
@@ -29,7 +29,7 @@ var unrecorded = map[string]bool{errcode.LockTimeout: true, errcode.StoreCorrupt
 // batch; flush writes what is queued before the error tool reads, so
 // error list sees every error answered before it. A failed write is
 // logged at debug level and never changes an answer.
-type errorRecorder struct {
+type ErrorRecorder struct {
 	log     ErrorSink
 	logger  func() *slog.Logger
 	wmu     sync.Mutex // held while a batch is written
@@ -40,7 +40,7 @@ type errorRecorder struct {
 }
 
 // record queues env's error, when it is a failure worth recording.
-func (e *errorRecorder) record(t *Tool, action string, env core.Envelope, now time.Time) {
+func (e *ErrorRecorder) record(t *Tool, action string, env core.Envelope, now time.Time) {
 	if e == nil || env.Success {
 		return
 	}
@@ -76,12 +76,12 @@ type ErrorSink interface {
 
 // newErrorRecorder records error answers into sink, logging a failed write
 // to logger() at debug level.
-func newErrorRecorder(sink ErrorSink, logger func() *slog.Logger) *errorRecorder {
-	return &errorRecorder{log: sink, logger: logger}
+func NewErrorRecorder(sink ErrorSink, logger func() *slog.Logger) *ErrorRecorder {
+	return &ErrorRecorder{log: sink, logger: logger}
 }
 
 // run writes batches until the queue is empty.
-func (e *errorRecorder) run() {
+func (e *ErrorRecorder) run() {
 	for {
 		e.mu.Lock()
 		if len(e.pending) == 0 {
@@ -90,12 +90,12 @@ func (e *errorRecorder) run() {
 			return
 		}
 		e.mu.Unlock()
-		e.flush(context.Background())
+		e.Flush(context.Background())
 	}
 }
 
 // flush writes every queued record (waiting for a batch being written).
-func (e *errorRecorder) flush(ctx context.Context) {
+func (e *ErrorRecorder) Flush(ctx context.Context) {
 	if e == nil {
 		return
 	}
@@ -120,4 +120,4 @@ func (e *errorRecorder) flush(ctx context.Context) {
 
 // FlushErrors writes the error answers still queued for the store; call it
 // once no more calls come, before the store is closed.
-func (r *Registry) FlushErrors(ctx context.Context) { r.errors.flush(ctx) }
+func (r *Registry) FlushErrors(ctx context.Context) { r.errors.Flush(ctx) }

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type Runtime struct {
 	Access          Access // shared server's keys, roles and rate limit (nil: none)
 }
 
-func (rt *Runtime) defaults() {
+func (rt *Runtime) Defaults() {
 	if rt.Now == nil {
 		rt.Now = time.Now
 	}
@@ -57,7 +57,7 @@ func (rt *Runtime) defaults() {
 // Install registers every tool of r on s with the envelope's four keys as
 // output schema (Runtime.OutputSchemaRaw).
 func (r *Registry) Install(s *server.MCPServer, rt Runtime) {
-	rt.defaults()
+	rt.Defaults()
 	for _, t := range r.Tools() {
 		s.AddTool(t.MCPTool(rt.OutputSchemaRaw), r.handler(t, rt))
 	}
@@ -78,7 +78,7 @@ func (r *Registry) handler(t *Tool, rt Runtime) server.ToolHandlerFunc {
 // It is the transport-independent core of every tool call (the CLI uses it
 // too).
 func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) (env core.Envelope) {
-	rt.defaults()
+	rt.Defaults()
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
 	sess.KeyID = rt.keyID(ctx)
@@ -152,7 +152,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 // call is charged to the caller's rate limit like every call (an exhausted
 // limit answers RATE_LIMIT_EXCEEDED instead of e), logged like every call,
 // and answered in the session's contract shape. rt must have its defaults.
-func (rt *Runtime) refuse(ctx context.Context, req mcp.CallToolRequest, call *core.Call, e *core.Error) *mcp.CallToolResult {
+func (rt *Runtime) RefuseUnlisted(ctx context.Context, req mcp.CallToolRequest, call *core.Call, e *core.Error) *mcp.CallToolResult {
 	if limited := rt.charge(ctx, call); limited != nil {
 		e = limited
 	}

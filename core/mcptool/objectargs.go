@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"fmt"
@@ -17,20 +17,20 @@ import (
 // recovery; a value of the wrong type is INVALID_FORMAT naming path.key.
 // Absent and null values read as zero. The first error sticks (err); later
 // reads return zero values.
-type objectArg struct {
+type ObjectArg struct {
 	m    map[string]any
 	path string
-	err  *core.Error
+	Err  *core.Error
 }
 
 // bindObject checks m's keys (in sorted order, so the error is the same
 // on every call) against allowed.
-func bindObject(m map[string]any, path, tool string, allowed []string) *objectArg {
-	o := &objectArg{m: m, path: path}
+func BindObject(m map[string]any, path, tool string, allowed []string) *ObjectArg {
+	o := &ObjectArg{m: m, path: path}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(allowed, k) {
-			o.err = core.NewError(errcode.UnknownParameter, fmt.Sprintf("%s has no field %q.", path, k),
-				map[string]any{"field": o.at(k), "allowed": allowed}).
+			o.Err = core.NewError(errcode.UnknownParameter, fmt.Sprintf("%s has no field %q.", path, k),
+				map[string]any{"field": o.At(k), "allowed": allowed}).
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": tool}, fuzzy.Rank(k, allowed, 5))
 			break
 		}
@@ -39,30 +39,30 @@ func bindObject(m map[string]any, path, tool string, allowed []string) *objectAr
 }
 
 // at names key k of the object.
-func (o *objectArg) at(k string) string { return o.path + "." + k }
+func (o *ObjectArg) At(k string) string { return o.path + "." + k }
 
 // has reports whether k is set (not null).
-func (o *objectArg) has(k string) bool { return o.m[k] != nil }
+func (o *ObjectArg) Has(k string) bool { return o.m[k] != nil }
 
 // fail records an error about k (unless one is recorded already).
-func (o *objectArg) fail(code, k, message string) {
-	if o.err == nil {
-		o.err = core.NewError(code, o.at(k)+" "+message, map[string]any{"field": o.at(k), "received": o.m[k]})
+func (o *ObjectArg) fail(code, k, message string) {
+	if o.Err == nil {
+		o.Err = core.NewError(code, o.At(k)+" "+message, map[string]any{"field": o.At(k), "received": o.m[k]})
 	}
 }
 
 // str is k's string.
-func (o *objectArg) str(k string) string {
+func (o *ObjectArg) Str(k string) string {
 	s, ok := o.m[k].(string)
-	if !ok && o.has(k) {
+	if !ok && o.Has(k) {
 		o.fail(errcode.InvalidFormat, k, "must be a string.")
 	}
 	return s
 }
 
 // hours is k's number ≥ 0, or nil.
-func (o *objectArg) hours(k string) *float64 {
-	if !o.has(k) {
+func (o *ObjectArg) Hours(k string) *float64 {
+	if !o.Has(k) {
 		return nil
 	}
 	f, ok := o.m[k].(float64)
@@ -74,17 +74,17 @@ func (o *objectArg) hours(k string) *float64 {
 }
 
 // object is k's object.
-func (o *objectArg) object(k string) map[string]any {
+func (o *ObjectArg) Object(k string) map[string]any {
 	m, ok := o.m[k].(map[string]any)
-	if !ok && o.has(k) {
+	if !ok && o.Has(k) {
 		o.fail(errcode.InvalidFormat, k, "must be an object.")
 	}
 	return m
 }
 
 // strs is k's array of strings.
-func (o *objectArg) strs(k string) []string {
-	if !o.has(k) {
+func (o *ObjectArg) Strs(k string) []string {
+	if !o.Has(k) {
 		return nil
 	}
 	l, ok := o.m[k].([]any)
@@ -96,9 +96,9 @@ func (o *objectArg) strs(k string) []string {
 	for j, x := range l {
 		s, ok := x.(string)
 		if !ok {
-			if o.err == nil {
-				at := fmt.Sprintf("%s[%d]", o.at(k), j)
-				o.err = core.NewError(errcode.InvalidFormat, at+" must be a string.", map[string]any{"field": at, "received": x})
+			if o.Err == nil {
+				at := fmt.Sprintf("%s[%d]", o.At(k), j)
+				o.Err = core.NewError(errcode.InvalidFormat, at+" must be a string.", map[string]any{"field": at, "received": x})
 			}
 			return nil
 		}
@@ -108,6 +108,6 @@ func (o *objectArg) strs(k string) []string {
 }
 
 // required records MISSING_REQUIRED for k (what says what k must be).
-func (o *objectArg) required(k, what string) {
+func (o *ObjectArg) Required(k, what string) {
 	o.fail(errcode.MissingRequired, k, "is required ("+what+").")
 }
