@@ -17,6 +17,7 @@ import (
 func New(d *Deps) *mcptool.Registry {
 	rec := d.errorRecorder()
 	r := mcptool.NewRegistry(d.TokenBudget, rec)
+	r.NarrowWith(specGetInstead)
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
 	defer setActionFlags(r)
@@ -40,6 +41,18 @@ func New(d *Deps) *mcptool.Registry {
 	}
 	restrict(r, d)
 	return r
+}
+
+// specGetInstead is the Narrower of specd's tools: a read about one spec
+// (spec_id) whose answer cannot fit is narrowed by reading the spec with
+// spec get, which fits any budget by degrading; spec get itself, and reads
+// about no spec, have no such call.
+func specGetInstead(tool, action string, args mcptool.Args) (string, map[string]any, string, bool) {
+	id := args.String("spec_id")
+	if id == "" || tool == "spec" && action == "get" {
+		return "", nil, "", false
+	}
+	return "spec", map[string]any{"action": "get", "spec_id": id}, "Read the spec with spec get, which fits any budget by degrading, and narrow this call.", true
 }
 
 // Instructions is the server's MCP instructions text.

@@ -8,7 +8,8 @@ import (
 	"github.com/specd/specd/core/jcs"
 )
 
-// tokensOf is the token estimate of contract §6: bytes of compact JSON / 4.
+// TokensOf is the token estimate of contract §6: bytes of v's compact JSON
+// / 4, rounded up; 0 when v cannot be encoded.
 func TokensOf(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -36,7 +37,8 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-// structMap renders a result struct as a JSON object map.
+// StructMap is v (a result struct) as the JSON object its encoding gives;
+// an empty map, never nil, when v does not encode to an object.
 func StructMap(v any) map[string]any {
 	b, err := json.Marshal(v)
 	if err != nil {

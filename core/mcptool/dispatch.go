@@ -33,6 +33,10 @@ type Runtime struct {
 	Access          Access // shared server's keys, roles and rate limit (nil: none)
 }
 
+// Defaults fills every zero field of rt with its default (time.Now,
+// core.NewUUID, slog.Default(), DefaultDeadline, a fresh per-process session
+// id, the envelope output schema). Install and FlagServerOptions call it;
+// call it before sharing rt between goroutines, never concurrently.
 func (rt *Runtime) Defaults() {
 	if rt.Now == nil {
 		rt.Now = time.Now
@@ -147,7 +151,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	return r.fitAnswer(call, t, a, args, res)
 }
 
-// refuse answers a call of a tool outside the registry (one that is not
+// RefuseUnlisted answers a call of a tool outside the registry (one that is not
 // offered and refuses every call) with e, as Dispatch would answer it: the
 // call is charged to the caller's rate limit like every call (an exhausted
 // limit answers RATE_LIMIT_EXCEEDED instead of e), logged like every call,

@@ -23,10 +23,10 @@ const maxPendingErrors = 256
 // so writing to it would fail or wait again.
 var unrecorded = map[string]bool{errcode.LockTimeout: true, errcode.StoreCorrupt: true, errcode.StoreFull: true, errcode.StoreReadOnly: true}
 
-// errorRecorder keeps the error answers in the store without slowing them:
-// add queues a record and a writer goroutine (started when the queue
+// ErrorRecorder keeps the error answers in the store without slowing them:
+// Dispatch queues a record and a writer goroutine (started when the queue
 // fills, gone when it is empty) writes the queue in one transaction per
-// batch; flush writes what is queued before the error tool reads, so
+// batch; Flush writes what is queued before the error tool reads, so
 // error list sees every error answered before it. A failed write is
 // logged at debug level and never changes an answer.
 type ErrorRecorder struct {
@@ -74,8 +74,11 @@ type ErrorSink interface {
 	ErrorRecord(ctx context.Context, recs ...errlog.Record) error
 }
 
-// newErrorRecorder records error answers into sink, logging a failed write
-// to logger() at debug level.
+// NewErrorRecorder records error answers into sink, logging a failed write
+// to logger() at debug level. Answers whose code means the store itself is
+// failing (LOCK_TIMEOUT, STORE_CORRUPT, STORE_FULL, STORE_READ_ONLY) are not
+// recorded; past maxPendingErrors queued records new ones are dropped and
+// counted in a warning.
 func NewErrorRecorder(sink ErrorSink, logger func() *slog.Logger) *ErrorRecorder {
 	return &ErrorRecorder{log: sink, logger: logger}
 }
@@ -94,7 +97,9 @@ func (e *ErrorRecorder) run() {
 	}
 }
 
-// flush writes every queued record (waiting for a batch being written).
+// Flush writes every queued record, waiting for a batch being written, in
+// at most recordTimeout (even when ctx is cancelled: the records are
+// already answered). A nil recorder does nothing.
 func (e *ErrorRecorder) Flush(ctx context.Context) {
 	if e == nil {
 		return

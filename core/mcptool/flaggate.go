@@ -56,6 +56,8 @@ type Flags interface {
 	FileName() string
 }
 
+// NewFlagContext is who asks, for one flag decision on tool and action
+// ("" for the session-wide contract decision).
 func NewFlagContext(sess Session, tool, action string) FlagContext {
 	return FlagContext{SessionID: sess.ID, ClientName: sess.ClientName, ClientVersion: sess.ClientVersion, APIKeyID: sess.KeyID, Tool: tool, Action: action}
 }

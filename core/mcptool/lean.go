@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// maxListDescription is the longest parameter description tools/list
+// MaxListDescription is the longest parameter description tools/list
 // carries (issue 11 §4: the whole list under 20 KB with every tool); 0
 // since the foundry tools were added: names and enums say it there, and
 // server(action="schema", tool_name=…) always gives every description.
@@ -66,7 +66,7 @@ func (t *Tool) listToolDescription() string {
 	return d + " Docs: server(action=schema, tool_name=" + t.Name + ")."
 }
 
-// listInputSchema is the flat input schema (contract §4) as tools/list
+// ListInputSchema is the flat input schema (contract §4) as tools/list
 // carries it: "action" as a bare enum, every parameter as listSchema gives
 // it, both limited to what the tool offers (on a read-only server, its
 // read actions and their parameters); required ["action"],

@@ -106,7 +106,7 @@ func legacyToolFilter(rt *Runtime) server.ToolFilterFunc {
 	}
 }
 
-// flagServerOptions are the MCP server options of feature flags: the v1
+// FlagServerOptions are the MCP server options of feature flags: the v1
 // tools/list filter and the per-session hooks. It settles rt's defaults
 // first, so the filter and the tool handlers share one process session id.
 func FlagServerOptions(rt *Runtime) []server.ServerOption {

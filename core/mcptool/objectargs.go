@@ -10,12 +10,12 @@ import (
 	"github.com/specd/specd/core/fuzzy"
 )
 
-// objectArg binds one object inside a parameter strictly (phase-add-bulk's
+// ObjectArg binds one object inside a parameter strictly (phase-add-bulk's
 // phase and tasks[i], complete-batch's completions[i]), so that the three
 // share one rule: a key outside allowed is UNKNOWN_PARAMETER naming
 // path.key, with the closest allowed keys and the tool's schema as the
 // recovery; a value of the wrong type is INVALID_FORMAT naming path.key.
-// Absent and null values read as zero. The first error sticks (err); later
+// Absent and null values read as zero. The first error sticks (Err); later
 // reads return zero values.
 type ObjectArg struct {
 	m    map[string]any
@@ -23,7 +23,8 @@ type ObjectArg struct {
 	Err  *core.Error
 }
 
-// bindObject checks m's keys (in sorted order, so the error is the same
+// BindObject binds m, the object at path (e.g. "tasks[2]") of tool's
+// call, checking its keys (in sorted order, so the error is the same
 // on every call) against allowed.
 func BindObject(m map[string]any, path, tool string, allowed []string) *ObjectArg {
 	o := &ObjectArg{m: m, path: path}
@@ -38,10 +39,10 @@ func BindObject(m map[string]any, path, tool string, allowed []string) *ObjectAr
 	return o
 }
 
-// at names key k of the object.
+// At names key k of the object ("tasks[2].title").
 func (o *ObjectArg) At(k string) string { return o.path + "." + k }
 
-// has reports whether k is set (not null).
+// Has reports whether k is set (not null).
 func (o *ObjectArg) Has(k string) bool { return o.m[k] != nil }
 
 // fail records an error about k (unless one is recorded already).
@@ -51,7 +52,7 @@ func (o *ObjectArg) fail(code, k, message string) {
 	}
 }
 
-// str is k's string.
+// Str is k's string ("" when absent; INVALID_FORMAT when not a string).
 func (o *ObjectArg) Str(k string) string {
 	s, ok := o.m[k].(string)
 	if !ok && o.Has(k) {
@@ -60,7 +61,8 @@ func (o *ObjectArg) Str(k string) string {
 	return s
 }
 
-// hours is k's number ≥ 0, or nil.
+// Hours is k's number ≥ 0, or nil when absent (INVALID_FORMAT when not a
+// number ≥ 0).
 func (o *ObjectArg) Hours(k string) *float64 {
 	if !o.Has(k) {
 		return nil
@@ -73,7 +75,8 @@ func (o *ObjectArg) Hours(k string) *float64 {
 	return &f
 }
 
-// object is k's object.
+// Object is k's object (nil when absent; INVALID_FORMAT when not an
+// object).
 func (o *ObjectArg) Object(k string) map[string]any {
 	m, ok := o.m[k].(map[string]any)
 	if !ok && o.Has(k) {
@@ -82,7 +85,8 @@ func (o *ObjectArg) Object(k string) map[string]any {
 	return m
 }
 
-// strs is k's array of strings.
+// Strs is k's array of strings (nil when absent; INVALID_FORMAT naming the
+// first element that is not a string).
 func (o *ObjectArg) Strs(k string) []string {
 	if !o.Has(k) {
 		return nil
@@ -107,7 +111,7 @@ func (o *ObjectArg) Strs(k string) []string {
 	return out
 }
 
-// required records MISSING_REQUIRED for k (what says what k must be).
+// Required records MISSING_REQUIRED for k (what says what k must be).
 func (o *ObjectArg) Required(k, what string) {
 	o.fail(errcode.MissingRequired, k, "is required ("+what+").")
 }

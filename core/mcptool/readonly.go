@@ -8,7 +8,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// restrict keeps the tools of r named in names (every tool when names is
+// Restrict keeps the tools of r named in names (every tool when names is
 // empty); under readOnly every tool offers only its read actions, and a
 // tool without any is removed. Call it once, after every Add.
 func (r *Registry) Restrict(names []string, readOnly bool) {
@@ -37,7 +37,7 @@ func (t *Tool) offered(a *Action) bool {
 	return !t.readOnly || a.SideEffects != EffectWrite
 }
 
-// offeredActions lists the names of the actions t offers, in declaration
+// OfferedActions lists the names of the actions t offers, in declaration
 // order.
 func (t *Tool) OfferedActions() []string {
 	var out []string

@@ -155,7 +155,7 @@ type Session struct {
 	KeyID         string // the API key's id on a shared HTTP server, else ""
 }
 
-// param returns the declaration of name.
+// Param returns the declaration of the parameter called name.
 func (t *Tool) Param(name string) (Param, bool) {
 	for _, p := range t.Params {
 		if p.Name == name {
@@ -165,7 +165,7 @@ func (t *Tool) Param(name string) (Param, bool) {
 	return Param{}, false
 }
 
-// action finds an action by kebab-case name, its snake_case alias, in any
+// Action finds an action by kebab-case name, its snake_case alias, in any
 // letter case (foundry-mcp matches action names case-insensitively:
 // "Next", "VERIFICATION_ADD").
 //
@@ -218,13 +218,19 @@ type Registry struct {
 	tools  []*Tool
 	budget int            // token budget of every answer (0: core.DefaultTokenBudget)
 	errors *ErrorRecorder // where error answers are recorded (nil: nowhere)
+	narrow Narrower       // the recovery of a read over the budget (nil: none)
 }
 
-// newRegistry is an empty registry whose answers fit budget tokens (0:
+// NewRegistry is an empty registry whose answers fit budget tokens (0:
 // core.DefaultTokenBudget) and whose error answers go to rec (nil: nowhere).
 func NewRegistry(budget int, rec *ErrorRecorder) *Registry {
 	return &Registry{budget: budget, errors: rec}
 }
+
+// NarrowWith makes n name the recovery of a read whose answer is over the
+// budget and cannot be paged or given more tokens (see Narrower). Call it
+// at start-up, before the registry serves calls.
+func (r *Registry) NarrowWith(n Narrower) { r.narrow = n }
 
 // Add registers t after checking its declaration; a malformed declaration is
 // a programming error and panics at start-up, never at call time.
@@ -314,7 +320,7 @@ func (t *Tool) check() error {
 	return nil
 }
 
-// withExamples sets the happy-path examples of several actions from one
+// WithExamples sets the happy-path examples of several actions from one
 // table (placeholders such as "$spec_id" are filled by the contract test's
 // fixture). An unknown action name is a programming error.
 func (t *Tool) WithExamples(ex map[string]map[string]any) *Tool {

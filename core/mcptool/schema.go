@@ -217,7 +217,7 @@ var answerTypeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[jsonschema.Schema](): {Type: "object"},
 }
 
-// answerSchema is the JSON Schema of the typed answer v (nil for nil, or for
+// AnswerSchema is the JSON Schema of the typed answer v (nil for nil, or for
 // a type the generator cannot describe, which a test rules out for every
 // registered action).
 func AnswerSchema(v any) *jsonschema.Schema {

@@ -16,7 +16,7 @@ import (
 	"github.com/specd/specd/core/fuzzy"
 )
 
-// validate checks raw arguments against t and returns the action and the
+// Validate checks raw arguments against t and returns the action and the
 // arguments without "action". It is the one validator every call goes
 // through before its handler (contract §4). Errors, in the order checked:
 //
@@ -44,7 +44,7 @@ func Validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	return a, args, err
 }
 
-// validateNoting is validate, also returning the warnings the call's answer
+// validateNoting is Validate, also returning the warnings the call's answer
 // carries (LIMIT_CLAMPED).
 func validateNoting(t *Tool, raw map[string]any) (*Action, Args, []core.MetaOption, *core.Error) {
 	a, args, err := validateArgs(t, raw)
