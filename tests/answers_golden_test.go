@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/specd/specd/tools"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // volatileKeys are answer fields whose values depend on the machine or the
@@ -45,7 +45,7 @@ func TestAnswersGolden(t *testing.T) {
 			t.Run(tool.Name+"/"+a.Name, func(t *testing.T) {
 				t.Parallel()
 				c, fx := reads, readFx
-				if act.SideEffects == tools.EffectWrite {
+				if act.SideEffects == mcptool.EffectWrite {
 					c, fx = tmpl.client(t, protocols[0])
 				}
 				args := exampleArgs(t, c, tool, act, fx)

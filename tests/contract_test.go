@@ -7,7 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/specd/specd/tools"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // TestContractEveryAction walks the registry: every action's happy path (its
@@ -38,7 +38,7 @@ func TestContractEveryAction(t *testing.T) {
 							// they leave it as it was).
 							var fx map[string]string
 							c, fx = reads, readFx
-							if act.SideEffects == tools.EffectWrite {
+							if act.SideEffects == mcptool.EffectWrite {
 								c, fx = tmpl.client(t, p)
 							}
 							env := call(t, c, tool.Name, exampleArgs(t, c, tool, act, fx))
@@ -93,7 +93,7 @@ func TestContractEveryAction(t *testing.T) {
 	}
 }
 
-func findAction(t *tools.Tool, name string) *tools.Action {
+func findAction(t *mcptool.Tool, name string) *mcptool.Action {
 	for i := range t.Actions {
 		if t.Actions[i].Name == name {
 			return &t.Actions[i]
@@ -102,7 +102,7 @@ func findAction(t *tools.Tool, name string) *tools.Action {
 	panic("no action " + name)
 }
 
-func findParam(t *tools.Tool, name string) tools.Param {
+func findParam(t *mcptool.Tool, name string) mcptool.Param {
 	for _, p := range t.Params {
 		if p.Name == name {
 			return p
@@ -111,7 +111,7 @@ func findParam(t *tools.Tool, name string) tools.Param {
 	panic("no param " + name)
 }
 
-func takes(a *tools.Action, name string) bool {
+func takes(a *mcptool.Action, name string) bool {
 	for _, p := range a.Params() {
 		if p == name {
 			return true
@@ -120,7 +120,7 @@ func takes(a *tools.Action, name string) bool {
 	return false
 }
 
-func withExample(t *tools.Tool, a *tools.Action, extra map[string]any) map[string]any {
+func withExample(t *mcptool.Tool, a *mcptool.Action, extra map[string]any) map[string]any {
 	args := map[string]any{"action": a.Name}
 	for k, v := range a.Example {
 		args[k] = v
@@ -139,34 +139,34 @@ func withExample(t *tools.Tool, a *tools.Action, extra map[string]any) map[strin
 	return args
 }
 
-func sampleValue(p tools.Param) any {
+func sampleValue(p mcptool.Param) any {
 	switch p.Type {
-	case tools.String:
+	case mcptool.String:
 		if len(p.Enum) > 0 {
 			return p.Enum[0]
 		}
 		return "x"
-	case tools.Integer, tools.Number, tools.IntOrString:
+	case mcptool.Integer, mcptool.Number, mcptool.IntOrString:
 		if p.Min != nil {
 			return *p.Min
 		}
 		return 1
-	case tools.Boolean:
+	case mcptool.Boolean:
 		return true
-	case tools.Array:
+	case mcptool.Array:
 		return []any{}
 	default:
 		return map[string]any{}
 	}
 }
 
-func wrongValue(p tools.Param) any {
+func wrongValue(p mcptool.Param) any {
 	switch p.Type {
-	case tools.String:
+	case mcptool.String:
 		return 42
-	case tools.Integer, tools.IntOrString:
+	case mcptool.Integer, mcptool.IntOrString:
 		return 1.5
-	case tools.Number, tools.Boolean, tools.Array, tools.Object:
+	case mcptool.Number, mcptool.Boolean, mcptool.Array, mcptool.Object:
 		return fmt.Sprintf("not a %s", p.Type)
 	}
 	return nil

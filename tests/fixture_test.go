@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/tools"
@@ -156,7 +157,7 @@ func workspaceDigest(t *testing.T, dir string, st *store.Store) string {
 // fixture's placeholders substituted, after running what the example relies
 // on in the workspace: spec import's example reads the folder that spec
 // export's example writes.
-func exampleArgs(t *testing.T, c *client.Client, tool *tools.Tool, act *tools.Action, fx map[string]string) map[string]any {
+func exampleArgs(t *testing.T, c *client.Client, tool *mcptool.Tool, act *mcptool.Action, fx map[string]string) map[string]any {
 	t.Helper()
 	if tool.Name == "spec" && act.Name == "import" {
 		exp := map[string]any{"action": "export"}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/specd/specd/cmd/specd/adapt"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/flags"
-	"github.com/specd/specd/tools"
 )
 
 // benchFlags opens the flags service over a real flag file with a 50/50
@@ -34,7 +34,7 @@ func benchFlags(b *testing.B) *adapt.FlagsAdapter {
 func BenchmarkFlagDecision(b *testing.B) {
 	fl := benchFlags(b)
 	ctx := context.Background()
-	fc := tools.FlagContext{SessionID: "s1", ClientName: "agent", ClientVersion: "1", Tool: "task", Action: "reset-batch"}
+	fc := mcptool.FlagContext{SessionID: "s1", ClientName: "agent", ClientVersion: "1", Tool: "task", Action: "reset-batch"}
 	b.Run("contract-cached", func(b *testing.B) {
 		for b.Loop() {
 			fl.Contract(ctx, fc)
@@ -46,7 +46,7 @@ func BenchmarkFlagDecision(b *testing.B) {
 		}
 	})
 	b.Run("observe", func(b *testing.B) {
-		ds := []tools.FlagDecision{fl.Contract(ctx, fc), fl.Gate(ctx, flags.TaskBatchOperations, fc)}
+		ds := []mcptool.FlagDecision{fl.Contract(ctx, fc), fl.Gate(ctx, flags.TaskBatchOperations, fc)}
 		for b.Loop() {
 			fl.Observe(ds, "", 40_000)
 		}

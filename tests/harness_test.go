@@ -26,6 +26,7 @@ import (
 
 	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/tools"
@@ -66,7 +67,7 @@ func newDeps(t testing.TB, deterministic bool) *tools.Deps {
 // depsOn builds tools.Deps over st; a non-nil ids makes the clock fixed and
 // the ids come from ids.
 func depsOn(st *store.Store, ids func() string) *tools.Deps {
-	rt := tools.Runtime{Deadline: 10 * time.Second}
+	rt := mcptool.Runtime{Deadline: 10 * time.Second}
 	if ids != nil {
 		rt.Now, rt.NewID = fixedClock(), ids
 	}
@@ -86,7 +87,7 @@ func depsOn(st *store.Store, ids func() string) *tools.Deps {
 }
 
 // inProcess starts an in-process client on a new server speaking protocol.
-func inProcess(t testing.TB, deps *tools.Deps, protocol string) (*client.Client, *tools.Registry) {
+func inProcess(t testing.TB, deps *tools.Deps, protocol string) (*client.Client, *mcptool.Registry) {
 	t.Helper()
 	srv, reg := tools.NewMCPServer(deps)
 	c, err := client.NewInProcessClientWithOptions(srv, client.WithProtocolVersion(protocol))

@@ -16,6 +16,9 @@ import (
 //     interfaces; cmd is where concrete types meet);
 //   - flags is the only package importing OpenFeature, and tools does not
 //     depend on it (it sees flags through its Flags interface);
+//   - core/mcptool, the tool framework, depends on no tool, domain or
+//     store: not tools, specs, research, flags, core/store nor bbolt (tools
+//     are data it is given; issue 9);
 //   - no package is named util, common or helpers.
 func TestLayout(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
@@ -60,6 +63,18 @@ func TestLayout(t *testing.T) {
 			for _, imp := range imports {
 				if strings.HasPrefix(imp, openfeat) {
 					t.Errorf("%s imports OpenFeature; only flags may", pkg)
+				}
+			}
+		}
+		if under(rel, "core/mcptool") {
+			for _, d := range deps {
+				for _, bad := range []string{"tools", "specs", "research", "flags", "core/store"} {
+					if d == mod+bad || strings.HasPrefix(d, mod+bad+"/") {
+						t.Errorf("%s depends on %s; the framework is given tools, it knows none", pkg, d)
+					}
+				}
+				if strings.HasPrefix(d, bbolt) || strings.HasPrefix(d, openfeat) {
+					t.Errorf("%s depends on %s", pkg, d)
 				}
 			}
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/tools"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // idParams are the parameters that name something stored; the probe gives
@@ -161,7 +161,7 @@ func TestContractEveryRecoveryRuns(t *testing.T) {
 					t.Parallel()
 					act := findAction(tool, a.Name)
 					c, fx := reads, readFx
-					if act.SideEffects == tools.EffectWrite {
+					if act.SideEffects == mcptool.EffectWrite {
 						c, fx = tmpl.client(t, protocols[0])
 					}
 					probeAction(&recoveryProbe{t: t, c: c, recoveryTally: tally}, tool, act, fx)
@@ -226,7 +226,7 @@ func TestContractEveryRecoveryRuns(t *testing.T) {
 
 // probeAction provokes act's error paths a client can reach with arguments
 // alone (see TestContractEveryRecoveryRuns) on the fixture fx.
-func probeAction(p *recoveryProbe, tool *tools.Tool, act *tools.Action, fx map[string]string) {
+func probeAction(p *recoveryProbe, tool *mcptool.Tool, act *mcptool.Action, fx map[string]string) {
 	t, c, name := p.t, p.c, tool.Name+"/"+act.Name
 	example := func(extra map[string]any) map[string]any {
 		args := map[string]any{"action": act.Name}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
 	"github.com/specd/specd/tools"
@@ -44,13 +45,13 @@ func seedSpec(b testing.TB, st *store.Store, n int) string {
 }
 
 type benchEnv struct {
-	reg  *tools.Registry
+	reg  *mcptool.Registry
 	deps *tools.Deps
 }
 
 func (e benchEnv) run(b *testing.B, tool string, args map[string]any) {
 	t, _ := e.reg.Tool(tool)
-	env := e.reg.Dispatch(context.Background(), t, args, tools.Session{ID: "bench"}, e.deps.Runtime)
+	env := e.reg.Dispatch(context.Background(), t, args, mcptool.Session{ID: "bench"}, e.deps.Runtime)
 	if !env.Success {
 		b.Fatalf("%s %v: %v", tool, args, env.Data)
 	}

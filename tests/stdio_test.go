@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/tools"
 )
 
@@ -221,7 +222,7 @@ func TestOutOfRangeNumberIsAnEnvelope(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		srv, reg := tools.NewMCPServer(newDeps(t, false))
 		t.Cleanup(func() { reg.FlushErrors(context.Background()) })
-		ts := httptest.NewServer(tools.HTTPInput(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), core.MaxMessageBytes))
+		ts := httptest.NewServer(mcptool.HTTPInput(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), core.MaxMessageBytes))
 		defer ts.Close()
 		tr, err := transport.NewStreamableHTTP(ts.URL + "/mcp")
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
 	"github.com/specd/specd/tools"
@@ -66,7 +67,7 @@ func taskBenchDoc(b testing.TB, n int, halfPhase bool) (*specs.Spec, []specs.Jou
 }
 
 type taskBench struct {
-	reg  *tools.Registry
+	reg  *mcptool.Registry
 	deps *tools.Deps
 	st   *store.Store
 }
@@ -83,7 +84,7 @@ func newTaskBench(b testing.TB, opts ...func(*store.Options)) *taskBench {
 	}
 	b.Cleanup(func() { _ = st.Close() })
 	deps := &tools.Deps{Store: adapt.Health(st), Specs: st, Version: "bench", Workspace: b.TempDir(), TokenBudget: core.DefaultTokenBudget,
-		Runtime: tools.Runtime{Deadline: time.Minute}}
+		Runtime: mcptool.Runtime{Deadline: time.Minute}}
 	return &taskBench{reg: tools.New(deps), deps: deps, st: st}
 }
 
@@ -102,7 +103,7 @@ func (e *taskBench) seed(b testing.TB, n int, halfPhase bool, copyNo int) string
 
 func (e *taskBench) run(b testing.TB, tool string, args map[string]any) map[string]any {
 	t, _ := e.reg.Tool(tool)
-	env := e.reg.Dispatch(context.Background(), t, args, tools.Session{ID: "bench"}, e.deps.Runtime)
+	env := e.reg.Dispatch(context.Background(), t, args, mcptool.Session{ID: "bench"}, e.deps.Runtime)
 	if !env.Success {
 		b.Fatalf("%s %v: %v", tool, args, env.Data)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/tools"
 )
 
@@ -95,7 +96,7 @@ func TestReadOnlyEndToEnd(t *testing.T) {
 			offered = append(offered, e.(string))
 		}
 		for _, as := range decl.Describe() {
-			if want := as.SideEffects != tools.EffectWrite; slices.Contains(offered, as.Name) != want {
+			if want := as.SideEffects != mcptool.EffectWrite; slices.Contains(offered, as.Name) != want {
 				t.Errorf("%s %s (side effects %s): offered %v", tl.Name, as.Name, as.SideEffects, offered)
 			}
 		}

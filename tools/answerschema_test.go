@@ -1,6 +1,10 @@
 package tools
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/specd/specd/core/mcptool"
+)
 
 // TestEveryTypedAnswerHasASchema: an action that declares a typed answer
 // publishes a schema for it (answerSchema returns nil, silently, for a type
@@ -16,7 +20,7 @@ func TestEveryTypedAnswerHasASchema(t *testing.T) {
 				continue
 			}
 			typed++
-			s := answerSchema(a.Answer)
+			s := mcptool.AnswerSchema(a.Answer)
 			if s == nil || len(s.Properties) == 0 {
 				t.Errorf("%s %s: answer %T has no schema (%+v)", tool.Name, a.Name, a.Answer, s)
 			}

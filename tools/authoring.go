@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -16,69 +16,69 @@ const authoringDescription = `Use this when you shape a spec: create it (spec-cr
 	`Use task instead to add, move or work on individual tasks, and spec to read, validate or fix a spec. ` +
 	`Typical composition: authoring spec-create → authoring phase-add-bulk (per phase) → spec validate → lifecycle activate → task next. Every mutation takes dry_run and expected_version.`
 
-func authoringTool(d *Deps) *Tool {
-	write := func(name, summary string, required, optional []string, destructive bool, answer any, h Handler) Action {
-		return Action{Name: name, Summary: summary, Required: required, Optional: append(optional, mutationArgs...),
-			SideEffects: EffectWrite, Destructive: destructive, Latency: LatencyFast, Answer: answer, Handler: h}
+func authoringTool(d *Deps) *mcptool.Tool {
+	write := func(name, summary string, required, optional []string, destructive bool, answer any, h mcptool.Handler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, Required: required, Optional: append(optional, mutationArgs...),
+			SideEffects: mcptool.EffectWrite, Destructive: destructive, Latency: mcptool.LatencyFast, Answer: answer, Handler: h}
 	}
-	read := func(name, summary string, answer any, h Handler) Action {
-		return Action{Name: name, Summary: summary, Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Answer: answer, Handler: h}
+	read := func(name, summary string, answer any, h mcptool.Handler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, Required: []string{"spec_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: answer, Handler: h}
 	}
-	return &Tool{
+	return &mcptool.Tool{
 		Name:        "authoring",
 		Title:       "specd authoring",
 		Description: authoringDescription,
-		Params: []Param{
+		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion,
-			{Name: "name", Type: String, MaxLength: 200, Description: "Spec name: its title and the slug of its id."},
-			{Name: "mission", Type: String, Description: "One-paragraph mission of the spec."},
-			{Name: "description", Type: String, Description: "Description (of the spec, a phase, or a risk for risk-add)."},
-			{Name: "category", Type: String, MaxLength: 100, Description: "Default task category of the spec."},
-			{Name: "template", Type: String, Enum: templateNames(), Description: "Template: empty, feature, bugfix or refactor."},
-			{Name: "template_action", Type: String, Enum: []string{"list", "show", "apply"}, Description: "list the templates, show one, or apply one to spec_id (default list)."},
-			{Name: "plan_path", Type: String, MaxLength: 1000, Description: "Workspace-relative path of the plan the spec came from."},
-			{Name: "plan_review_path", Type: String, MaxLength: 1000, Description: "Workspace-relative path of the plan's review."},
-			{Name: "key", Type: String, MaxLength: 100, Description: "Frontmatter key (title, description, mission, category, plan_path, plan_review_path, estimated_hours, actual_hours, objectives or a free-form key)."},
-			{Name: "value", Type: String, Description: "Frontmatter value; numbers for *_hours, a JSON array for objectives."},
-			{Name: "title", Type: String, MaxLength: 500, Description: "Phase title."},
-			{Name: "purpose", Type: String, Description: "Why the phase exists."},
-			{Name: "position", Type: Integer, Min: f64(0), Description: "0-based, among the phases (default: last)."},
-			{Name: "link_previous", Type: Boolean, Description: "Chain the phase to the phase before it where it lands (default true)."},
+			{Name: "name", Type: mcptool.String, MaxLength: 200, Description: "Spec name: its title and the slug of its id."},
+			{Name: "mission", Type: mcptool.String, Description: "One-paragraph mission of the spec."},
+			{Name: "description", Type: mcptool.String, Description: "Description (of the spec, a phase, or a risk for risk-add)."},
+			{Name: "category", Type: mcptool.String, MaxLength: 100, Description: "Default task category of the spec."},
+			{Name: "template", Type: mcptool.String, Enum: templateNames(), Description: "Template: empty, feature, bugfix or refactor."},
+			{Name: "template_action", Type: mcptool.String, Enum: []string{"list", "show", "apply"}, Description: "list the templates, show one, or apply one to spec_id (default list)."},
+			{Name: "plan_path", Type: mcptool.String, MaxLength: 1000, Description: "Workspace-relative path of the plan the spec came from."},
+			{Name: "plan_review_path", Type: mcptool.String, MaxLength: 1000, Description: "Workspace-relative path of the plan's review."},
+			{Name: "key", Type: mcptool.String, MaxLength: 100, Description: "Frontmatter key (title, description, mission, category, plan_path, plan_review_path, estimated_hours, actual_hours, objectives or a free-form key)."},
+			{Name: "value", Type: mcptool.String, Description: "Frontmatter value; numbers for *_hours, a JSON array for objectives."},
+			{Name: "title", Type: mcptool.String, MaxLength: 500, Description: "Phase title."},
+			{Name: "purpose", Type: mcptool.String, Description: "Why the phase exists."},
+			{Name: "position", Type: mcptool.Integer, Min: f64(0), Description: "0-based, among the phases (default: last)."},
+			{Name: "link_previous", Type: mcptool.Boolean, Description: "Chain the phase to the phase before it where it lands (default true)."},
 			idParam("phase_id", "Phase identifier, e.g. phase-2."),
-			{Name: "force", Type: Boolean, Description: "phase-remove: remove even when the phase holds started or finished work."},
-			{Name: "phase", Type: Object, Description: "phase-add-bulk: {title, description, purpose, estimated_hours, metadata_defaults}."},
-			{Name: "tasks", Type: Array, Items: Object, MaxItems: 200, Description: "phase-add-bulk: [{type task|subtask|verify|research, title, description (or details), task_category (or category), file_path, acceptance_criteria[], complexity, estimated_hours, verification_type, command, expected}]."},
-			{Name: "metadata_defaults", Type: Object, Description: "phase-add-bulk: defaults for every task (phase.metadata_defaults wins)."},
-			{Name: "verify_scaffold", Type: Boolean, Description: "phase-add-bulk: also add the verify scaffold (default false, as in foundry-mcp)."},
-			{Name: "estimated_hours", Type: Number, Min: f64(0), Max: f64(100000), Description: "phase-add, phase-update-metadata: the phase's estimated hours."},
-			{Name: "metadata", Type: Object, Description: "phase-update-metadata: keys to set (null deletes)."},
-			{Name: "text", Type: String, Description: "The assumption, constraint, question or success criterion."},
-			{Name: "assumption_type", Type: String, MaxLength: 50, Description: "Optional kind of assumption (kept as a prefix tag)."},
-			{Name: "likelihood", Type: String, Enum: specs.RiskLevels, Description: "Risk likelihood."},
-			{Name: "impact", Type: String, Enum: specs.RiskLevels, Description: "Risk impact."},
-			{Name: "mitigation", Type: String, Description: "How the risk is mitigated."},
-			{Name: "changelog", Type: String, Description: "revision-add: what changed in this revision."},
-			{Name: "author", Type: String, MaxLength: 200, Description: "revision-add: who made the revision (default: the client); assumption-add: echoed."},
-			{Name: "changes", Type: String, Description: "revision-add: foundry-mcp's name of changelog."},
-			{Name: "template_name", Type: String, Description: "spec-template: foundry-mcp's name of template (checked like it)."},
-			{Name: "case_sensitive", Type: Boolean, Description: "spec-find-replace: match case (default true)."},
-			{Name: "find", Type: String, MaxLength: 256, MinLength: 1, Description: "Text (or RE2 regular expression with use_regex) to find, at most 256 characters."},
-			{Name: "replace", Type: String, Description: "Replacement text ($1 expands groups with use_regex)."},
-			{Name: "use_regex", Type: Boolean, Description: "Treat find as a regular expression."},
-			{Name: "scope", Type: String, Enum: []string{"all", "titles", "descriptions"}, Description: "Which fields find-replace touches (default all)."},
-			{Name: "version", Type: IntOrString, Min: f64(1), MaxLength: 64, Description: "spec-rollback: a version, or a timestamp (the version current then)."},
+			{Name: "force", Type: mcptool.Boolean, Description: "phase-remove: remove even when the phase holds started or finished work."},
+			{Name: "phase", Type: mcptool.Object, Description: "phase-add-bulk: {title, description, purpose, estimated_hours, metadata_defaults}."},
+			{Name: "tasks", Type: mcptool.Array, Items: mcptool.Object, MaxItems: 200, Description: "phase-add-bulk: [{type task|subtask|verify|research, title, description (or details), task_category (or category), file_path, acceptance_criteria[], complexity, estimated_hours, verification_type, command, expected}]."},
+			{Name: "metadata_defaults", Type: mcptool.Object, Description: "phase-add-bulk: defaults for every task (phase.metadata_defaults wins)."},
+			{Name: "verify_scaffold", Type: mcptool.Boolean, Description: "phase-add-bulk: also add the verify scaffold (default false, as in foundry-mcp)."},
+			{Name: "estimated_hours", Type: mcptool.Number, Min: f64(0), Max: f64(100000), Description: "phase-add, phase-update-metadata: the phase's estimated hours."},
+			{Name: "metadata", Type: mcptool.Object, Description: "phase-update-metadata: keys to set (null deletes)."},
+			{Name: "text", Type: mcptool.String, Description: "The assumption, constraint, question or success criterion."},
+			{Name: "assumption_type", Type: mcptool.String, MaxLength: 50, Description: "Optional kind of assumption (kept as a prefix tag)."},
+			{Name: "likelihood", Type: mcptool.String, Enum: specs.RiskLevels, Description: "Risk likelihood."},
+			{Name: "impact", Type: mcptool.String, Enum: specs.RiskLevels, Description: "Risk impact."},
+			{Name: "mitigation", Type: mcptool.String, Description: "How the risk is mitigated."},
+			{Name: "changelog", Type: mcptool.String, Description: "revision-add: what changed in this revision."},
+			{Name: "author", Type: mcptool.String, MaxLength: 200, Description: "revision-add: who made the revision (default: the client); assumption-add: echoed."},
+			{Name: "changes", Type: mcptool.String, Description: "revision-add: foundry-mcp's name of changelog."},
+			{Name: "template_name", Type: mcptool.String, Description: "spec-template: foundry-mcp's name of template (checked like it)."},
+			{Name: "case_sensitive", Type: mcptool.Boolean, Description: "spec-find-replace: match case (default true)."},
+			{Name: "find", Type: mcptool.String, MaxLength: 256, MinLength: 1, Description: "Text (or RE2 regular expression with use_regex) to find, at most 256 characters."},
+			{Name: "replace", Type: mcptool.String, Description: "Replacement text ($1 expands groups with use_regex)."},
+			{Name: "use_regex", Type: mcptool.Boolean, Description: "Treat find as a regular expression."},
+			{Name: "scope", Type: mcptool.String, Enum: []string{"all", "titles", "descriptions"}, Description: "Which fields find-replace touches (default all)."},
+			{Name: "version", Type: mcptool.IntOrString, Min: f64(1), MaxLength: 64, Description: "spec-rollback: a version, or a timestamp (the version current then)."},
 		},
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			{
 				Name: "spec-create", Summary: "Creates a spec (id = slug-YYYY-MM-DD-NNN; the same name twice on one day gets -002) with an optional template.",
 				Required: []string{"name"}, Optional: []string{"mission", "description", "category", "template", "plan_path", "plan_review_path", "dry_run"},
-				SideEffects: EffectWrite, Latency: LatencyFast, Example: map[string]any{"name": "Contract test spec", "template": "feature"},
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: map[string]any{"name": "Contract test spec", "template": "feature"},
 				Answer: SpecCreateAnswer{}, Handler: d.specCreate,
 			},
 			{
 				Name: "spec-template", Summary: "Lists the shipped templates (empty, feature, bugfix, refactor), shows one, or applies one to an existing spec.",
 				Optional:    []string{"template_action", "template", "template_name", "spec_id", "dry_run", "expected_version"},
-				SideEffects: EffectWrite, Latency: LatencyFast, Example: map[string]any{"template_action": "list"},
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: map[string]any{"template_action": "list"},
 				Answer: SpecTemplateAnswer{}, Handler: d.specTemplate,
 			},
 			write("spec-update-frontmatter", "Sets one top-level field (title, description, mission, category, plan paths, hours, objectives or a free-form metadata key); list-typed fields have their own actions.",
@@ -96,7 +96,7 @@ func authoringTool(d *Deps) *Tool {
 			write("assumption-add", "Records an assumption.", []string{"spec_id", "text"}, []string{"assumption_type", "author"}, false, AssumptionAddAnswer{}, d.assumptionAdd),
 			{
 				Name: "assumption-list", Summary: "Lists the assumptions (those tagged assumption_type when given).",
-				Required: []string{"spec_id"}, Optional: []string{"assumption_type"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+				Required: []string{"spec_id"}, Optional: []string{"assumption_type"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 				Answer: AssumptionListAnswer{}, Handler: d.assumptionList,
 			},
 			write("constraint-add", "Records a constraint.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddConstraint, func(a *ItemAddAnswer, t string) { a.Constraint = t })),
@@ -115,7 +115,7 @@ func authoringTool(d *Deps) *Tool {
 			{
 				Name: "spec-rollback", Summary: "Restores the spec to an earlier version (spec history lists them) as a new version; the journal is untouched.",
 				Required: []string{"spec_id", "version"}, Optional: mutationArgs,
-				SideEffects: EffectWrite, Destructive: true, Latency: LatencyFast,
+				SideEffects: mcptool.EffectWrite, Destructive: true, Latency: mcptool.LatencyFast,
 				Answer: RollbackAnswer{}, Handler: d.specRollback,
 			},
 		},
@@ -135,7 +135,7 @@ func missingOrUnknownTemplate(name string) *core.Error {
 
 // phaseInput binds phase-add's phase (and phase-add-bulk's position and
 // link_previous).
-func phaseInput(a Args, testCommand string) specs.PhaseInput {
+func phaseInput(a mcptool.Args, testCommand string) specs.PhaseInput {
 	in := specs.PhaseInput{Title: a.String("title"), Description: a.String("description"), Purpose: a.String("purpose"), TestCommand: testCommand,
 		VerifyScaffold: a.Bool("verify_scaffold")}
 	if h, ok := a.Float("estimated_hours"); ok {
@@ -156,30 +156,30 @@ var phaseFields = []string{"title", "description", "purpose", "estimated_hours",
 
 // phaseObject binds phase-add-bulk's phase object strictly (objectArg);
 // its title is required.
-func phaseObject(m map[string]any, a Args, testCommand string) (specs.PhaseInput, error) {
+func phaseObject(m map[string]any, a mcptool.Args, testCommand string) (specs.PhaseInput, error) {
 	in := phaseInput(a, testCommand)
-	o := bindObject(m, "phase", "authoring", phaseFields)
+	o := mcptool.BindObject(m, "phase", "authoring", phaseFields)
 	for _, f := range []struct {
 		key string
 		dst *string
 	}{{"description", &in.Description}, {"purpose", &in.Purpose}, {"title", &in.Title}} {
-		if o.has(f.key) {
-			*f.dst = o.str(f.key)
+		if o.Has(f.key) {
+			*f.dst = o.Str(f.key)
 		}
 	}
-	in.Metadata, in.EstimatedHours = o.object("metadata"), o.hours("estimated_hours")
+	in.Metadata, in.EstimatedHours = o.Object("metadata"), o.Hours("estimated_hours")
 	// foundry-mcp: top-level metadata_defaults under phase.metadata_defaults.
 	in.MetadataDefaults = maps.Clone(a.Object("metadata_defaults"))
-	if d := o.object("metadata_defaults"); d != nil {
+	if d := o.Object("metadata_defaults"); d != nil {
 		if in.MetadataDefaults == nil {
 			in.MetadataDefaults = map[string]any{}
 		}
 		maps.Copy(in.MetadataDefaults, d)
 	}
-	if o.err == nil && strings.TrimSpace(in.Title) == "" {
+	if o.Err == nil && strings.TrimSpace(in.Title) == "" {
 		return in, core.NewError(errcode.MissingRequired, "phase.title is required.", map[string]any{"field": "phase.title"})
 	}
-	return in, errOrNil(o.err)
+	return in, errOrNil(o.Err)
 }
 
 // taskFields are the keys of one phase-add-bulk task.
@@ -192,27 +192,27 @@ func taskInputs(list []any) ([]specs.TaskInput, error) {
 	out := make([]specs.TaskInput, 0, len(list))
 	for i, raw := range list {
 		m, _ := raw.(map[string]any)
-		o := bindObject(m, fmt.Sprintf("tasks[%d]", i), "authoring", taskFields)
-		t := specs.TaskInput{Type: specs.NodeType(o.str("type")), Title: o.str("title"), Description: o.str("description"),
-			TaskCategory: o.str("task_category"), FilePath: o.str("file_path"), Complexity: o.str("complexity"),
-			VerificationType: o.str("verification_type"), Command: o.str("command"), Expected: o.str("expected"),
-			BlockingMode: o.str("blocking_mode"), ResearchType: o.str("research_type"), Query: o.str("query"),
-			EstimatedHours: o.hours("estimated_hours")}
+		o := mcptool.BindObject(m, fmt.Sprintf("tasks[%d]", i), "authoring", taskFields)
+		t := specs.TaskInput{Type: specs.NodeType(o.Str("type")), Title: o.Str("title"), Description: o.Str("description"),
+			TaskCategory: o.Str("task_category"), FilePath: o.Str("file_path"), Complexity: o.Str("complexity"),
+			VerificationType: o.Str("verification_type"), Command: o.Str("command"), Expected: o.Str("expected"),
+			BlockingMode: o.Str("blocking_mode"), ResearchType: o.Str("research_type"), Query: o.Str("query"),
+			EstimatedHours: o.Hours("estimated_hours")}
 		if a, ok := m["acceptance_criteria"].(string); ok {
 			t.AcceptanceCriteria = []string{a} // foundry-mcp: text or a list of texts
 		} else {
-			t.AcceptanceCriteria = o.strs("acceptance_criteria")
+			t.AcceptanceCriteria = o.Strs("acceptance_criteria")
 		}
 		if t.TaskCategory == "" {
-			t.TaskCategory = o.str("category") // foundry-mcp's name
+			t.TaskCategory = o.Str("category") // foundry-mcp's name
 		}
 		if d, ok := m["details"].(string); ok {
 			t.Details = []string{d} // foundry-mcp: text or a list of texts
 		} else {
-			t.Details = o.strs("details")
+			t.Details = o.Strs("details")
 		}
-		if o.err != nil {
-			return nil, o.err
+		if o.Err != nil {
+			return nil, o.Err
 		}
 		out = append(out, t)
 	}
@@ -225,17 +225,4 @@ func errOrNil(e *core.Error) error {
 		return nil
 	}
 	return e
-}
-
-// structMap renders a result struct as a JSON object map.
-func structMap(v any) map[string]any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return map[string]any{}
-	}
-	var m map[string]any
-	if json.Unmarshal(b, &m) != nil || m == nil {
-		return map[string]any{}
-	}
-	return m
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -22,7 +23,7 @@ type SpecCreateAnswer struct {
 	Template  string          `json:"template"`
 }
 
-func (d *Deps) specCreate(ctx context.Context, r *Request) Result {
+func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	o := d.writeOptions(r, "spec-create")
 	in := specs.NewSpecInput{
 		Name: r.Args.String("name"), Mission: r.Args.String("mission"), Description: r.Args.String("description"),
@@ -33,13 +34,13 @@ func (d *Deps) specCreate(ctx context.Context, r *Request) Result {
 		return specs.CreateSpec(in, d.clock(), exists, author(r))
 	})
 	if err != nil {
-		return Fail(specError(err, ""))
+		return mcptool.Fail(specError(err, ""))
 	}
 	a := SpecCreateAnswer{Mutation: Mutation{SpecID: h.SpecID, Version: h.Version}, Title: h.Title, Lifecycle: h.Lifecycle, Template: r.Args.String("template")}
 	if o.DryRun {
 		a.DryRun, a.Changes = true, []specs.RepoChange{{Op: "add", Target: "spec", Detail: h.SpecID}}
 	}
-	return OK(a)
+	return mcptool.OK(a)
 }
 
 // SpecTemplateAnswer is authoring spec-template's answer: templates (list),
@@ -59,25 +60,25 @@ func (a *SpecTemplateAnswer) mutated(m Mutation) {
 	a.SpecID, a.Version, a.DryRun, a.Changes = m.SpecID, m.Version, m.DryRun, m.Changes
 }
 
-func (d *Deps) specTemplate(ctx context.Context, r *Request) Result {
+func (d *Deps) specTemplate(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	if !r.Args.Has("template") && r.Args.Has("template_name") {
 		r.Args["template"] = r.Args["template_name"] // foundry-mcp's name
 	}
 	switch r.Args.String("template_action") {
 	case "", "list":
-		return OK(SpecTemplateAnswer{Templates: specs.TemplateCatalogue()})
+		return mcptool.OK(SpecTemplateAnswer{Templates: specs.TemplateCatalogue()})
 	case "show":
 		t, ok := specs.TemplateByName(r.Args.String("template"))
 		if !ok {
-			return Fail(missingOrUnknownTemplate(r.Args.String("template")))
+			return mcptool.Fail(missingOrUnknownTemplate(r.Args.String("template")))
 		}
-		return OK(SpecTemplateAnswer{Template: &t})
+		return mcptool.OK(SpecTemplateAnswer{Template: &t})
 	}
 	if !r.Args.Has("spec_id") {
-		return Fail(core.NewError(errcode.MissingRequired, "template_action=apply needs spec_id.", map[string]any{"field": "spec_id", "action": "spec-template"}))
+		return mcptool.Fail(core.NewError(errcode.MissingRequired, "template_action=apply needs spec_id.", map[string]any{"field": "spec_id", "action": "spec-template"}))
 	}
 	if _, ok := specs.TemplateByName(r.Args.String("template")); !ok {
-		return Fail(missingOrUnknownTemplate(r.Args.String("template")))
+		return mcptool.Fail(missingOrUnknownTemplate(r.Args.String("template")))
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecTemplateAnswer, error) {
 		res, err := specs.ApplyTemplate(sp, r.Args.String("template"), d.TestCommand)
@@ -91,7 +92,7 @@ type FrontmatterAnswer struct {
 	specs.Frontmatter
 }
 
-func (d *Deps) specUpdateFrontmatter(ctx context.Context, r *Request) Result {
+func (d *Deps) specUpdateFrontmatter(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (FrontmatterAnswer, error) {
 		v, err := specs.SetFrontmatter(sp, r.Args.String("key"), r.Args.String("value"), r.Args.Has("value"))
 		return FrontmatterAnswer{Frontmatter: v}, err
@@ -104,21 +105,21 @@ type PhaseAnswer struct {
 	specs.PhaseResult
 }
 
-func (d *Deps) phaseAdd(ctx context.Context, r *Request) Result {
+func (d *Deps) phaseAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
 		res, err := specs.AddPhase(sp, phaseInput(r.Args, d.TestCommand))
 		return PhaseAnswer{PhaseResult: res}, err
 	})
 }
 
-func (d *Deps) phaseAddBulk(ctx context.Context, r *Request) Result {
+func (d *Deps) phaseAddBulk(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	tasks, err := taskInputs(r.Args.List("tasks"))
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	in, err := phaseObject(r.Args.Object("phase"), r.Args, d.TestCommand)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
 		res, err := specs.AddPhaseBulk(sp, in, tasks)
@@ -132,7 +133,7 @@ type PhaseRemoveAnswer struct {
 	specs.RemovePhaseResult
 }
 
-func (d *Deps) phaseRemove(ctx context.Context, r *Request) Result {
+func (d *Deps) phaseRemove(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseRemoveAnswer, error) {
 		res, err := specs.RemovePhase(sp, r.Args.String("phase_id"), r.Args.Bool("force"))
 		return PhaseRemoveAnswer{RemovePhaseResult: res}, err
@@ -146,7 +147,7 @@ type PhaseMoveAnswer struct {
 	specs.PhaseMove
 }
 
-func (d *Deps) phaseMove(ctx context.Context, r *Request) Result {
+func (d *Deps) phaseMove(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	pos, _ := r.Args.Int("position")
 	link := !r.Args.Has("link_previous") || r.Args.Bool("link_previous")
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMoveAnswer, error) {
@@ -163,7 +164,7 @@ type PhaseMetadataAnswer struct {
 	Changed []string `json:"changed"`
 }
 
-func (d *Deps) phaseUpdateMetadata(ctx context.Context, r *Request) Result {
+func (d *Deps) phaseUpdateMetadata(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	id := r.Args.String("phase_id")
 	updates := maps.Clone(r.Args.Object("metadata"))
 	for _, k := range []string{"description", "purpose", "estimated_hours"} { // foundry-mcp's top-level keys
@@ -189,7 +190,7 @@ type AssumptionAddAnswer struct {
 	Author string `json:"author,omitempty"`
 }
 
-func (d *Deps) assumptionAdd(ctx context.Context, r *Request) Result {
+func (d *Deps) assumptionAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (AssumptionAddAnswer, error) {
 		v, err := specs.AddTaggedAssumption(sp, r.Args.String("assumption_type"), r.Args.String("text"))
 		return AssumptionAddAnswer{AddedAssumption: v, Author: r.Args.String("author")}, err
@@ -211,8 +212,8 @@ type ItemAddAnswer struct {
 
 // itemAdd is the handler of one list-item add: add stores the text, name
 // puts it under the item's name.
-func (d *Deps) itemAdd(add func(*specs.Spec, string) (int, error), name func(*ItemAddAnswer, string)) Handler {
-	return func(ctx context.Context, r *Request) Result {
+func (d *Deps) itemAdd(add func(*specs.Spec, string) (int, error), name func(*ItemAddAnswer, string)) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (ItemAddAnswer, error) {
 			text := r.Args.String("text")
 			n, err := add(sp, text)
@@ -252,7 +253,7 @@ type SuccessCriteriaListAnswer struct {
 }
 
 // readStrings reads one of the spec's string lists (never nil).
-func (d *Deps) readStrings(ctx context.Context, r *Request, get func(*specs.Spec) []string, answer func(specID string, items []string) any) Result {
+func (d *Deps) readStrings(ctx context.Context, r *mcptool.Request, get func(*specs.Spec) []string, answer func(specID string, items []string) any) mcptool.Result {
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (any, error) {
 		items := get(sp)
 		if items == nil {
@@ -262,21 +263,21 @@ func (d *Deps) readStrings(ctx context.Context, r *Request, get func(*specs.Spec
 	})
 }
 
-func (d *Deps) assumptionList(ctx context.Context, r *Request) Result {
+func (d *Deps) assumptionList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	kind := r.Args.String("assumption_type")
 	ofType := func(sp *specs.Spec) []string { return specs.AssumptionsOfType(sp, kind) }
 	return d.readStrings(ctx, r, ofType, func(id string, l []string) any { return AssumptionListAnswer{id, l, len(l)} })
 }
 
-func (d *Deps) constraintList(ctx context.Context, r *Request) Result {
+func (d *Deps) constraintList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return d.readStrings(ctx, r, specs.Constraints, func(id string, l []string) any { return ConstraintListAnswer{id, l, len(l)} })
 }
 
-func (d *Deps) questionList(ctx context.Context, r *Request) Result {
+func (d *Deps) questionList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return d.readStrings(ctx, r, specs.Questions, func(id string, l []string) any { return QuestionListAnswer{id, l, len(l)} })
 }
 
-func (d *Deps) successCriteriaList(ctx context.Context, r *Request) Result {
+func (d *Deps) successCriteriaList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return d.readStrings(ctx, r, specs.SuccessCriteria, func(id string, l []string) any { return SuccessCriteriaListAnswer{id, l, len(l)} })
 }
 
@@ -287,7 +288,7 @@ type RiskAddAnswer struct {
 	Count int        `json:"count"`
 }
 
-func (d *Deps) riskAdd(ctx context.Context, r *Request) Result {
+func (d *Deps) riskAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	risk := specs.Risk{Description: r.Args.String("description"), Likelihood: r.Args.String("likelihood"),
 		Impact: r.Args.String("impact"), Mitigation: r.Args.String("mitigation")}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (RiskAddAnswer, error) {
@@ -303,7 +304,7 @@ type RiskListAnswer struct {
 	Count  int          `json:"count"`
 }
 
-func (d *Deps) riskList(ctx context.Context, r *Request) Result {
+func (d *Deps) riskList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (RiskListAnswer, error) {
 		risks := specs.Risks(sp)
 		if risks == nil {
@@ -319,7 +320,7 @@ type RevisionAddAnswer struct {
 	Revision specs.Revision `json:"revision"`
 }
 
-func (d *Deps) revisionAdd(ctx context.Context, r *Request) Result {
+func (d *Deps) revisionAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	who := r.Args.String("author")
 	if who == "" {
 		who = author(r)
@@ -343,7 +344,7 @@ type FindReplaceAnswer struct {
 	specs.FindReplaceResult
 }
 
-func (d *Deps) specFindReplace(ctx context.Context, r *Request) Result {
+func (d *Deps) specFindReplace(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	in := specs.FindReplaceInput{Find: r.Args.String("find"), Replace: r.Args.String("replace"),
 		Regex: r.Args.Bool("use_regex"), Scope: r.Args.String("scope"), IgnoreCase: r.Args.Has("case_sensitive") && !r.Args.Bool("case_sensitive")}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (FindReplaceAnswer, error) {
@@ -362,11 +363,11 @@ type RollbackAnswer struct {
 
 // specRollback restores the version given as a number or a timestamp
 // (specs.Rollback).
-func (d *Deps) specRollback(ctx context.Context, r *Request) Result {
+func (d *Deps) specRollback(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	specID := r.Args.String("spec_id")
 	v, res, err := specs.Rollback(ctx, d.Specs, specID, versionRef(r.Args, "version"), d.writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
 	if err != nil {
-		return Fail(specError(err, specID))
+		return mcptool.Fail(specError(err, specID))
 	}
-	return OK(RollbackAnswer{Mutation: mutationOf(specID, res), RestoredVersion: v, NodesRestored: len(res.Changes)})
+	return mcptool.OK(RollbackAnswer{Mutation: mutationOf(specID, res), RestoredVersion: v, NodesRestored: len(res.Changes)})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -21,28 +22,28 @@ type NotesStore interface {
 
 // authoringFoundryParams are the authoring parameters only these actions
 // take.
-var authoringFoundryParams = []Param{
-	{Name: "phase_template", Type: String, MaxLength: 50, Description: "phase-template: one template (default all)."},
+var authoringFoundryParams = []mcptool.Param{
+	{Name: "phase_template", Type: mcptool.String, MaxLength: 50, Description: "phase-template: one template (default all)."},
 	idParam("intake_id", "An intake item, e.g. intake-3."),
-	{Name: "reason", Type: String, MaxLength: 2000, Description: "intake-dismiss: why."},
+	{Name: "reason", Type: mcptool.String, MaxLength: 2000, Description: "intake-dismiss: why."},
 	pCursor, pLimit(core.PageList),
 }
 
 // authoringFoundryActions are foundry-mcp's authoring actions that need no
 // model: phase templates and the intake inbox.
-func authoringFoundryActions(d *Deps) []Action {
-	return []Action{
+func authoringFoundryActions(d *Deps) []mcptool.Action {
+	return []mcptool.Action{
 		{Name: "phase-template", Summary: "Shipped phase templates (planning, implementation, testing, security, documentation) as phase-add-bulk's phase and tasks.",
-			Optional: []string{"phase_template"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
+			Optional: []string{"phase_template"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
 			Answer: PhaseTemplateAnswer{}, Handler: phaseTemplate},
 		{Name: "intake-add", Summary: "Adds a note to the workspace's intake inbox (ideas and requests not yet in a spec).",
-			Required: []string{"title"}, Optional: []string{"description"}, SideEffects: EffectWrite, Latency: LatencyFast,
+			Required: []string{"title"}, Optional: []string{"description"}, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
 			Example: map[string]any{"title": "Idea"}, Answer: IntakeAnswer{}, Handler: d.intakeAdd},
 		{Name: "intake-list", Summary: "Inbox items not dismissed, oldest first, paged.",
-			Optional: []string{"cursor", "limit"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			Optional: []string{"cursor", "limit"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 			Example: map[string]any{}, Answer: IntakeListAnswer{}, Handler: d.intakeList},
 		{Name: "intake-dismiss", Summary: "Marks an inbox item dismissed (kept, no longer listed).",
-			Required: []string{"intake_id"}, Optional: []string{"reason"}, SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast,
+			Required: []string{"intake_id"}, Optional: []string{"reason"}, SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyFast,
 			Answer: IntakeAnswer{}, Handler: d.intakeDismiss},
 	}
 }
@@ -54,11 +55,11 @@ type PhaseTemplateAnswer struct {
 	Apply     string                `json:"apply"`
 }
 
-func phaseTemplate(_ context.Context, r *Request) Result {
+func phaseTemplate(_ context.Context, r *mcptool.Request) mcptool.Result {
 	names := specs.PhaseTemplateNames()
 	if n := strings.ToLower(r.Args.String("phase_template")); n != "" {
 		if _, ok := specs.PhaseTemplateByName(n); !ok {
-			return Fail(core.NewError(errcode.NotFound, "No phase template "+n+".", map[string]any{"field": "phase_template", "received": n, "allowed": names}).
+			return mcptool.Fail(core.NewError(errcode.NotFound, "No phase template "+n+".", map[string]any{"field": "phase_template", "received": n, "allowed": names}).
 				WithRecovery("authoring", map[string]any{"action": "phase-template"}, fuzzy.Rank(n, names, 5)))
 		}
 		names = []string{n}
@@ -69,7 +70,7 @@ func phaseTemplate(_ context.Context, r *Request) Result {
 		a.Templates = append(a.Templates, t)
 	}
 	a.Count = len(a.Templates)
-	return OK(a)
+	return mcptool.OK(a)
 }
 
 // IntakeAnswer is intake-add's and intake-dismiss's answer.
@@ -93,36 +94,36 @@ func (d *Deps) notes() (NotesStore, error) {
 	return d.Notes, nil
 }
 
-func (d *Deps) intakeAdd(ctx context.Context, r *Request) Result {
+func (d *Deps) intakeAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	n, err := d.notes()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	item, err := n.IntakeAdd(ctx, specs.IntakeItem{Title: strings.TrimSpace(r.Args.String("title")), Description: r.Args.String("description"),
 		CreatedAt: specs.FormatTime(d.clock()()), CreatedBy: author(r)})
 	return answer(IntakeAnswer{Item: item}, err)
 }
 
-func (d *Deps) intakeList(ctx context.Context, r *Request) Result {
+func (d *Deps) intakeList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	n, err := d.notes()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
-	p, err := OpenPage(r, "authoring", "intake-list", "", core.PageList, map[string]any{"action": "intake-list"})
+	p, err := mcptool.OpenPage(r, "authoring", "intake-list", "", core.PageList, map[string]any{"action": "intake-list"})
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	items, last, err := n.IntakeList(ctx, specs.IntakeNew, p.After, p.Limit)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
-	return OK(IntakeListAnswer{Items: items, Count: len(items)}, p.Meta(p.Cursor(last, last != "")))
+	return mcptool.OK(IntakeListAnswer{Items: items, Count: len(items)}, p.Meta(p.Cursor(last, last != "")))
 }
 
-func (d *Deps) intakeDismiss(ctx context.Context, r *Request) Result {
+func (d *Deps) intakeDismiss(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	n, err := d.notes()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	item, already, err := n.IntakeDismiss(ctx, r.Args.String("intake_id"), r.Args.String("reason"), specs.FormatTime(d.clock()()))
 	return answer(IntakeAnswer{Item: item, Already: already}, err)
@@ -130,7 +131,7 @@ func (d *Deps) intakeDismiss(ctx context.Context, r *Request) Result {
 
 // extend adds params and actions to t (foundry's actions kept out of the
 // tool's own declaration file).
-func extend(t *Tool, params []Param, actions []Action) *Tool {
+func extend(t *mcptool.Tool, params []mcptool.Param, actions []mcptool.Action) *mcptool.Tool {
 	t.Params = append(t.Params, params...)
 	t.Actions = append(t.Actions, actions...)
 	return t

@@ -1,42 +1,20 @@
 package tools
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
 
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/jcs"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 	"github.com/specd/specd/specs/degrade"
 )
-
-// tokensOf is the token estimate of contract §6: bytes of compact JSON / 4.
-func tokensOf(v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	return (len(b) + 3) / 4
-}
 
 // ArchiveID names a stored spec item pinned to a version, so that
 // research(action="archive-get") can serve it from the store (contract §6).
 func ArchiveID(specID string, version int64, item string) string {
 	return "spec:" + specID + "@" + strconv.FormatInt(version, 10) + "/" + item
-}
-
-// ContentHash is "sha256:<hex>" of v's RFC 8785 canonical JSON.
-func ContentHash(v any) (string, error) {
-	b, err := jcs.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // hasher names and hashes the items degrade.Fit drops: archive ids pinned
@@ -47,7 +25,7 @@ func (h *hashMemo) hasher(specID string, version int64) degrade.Hasher {
 		if hash, ok := h.get(id); ok {
 			return id, hash, nil
 		}
-		hash, err := ContentHash(v)
+		hash, err := mcptool.ContentHash(v)
 		if err != nil {
 			return "", "", err
 		}
@@ -72,13 +50,6 @@ func fidelityMeta(b degrade.Result, budget int) []core.MetaOption {
 		core.WithFidelity(b.Fidelity, b.Dropped, b.Archive),
 		core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg, ctx),
 	}
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // hashMemo remembers archive hashes by archive id. An archive id pins a spec
@@ -151,14 +122,14 @@ func (g *docDegrader) fit(budget int) (any, degrade.Result, error) {
 	if !g.bare {
 		return SpecGetAnswer{Spec: b.Answer.Spec, Version: g.doc.Version, NextCalls: b.Answer.NextCalls}, b, nil
 	}
-	m := structMap(b.Answer.Spec)
+	m := mcptool.StructMap(b.Answer.Spec)
 	if b.Answer.NextCalls != nil {
 		m["next_calls"] = b.Answer.NextCalls
 	}
 	return m, b, nil
 }
 
-func (g *docDegrader) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
+func (g *docDegrader) Degrade(f mcptool.Fit) (any, []core.MetaOption, bool, error) {
 	budget := min(g.dataBudget, f.Budget)
 	for range maxDocFitRounds {
 		data, b, err := g.fit(budget)

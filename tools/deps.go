@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"time"
+
+	"github.com/specd/specd/core/mcptool"
 )
 
 // StoreHealth is what health and server need of the store.
@@ -48,7 +50,7 @@ type Deps struct {
 	Transports   []string // enabled transports
 	Started      time.Time
 	TokenBudget  int
-	Runtime      Runtime
+	Runtime      mcptool.Runtime
 	// VerificationExecute lets verification execute run verify nodes'
 	// commands (off unless the server is started with
 	// --enable-verification-execute or SPECD_VERIFICATION_EXECUTE=1).

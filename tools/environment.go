@@ -4,19 +4,20 @@ import (
 	"context"
 	"runtime"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/toolchain"
 	"github.com/specd/specd/core/workspacefs"
 )
 
-func environmentTool(d *Deps) *Tool {
-	read := func(name, summary string, answer any, h Handler) Action {
-		return Action{Name: name, Summary: summary, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+func environmentTool(d *Deps) *mcptool.Tool {
+	read := func(name, summary string, answer any, h mcptool.Handler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 			Example: map[string]any{}, Answer: answer, Handler: h}
 	}
-	return &Tool{
+	return &mcptool.Tool{
 		Name: "environment", Title: "specd environment",
 		Description: "Use this when you need the project kind or toolchain. Use test instead to run tests. detect → test discover.",
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			read("detect", "Project kinds from marker files (go.mod, package.json, pyproject.toml, Cargo.toml, Makefile).", EnvDetectAnswer{}, d.envDetect),
 			read("detect-test-runner", "The primary kind's test runner and command.", TestRunnerAnswer{}, d.envTestRunner),
 			read("verify-toolchain", "Whether git, sh and each kind's programs are on PATH.", ToolchainAnswer{}, d.envToolchain),
@@ -84,25 +85,25 @@ func (d *Deps) workspaceKinds() ([]toolchain.Kind, *workspacefs.Dir, error) {
 	return toolchain.Detect(ws), ws, nil
 }
 
-func (d *Deps) envDetect(_ context.Context, _ *Request) Result {
+func (d *Deps) envDetect(_ context.Context, _ *mcptool.Request) mcptool.Result {
 	ks, ws, err := d.workspaceKinds()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	_ = ws.Close()
-	return OK(EnvDetectAnswer{Kinds: ks, Count: len(ks)})
+	return mcptool.OK(EnvDetectAnswer{Kinds: ks, Count: len(ks)})
 }
 
-func (d *Deps) envTestRunner(_ context.Context, _ *Request) Result {
+func (d *Deps) envTestRunner(_ context.Context, _ *mcptool.Request) mcptool.Result {
 	ks, ws, err := d.workspaceKinds()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	_ = ws.Close()
 	if len(ks) == 0 {
-		return OK(TestRunnerAnswer{})
+		return mcptool.OK(TestRunnerAnswer{})
 	}
-	return OK(TestRunnerAnswer{Found: true, Kind: ks[0].Name, TestRunner: ks[0].TestRunner, TestCommand: ks[0].TestCommand})
+	return mcptool.OK(TestRunnerAnswer{Found: true, Kind: ks[0].Name, TestRunner: ks[0].TestRunner, TestCommand: ks[0].TestCommand})
 }
 
 func allFound(ps []toolchain.Program) bool {
@@ -114,17 +115,17 @@ func allFound(ps []toolchain.Program) bool {
 	return true
 }
 
-func (d *Deps) envToolchain(_ context.Context, _ *Request) Result {
+func (d *Deps) envToolchain(_ context.Context, _ *mcptool.Request) mcptool.Result {
 	ks, ws, err := d.workspaceKinds()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	_ = ws.Close()
 	ps := toolchain.Programs(ks)
-	return OK(ToolchainAnswer{Programs: ps, OK: allFound(ps)})
+	return mcptool.OK(ToolchainAnswer{Programs: ps, OK: allFound(ps)})
 }
 
-func (d *Deps) envVerify(ctx context.Context, _ *Request) Result {
+func (d *Deps) envVerify(ctx context.Context, _ *mcptool.Request) mcptool.Result {
 	a := VerifyEnvAnswer{OS: runtime.GOOS}
 	ks, ws, err := d.workspaceKinds()
 	if err == nil {
@@ -134,10 +135,10 @@ func (d *Deps) envVerify(ctx context.Context, _ *Request) Result {
 	a.Programs = toolchain.Programs(ks)
 	a.Store = d.Store != nil && d.Store.CheckWritable(ctx) == nil
 	a.OK = a.Workspace && a.Store && allFound(a.Programs)
-	return OK(a)
+	return mcptool.OK(a)
 }
 
-func (d *Deps) envConfig(_ context.Context, _ *Request) Result {
+func (d *Deps) envConfig(_ context.Context, _ *mcptool.Request) mcptool.Result {
 	sources := d.ConfigSources
 	if sources == nil {
 		sources = map[string]string{}
@@ -146,12 +147,12 @@ func (d *Deps) envConfig(_ context.Context, _ *Request) Result {
 	if toolsets == nil {
 		toolsets = []string{}
 	}
-	return OK(EnvConfigAnswer{Version: d.Version, Transports: d.Transports, TokenBudget: d.TokenBudget,
+	return mcptool.OK(EnvConfigAnswer{Version: d.Version, Transports: d.Transports, TokenBudget: d.TokenBudget,
 		VerificationExecute: d.VerificationExecute, ReadOnly: d.ReadOnly, Toolsets: toolsets, Sources: sources})
 }
 
-func (d *Deps) envInit(ctx context.Context, _ *Request) Result {
+func (d *Deps) envInit(ctx context.Context, _ *mcptool.Request) mcptool.Result {
 	ready := d.Store != nil && d.Store.CheckWritable(ctx) == nil
-	return OK(EnvInitAnswer{Written: []string{}, Ready: ready,
+	return mcptool.OK(EnvInitAnswer{Written: []string{}, Ready: ready,
 		Note: "specd keeps specs in its store, so no specs/ folders or config files are needed; spec export writes foundry's layout when you want files."})
 }

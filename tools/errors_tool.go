@@ -3,12 +3,10 @@ package tools
 import (
 	"context"
 	"log/slog"
-	"sync"
-	"time"
 
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/errlog"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // ErrorLog is the store's record of the error answers specd gave (bounded
@@ -26,36 +24,36 @@ const errorDescription = `Use this when calls fail: the errors this server gave.
 // kept.
 const errorScan = errlog.MaxRecords
 
-func errorTool(d *Deps, rec *errorRecorder) *Tool {
-	read := func(name, summary string, optional []string, answer any, h Handler) Action {
-		return Action{Name: name, Summary: summary, Optional: optional, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+func errorTool(d *Deps, rec *mcptool.ErrorRecorder) *mcptool.Tool {
+	read := func(name, summary string, optional []string, answer any, h mcptool.Handler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, Optional: optional, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 			Example: map[string]any{}, Answer: answer, Handler: h}
 	}
 	filters := []string{"tool_name", "error_code"}
-	return &Tool{
+	return &mcptool.Tool{
 		Name: "error", Title: "specd error", Description: errorDescription,
-		Params: []Param{
+		Params: []mcptool.Param{
 			pCursor, pLimit(core.PageList), pDryRun,
 			idParam("error_id", "A recorded error, e.g. err-12."),
-			{Name: "tool_name", Type: String, MaxLength: 100},
-			{Name: "error_code", Type: String, MaxLength: 100},
+			{Name: "tool_name", Type: mcptool.String, MaxLength: 100},
+			{Name: "error_code", Type: mcptool.String, MaxLength: 100},
 		},
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			read("list", "Recorded error answers newest first, filtered, paged.", append(filters, "cursor", "limit"), ErrorListAnswer{}, withRecorder(d.errorList, rec)),
-			{Name: "get", Summary: "One recorded error answer.", Required: []string{"error_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			{Name: "get", Summary: "One recorded error answer.", Required: []string{"error_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 				Answer: errlog.Record{}, Handler: withRecorder(d.errorGet, rec)},
 			read("stats", "Counts by error_code, error_type and tool.", filters, errlog.Stats{}, withRecorder(d.errorStats, rec)),
 			read("patterns", "Errors that recur (same tool, action and code), most frequent first.", append(filters, "limit"), ErrorPatternsAnswer{}, withRecorder(d.errorPatterns, rec)),
 			{Name: "cleanup", Summary: "Deletes every recorded error; dry_run counts them.",
-				Optional: []string{"dry_run"}, SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencyFast,
+				Optional: []string{"dry_run"}, SideEffects: mcptool.EffectWrite, Idempotent: true, Destructive: true, Latency: mcptool.LatencyFast,
 				Example: map[string]any{"dry_run": true}, Answer: ErrorCleanupAnswer{}, Handler: withRecorder(d.errorCleanup, rec)},
 		},
 	}
 }
 
 // withRecorder binds an error handler to the recorder it flushes.
-func withRecorder(h func(context.Context, *Request, *errorRecorder) Result, rec *errorRecorder) Handler {
-	return func(ctx context.Context, r *Request) Result { return h(ctx, r, rec) }
+func withRecorder(h func(context.Context, *mcptool.Request, *mcptool.ErrorRecorder) mcptool.Result, rec *mcptool.ErrorRecorder) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result { return h(ctx, r, rec) }
 }
 
 // ErrorListAnswer is error list's answer.
@@ -77,188 +75,89 @@ type ErrorCleanupAnswer struct {
 	DryRun  bool `json:"dry_run,omitempty"`
 }
 
-func errorFilter(a Args) errlog.Filter {
+func errorFilter(a mcptool.Args) errlog.Filter {
 	return errlog.Filter{Tool: a.String("tool_name"), Code: a.String("error_code")}
 }
 
 // errorLog is the store's error log with every error answered so far
 // written (the recorder's queue flushed).
-func (d *Deps) errorLog(ctx context.Context, rec *errorRecorder) (ErrorLog, error) {
+func (d *Deps) errorLog(ctx context.Context, rec *mcptool.ErrorRecorder) (ErrorLog, error) {
 	n, err := d.notes()
 	if err != nil {
 		return nil, err
 	}
-	rec.flush(ctx)
+	rec.Flush(ctx)
 	return n, nil
 }
 
-func (d *Deps) errorList(ctx context.Context, r *Request, rec *errorRecorder) Result {
+func (d *Deps) errorList(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	f := errorFilter(r.Args)
-	p, err := OpenPage(r, "error", "list", "", core.PageList, map[string]any{"action": "list"}, f.Tool, f.Code)
+	p, err := mcptool.OpenPage(r, "error", "list", "", core.PageList, map[string]any{"action": "list"}, f.Tool, f.Code)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	recs, more, err := log.Errors(ctx, f, p.After, p.Limit)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	next := ""
 	if len(recs) > 0 {
 		next = p.Cursor(recs[len(recs)-1].ID, more)
 	}
-	return OK(ErrorListAnswer{Errors: recs, Count: len(recs)}, p.Meta(next))
+	return mcptool.OK(ErrorListAnswer{Errors: recs, Count: len(recs)}, p.Meta(next))
 }
 
-func (d *Deps) errorGet(ctx context.Context, r *Request, rec *errorRecorder) Result {
+func (d *Deps) errorGet(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	return answer(log.ErrorGet(ctx, r.Args.String("error_id")))
 }
 
-func (d *Deps) errorStats(ctx context.Context, r *Request, rec *errorRecorder) Result {
+func (d *Deps) errorStats(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	recs, _, err := log.Errors(ctx, errorFilter(r.Args), "", errorScan)
 	return answer(errlog.Summarize(recs), err)
 }
 
-func (d *Deps) errorPatterns(ctx context.Context, r *Request, rec *errorRecorder) Result {
+func (d *Deps) errorPatterns(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	recs, _, err := log.Errors(ctx, errorFilter(r.Args), "", errorScan)
 	ps := errlog.Patterns(recs, 2, r.Args.IntOr("limit", core.PageList.Default))
 	return answer(ErrorPatternsAnswer{Patterns: ps, Count: len(ps), Scanned: len(recs)}, err)
 }
 
-func (d *Deps) errorCleanup(ctx context.Context, r *Request, rec *errorRecorder) Result {
+func (d *Deps) errorCleanup(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	dry := r.Args.Bool("dry_run")
 	n, err := log.ErrorCleanup(ctx, "", dry)
 	return answer(ErrorCleanupAnswer{Deleted: n, DryRun: dry}, err)
 }
 
-// recordTimeout bounds writing one batch of error records: a slow or
-// locked store must not keep records queued for long.
-const recordTimeout = 2 * time.Second
-
-// maxPendingErrors bounds the records waiting to be written; beyond it new
-// ones are dropped (and counted), so a flood of bad calls cannot grow memory.
-const maxPendingErrors = 256
-
-// unrecorded are the codes not recorded: the store itself is the problem,
-// so writing to it would fail or wait again.
-var unrecorded = map[string]bool{errcode.LockTimeout: true, errcode.StoreCorrupt: true, errcode.StoreFull: true, errcode.StoreReadOnly: true}
-
-// errorRecorder keeps the error answers in the store without slowing them:
-// add queues a record and a writer goroutine (started when the queue
-// fills, gone when it is empty) writes the queue in one transaction per
-// batch; flush writes what is queued before the error tool reads, so
-// error list sees every error answered before it. A failed write is
-// logged at debug level and never changes an answer.
-type errorRecorder struct {
-	log     ErrorLog
-	logger  func() *slog.Logger
-	wmu     sync.Mutex // held while a batch is written
-	mu      sync.Mutex
-	pending []errlog.Record
-	running bool
-	dropped int
-}
-
-// record queues env's error, when it is a failure worth recording.
-func (e *errorRecorder) record(t *Tool, action string, env core.Envelope, now time.Time) {
-	if e == nil || env.Success {
-		return
-	}
-	m, _ := env.Data.(map[string]any)
-	code, _ := m["error_code"].(string)
-	if unrecorded[code] {
-		return
-	}
-	typ, _ := m["error_type"].(string)
-	msg := ""
-	if env.Error != nil {
-		msg = *env.Error
-	}
-	rec := errlog.Record{At: now.UTC().Format(time.RFC3339), RequestID: env.Meta.RequestID, Tool: t.Name, Action: action, Code: code, Type: typ, Message: msg}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.pending) >= maxPendingErrors {
-		e.dropped++
-		return
-	}
-	e.pending = append(e.pending, rec)
-	if !e.running {
-		e.running = true
-		go e.run()
-	}
-}
-
-// run writes batches until the queue is empty.
-func (e *errorRecorder) run() {
-	for {
-		e.mu.Lock()
-		if len(e.pending) == 0 {
-			e.running = false
-			e.mu.Unlock()
-			return
-		}
-		e.mu.Unlock()
-		e.flush(context.Background())
-	}
-}
-
-// flush writes every queued record (waiting for a batch being written).
-func (e *errorRecorder) flush(ctx context.Context) {
-	if e == nil {
-		return
-	}
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
-	e.mu.Lock()
-	batch, dropped := e.pending, e.dropped
-	e.pending, e.dropped = nil, 0
-	e.mu.Unlock()
-	if len(batch) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	if err := e.log.ErrorRecord(ctx, batch...); err != nil {
-		e.logger().Debug("could not record error answers", "count", len(batch), "err", err)
-	}
-	if dropped > 0 {
-		e.logger().Warn("error answers not recorded: too many at once", "dropped", dropped)
-	}
-}
-
 // errorRecorder is the recorder of d's error answers (nil: none are
 // recorded, d.Notes is nil).
-func (d *Deps) errorRecorder() *errorRecorder {
+func (d *Deps) errorRecorder() *mcptool.ErrorRecorder {
 	if d.Notes == nil {
 		return nil
 	}
-	return &errorRecorder{log: d.Notes, logger: func() *slog.Logger {
+	return mcptool.NewErrorRecorder(d.Notes, func() *slog.Logger {
 		if d.Runtime.Logger != nil {
 			return d.Runtime.Logger
 		}
 		return slog.Default()
-	}}
+	})
 }
-
-// FlushErrors writes the error answers still queued for the store; call it
-// once no more calls come, before the store is closed.
-func (r *Registry) FlushErrors(ctx context.Context) { r.errors.flush(ctx) }

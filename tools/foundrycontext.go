@@ -9,6 +9,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // foundryContext names, per tool, the parameter foundry-mcp callers use to
@@ -27,28 +28,28 @@ var foundryContext = map[string]string{
 // acceptFoundryContext declares t's foundry context parameter on every
 // action and checks it before the handler runs. Tools that already declare
 // a parameter of that name (with another meaning) are left alone.
-func acceptFoundryContext(t *Tool, workspace string) {
+func acceptFoundryContext(t *mcptool.Tool, workspace string) {
 	name, ok := foundryContext[t.Name]
 	if !ok {
 		return
 	}
-	if _, taken := t.param(name); taken {
+	if _, taken := t.Param(name); taken {
 		return
 	}
 	desc := "foundry-mcp compatibility: the workspace folder; must be this server's (or inside it)."
 	if name == "path" {
 		desc = "foundry-mcp compatibility: the specs folder; must be inside this server's workspace."
 	}
-	t.Params = append(t.Params, Param{Name: name, Type: String, MaxLength: 4096, Description: desc})
+	t.Params = append(t.Params, mcptool.Param{Name: name, Type: mcptool.String, MaxLength: 4096, Description: desc})
 	for i := range t.Actions {
 		a := &t.Actions[i]
 		a.Optional = append(a.Optional, name)
 		next := a.Handler
 		tool, action := t.Name, a.Name
-		a.Handler = func(ctx context.Context, r *Request) Result {
+		a.Handler = func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 			if r.Args.Has(name) {
 				if err := inWorkspace(workspace, r.Args.String(name)); err != nil {
-					return Fail(workspaceMismatch(tool, action, name, r.Args))
+					return mcptool.Fail(workspaceMismatch(tool, action, name, r.Args))
 				}
 				delete(r.Args, name)
 			}
@@ -87,7 +88,7 @@ func realPath(p string) string {
 // workspaceMismatch answers a call naming another workspace: the caller's
 // own text is echoed, the server's folder is never shown; recovery is the
 // same call without the parameter.
-func workspaceMismatch(tool, action, name string, args Args) *core.Error {
+func workspaceMismatch(tool, action, name string, args mcptool.Args) *core.Error {
 	retry := map[string]any{"action": action}
 	for k, v := range args {
 		if k != name {

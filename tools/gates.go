@@ -3,19 +3,13 @@ package tools
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // Feature flag names the tools know (the flags package holds the registry;
 // a test keeps the two in step).
 const (
-	FlagResponseContractV2  = "response_contract_v2"
 	FlagTaskBatchOperations = "task_batch_operations"
 	FlagResearchDigests     = "research_digests"
 	FlagContentArchive      = "content_archive"
@@ -38,51 +32,11 @@ var actionFlags = map[string]map[string]string{
 	"test":         {"run": FlagVerificationExecute},
 }
 
-// FlagContext is who asks, for one flag decision.
-type FlagContext struct {
-	SessionID     string
-	ClientName    string
-	ClientVersion string
-	APIKeyID      string // the API key's id over HTTP (Session.KeyID)
-	Tool          string
-	Action        string
-}
-
-// FlagDecision is one flag's value for one caller and where it came from
-// (file, flagd, default or error_fallback).
-type FlagDecision struct {
-	Flag    string
-	On      bool
-	Variant string
-	Source  string
-}
-
-// Flags decides specd's feature flags per caller. cmd/specd wires the flags
-// package behind it. A nil Flags evaluates nothing: every gate is open and
-// every session gets the response-v2 envelope.
-type Flags interface {
-	// Gate decides flag for one call, now (a file edit applies at once).
-	Gate(ctx context.Context, flag string, c FlagContext) FlagDecision
-	// Contract is response_contract_v2 for c's session, decided once per
-	// session and kept.
-	Contract(ctx context.Context, c FlagContext) FlagDecision
-	// Forget drops a finished session's decisions.
-	Forget(sessionID string)
-	// Observe records a finished call for rollout health.
-	Observe(decisions []FlagDecision, errorType string, d time.Duration)
-	// List is every flag with its value for c (server capabilities).
-	List(ctx context.Context, c FlagContext) any
-	// Health is the rollout health table since start (server flags).
-	Health() any
-	// FileName names the flag file (never an absolute path).
-	FileName() string
-}
-
 // setActionFlags sets Action.Flag from actionFlags on every tool of r.
-func (r *Registry) setActionFlags() {
-	for _, t := range r.tools {
+func setActionFlags(r *mcptool.Registry) {
+	for _, t := range r.Tools() {
 		for name, flag := range actionFlags[t.Name] {
-			a, ok := t.action(name)
+			a, ok := t.Action(name)
 			if !ok {
 				panic("tools: flag gate for unknown action " + t.Name + " " + name)
 			}
@@ -91,78 +45,10 @@ func (r *Registry) setActionFlags() {
 	}
 }
 
-func flagContext(sess Session, tool, action string) FlagContext {
-	return FlagContext{SessionID: sess.ID, ClientName: sess.ClientName, ClientVersion: sess.ClientVersion, APIKeyID: sess.KeyID, Tool: tool, Action: action}
-}
-
-// gate decides a's flag for this call; off answers FEATURE_DISABLED.
-func (rt *Runtime) gate(ctx context.Context, t *Tool, a *Action, sess Session) (FlagDecision, *core.Error) {
-	if a.Flag == "" || rt.Flags == nil {
-		return FlagDecision{}, nil
-	}
-	d := rt.Flags.Gate(ctx, a.Flag, flagContext(sess, t.Name, a.Name))
-	if d.On {
-		return d, nil
-	}
-	return d, featureDisabled(t.Name, a.Name, a.Flag, rt.Flags.FileName())
-}
-
-// featureDisabled is the FEATURE_DISABLED answer of an action whose flag is
-// off for this client.
-func featureDisabled(tool, action, flag, file string) *core.Error {
-	e := core.NewError(errcode.FeatureDisabled,
-		fmt.Sprintf("%s %s is off for this client: feature flag %s is off.", tool, action, flag),
-		map[string]any{"feature": flag, "tool": tool, "action": action}).
-		WithRemediation(fmt.Sprintf("Ask the operator to turn feature flag %s on for this client in %s; server(action=\"capabilities\") shows every flag's value for you.", flag, file)).
-		WithRecovery("server", map[string]any{"action": "capabilities"}, nil)
-	e.Extra = map[string]any{"feature": flag}
-	return e
-}
-
-// observe records a finished call for rollout health: under the session's
-// contract decision and, for a gated action, the gate's.
-func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate FlagDecision, env core.Envelope) {
-	if rt.Flags == nil {
-		return
-	}
-	var buf [2]FlagDecision
-	ds := append(buf[:0], rt.contract(ctx, sess))
-	if gate.Flag != "" {
-		ds = append(ds, gate)
-	}
-	errType := ""
-	if !env.Success {
-		if m, ok := env.Data.(map[string]any); ok {
-			errType, _ = m["error_type"].(string)
-		}
-		if errType == "" {
-			errType = errcode.TypeInternal
-		}
-	}
-	rt.Flags.Observe(ds, errType, time.Duration(env.Meta.Telemetry.DurationMS*float64(time.Millisecond)))
-}
-
-// contract is response_contract_v2 for this caller: decided once per
-// session and kept (protocol 2025-11-25, whose session began with
-// initialize); a 2026-07-28 request has no session, so it is decided per
-// request from the client identity in its _meta, which gives the same answer
-// for the same client as long as the flag file is unchanged.
-func (rt *Runtime) contract(ctx context.Context, sess Session) FlagDecision {
-	if server.IsModernRequest(ctx) {
-		return rt.Flags.Gate(ctx, FlagResponseContractV2, flagContext(sess, "", ""))
-	}
-	return rt.Flags.Contract(ctx, flagContext(sess, "", ""))
-}
-
-// contractV2 reports whether this caller gets the response-v2 envelope.
-func (rt *Runtime) contractV2(ctx context.Context, sess Session) bool {
-	return rt.Flags == nil || rt.contract(ctx, sess).On
-}
-
 // markAvailability sets available:false, with the reason, on the actions of
 // t that are off for this caller: a flag off, or verification execute on a
 // server started without --enable-verification-execute.
-func markAvailability(ctx context.Context, d *Deps, t *Tool, sess Session, actions []ActionSchema) {
+func markAvailability(ctx context.Context, d *Deps, t *mcptool.Tool, sess mcptool.Session, actions []mcptool.ActionSchema) {
 	for i := range actions {
 		as := &actions[i]
 		if (t.Name == "verification" && as.Name == "execute" || t.Name == "test" && as.Name == "run") && !d.VerificationExecute {
@@ -173,7 +59,7 @@ func markAvailability(ctx context.Context, d *Deps, t *Tool, sess Session, actio
 		if as.Flag == "" || d.Runtime.Flags == nil {
 			continue
 		}
-		if g := d.Runtime.Flags.Gate(ctx, as.Flag, flagContext(sess, t.Name, as.Name)); !g.On {
+		if g := d.Runtime.Flags.Gate(ctx, as.Flag, mcptool.NewFlagContext(sess, t.Name, as.Name)); !g.On {
 			as.Available = false
 			as.Reason = fmt.Sprintf("feature flag %s is off for this client (source: %s; flag file: %s)", as.Flag, g.Source, d.Runtime.Flags.FileName())
 		}
@@ -181,48 +67,23 @@ func markAvailability(ctx context.Context, d *Deps, t *Tool, sess Session, actio
 }
 
 // flagsList is the flags entry of server capabilities.
-func flagsList(ctx context.Context, d *Deps, sess Session) any {
+func flagsList(ctx context.Context, d *Deps, sess mcptool.Session) any {
 	if d.Runtime.Flags == nil {
 		return []any{}
 	}
-	return d.Runtime.Flags.List(ctx, flagContext(sess, "", ""))
+	return d.Runtime.Flags.List(ctx, mcptool.NewFlagContext(sess, "", ""))
 }
 
 // flagsAction is server(action="flags"): rollout health since start.
-func flagsAction(d *Deps) Action {
-	return Action{
+func flagsAction(d *Deps) mcptool.Action {
+	return mcptool.Action{
 		Name: "flags", Summary: "Rollout health since start, per feature flag and variant: sessions, calls, errors by error_type, p50/p99 call latency; with the provider and flag file.",
-		SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
-		Handler: func(ctx context.Context, r *Request) Result {
+		SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+		Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 			if d.Runtime.Flags == nil {
-				return OK(map[string]any{"provider": "none", "rows": []any{}})
+				return mcptool.OK(map[string]any{"provider": "none", "rows": []any{}})
 			}
-			return OK(d.Runtime.Flags.Health())
+			return mcptool.OK(d.Runtime.Flags.Health())
 		},
 	}
-}
-
-// withFlagHooks decides the contract once per session at initialize and
-// forgets it when the session ends. It adds to the server's hooks when
-// another option set some (server.WithHooks would replace them).
-func withFlagHooks(rt *Runtime) server.ServerOption {
-	return func(s *server.MCPServer) {
-		h := s.GetHooks()
-		if h == nil {
-			h = &server.Hooks{}
-			server.WithHooks(h)(s)
-		}
-		addFlagHooks(h, rt)
-	}
-}
-
-func addFlagHooks(h *server.Hooks, rt *Runtime) {
-	h.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
-		rt.contractV2(ctx, sessionFromContext(ctx, *rt))
-	})
-	h.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) {
-		if id := cs.SessionID(); id != "" && id != stdioSessionID {
-			rt.Flags.Forget(id)
-		}
-	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // minFreeBytes is the free space below which the store's disk counts as
@@ -33,26 +34,26 @@ const healthDescription = `Use this when you need to know whether specd is up an
 	`Use server instead to learn what the tools and actions are, and spec or task for actual work. ` +
 	`Typical composition: health readiness → spec list → task next. All actions are read-only and never change the store.`
 
-func healthTool(d *Deps) *Tool {
-	return &Tool{
+func healthTool(d *Deps) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name:        "health",
 		Title:       "specd health",
 		Description: healthDescription,
-		Params:      []Param{{Name: "include_details", Type: Boolean, Description: "check: store, disk and flags too (default true)."}},
-		Actions: []Action{
+		Params:      []mcptool.Param{{Name: "include_details", Type: mcptool.Boolean, Description: "check: store, disk and flags too (default true)."}},
+		Actions: []mcptool.Action{
 			{
 				Name: "liveness", Summary: "Answers immediately if the server process is running; touches nothing.",
-				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
 				Answer: LivenessAnswer{}, Handler: d.healthLiveness,
 			},
 			{
 				Name: "readiness", Summary: "Reports whether the store can be locked and written (without writing). Not ready (locked, damaged, read-only, disk full) is a success with ready=false and a warning.",
-				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
 				Answer: ReadinessAnswer{}, Handler: d.healthReadiness,
 			},
 			{
 				Name: "check", Summary: "Detailed health: store path, size, schema version, install id, free disk, flag provider state (include_details false: status and version only). status is ok, degraded (read-only store, disk full: reads work) or unavailable (damaged store), with a warning.",
-				Optional: []string{"include_details"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
+				Optional: []string{"include_details"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
 				Answer: HealthCheckAnswer{}, Handler: d.healthCheck,
 			},
 		},
@@ -66,8 +67,8 @@ type LivenessAnswer struct {
 	UptimeSeconds float64 `json:"uptime_seconds"`
 }
 
-func (d *Deps) healthLiveness(ctx context.Context, r *Request) Result {
-	return OK(LivenessAnswer{Status: "alive", Version: d.Version, UptimeSeconds: math.Round(time.Since(d.Started).Seconds()*100) / 100})
+func (d *Deps) healthLiveness(ctx context.Context, r *mcptool.Request) mcptool.Result {
+	return mcptool.OK(LivenessAnswer{Status: "alive", Version: d.Version, UptimeSeconds: math.Round(time.Since(d.Started).Seconds()*100) / 100})
 }
 
 // ReadinessAnswer is health readiness's answer.
@@ -82,13 +83,13 @@ type ReadinessChecks struct {
 	Flags string `json:"flags"`
 }
 
-func (d *Deps) healthReadiness(ctx context.Context, r *Request) Result {
+func (d *Deps) healthReadiness(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	a := ReadinessAnswer{Ready: true, Checks: ReadinessChecks{Store: "ok", Flags: "not_configured"}}
 	if err := storeProblem(ctx, d); err != nil {
 		a.Ready, a.Checks.Store = false, errorSummary(err)
-		return OK(a, warn("STORE_NOT_READY", "The store is not writable right now: "+errorSummary(err)+".", map[string]any{"error_code": core.AsError(err).Code}))
+		return mcptool.OK(a, warn("STORE_NOT_READY", "The store is not writable right now: "+errorSummary(err)+".", map[string]any{"error_code": core.AsError(err).Code}))
 	}
-	return OK(a)
+	return mcptool.OK(a)
 }
 
 // HealthCheckAnswer is health check's answer: status ok, degraded (reads
@@ -115,13 +116,13 @@ type FlagsHealth struct {
 	State    string `json:"state"`
 }
 
-func (d *Deps) healthCheck(ctx context.Context, r *Request) Result {
+func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	info, err := d.Store.Describe(ctx)
 	a := HealthCheckAnswer{Status: "ok", Version: d.Version}
 	var opts []core.MetaOption
 	if err != nil {
 		if core.AsError(err).Code != errcode.StoreCorrupt {
-			return Fail(err)
+			return mcptool.Fail(err)
 		}
 		a.Status = "unavailable"
 		opts = append(opts, warn(errcode.StoreCorrupt, errorSummary(err), map[string]any{"error_code": errcode.StoreCorrupt}))
@@ -130,7 +131,7 @@ func (d *Deps) healthCheck(ctx context.Context, r *Request) Result {
 		opts = append(opts, warn(core.AsError(perr).Code, errorSummary(perr), map[string]any{"error_code": core.AsError(perr).Code}))
 	}
 	if r.Args.Has("include_details") && !r.Args.Bool("include_details") {
-		return OK(a, opts...)
+		return mcptool.OK(a, opts...)
 	}
 	a.Disk = &DiskInfo{}
 	if free, ok := freeDisk(d.Store.Path()); ok {
@@ -138,5 +139,5 @@ func (d *Deps) healthCheck(ctx context.Context, r *Request) Result {
 	}
 	info.Path = showServerPath(d.Workspace, info.Path)
 	a.Store, a.Flags = &info, &FlagsHealth{Provider: "none", State: "not_configured"}
-	return OK(a, opts...)
+	return mcptool.OK(a, opts...)
 }

@@ -1,9 +1,7 @@
 package tools
 
 import (
-	"regexp"
-	"sync"
-
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -13,24 +11,13 @@ import (
 // validator refuses anything else — a path, "..", upper case, NUL — with
 // INVALID_FORMAT naming the field and the received value, before any
 // handler runs.
-func idParam(name, description string) Param {
-	return Param{Name: name, Type: String, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
+func idParam(name, description string) mcptool.Param {
+	return mcptool.Param{Name: name, Type: mcptool.String, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
 }
 
 // idListParam is idParam for an array of ids.
-func idListParam(name string, maxItems int, description string) Param {
-	return Param{Name: name, Type: Array, Items: String, MaxItems: maxItems, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
+func idListParam(name string, maxItems int, description string) mcptool.Param {
+	return mcptool.Param{Name: name, Type: mcptool.Array, Items: mcptool.String, MaxItems: maxItems, MaxLength: specs.MaxIDLength, Pattern: specs.IDPattern, Description: description}
 }
 
-// patterns caches compiled Param.Pattern expressions: declarations are
-// fixed at start-up, so the cache holds one entry per distinct pattern.
-var patterns sync.Map // string → *regexp.Regexp
-
-// patternMatches reports whether s matches the declared pattern p.
-func patternMatches(p, s string) bool {
-	re, ok := patterns.Load(p)
-	if !ok {
-		re, _ = patterns.LoadOrStore(p, regexp.MustCompile(p))
-	}
-	return re.(*regexp.Regexp).MatchString(s)
-}
+//END

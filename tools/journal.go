@@ -6,6 +6,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -13,32 +14,32 @@ const journalDescription = `Use this when you record or read why things happened
 	`Use task instead to change a task's status (transitions journal themselves), and spec history to see what changed in the spec. ` +
 	`Typical composition: task complete → journal list-unjournaled → journal add(task_id).`
 
-func journalTool(d *Deps) *Tool {
-	return &Tool{
+func journalTool(d *Deps) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name:        "journal",
 		Title:       "specd journal",
 		Description: journalDescription,
-		Params: []Param{
+		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion, pCursor, pLimit(core.PageJournal),
-			{Name: "title", Type: String, MaxLength: 500, MinLength: 1, Description: "Entry title."},
-			{Name: "content", Type: String, Description: "Entry body."},
-			{Name: "entry_type", Type: String, Enum: specs.JournalEntryTypes, Description: "decision, deviation, blocker, note or status_change (add defaults to note)."},
+			{Name: "title", Type: mcptool.String, MaxLength: 500, MinLength: 1, Description: "Entry title."},
+			{Name: "content", Type: mcptool.String, Description: "Entry body."},
+			{Name: "entry_type", Type: mcptool.String, Enum: specs.JournalEntryTypes, Description: "decision, deviation, blocker, note or status_change (add defaults to note)."},
 			idParam("task_id", "The task the entry is about."),
 		},
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			{
 				Name: "add", Summary: "Appends an entry; with task_id the task's needs_journaling is cleared.",
 				Required: []string{"spec_id", "title"}, Optional: append([]string{"content", "entry_type", "task_id"}, mutationArgs...),
-				SideEffects: EffectWrite, Latency: LatencyFast, Answer: JournalAddAnswer{}, Handler: d.journalAdd,
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Answer: JournalAddAnswer{}, Handler: d.journalAdd,
 			},
 			{
 				Name: "list", Summary: "Entries newest first, optionally for one task or entry type, paged by sequence.",
 				Required: []string{"spec_id"}, Optional: []string{"task_id", "entry_type", "cursor", "limit"},
-				SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Answer: JournalListAnswer{}, Handler: d.journalList,
+				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: JournalListAnswer{}, Handler: d.journalList,
 			},
 			{
 				Name: "list-unjournaled", Summary: "Completed tasks that still need a journal entry, in execution order; limit pages them (default all).",
-				Required: []string{"spec_id"}, Optional: []string{"cursor", "limit"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+				Required: []string{"spec_id"}, Optional: []string{"cursor", "limit"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 				Answer: UnjournaledAnswer{}, Handler: d.journalListUnjournaled,
 			},
 		},
@@ -51,7 +52,7 @@ type JournalAddAnswer struct {
 	Entry specs.JournalEntry `json:"entry"`
 }
 
-func (d *Deps) journalAdd(ctx context.Context, r *Request) Result {
+func (d *Deps) journalAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	e := specs.JournalEntry{EntryType: r.Args.String("entry_type"), Title: r.Args.String("title"),
 		Content: r.Args.String("content"), Author: author(r), TaskID: r.Args.String("task_id")}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (JournalAddAnswer, error) {
@@ -69,15 +70,15 @@ type JournalListAnswer struct {
 
 // journalList pages the journal by sequence (the cursor is the last seq
 // listed); over the token budget the page's oldest entries go first.
-func (d *Deps) journalList(ctx context.Context, r *Request) Result {
+func (d *Deps) journalList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	specID, taskID, et := r.Args.String("spec_id"), r.Args.String("task_id"), r.Args.String("entry_type")
-	p, err := OpenPage(r, "journal", "list", specID, core.PageJournal, map[string]any{"action": "list", "spec_id": specID}, taskID, et)
+	p, err := mcptool.OpenPage(r, "journal", "list", specID, core.PageJournal, map[string]any{"action": "list", "spec_id": specID}, taskID, et)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	before, err := seqCursor(p)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	var more bool
 	var version int64
@@ -103,7 +104,7 @@ func (d *Deps) journalList(ctx context.Context, r *Request) Result {
 
 // seqCursor is the sequence a journal page resumes before (0: from the
 // newest).
-func seqCursor(p Page) (uint64, error) {
+func seqCursor(p mcptool.Page) (uint64, error) {
 	if p.After == "" {
 		return 0, nil
 	}
@@ -126,12 +127,12 @@ type UnjournaledAnswer struct {
 // journalListUnjournaled pages the waiting tasks by their place in the
 // execution order (specs.UnjournaledAfter; the cursor is the last task
 // listed). Without limit or cursor it answers them all, as before paging.
-func (d *Deps) journalListUnjournaled(ctx context.Context, r *Request) Result {
+func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	specID := r.Args.String("spec_id")
 	restart := map[string]any{"action": "list-unjournaled", "spec_id": specID}
-	p, err := OpenPage(r, "journal", "list-unjournaled", specID, core.PageLimits{}, restart)
+	p, err := mcptool.OpenPage(r, "journal", "list-unjournaled", specID, core.PageLimits{}, restart)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	var page specs.UnjournaledPage
 	var version int64
@@ -159,11 +160,11 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *Request) Result {
 	// Over the token budget, the last tasks in execution order go
 	// (archived as the node at this version); the cursor continues after
 	// the last one kept.
-	res.Degrade = &ListAnswer[specs.UnjournaledTask]{Items: a.Tasks, PageSize: max(p.Limit, len(a.Tasks)),
+	res.Degrade = &mcptool.ListAnswer[specs.UnjournaledTask]{Items: a.Tasks, PageSize: max(p.Limit, len(a.Tasks)),
 		Answer: func(k int) any { b := a; b.Tasks, b.Count = a.Tasks[:k], k; return b },
 		ID:     func(i int) string { return "node:" + nodes[i].ID },
-		Archive: func(i int) []ArchiveRef {
-			return []ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
+		Archive: func(i int) []mcptool.ArchiveRef {
+			return []mcptool.ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
 		},
 		Next: cursor,
 		Continue: func(c string) (string, map[string]any) {
@@ -181,12 +182,12 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *Request) Result {
 // each named journal:<seq> and archived as spec:<id>@<version>/journal:<seq>
 // (research archive-get serves the entry from the store); the cursor
 // continues after the last entry kept.
-func journalPage(entries []specs.JournalEntry, specID string, version int64, limit int, cursor func(seq uint64) string, args Args, answer func(kept int) any) *ListAnswer[specs.JournalEntry] {
-	return &ListAnswer[specs.JournalEntry]{
+func journalPage(entries []specs.JournalEntry, specID string, version int64, limit int, cursor func(seq uint64) string, args mcptool.Args, answer func(kept int) any) *mcptool.ListAnswer[specs.JournalEntry] {
+	return &mcptool.ListAnswer[specs.JournalEntry]{
 		Items: entries, PageSize: limit, Answer: answer,
 		ID: func(i int) string { return "journal:" + strconv.FormatUint(entries[i].Seq, 10) },
-		Archive: func(i int) []ArchiveRef {
-			return []ArchiveRef{{ID: ArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
+		Archive: func(i int) []mcptool.ArchiveRef {
+			return []mcptool.ArchiveRef{{ID: ArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
 		},
 		Next: func(kept int) string { return cursor(entries[kept-1].Seq) },
 		Continue: func(c string) (string, map[string]any) {

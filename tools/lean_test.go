@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/specd/specd/core/mcptool"
 )
 
 // TestListDescriptionsLint holds the tools/list descriptions to what an
@@ -13,7 +15,7 @@ func TestListDescriptionsLint(t *testing.T) {
 	reg := New(testDeps())
 	reg.Add(specTool(testDeps()))
 	for _, tool := range reg.Tools() {
-		d := tool.MCPTool(listEnvelopeSchema).Description
+		d := tool.MCPTool(nil).Description
 		for _, want := range []string{"Use this when", " instead", "→", "server(action=schema, tool_name=" + tool.Name + ")"} {
 			if !strings.Contains(d, want) {
 				t.Errorf("%s: tools/list description lacks %q: %q", tool.Name, want, d)
@@ -21,18 +23,6 @@ func TestListDescriptionsLint(t *testing.T) {
 		}
 		if strings.Contains(d, ": ") && strings.Index(d, ": ") < strings.Index(d, ". Use ") {
 			t.Errorf("%s: tools/list description still lists the actions: %q", tool.Name, d)
-		}
-	}
-}
-
-func TestListDescription(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"Short one.", ""}, // maxListDescription 0: none (issue 11: room for the foundry tools)
-		{"Two sentences. Second.", ""},
-		{strings.Repeat("x", maxListDescription+1), ""},
-	} {
-		if got := listDescription(tc.in); got != tc.want {
-			t.Errorf("listDescription(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -45,7 +35,7 @@ func TestListInputSchemaIsFlatAndComplete(t *testing.T) {
 	reg.Add(specTool(testDeps()))
 	reg.Add(taskTool(testDeps()))
 	for _, tool := range reg.Tools() {
-		s := tool.listInputSchema()
+		s := tool.ListInputSchema()
 		if s["additionalProperties"] != false || s["type"] != "object" || len(s["required"].([]string)) != 1 {
 			t.Errorf("%s: not flat and strict: %v", tool.Name, s)
 		}
@@ -59,13 +49,13 @@ func TestListInputSchemaIsFlatAndComplete(t *testing.T) {
 		for _, p := range tool.Params {
 			ps, ok := props[p.Name].(map[string]any)
 			want := any(string(p.Type))
-			if p.Type == IntOrString {
+			if p.Type == mcptool.IntOrString {
 				want = "[integer string]"
 			}
 			if !ok || fmt.Sprint(ps["type"]) != want {
 				t.Errorf("%s %s: %v", tool.Name, p.Name, props[p.Name])
 			}
-			if d, ok := ps["description"].(string); ok && (len([]rune(d)) > maxListDescription || strings.Contains(d, "Used by")) {
+			if d, ok := ps["description"].(string); ok && (len([]rune(d)) > mcptool.MaxListDescription || strings.Contains(d, "Used by")) {
 				t.Errorf("%s %s: description %q", tool.Name, p.Name, d)
 			}
 		}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -10,25 +11,25 @@ const lifecycleDescription = `Use this when a spec changes folder: activate it w
 	`Use task instead to change the status of individual tasks, and spec list with a status filter to see the specs of one folder. ` +
 	`Typical composition: authoring spec-create → lifecycle activate → task next … → lifecycle complete. Moves are journaled; moving to the current folder is a success with a warning.`
 
-func lifecycleTool(d *Deps) *Tool {
+func lifecycleTool(d *Deps) *mcptool.Tool {
 	folders := make([]string, 0, 4)
 	for _, l := range specs.Lifecycles() {
 		folders = append(folders, string(l))
 	}
-	w := func(name, summary string, required, optional []string, h Handler) Action {
-		return Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
-			SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast, Answer: LifecycleMoveAnswer{}, Handler: h}
+	w := func(name, summary string, required, optional []string, h mcptool.Handler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
+			SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyFast, Answer: LifecycleMoveAnswer{}, Handler: h}
 	}
-	return &Tool{
+	return &mcptool.Tool{
 		Name:        "lifecycle",
 		Title:       "specd lifecycle",
 		Description: lifecycleDescription,
-		Params: []Param{
+		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion,
-			{Name: "to_folder", Type: String, Enum: folders, Description: "Target folder: pending, active, completed or archived."},
-			{Name: "force", Type: Boolean, Description: "complete/move to completed: allow it below 100% progress; activate/archive accept it without effect, as foundry-mcp does."},
+			{Name: "to_folder", Type: mcptool.String, Enum: folders, Description: "Target folder: pending, active, completed or archived."},
+			{Name: "force", Type: mcptool.Boolean, Description: "complete/move to completed: allow it below 100% progress; activate/archive accept it without effect, as foundry-mcp does."},
 		},
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			w("move", "Moves the spec to to_folder (pending → active|archived; active → pending|completed|archived; completed → active|archived; archived → pending|active).",
 				[]string{"to_folder"}, []string{"force"}, d.lifecycleMove("")),
 			w("activate", "Moves the spec to active (work has started).", nil, []string{"force"}, d.lifecycleMove(specs.LifecycleActive)),
@@ -36,7 +37,7 @@ func lifecycleTool(d *Deps) *Tool {
 			w("archive", "Moves the spec to archived (not pursued: abandoned, superseded, deprioritised).", nil, []string{"force"}, d.lifecycleMove(specs.LifecycleArchived)),
 			{
 				Name: "state", Summary: "The spec's folder, status, progress, task counts and the moves allowed from here.",
-				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+				Required: []string{"spec_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 				Answer: LifecycleStateAnswer{}, Handler: d.lifecycleState,
 			},
 		},
@@ -53,8 +54,8 @@ type LifecycleMoveAnswer struct {
 // lifecycleMove moves the spec to to (to_folder when to is empty) and
 // journals the move (specs.MoveSpec); moving to the current folder is a
 // success with a LIFECYCLE_UNCHANGED warning.
-func (d *Deps) lifecycleMove(to specs.Lifecycle) Handler {
-	return func(ctx context.Context, r *Request) Result {
+func (d *Deps) lifecycleMove(to specs.Lifecycle) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		target := to
 		if target == "" {
 			target = specs.Lifecycle(r.Args.String("to_folder"))
@@ -74,7 +75,7 @@ func (d *Deps) lifecycleMove(to specs.Lifecycle) Handler {
 // LifecycleStateAnswer is lifecycle state's answer.
 type LifecycleStateAnswer = specs.LifecycleState
 
-func (d *Deps) lifecycleState(ctx context.Context, r *Request) Result {
+func (d *Deps) lifecycleState(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (LifecycleStateAnswer, error) {
 		return specs.StateOf(sp), nil
 	})

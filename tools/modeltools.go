@@ -11,6 +11,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -46,8 +47,8 @@ var modelTools = map[string]struct {
 // installModelTools registers the modelTools on s, unlisted (a tools/list
 // hook drops them): each call answers NOT_SUPPORTED in the session's
 // contract shape and is logged like any call.
-func installModelTools(s *server.MCPServer, rt *Runtime) {
-	rt.defaults()
+func installModelTools(s *server.MCPServer, rt *mcptool.Runtime) {
+	rt.Defaults()
 	hideModelTools(s)
 	for name, mt := range modelTools {
 		s.AddTool(mcp.Tool{Name: name, Description: "Not offered: " + mt.why + ".", InputSchema: mcp.ToolInputSchema{Type: "object"}},
@@ -61,13 +62,7 @@ func installModelTools(s *server.MCPServer, rt *Runtime) {
 					fmt.Sprintf("%s is not offered: %s, and specd calls no language model (the agent calling it is one).", strings.TrimSpace(name+" "+action), mt.why),
 					map[string]any{"tool": name, "action": action, "reason": "needs_language_model"}).
 					WithRemediation(mt.instead).WithRecovery(tool, next, nil)
-				if limited := rt.charge(ctx, call); limited != nil { // the per-key rate limit holds here too
-					e = limited
-				}
-				env := call.Failure(e)
-				sess := sessionOf(ctx, req, *rt)
-				logOutcome(rt.Logger.With("request_id", call.RequestID, "tool", name, "action", action, "session", sess.ID), env)
-				return rt.result(ctx, sess, env), nil
+				return rt.RefuseUnlisted(ctx, req, call, e), nil
 			})
 	}
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -40,7 +41,7 @@ func mutationOf(specID string, res specs.RepoWriteResult) Mutation {
 func mutateAnswer[T any, P interface {
 	*T
 	mutated
-}](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) (T, error) {
+}](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) (T, error) {
 	specID := r.Args.String("spec_id")
 	var out T
 	res, err := d.Specs.MutateSpec(ctx, specID, d.writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
@@ -58,7 +59,7 @@ func mutateAnswer[T any, P interface {
 
 // readAnswer runs fn over the call's spec in one read transaction and
 // returns its typed result.
-func readAnswer[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) (T, error) {
+func readAnswer[T any](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) (T, error) {
 	specID := r.Args.String("spec_id")
 	var out T
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
@@ -76,11 +77,11 @@ func readAnswer[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *spe
 func mutateTo[T any, P interface {
 	*T
 	mutated
-}](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) Result {
+}](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) mcptool.Result {
 	return answer(mutateAnswer[T, P](ctx, d, r, fn))
 }
 
 // readTo is readAnswer wrapped as the handler's Result.
-func readTo[T any](ctx context.Context, d *Deps, r *Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) Result {
+func readTo[T any](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) mcptool.Result {
 	return answer(readAnswer(ctx, d, r, fn))
 }

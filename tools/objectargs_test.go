@@ -5,6 +5,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // TestObjectArgsBindStrictly: phase-add-bulk's phase and tasks[i] and
@@ -53,15 +54,15 @@ func TestObjectArgsBindStrictly(t *testing.T) {
 			return errOrNil(err)
 		}, errcode.InvalidFormat, "completions[0].note", ""},
 		{"phase unknown keys: the first sorted", func() error {
-			_, err := phaseObject(map[string]any{"title": "P", "zz": 1, "colour": 1, "size": 1}, Args{}, "")
+			_, err := phaseObject(map[string]any{"title": "P", "zz": 1, "colour": 1, "size": 1}, mcptool.Args{}, "")
 			return err
 		}, errcode.UnknownParameter, "phase.colour", "authoring"},
 		{"phase without title", func() error {
-			_, err := phaseObject(map[string]any{"description": "d"}, Args{}, "")
+			_, err := phaseObject(map[string]any{"description": "d"}, mcptool.Args{}, "")
 			return err
 		}, errcode.MissingRequired, "phase.title", ""},
 		{"phase metadata not an object", func() error {
-			_, err := phaseObject(map[string]any{"title": "P", "metadata": "x"}, Args{}, "")
+			_, err := phaseObject(map[string]any{"title": "P", "metadata": "x"}, mcptool.Args{}, "")
 			return err
 		}, errcode.InvalidFormat, "phase.metadata", ""},
 	} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/specs"
 )
@@ -16,23 +17,23 @@ import (
 // maxPlanBytes bounds a plan file plan review reads.
 const maxPlanBytes = 1 << 20
 
-func planTool(d *Deps) *Tool {
-	return &Tool{
+func planTool(d *Deps) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name: "plan", Title: "specd plan",
 		Description: "Use this when you draft a plan before a spec. Use authoring instead for specs. plan create → plan review.",
-		Params: []Param{
-			{Name: "name", Type: String, MaxLength: 200, MinLength: 1, Description: "create: the plan's title."},
-			{Name: "template", Type: String, Enum: specs.PlanTemplateNames, Description: "create: default detailed."},
-			{Name: "plan", Type: String, MaxLength: 200, Description: "review: the plan's slug."},
+		Params: []mcptool.Param{
+			{Name: "name", Type: mcptool.String, MaxLength: 200, MinLength: 1, Description: "create: the plan's title."},
+			{Name: "template", Type: mcptool.String, Enum: specs.PlanTemplateNames, Description: "create: default detailed."},
+			{Name: "plan", Type: mcptool.String, MaxLength: 200, Description: "review: the plan's slug."},
 		},
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			{Name: "create", Summary: "Writes specs/.plans/<slug>.md from a template (simple or detailed); DUPLICATE_ENTRY when it exists.",
-				Required: []string{"name"}, Optional: []string{"template"}, SideEffects: EffectWrite, Latency: LatencyFast,
+				Required: []string{"name"}, Optional: []string{"template"}, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
 				Example: map[string]any{"name": "Contract plan"}, Answer: PlanCreateAnswer{}, Handler: d.planCreate},
-			{Name: "list", Summary: "The plans in specs/.plans, by slug.", SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			{Name: "list", Summary: "The plans in specs/.plans, by slug.", SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 				Example: map[string]any{}, Answer: PlanListAnswer{}, Handler: d.planList},
 			{Name: "review", Summary: "Checks a plan's sections against its template: missing, empty, placeholders left; ready when none.",
-				Required: []string{"plan"}, SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Answer: PlanReviewAnswer{}, Handler: d.planReview},
+				Required: []string{"plan"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: PlanReviewAnswer{}, Handler: d.planReview},
 		},
 	}
 }
@@ -59,43 +60,43 @@ type PlanReviewAnswer struct {
 
 func planPath(slug string) string { return path.Join(specs.PlansFolder, slug+".md") }
 
-func (d *Deps) planCreate(ctx context.Context, r *Request) Result {
+func (d *Deps) planCreate(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	name, tmpl := strings.TrimSpace(r.Args.String("name")), r.Args.String("template")
 	if tmpl == "" {
 		tmpl = "detailed"
 	}
 	slug := specs.PlanSlug(name)
 	if slug == "" {
-		return Fail(core.NewError(errcode.InvalidFormat, "The plan name has no letters or digits to make a file name from.", map[string]any{"field": "name"}))
+		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "The plan name has no letters or digits to make a file name from.", map[string]any{"field": "name"}))
 	}
 	ws, err := workspacefs.Open(d.Workspace)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	defer func() { _ = ws.Close() }()
 	p := planPath(slug)
 	if _, err := ws.Stat(p); err == nil {
-		return Fail(core.NewError(errcode.DuplicateEntry, "A plan "+slug+" exists already.", map[string]any{"plan": slug, "path": p}).
+		return mcptool.Fail(core.NewError(errcode.DuplicateEntry, "A plan "+slug+" exists already.", map[string]any{"plan": slug, "path": p}).
 			WithRecovery("plan", map[string]any{"action": "review", "plan": slug}, nil))
 	}
 	if err := ws.MkdirAll(specs.PlansFolder); err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	if err := ws.WriteFileAtomic(ctx, p, []byte(specs.PlanMarkdown(name, tmpl))); err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
-	return OK(PlanCreateAnswer{Plan: slug, Path: p, Template: tmpl})
+	return mcptool.OK(PlanCreateAnswer{Plan: slug, Path: p, Template: tmpl})
 }
 
-func (d *Deps) planList(ctx context.Context, _ *Request) Result {
+func (d *Deps) planList(ctx context.Context, _ *mcptool.Request) mcptool.Result {
 	ws, err := workspacefs.Open(d.Workspace)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	defer func() { _ = ws.Close() }()
 	out := PlanListAnswer{Plans: []string{}}
 	if _, err := ws.Stat(specs.PlansFolder); err != nil {
-		return OK(out)
+		return mcptool.OK(out)
 	}
 	err = ws.Walk(ctx, specs.PlansFolder, func(e workspacefs.Entry) error {
 		if e.Type.IsDir() {
@@ -110,15 +111,15 @@ func (d *Deps) planList(ctx context.Context, _ *Request) Result {
 	return answer(out, err)
 }
 
-func (d *Deps) planReview(ctx context.Context, r *Request) Result {
+func (d *Deps) planReview(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	slug := r.Args.String("plan")
 	if slug == "" || specs.PlanSlug(slug) != slug {
-		return Fail(core.NewError(errcode.InvalidFormat, "plan is a slug from plan list (lower-case letters, digits and dashes).", map[string]any{"field": "plan", "received": slug}).
+		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "plan is a slug from plan list (lower-case letters, digits and dashes).", map[string]any{"field": "plan", "received": slug}).
 			WithRecovery("plan", map[string]any{"action": "list"}, nil))
 	}
 	ws, err := workspacefs.Open(d.Workspace)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	defer func() { _ = ws.Close() }()
 	p := planPath(slug)
@@ -128,7 +129,7 @@ func (d *Deps) planReview(ctx context.Context, r *Request) Result {
 		if errors.As(err, &ce) && ce.Code == errcode.NotFound {
 			ce.WithRecovery("plan", map[string]any{"action": "list"}, nil)
 		}
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
-	return OK(PlanReviewAnswer{Plan: slug, Path: p, PlanReview: specs.ReviewPlan(string(b))})
+	return mcptool.OK(PlanReviewAnswer{Plan: slug, Path: p, PlanReview: specs.ReviewPlan(string(b))})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/specd/specd/core/gitdiff"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -13,14 +14,14 @@ const (
 	prFiles   = 200
 )
 
-func prTool(d *Deps) *Tool {
-	return &Tool{
+func prTool(d *Deps) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name: "pr", Title: "specd pr",
 		Description: "Use this when you write a pull request. Use spec instead for the whole spec. get-context → write.",
-		Params:      []Param{pSpecID},
-		Actions: []Action{
+		Params:      []mcptool.Param{pSpecID},
+		Actions: []mcptool.Action{
 			{Name: "get-context", Summary: "The spec's progress, its 20 newest journal entries and the uncommitted diff summary (git diff --numstat HEAD).",
-				Required: []string{"spec_id"}, SideEffects: EffectRead, Idempotent: true, OpenWorld: true, Latency: LatencyModerate,
+				Required: []string{"spec_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, OpenWorld: true, Latency: mcptool.LatencyModerate,
 				Example: map[string]any{"spec_id": "$spec_id"}, Answer: PRContextAnswer{}, Handler: d.prContext},
 		},
 	}
@@ -39,7 +40,7 @@ type PRContextAnswer struct {
 	Diff           gitdiff.Summary      `json:"diff"`
 }
 
-func (d *Deps) prContext(ctx context.Context, r *Request) Result {
+func (d *Deps) prContext(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	res := readTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (PRContextAnswer, error) {
 		h := sp.Header
 		entries, _, err := j.Entries(0, prJournal, func(*specs.JournalEntry) bool { return true })

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/research"
 )
@@ -46,93 +47,93 @@ const (
 	queryHashPattern = `^[a-f0-9]{8}$`
 )
 
-func researchTool(d *Deps) *Tool {
+func researchTool(d *Deps) *mcptool.Tool {
 	budget := d.TokenBudget
 	if budget <= 0 {
 		budget = core.DefaultTokenBudget
 	}
 	sweeper := &research.Sweeper{}
 	source := []string{"text", "pages", "path"}
-	t := &Tool{
+	t := &mcptool.Tool{
 		Name:        "research",
 		Title:       "specd research",
 		Description: researchDescription,
-		Params: []Param{
-			{Name: "payload", Type: Object, Description: "A DigestPayload v1.0 object (as digest-create returns it). Declared only as an object so that an invalid payload reaches the validator and gets a full report."},
-			{Name: "text", Type: String, MaxLength: core.MaxLargeText, Description: "The source document (plain text or HTML, up to 5 MB); canonicalised (entities decoded, tags → space, NFC, whitespace collapsed) before hashing and locating. Give one of text, pages or path."},
-			{Name: "pages", Type: Array, Items: String, MaxLength: core.MaxLargeText, Description: "A paged source (e.g. PDF pages), each page canonicalised on its own and joined with a blank line; up to 5 MB in all. Locators then use page:N:char:S-E. A paged source must be given as pages again when verified."},
-			{Name: "path", Type: String, MaxLength: 4096, Description: "A file inside the workspace standing in for text (one page, up to 5 MB)."},
-			{Name: "query", Type: String, Description: "The research query; its hash (first 8 hex of sha256) is the payload's query_hash."},
-			{Name: "source_id", Type: String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Identifies the source document (e.g. its URL). digest-create derives one from the text when absent; digest-validate loads the source archived under this id."},
-			{Name: "query_hash", Type: String, Pattern: queryHashPattern, Description: "The digest's query_hash (8 lowercase hex)."},
-			{Name: "max_snippets", Type: Integer, Min: f64(1), Max: f64(10), Clamp: true, Description: "Evidence snippets wanted (default 5, at most 10)."},
-			{Name: "content", Type: String, MaxLength: core.MaxLargeText, Description: "Content to archive (up to 5 MB); its key is sha256 of its UTF-8 bytes."},
-			{Name: "content_id", Type: String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Your own id for archived content (a later put under the same id re-points it); archive-get can read by it."},
-			{Name: "item_type", Type: String, MaxLength: maxItemTypeChars, Description: "Kind of archived content, e.g. note, source, response_item (default item)."},
-			{Name: "hash", Type: String, Pattern: hashPattern, Description: "An archive hash \"sha256:<64 hex>\" (from archive-put or a digest's source_text_hash)."},
-			{Name: "archive_id", Type: String, MaxLength: 1000, Description: "An archive id from meta.content_archive_hashes of a budgeted answer, e.g. spec:<spec_id>@<version>/node:<id>, …/subtree:<id>, …/journal:<seq>, …/journal:<a>-<b> (served from the store at that version); any other value reads as a content_id."},
-			{Name: "expected_hash", Type: String, Pattern: hashPattern, Description: "The hash the content should have (the value next to the archive id in meta.content_archive_hashes); the answer says whether it matches."},
-			{Name: "offset", Type: Integer, Min: f64(0), Description: "archive-get: first character of archived text to return (default 0), to page through content larger than the token budget."},
-			{Name: "max_chars", Type: Integer, Min: f64(1), Max: f64(core.MaxLargeText), Clamp: true, Description: "archive-get: most characters of archived text to return (default and cap: what fits the token budget)."},
+		Params: []mcptool.Param{
+			{Name: "payload", Type: mcptool.Object, Description: "A DigestPayload v1.0 object (as digest-create returns it). Declared only as an object so that an invalid payload reaches the validator and gets a full report."},
+			{Name: "text", Type: mcptool.String, MaxLength: core.MaxLargeText, Description: "The source document (plain text or HTML, up to 5 MB); canonicalised (entities decoded, tags → space, NFC, whitespace collapsed) before hashing and locating. Give one of text, pages or path."},
+			{Name: "pages", Type: mcptool.Array, Items: mcptool.String, MaxLength: core.MaxLargeText, Description: "A paged source (e.g. PDF pages), each page canonicalised on its own and joined with a blank line; up to 5 MB in all. Locators then use page:N:char:S-E. A paged source must be given as pages again when verified."},
+			{Name: "path", Type: mcptool.String, MaxLength: 4096, Description: "A file inside the workspace standing in for text (one page, up to 5 MB)."},
+			{Name: "query", Type: mcptool.String, Description: "The research query; its hash (first 8 hex of sha256) is the payload's query_hash."},
+			{Name: "source_id", Type: mcptool.String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Identifies the source document (e.g. its URL). digest-create derives one from the text when absent; digest-validate loads the source archived under this id."},
+			{Name: "query_hash", Type: mcptool.String, Pattern: queryHashPattern, Description: "The digest's query_hash (8 lowercase hex)."},
+			{Name: "max_snippets", Type: mcptool.Integer, Min: f64(1), Max: f64(10), Clamp: true, Description: "Evidence snippets wanted (default 5, at most 10)."},
+			{Name: "content", Type: mcptool.String, MaxLength: core.MaxLargeText, Description: "Content to archive (up to 5 MB); its key is sha256 of its UTF-8 bytes."},
+			{Name: "content_id", Type: mcptool.String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Your own id for archived content (a later put under the same id re-points it); archive-get can read by it."},
+			{Name: "item_type", Type: mcptool.String, MaxLength: maxItemTypeChars, Description: "Kind of archived content, e.g. note, source, response_item (default item)."},
+			{Name: "hash", Type: mcptool.String, Pattern: hashPattern, Description: "An archive hash \"sha256:<64 hex>\" (from archive-put or a digest's source_text_hash)."},
+			{Name: "archive_id", Type: mcptool.String, MaxLength: 1000, Description: "An archive id from meta.content_archive_hashes of a budgeted answer, e.g. spec:<spec_id>@<version>/node:<id>, …/subtree:<id>, …/journal:<seq>, …/journal:<a>-<b> (served from the store at that version); any other value reads as a content_id."},
+			{Name: "expected_hash", Type: mcptool.String, Pattern: hashPattern, Description: "The hash the content should have (the value next to the archive id in meta.content_archive_hashes); the answer says whether it matches."},
+			{Name: "offset", Type: mcptool.Integer, Min: f64(0), Description: "archive-get: first character of archived text to return (default 0), to page through content larger than the token budget."},
+			{Name: "max_chars", Type: mcptool.Integer, Min: f64(1), Max: f64(core.MaxLargeText), Clamp: true, Description: "archive-get: most characters of archived text to return (default and cap: what fits the token budget)."},
 			pCursor, pLimit(core.PageList),
 		},
 	}
-	t.Actions = []Action{
+	t.Actions = []mcptool.Action{
 		{
 			Name: "digest-validate", Summary: "Checks a DigestPayload v1.0 and reports every violation with its JSON path, constraint and received value; with the source (text, pages, path, the source archived under source_id, or the archive entry under payload.source_text_hash) it verifies source_text_hash and every locator; with query, the query_hash.",
 			Required: []string{"payload"}, Optional: append(append([]string{}, source...), "source_id", "query"),
-			SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
+			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyModerate,
 			Answer:  research.ValidateResult{},
-			Handler: func(ctx context.Context, r *Request) Result { return digestValidate(ctx, d, r) },
+			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestValidate(ctx, d, r) },
 		},
 		{
 			Name: "digest-create", Summary: "Builds a digest from a source and a query, deterministically and without a language model: summary, key points and up to max_snippets evidence snippets with exact locators; the result always validates against its own source.",
 			Required: []string{"query"}, Optional: append(append([]string{}, source...), "source_id", "max_snippets"),
-			SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
+			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyModerate,
 			Answer:  research.CreateResult{},
-			Handler: func(ctx context.Context, r *Request) Result { return digestCreate(ctx, d, r) },
+			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestCreate(ctx, d, r) },
 		},
 		{
 			Name: "digest-put", Summary: "Validates and stores a digest under (source_id, payload.query_hash), replacing an existing one; a given source is canonicalised, archived under content_id = source_id and used to verify every locator (without one, the archived source under payload.source_text_hash is used when present). An invalid payload is VALIDATION_ERROR with details.violations.",
 			Required: []string{"source_id", "payload"}, Optional: source,
-			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencyModerate,
+			SideEffects: mcptool.EffectWrite, Idempotent: true, Destructive: true, Latency: mcptool.LatencyModerate,
 			Answer:  research.PutResult{},
-			Handler: func(ctx context.Context, r *Request) Result { return digestPut(ctx, d, r, sweeper) },
+			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestPut(ctx, d, r, sweeper) },
 		},
 		{
 			Name: "digest-get", Summary: "The stored digest for (source_id, query_hash) with stored_at and whether its source text is in the archive.",
 			Required:    []string{"source_id", "query_hash"},
-			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 			Answer:  research.GetResult{},
-			Handler: func(ctx context.Context, r *Request) Result { return digestGet(ctx, d, r) },
+			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestGet(ctx, d, r) },
 		},
 		{
 			Name: "digest-list", Summary: "Stored digests in (source_id, query_hash) order, optionally for one source, paged; each with a summary excerpt, digest_chars and stored_at (digest-get has the full payload).",
 			Optional:    []string{"source_id", "cursor", "limit"},
-			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 			Answer:  research.ListResult{},
-			Handler: func(ctx context.Context, r *Request) Result { return digestList(ctx, d, r) },
+			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestList(ctx, d, r) },
 		},
 		{
 			Name: "digest-delete", Summary: "Deletes the digest for (source_id, query_hash); the archived source text stays until retention removes it.",
 			Required:    []string{"source_id", "query_hash"},
-			SideEffects: EffectWrite, Destructive: true, Latency: LatencyFast,
+			SideEffects: mcptool.EffectWrite, Destructive: true, Latency: mcptool.LatencyFast,
 			Answer:  research.DeleteResult{},
-			Handler: func(ctx context.Context, r *Request) Result { return digestDelete(ctx, d, r) },
+			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestDelete(ctx, d, r) },
 		},
 		{
 			Name: "archive-put", Summary: "Archives content under sha256 of its bytes (idempotent; a repeated put restarts its retention), optionally under your content_id; answers the hash.",
 			Required: []string{"content"}, Optional: []string{"content_id", "item_type"},
-			SideEffects: EffectWrite, Idempotent: true, Latency: LatencyFast,
+			SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyFast,
 			Answer:  research.ArchivePutResult{},
-			Handler: func(ctx context.Context, r *Request) Result { return archivePut(ctx, d, r, sweeper) },
+			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return archivePut(ctx, d, r, sweeper) },
 		},
 		{
 			Name: "archive-get", Summary: "Reads archived content by hash, content_id or archive_id (including spec:<id>@<version>/… ids of budgeted spec answers, served from the store at that version), verifying its hash; never writes. Text over the token budget is paged with offset/max_chars; a spec item over it is answered with the archive ids of its parts.",
 			Optional:    []string{"hash", "content_id", "archive_id", "expected_hash", "offset", "max_chars"},
-			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast,
+			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
 			Answer:  research.ArchiveGetResult{},
-			Handler: func(ctx context.Context, r *Request) Result { return archiveGet(ctx, d, r, budget) },
+			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return archiveGet(ctx, d, r, budget) },
 		},
 	}
 	return t
@@ -185,7 +186,7 @@ func researchErr(err error) error {
 	return out
 }
 
-func researchFail(err error) Result { return Fail(researchErr(err)) }
+func researchFail(err error) mcptool.Result { return mcptool.Fail(researchErr(err)) }
 
 // researchNow is the tools' clock (the runtime's, else the wall clock), used
 // for archived_at, stored_at and the retention cutoff alike.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/research"
 )
 
@@ -14,7 +15,7 @@ import (
 // "spec:<spec_id>@<version>/<item>" and served from the store at that
 // version (contract §6, research.SpecItems).
 
-func archivePut(ctx context.Context, d *Deps, r *Request, sweeper *research.Sweeper) Result {
+func archivePut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *research.Sweeper) mcptool.Result {
 	svc := researchService(d)
 	svc.Sweeper = sweeper
 	res, err := svc.ArchivePut(ctx, research.ArchivePutArgs{Content: r.Args.String("content"), ContentID: r.Args.String("content_id"),
@@ -22,10 +23,10 @@ func archivePut(ctx context.Context, d *Deps, r *Request, sweeper *research.Swee
 	if err != nil {
 		return researchFail(err)
 	}
-	return OK(res)
+	return mcptool.OK(res)
 }
 
-func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
+func archiveGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int) mcptool.Result {
 	a := research.ArchiveGetArgs{Given: givenArgs(r, "hash", "content_id", "archive_id"), Hash: r.Args.String("hash"),
 		ContentID: r.Args.String("content_id"), ArchiveID: r.Args.String("archive_id"), ExpectedHash: r.Args.String("expected_hash")}
 	if research.CheckArchiveGet(a) == nil && research.IsSpecArchiveID(a.ArchiveID) {
@@ -41,7 +42,7 @@ func archiveGet(ctx context.Context, d *Deps, r *Request, budget int) Result {
 // archiveWindowAnswer answers archived content with the window of its text
 // from offset, at most maxChars characters (0: no limit) and what fits the
 // token budget.
-func archiveWindowAnswer(c research.ArchivedContent, offset, maxChars, budget int) Result {
+func archiveWindowAnswer(c research.ArchivedContent, offset, maxChars, budget int) mcptool.Result {
 	build := func(budget int) (any, []core.MetaOption, error) {
 		res, cut, err := c.Answer(offset, maxChars, max(budget*4-archiveAnswerSlack, 1024))
 		if err != nil {
@@ -58,13 +59,13 @@ func archiveWindowAnswer(c research.ArchivedContent, offset, maxChars, budget in
 	}
 	data, meta, err := build(budget)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
-	res := OK(data, meta...)
+	res := mcptool.OK(data, meta...)
 	// The window is cut by the text's bytes; JSON escapes (quotes, control
 	// characters, <, >, &) can make its encoding larger. Over the token
 	// budget, cut the window shorter in proportion to the overshoot.
-	res.Degrade = DegradeFunc(func(f Fit) (any, []core.MetaOption, bool, error) {
+	res.Degrade = mcptool.DegradeFunc(func(f mcptool.Fit) (any, []core.MetaOption, bool, error) {
 		b := budget
 		for range 6 {
 			data, meta, err := build(b)
@@ -106,8 +107,8 @@ func hashMismatch(expected, got string) core.MetaOption {
 // archiveGetSpec serves a spec archive id (research.SpecItems.Get); an item
 // over the token budget is answered with the archive ids of its parts in
 // meta.content_archive_hashes, at reference_only fidelity.
-func archiveGetSpec(ctx context.Context, d *Deps, a research.ArchiveGetArgs, budget int) Result {
-	items := research.SpecItems{Hash: ContentHash, ArchiveID: ArchiveID, Tokens: tokensOf}
+func archiveGetSpec(ctx context.Context, d *Deps, a research.ArchiveGetArgs, budget int) mcptool.Result {
+	items := research.SpecItems{Hash: mcptool.ContentHash, ArchiveID: ArchiveID, Tokens: mcptool.TokensOf}
 	if d.Specs != nil {
 		items.Specs = d.Specs
 	}
@@ -129,5 +130,5 @@ func archiveGetSpec(ctx context.Context, d *Deps, a research.ArchiveGetArgs, bud
 				fmt.Sprintf("The item (%d tokens) exceeds the %d-token budget; fetch its %d parts (meta.content_archive_hashes) with research archive-get.", read.Tokens, budget, len(read.Parts)),
 				map[string]any{"dropped_count": 1, "total_count": 1, "reason": "token_budget", "budget_tokens": budget, "parts": len(read.Parts)}))
 	}
-	return OK(read.Result, meta...)
+	return mcptool.OK(read.Result, meta...)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
 )
@@ -33,14 +34,14 @@ func benchResearch(b *testing.B) func(args map[string]any) {
 	tool, _ := reg.Tool("research")
 	rt := d.Runtime
 	rt.Logger = slog.New(slog.DiscardHandler)
-	rt.defaults()
+	rt.Defaults()
 	ctx := context.Background()
 	return func(args map[string]any) {
-		env := reg.Dispatch(ctx, tool, args, Session{ID: "b"}, rt)
+		env := reg.Dispatch(ctx, tool, args, mcptool.Session{ID: "b"}, rt)
 		if !env.Success {
 			b.Fatal(env)
 		}
-		if res := ToResult(env); res.IsError {
+		if res := mcptool.ToResult(env); res.IsError {
 			b.Fatal(res)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/research"
 )
 
@@ -18,13 +19,13 @@ const (
 
 // sourceArgs binds the call's source document: which of text, pages and
 // path it gives, and their values.
-func sourceArgs(r *Request) research.SourceArgs {
+func sourceArgs(r *mcptool.Request) research.SourceArgs {
 	return research.SourceArgs{Given: givenArgs(r, "text", "pages", "path"),
 		Text: r.Args.String("text"), Pages: r.Args.Strings("pages"), Path: r.Args.String("path")}
 }
 
 // givenArgs lists which of keys the call gives, in the order of keys.
-func givenArgs(r *Request, keys ...string) []string {
+func givenArgs(r *mcptool.Request, keys ...string) []string {
 	var given []string
 	for _, k := range keys {
 		if r.Args.Has(k) {
@@ -41,7 +42,7 @@ func sourceNotChecked(action string) core.MetaOption {
 		map[string]any{"action": action})
 }
 
-func digestValidate(ctx context.Context, d *Deps, r *Request) Result {
+func digestValidate(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
 	a := research.ValidateArgs{Payload: r.Args.Object("payload"), Source: sourceArgs(r), SourceID: r.Args.String("source_id")}
 	if r.Args.Has("query") {
 		q := r.Args.String("query")
@@ -52,21 +53,21 @@ func digestValidate(ctx context.Context, d *Deps, r *Request) Result {
 		return researchFail(err)
 	}
 	if res.Source == "none" {
-		return OK(res, sourceNotChecked("digest-validate"))
+		return mcptool.OK(res, sourceNotChecked("digest-validate"))
 	}
-	return OK(res)
+	return mcptool.OK(res)
 }
 
-func digestCreate(ctx context.Context, d *Deps, r *Request) Result {
+func digestCreate(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
 	res, err := researchService(d).Create(ctx, research.CreateArgs{Source: sourceArgs(r), Query: r.Args.String("query"),
 		SourceID: r.Args.String("source_id"), HasSourceID: r.Args.Has("source_id"), MaxSnippets: r.Args.IntOr("max_snippets", 0)})
 	if err != nil {
 		return researchFail(err)
 	}
-	return OK(res)
+	return mcptool.OK(res)
 }
 
-func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *research.Sweeper) Result {
+func digestPut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *research.Sweeper) mcptool.Result {
 	svc := researchService(d)
 	svc.Sweeper = sweeper
 	res, err := svc.Put(ctx, research.PutArgs{SourceID: r.Args.String("source_id"), Payload: r.Args.Object("payload"), Source: sourceArgs(r)})
@@ -74,42 +75,42 @@ func digestPut(ctx context.Context, d *Deps, r *Request, sweeper *research.Sweep
 		return researchFail(err)
 	}
 	if !res.TextChecked {
-		return OK(res, sourceNotChecked("digest-put"))
+		return mcptool.OK(res, sourceNotChecked("digest-put"))
 	}
-	return OK(res)
+	return mcptool.OK(res)
 }
 
-func digestGet(ctx context.Context, d *Deps, r *Request) Result {
+func digestGet(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
 	res, err := researchService(d).Get(ctx, r.Args.String("source_id"), r.Args.String("query_hash"))
 	if err != nil {
 		return researchFail(err)
 	}
-	return OK(res)
+	return mcptool.OK(res)
 }
 
-func digestList(ctx context.Context, d *Deps, r *Request) Result {
+func digestList(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
 	sourceID := r.Args.String("source_id")
 	restart := map[string]any{"action": "digest-list"}
 	if sourceID != "" {
 		restart["source_id"] = sourceID
 	}
-	page, err := OpenPage(r, "research", "digest-list", "", core.PageList, restart, sourceID)
+	page, err := mcptool.OpenPage(r, "research", "digest-list", "", core.PageList, restart, sourceID)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	res, next, err := researchService(d).List(ctx, sourceID, page.After, page.Limit)
 	if err != nil {
 		return researchFail(err)
 	}
-	return OK(res, page.Meta(page.Cursor(next, next != "")))
+	return mcptool.OK(res, page.Meta(page.Cursor(next, next != "")))
 }
 
-func digestDelete(ctx context.Context, d *Deps, r *Request) Result {
+func digestDelete(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
 	res, err := researchService(d).Delete(ctx, r.Args.String("source_id"), r.Args.String("query_hash"))
 	if err != nil {
 		return researchFail(err)
 	}
-	return OK(res)
+	return mcptool.OK(res)
 }
 
 // LinkedDigest is what a research node's task context shows of one linked

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
@@ -158,7 +159,7 @@ func TestResearchAnswersHaveSchemas(t *testing.T) {
 			t.Errorf("%s: no Answer", a.Name)
 			continue
 		}
-		s := answerSchema(a.Answer)
+		s := mcptool.AnswerSchema(a.Answer)
 		if s == nil || len(s.Properties) == 0 {
 			t.Errorf("%s: no answer schema for %T", a.Name, a.Answer)
 			continue

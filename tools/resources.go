@@ -12,6 +12,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -56,14 +57,14 @@ func (d *Deps) readSpecsResource(ctx context.Context, req mcp.ReadResourceReques
 	}
 	data := SpecsResource{Specs: rows, Truncated: next != ""}
 	fp := core.Fingerprint("spec", "list", "", "all")
-	deg := &ListAnswer[specs.RepoSummary]{Items: rows, PageSize: len(rows),
+	deg := &mcptool.ListAnswer[specs.RepoSummary]{Items: rows, PageSize: len(rows),
 		Answer: func(k int) any { return SpecsResource{Specs: rows[:k], Truncated: data.Truncated} },
 		ID:     func(i int) string { return "item:" + rows[i].SpecID },
 		Next:   func(kept int) string { return core.EncodeCursor(rows[kept-1].SpecID, fp) },
 		Continue: func(c string) (string, map[string]any) {
 			return "spec", map[string]any{"action": "list", "status": "all", "cursor": c}
 		}}
-	return resourceContents(req.Params.URI, d.TokenBudget, data, deg, `spec(action="list")`)
+	return mcptool.ResourceContents(req.Params.URI, d.TokenBudget, data, deg, `spec(action="list")`)
 }
 
 // readJournalResource answers specd://specs/{spec_id}/journal: the newest
@@ -90,7 +91,7 @@ func (d *Deps) readJournalResource(ctx context.Context, req mcp.ReadResourceRequ
 	deg := journalPage(entries, id, version, core.PageJournal.Max, func(seq uint64) string {
 		return core.EncodeCursor(strconv.FormatUint(seq, 10), fp)
 	}, nil, func(k int) any { return JournalResource{SpecID: id, Entries: entries[:k]} })
-	return resourceContents(req.Params.URI, d.TokenBudget, data, deg, `journal(action="list")`)
+	return mcptool.ResourceContents(req.Params.URI, d.TokenBudget, data, deg, `journal(action="list")`)
 }
 
 // readSpecResource answers specd://specs/{spec_id}: the document, degraded
@@ -109,7 +110,7 @@ func (d *Deps) readSpecResource(ctx context.Context, req mcp.ReadResourceRequest
 		return nil, resourceError(err)
 	}
 	deg := &docDegrader{doc: doc, memo: memo, dataBudget: d.TokenBudget, bare: true}
-	return resourceContents(req.Params.URI, d.TokenBudget, doc, deg, `spec(action="get")`)
+	return mcptool.ResourceContents(req.Params.URI, d.TokenBudget, doc, deg, `spec(action="get")`)
 }
 
 // SpecsResource is the specd://specs resource: the first specs in id

@@ -11,6 +11,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/core/mcptool"
 )
 
 const serverDescription = `Use this when you need to discover what specd offers: tools (every tool with its actions, paged), schema (one tool's parameters and per-action side effects, idempotence, latency), capabilities (response version, limits, page sizes, token budget, flags, transports) and context (version, store path, workspace), flags (rollout health per feature flag and variant). ` +
@@ -19,44 +20,44 @@ const serverDescription = `Use this when you need to discover what specd offers:
 
 func f64(v float64) *float64 { return &v }
 
-func serverTool(d *Deps, reg *Registry) *Tool {
-	return &Tool{
+func serverTool(d *Deps, reg *mcptool.Registry) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name:        "server",
 		Title:       "specd server",
 		Description: serverDescription,
-		Params: []Param{
-			{Name: "tool_name", Type: String, MaxLength: 100, Description: "Name of the tool to describe."},
-			{Name: "action_name", Type: String, MaxLength: 100, Description: "schema: describe only this action."},
-			{Name: "cursor", Type: String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."},
-			{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(core.PageList.Max)), Clamp: true, Description: "Page size (default 100, max 1000)."},
-			{Name: "category", Type: String},
-			{Name: "tag", Type: String},
-			{Name: "include_deprecated", Type: Boolean},
-			{Name: "include_llm", Type: Boolean},
-			{Name: "include_workflow", Type: Boolean},
-			{Name: "include_workspace", Type: Boolean},
-			{Name: "include_capabilities", Type: Boolean},
+		Params: []mcptool.Param{
+			{Name: "tool_name", Type: mcptool.String, MaxLength: 100, Description: "Name of the tool to describe."},
+			{Name: "action_name", Type: mcptool.String, MaxLength: 100, Description: "schema: describe only this action."},
+			{Name: "cursor", Type: mcptool.String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."},
+			{Name: "limit", Type: mcptool.Integer, Min: f64(1), Max: f64(float64(core.PageList.Max)), Clamp: true, Description: "Page size (default 100, max 1000)."},
+			{Name: "category", Type: mcptool.String},
+			{Name: "tag", Type: mcptool.String},
+			{Name: "include_deprecated", Type: mcptool.Boolean},
+			{Name: "include_llm", Type: mcptool.Boolean},
+			{Name: "include_workflow", Type: mcptool.Boolean},
+			{Name: "include_workspace", Type: mcptool.Boolean},
+			{Name: "include_capabilities", Type: mcptool.Boolean},
 		},
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			{
 				Name: "tools", Summary: "Lists the tools with their actions, descriptions, category and tags, paged by tool name; category and tag filter them.",
-				Optional: []string{"cursor", "limit", "category", "tag", "include_deprecated"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast,
+				Optional: []string{"cursor", "limit", "category", "tag", "include_deprecated"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast,
 				Example: map[string]any{"limit": 1}, Answer: ServerToolsAnswer{}, Handler: serverTools(reg),
 			},
 			{
 				Name: "schema", Summary: "Describes one tool: its input schema, its MCP annotations and, per action (or only action_name), parameters, required ones, side effects, idempotence, latency hint and answer_schema; over the token budget the answer schemas are left out (a warning names the call that gives one).",
-				Required: []string{"tool_name"}, Optional: []string{"action_name"}, SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast,
+				Required: []string{"tool_name"}, Optional: []string{"action_name"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast,
 				Example: map[string]any{"tool_name": "health"}, Answer: ServerSchemaAnswer{}, Handler: d.serverSchema(reg),
 			},
 			{
 				Name: "capabilities", Summary: "Response version, input limits, page sizes, token budget, feature flags and transports.",
-				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
 				Answer: CapabilitiesAnswer{}, Handler: d.serverCapabilities(reg),
 			},
 			{
 				Name: "context", Summary: "Server version, store path (relative to the workspace), configuration source, this caller's session and, unless turned off (include_*: false), the workspace folder name, workflow, llm (specd calls none) and capabilities.",
 				Optional:    []string{"include_llm", "include_workflow", "include_workspace", "include_capabilities"},
-				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
 				Answer: ContextAnswer{}, Handler: d.serverContext(reg),
 			},
 			flagsAction(d),
@@ -84,17 +85,17 @@ type ToolInfo struct {
 // serverTools pages the tools by name, only those of category and with tag
 // when given (toolCategory, toolTags); the total counts the matching ones.
 // include_deprecated changes nothing: no tool is deprecated.
-func serverTools(reg *Registry) Handler {
-	return func(ctx context.Context, r *Request) Result {
+func serverTools(reg *mcptool.Registry) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		category, tag := r.Args.String("category"), r.Args.String("tag")
-		p, err := OpenPage(r, "server", "tools", "", core.PageList, map[string]any{"action": "tools"}, category, tag)
+		p, err := mcptool.OpenPage(r, "server", "tools", "", core.PageList, map[string]any{"action": "tools"}, category, tag)
 		if err != nil {
-			return Fail(err)
+			return mcptool.Fail(err)
 		}
 		a := ServerToolsAnswer{Tools: []ToolInfo{}, Categories: []string{}}
 		more, total := false, 0
 		for _, t := range reg.Tools() {
-			info := ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, Category: toolCategory(t.Name), Tags: toolTags(t), Actions: t.offeredActions()}
+			info := ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, Category: toolCategory(t.Name), Tags: toolTags(t), Actions: t.OfferedActions()}
 			if !slices.Contains(a.Categories, info.Category) {
 				a.Categories = append(a.Categories, info.Category)
 			}
@@ -116,7 +117,7 @@ func serverTools(reg *Registry) Handler {
 		if len(a.Tools) > 0 {
 			next = p.Cursor(a.Tools[len(a.Tools)-1].Name, more)
 		}
-		return OK(a, core.WithPagination(next, p.Limit, &total))
+		return mcptool.OK(a, core.WithPagination(next, p.Limit, &total))
 	}
 }
 
@@ -124,36 +125,36 @@ func serverTools(reg *Registry) Handler {
 // annotations and, per action, its contract (with its answer schema once
 // the action's answer is typed).
 type ServerSchemaAnswer struct {
-	ToolName    string             `json:"tool_name"`
-	Description string             `json:"description"`
-	Annotations mcp.ToolAnnotation `json:"annotations"`
-	InputSchema map[string]any     `json:"input_schema"`
-	Actions     []ActionSchema     `json:"actions"`
+	ToolName    string                 `json:"tool_name"`
+	Description string                 `json:"description"`
+	Annotations mcp.ToolAnnotation     `json:"annotations"`
+	InputSchema map[string]any         `json:"input_schema"`
+	Actions     []mcptool.ActionSchema `json:"actions"`
 }
 
-func (d *Deps) serverSchema(reg *Registry) Handler {
-	return func(ctx context.Context, r *Request) Result {
+func (d *Deps) serverSchema(reg *mcptool.Registry) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		name := r.Args.String("tool_name")
 		t, ok := reg.Tool(name)
 		if !ok {
-			return Fail(core.NewError(errcode.NotFound, fmt.Sprintf("There is no tool %q.", name),
+			return mcptool.Fail(core.NewError(errcode.NotFound, fmt.Sprintf("There is no tool %q.", name),
 				map[string]any{"field": "tool_name", "received": name, "allowed": reg.Names()}).
 				WithRecovery("server", map[string]any{"action": "tools"}, fuzzy.Rank(name, reg.Names(), 5)))
 		}
 		actions := t.Describe()
 		if want := r.Args.String("action_name"); want != "" {
-			a, ok := t.action(want)
+			a, ok := t.Action(want)
 			if !ok {
-				return Fail(core.NewError(errcode.NotFound, fmt.Sprintf("%s has no action %q.", t.Name, want),
+				return mcptool.Fail(core.NewError(errcode.NotFound, fmt.Sprintf("%s has no action %q.", t.Name, want),
 					map[string]any{"field": "action_name", "received": want, "allowed": t.ActionNames()}).
 					WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(want, t.ActionNames(), 5)))
 			}
-			actions = slices.DeleteFunc(actions, func(as ActionSchema) bool { return as.Name != a.Name })
+			actions = slices.DeleteFunc(actions, func(as mcptool.ActionSchema) bool { return as.Name != a.Name })
 		}
 		markAvailability(ctx, d, t, r.Session, actions)
 		ans := ServerSchemaAnswer{ToolName: t.Name, Description: t.Description, Annotations: t.Annotations(), InputSchema: t.InputSchema(), Actions: actions}
-		res := OK(ans)
-		res.Degrade = DegradeFunc(func(f Fit) (any, []core.MetaOption, bool, error) { return schemaWithoutAnswers(ans, f) })
+		res := mcptool.OK(ans)
+		res.Degrade = mcptool.DegradeFunc(func(f mcptool.Fit) (any, []core.MetaOption, bool, error) { return schemaWithoutAnswers(ans, f) })
 		return res
 	}
 }
@@ -162,9 +163,9 @@ func (d *Deps) serverSchema(reg *Registry) Handler {
 // same without the actions' answer_schema (the largest part of a big
 // tool's), with a CONTENT_TRUNCATED warning naming the call that gives one
 // action's in full.
-func schemaWithoutAnswers(ans ServerSchemaAnswer, f Fit) (any, []core.MetaOption, bool, error) {
+func schemaWithoutAnswers(ans ServerSchemaAnswer, f mcptool.Fit) (any, []core.MetaOption, bool, error) {
 	short := ans
-	short.Actions = make([]ActionSchema, len(ans.Actions))
+	short.Actions = make([]mcptool.ActionSchema, len(ans.Actions))
 	for i, a := range ans.Actions {
 		a.AnswerSchema = nil
 		short.Actions[i] = a
@@ -212,9 +213,9 @@ type PageSize struct {
 
 func pageSize(l core.PageLimits) PageSize { return PageSize{Default: l.Default, Max: l.Max} }
 
-func (d *Deps) serverCapabilities(reg *Registry) Handler {
-	return func(ctx context.Context, r *Request) Result {
-		return OK(CapabilitiesAnswer{
+func (d *Deps) serverCapabilities(reg *mcptool.Registry) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
+		return mcptool.OK(CapabilitiesAnswer{
 			ResponseVersion: core.Version,
 			Limits: Limits{RequestBytes: core.MaxRequestBytes, StringChars: core.MaxStringChars, ArrayItems: core.MaxArrayItems,
 				NestingDepth: core.MaxNesting, LargeTextBytes: core.MaxLargeText, DeadlineMS: d.Runtime.Deadline.Milliseconds()},
@@ -273,9 +274,9 @@ type SessionInfo struct {
 	ClientVersion string `json:"client_version"`
 }
 
-func (d *Deps) serverContext(reg *Registry) Handler {
+func (d *Deps) serverContext(reg *mcptool.Registry) mcptool.Handler {
 	capabilities := d.serverCapabilities(reg)
-	return func(ctx context.Context, r *Request) Result {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		sources := d.ConfigSources
 		if sources == nil {
 			sources = map[string]string{}
@@ -301,6 +302,6 @@ func (d *Deps) serverContext(reg *Registry) Handler {
 			c := capabilities(ctx, r).Data.(CapabilitiesAnswer)
 			a.Capabilities = &c
 		}
-		return OK(a)
+		return mcptool.OK(a)
 	}
 }

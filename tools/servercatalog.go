@@ -1,5 +1,7 @@
 package tools
 
+import "github.com/specd/specd/core/mcptool"
+
 // foundryCategories are foundry-mcp's tool categories (server tools'
 // category filter), by tool name; a tool not named is "general".
 var foundryCategories = map[string]string{
@@ -19,7 +21,7 @@ func toolCategory(name string) string {
 
 // toolTags are t's tags: "unified" (every foundry tool has it) and "read"
 // when every action it offers is read-only.
-func toolTags(t *Tool) []string {
+func toolTags(t *mcptool.Tool) []string {
 	tags := []string{"unified"}
 	if ro := t.Annotations().ReadOnlyHint; ro != nil && *ro {
 		tags = append(tags, "read")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -18,7 +19,7 @@ const specDescription = `Use this when you need to read or check a whole spec: l
 // budgeting (the newest ones; journal list pages through all of them).
 const maxJournalInGet = 1000
 
-func specTool(d *Deps) *Tool {
+func specTool(d *Deps) *mcptool.Tool {
 	budget := d.TokenBudget
 	if budget <= 0 {
 		budget = core.DefaultTokenBudget
@@ -28,56 +29,56 @@ func specTool(d *Deps) *Tool {
 		folders = append(folders, string(l))
 	}
 	memo := &hashMemo{} // per tool instance: archive ids are unique per store, not per process
-	readAction := func(name, summary string, required, optional []string, latency string, answer any, h Handler) Action {
-		return Action{Name: name, Summary: summary, Required: required, Optional: optional,
-			SideEffects: EffectRead, Idempotent: true, Latency: latency, Answer: answer, Handler: h}
+	readAction := func(name, summary string, required, optional []string, latency string, answer any, h mcptool.Handler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, Required: required, Optional: optional,
+			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: latency, Answer: answer, Handler: h}
 	}
-	t := &Tool{
+	t := &mcptool.Tool{
 		Name:        "spec",
 		Title:       "specd spec",
 		Description: specDescription,
-		Params: []Param{
+		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion, pCursor, pLimit(core.PageList),
-			{Name: "status", Type: String, Enum: folders, Description: "Lifecycle folder to list (default all)."},
-			{Name: "include_progress", Type: Boolean, Description: "Include task counts and progress in list rows (default true)."},
-			{Name: "query", Type: String, MaxLength: 200, Description: "find: text to match against spec ids and titles."},
-			{Name: "max_tokens", Type: Integer, Min: f64(200), Max: f64(float64(budget)), Clamp: true, Description: "get: a smaller token budget for this answer (default the server's budget)."},
-			{Name: "version", Type: IntOrString, Min: f64(1), MaxLength: 64, Description: "get/diff/history: a version, or a timestamp (the version current then)."},
-			{Name: "path", Type: String, MaxLength: 4096, Description: "import/export: a directory (or, for import, one spec JSON file) inside the workspace."},
-			{Name: "auto_fix", Type: Boolean, Description: "import: apply the auto-fixes before storing (default true)."},
-			{Name: "overwrite", Type: Boolean, Description: "import: replace specs that already exist (as a new version; default false: skip them)."},
-			{Name: "create_backup", Type: Boolean},
+			{Name: "status", Type: mcptool.String, Enum: folders, Description: "Lifecycle folder to list (default all)."},
+			{Name: "include_progress", Type: mcptool.Boolean, Description: "Include task counts and progress in list rows (default true)."},
+			{Name: "query", Type: mcptool.String, MaxLength: 200, Description: "find: text to match against spec ids and titles."},
+			{Name: "max_tokens", Type: mcptool.Integer, Min: f64(200), Max: f64(float64(budget)), Clamp: true, Description: "get: a smaller token budget for this answer (default the server's budget)."},
+			{Name: "version", Type: mcptool.IntOrString, Min: f64(1), MaxLength: 64, Description: "get/diff/history: a version, or a timestamp (the version current then)."},
+			{Name: "path", Type: mcptool.String, MaxLength: 4096, Description: "import/export: a directory (or, for import, one spec JSON file) inside the workspace."},
+			{Name: "auto_fix", Type: mcptool.Boolean, Description: "import: apply the auto-fixes before storing (default true)."},
+			{Name: "overwrite", Type: mcptool.Boolean, Description: "import: replace specs that already exist (as a new version; default false: skip them)."},
+			{Name: "create_backup", Type: mcptool.Boolean},
 		},
 	}
-	t.Actions = []Action{
+	t.Actions = []mcptool.Action{
 		readAction("find", "Finds a spec by exact spec_id, or by text over ids and titles (query), and says which folder it is in.",
-			nil, []string{"spec_id", "query"}, LatencyFast, SpecFindAnswer{}, d.specFind),
+			nil, []string{"spec_id", "query"}, mcptool.LatencyFast, SpecFindAnswer{}, d.specFind),
 		readAction("get", "The whole spec document with its journal; within the token budget (max_tokens), degrading partial → summary → reference_only.",
-			[]string{"spec_id"}, []string{"max_tokens", "version"}, LatencyModerate, SpecGetAnswer{}, func(ctx context.Context, r *Request) Result { return specGet(ctx, d, r, budget, memo) }),
+			[]string{"spec_id"}, []string{"max_tokens", "version"}, mcptool.LatencyModerate, SpecGetAnswer{}, func(ctx context.Context, r *mcptool.Request) mcptool.Result { return specGet(ctx, d, r, budget, memo) }),
 		readAction("list", "Specs of a lifecycle folder (status: all, pending, active, completed, archived), in spec id order (as foundry's), paged; a row's status is its folder, work_status the spec's own.",
-			nil, []string{"status", "include_progress", "cursor", "limit"}, LatencyFast, SpecListAnswer{}, d.specList),
+			nil, []string{"status", "include_progress", "cursor", "limit"}, mcptool.LatencyFast, SpecListAnswer{}, d.specList),
 		readAction("validate", "Validation diagnostics {code, message, severity, category, location, suggested_fix, auto_fixable, fix_id}; is_valid means no errors.",
-			[]string{"spec_id"}, []string{"auto_fix", "create_backup"}, LatencyModerate, SpecValidateAnswer{}, d.specValidate),
+			[]string{"spec_id"}, []string{"auto_fix", "create_backup"}, mcptool.LatencyModerate, SpecValidateAnswer{}, d.specValidate),
 		{
 			Name: "fix", Summary: "Applies every auto-fixable diagnostic (recount, align parent/child, attach orphans, add missing fields, sync reverse edges, map synonyms); never invents a file_path. dry_run shows the fixes.",
-			Required: []string{"spec_id"}, Optional: append([]string{"auto_fix", "create_backup"}, mutationArgs...), SideEffects: EffectWrite, Idempotent: true, Latency: LatencyModerate,
+			Required: []string{"spec_id"}, Optional: append([]string{"auto_fix", "create_backup"}, mutationArgs...), SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyModerate,
 			Answer: SpecFixAnswer{}, Handler: d.specFix,
 		},
 		readAction("schema", "The enums specs use: node types, statuses, task categories, verification types, journal entry types, blocker types, lifecycle folders and more.",
-			nil, nil, LatencyFast, SpecSchemaAnswer{}, specSchema),
+			nil, nil, mcptool.LatencyFast, SpecSchemaAnswer{}, specSchema),
 		readAction("history", "Stored versions newest first (the last 50 are kept), each with the action that made it and the nodes it changed; paged; version starts the list at that version (or timestamp).",
-			[]string{"spec_id"}, []string{"version", "cursor", "limit"}, LatencyFast, SpecHistoryAnswer{}, d.specHistory),
+			[]string{"spec_id"}, []string{"version", "cursor", "limit"}, mcptool.LatencyFast, SpecHistoryAnswer{}, d.specHistory),
 		{
 			Name: "export", Summary: "Writes spec JSON files in the specs/{pending,active,completed,archived}/ layout under a directory inside the workspace (one spec, or all).",
 			Required: []string{"path"}, Optional: []string{"spec_id"},
 			// Destructive: it overwrites the spec files already at the path.
-			SideEffects: EffectWrite, Idempotent: true, Destructive: true, Latency: LatencySlow, Answer: SpecExportAnswer{}, Handler: d.specExport,
+			SideEffects: mcptool.EffectWrite, Idempotent: true, Destructive: true, Latency: mcptool.LatencySlow, Answer: SpecExportAnswer{}, Handler: d.specExport,
 		},
 		{
 			Name: "import", Summary: "Imports foundry-format spec JSON (one file, or a specs/ folder with pending/active/completed/archived subfolders) from inside the workspace: validates, fixes (auto_fix), maps folder → lifecycle, reports per file.",
 			Required: []string{"path"}, Optional: []string{"auto_fix", "overwrite", "dry_run"},
 			// Destructive: with overwrite it replaces existing specs (history keeps them).
-			SideEffects: EffectWrite, Destructive: true, Latency: LatencySlow, Answer: SpecImportAnswer{}, Handler: d.specImport,
+			SideEffects: mcptool.EffectWrite, Destructive: true, Latency: mcptool.LatencySlow, Answer: SpecImportAnswer{}, Handler: d.specImport,
 		},
 	}
 	t.Params = append(t.Params, analysisParams...)
@@ -100,10 +101,10 @@ type SpecFindAnswer struct {
 	Count   *int                 `json:"count,omitempty"`
 }
 
-func (d *Deps) specFind(ctx context.Context, r *Request) Result {
+func (d *Deps) specFind(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	id, q := r.Args.String("spec_id"), strings.ToLower(r.Args.String("query"))
 	if id == "" && q == "" {
-		return Fail(core.NewError(errcode.MissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
+		return mcptool.Fail(core.NewError(errcode.MissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
 	}
 	if id != "" {
 		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
@@ -112,35 +113,35 @@ func (d *Deps) specFind(ctx context.Context, r *Request) Result {
 	}
 	matches, err := specs.FindSpecs(ctx, d.Specs, q, core.PageList.Max)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	answer := func(k int) any {
 		m := matches[:k]
 		return SpecFindAnswer{Found: len(matches) > 0, Query: q, Specs: &m, Count: &k}
 	}
-	res := OK(answer(len(matches)))
+	res := mcptool.OK(answer(len(matches)))
 	// Over the token budget, the last matches go; their ids are in
 	// dropped_content_ids (a longer query narrows the search).
-	res.Degrade = &ListAnswer[specs.RepoSummary]{Items: matches, Answer: answer,
+	res.Degrade = &mcptool.ListAnswer[specs.RepoSummary]{Items: matches, Answer: answer,
 		ID: func(i int) string { return "item:" + matches[i].SpecID }}
 	return res
 }
 
-func specGet(ctx context.Context, d *Deps, r *Request, budget int, memo *hashMemo) Result {
+func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo *hashMemo) mcptool.Result {
 	specID := r.Args.String("spec_id")
 	if mt, ok := r.Args.Int("max_tokens"); ok && mt < budget {
 		budget = mt
 	}
 	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionRef(r.Args, "version"), maxJournalInGet)
 	if err != nil {
-		return Fail(specError(err, specID))
+		return mcptool.Fail(specError(err, specID))
 	}
 	deg := &docDegrader{doc: doc, memo: memo, dataBudget: budget}
 	data, b, err := deg.fit(budget)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
-	res := OK(data, fidelityMeta(b, budget)...)
+	res := mcptool.OK(data, fidelityMeta(b, budget)...)
 	res.Degrade = deg
 	return res
 }
@@ -155,26 +156,26 @@ type SpecListAnswer struct {
 // SpecRow is one spec of spec list (specs.ListRows).
 type SpecRow = specs.SpecRow
 
-func (d *Deps) specList(ctx context.Context, r *Request) Result {
+func (d *Deps) specList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	folder := r.Args.String("status")
 	if folder == "" {
 		folder = "all"
 	}
-	p, err := OpenPage(r, "spec", "list", "", core.PageList, map[string]any{"action": "list", "status": folder}, folder)
+	p, err := mcptool.OpenPage(r, "spec", "list", "", core.PageList, map[string]any{"action": "list", "status": folder}, folder)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	rows, next, err := d.Specs.ListSpecs(ctx, folder, p.After, p.Limit)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	withProgress := !r.Args.Has("include_progress") || r.Args.Bool("include_progress")
 	items := specs.ListRows(rows, withProgress)
 	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder} }
-	res := OK(answer(len(items)), p.Meta(p.Cursor(next, next != "")))
+	res := mcptool.OK(answer(len(items)), p.Meta(p.Cursor(next, next != "")))
 	// Over the token budget, the page ends earlier: the last rows go and
 	// the cursor continues after the last row kept.
-	res.Degrade = &ListAnswer[SpecRow]{Items: items, Answer: answer, PageSize: p.Limit,
+	res.Degrade = &mcptool.ListAnswer[SpecRow]{Items: items, Answer: answer, PageSize: p.Limit,
 		ID:   func(i int) string { return "item:" + rows[i].SpecID },
 		Next: func(kept int) string { return p.Cursor(rows[kept-1].SpecID, true) },
 		Continue: func(c string) (string, map[string]any) {
@@ -197,34 +198,34 @@ type SpecHistoryAnswer struct {
 	Revisions []specs.Revision    `json:"revisions"`
 }
 
-func (d *Deps) specHistory(ctx context.Context, r *Request) Result {
+func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	specID := r.Args.String("spec_id")
-	p, err := OpenPage(r, "spec", "history", specID, core.PageHistory, map[string]any{"action": "history", "spec_id": specID})
+	p, err := mcptool.OpenPage(r, "spec", "history", specID, core.PageHistory, map[string]any{"action": "history", "spec_id": specID})
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	var before int64
 	if p.After != "" {
 		n, err := strconv.ParseInt(p.After, 10, 64)
 		if err != nil {
 			tool, args := p.Restart()
-			return Fail(core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
+			return mcptool.Fail(core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
 				WithRecovery(tool, args, nil))
 		}
 		before = n
 	}
 	if p.Limit > core.PageHistory.Max {
-		return Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
+		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
 	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), before, p.Limit)
 	if err != nil {
-		return Fail(specError(err, specID))
+		return mcptool.Fail(specError(err, specID))
 	}
 	next := ""
 	if len(h.Versions) > 0 {
 		next = p.Cursor(strconv.FormatInt(h.Versions[len(h.Versions)-1].Version, 10), h.More)
 	}
-	return OK(SpecHistoryAnswer{SpecID: specID, Versions: h.Versions, Revisions: h.Revisions}, p.Meta(next))
+	return mcptool.OK(SpecHistoryAnswer{SpecID: specID, Versions: h.Versions, Revisions: h.Revisions}, p.Meta(next))
 }
 
 // SpecValidateAnswer is spec validate's answer. Backup and AutoFix answer
@@ -242,7 +243,7 @@ type SpecValidateAnswer struct {
 const historyKeepsVersions = "No backup file is written: specd keeps every version in history (spec history; authoring spec-rollback restores one)."
 
 // foundryNotes are the answers to create_backup and auto_fix, when given.
-func foundryNotes(a Args, autoFix string) (backup, fix string) {
+func foundryNotes(a mcptool.Args, autoFix string) (backup, fix string) {
 	if a.Has("create_backup") {
 		backup = historyKeepsVersions
 	}
@@ -252,7 +253,7 @@ func foundryNotes(a Args, autoFix string) (backup, fix string) {
 	return backup, fix
 }
 
-func (d *Deps) specValidate(ctx context.Context, r *Request) Result {
+func (d *Deps) specValidate(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	backup, fix := foundryNotes(r.Args, "validate never changes the spec; spec fix applies the auto-fixable diagnostics.")
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
 		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.ValidateSpec(sp), Backup: backup, AutoFix: fix}, nil
@@ -273,7 +274,7 @@ type SpecFixAnswer struct {
 	AutoFix      string             `json:"auto_fix,omitempty"` // auto_fix given
 }
 
-func (d *Deps) specFix(ctx context.Context, r *Request) Result {
+func (d *Deps) specFix(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	backup, fix := foundryNotes(r.Args, "fix always applies every auto-fixable diagnostic (dry_run only shows them).")
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
 		res := specs.FixSpec(sp, d.clock())
@@ -285,4 +286,6 @@ func (d *Deps) specFix(ctx context.Context, r *Request) Result {
 // SpecSchemaAnswer is spec schema's answer: the enums specs use.
 type SpecSchemaAnswer = specs.Enums
 
-func specSchema(ctx context.Context, r *Request) Result { return OK(specs.SpecEnums()) }
+func specSchema(ctx context.Context, r *mcptool.Request) mcptool.Result {
+	return mcptool.OK(specs.SpecEnums())
+}

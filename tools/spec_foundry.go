@@ -3,23 +3,24 @@ package tools
 import (
 	"context"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
 // specFoundryActions are the spec actions foundry-mcp has that need no
 // language model (issue 11 §2).
-func specFoundryActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h Handler) Action) []Action {
-	hours := func(name, key string) Action {
-		return Action{Name: name, Summary: "Sets each phase's " + key + " to the sum over its work leaves and the spec's to the sum over phases; dry_run shows the sums.",
-			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: EffectWrite, Idempotent: true, Latency: LatencyModerate,
+func specFoundryActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h mcptool.Handler) mcptool.Action) []mcptool.Action {
+	hours := func(name, key string) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: "Sets each phase's " + key + " to the sum over its work leaves and the spec's to the sum over phases; dry_run shows the sums.",
+			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyModerate,
 			Example: map[string]any{"spec_id": "$spec_id"}, Answer: HoursAnswer{}, Handler: d.recalculateHours(key)}
 	}
-	return []Action{
+	return []mcptool.Action{
 		{Name: "validate-fix", Summary: "foundry's validate-fix: applies every auto-fixable diagnostic (as fix) and reports what remains; dry_run shows the fixes.",
-			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: EffectWrite, Idempotent: true, Latency: LatencyModerate,
+			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyModerate,
 			Example: map[string]any{"spec_id": "$spec_id"}, Answer: SpecFixAnswer{}, Handler: d.specFix},
 		withExample(readAction("analyze", "One read of stats, analyze-deps and completeness-check together.",
-			[]string{"spec_id"}, nil, LatencyModerate, SpecAnalyzeAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) SpecAnalyzeAnswer {
+			[]string{"spec_id"}, nil, mcptool.LatencyModerate, SpecAnalyzeAnswer{}, analysis(d, func(sp *specs.Spec, _ mcptool.Args) SpecAnalyzeAnswer {
 				return SpecAnalyzeAnswer{Analyzed: specs.Analyzed{SpecID: sp.Header.SpecID, Version: sp.Header.Version}, Stats: specs.Stats(sp), Deps: specs.AnalyzeDeps(sp, 3), Completeness: specs.Completeness(sp)}
 			})), map[string]any{"spec_id": "$spec_id"}),
 		hours("recalculate-hours", specs.EstimatedHoursKey),
@@ -42,8 +43,8 @@ type HoursAnswer struct {
 	specs.HoursReport
 }
 
-func (d *Deps) recalculateHours(key string) Handler {
-	return func(ctx context.Context, r *Request) Result {
+func (d *Deps) recalculateHours(key string) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (HoursAnswer, error) {
 			return HoursAnswer{HoursReport: specs.RecalculateHours(sp, key)}, nil
 		})
@@ -51,7 +52,7 @@ func (d *Deps) recalculateHours(key string) Handler {
 }
 
 // withExample is a with its happy-path example set.
-func withExample(a Action, ex map[string]any) Action {
+func withExample(a mcptool.Action, ex map[string]any) mcptool.Action {
 	a.Example = ex
 	return a
 }

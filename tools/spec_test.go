@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"testing"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -16,7 +17,7 @@ func TestContentHashKnownValue(t *testing.T) {
 	const canonical = `{"a":{"y":true,"z":null},"b":[1,2.5,"é"]}`
 	sum := sha256.Sum256([]byte(canonical))
 	want := "sha256:" + hex.EncodeToString(sum[:])
-	got, err := ContentHash(map[string]any{"b": []any{1, 2.5, "é"}, "a": map[string]any{"z": nil, "y": true}})
+	got, err := mcptool.ContentHash(map[string]any{"b": []any{1, 2.5, "é"}, "a": map[string]any{"z": nil, "y": true}})
 	if err != nil || got != want {
 		t.Fatalf("ContentHash = %s, %v; want %s (sha256 of %s)", got, err, want, canonical)
 	}
@@ -29,7 +30,7 @@ func TestHasherPinsArchiveIDs(t *testing.T) {
 	memo := &hashMemo{}
 	node := &specs.Node{ID: "task-1-1", Type: specs.TypeTask, Title: "t"}
 	id, h, err := memo.hasher("demo-2026-01-01-001", 7)("node:task-1-1", node)
-	want, _ := ContentHash(node)
+	want, _ := mcptool.ContentHash(node)
 	if err != nil || id != "spec:demo-2026-01-01-001@7/node:task-1-1" || h != want {
 		t.Fatalf("hasher = %q, %q, %v; want the pinned id and %s", id, h, err, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -14,37 +15,37 @@ import (
 const targetPattern = `^[0-9A-Za-z][0-9A-Za-z:.,+_ -]*$`
 
 // analysisParams are the spec tool's parameters used only by these actions.
-var analysisParams = []Param{
-	{Name: "target", Type: String, MaxLength: specs.MaxIDLength, Pattern: targetPattern, Description: "diff: a version, timestamp or spec_id to compare with (default: the previous version)."},
-	{Name: "threshold", Type: Number, Min: f64(0.1), Max: f64(1), Description: "duplicate-detection: similarity threshold (default 0.8)."},
-	{Name: "max_pairs", Type: Integer, Min: f64(1), Max: f64(1000), Clamp: true, Description: "duplicate-detection: most pairs to report (default 100)."},
-	{Name: "scope", Type: String, Enum: []string{"titles", "descriptions", "both"}, Description: "duplicate-detection: compare titles (default), descriptions, or both together."},
-	{Name: "bottleneck_threshold", Type: Integer, Min: f64(1), Max: f64(1000), Description: "analyze-deps: a node that blocks at least this many others is a bottleneck (default 3)."},
+var analysisParams = []mcptool.Param{
+	{Name: "target", Type: mcptool.String, MaxLength: specs.MaxIDLength, Pattern: targetPattern, Description: "diff: a version, timestamp or spec_id to compare with (default: the previous version)."},
+	{Name: "threshold", Type: mcptool.Number, Min: f64(0.1), Max: f64(1), Description: "duplicate-detection: similarity threshold (default 0.8)."},
+	{Name: "max_pairs", Type: mcptool.Integer, Min: f64(1), Max: f64(1000), Clamp: true, Description: "duplicate-detection: most pairs to report (default 100)."},
+	{Name: "scope", Type: mcptool.String, Enum: []string{"titles", "descriptions", "both"}, Description: "duplicate-detection: compare titles (default), descriptions, or both together."},
+	{Name: "bottleneck_threshold", Type: mcptool.Integer, Min: f64(1), Max: f64(1000), Description: "analyze-deps: a node that blocks at least this many others is a bottleneck (default 3)."},
 }
 
-func specAnalysisActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h Handler) Action) []Action {
-	return []Action{
+func specAnalysisActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h mcptool.Handler) mcptool.Action) []mcptool.Action {
+	return []mcptool.Action{
 		readAction("stats", "Counts of nodes, phases, tasks, subtasks and verifications, status counts, max depth, verification coverage and progress.",
-			[]string{"spec_id"}, nil, LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) StatsAnswer { return specs.StatsOf(sp) })),
+			[]string{"spec_id"}, nil, mcptool.LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ mcptool.Args) StatsAnswer { return specs.StatsOf(sp) })),
 		readAction("analyze-deps", "Dependency count, bottlenecks (nodes blocking at least bottleneck_threshold others) and cycles over blocked_by edges.",
-			[]string{"spec_id"}, []string{"bottleneck_threshold"}, LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DepsAnswer {
+			[]string{"spec_id"}, []string{"bottleneck_threshold"}, mcptool.LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a mcptool.Args) DepsAnswer {
 				return specs.DepsAnalysisOf(sp, a.IntOr("bottleneck_threshold", 3))
 			})),
 		readAction("completeness-check", "A 0–100 completeness score (titles 25%, descriptions 40%, file paths 35%, over the categories that have items) with the issues found.",
-			[]string{"spec_id"}, nil, LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ Args) CompletenessAnswer { return specs.CompletenessOf(sp) })),
+			[]string{"spec_id"}, nil, mcptool.LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ mcptool.Args) CompletenessAnswer { return specs.CompletenessOf(sp) })),
 		readAction("duplicate-detection", "Pairs of task/verify nodes whose titles (or descriptions) are similar above threshold; the measure is described in the answer.",
-			[]string{"spec_id"}, []string{"threshold", "max_pairs", "scope"}, LatencyModerate, DuplicatesAnswer{}, analysis(d, func(sp *specs.Spec, a Args) DuplicatesAnswer {
+			[]string{"spec_id"}, []string{"threshold", "max_pairs", "scope"}, mcptool.LatencyModerate, DuplicatesAnswer{}, analysis(d, func(sp *specs.Spec, a mcptool.Args) DuplicatesAnswer {
 				th, _ := a.Float("threshold")
 				return specs.DuplicatesOf(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})
 			})),
 		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs; limit and the token budget cut modified in node order; cursor continues it.",
-			[]string{"spec_id"}, []string{"version", "target", "cursor", "limit"}, LatencyModerate, SpecDiffAnswer{}, d.specDiff),
+			[]string{"spec_id"}, []string{"version", "target", "cursor", "limit"}, mcptool.LatencyModerate, SpecDiffAnswer{}, d.specDiff),
 	}
 }
 
 // analysis is the handler of a read-only analysis: fn over the call's spec.
-func analysis[T any](d *Deps, fn func(sp *specs.Spec, a Args) T) Handler {
-	return func(ctx context.Context, r *Request) Result {
+func analysis[T any](d *Deps, fn func(sp *specs.Spec, a mcptool.Args) T) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (T, error) { return fn(sp, r.Args), nil })
 	}
 }
@@ -68,10 +69,10 @@ type SpecDiffAnswer struct {
 	specs.SpecDiff
 }
 
-func (d *Deps) specDiff(ctx context.Context, r *Request) Result {
+func (d *Deps) specDiff(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	c, err := specs.CompareSpecRef(ctx, d.Specs, r.Args.String("spec_id"), r.Args.String("target"), versionRef(r.Args, "version"))
 	if err != nil {
-		return Fail(specError(err, r.Args.String("spec_id")))
+		return mcptool.Fail(specError(err, r.Args.String("spec_id")))
 	}
 	return diffPage(r, c)
 }
@@ -82,16 +83,16 @@ func (d *Deps) specDiff(ctx context.Context, r *Request) Result {
 // token budget, modified is cut in node order. The fingerprint pins the
 // spec, both versions and the target, so a cursor from another comparison
 // is INVALID_CURSOR.
-func diffPage(r *Request, c specs.Comparison) Result {
+func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
 	head := SpecDiffAnswer{SpecID: c.OldSpec, Target: c.Target, FromVersion: c.OldVersion}
 	if c.Target != "" {
 		head.ToVersion = c.NewVersion
 	}
 	specID := r.Args.String("spec_id")
-	p, err := OpenPage(r, "spec", "diff", specID, core.PageLimits{}, map[string]any{"action": "diff", "spec_id": specID},
+	p, err := mcptool.OpenPage(r, "spec", "diff", specID, core.PageLimits{}, map[string]any{"action": "diff", "spec_id": specID},
 		strconv.FormatInt(c.OldVersion, 10), c.NewSpec, strconv.FormatInt(c.NewVersion, 10))
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	modified := c.Diff.Modified
 	if p.After != "" {
@@ -116,15 +117,15 @@ func diffPage(r *Request, c specs.Comparison) Result {
 	} else if r.Args.Has("cursor") || r.Args.Has("limit") {
 		meta = append(meta, core.WithPagination("", len(modified), nil))
 	}
-	archive := func(spec string, version int64, n *specs.Node) ArchiveRef {
-		return ArchiveRef{ID: ArchiveID(spec, version, "node:"+n.ID), Content: n}
+	archive := func(spec string, version int64, n *specs.Node) mcptool.ArchiveRef {
+		return mcptool.ArchiveRef{ID: ArchiveID(spec, version, "node:"+n.ID), Content: n}
 	}
-	l := &ListAnswer[specs.NodeDiff]{
+	l := &mcptool.ListAnswer[specs.NodeDiff]{
 		Items: modified, PageSize: len(modified), Answer: answer,
 		ID: func(i int) string { return "node:" + modified[i].ID },
-		Archive: func(i int) []ArchiveRef {
+		Archive: func(i int) []mcptool.ArchiveRef {
 			m := modified[i]
-			var refs []ArchiveRef
+			var refs []mcptool.ArchiveRef
 			if n := c.OldNodes[m.ID]; n != nil {
 				refs = append(refs, archive(c.OldSpec, c.OldVersion, n))
 			}
@@ -144,5 +145,5 @@ func diffPage(r *Request, c specs.Comparison) Result {
 			return "spec", args
 		},
 	}
-	return Result{Data: answer(len(modified)), Meta: meta, Degrade: l}
+	return mcptool.Result{Data: answer(len(modified)), Meta: meta, Degrade: l}
 }

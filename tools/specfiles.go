@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/specs"
 )
@@ -20,20 +21,20 @@ type SpecExportAnswer = specs.ExportResult
 //
 // Errors: INVALID_FORMAT / NOT_FOUND for path itself, with server context
 // as the next call; UNAVAILABLE without a workspace.
-func (d *Deps) specImport(ctx context.Context, r *Request) Result {
+func (d *Deps) specImport(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	a, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.ImportResult, error) {
 		return specs.ImportFiles(ctx, d.Specs, ws, r.Args.String("path"), specs.ImportOptions{
 			AutoFix: !r.Args.Has("auto_fix") || r.Args.Bool("auto_fix"), Overwrite: r.Args.Bool("overwrite"),
 			DryRun: r.Args.Bool("dry_run"), Clock: d.clock()})
 	})
 	if err != nil {
-		return Fail(fileError(err))
+		return mcptool.Fail(fileError(err))
 	}
 	if n := a.NotImported(); n > 0 {
-		return OK(a, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,
+		return mcptool.OK(a, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,
 			fmt.Sprintf("%d of %d files were not imported; see files[].reason.", n, a.Total), nil))
 	}
-	return OK(a)
+	return mcptool.OK(a)
 }
 
 // specExport writes spec files through the workspace (specs.ExportFiles);
@@ -41,17 +42,17 @@ func (d *Deps) specImport(ctx context.Context, r *Request) Result {
 //
 // Errors: INVALID_FORMAT for path, with server context as the next call;
 // SPEC_NOT_FOUND; UNAVAILABLE without a workspace.
-func (d *Deps) specExport(ctx context.Context, r *Request) Result {
+func (d *Deps) specExport(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	specID := r.Args.String("spec_id")
 	a, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.ExportResult, error) {
 		return specs.ExportFiles(ctx, d.Specs, ws, r.Args.String("path"), specID)
 	})
 	if err != nil {
-		return Fail(fileError(specError(err, specID)))
+		return mcptool.Fail(fileError(specError(err, specID)))
 	}
 	if len(a.Skipped) > 0 {
-		return OK(a, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,
+		return mcptool.OK(a, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,
 			fmt.Sprintf("%d stored spec ids are not ids and were not exported; see data.skipped.", len(a.Skipped)), nil))
 	}
-	return OK(a)
+	return mcptool.OK(a)
 }

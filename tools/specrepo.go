@@ -8,6 +8,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -17,13 +18,13 @@ type SpecRepo = specs.Repo
 // Parameters shared by the spec tools.
 var (
 	pSpecID          = idParam("spec_id", "Spec identifier (from spec list or authoring spec-create).")
-	pDryRun          = Param{Name: "dry_run", Type: Boolean, Description: "Compute the answer and the list of changes without storing anything."}
-	pExpectedVersion = Param{Name: "expected_version", Type: Integer, Min: f64(0), Description: "The spec version you last read; the call fails with VERSION_CONFLICT (changing nothing) if the spec has moved on."}
-	pCursor          = Param{Name: "cursor", Type: String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."}
+	pDryRun          = mcptool.Param{Name: "dry_run", Type: mcptool.Boolean, Description: "Compute the answer and the list of changes without storing anything."}
+	pExpectedVersion = mcptool.Param{Name: "expected_version", Type: mcptool.Integer, Min: f64(0), Description: "The spec version you last read; the call fails with VERSION_CONFLICT (changing nothing) if the spec has moved on."}
+	pCursor          = mcptool.Param{Name: "cursor", Type: mcptool.String, MaxLength: 1000, Description: "Opaque cursor from meta.pagination.cursor of the previous page."}
 )
 
-func pLimit(p core.PageLimits) Param {
-	return Param{Name: "limit", Type: Integer, Min: f64(1), Max: f64(float64(p.Max)), Clamp: true,
+func pLimit(p core.PageLimits) mcptool.Param {
+	return mcptool.Param{Name: "limit", Type: mcptool.Integer, Min: f64(1), Max: f64(float64(p.Max)), Clamp: true,
 		Description: fmt.Sprintf("Page size (default %d; over %d is clamped).", p.Default, p.Max)}
 }
 
@@ -32,7 +33,7 @@ var mutationArgs = []string{"dry_run", "expected_version"}
 
 // writeOptions reads dry_run and expected_version, and applies the history
 // retention.
-func (d *Deps) writeOptions(r *Request, action string) specs.RepoWriteOptions {
+func (d *Deps) writeOptions(r *mcptool.Request, action string) specs.RepoWriteOptions {
 	o := specs.RepoWriteOptions{DryRun: r.Args.Bool("dry_run"), Action: r.Call.Tool + "." + action, Author: author(r), Keep: d.HistoryKeep}
 	if v, ok := r.Args.Int("expected_version"); ok {
 		ev := int64(v)
@@ -42,7 +43,7 @@ func (d *Deps) writeOptions(r *Request, action string) specs.RepoWriteOptions {
 }
 
 // author names the caller in journal entries and history.
-func author(r *Request) string {
+func author(r *mcptool.Request) string {
 	if r.Session.ClientName != "" {
 		return r.Session.ClientName
 	}

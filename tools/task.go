@@ -2,6 +2,7 @@ package tools
 
 import (
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -17,14 +18,14 @@ var taskStatuses = []string{"pending", "in_progress", "completed", "blocked", "f
 // whose journal entry is appended in the same store transaction; every
 // mutation is one MutateSpec call, so it reads the latest state inside its
 // transaction and two agents cannot both claim or start one task.
-func taskTool(d *Deps) *Tool {
-	readA := func(name, summary string, required, optional []string, answer any, h Handler) Action {
-		return Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: optional,
-			SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Answer: answer, Handler: h}
+func taskTool(d *Deps) *mcptool.Tool {
+	readA := func(name, summary string, required, optional []string, answer any, h mcptool.Handler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: optional,
+			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: answer, Handler: h}
 	}
-	writeA := func(name, summary string, required, optional []string, idempotent, destructive bool, answer any, h Handler) Action {
-		return Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
-			SideEffects: EffectWrite, Idempotent: idempotent, Destructive: destructive, Latency: LatencyFast, Answer: answer, Handler: h}
+	writeA := func(name, summary string, required, optional []string, idempotent, destructive bool, answer any, h mcptool.Handler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
+			SideEffects: mcptool.EffectWrite, Idempotent: idempotent, Destructive: destructive, Latency: mcptool.LatencyFast, Answer: answer, Handler: h}
 	}
 	pages := []string{"cursor", "limit"}
 	nodeTypes := make([]string, 0, 6)
@@ -33,72 +34,72 @@ func taskTool(d *Deps) *Tool {
 			nodeTypes = append(nodeTypes, string(t))
 		}
 	}
-	return &Tool{
+	return &mcptool.Tool{
 		Name:        "task",
 		Title:       "specd task",
 		Description: taskDescription,
-		Params: []Param{
+		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion, pCursor, pLimit(core.PageTasks),
 			idParam("task_id", "Node id, e.g. task-1-2."),
-			{Name: "claim", Type: Boolean, Description: "Also start the task, atomically."},
-			{Name: "completion_note", Type: String, Description: "What was done (journaled)."},
-			{Name: "note", Type: String, Description: "Journaled with the change."},
-			{Name: "force", Type: Boolean, Description: "Act on a task another session started (otherwise CONFLICT naming started_by); complete: also ignore unfinished prerequisites."},
-			{Name: "actual_hours", Type: Number, Min: f64(0), Max: f64(100000), Description: "Hours spent (default: since start)."},
-			{Name: "reason", Type: String, Description: "Why (blocker description, reopen reason)."},
-			{Name: "blocker_type", Type: String, Enum: specs.BlockerTypes, Description: "Default dependency."},
-			{Name: "ticket", Type: String, MaxLength: 500, Description: "Blocker's tracking ticket."},
-			{Name: "resolution", Type: String, Description: "How it was resolved."},
-			{Name: "status", Type: String, Enum: taskStatuses, Description: "Target status, or a filter."},
+			{Name: "claim", Type: mcptool.Boolean, Description: "Also start the task, atomically."},
+			{Name: "completion_note", Type: mcptool.String, Description: "What was done (journaled)."},
+			{Name: "note", Type: mcptool.String, Description: "Journaled with the change."},
+			{Name: "force", Type: mcptool.Boolean, Description: "Act on a task another session started (otherwise CONFLICT naming started_by); complete: also ignore unfinished prerequisites."},
+			{Name: "actual_hours", Type: mcptool.Number, Min: f64(0), Max: f64(100000), Description: "Hours spent (default: since start)."},
+			{Name: "reason", Type: mcptool.String, Description: "Why (blocker description, reopen reason)."},
+			{Name: "blocker_type", Type: mcptool.String, Enum: specs.BlockerTypes, Description: "Default dependency."},
+			{Name: "ticket", Type: mcptool.String, MaxLength: 500, Description: "Blocker's tracking ticket."},
+			{Name: "resolution", Type: mcptool.String, Description: "How it was resolved."},
+			{Name: "status", Type: mcptool.String, Enum: taskStatuses, Description: "Target status, or a filter."},
 			idParam("parent", "Parent node (phase or task); a filter for query (children) and metadata-batch (subtree)."),
-			{Name: "title", Type: String, MaxLength: 500, Description: "Node title."},
-			{Name: "task_type", Type: String, Enum: []string{"task", "subtask", "verify", "research"}, Description: "Default task."},
-			{Name: "description", Type: String, Description: "Task description."},
-			{Name: "estimated_hours", Type: Number, Min: f64(0), Max: f64(100000), Description: "Estimated hours."},
-			{Name: "complexity", Type: String, Enum: specs.Complexities, Description: "low, medium or high."},
-			{Name: "position", Type: Integer, Min: f64(0), Description: "0-based, among the parent's children (default: before trailing verify nodes)."},
-			{Name: "file_path", Type: String, MaxLength: 1000, Description: "Repo-relative path the task changes."},
-			{Name: "task_category", Type: String, Enum: specs.TaskCategories, Description: "investigation, implementation, refactoring, decision or research."},
-			{Name: "acceptance_criteria", Type: Array, Items: String, MaxItems: 50, Description: "Checks that say it is done."},
-			{Name: "verification_type", Type: String, Enum: specs.VerificationTypes, Description: "Verify nodes."},
-			{Name: "command", Type: String, MaxLength: 2000, Description: "Verify nodes: the check to run."},
-			{Name: "expected", Type: String, Description: "Verify nodes: what passing looks like."},
-			{Name: "blocking_mode", Type: String, Enum: specs.BlockingModes, Description: "Research nodes (default soft; hard blocks)."},
-			{Name: "research_type", Type: String, MaxLength: 100},
-			{Name: "query", Type: String, MaxLength: 2000},
-			{Name: "status_note", Type: String, Description: "Free-form note on the task's state."},
-			{Name: "metadata", Type: Object, Description: "Metadata keys to set (null deletes)."},
-			{Name: "cascade", Type: Boolean, Description: "Also remove children."},
+			{Name: "title", Type: mcptool.String, MaxLength: 500, Description: "Node title."},
+			{Name: "task_type", Type: mcptool.String, Enum: []string{"task", "subtask", "verify", "research"}, Description: "Default task."},
+			{Name: "description", Type: mcptool.String, Description: "Task description."},
+			{Name: "estimated_hours", Type: mcptool.Number, Min: f64(0), Max: f64(100000), Description: "Estimated hours."},
+			{Name: "complexity", Type: mcptool.String, Enum: specs.Complexities, Description: "low, medium or high."},
+			{Name: "position", Type: mcptool.Integer, Min: f64(0), Description: "0-based, among the parent's children (default: before trailing verify nodes)."},
+			{Name: "file_path", Type: mcptool.String, MaxLength: 1000, Description: "Repo-relative path the task changes."},
+			{Name: "task_category", Type: mcptool.String, Enum: specs.TaskCategories, Description: "investigation, implementation, refactoring, decision or research."},
+			{Name: "acceptance_criteria", Type: mcptool.Array, Items: mcptool.String, MaxItems: 50, Description: "Checks that say it is done."},
+			{Name: "verification_type", Type: mcptool.String, Enum: specs.VerificationTypes, Description: "Verify nodes."},
+			{Name: "command", Type: mcptool.String, MaxLength: 2000, Description: "Verify nodes: the check to run."},
+			{Name: "expected", Type: mcptool.String, Description: "Verify nodes: what passing looks like."},
+			{Name: "blocking_mode", Type: mcptool.String, Enum: specs.BlockingModes, Description: "Research nodes (default soft; hard blocks)."},
+			{Name: "research_type", Type: mcptool.String, MaxLength: 100},
+			{Name: "query", Type: mcptool.String, MaxLength: 2000},
+			{Name: "status_note", Type: mcptool.String, Description: "Free-form note on the task's state."},
+			{Name: "metadata", Type: mcptool.Object, Description: "Metadata keys to set (null deletes)."},
+			{Name: "cascade", Type: mcptool.Boolean, Description: "Also remove children."},
 			idParam("target_id", "Other end of the edge."),
-			{Name: "dependency_type", Type: String, Enum: specs.DependencyTypes, Description: "blocks (default: task_id blocks target_id), blocked_by or depends (informational)."},
-			{Name: "requirement_type", Type: String, Enum: specs.RequirementTypes, Description: "Default acceptance."},
-			{Name: "text", Type: String, Description: "Requirement text."},
-			{Name: "pattern", Type: String, MaxLength: 256, MinLength: 1, Description: "RE2 regex over titles and ids."},
-			{Name: "node_type", Type: String, Enum: nodeTypes, Description: "Only nodes of this type."},
-			{Name: "updates", Type: Object, Description: "Metadata keys to set on every match."},
-			{Name: "update_metadata", Type: Object, Description: "= updates"},
-			{Name: "custom_metadata", Type: Object, Description: "= metadata"},
+			{Name: "dependency_type", Type: mcptool.String, Enum: specs.DependencyTypes, Description: "blocks (default: task_id blocks target_id), blocked_by or depends (informational)."},
+			{Name: "requirement_type", Type: mcptool.String, Enum: specs.RequirementTypes, Description: "Default acceptance."},
+			{Name: "text", Type: mcptool.String, Description: "Requirement text."},
+			{Name: "pattern", Type: mcptool.String, MaxLength: 256, MinLength: 1, Description: "RE2 regex over titles and ids."},
+			{Name: "node_type", Type: mcptool.String, Enum: nodeTypes, Description: "Only nodes of this type."},
+			{Name: "updates", Type: mcptool.Object, Description: "Metadata keys to set on every match."},
+			{Name: "update_metadata", Type: mcptool.Object, Description: "= updates"},
+			{Name: "custom_metadata", Type: mcptool.Object, Description: "= metadata"},
 			idParam("parent_filter", "= parent"),
-			{Name: "category", Type: String, MaxLength: 100},
-			{Name: "labels", Type: Object},
-			{Name: "owners", Type: Array, Items: String, MaxItems: 50},
+			{Name: "category", Type: mcptool.String, MaxLength: 100},
+			{Name: "labels", Type: mcptool.Object},
+			{Name: "owners", Type: mcptool.Array, Items: mcptool.String, MaxItems: 50},
 			idParam("node_id", "Default spec-root."),
-			{Name: "include_phases", Type: Boolean, Description: "Default true."},
-			{Name: "max_depth", Type: Integer, Min: f64(0), Max: f64(10), Clamp: true, Description: "Deepest level (phases 1, tasks 2…; default 2; 0: all)."},
-			{Name: "status_filter", Type: String, Enum: taskStatuses},
-			{Name: "include_completed", Type: Boolean},
-			{Name: "include_metadata", Type: Boolean, Description: "Include metadata and dependencies."},
-			{Name: "max_tasks", Type: Integer, Min: f64(1), Max: f64(20), Clamp: true, Description: "Default 3; over 20 is clamped."},
-			{Name: "token_budget", Type: Integer, Min: f64(100), Max: f64(100000), Description: "Stop before the tasks exceed this many tokens."},
+			{Name: "include_phases", Type: mcptool.Boolean, Description: "Default true."},
+			{Name: "max_depth", Type: mcptool.Integer, Min: f64(0), Max: f64(10), Clamp: true, Description: "Deepest level (phases 1, tasks 2…; default 2; 0: all)."},
+			{Name: "status_filter", Type: mcptool.String, Enum: taskStatuses},
+			{Name: "include_completed", Type: mcptool.Boolean},
+			{Name: "include_metadata", Type: mcptool.Boolean, Description: "Include metadata and dependencies."},
+			{Name: "max_tasks", Type: mcptool.Integer, Min: f64(1), Max: f64(20), Clamp: true, Description: "Default 3; over 20 is clamped."},
+			{Name: "token_budget", Type: mcptool.Integer, Min: f64(100), Max: f64(100000), Description: "Stop before the tasks exceed this many tokens."},
 			idListParam("task_ids", 50, "Tasks to start (start-batch) or reset (reset-batch)."),
-			{Name: "completions", Type: Array, Items: Object, MaxItems: 50, Description: "[{task_id, success, note? (or completion_note), actual_hours?}]."},
-			{Name: "threshold_hours", Type: Number, Min: f64(0), Max: f64(100000), Description: "Default 24."},
+			{Name: "completions", Type: mcptool.Array, Items: mcptool.Object, MaxItems: 50, Description: "[{task_id, success, note? (or completion_note), actual_hours?}]."},
+			{Name: "threshold_hours", Type: mcptool.Number, Min: f64(0), Max: f64(100000), Description: "Default 24."},
 		},
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			{
 				Name: "next", Summary: "Next actionable task; claim:true starts it atomically. None → found:false with blocked, in_progress, spec_complete.",
 				Required: []string{"spec_id"}, Optional: append([]string{"claim"}, mutationArgs...),
-				SideEffects: EffectWrite, Latency: LatencyFast, Answer: TaskNextAnswer{}, Handler: d.taskNext,
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Answer: TaskNextAnswer{}, Handler: d.taskNext,
 			},
 			readA("prepare", "Context for a task (default: next): deps, previous sibling + journal excerpt, parent, phase progress, last 3 journal entries, hints.",
 				nil, []string{"task_id"}, TaskPrepareAnswer{}, d.taskPrepare),
@@ -154,7 +155,7 @@ func taskTool(d *Deps) *Tool {
 			writeA("reset-batch", "task_ids, else stale in_progress tasks (≥ threshold_hours), back to pending.",
 				nil, []string{"task_ids", "threshold_hours"}, false, false, TaskResetBatchAnswer{}, d.taskResetBatch),
 			{Name: "session-config", Summary: "This session's id, client and limits (token budget, deadline, read-only, execute).",
-				SideEffects: EffectNone, Idempotent: true, Latency: LatencyFast, Example: map[string]any{}, Answer: SessionConfigAnswer{}, Handler: d.taskSessionConfig},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{}, Answer: SessionConfigAnswer{}, Handler: d.taskSessionConfig},
 			withExample(writeA("fix-verification-types", "Applies only the verification_type fixes of spec fix (missing or unknown types).", nil, nil, true, false, SpecFixAnswer{}, d.fixVerificationTypes),
 				map[string]any{"spec_id": "$spec_id"}),
 		},

@@ -1,9 +1,11 @@
 package tools
 
+import "github.com/specd/specd/core/mcptool"
+
 // answer wraps a typed answer or its error.
-func answer[T any](v T, err error) Result {
+func answer[T any](v T, err error) mcptool.Result {
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
-	return OK(v)
+	return mcptool.OK(v)
 }

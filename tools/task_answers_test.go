@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/specd/specd/core/mcptool"
 )
 
 // TestTaskAnswersPublishSchemas: every task and verification action
@@ -19,13 +21,13 @@ func TestTaskAnswersPublishSchemas(t *testing.T) {
 			t.Errorf("task %s declares no answer", a.Name)
 			continue
 		}
-		if answerSchema(a.Answer) == nil {
+		if mcptool.AnswerSchema(a.Answer) == nil {
 			t.Errorf("task %s: no schema for %T", a.Name, a.Answer)
 		}
 	}
 	props := func(action string, path ...string) []string {
-		a, _ := tool.action(action)
-		s := answerSchema(a.Answer)
+		a, _ := tool.Action(action)
+		s := mcptool.AnswerSchema(a.Answer)
 		for _, p := range path {
 			if s = s.Properties[p]; s != nil && s.Items != nil {
 				s = s.Items

@@ -6,6 +6,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -38,7 +39,7 @@ type TaskResetBatchAnswer struct {
 
 // taskPrepareBatch selects up to max_tasks (default 3) tasks agents can
 // work on at the same time, within token_budget (specs.PrepareBatch).
-func (d *Deps) taskPrepareBatch(ctx context.Context, r *Request) Result {
+func (d *Deps) taskPrepareBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	o := specs.BatchOptions{MaxTasks: r.Args.IntOr("max_tasks", 3), TokenBudget: r.Args.IntOr("token_budget", 0)}
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskPrepareBatchAnswer, error) {
 		return specs.PrepareBatch(sp, o), nil
@@ -49,10 +50,10 @@ func (d *Deps) taskPrepareBatch(ctx context.Context, r *Request) Result {
 // (specs.StartBatch): if any cannot start (unknown, blocked, started by
 // another session, wrong status) the call fails with that task's error
 // (details.failed_task_id) and nothing is stored.
-func (d *Deps) taskStartBatch(ctx context.Context, r *Request) Result {
+func (d *Deps) taskStartBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	ids := r.Args.Strings("task_ids")
 	if err := specs.CheckBatchIDs(ids); err != nil {
-		return Fail(specError(err, ""))
+		return mcptool.Fail(specError(err, ""))
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskStartBatchAnswer, error) {
 		b, err := specs.StartBatch(sp, j, ids, d.transitionOptions(r))
@@ -81,25 +82,25 @@ func completionsOf(list []any) ([]specs.Completion, *core.Error) {
 // success are required.
 func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 	m, _ := raw.(map[string]any)
-	o := bindObject(m, fmt.Sprintf("completions[%d]", i), "task", completionFields)
+	o := mcptool.BindObject(m, fmt.Sprintf("completions[%d]", i), "task", completionFields)
 	var c specs.Completion
 	var ok bool
 	if c.TaskID, _ = m["task_id"].(string); c.TaskID == "" {
-		o.required("task_id", "a string")
+		o.Required("task_id", "a string")
 	}
-	if o.err == nil {
-		if err := specs.CheckID(o.at("task_id"), c.TaskID); err != nil {
+	if o.Err == nil {
+		if err := specs.CheckID(o.At("task_id"), c.TaskID); err != nil {
 			return c, core.AsError(err)
 		}
 	}
 	if c.Success, ok = m["success"].(bool); !ok {
-		o.required("success", "true or false")
+		o.Required("success", "true or false")
 	}
-	c.Note, c.ActualHours = o.str("note"), o.hours("actual_hours")
+	c.Note, c.ActualHours = o.Str("note"), o.Hours("actual_hours")
 	if c.Note == "" { // foundry's name for the note
-		c.Note = o.str("completion_note")
+		c.Note = o.Str("completion_note")
 	}
-	return c, o.err
+	return c, o.Err
 }
 
 // taskCompleteBatch applies each completion in one transaction
@@ -110,13 +111,13 @@ func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 // ok:false and its error, and the others are still applied; then a
 // PARTIAL_FAILURE warning is set. force takes over other sessions' tasks;
 // it never skips prerequisites here.
-func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
+func (d *Deps) taskCompleteBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	items, berr := completionsOf(r.Args.List("completions"))
 	if berr != nil {
-		return Fail(berr)
+		return mcptool.Fail(berr)
 	}
 	if len(items) == 0 {
-		return Fail(core.NewError(errcode.MissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
+		return mcptool.Fail(core.NewError(errcode.MissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
 	}
 	res := mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskCompleteBatchAnswer, error) {
 		return TaskCompleteBatchAnswer{CompletedBatch: specs.CompleteBatch(sp, j, items, d.transitionOptions(r))}, nil
@@ -132,7 +133,7 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *Request) Result {
 // taskResetBatch reopens the tasks of task_ids (foundry's: whatever their
 // age), or else every work leaf in progress for at least threshold_hours
 // (default 24), in one transaction (specs.ResetBatchOf).
-func (d *Deps) taskResetBatch(ctx context.Context, r *Request) Result {
+func (d *Deps) taskResetBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	threshold, ok := r.Args.Float("threshold_hours")
 	if !ok {
 		threshold = 24

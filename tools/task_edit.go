@@ -5,6 +5,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -60,7 +61,7 @@ type (
 )
 
 // taskAdd adds a node under parent (specs.AddTaskView).
-func (d *Deps) taskAdd(ctx context.Context, r *Request) Result {
+func (d *Deps) taskAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	a := r.Args
 	in := specs.TaskInput{
 		Type: specs.NodeType(a.String("task_type")), Title: a.String("title"), Description: a.String("description"),
@@ -82,7 +83,7 @@ func (d *Deps) taskAdd(ctx context.Context, r *Request) Result {
 }
 
 // taskRemove removes a node, with cascade its children (specs.RemoveTaskView).
-func (d *Deps) taskRemove(ctx context.Context, r *Request) Result {
+func (d *Deps) taskRemove(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskRemoveAnswer, error) {
 		v, err := specs.RemoveTaskView(sp, r.Args.String("task_id"), r.Args.Bool("cascade"))
 		return TaskRemoveAnswer{RemovedTasks: v}, err
@@ -90,7 +91,7 @@ func (d *Deps) taskRemove(ctx context.Context, r *Request) Result {
 }
 
 // taskMove moves a node to parent/position (specs.MoveTaskView).
-func (d *Deps) taskMove(ctx context.Context, r *Request) Result {
+func (d *Deps) taskMove(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	var pos *int
 	if p, ok := r.Args.Int("position"); ok {
 		pos = &p
@@ -103,8 +104,8 @@ func (d *Deps) taskMove(ctx context.Context, r *Request) Result {
 
 // taskDependency is add-dependency / remove-dependency: both halves of the
 // edge in one mutation (specs.EditDependency).
-func (d *Deps) taskDependency(do specs.DependencyEdit) Handler {
-	return func(ctx context.Context, r *Request) Result {
+func (d *Deps) taskDependency(do specs.DependencyEdit) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskDependencyAnswer, error) {
 			v, err := specs.EditDependency(sp, do, r.Args.String("task_id"), r.Args.String("target_id"), r.Args.String("dependency_type"))
 			return TaskDependencyAnswer{DependencyView: v}, err
@@ -113,7 +114,7 @@ func (d *Deps) taskDependency(do specs.DependencyEdit) Handler {
 }
 
 // taskAddRequirement appends a requirement (specs.AddRequirementView).
-func (d *Deps) taskAddRequirement(ctx context.Context, r *Request) Result {
+func (d *Deps) taskAddRequirement(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskRequirementAnswer, error) {
 		v, err := specs.AddRequirementView(sp, r.Args.String("task_id"), r.Args.String("requirement_type"), r.Args.String("text"))
 		return TaskRequirementAnswer{AddedRequirement: v}, err
@@ -122,7 +123,7 @@ func (d *Deps) taskAddRequirement(ctx context.Context, r *Request) Result {
 
 // taskUpdateEstimate sets estimated_hours and/or complexity
 // (specs.UpdateEstimateView).
-func (d *Deps) taskUpdateEstimate(ctx context.Context, r *Request) Result {
+func (d *Deps) taskUpdateEstimate(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	var hours *float64
 	if h, ok := r.Args.Float("estimated_hours"); ok {
 		hours = &h
@@ -136,7 +137,7 @@ func (d *Deps) taskUpdateEstimate(ctx context.Context, r *Request) Result {
 // taskUpdateMetadata sets the metadata object's keys (and foundry's
 // custom_metadata's) and the direct fields (specs.MetadataFields;
 // specs.UpdateMetadataView).
-func (d *Deps) taskUpdateMetadata(ctx context.Context, r *Request) Result {
+func (d *Deps) taskUpdateMetadata(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	updates := objectUpdates(r.Args, specs.MetadataFields, "custom_metadata", "metadata")
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataAnswer, error) {
 		v, err := specs.UpdateMetadataView(sp, r.Args.String("task_id"), updates)
@@ -152,17 +153,17 @@ func (d *Deps) taskUpdateMetadata(ctx context.Context, r *Request) Result {
 // transaction (specs.UpdateMetadataBatch): any invalid update rejects the
 // whole call. At least one filter is required; more than
 // specs.MaxBatchMatches matches is VALIDATION_ERROR.
-func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
+func (d *Deps) taskMetadataBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	a := r.Args
 	f := specs.BatchFilters{Status: firstOf(a, "status", "status_filter"), Parent: firstOf(a, "parent", "parent_filter"),
 		Pattern: a.String("pattern"), NodeType: a.String("node_type")}
 	tf, err := f.Filter()
 	if err != nil {
-		return Fail(specError(err, ""))
+		return mcptool.Fail(specError(err, ""))
 	}
 	updates := objectUpdates(a, specs.BatchMetadataFields, "update_metadata", "updates")
 	if len(updates) == 0 {
-		return Fail(core.NewError(errcode.MissingRequired, "updates (or update_metadata, or a direct field) must set at least one metadata key.",
+		return mcptool.Fail(core.NewError(errcode.MissingRequired, "updates (or update_metadata, or a direct field) must set at least one metadata key.",
 			map[string]any{"field": "updates", "action": "metadata-batch", "fields": specs.BatchMetadataFields}))
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataBatchAnswer, error) {
@@ -180,7 +181,7 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *Request) Result {
 
 // objectUpdates binds a metadata update: the keys of the objects named
 // (later objects win), then the direct fields given.
-func objectUpdates(a Args, fields []string, objects ...string) map[string]any {
+func objectUpdates(a mcptool.Args, fields []string, objects ...string) map[string]any {
 	updates := map[string]any{}
 	for _, name := range objects {
 		for k, v := range a.Object(name) {
@@ -197,7 +198,7 @@ func objectUpdates(a Args, fields []string, objects ...string) map[string]any {
 
 // firstOf is the first of the named string arguments that is set: specd's
 // name, then foundry's alias.
-func firstOf(a Args, names ...string) string {
+func firstOf(a mcptool.Args, names ...string) string {
 	for _, n := range names {
 		if v := a.String(n); v != "" {
 			return v

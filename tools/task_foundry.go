@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -20,23 +21,23 @@ type SessionConfigAnswer struct {
 	Execute       bool   `json:"verification_execute"`
 }
 
-func (d *Deps) taskSessionConfig(_ context.Context, r *Request) Result {
+func (d *Deps) taskSessionConfig(_ context.Context, r *mcptool.Request) mcptool.Result {
 	budget := d.TokenBudget
 	if budget <= 0 {
 		budget = core.DefaultTokenBudget
 	}
 	deadline := d.Runtime.Deadline
 	if deadline <= 0 {
-		deadline = DefaultDeadline
+		deadline = mcptool.DefaultDeadline
 	}
-	return OK(SessionConfigAnswer{SessionID: r.Session.ID, ClientName: r.Session.ClientName, ClientVersion: r.Session.ClientVersion,
+	return mcptool.OK(SessionConfigAnswer{SessionID: r.Session.ID, ClientName: r.Session.ClientName, ClientVersion: r.Session.ClientVersion,
 		TokenBudget: budget, DeadlineMS: deadline.Milliseconds(), ReadOnly: d.ReadOnly, Execute: d.VerificationExecute})
 }
 
 // fixVerificationTypes applies only the verification_type fixes (missing →
 // run-tests with a command, else manual; synonyms mapped; unknown →
 // manual), as foundry's fix-verification-types does.
-func (d *Deps) fixVerificationTypes(ctx context.Context, r *Request) Result {
+func (d *Deps) fixVerificationTypes(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
 		res := specs.FixSpecWith(sp, specs.FixOptions{Clock: d.clock(), Only: specs.VerificationTypeFixes})
 		return SpecFixAnswer{Applied: res.Applied, Skipped: res.Skipped, AppliedCount: len(res.Applied),

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -38,10 +39,10 @@ type taskListing[I, A any] struct {
 // after its last node. Over the token budget the page ends earlier
 // (ListAnswer): the last nodes go and the cursor resumes after the last
 // node kept.
-func pagedTasks[I, A any](ctx context.Context, d *Deps, r *Request, l taskListing[I, A]) Result {
-	p, err := OpenPage(r, "task", l.action, r.Args.String("spec_id"), core.PageTasks, l.restart, l.filters...)
+func pagedTasks[I, A any](ctx context.Context, d *Deps, r *mcptool.Request, l taskListing[I, A]) mcptool.Result {
+	p, err := mcptool.OpenPage(r, "task", l.action, r.Args.String("spec_id"), core.PageTasks, l.restart, l.filters...)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	var items []I
 	var page specs.NodePage
@@ -63,11 +64,11 @@ func pagedTasks[I, A any](ctx context.Context, d *Deps, r *Request, l taskListin
 		return l.wrap(sp, items), nil
 	})
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
-	res := OK(ans, p.Meta(p.Cursor(page.Last(), page.More)))
-	res.Degrade = DegradeFunc(func(f Fit) (any, []core.MetaOption, bool, error) {
-		la := &ListAnswer[I]{Data: structMap(ans), Key: l.key, Items: items, CountKey: "count", PageSize: p.Limit,
+	res := mcptool.OK(ans, p.Meta(p.Cursor(page.Last(), page.More)))
+	res.Degrade = mcptool.DegradeFunc(func(f mcptool.Fit) (any, []core.MetaOption, bool, error) {
+		la := &mcptool.ListAnswer[I]{Data: mcptool.StructMap(ans), Key: l.key, Items: items, CountKey: "count", PageSize: p.Limit,
 			ID:   func(i int) string { return "node:" + page.Nodes[i].ID },
 			Next: func(kept int) string { return p.Cursor(page.Nodes[kept-1].ID, true) },
 			Continue: func(c string) (string, map[string]any) {
@@ -88,7 +89,7 @@ func listItemAt(_ *specs.Spec, n *specs.Node, _ int) specs.TaskListItem { return
 // taskList pages every task, subtask, verify and research node in
 // execution order, filtered as foundry's list is by status_filter and
 // include_completed (specs.ListFilters).
-func (d *Deps) taskList(ctx context.Context, r *Request) Result {
+func (d *Deps) taskList(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	f := specs.ListFilters{Status: r.Args.String("status_filter"), ExcludeComplete: r.Args.Has("include_completed") && !r.Args.Bool("include_completed")}
 	restart := map[string]any{"action": "list", "spec_id": r.Args.String("spec_id")}
 	if f.Status != "" {
@@ -105,7 +106,7 @@ func (d *Deps) taskList(ctx context.Context, r *Request) Result {
 
 // taskQuery pages task nodes filtered by status, node_type and parent (its
 // direct children, see specs.QueryListing).
-func (d *Deps) taskQuery(ctx context.Context, r *Request) Result {
+func (d *Deps) taskQuery(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	a := r.Args
 	specID := a.String("spec_id")
 	f := specs.QueryFilters{Status: a.String("status"), Parent: a.String("parent"), NodeType: a.String("node_type")}
@@ -128,7 +129,7 @@ func (d *Deps) taskQuery(ctx context.Context, r *Request) Result {
 // taskHierarchy pages the tree (root excluded) down to max_depth, by real
 // tree depth, in execution order; max_depth 0 is the whole tree (foundry's
 // meaning).
-func (d *Deps) taskHierarchy(ctx context.Context, r *Request) Result {
+func (d *Deps) taskHierarchy(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	maxDepth := r.Args.IntOr("max_depth", 2)
 	withMeta := r.Args.Bool("include_metadata")
 	return pagedTasks(ctx, d, r, taskListing[specs.HierarchyNode, TaskHierarchyAnswer]{action: "hierarchy", key: "nodes",
@@ -145,7 +146,7 @@ func (d *Deps) taskHierarchy(ctx context.Context, r *Request) Result {
 
 // taskListBlocked pages the blocked nodes (specs.BlockedListing) with their
 // blocker and their unfinished prerequisites.
-func (d *Deps) taskListBlocked(ctx context.Context, r *Request) Result {
+func (d *Deps) taskListBlocked(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return pagedTasks(ctx, d, r, taskListing[specs.BlockedItem, TaskBlockedAnswer]{action: "list-blocked", key: "tasks",
 		restart: map[string]any{"action": "list-blocked", "spec_id": r.Args.String("spec_id")},
 		listing: func(*specs.Spec) (specs.Listing, error) { return specs.BlockedListing(), nil },
@@ -155,7 +156,7 @@ func (d *Deps) taskListBlocked(ctx context.Context, r *Request) Result {
 
 // taskProgress answers the counts of node_id (default the whole spec) and,
 // unless include_phases is false, of every phase (specs.ProgressOfNode).
-func (d *Deps) taskProgress(ctx context.Context, r *Request) Result {
+func (d *Deps) taskProgress(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	id := r.Args.String("node_id")
 	if id == "" {
 		id = specs.RootID

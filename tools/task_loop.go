@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -16,7 +17,7 @@ import (
 // transition of a task another session holds is refused unless force
 // (TakeOver); for complete, force also ignores unfinished prerequisites.
 // foundry's note is the journal content (completion_note wins on complete).
-func (d *Deps) transitionOptions(r *Request) specs.TransitionOptions {
+func (d *Deps) transitionOptions(r *mcptool.Request) specs.TransitionOptions {
 	o := specs.TransitionOptions{
 		SessionID: r.Session.ID, Author: author(r), Force: r.Args.Bool("force"), TakeOver: r.Args.Bool("force"), Strict: d.StrictComplete,
 		Note: r.Args.String("completion_note"), Reason: r.Args.String("reason"), BlockerType: r.Args.String("blocker_type"),
@@ -41,8 +42,8 @@ type TransitionAnswer struct {
 // stored mutation whose journal entry is appended in the same transaction;
 // the domain's warnings (already completed, already started by this
 // session, forced completion) become TASK_UNCHANGED meta warnings.
-func (d *Deps) taskTransition(do specs.Transition) Handler {
-	return func(ctx context.Context, r *Request) Result {
+func (d *Deps) taskTransition(do specs.Transition) mcptool.Handler {
+	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		id := r.Args.String("task_id")
 		res := mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TransitionAnswer, error) {
 			v, err := specs.ApplyTransition(sp, j, do, id, d.transitionOptions(r))
@@ -59,7 +60,7 @@ func (d *Deps) taskTransition(do specs.Transition) Handler {
 
 // taskUpdateStatus moves task_id to status through the matching
 // transition (specs.To).
-func (d *Deps) taskUpdateStatus(ctx context.Context, r *Request) Result {
+func (d *Deps) taskUpdateStatus(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return d.taskTransition(specs.To(specs.Status(r.Args.String("status"))))(ctx, r)
 }
 
@@ -77,8 +78,8 @@ type TaskNextAnswer struct {
 // with found:false, the blocked and in-progress tasks, spec_complete and a
 // hint; when work remains but none is actionable a NO_ACTIONABLE_TASK
 // warning says so.
-func (d *Deps) taskNext(ctx context.Context, r *Request) Result {
-	var res Result
+func (d *Deps) taskNext(ctx context.Context, r *mcptool.Request) mcptool.Result {
+	var res mcptool.Result
 	if !r.Args.Bool("claim") {
 		res = readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskNextAnswer, error) {
 			return TaskNextAnswer{Mutation: Mutation{SpecID: sp.Header.SpecID, Version: sp.Header.Version}, NextView: specs.Next(sp)}, nil
@@ -104,7 +105,7 @@ type TaskPrepareAnswer = specs.PrepareView[LinkedDigest]
 // task, not claimed; specs.Prepare). A research node's linked digests
 // (summaries, key points, top evidence) come from their own reads, after
 // the spec's transaction has ended.
-func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
+func (d *Deps) taskPrepare(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	a, err := readAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (TaskPrepareAnswer, error) {
 		var n *specs.Node
 		if r.Args.String("task_id") != "" {
@@ -116,7 +117,7 @@ func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
 		return specs.Prepare[LinkedDigest](sp, j, n)
 	})
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	if p := a.PreparedTask; p != nil && d.Research != nil && p.Task.Type == specs.TypeResearch {
 		if ids := digestIDsOf(p.Task.Metadata); len(ids) > 0 {
@@ -124,14 +125,14 @@ func (d *Deps) taskPrepare(ctx context.Context, r *Request) Result {
 			p.Context.Digests = &digests
 		}
 	}
-	return OK(a)
+	return mcptool.OK(a)
 }
 
 // TaskInfoAnswer is one node with whether it can start.
 type TaskInfoAnswer = specs.TaskInfo
 
 // taskInfo answers one node with whether it can start (specs.InfoOf).
-func (d *Deps) taskInfo(ctx context.Context, r *Request) Result {
+func (d *Deps) taskInfo(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskInfoAnswer, error) {
 		n, err := taskArg(sp, r, "task_id")
 		if err != nil {
@@ -146,7 +147,7 @@ type TaskCheckDepsAnswer = specs.TaskDepsCheck
 
 // taskCheckDeps answers a node's prerequisites, inherited ones included
 // (specs.DepsCheckOf).
-func (d *Deps) taskCheckDeps(ctx context.Context, r *Request) Result {
+func (d *Deps) taskCheckDeps(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskCheckDepsAnswer, error) {
 		n, err := taskArg(sp, r, "task_id")
 		if err != nil {
@@ -158,7 +159,7 @@ func (d *Deps) taskCheckDeps(ctx context.Context, r *Request) Result {
 
 // taskArg is the node named by the call's field (never the root), or
 // TASK_NOT_FOUND with a recovery that lists the tree.
-func taskArg(sp *specs.Spec, r *Request, field string) (*specs.Node, error) {
+func taskArg(sp *specs.Spec, r *mcptool.Request, field string) (*specs.Node, error) {
 	id := r.Args.String(field)
 	n := sp.Node(id)
 	if n == nil || id == specs.RootID {

@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
@@ -22,7 +20,7 @@ import (
 
 type taskHarness struct {
 	t      *testing.T
-	reg    *Registry
+	reg    *mcptool.Registry
 	d      *Deps
 	st     *store.Store // a real bbolt store in t.TempDir()
 	mu     sync.Mutex
@@ -57,7 +55,7 @@ func newTaskHarness(t *testing.T) *taskHarness {
 	must(err)
 	h.specID = hdr.SpecID
 	h.d = &Deps{Store: fakeStore{}, Specs: h.st, Version: "test", Started: t0, Workspace: t.TempDir(),
-		Runtime: Runtime{Deadline: 5 * time.Second, Now: clock}}
+		Runtime: mcptool.Runtime{Deadline: 5 * time.Second, Now: clock}}
 	h.reg = New(h.d)
 	return h
 }
@@ -118,7 +116,7 @@ func (h *taskHarness) call(sess, tool string, args map[string]any) map[string]an
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		h.t.Fatal(err)
 	}
-	env := h.reg.Dispatch(context.Background(), tl, wire, Session{ID: sess}, h.d.Runtime)
+	env := h.reg.Dispatch(context.Background(), tl, wire, mcptool.Session{ID: sess}, h.d.Runtime)
 	b, err := json.Marshal(env)
 	if err != nil {
 		h.t.Fatal(err)
@@ -752,13 +750,13 @@ func TestVerificationExecute(t *testing.T) {
 // replaces a shorter runtime deadline, never a longer one.
 func TestActionDeadlineExtendsTheRuntimeDeadline(t *testing.T) {
 	var got time.Duration
-	h := func(ctx context.Context, r *Request) Result {
+	h := func(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		dl, _ := ctx.Deadline()
 		got = time.Until(dl)
-		return OK(map[string]any{})
+		return mcptool.OK(map[string]any{})
 	}
 	tool := testTool(h)
-	reg := &Registry{}
+	reg := &mcptool.Registry{}
 	reg.Add(tool)
 	for _, tc := range []struct{ action, runtime, want time.Duration }{
 		{0, time.Second, time.Second},
@@ -766,30 +764,10 @@ func TestActionDeadlineExtendsTheRuntimeDeadline(t *testing.T) {
 		{time.Millisecond, time.Second, time.Second},
 	} {
 		tool.Actions[0].Deadline = tc.action
-		reg.Dispatch(context.Background(), tool, map[string]any{"action": "do-it"}, Session{}, Runtime{Deadline: tc.runtime})
+		reg.Dispatch(context.Background(), tool, map[string]any{"action": "do-it"}, mcptool.Session{}, mcptool.Runtime{Deadline: tc.runtime})
 		if got > tc.want || got < tc.want-time.Second/2 {
 			t.Errorf("action %s runtime %s: deadline in %s, want %s", tc.action, tc.runtime, got, tc.want)
 		}
-	}
-}
-
-// stdioLike is a client session whose id is mcp-go's constant "stdio".
-type stdioLike struct{}
-
-func (stdioLike) Initialize()                                         {}
-func (stdioLike) Initialized() bool                                   { return true }
-func (stdioLike) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
-func (stdioLike) SessionID() string                                   { return "stdio" }
-
-// TestStdioSessionsAreTheProcessSession: mcp-go names every stdio session
-// "stdio"; two processes must not share a started_by, so the per-process id
-// is used instead.
-func TestStdioSessionsAreTheProcessSession(t *testing.T) {
-	srv := server.NewMCPServer("t", "1")
-	ctx := srv.WithContext(context.Background(), stdioLike{})
-	s := sessionOf(ctx, mcp.CallToolRequest{}, Runtime{ProcessSession: "proc-1"})
-	if s.ID != "proc-1" {
-		t.Fatalf("stdio session id %q, want the process session", s.ID)
 	}
 }
 

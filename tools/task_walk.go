@@ -7,6 +7,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -16,7 +17,7 @@ import (
 // taskStaleCursor is the INVALID_CURSOR answer for a cursor whose node no
 // longer sits where the listing can resume from it; its recovery restarts
 // the listing.
-func taskStaleCursor(p Page) *core.Error {
+func taskStaleCursor(p mcptool.Page) *core.Error {
 	tool, restart := p.Restart()
 	return core.NewError(errcode.InvalidCursor, "The cursor's position no longer exists (the node was removed or moved); restart the listing.",
 		map[string]any{"field": "cursor", "constraint": "a cursor whose last node still exists in the listing"}).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/toolchain"
 )
 
@@ -21,18 +22,18 @@ const maxTestFiles = 200
 // a .. segment).
 var testTarget = regexp.MustCompile(`^[A-Za-z0-9_@+-][A-Za-z0-9_./:@+-]*$`)
 
-func testRunTool(d *Deps) *Tool {
-	return &Tool{
+func testRunTool(d *Deps) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name: "test", Title: "specd test",
 		Description: "Use this when you need the tests or to run them. Use verification instead to record results. test discover → test run.",
-		Params: []Param{
-			{Name: "target", Type: String, MaxLength: 500, Pattern: testTarget.String(), Description: "run: appended to the command."},
+		Params: []mcptool.Param{
+			{Name: "target", Type: mcptool.String, MaxLength: 500, Pattern: testTarget.String(), Description: "run: appended to the command."},
 		},
-		Actions: []Action{
-			{Name: "discover", Summary: "The test runner and up to 200 test files of the workspace.", SideEffects: EffectRead, Idempotent: true, Latency: LatencyModerate,
+		Actions: []mcptool.Action{
+			{Name: "discover", Summary: "The test runner and up to 200 test files of the workspace.", SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyModerate,
 				Example: map[string]any{}, Answer: TestDiscoverAnswer{}, Handler: d.testDiscover},
 			{Name: "run", Summary: "Runs the detected test command (plus target) like verification execute: sh -c in the workspace, minimal environment, timeout, output tail kept.",
-				Optional: []string{"target"}, SideEffects: EffectWrite, Destructive: true, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline,
+				Optional: []string{"target"}, SideEffects: mcptool.EffectWrite, Destructive: true, OpenWorld: true, Latency: mcptool.LatencySlow, Deadline: executeDeadline,
 				Answer: TestRunAnswer{}, Handler: d.testRun},
 		},
 	}
@@ -52,10 +53,10 @@ type TestRunAnswer struct {
 	ExecuteOutcome
 }
 
-func (d *Deps) testDiscover(ctx context.Context, _ *Request) Result {
+func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request) mcptool.Result {
 	ks, ws, err := d.workspaceKinds()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	defer func() { _ = ws.Close() }()
 	files, more, err := toolchain.TestFiles(ctx, ws, ks, maxTestFiles)
@@ -80,26 +81,26 @@ func testRunDisabled() *core.Error {
 // runVerification, under the same ceiling and flag as verification
 // execute. Errors: FEATURE_DISABLED; NOT_FOUND when no test runner is
 // detected; UNAVAILABLE (no workspace).
-func (d *Deps) testRun(ctx context.Context, r *Request) Result {
+func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	if t := r.Args.String("target"); strings.Contains("/"+t+"/", "/../") {
-		return Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
+		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
 			WithRecovery("test", map[string]any{"action": "discover"}, nil))
 	}
 	if !d.VerificationExecute {
-		return Fail(testRunDisabled())
+		return mcptool.Fail(testRunDisabled())
 	}
 	ks, ws, err := d.workspaceKinds()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	_ = ws.Close()
 	if len(ks) == 0 {
-		return Fail(core.NewError(errcode.NotFound, "No test runner detected in the workspace (no go.mod, package.json, pyproject.toml, Cargo.toml or Makefile).", nil).
+		return mcptool.Fail(core.NewError(errcode.NotFound, "No test runner detected in the workspace (no go.mod, package.json, pyproject.toml, Cargo.toml or Makefile).", nil).
 			WithRecovery("environment", map[string]any{"action": "detect"}, nil))
 	}
 	dir, err := d.workspaceDir()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	command := ks[0].TestCommand
 	if t := r.Args.String("target"); t != "" {
@@ -108,8 +109,8 @@ func (d *Deps) testRun(ctx context.Context, r *Request) Result {
 	timeout := d.verifyTimeout(r)
 	run := runVerification(ctx, command, dir, timeout)
 	if ctx.Err() != nil {
-		return Fail(ctx.Err())
+		return mcptool.Fail(ctx.Err())
 	}
 	out, rec := specs.CommandRun(run).Outcome(command, timeout)
-	return OK(TestRunAnswer{Result: rec.Result, ExecuteOutcome: out})
+	return mcptool.OK(TestRunAnswer{Result: rec.Result, ExecuteOutcome: out})
 }

@@ -1,3 +1,8 @@
+// Package tools declares specd's MCP tools: one file per tool with its
+// action table, descriptions and thin handlers that bind the validated
+// arguments, call one domain or service function and wrap the typed
+// result. The machinery that turns these tables into MCP tools (schemas,
+// validation, dispatch, budgets, pages) is package core/mcptool.
 package tools
 
 import (
@@ -5,33 +10,49 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // New builds the registry of every specd tool over d.
-func New(d *Deps) *Registry {
-	r := &Registry{budget: d.TokenBudget, errors: d.errorRecorder()}
+func New(d *Deps) *mcptool.Registry {
+	rec := d.errorRecorder()
+	r := mcptool.NewRegistry(d.TokenBudget, rec)
+	r.NarrowWith(specGetInstead)
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))
-	defer r.setActionFlags()
+	defer setActionFlags(r)
 	if d.Specs != nil {
-		r.Add(specTool(d).withExamples(specExamples))
-		r.Add(extend(authoringTool(d), authoringFoundryParams, authoringFoundryActions(d)).withExamples(authoringExamples))
-		r.Add(taskTool(d).withExamples(taskExamples))
-		r.Add(verificationTool(d).withExamples(verificationExamples))
-		r.Add(lifecycleTool(d).withExamples(lifecycleExamples))
-		r.Add(journalTool(d).withExamples(journalExamples))
-		r.Add(researchTool(d).withExamples(researchExamples))
-		r.Add(errorTool(d, r.errors))
+		r.Add(specTool(d).WithExamples(specExamples))
+		r.Add(extend(authoringTool(d), authoringFoundryParams, authoringFoundryActions(d)).WithExamples(authoringExamples))
+		r.Add(taskTool(d).WithExamples(taskExamples))
+		r.Add(verificationTool(d).WithExamples(verificationExamples))
+		r.Add(lifecycleTool(d).WithExamples(lifecycleExamples))
+		r.Add(journalTool(d).WithExamples(journalExamples))
+		r.Add(researchTool(d).WithExamples(researchExamples))
+		r.Add(errorTool(d, rec))
 		r.Add(planTool(d))
 		r.Add(environmentTool(d))
 		r.Add(testRunTool(d))
 		r.Add(prTool(d))
 	}
-	for _, t := range r.tools {
+	for _, t := range r.Tools() {
 		acceptFoundryContext(t, d.Workspace)
+		t.Refuse = unsupported(t.Name)
 	}
-	r.restrict(d)
+	restrict(r, d)
 	return r
+}
+
+// specGetInstead is the Narrower of specd's tools: a read about one spec
+// (spec_id) whose answer cannot fit is narrowed by reading the spec with
+// spec get, which fits any budget by degrading; spec get itself, and reads
+// about no spec, have no such call.
+func specGetInstead(tool, action string, args mcptool.Args) (string, map[string]any, string, bool) {
+	id := args.String("spec_id")
+	if id == "" || tool == "spec" && action == "get" {
+		return "", nil, "", false
+	}
+	return "spec", map[string]any{"action": "get", "spec_id": id}, "Read the spec with spec get, which fits any budget by degrading, and narrow this call.", true
 }
 
 // Instructions is the server's MCP instructions text.
@@ -41,7 +62,7 @@ const Instructions = "specd keeps your plan as specs (phases → tasks → subta
 
 // NewMCPServer builds the MCP server with every tool installed. mcp-go's own
 // input-schema validation stays off: our validator answers in envelopes.
-func NewMCPServer(d *Deps) (*server.MCPServer, *Registry) {
+func NewMCPServer(d *Deps) (*server.MCPServer, *mcptool.Registry) {
 	r := New(d)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
@@ -54,7 +75,7 @@ func NewMCPServer(d *Deps) (*server.MCPServer, *Registry) {
 			server.WithCompletions(), server.WithResourceCompletionProvider(specCompletion{d}),
 			server.WithPromptCapabilities(false), server.WithPromptCompletionProvider(promptCompletion{d}))
 	}
-	opts = append(opts, flagServerOptions(&d.Runtime)...)
+	opts = append(opts, mcptool.FlagServerOptions(&d.Runtime)...)
 	s := server.NewMCPServer("specd", d.Version, opts...)
 	r.Install(s, d.Runtime)
 	installModelTools(s, &d.Runtime)

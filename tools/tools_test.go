@@ -3,13 +3,13 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // fakeStore is the store seam for unit tests of the tools layer.
@@ -22,7 +22,7 @@ func (f fakeStore) Describe(ctx context.Context) (StoreInfo, error) {
 }
 
 func testDeps() *Deps {
-	return &Deps{Store: fakeStore{}, Version: "test", Started: time.Now(), Runtime: Runtime{Deadline: time.Second}}
+	return &Deps{Store: fakeStore{}, Version: "test", Started: time.Now(), Runtime: mcptool.Runtime{Deadline: time.Second}}
 }
 
 func TestInputSchemasAreFlatStrictAndMatchDispatch(t *testing.T) {
@@ -45,7 +45,7 @@ func TestInputSchemasAreFlatStrictAndMatchDispatch(t *testing.T) {
 				t.Errorf("action enum %v != dispatch table %v", enum, tool.ActionNames())
 			}
 			for _, a := range tool.Actions {
-				if _, ok := tool.action(a.Name); !ok {
+				if _, ok := tool.Action(a.Name); !ok {
 					t.Errorf("action %s not dispatchable", a.Name)
 				}
 			}
@@ -94,18 +94,18 @@ func TestDescriptionsLint(t *testing.T) {
 	}
 }
 
-func testTool(h Handler, params ...Param) *Tool {
-	return &Tool{
+func testTool(h mcptool.Handler, params ...mcptool.Param) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name: "t", Description: "Use this when testing.",
 		Params: params,
-		Actions: []Action{{
+		Actions: []mcptool.Action{{
 			Name: "do-it", Summary: "does it", Optional: paramNames(params),
-			SideEffects: EffectWrite, Latency: LatencyFast, Handler: h,
+			SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Handler: h,
 		}},
 	}
 }
 
-func paramNames(ps []Param) []string {
+func paramNames(ps []mcptool.Param) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Name)
@@ -116,16 +116,16 @@ func paramNames(ps []Param) []string {
 // dispatch runs one call of tool with a deadline far above any real call
 // (the tools tests run on a real bbolt file, whose fsync can take tens of
 // milliseconds on a busy machine).
-func dispatch(t *testing.T, tool *Tool, args map[string]any) map[string]any {
+func dispatch(t *testing.T, tool *mcptool.Tool, args map[string]any) map[string]any {
 	t.Helper()
 	return dispatchWithin(t, tool, args, 10*time.Second)
 }
 
-func dispatchWithin(t *testing.T, tool *Tool, args map[string]any, deadline time.Duration) map[string]any {
+func dispatchWithin(t *testing.T, tool *mcptool.Tool, args map[string]any, deadline time.Duration) map[string]any {
 	t.Helper()
-	reg := &Registry{}
+	reg := &mcptool.Registry{}
 	reg.Add(tool)
-	env := reg.Dispatch(context.Background(), tool, args, Session{ID: "s"}, Runtime{Deadline: deadline})
+	env := reg.Dispatch(context.Background(), tool, args, mcptool.Session{ID: "s"}, mcptool.Runtime{Deadline: deadline})
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
@@ -141,126 +141,12 @@ func code(env map[string]any) string {
 	return c
 }
 
-func TestPanicBecomesInternalErrorWithoutLeaking(t *testing.T) {
-	env := dispatch(t, testTool(func(ctx context.Context, r *Request) Result { panic("secret /etc/passwd detail") }),
-		map[string]any{"action": "do-it"})
-	if code(env) != errcode.Internal {
-		t.Fatalf("want INTERNAL_ERROR, got %v", env)
-	}
-	b, _ := json.Marshal(env)
-	if strings.Contains(string(b), "secret") || strings.Contains(string(b), "passwd") {
-		t.Fatalf("panic text leaked: %s", b)
-	}
-	rid := env["meta"].(map[string]any)["request_id"].(string)
-	if !strings.Contains(env["error"].(string), rid) {
-		t.Fatalf("internal error message must name the request id %s: %v", rid, env["error"])
-	}
-}
-
-func TestGoErrorBecomesInternalError(t *testing.T) {
-	env := dispatch(t, testTool(func(ctx context.Context, r *Request) Result { return Fail(errors.New("open /srv/x: denied")) }),
-		map[string]any{"action": "do-it"})
-	b, _ := json.Marshal(env)
-	if code(env) != errcode.Internal || strings.Contains(string(b), "/srv/x") {
-		t.Fatalf("Go error text leaked or wrong code: %s", b)
-	}
-}
-
-func TestDeadlineAnswersUnavailable(t *testing.T) {
-	env := dispatchWithin(t, testTool(func(ctx context.Context, r *Request) Result {
-		<-ctx.Done()
-		return Fail(ctx.Err())
-	}), map[string]any{"action": "do-it"}, 50*time.Millisecond)
-	if code(env) != errcode.Unavailable {
-		t.Fatalf("want UNAVAILABLE, got %v", env)
-	}
-	d := env["data"].(map[string]any)["details"].(map[string]any)
-	if d["timeout_ms"].(float64) != 50 {
-		t.Fatalf("details.timeout_ms = %v", d["timeout_ms"])
-	}
-}
-
-func TestValidator(t *testing.T) {
-	echo := func(ctx context.Context, r *Request) Result { return OK(map[string]any(r.Args)) }
-	tool := testTool(echo,
-		Param{Name: "name", Type: String, MaxLength: 5},
-		Param{Name: "kind", Type: String, Enum: []string{"task", "subtask", "verify"}},
-		Param{Name: "n", Type: Integer, Min: f64(1), Max: f64(10)},
-		Param{Name: "flag", Type: Boolean},
-		Param{Name: "tags", Type: Array, Items: String, MaxItems: 2},
-		Param{Name: "obj", Type: Object},
-	)
-	deep := map[string]any{}
-	cur := deep
-	for i := 0; i < 12; i++ {
-		next := map[string]any{}
-		cur["k"] = next
-		cur = next
-	}
-	tests := []struct {
-		name  string
-		args  map[string]any
-		code  string
-		field string
-	}{
-		{"ok", map[string]any{"action": "do-it", "name": "abc", "n": 3.0}, "", ""},
-		{"snake_case alias", map[string]any{"action": "do_it"}, "", ""},
-		{"null is absent", map[string]any{"action": "do-it", "name": nil}, "", ""},
-		{"action missing", map[string]any{}, errcode.MissingRequired, "action"},
-		{"action not a string", map[string]any{"action": 3.0}, errcode.InvalidFormat, "action"},
-		{"unknown action", map[string]any{"action": "doit"}, errcode.UnknownAction, "action"},
-		{"unknown parameter", map[string]any{"action": "do-it", "nmae": "x"}, errcode.UnknownParameter, "nmae"},
-		{"string too long", map[string]any{"action": "do-it", "name": "abcdef"}, errcode.PayloadTooLarge, "name"},
-		{"wrong type", map[string]any{"action": "do-it", "name": 4.0}, errcode.InvalidFormat, "name"},
-		{"enum", map[string]any{"action": "do-it", "kind": "tsk"}, errcode.InvalidFormat, "kind"},
-		{"not an integer", map[string]any{"action": "do-it", "n": 2.5}, errcode.InvalidFormat, "n"},
-		{"below minimum", map[string]any{"action": "do-it", "n": 0.0}, errcode.InvalidFormat, "n"},
-		{"above maximum", map[string]any{"action": "do-it", "n": 11.0}, errcode.InvalidFormat, "n"},
-		{"bool", map[string]any{"action": "do-it", "flag": "yes"}, errcode.InvalidFormat, "flag"},
-		{"array items", map[string]any{"action": "do-it", "tags": []any{"a", 1.0}}, errcode.InvalidFormat, "tags[1]"},
-		{"array too long", map[string]any{"action": "do-it", "tags": []any{"a", "b", "c"}}, errcode.PayloadTooLarge, "tags"},
-		{"nesting too deep", map[string]any{"action": "do-it", "obj": deep}, errcode.PayloadTooLarge, ""},
-		{"request too large", map[string]any{"action": "do-it", "obj": map[string]any{"a": strings.Repeat("x", 9000), "b": strings.Repeat("x", 9000), "c": strings.Repeat("x", 9000), "d": strings.Repeat("x", 9000), "e": strings.Repeat("x", 9000), "f": strings.Repeat("x", 9000), "g": strings.Repeat("x", 9000), "h": strings.Repeat("x", 9000), "i": strings.Repeat("x", 9000), "j": strings.Repeat("x", 9000), "k": strings.Repeat("x", 9000), "l": strings.Repeat("x", 9000)}}, errcode.PayloadTooLarge, "arguments"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			env := dispatch(t, tool, tt.args)
-			if got := code(env); got != tt.code {
-				t.Fatalf("code = %q, want %q: %v", got, tt.code, env)
-			}
-			if tt.code == "" || tt.field == "" {
-				return
-			}
-			d := env["data"].(map[string]any)["details"].(map[string]any)
-			if d["field"] != tt.field {
-				t.Fatalf("details.field = %v, want %q", d["field"], tt.field)
-			}
-		})
-	}
-	env := dispatch(t, tool, map[string]any{"action": "do-it", "kind": "tsk"})
-	if m := env["data"].(map[string]any)["recovery"].(map[string]any)["fuzzy_matches"].([]any); len(m) == 0 || m[0] != "task" {
-		t.Fatalf("enum fuzzy matches: %v", m)
-	}
-}
-
-func TestAnnotationsAreTheMostCautious(t *testing.T) {
-	h := func(ctx context.Context, r *Request) Result { return OK(nil) }
-	tool := &Tool{Name: "x", Actions: []Action{
-		{Name: "read", Summary: "r", SideEffects: EffectRead, Idempotent: true, Latency: LatencyFast, Handler: h},
-		{Name: "write", Summary: "w", SideEffects: EffectWrite, Destructive: true, Latency: LatencyFast, Handler: h},
-	}}
-	a := tool.Annotations()
-	if *a.ReadOnlyHint || !*a.DestructiveHint || *a.IdempotentHint || *a.OpenWorldHint {
-		t.Fatalf("annotations %+v", a)
-	}
-}
-
 func TestReadinessNotReadyIsSuccessWithWarning(t *testing.T) {
 	d := testDeps()
 	d.Store = fakeStore{writableErr: core.NewError(errcode.LockTimeout, "locked", nil)}
 	reg := New(d)
 	tool, _ := reg.Tool("health")
-	env := reg.Dispatch(context.Background(), tool, map[string]any{"action": "readiness"}, Session{}, d.Runtime)
+	env := reg.Dispatch(context.Background(), tool, map[string]any{"action": "readiness"}, mcptool.Session{}, d.Runtime)
 	if !env.Success || env.Data.(ReadinessAnswer).Ready || len(env.Meta.Warnings) != 1 {
 		t.Fatalf("readiness with a locked store: %+v", env)
 	}

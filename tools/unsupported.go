@@ -54,23 +54,29 @@ var modelCalls = map[string]map[string]modelCall{
 	},
 }
 
-// unsupported is NOT_SUPPORTED for a call of one of foundry-mcp's
-// model-backed actions of t (named by the raw action argument, in any case
-// and with _ or -), with a recovery that runs as given: the deterministic
-// equivalent, or server schema of t. nil for every other call.
-func (t *Tool) unsupported(raw map[string]any) *core.Error {
-	name, _ := raw["action"].(string)
-	name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "_", "-")
-	mc, ok := modelCalls[t.Name][name]
-	if !ok {
+// unsupported is the Tool.Refuse of tool: NOT_SUPPORTED for a call of one
+// of foundry-mcp's model-backed actions of tool (named by the raw action
+// argument, in any case and with _ or -), with a recovery that runs as
+// given: the deterministic equivalent, or server schema of tool. It
+// refuses nothing else, and is nil for a tool without such actions.
+func unsupported(tool string) func(action string) *core.Error {
+	calls := modelCalls[tool]
+	if len(calls) == 0 {
 		return nil
 	}
-	e := core.NewError(errcode.NotSupported,
-		fmt.Sprintf("%s %s is not offered: %s, and specd calls no language model (the agent calling it is one).", t.Name, name, mc.why),
-		map[string]any{"tool": t.Name, "action": name, "reason": "needs_language_model"}).
-		WithRemediation(mc.instead)
-	if mc.tool == "" {
-		return e.WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
+	return func(action string) *core.Error {
+		name := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(action)), "_", "-")
+		mc, ok := calls[name]
+		if !ok {
+			return nil
+		}
+		e := core.NewError(errcode.NotSupported,
+			fmt.Sprintf("%s %s is not offered: %s, and specd calls no language model (the agent calling it is one).", tool, name, mc.why),
+			map[string]any{"tool": tool, "action": name, "reason": "needs_language_model"}).
+			WithRemediation(mc.instead)
+		if mc.tool == "" {
+			return e.WithRecovery("server", map[string]any{"action": "schema", "tool_name": tool}, nil)
+		}
+		return e.WithRecovery(mc.tool, mc.args, nil)
 	}
-	return e.WithRecovery(mc.tool, mc.args, nil)
 }

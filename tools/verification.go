@@ -9,6 +9,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -29,32 +30,32 @@ const (
 // when execute is off.
 const FeatureVerificationExecute = "verification_execute"
 
-func verificationTool(d *Deps) *Tool {
-	return &Tool{
+func verificationTool(d *Deps) *mcptool.Tool {
+	return &mcptool.Tool{
 		Name:        "verification",
 		Title:       "specd verification",
 		Description: verificationDescription,
-		Params: []Param{
+		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion,
 			idParam("verify_id", "The verify node, e.g. verify-1-1."),
-			{Name: "result", Type: String, Enum: specs.VerificationResults, Description: "PASSED, FAILED or PARTIAL."},
-			{Name: "command", Type: String, MaxLength: 2000, Description: "add: the command that was run (default: the node's command)."},
-			{Name: "output", Type: String, MaxLength: specs.MaxVerificationOutput, Description: "add: what the check printed (at most 10,000 characters)."},
-			{Name: "issues", Type: String, Description: "add: problems found."},
-			{Name: "notes", Type: String, Description: "add: anything else worth keeping."},
-			{Name: "timeout_seconds", Type: Integer, Min: f64(1), Max: f64(MaxVerifyTimeout.Seconds()), Description: "execute: kill the command after this many seconds (default 300)."},
-			{Name: "record", Type: Boolean, Description: "execute: record the result on the node (default false, as in foundry-mcp)."},
+			{Name: "result", Type: mcptool.String, Enum: specs.VerificationResults, Description: "PASSED, FAILED or PARTIAL."},
+			{Name: "command", Type: mcptool.String, MaxLength: 2000, Description: "add: the command that was run (default: the node's command)."},
+			{Name: "output", Type: mcptool.String, MaxLength: specs.MaxVerificationOutput, Description: "add: what the check printed (at most 10,000 characters)."},
+			{Name: "issues", Type: mcptool.String, Description: "add: problems found."},
+			{Name: "notes", Type: mcptool.String, Description: "add: anything else worth keeping."},
+			{Name: "timeout_seconds", Type: mcptool.Integer, Min: f64(1), Max: f64(MaxVerifyTimeout.Seconds()), Description: "execute: kill the command after this many seconds (default 300)."},
+			{Name: "record", Type: mcptool.Boolean, Description: "execute: record the result on the node (default false, as in foundry-mcp)."},
 		},
-		Actions: []Action{
+		Actions: []mcptool.Action{
 			{
 				Name: "add", Summary: "Records a result on a verify node (history keeps the last 10; last_result is the newest) and journals it; the node's status does not change.",
 				Required: []string{"spec_id", "verify_id", "result"}, Optional: append([]string{"command", "output", "issues", "notes"}, mutationArgs...),
-				SideEffects: EffectWrite, Latency: LatencyFast, Answer: VerificationAnswer{}, Handler: d.verificationAdd,
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Answer: VerificationAnswer{}, Handler: d.verificationAdd,
 			},
 			{
 				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and answers PASSED (exit 0) or FAILED, recorded like add only with record: true; off unless the server was started with --enable-verification-execute and feature flag verification_execute is on for this client.",
 				Required: []string{"spec_id", "verify_id"}, Optional: append([]string{"timeout_seconds", "record"}, mutationArgs...),
-				SideEffects: EffectWrite, Destructive: true, OpenWorld: true, Latency: LatencySlow, Deadline: executeDeadline, Answer: VerificationAnswer{}, Handler: d.verificationExecute,
+				SideEffects: mcptool.EffectWrite, Destructive: true, OpenWorld: true, Latency: mcptool.LatencySlow, Deadline: executeDeadline, Answer: VerificationAnswer{}, Handler: d.verificationExecute,
 			},
 		},
 	}
@@ -96,7 +97,7 @@ type VerificationDryRunAnswer struct {
 
 // recordVerification stores rec on the call's verify node with a journal
 // note, as one mutation (specs.RecordVerificationNote).
-func (d *Deps) recordVerification(ctx context.Context, r *Request, rec specs.VerificationRecord, run *ExecuteOutcome) Result {
+func (d *Deps) recordVerification(ctx context.Context, r *mcptool.Request, rec specs.VerificationRecord, run *ExecuteOutcome) mcptool.Result {
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (VerificationAnswer, error) {
 		v, err := specs.RecordVerificationNote(sp, j, r.Args.String("verify_id"), rec, author(r))
 		return VerificationAnswer{VerificationRecorded: v, ExecuteOutcome: run}, err
@@ -104,7 +105,7 @@ func (d *Deps) recordVerification(ctx context.Context, r *Request, rec specs.Ver
 }
 
 // verificationAdd records a result the agent obtained itself.
-func (d *Deps) verificationAdd(ctx context.Context, r *Request) Result {
+func (d *Deps) verificationAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	a := r.Args
 	return d.recordVerification(ctx, r, specs.VerificationRecord{Result: a.String("result"), Command: a.String("command"),
 		Output: a.String("output"), Issues: a.String("issues"), Notes: a.String("notes")}, nil)
@@ -170,7 +171,7 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 
 // verifyTimeout is the call's timeout: timeout_seconds, else
 // Deps.VerifyTimeout, else 300 s.
-func (d *Deps) verifyTimeout(r *Request) time.Duration {
+func (d *Deps) verifyTimeout(r *mcptool.Request) time.Duration {
 	if s, ok := r.Args.Int("timeout_seconds"); ok {
 		return time.Duration(s) * time.Second
 	}
@@ -193,29 +194,29 @@ func (d *Deps) verifyTimeout(r *Request) time.Duration {
 // Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
 // (details.feature "verification_execute") unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify
 // node, or no command); UNAVAILABLE (no workspace).
-func (d *Deps) verificationExecute(ctx context.Context, r *Request) Result {
+func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	specID, id := r.Args.String("spec_id"), r.Args.String("verify_id")
 	command, err := d.verifyCommand(ctx, specID, id)
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	dir, err := d.workspaceDir()
 	if err != nil {
-		return Fail(err)
+		return mcptool.Fail(err)
 	}
 	timeout := d.verifyTimeout(r)
 	record := r.Args.Bool("record") // default false, as in foundry-mcp
 	if r.Args.Bool("dry_run") {
-		return OK(VerificationDryRunAnswer{SpecID: specID, VerifyID: id, Command: command, TimeoutSeconds: int(timeout.Seconds()),
+		return mcptool.OK(VerificationDryRunAnswer{SpecID: specID, VerifyID: id, Command: command, TimeoutSeconds: int(timeout.Seconds()),
 			Record: record, DryRun: true, Changes: []specs.RepoChange{{Op: "update", Target: "node:" + id, Detail: "verification result"}}})
 	}
 	run := runVerification(ctx, command, dir, timeout)
 	if ctx.Err() != nil {
-		return Fail(ctx.Err())
+		return mcptool.Fail(ctx.Err())
 	}
 	out, rec := specs.CommandRun(run).Outcome(command, timeout)
 	if !record {
-		return OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out})
+		return mcptool.OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out})
 	}
 	return d.recordVerification(ctx, r, rec, &out)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/httpguard"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/tools"
 )
 
@@ -98,7 +99,7 @@ func serveHTTP(ctx context.Context, c *config, deps *tools.Deps, srv *server.MCP
 		Sessions:          sessions,
 		Metrics:           access.Metrics,
 		Logger:            logger,
-	}, tools.HTTPInput(mcpHTTP, core.MaxMessageBytes))
+	}, mcptool.HTTPInput(mcpHTTP, core.MaxMessageBytes))
 	logger.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "endpoint", "/mcp", "store", c.DB,
 		"version", deps.Version, "keys", h.Keys.Len(), "max_conns", h.MaxConns, "rate", h.RatePerSecond, "burst", h.RateBurst)
 	errc := make(chan error, 1)
@@ -135,7 +136,7 @@ func newAccess(c *config, m *httpguard.Metrics) *httpguard.Access {
 // server and health tools (none today; the role is kept for them and for
 // /metrics).
 func adminAction(tool, _ string, sideEffects string) bool {
-	return (tool == "server" || tool == "health") && sideEffects == tools.EffectWrite
+	return (tool == "server" || tool == "health") && sideEffects == mcptool.EffectWrite
 }
 
 // splitList is a comma list without blanks.

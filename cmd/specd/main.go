@@ -30,6 +30,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/tools"
 )
 
@@ -178,7 +179,7 @@ func build(c *config, logger *slog.Logger, transports []string) (storePort, *too
 		Transports:    transports,
 		Started:       time.Now(),
 		TokenBudget:   c.TokenBudget,
-		Runtime:       tools.Runtime{Logger: logger, Deadline: c.Deadline},
+		Runtime:       mcptool.Runtime{Logger: logger, Deadline: c.Deadline},
 	}
 	if notes, ok := st.(tools.NotesStore); ok {
 		deps.Notes = notes // the intake inbox and the error log (core/store/bucketstore/notes.go, both engines)
@@ -233,7 +234,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		logger.Debug("serving MCP on stdio", "store", c.storeName(), "workspace", c.Workspace, "version", deps.Version)
 		stdio := server.NewStdioServer(srv)
 		stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
-		if err := stdio.Listen(ctx, tools.StdioInput(stdin, core.MaxMessageBytes, logger), stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := stdio.Listen(ctx, mcptool.StdioInput(stdin, core.MaxMessageBytes, logger), stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			logger.Error("stdio server stopped", "err", err)
 			return 1
 		}
@@ -301,7 +302,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd: arguments must be a JSON object:", err)
 		return 2
 	}
-	env := reg.Dispatch(context.Background(), t, m, tools.Session{ID: "cli", ClientName: "specd-cli"}, deps.Runtime)
+	env := reg.Dispatch(context.Background(), t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli"}, deps.Runtime)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/httpguard"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/tools"
 )
@@ -79,7 +80,7 @@ func settings() []setting {
 			parse: func(c *config, v string) error { c.Addr = v; return nil }},
 		{name: "lock-timeout", env: "SPECD_LOCK_TIMEOUT", def: shortDuration(store.DefaultLockTimeout), usage: "longest `duration` to wait for another process's store lock",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.LockTimeout }, false)},
-		{name: "deadline", env: "SPECD_DEADLINE", def: shortDuration(tools.DefaultDeadline), usage: "deadline (a `duration`) of one tool call",
+		{name: "deadline", env: "SPECD_DEADLINE", def: shortDuration(mcptool.DefaultDeadline), usage: "deadline (a `duration`) of one tool call",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.Deadline }, false)},
 		{name: "enable-verification-execute", env: "SPECD_VERIFICATION_EXECUTE", def: "false", boolean: true,
 			usage: "let verification execute run verify nodes' commands in the workspace",

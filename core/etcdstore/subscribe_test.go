@@ -11,6 +11,7 @@ import (
 	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/etcdstore"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/tools"
 )
 
@@ -62,7 +63,7 @@ func mcpClient(t *testing.T, ctx context.Context, st *etcdstore.Store) *client.C
 	t.Helper()
 	deps := &tools.Deps{Store: adapt.EtcdHealth(st), Specs: st, Research: st, Version: "test", Workspace: t.TempDir(),
 		ConfigSource: "test", Transports: []string{"stdio"}, Started: time.Now(), TokenBudget: core.DefaultTokenBudget,
-		Runtime: tools.Runtime{Deadline: 10 * time.Second}}
+		Runtime: mcptool.Runtime{Deadline: 10 * time.Second}}
 	srv, _ := tools.NewMCPServer(deps)
 	c, err := client.NewInProcessClientWithOptions(srv, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
 	if err != nil {

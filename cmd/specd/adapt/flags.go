@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/flags"
-	"github.com/specd/specd/tools"
 )
 
 // Flags presents a flags.Service as tools.Flags. Close shuts the service
@@ -15,24 +15,24 @@ func Flags(s *flags.Service) *FlagsAdapter { return &FlagsAdapter{s} }
 // FlagsAdapter is the flags service behind tools.Flags.
 type FlagsAdapter struct{ S *flags.Service }
 
-var _ tools.Flags = (*FlagsAdapter)(nil)
+var _ mcptool.Flags = (*FlagsAdapter)(nil)
 
-func flagsContext(c tools.FlagContext) flags.Context {
+func flagsContext(c mcptool.FlagContext) flags.Context {
 	return flags.Context{SessionID: c.SessionID, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
 		APIKeyID: c.APIKeyID, Tool: c.Tool, Action: c.Action}
 }
 
-func decision(d flags.Decision) tools.FlagDecision {
-	return tools.FlagDecision{Flag: d.Flag, On: d.Value, Variant: d.Variant, Source: d.Source}
+func decision(d flags.Decision) mcptool.FlagDecision {
+	return mcptool.FlagDecision{Flag: d.Flag, On: d.Value, Variant: d.Variant, Source: d.Source}
 }
 
 // Gate implements tools.Flags.
-func (a *FlagsAdapter) Gate(ctx context.Context, flag string, c tools.FlagContext) tools.FlagDecision {
+func (a *FlagsAdapter) Gate(ctx context.Context, flag string, c mcptool.FlagContext) mcptool.FlagDecision {
 	return decision(a.S.Evaluate(ctx, flag, flagsContext(c)))
 }
 
 // Contract implements tools.Flags.
-func (a *FlagsAdapter) Contract(ctx context.Context, c tools.FlagContext) tools.FlagDecision {
+func (a *FlagsAdapter) Contract(ctx context.Context, c mcptool.FlagContext) mcptool.FlagDecision {
 	return decision(a.S.Contract(ctx, flagsContext(c)))
 }
 
@@ -40,7 +40,7 @@ func (a *FlagsAdapter) Contract(ctx context.Context, c tools.FlagContext) tools.
 func (a *FlagsAdapter) Forget(sessionID string) { a.S.Forget(sessionID) }
 
 // Observe implements tools.Flags.
-func (a *FlagsAdapter) Observe(ds []tools.FlagDecision, errorType string, d time.Duration) {
+func (a *FlagsAdapter) Observe(ds []mcptool.FlagDecision, errorType string, d time.Duration) {
 	var buf [2]flags.Decision
 	out := buf[:0]
 	for _, x := range ds {
@@ -50,7 +50,7 @@ func (a *FlagsAdapter) Observe(ds []tools.FlagDecision, errorType string, d time
 }
 
 // List implements tools.Flags.
-func (a *FlagsAdapter) List(ctx context.Context, c tools.FlagContext) any {
+func (a *FlagsAdapter) List(ctx context.Context, c mcptool.FlagContext) any {
 	return a.S.List(ctx, flagsContext(c))
 }
 

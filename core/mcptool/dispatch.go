@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"context"
@@ -33,7 +33,11 @@ type Runtime struct {
 	Access          Access // shared server's keys, roles and rate limit (nil: none)
 }
 
-func (rt *Runtime) defaults() {
+// Defaults fills every zero field of rt with its default (time.Now,
+// core.NewUUID, slog.Default(), DefaultDeadline, a fresh per-process session
+// id, the envelope output schema). Install and FlagServerOptions call it;
+// call it before sharing rt between goroutines, never concurrently.
+func (rt *Runtime) Defaults() {
 	if rt.Now == nil {
 		rt.Now = time.Now
 	}
@@ -57,7 +61,7 @@ func (rt *Runtime) defaults() {
 // Install registers every tool of r on s with the envelope's four keys as
 // output schema (Runtime.OutputSchemaRaw).
 func (r *Registry) Install(s *server.MCPServer, rt Runtime) {
-	rt.defaults()
+	rt.Defaults()
 	for _, t := range r.Tools() {
 		s.AddTool(t.MCPTool(rt.OutputSchemaRaw), r.handler(t, rt))
 	}
@@ -78,7 +82,7 @@ func (r *Registry) handler(t *Tool, rt Runtime) server.ToolHandlerFunc {
 // It is the transport-independent core of every tool call (the CLI uses it
 // too).
 func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) (env core.Envelope) {
-	rt.defaults()
+	rt.Defaults()
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
 	sess.KeyID = rt.keyID(ctx)
@@ -103,8 +107,10 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	if e := t.refuseWrite(raw); e != nil {
 		return call.Failure(e)
 	}
-	if e := t.unsupported(raw); e != nil {
-		return call.Failure(e)
+	if t.Refuse != nil {
+		if e := t.Refuse(action); e != nil {
+			return call.Failure(e)
+		}
 	}
 	a, args, notes, verr := validateNoting(t, raw)
 	if verr != nil {
@@ -143,6 +149,21 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		return fitFailure(call, withNextCall(t, e), res.Meta, answerBudget(r.budget, args))
 	}
 	return r.fitAnswer(call, t, a, args, res)
+}
+
+// RefuseUnlisted answers a call of a tool outside the registry (one that is not
+// offered and refuses every call) with e, as Dispatch would answer it: the
+// call is charged to the caller's rate limit like every call (an exhausted
+// limit answers RATE_LIMIT_EXCEEDED instead of e), logged like every call,
+// and answered in the session's contract shape. rt must have its defaults.
+func (rt *Runtime) RefuseUnlisted(ctx context.Context, req mcp.CallToolRequest, call *core.Call, e *core.Error) *mcp.CallToolResult {
+	if limited := rt.charge(ctx, call); limited != nil {
+		e = limited
+	}
+	env := call.Failure(e)
+	sess := sessionOf(ctx, req, *rt)
+	logOutcome(rt.Logger.With("request_id", call.RequestID, "tool", call.Tool, "action", call.Action, "session", sess.ID), env)
+	return rt.result(ctx, sess, env)
 }
 
 // logOutcome writes the one info line every call gets: request_id, tool,

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"encoding/json"
@@ -27,9 +27,12 @@ import (
 // fidelityKey is the key of the degradation report in a resource document.
 const fidelityKey = "_fidelity"
 
-// resourceContents encodes v as the resource's JSON within budget tokens,
-// degrading it with deg when it is over (see above).
-func resourceContents(uri string, budget int, v any, deg Degrader, instead string) ([]mcp.ResourceContents, error) {
+// ResourceContents encodes v as the resource's JSON within budget tokens
+// (0: core.DefaultTokenBudget), degrading it with deg when it is over (see
+// above). With no deg, or when even the degraded document is over, the
+// error (a plain error: resource reads have no envelope) starts with
+// PAYLOAD_TOO_LARGE and names instead, the tool call that pages through it.
+func ResourceContents(uri string, budget int, v any, deg Degrader, instead string) ([]mcp.ResourceContents, error) {
 	if budget <= 0 {
 		budget = core.DefaultTokenBudget
 	}
@@ -85,7 +88,7 @@ func withFidelityMarker(data any, meta []core.MetaOption) map[string]any {
 	if ok {
 		out = maps.Clone(out)
 	} else {
-		out = structMap(data)
+		out = StructMap(data)
 	}
 	out[fidelityKey] = marker
 	return out

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"bufio"
@@ -46,6 +46,7 @@ type stdioInput struct {
 	err     error
 }
 
+// Read returns the next bytes of the input, without the lines over the cap.
 func (s *stdioInput) Read(p []byte) (int, error) {
 	for len(s.pending) == 0 {
 		if s.err != nil {

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"context"
@@ -106,11 +106,11 @@ func legacyToolFilter(rt *Runtime) server.ToolFilterFunc {
 	}
 }
 
-// flagServerOptions are the MCP server options of feature flags: the v1
+// FlagServerOptions are the MCP server options of feature flags: the v1
 // tools/list filter and the per-session hooks. It settles rt's defaults
 // first, so the filter and the tool handlers share one process session id.
-func flagServerOptions(rt *Runtime) []server.ServerOption {
-	rt.defaults()
+func FlagServerOptions(rt *Runtime) []server.ServerOption {
+	rt.Defaults()
 	if rt.Flags == nil {
 		return nil
 	}

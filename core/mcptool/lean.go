@@ -1,15 +1,15 @@
-package tools
+package mcptool
 
 import (
 	"encoding/json"
 	"strings"
 )
 
-// maxListDescription is the longest parameter description tools/list
+// MaxListDescription is the longest parameter description tools/list
 // carries (issue 11 §4: the whole list under 20 KB with every tool); 0
 // since the foundry tools were added: names and enums say it there, and
 // server(action="schema", tool_name=…) always gives every description.
-const maxListDescription = 0
+const MaxListDescription = 0
 
 // listEnvelopeSchema is the output schema tools/list declares for every
 // tool: the response-v2 envelope's four keys and their types (their being
@@ -44,7 +44,7 @@ func (p Param) listSchema() map[string]any {
 // maxListDescription characters, else "".
 func listDescription(d string) string {
 	d = strings.TrimSpace(d)
-	if len([]rune(d)) > maxListDescription || strings.Contains(strings.TrimSuffix(d, "."), ". ") {
+	if len([]rune(d)) > MaxListDescription || strings.Contains(strings.TrimSuffix(d, "."), ". ") {
 		return ""
 	}
 	return d
@@ -66,14 +66,14 @@ func (t *Tool) listToolDescription() string {
 	return d + " Docs: server(action=schema, tool_name=" + t.Name + ")."
 }
 
-// listInputSchema is the flat input schema (contract §4) as tools/list
+// ListInputSchema is the flat input schema (contract §4) as tools/list
 // carries it: "action" as a bare enum, every parameter as listSchema gives
 // it, both limited to what the tool offers (on a read-only server, its
 // read actions and their parameters); required ["action"],
 // additionalProperties false. InputSchema, with
 // every description and its "Used by" list, is what server schema returns.
-func (t *Tool) listInputSchema() map[string]any {
-	props := map[string]any{"action": map[string]any{"type": "string", "enum": t.offeredActions()}}
+func (t *Tool) ListInputSchema() map[string]any {
+	props := map[string]any{"action": map[string]any{"type": "string", "enum": t.OfferedActions()}}
 	for _, p := range t.Params {
 		if t.offersParam(p.Name) {
 			props[p.Name] = p.listSchema()

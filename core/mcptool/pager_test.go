@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"slices"
@@ -54,14 +54,14 @@ func TestAnswerSchema(t *testing.T) {
 		Rows  []row `json:"tasks"`
 		Count int   `json:"count"`
 	}
-	s := answerSchema(answer{})
+	s := AnswerSchema(answer{})
 	if s == nil || s.Properties["tasks"] == nil || s.Properties["count"].Type != "integer" {
 		t.Fatalf("schema %+v", s)
 	}
 	if items := s.Properties["tasks"].Items; items == nil || items.Properties["task_id"] == nil {
 		t.Fatalf("items %+v", s.Properties["tasks"])
 	}
-	if answerSchema(nil) != nil {
+	if AnswerSchema(nil) != nil {
 		t.Fatal("nil answer has a schema")
 	}
 	// An embedded pointer struct is an optional part: its fields are not
@@ -76,7 +76,7 @@ func TestAnswerSchema(t *testing.T) {
 	type rows struct {
 		Items []withOutcome `json:"items"`
 	}
-	for _, sc := range []*jsonschema.Schema{answerSchema(withOutcome{}), answerSchema(rows{}).Properties["items"].Items} {
+	for _, sc := range []*jsonschema.Schema{AnswerSchema(withOutcome{}), AnswerSchema(rows{}).Properties["items"].Items} {
 		if !slices.Contains(sc.Required, "recorded") || slices.Contains(sc.Required, "exit_code") || sc.Properties["exit_code"] == nil {
 			t.Fatalf("embedded pointer fields: required %v, properties %v", sc.Required, sc.Properties)
 		}

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"context"
@@ -136,46 +136,5 @@ func TestStdioInputCapsLinesAndKeepsTheRest(t *testing.T) {
 	want := "{\"a\":1}\n" + oversizeLine + "{\"b\":\"\\u0000specd:number:1e309\"}\n\n{\"c\":2}"
 	if string(got) != want {
 		t.Fatalf("got %q\nwant %q", got, want)
-	}
-}
-
-// TestIntOrStringParam: an IntOrString parameter takes an integer (held to
-// the integer rules and bounds) or a string (held to the string caps), and
-// nothing else; its schema type is ["integer","string"].
-func TestIntOrStringParam(t *testing.T) {
-	echo := func(ctx context.Context, r *Request) Result {
-		return OK(map[string]any{"ref": versionRef(r.Args, "ref")})
-	}
-	p := Param{Name: "ref", Type: IntOrString, Min: f64(1), MaxLength: 10}
-	tool := testTool(echo, p)
-	tests := []struct {
-		name string
-		arg  any
-		code string
-		want string
-	}{
-		{"an integer", float64(3), "", "3"},
-		{"a Go int (CLI, tests)", 3, "", "3"},
-		{"a string", "2026-01-02", "", "2026-01-02"},
-		{"a fraction", 1.5, errcode.InvalidFormat, ""},
-		{"below the minimum", float64(0), errcode.InvalidFormat, ""},
-		{"a string over the cap", strings.Repeat("x", 11), errcode.PayloadTooLarge, ""},
-		{"a boolean", true, errcode.InvalidFormat, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			env := dispatch(t, tool, map[string]any{"action": "do-it", "ref": tt.arg})
-			if got := code(env); got != tt.code {
-				t.Fatalf("code = %q, want %q: %v", got, tt.code, env)
-			}
-			if tt.code == "" {
-				if got := env["data"].(map[string]any)["ref"]; got != tt.want {
-					t.Errorf("ref = %v, want %s", got, tt.want)
-				}
-			}
-		})
-	}
-	if got := fmt.Sprint(p.schema(nil)["type"]); got != "[integer string]" {
-		t.Errorf("schema type = %s", got)
 	}
 }

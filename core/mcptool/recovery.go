@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"github.com/specd/specd/core"

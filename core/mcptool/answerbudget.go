@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"encoding/json"
@@ -108,7 +108,7 @@ func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res
 	if a.SideEffects == EffectWrite {
 		return referenceOnlyWrite(call, env, res.Meta, budget, answerTokens)
 	}
-	return tooLargeRead(call, t, a, args, env, budget, answerTokens, answerBudget(r.budget, nil))
+	return tooLargeRead(call, t, a, args, env, budget, answerTokens, answerBudget(r.budget, nil), r.narrow)
 }
 
 func joinMeta(a, b []core.MetaOption) []core.MetaOption {
@@ -119,9 +119,10 @@ func joinMeta(a, b []core.MetaOption) []core.MetaOption {
 // PAYLOAD_TOO_LARGE naming the budget and the answer's size, with a
 // recovery call that narrows the read — the same call with a smaller limit
 // when the action pages, the same call without a max_tokens below the
-// server's budget, else spec get of the same spec (whose levels fit any
-// server budget) — or none when none applies.
-func tooLargeRead(call *core.Call, t *Tool, a *Action, args Args, env core.Envelope, budget, answerTokens, serverBudget int) core.Envelope {
+// server's budget, else the registry's Narrower's call (specd: spec get of
+// the same spec, whose levels fit any server budget) — or none when none
+// applies.
+func tooLargeRead(call *core.Call, t *Tool, a *Action, args Args, env core.Envelope, budget, answerTokens, serverBudget int, narrow Narrower) core.Envelope {
 	e := core.NewError(errcode.PayloadTooLarge,
 		fmt.Sprintf("The answer to %s %s is %d tokens, over the %d-token budget, and cannot be shortened; nothing was left out silently, so nothing is returned.", t.Name, a.Name, answerTokens, budget),
 		map[string]any{"field": "answer", "constraint": fmt.Sprintf("≤ %d tokens", budget), "limit": budget, "received": answerTokens,
@@ -146,13 +147,28 @@ func tooLargeRead(call *core.Call, t *Tool, a *Action, args Args, env core.Envel
 		rec["action"], rec["limit"] = a.Name, smaller
 		e = e.WithRemediation(fmt.Sprintf("Ask for fewer items: call %s %s again with limit %d.", t.Name, a.Name, smaller)).
 			WithRecovery(t.Name, rec, nil)
-	case args.String("spec_id") != "" && (t.Name != "spec" || a.Name != "get"):
-		e = e.WithRemediation("Read the spec with spec get, which fits any budget by degrading, and narrow this call.").
-			WithRecovery("spec", map[string]any{"action": "get", "spec_id": args.String("spec_id")}, nil)
+	case narrow != nil && narrowed(narrow, t, a, args, &e):
 	default:
 		e = e.WithRemediation("Narrow the call (fewer items, one spec) or ask the operator for a larger --token-budget.")
 	}
 	return encoded(call.Failure(e))
+}
+
+// Narrower names the call that reads, in a form that fits any budget, what
+// a read of tool's action with args answers when that answer is over the
+// budget and neither a smaller limit nor the server's full budget would
+// make it fit: the call's tool, its arguments (with "action") and one
+// sentence of remediation; ok false when none applies.
+type Narrower func(tool, action string, args Args) (next string, nextArgs map[string]any, remediation string, ok bool)
+
+// narrowed sets the remediation and recovery of *e from narrow, reporting
+// whether narrow named a call.
+func narrowed(narrow Narrower, t *Tool, a *Action, args Args, e **core.Error) bool {
+	next, nextArgs, remediation, ok := narrow(t.Name, a.Name, args)
+	if ok {
+		*e = (*e).WithRemediation(remediation).WithRecovery(next, nextArgs, nil)
+	}
+	return ok
 }
 
 // referenceOnlyWrite answers a write whose answer cannot shrink below the
@@ -163,7 +179,7 @@ func tooLargeRead(call *core.Call, t *Tool, a *Action, args Args, env core.Envel
 func referenceOnlyWrite(call *core.Call, env core.Envelope, meta []core.MetaOption, budget, answerTokens int) core.Envelope {
 	full, _ := env.Data.(map[string]any)
 	if full == nil {
-		full = structMap(env.Data)
+		full = StructMap(env.Data)
 	}
 	kept := map[string]any{}
 	var dropped []string

@@ -1,12 +1,14 @@
-package tools
+package mcptool
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/specd/specd/core"
@@ -14,7 +16,7 @@ import (
 	"github.com/specd/specd/core/fuzzy"
 )
 
-// validate checks raw arguments against t and returns the action and the
+// Validate checks raw arguments against t and returns the action and the
 // arguments without "action". It is the one validator every call goes
 // through before its handler (contract §4). Errors, in the order checked:
 //
@@ -37,12 +39,12 @@ import (
 // declared one ("High" → "high"), and a number over the maximum of a Clamp
 // parameter (page sizes) is lowered to it with a LIMIT_CLAMPED warning,
 // returned as meta options for the answer.
-func validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
+func Validate(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	a, args, _, err := validateNoting(t, raw)
 	return a, args, err
 }
 
-// validateNoting is validate, also returning the warnings the call's answer
+// validateNoting is Validate, also returning the warnings the call's answer
 // carries (LIMIT_CLAMPED).
 func validateNoting(t *Tool, raw map[string]any) (*Action, Args, []core.MetaOption, *core.Error) {
 	a, args, err := validateArgs(t, raw)
@@ -51,7 +53,7 @@ func validateNoting(t *Tool, raw map[string]any) (*Action, Args, []core.MetaOpti
 	}
 	var notes []core.MetaOption
 	for name, v := range args {
-		p, _ := t.param(name)
+		p, _ := t.Param(name)
 		if f, ok := v.(float64); ok && p.Clamp && p.Max != nil && f > *p.Max {
 			args[name] = *p.Max
 			notes = append(notes, core.WithWarning(WarnLimitClamped, core.SeverityWarning,
@@ -73,7 +75,7 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	av, ok := raw["action"]
 	if !ok || av == nil {
 		return nil, nil, core.NewError(errcode.MissingRequired, fmt.Sprintf("%s needs an action.", t.Name),
-			map[string]any{"field": "action", "allowed": t.offeredActions()}).
+			map[string]any{"field": "action", "allowed": t.OfferedActions()}).
 			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
 	}
 	name, ok := av.(string)
@@ -82,14 +84,14 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	}
 	if !ok {
 		return nil, nil, core.NewError(errcode.InvalidFormat, "action must be a string.",
-			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.offeredActions()})
+			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.OfferedActions()})
 	}
-	a, ok := t.action(name)
+	a, ok := t.Action(name)
 	if !ok {
 		return nil, nil, core.NewError(errcode.UnknownAction,
 			fmt.Sprintf("%s has no action %q.", t.Name, name),
-			map[string]any{"field": "action", "received": name, "allowed": t.offeredActions()}).
-			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.offeredActions(), 5))
+			map[string]any{"field": "action", "received": name, "allowed": t.OfferedActions()}).
+			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.OfferedActions(), 5))
 	}
 	// Names first, so a misspelt parameter is reported as such even when
 	// another value is also wrong; keys in sorted order for stable answers.
@@ -107,7 +109,7 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 		if k == "action" || v == nil {
 			continue
 		}
-		p, _ := t.param(k)
+		p, _ := t.Param(k)
 		if err := checkMarkedNumbers(k, v); err != nil {
 			return nil, nil, err
 		}
@@ -139,7 +141,7 @@ func checkNames(t *Tool, a *Action, raw map[string]any, keys []string) *core.Err
 		if k == "action" || raw[k] == nil {
 			continue
 		}
-		if _, known := t.param(k); !known {
+		if _, known := t.Param(k); !known {
 			names := make([]string, 0, len(t.Params))
 			for _, p := range t.Params {
 				names = append(names, p.Name)
@@ -186,7 +188,7 @@ func checkRequestSize(t *Tool, raw map[string]any) *core.Error {
 			return core.NewError(errcode.InvalidFormat, fmt.Sprintf("%s is not JSON-encodable.", k),
 				map[string]any{"field": k})
 		}
-		if p, ok := t.param(k); ok && p.MaxLength > core.MaxStringChars {
+		if p, ok := t.Param(k); ok && p.MaxLength > core.MaxStringChars {
 			continue // large-text parameters are bounded by their own cap
 		}
 		total += len(b) + len(k) + 4
@@ -398,4 +400,17 @@ func goNumber(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// patterns caches compiled Param.Pattern expressions: declarations are
+// fixed at start-up, so the cache holds one entry per distinct pattern.
+var patterns sync.Map // string → *regexp.Regexp
+
+// patternMatches reports whether s matches the declared pattern p.
+func patternMatches(p, s string) bool {
+	re, ok := patterns.Load(p)
+	if !ok {
+		re, _ = patterns.LoadOrStore(p, regexp.MustCompile(p))
+	}
+	return re.(*regexp.Regexp).MatchString(s)
 }

@@ -1,4 +1,4 @@
-package tools
+package mcptool
 
 import (
 	"encoding/json"
@@ -169,7 +169,7 @@ func (t *Tool) Describe() []ActionSchema {
 			Name: a.Name, Summary: a.Summary, Required: append([]string{}, a.Required...),
 			SideEffects: a.SideEffects, Idempotent: a.Idempotent, Destructive: a.Destructive,
 			LatencyHint: a.Latency, Flag: a.Flag, Available: true,
-			Parameters: []ParameterBrief{}, AnswerSchema: answerSchema(a.Answer),
+			Parameters: []ParameterBrief{}, AnswerSchema: AnswerSchema(a.Answer),
 		}
 		if !t.offered(&a) {
 			as.Available, as.Reason = false, readOnlyReason
@@ -179,7 +179,7 @@ func (t *Tool) Describe() []ActionSchema {
 			req[r] = true
 		}
 		for _, name := range a.Params() {
-			p, _ := t.param(name)
+			p, _ := t.Param(name)
 			sch := p.schema(nil)
 			delete(sch, "description")
 			as.Parameters = append(as.Parameters, ParameterBrief{Name: name, Required: req[name], Schema: sch, Description: p.Description})
@@ -193,7 +193,7 @@ func (t *Tool) Describe() []ActionSchema {
 // description with the pointer to server schema, the lean flat input
 // schema, outputSchema as given, honest annotations.
 func (t *Tool) MCPTool(outputSchema json.RawMessage) mcp.Tool {
-	in, _ := json.Marshal(t.listInputSchema())
+	in, _ := json.Marshal(t.ListInputSchema())
 	return mcp.Tool{
 		Name:            t.Name,
 		Title:           t.Title,
@@ -217,10 +217,10 @@ var answerTypeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[jsonschema.Schema](): {Type: "object"},
 }
 
-// answerSchema is the JSON Schema of the typed answer v (nil for nil, or for
+// AnswerSchema is the JSON Schema of the typed answer v (nil for nil, or for
 // a type the generator cannot describe, which a test rules out for every
 // registered action).
-func answerSchema(v any) *jsonschema.Schema {
+func AnswerSchema(v any) *jsonschema.Schema {
 	if v == nil {
 		return nil
 	}

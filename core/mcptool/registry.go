@@ -1,10 +1,16 @@
-// Package tools adapts specd's services to MCP. Each tool is declared once as
-// data — its actions and, per action, its parameters, side effects,
-// idempotence, latency hint and flag gate — and this package derives from
-// that declaration the flat input schema, the honest annotations, the shared
-// argument validator and the dispatch table. Handlers are thin: bind the
-// validated arguments, call one service function, wrap the result.
-package tools
+// Package mcptool turns tables of actions into MCP tools. Each tool is
+// declared once as data (Tool, Action, Param): its actions and, per action,
+// its parameters, side effects, idempotence, latency hint and flag gate.
+// From that declaration this package derives the flat input schema and the
+// honest annotations of tools/list, the per-action schema of server
+// schema, the one argument validator and the dispatch into response-v2
+// envelopes (Registry.Dispatch), with everything every call shares:
+// deadlines, feature-flag gates, read-only refusals, rate limits and roles
+// (Access), the token budget and its degradation (Degrader, ListAnswer),
+// pages (OpenPage), the recovery of every failure, the legacy v1 wire shape
+// and the error record. It names no specd tool and imports no domain
+// package: the tools themselves live in package tools.
+package mcptool
 
 import (
 	"context"
@@ -101,7 +107,13 @@ type Tool struct {
 	Description string
 	Params      []Param
 	Actions     []Action
-	readOnly    bool // offer only read actions (--read-only; toolsets.go)
+	// Refuse, when set, is asked first about every call, with its raw
+	// action argument (before validation, so no argument error hides the
+	// refusal): a non-nil error is the call's answer. specd uses it to
+	// answer NOT_SUPPORTED, with a recovery, for the foundry-mcp actions it
+	// does not offer.
+	Refuse   func(action string) *core.Error
+	readOnly bool // offer only read actions (--read-only; readonly.go)
 }
 
 // Handler runs one validated action. It never returns a Go error for a
@@ -143,8 +155,8 @@ type Session struct {
 	KeyID         string // the API key's id on a shared HTTP server, else ""
 }
 
-// param returns the declaration of name.
-func (t *Tool) param(name string) (Param, bool) {
+// Param returns the declaration of the parameter called name.
+func (t *Tool) Param(name string) (Param, bool) {
 	for _, p := range t.Params {
 		if p.Name == name {
 			return p, true
@@ -153,14 +165,14 @@ func (t *Tool) param(name string) (Param, bool) {
 	return Param{}, false
 }
 
-// action finds an action by kebab-case name, its snake_case alias, in any
+// Action finds an action by kebab-case name, its snake_case alias, in any
 // letter case (foundry-mcp matches action names case-insensitively:
 // "Next", "VERIFICATION_ADD").
 //
 // foundry's verification tool also takes its actions prefixed with the tool
 // name ("verification-add", "verification_execute"): a name that is not an
 // action is looked up once more without a "<tool>-" prefix.
-func (t *Tool) action(name string) (*Action, bool) {
+func (t *Tool) Action(name string) (*Action, bool) {
 	n := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
 	for _, try := range []string{n, strings.TrimPrefix(n, t.Name+"-")} {
 		for i := range t.Actions {
@@ -205,18 +217,30 @@ func (a *Action) Params() []string {
 type Registry struct {
 	tools  []*Tool
 	budget int            // token budget of every answer (0: core.DefaultTokenBudget)
-	errors *errorRecorder // where error answers are recorded (nil: nowhere)
+	errors *ErrorRecorder // where error answers are recorded (nil: nowhere)
+	narrow Narrower       // the recovery of a read over the budget (nil: none)
 }
+
+// NewRegistry is an empty registry whose answers fit budget tokens (0:
+// core.DefaultTokenBudget) and whose error answers go to rec (nil: nowhere).
+func NewRegistry(budget int, rec *ErrorRecorder) *Registry {
+	return &Registry{budget: budget, errors: rec}
+}
+
+// NarrowWith makes n name the recovery of a read whose answer is over the
+// budget and cannot be paged or given more tokens (see Narrower). Call it
+// at start-up, before the registry serves calls.
+func (r *Registry) NarrowWith(n Narrower) { r.narrow = n }
 
 // Add registers t after checking its declaration; a malformed declaration is
 // a programming error and panics at start-up, never at call time.
 func (r *Registry) Add(t *Tool) {
 	if err := t.check(); err != nil {
-		panic(fmt.Sprintf("tools: %s: %v", t.Name, err))
+		panic(fmt.Sprintf("mcptool: %s: %v", t.Name, err))
 	}
 	for _, o := range r.tools {
 		if o.Name == t.Name {
-			panic("tools: duplicate tool " + t.Name)
+			panic("mcptool: duplicate tool " + t.Name)
 		}
 	}
 	r.tools = append(r.tools, t)
@@ -296,14 +320,14 @@ func (t *Tool) check() error {
 	return nil
 }
 
-// withExamples sets the happy-path examples of several actions from one
+// WithExamples sets the happy-path examples of several actions from one
 // table (placeholders such as "$spec_id" are filled by the contract test's
 // fixture). An unknown action name is a programming error.
-func (t *Tool) withExamples(ex map[string]map[string]any) *Tool {
+func (t *Tool) WithExamples(ex map[string]map[string]any) *Tool {
 	for name, args := range ex {
-		a, ok := t.action(name)
+		a, ok := t.Action(name)
 		if !ok {
-			panic("tools: example for unknown action " + t.Name + " " + name)
+			panic("mcptool: example for unknown action " + t.Name + " " + name)
 		}
 		a.Example = args
 	}
