@@ -236,7 +236,9 @@ func (t *txn) openSpec(id string) {
 		sp.spans = append(sp.spans, s)
 	}
 	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true}
-	if snap != nil {
+	// A first (linearizable) read never answers a revision older than one
+	// already seen; the check keeps a snapshot from the future out anyway.
+	if snap != nil && snap.rev <= t.rev {
 		ns.mods, ns.snap = t.mergeNodes(nodes, snap, resp.Responses[len(resp.Responses)-1].GetResponseRange())
 	}
 	sp.spans = append(sp.spans, ns)
@@ -318,20 +320,6 @@ func (t *txn) known(key string) (v []byte, mod int64, s *span, ok bool) {
 // round trip: point reads in one transaction, or the whole range when most
 // are missing.
 func (t *txn) fetch(s *span, key string) {
-	missing := []string{key}
-	if s.fetchAll {
-		missing = missing[:0]
-		for k, mod := range s.mods {
-			if _, ok := s.vals[k]; ok {
-				continue
-			}
-			if v, ok := t.s.vals.get(k, mod); ok {
-				s.vals[k] = v
-				continue
-			}
-			missing = append(missing, k)
-		}
-	}
 	keep := func(kvs []*mvccpb.KeyValue) {
 		for _, kv := range kvs {
 			k, v := string(kv.Key), kv.Value
@@ -341,6 +329,22 @@ func (t *txn) fetch(s *span, key string) {
 			s.vals[k] = v
 			t.s.vals.put(k, kv.ModRevision, v)
 		}
+	}
+	if !s.fetchAll {
+		resp, _ := t.get(key)
+		keep(resp.Kvs)
+		return
+	}
+	var missing []string
+	for k, mod := range s.mods {
+		if _, ok := s.vals[k]; ok {
+			continue
+		}
+		if v, ok := t.s.vals.get(k, mod); ok {
+			s.vals[k] = v
+			continue
+		}
+		missing = append(missing, k)
 	}
 	if len(missing) > len(s.mods)/4 || len(missing) > t.maxFetch() {
 		resp, _ := t.get(s.start, clientv3.WithRange(s.end))
