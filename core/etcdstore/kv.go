@@ -383,7 +383,7 @@ func (t *txn) committed(rev int64) {
 				}
 			}
 			if len(deleted) > 0 {
-				t.s.snaps.forgetDeleted(s.start, s.snap, deleted)
+				t.s.snaps.forgetDeleted(s.start, s.snap, rev, deleted)
 			}
 		}
 	}

@@ -59,11 +59,17 @@ type specRead struct {
 
 // nodeSnapshot is the keys and mod revisions of a spec's nodes as of
 // revision rev, kept across transactions (nodeSnapshots): the next look
-// asks only for the nodes changed after rev. Never changed once published.
+// asks only for the nodes changed after rev. Its contract, for a read at
+// any revision R >= from (from >= rev): every node key present at R with a
+// mod revision <= rev is in mods, with that mod revision. Never changed
+// once published.
 type nodeSnapshot struct {
-	rev  int64
-	mods map[string]int64
+	rev, from int64
+	mods      map[string]int64
 }
+
+// usableAt reports whether a read at revision r may build on the snapshot.
+func (n *nodeSnapshot) usableAt(r int64) bool { return r >= n.rev && r >= n.from }
 
 // nodeSnapshots keeps one nodeSnapshot per spec (by its nodes range start).
 type nodeSnapshots struct {
@@ -93,12 +99,14 @@ func (c *nodeSnapshots) put(start string, snap *nodeSnapshot) {
 	c.m[start] = snap
 }
 
-// forgetDeleted drops keys a commit deleted from the snapshot it read
-// (when it is still the published one): they are gone at the commit's
-// revision, and a key re-created since has a newer mod revision, which the
-// next look reports as changed. Without this every deletion would make the
-// next look count one key too many and list the whole range again.
-func (c *nodeSnapshots) forgetDeleted(start string, read *nodeSnapshot, deleted []string) {
+// forgetDeleted drops keys a commit at revision rev deleted from the
+// snapshot it read (when it is still the published one), for reads at rev
+// or later: the keys are gone then, and one re-created since has a newer
+// mod revision, which the next look reports as changed. (A read at an
+// earlier revision may still see them, so it may not use the result.)
+// Without this every deletion would make the next look count keys that
+// are not there and list the whole range again.
+func (c *nodeSnapshots) forgetDeleted(start string, read *nodeSnapshot, rev int64, deleted []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m[start] != read {
@@ -111,7 +119,7 @@ func (c *nodeSnapshots) forgetDeleted(start string, read *nodeSnapshot, deleted 
 	for _, k := range deleted {
 		delete(mods, k)
 	}
-	c.m[start] = &nodeSnapshot{rev: read.rev, mods: mods}
+	c.m[start] = &nodeSnapshot{rev: read.rev, from: rev, mods: mods}
 }
 
 // readOpts are the options of a read at the transaction's snapshot: none
@@ -189,8 +197,8 @@ func (t *txn) openSpec(id string) {
 	marker := t.s.specsRoot + sepBucket + id
 	nodes := p + "/nodes" + sepKey
 	snap := t.s.snaps.get(nodes)
-	if snap != nil && t.rev != 0 && snap.rev > t.rev {
-		snap = nil // newer than this snapshot: of no use to it
+	if snap != nil && t.rev != 0 && !snap.usableAt(t.rev) {
+		snap = nil // newer than this transaction's snapshot: of no use to it
 	}
 	ops := []clientv3.Op{
 		clientv3.OpGet(marker, t.readOpts()...),
@@ -238,7 +246,7 @@ func (t *txn) openSpec(id string) {
 	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true}
 	// A first (linearizable) read never answers a revision older than one
 	// already seen; the check keeps a snapshot from the future out anyway.
-	if snap != nil && snap.rev <= t.rev {
+	if snap != nil && snap.usableAt(t.rev) {
 		ns.mods, ns.snap = t.mergeNodes(nodes, snap, resp.Responses[len(resp.Responses)-1].GetResponseRange())
 	}
 	sp.spans = append(sp.spans, ns)
@@ -266,7 +274,7 @@ func (t *txn) mergeNodes(start string, snap *nodeSnapshot, changed *etcdserverpb
 	if int64(len(mods)) != changed.Count {
 		return nil, nil
 	}
-	now := &nodeSnapshot{rev: t.rev, mods: mods}
+	now := &nodeSnapshot{rev: t.rev, from: t.rev, mods: mods}
 	t.s.snaps.put(start, now)
 	return mods, now
 }
@@ -279,7 +287,7 @@ func (t *txn) list(s *span) {
 	for _, kv := range resp.Kvs {
 		mods[string(kv.Key)] = kv.ModRevision
 	}
-	s.mods, s.snap = mods, &nodeSnapshot{rev: t.rev, mods: mods}
+	s.mods, s.snap = mods, &nodeSnapshot{rev: t.rev, from: t.rev, mods: mods}
 	t.s.snaps.put(s.start, s.snap)
 }
 
