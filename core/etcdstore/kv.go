@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sort"
@@ -45,16 +46,17 @@ type txn struct {
 	rev    int64            // snapshot revision (0 until the first read)
 	points map[string]int64 // key → mod revision seen (0: absent)
 	ranges map[string]string
-	vals   map[string][]byte  // values read or written (nil: absent)
-	loaded map[string]bool    // bucket paths whose whole key range is in vals
-	writes map[string]*[]byte // pending puts (non-nil) and deletes (nil)
-	order  []string           // write keys in first-write order
-	err    error              // first etcd error of a read
+	vals   map[string][]byte    // values read or written (nil: absent)
+	loaded map[string]bool      // bucket paths whose whole key range is in vals
+	writes map[string]*[]byte   // pending puts (non-nil) and deletes (nil)
+	order  []string             // write keys in first-write order
+	err    error                // first etcd error of a read
+	specs  map[string]*specRead // specs prefetched, by id (spans.go)
 }
 
 func (s *Store) newTxn(ctx context.Context, writable bool) *txn {
 	return &txn{s: s, ctx: ctx, writable: writable, points: map[string]int64{}, ranges: map[string]string{},
-		vals: map[string][]byte{}, loaded: map[string]bool{}, writes: map[string]*[]byte{}}
+		vals: map[string][]byte{}, loaded: map[string]bool{}, writes: map[string]*[]byte{}, specs: map[string]*specRead{}}
 }
 
 func (t *txn) get(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
@@ -113,6 +115,15 @@ func (t *txn) read(key string) []byte {
 	}
 	if _, ok := t.points[key]; ok {
 		return nil
+	}
+	if v, mod, s, ok := t.known(key); ok {
+		if end, guarded := t.ranges[s.start]; !guarded || end != s.end {
+			t.points[key] = mod
+		}
+		if v != nil {
+			t.vals[key] = v
+		}
+		return v
 	}
 	resp, err := t.get(key)
 	if err != nil {
@@ -260,12 +271,18 @@ func (t *txn) del(key string) {
 // keys lists the present keys of a loaded bucket range in order, the
 // transaction's writes applied.
 func (t *txn) keys(path, sep string) []string {
-	t.load(path, sep)
 	id := path + sep
 	set := map[string]bool{}
-	for k := range t.vals {
-		if len(k) >= len(id) && k[:len(id)] == id {
+	if known, ok := t.spanKeys(id); ok {
+		for _, k := range known {
 			set[k] = true
+		}
+	} else {
+		t.load(path, sep)
+		for k := range t.vals {
+			if len(k) >= len(id) && k[:len(id)] == id {
+				set[k] = true
+			}
 		}
 	}
 	for k, w := range t.writes {
@@ -339,7 +356,37 @@ func (t *txn) commit() error {
 		return errConflict
 	}
 	t.s.noteRevision(resp.Header.Revision)
+	t.committed(resp.Header.Revision)
 	return nil
+}
+
+// committed writes the values the transaction put in its specs (those a
+// prefetch serves from the value cache, see cached) through to the value
+// cache at the commit's revision (the mod revision of every key it put),
+// so the next call finds them there, and drops the node keys it deleted
+// from the spec's nodeSnapshot.
+func (t *txn) committed(rev int64) {
+	for _, k := range t.order {
+		if w := t.writes[k]; w != nil && t.cached(k) {
+			t.s.vals.put(k, rev, *w)
+		}
+	}
+	for _, sp := range t.specs {
+		for _, s := range sp.spans {
+			if s.snap == nil {
+				continue
+			}
+			var deleted []string
+			for _, k := range t.order {
+				if t.writes[k] == nil && s.has(k) {
+					deleted = append(deleted, k)
+				}
+			}
+			if len(deleted) > 0 {
+				t.s.snaps.forgetDeleted(s.start, s.snap, rev, deleted)
+			}
+		}
+	}
 }
 
 // bucket is a bbolt-like bucket over a key range of the transaction.
@@ -358,8 +405,18 @@ func (b *bucket) child(name []byte) *bucket {
 	return &bucket{t: b.t, path: b.path + "/" + string(name)}
 }
 
+// open prefetches the spec name when b is the specs bucket (spans.go)
+// and name can be a spec bucket's (a name with a separator of the key
+// layout is left to ordinary reads, which find no such bucket).
+func (b *bucket) open(name []byte) {
+	if b.path == b.t.s.specsRoot && len(name) > 0 && !bytes.ContainsAny(name, "/"+sepKey+sepBucket+sepSeq) {
+		b.t.openSpec(string(name))
+	}
+}
+
 // Bucket returns the nested bucket name, or nil when it does not exist.
 func (b *bucket) Bucket(name []byte) bucketstore.Bucket {
+	b.open(name)
 	if b.t.read(b.marker(name)) == nil {
 		return nil
 	}
@@ -368,6 +425,7 @@ func (b *bucket) Bucket(name []byte) bucketstore.Bucket {
 
 // CreateBucket makes the nested bucket name; an error when it exists.
 func (b *bucket) CreateBucket(name []byte) (bucketstore.Bucket, error) {
+	b.open(name)
 	if b.t.read(b.marker(name)) != nil {
 		return nil, errors.New("bucket exists")
 	}
@@ -377,6 +435,7 @@ func (b *bucket) CreateBucket(name []byte) (bucketstore.Bucket, error) {
 
 // CreateBucketIfNotExists returns the nested bucket name, making it if needed.
 func (b *bucket) CreateBucketIfNotExists(name []byte) (bucketstore.Bucket, error) {
+	b.open(name)
 	if b.t.read(b.marker(name)) == nil {
 		b.t.put(b.marker(name), []byte{})
 	}

@@ -114,7 +114,10 @@ type Store struct {
 	stampRev  atomic.Int64       // newest spec change revision that watch saw
 	stopStamp context.CancelFunc // ends that watch (Close)
 
-	vals valueCache // stored values by key and mod revision (kv.go)
+	vals  valueCache    // stored values by key and mod revision (kv.go)
+	snaps nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
+	// specsRoot is root + "specs", the specs bucket's path.
+	specsRoot string
 }
 
 // Open connects to the cluster (without waiting for it: the first call
@@ -152,7 +155,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.NewID == nil {
 		opts.NewID = core.NewUUID
 	}
-	s := &Store{opts: opts, log: opts.Logger, root: p + "/"}
+	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs"}
 	s.Repo = bucketstore.New((*etcdEngine)(s), opts.Now)
 	if opts.Client != nil {
 		s.cli = opts.Client

@@ -1,0 +1,400 @@
+package etcdstore
+
+import (
+	"strings"
+	"sync"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// A spec's reads in few round trips. A call on a spec (task next, a claim,
+// a complete) reads a dozen keys of its subtree one after the other — the
+// spec's marker, its header, its sub-bucket markers, the root node, the
+// phases, the first task — and on a cluster each read is a round trip. So
+// the first touch of a spec's bucket (openSpec) asks for, in ONE read-only
+// etcd transaction at the snapshot revision:
+//
+//   - the spec's marker, and the whole range [<spec>\x00, <spec>\x03) with
+//     values (its header, sub-bucket markers and sequence: a few keys);
+//   - in a writable transaction, its journal's sequence and the first two
+//     keys (keys only) of its history, which is what a mutation's append
+//     and history pruning read;
+//   - the keys and mod revisions of its nodes changed since this server's
+//     last look (a keys-only range with a minimum mod revision, served from
+//     etcd's in-memory index: a few keys, not a thousand), which with that
+//     last look (a nodeSnapshot) and the range's count gives the mod revision
+//     of every node at the snapshot.
+//
+// A node's value then comes from the value cache by its mod revision (a
+// value never changes without its mod revision changing), and a node whose
+// value is not cached fetches every uncached node of the spec in one more
+// round trip. Everything else in the call is local. What a read records for
+// the commit's guard is unchanged: the key and its mod revision at the
+// snapshot (0: absent), or the whole range once it is enumerated.
+
+// span is a key range [start, end) of a spec's subtree whose keys the
+// transaction knows at its snapshot: every key present in it is in mods
+// (with its mod revision), so a key absent from mods is absent. vals holds
+// the values fetched with or after it (others come from the value cache).
+// A nil mods is a range not listed yet (no usable nodeSnapshot): its first
+// use lists it.
+type span struct {
+	start, end string
+	mods       map[string]int64
+	vals       map[string][]byte
+	// fetchAll: a value missing from the cache fetches every missing value
+	// of the span (the nodes: a call reads many of them), else just the one.
+	fetchAll bool
+	snap     *nodeSnapshot // the snapshot mods came from (nodes), or nil
+}
+
+func (s *span) has(key string) bool { return key >= s.start && key < s.end }
+
+// specRead is what one transaction has prefetched of one spec.
+type specRead struct {
+	spans []*span
+}
+
+// nodeSnapshot is the keys and mod revisions of a spec's nodes as of
+// revision rev, kept across transactions (nodeSnapshots): the next look
+// asks only for the nodes changed after rev. Its contract, for a read at
+// any revision R >= from (from >= rev): every node key present at R with a
+// mod revision <= rev is in mods, with that mod revision. Never changed
+// once published.
+type nodeSnapshot struct {
+	rev, from int64
+	mods      map[string]int64
+}
+
+// usableAt reports whether a read at revision r may build on the snapshot.
+func (n *nodeSnapshot) usableAt(r int64) bool { return r >= n.rev && r >= n.from }
+
+// nodeSnapshots keeps one nodeSnapshot per spec (by its nodes range start).
+type nodeSnapshots struct {
+	mu sync.Mutex
+	m  map[string]*nodeSnapshot
+}
+
+// maxNodeSnapshots bounds the snapshots kept; past it they start over.
+const maxNodeSnapshots = 4096
+
+func (c *nodeSnapshots) get(start string) *nodeSnapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[start]
+}
+
+// put publishes snap unless a newer one is there.
+func (c *nodeSnapshots) put(start string, snap *nodeSnapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[start]; old != nil && old.rev >= snap.rev {
+		return
+	}
+	if c.m == nil || len(c.m) >= maxNodeSnapshots {
+		c.m = make(map[string]*nodeSnapshot)
+	}
+	c.m[start] = snap
+}
+
+// forgetDeleted drops keys a commit at revision rev deleted from the
+// snapshot it read (when it is still the published one), for reads at rev
+// or later: the keys are gone then, and one re-created since has a newer
+// mod revision, which the next look reports as changed. (A read at an
+// earlier revision may still see them, so it may not use the result.)
+// Without this every deletion would make the next look count keys that
+// are not there and list the whole range again.
+func (c *nodeSnapshots) forgetDeleted(start string, read *nodeSnapshot, rev int64, deleted []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[start] != read {
+		return
+	}
+	mods := make(map[string]int64, len(read.mods))
+	for k, m := range read.mods {
+		mods[k] = m
+	}
+	for _, k := range deleted {
+		delete(mods, k)
+	}
+	c.m[start] = &nodeSnapshot{rev: read.rev, from: rev, mods: mods}
+}
+
+// readOpts are the options of a read at the transaction's snapshot: none
+// for the first read (linearizable; its revision becomes the snapshot),
+// else that revision, served by any member without a round of consensus.
+func (t *txn) readOpts(opts ...clientv3.OpOption) []clientv3.OpOption {
+	if t.rev != 0 {
+		opts = append(opts, clientv3.WithRev(t.rev), clientv3.WithSerializable())
+	}
+	return opts
+}
+
+// readTxn sends ops (all reads) in one etcd transaction, the transaction's
+// first read when no revision is fixed yet. A failure aborts the
+// transaction (see run).
+func (t *txn) readTxn(ops []clientv3.Op) *clientv3.TxnResponse {
+	if t.err != nil {
+		panic(abort{})
+	}
+	ctx, cancel := t.s.callCtx(t.ctx)
+	defer cancel()
+	resp, err := t.s.kv.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		t.err = err
+		panic(abort{})
+	}
+	if t.rev == 0 {
+		t.rev = resp.Header.Revision
+	}
+	return resp
+}
+
+// specOf returns what the transaction prefetched of the spec key belongs
+// to (its marker "specs\x01<id>" or a key under "specs/<id>"), or nil.
+func (t *txn) specOf(key string) *specRead {
+	if len(t.specs) == 0 {
+		return nil
+	}
+	r := t.s.specsRoot
+	if len(key) <= len(r) || key[:len(r)] != r || (key[len(r)] != '/' && key[len(r)] != sepBucket[0]) {
+		return nil
+	}
+	id := key[len(r)+1:]
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c == '/' || c == sepKey[0] || c == sepBucket[0] || c == sepSeq[0] {
+			id = id[:i]
+			break
+		}
+	}
+	return t.specs[id]
+}
+
+// cached reports whether a value the transaction puts at key is worth
+// keeping in the value cache: a key of a prefetched spec that a later
+// prefetch serves from there (its header and markers, nodes and history;
+// not its journal, which grows with every call and is read by range).
+func (t *txn) cached(key string) bool {
+	if t.specOf(key) == nil {
+		return false
+	}
+	rest := key[len(t.s.specsRoot)+1:]
+	if i := strings.IndexAny(rest, "/"+sepKey+sepBucket+sepSeq); i >= 0 {
+		rest = rest[i:]
+	}
+	return !strings.HasPrefix(rest, "/journal")
+}
+
+// openSpec prefetches the spec id (see the top of this file) once per
+// transaction.
+func (t *txn) openSpec(id string) {
+	if _, ok := t.specs[id]; ok {
+		return
+	}
+	p := t.s.specsRoot + "/" + id
+	marker := t.s.specsRoot + sepBucket + id
+	nodes := p + "/nodes" + sepKey
+	snap := t.s.snaps.get(nodes)
+	if snap != nil && t.rev != 0 && !snap.usableAt(t.rev) {
+		snap = nil // newer than this transaction's snapshot: of no use to it
+	}
+	ops := []clientv3.Op{
+		clientv3.OpGet(marker, t.readOpts()...),
+		clientv3.OpGet(p+sepKey, t.readOpts(clientv3.WithRange(p+"\x03"))...),
+	}
+	var seq, hist string
+	if t.writable {
+		seq, hist = p+"/journal"+sepSeq, p+"/history"+sepKey
+		ops = append(ops,
+			clientv3.OpGet(seq, t.readOpts()...),
+			clientv3.OpGet(hist, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(hist)), clientv3.WithKeysOnly(), clientv3.WithLimit(2))...))
+	}
+	if snap != nil {
+		ops = append(ops, clientv3.OpGet(nodes, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(nodes)),
+			clientv3.WithKeysOnly(), clientv3.WithMinModRev(snap.rev+1))...))
+	}
+	resp := t.readTxn(ops)
+	sp := &specRead{}
+	valued := func(i int, start, end string) {
+		s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}}
+		for _, kv := range resp.Responses[i].GetResponseRange().Kvs {
+			k, v := string(kv.Key), kv.Value
+			if v == nil {
+				v = []byte{}
+			}
+			s.mods[k], s.vals[k] = kv.ModRevision, v
+			t.s.vals.put(k, kv.ModRevision, v)
+		}
+		sp.spans = append(sp.spans, s)
+	}
+	valued(0, marker, marker+"\x00")
+	valued(1, p+sepKey, p+"\x03")
+	if t.writable {
+		valued(2, seq, seq+"\x00")
+		r := resp.Responses[3].GetResponseRange()
+		s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), mods: map[string]int64{}, vals: map[string][]byte{}}
+		for _, kv := range r.Kvs {
+			s.mods[string(kv.Key)] = kv.ModRevision
+		}
+		if r.More {
+			s.end = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00" // known up to the last key returned
+		}
+		sp.spans = append(sp.spans, s)
+	}
+	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true}
+	// A first (linearizable) read never answers a revision older than one
+	// already seen; the check keeps a snapshot from the future out anyway.
+	if snap != nil && snap.usableAt(t.rev) {
+		ns.mods, ns.snap = t.mergeNodes(nodes, snap, resp.Responses[len(resp.Responses)-1].GetResponseRange())
+	}
+	sp.spans = append(sp.spans, ns)
+	t.specs[id] = sp
+}
+
+// mergeNodes applies the nodes changed since snap (keys and mod revisions
+// newer than snap.rev) and publishes the result as of the snapshot. nil
+// when the range's count shows keys were deleted since (which a minimum
+// mod revision cannot report): the range is then listed in full on first
+// use.
+func (t *txn) mergeNodes(start string, snap *nodeSnapshot, changed *etcdserverpb.RangeResponse) (map[string]int64, *nodeSnapshot) {
+	mods := snap.mods
+	if len(changed.Kvs) > 0 {
+		mods = make(map[string]int64, len(snap.mods)+len(changed.Kvs))
+		for k, m := range snap.mods {
+			mods[k] = m
+		}
+		for _, kv := range changed.Kvs {
+			mods[string(kv.Key)] = kv.ModRevision
+		}
+	}
+	// Every key present now is in mods (unchanged since snap.rev, or
+	// changed after it), so equal counts mean no key of mods was deleted.
+	if int64(len(mods)) != changed.Count {
+		return nil, nil
+	}
+	now := &nodeSnapshot{rev: t.rev, from: t.rev, mods: mods}
+	t.s.snaps.put(start, now)
+	return mods, now
+}
+
+// list reads the keys and mod revisions of a span not listed yet, and
+// publishes them as the spec's nodeSnapshot.
+func (t *txn) list(s *span) {
+	resp, _ := t.get(s.start, clientv3.WithRange(s.end), clientv3.WithKeysOnly())
+	mods := make(map[string]int64, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		mods[string(kv.Key)] = kv.ModRevision
+	}
+	s.mods, s.snap = mods, &nodeSnapshot{rev: t.rev, from: t.rev, mods: mods}
+	t.s.snaps.put(s.start, s.snap)
+}
+
+// known answers a read of key from what the transaction prefetched: ok is
+// false when key is outside every span (an ordinary read then). A value
+// not in the span or the value cache is fetched at the snapshot (with
+// every other missing one of a fetchAll span).
+func (t *txn) known(key string) (v []byte, mod int64, s *span, ok bool) {
+	sp := t.specOf(key)
+	if sp == nil {
+		return nil, 0, nil, false
+	}
+	for _, s := range sp.spans {
+		if !s.has(key) {
+			continue
+		}
+		if s.mods == nil {
+			t.list(s)
+		}
+		mod, present := s.mods[key]
+		if !present {
+			return nil, 0, s, true
+		}
+		if v, ok := s.vals[key]; ok {
+			return v, mod, s, true
+		}
+		if v, ok := t.s.vals.get(key, mod); ok {
+			return v, mod, s, true
+		}
+		t.fetch(s, key)
+		return s.vals[key], mod, s, true
+	}
+	return nil, 0, nil, false
+}
+
+// fetch reads the value of key at the snapshot into the span (and the
+// value cache); in a fetchAll span every value the cache lacks, in one
+// round trip: point reads in one transaction, or the whole range when most
+// are missing.
+func (t *txn) fetch(s *span, key string) {
+	keep := func(kvs []*mvccpb.KeyValue) {
+		for _, kv := range kvs {
+			k, v := string(kv.Key), kv.Value
+			if v == nil {
+				v = []byte{}
+			}
+			s.vals[k] = v
+			t.s.vals.put(k, kv.ModRevision, v)
+		}
+	}
+	if !s.fetchAll {
+		resp, _ := t.get(key)
+		keep(resp.Kvs)
+		return
+	}
+	var missing []string
+	for k, mod := range s.mods {
+		if _, ok := s.vals[k]; ok {
+			continue
+		}
+		if v, ok := t.s.vals.get(k, mod); ok {
+			s.vals[k] = v
+			continue
+		}
+		missing = append(missing, k)
+	}
+	if len(missing) > len(s.mods)/4 || len(missing) > t.maxFetch() {
+		resp, _ := t.get(s.start, clientv3.WithRange(s.end))
+		keep(resp.Kvs)
+		return
+	}
+	ops := make([]clientv3.Op, len(missing))
+	for i, k := range missing {
+		ops[i] = clientv3.OpGet(k, t.readOpts()...)
+	}
+	for _, r := range t.readTxn(ops).Responses {
+		keep(r.GetResponseRange().Kvs)
+	}
+}
+
+// maxFetch bounds the point reads of one fetch (one read-only transaction,
+// which --max-txn-ops also limits).
+func (t *txn) maxFetch() int { return min(maxFetchOps, t.s.opts.MaxTxnOps) }
+
+// spanKeys lists the present keys of a whole bucket range a span covers
+// (nil, false when no span covers it), and, in a writable transaction,
+// guards the range as load does: an enumeration depends on keys that are
+// not there too.
+func (t *txn) spanKeys(id string) ([]string, bool) {
+	sp := t.specOf(id)
+	if sp == nil {
+		return nil, false
+	}
+	end := clientv3.GetPrefixRangeEnd(id)
+	for _, s := range sp.spans {
+		if s.start != id || s.end != end {
+			continue
+		}
+		if s.mods == nil {
+			t.list(s)
+		}
+		out := make([]string, 0, len(s.mods))
+		for k := range s.mods {
+			out = append(out, k)
+		}
+		t.ranges[id] = end
+		return out, true
+	}
+	return nil, false
+}
