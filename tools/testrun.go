@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/specd/specd/specs"
-
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
@@ -78,7 +76,7 @@ func testRunDisabled() *core.Error {
 }
 
 // testRun runs the primary kind's test command (with target) through
-// runVerification, under the same ceiling and flag as verification
+// runCommand, under the same ceiling and flag as verification
 // execute. Errors: FEATURE_DISABLED; NOT_FOUND when no test runner is
 // detected; UNAVAILABLE (no workspace).
 func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
@@ -106,11 +104,9 @@ func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	if t := r.Args.String("target"); t != "" {
 		command = fmt.Sprintf("%s %s", command, t)
 	}
-	timeout := d.verifyTimeout(r)
-	run := runVerification(ctx, command, dir, timeout)
-	if ctx.Err() != nil {
-		return mcptool.Fail(ctx.Err())
+	out, rec, err := runCommand(ctx, command, dir, d.verifyTimeout(r))
+	if err != nil {
+		return mcptool.Fail(err)
 	}
-	out, rec := specs.CommandRun(run).Outcome(command, timeout)
 	return mcptool.OK(TestRunAnswer{Result: rec.Result, ExecuteOutcome: out})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/procrun"
 	"github.com/specd/specd/specs"
 )
 
@@ -181,6 +182,18 @@ func (d *Deps) verifyTimeout(r *mcptool.Request) time.Duration {
 	return DefaultVerifyTimeout
 }
 
+// runCommand runs command in dir through procrun.Run and reads what it did
+// as an answer and a verification record (specs.CommandRun.Outcome); the
+// error is ctx's when the call was cancelled while it ran.
+func runCommand(ctx context.Context, command, dir string, timeout time.Duration) (specs.ExecuteOutcome, specs.VerificationRecord, error) {
+	run := procrun.Run(ctx, command, dir, timeout)
+	if err := ctx.Err(); err != nil {
+		return specs.ExecuteOutcome{}, specs.VerificationRecord{}, err
+	}
+	out, rec := specs.CommandRun(run).Outcome(command, timeout)
+	return out, rec, nil
+}
+
 // verificationExecute runs the verify node's command (read in one read
 // transaction; no store lock is held while it runs) with sh -c in the
 // workspace root, environment PATH, HOME and LANG only, and a timeout
@@ -210,11 +223,10 @@ func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request) mcpt
 		return mcptool.OK(VerificationDryRunAnswer{SpecID: specID, VerifyID: id, Command: command, TimeoutSeconds: int(timeout.Seconds()),
 			Record: record, DryRun: true, Changes: []specs.RepoChange{{Op: "update", Target: "node:" + id, Detail: "verification result"}}})
 	}
-	run := runVerification(ctx, command, dir, timeout)
-	if ctx.Err() != nil {
-		return mcptool.Fail(ctx.Err())
+	out, rec, err := runCommand(ctx, command, dir, timeout)
+	if err != nil {
+		return mcptool.Fail(err)
 	}
-	out, rec := specs.CommandRun(run).Outcome(command, timeout)
 	if !record {
 		return mcptool.OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out})
 	}
