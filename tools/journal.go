@@ -7,6 +7,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
 )
 
@@ -164,7 +165,7 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request) m
 		Answer: func(k int) any { b := a; b.Tasks, b.Count = a.Tasks[:k], k; return b },
 		ID:     func(i int) string { return "node:" + nodes[i].ID },
 		Archive: func(i int) []mcptool.ArchiveRef {
-			return []mcptool.ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
+			return []mcptool.ArchiveRef{{ID: research.SpecArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
 		},
 		Next: cursor,
 		Continue: func(c string) (string, map[string]any) {
@@ -187,7 +188,7 @@ func journalPage(entries []specs.JournalEntry, specID string, version int64, lim
 		Items: entries, PageSize: limit, Answer: answer,
 		ID: func(i int) string { return "journal:" + strconv.FormatUint(entries[i].Seq, 10) },
 		Archive: func(i int) []mcptool.ArchiveRef {
-			return []mcptool.ArchiveRef{{ID: ArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
+			return []mcptool.ArchiveRef{{ID: research.SpecArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
 		},
 		Next: func(kept int) string { return cursor(entries[kept-1].Seq) },
 		Continue: func(c string) (string, map[string]any) {

@@ -11,6 +11,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/degrade"
 )
 
 // Resource URIs.
@@ -29,7 +30,7 @@ const maxResourceSpecs = 1000
 // (resourceContents: over it, degraded with a "_fidelity" report); a
 // missing spec is the protocol's resource-not-found error.
 func installResources(s *server.MCPServer, d *Deps) {
-	memo := &hashMemo{}
+	memo := &degrade.HashMemo{}
 	s.AddResource(mcp.NewResource(resourceSpecs, "specs",
 		mcp.WithResourceDescription("Every spec (id, title, folder, status, progress, version), in spec id order; the first 1,000."),
 		mcp.WithMIMEType("application/json")), d.readSpecsResource)
@@ -93,7 +94,7 @@ func (d *Deps) readJournalResource(ctx context.Context, req mcp.ReadResourceRequ
 
 // readSpecResource answers specd://specs/{spec_id}: the document, degraded
 // like spec get within the token budget.
-func (d *Deps) readSpecResource(ctx context.Context, req mcp.ReadResourceRequest, memo *hashMemo) ([]mcp.ResourceContents, error) {
+func (d *Deps) readSpecResource(ctx context.Context, req mcp.ReadResourceRequest, memo *degrade.HashMemo) ([]mcp.ResourceContents, error) {
 	id := mcptool.TemplateArg(req, "spec_id")
 	if err := specs.CheckID("spec_id", id); err != nil {
 		return nil, resourceError(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/degrade"
 )
 
 const specDescription = `Use this when you need to read or check a whole spec: list specs by folder, find one, get it (big specs degrade to summary or reference_only within the token budget, with archive ids for what was left out), validate and fix it, see stats, dependency analysis, completeness and duplicate tasks, its history and diffs between versions, the enums it uses, or import/export foundry-format spec files. ` +
@@ -28,7 +29,7 @@ func specTool(d *Deps) *mcptool.Tool {
 	for _, l := range specs.Lifecycles() {
 		folders = append(folders, string(l))
 	}
-	memo := &hashMemo{} // per tool instance: archive ids are unique per store, not per process
+	memo := &degrade.HashMemo{} // per tool instance: archive ids are unique per store, not per process
 	readAction := func(name, summary string, required, optional []string, latency string, answer any, h mcptool.Handler) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: summary, Required: required, Optional: optional,
 			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: latency, Answer: answer, Handler: h}
@@ -127,7 +128,7 @@ func (d *Deps) specFind(ctx context.Context, r *mcptool.Request) mcptool.Result 
 	return res
 }
 
-func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo *hashMemo) mcptool.Result {
+func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo *degrade.HashMemo) mcptool.Result {
 	specID := r.Args.String("spec_id")
 	if mt, ok := r.Args.Int("max_tokens"); ok && mt < budget {
 		budget = mt

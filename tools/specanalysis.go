@@ -7,6 +7,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
 )
 
@@ -118,7 +119,7 @@ func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
 		meta = append(meta, core.WithPagination("", len(modified), nil))
 	}
 	archive := func(spec string, version int64, n *specs.Node) mcptool.ArchiveRef {
-		return mcptool.ArchiveRef{ID: ArchiveID(spec, version, "node:"+n.ID), Content: n}
+		return mcptool.ArchiveRef{ID: research.SpecArchiveID(spec, version, "node:"+n.ID), Content: n}
 	}
 	l := &mcptool.ListAnswer[specs.NodeDiff]{
 		Items: modified, PageSize: len(modified), Answer: answer,

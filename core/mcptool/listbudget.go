@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/jcs"
 )
 
 // ListAnswer is the Degrader of an answer built around one list (contract
@@ -78,7 +79,7 @@ func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 				if h, ok = hashes[i]; !ok {
 					h = map[string]string{}
 					for _, ref := range l.Archive(i) {
-						sum, err := ContentHash(ref.Content)
+						sum, err := jcs.Hash(ref.Content)
 						if err != nil {
 							return nil, nil, err
 						}
