@@ -177,17 +177,9 @@ func (d *Deps) specList(ctx context.Context, r *mcptool.Request) mcptool.Result 
 	// Over the token budget, the page ends earlier: the last rows go and
 	// the cursor continues after the last row kept.
 	res.Degrade = &mcptool.ListAnswer[SpecRow]{Items: items, Answer: answer, PageSize: p.Limit,
-		ID:   func(i int) string { return "item:" + rows[i].SpecID },
-		Next: func(kept int) string { return p.Cursor(rows[kept-1].SpecID, true) },
-		Continue: func(c string) (string, map[string]any) {
-			args := map[string]any{"action": "list", "status": folder, "cursor": c}
-			for _, k := range []string{"limit", "include_progress"} {
-				if r.Args.Has(k) {
-					args[k] = r.Args[k]
-				}
-			}
-			return "spec", args
-		}}
+		ID:       func(i int) string { return "item:" + rows[i].SpecID },
+		Next:     func(kept int) string { return p.Cursor(rows[kept-1].SpecID, true) },
+		Continue: mcptool.ContinueWith("spec", map[string]any{"action": "list", "status": folder}, r.Args, "limit", "include_progress")}
 	return res
 }
 
@@ -205,20 +197,14 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	var before int64
-	if p.After != "" {
-		n, err := strconv.ParseInt(p.After, 10, 64)
-		if err != nil {
-			tool, args := p.Restart()
-			return mcptool.Fail(core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
-				WithRecovery(tool, args, nil))
-		}
-		before = n
+	before, err := p.AfterNumber()
+	if err != nil {
+		return mcptool.Fail(err)
 	}
 	if p.Limit > core.PageHistory.Max {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
-	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), before, p.Limit)
+	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), int64(before), p.Limit)
 	if err != nil {
 		return mcptool.Fail(specError(err, specID))
 	}

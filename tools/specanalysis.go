@@ -135,16 +135,8 @@ func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
 			}
 			return refs
 		},
-		Next: func(kept int) string { return p.Cursor(modified[kept-1].ID, true) },
-		Continue: func(c string) (string, map[string]any) {
-			args := map[string]any{"action": "diff", "spec_id": specID, "cursor": c}
-			for _, k := range []string{"version", "target", "limit"} {
-				if r.Args.Has(k) {
-					args[k] = r.Args[k]
-				}
-			}
-			return "spec", args
-		},
+		Next:     func(kept int) string { return p.Cursor(modified[kept-1].ID, true) },
+		Continue: mcptool.ContinueWith("spec", map[string]any{"action": "diff", "spec_id": specID}, r.Args, "version", "target", "limit"),
 	}
 	return mcptool.Result{Data: answer(len(modified)), Meta: meta, Degrade: l}
 }
