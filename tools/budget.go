@@ -11,12 +11,17 @@ import (
 )
 
 // fidelityMeta reports a degraded answer: content_fidelity, the dropped ids,
-// their archive hashes and a CONTENT_TRUNCATED warning.
-func fidelityMeta(b degrade.Result, budget int) []core.MetaOption {
+// their archive hashes and a CONTENT_TRUNCATED warning, which sends the
+// caller to research archive-get only when served says it may call it
+// (asked only when the answer is degraded).
+func fidelityMeta(b degrade.Result, budget int, served func() bool) []core.MetaOption {
 	if b.Fidelity == core.FidelityFull {
 		return nil
 	}
 	msg := fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out (fetch them with research archive-get).", b.Fidelity, budget, len(b.Dropped))
+	if !served() {
+		msg = fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out (read again with a larger max_tokens, or page through them with the calls in data.next_calls when given).", b.Fidelity, budget, len(b.Dropped))
+	}
 	ctx := map[string]any{"dropped_count": len(b.Dropped), "total_count": b.Total, "reason": "token_budget", "budget_tokens": budget}
 	if len(b.Archive) == 0 && len(b.Dropped) > 0 {
 		msg = fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out, and their archive ids did not fit either: page through them with the calls in data.next_calls, or read again with a larger max_tokens.", b.Fidelity, budget, len(b.Dropped))
@@ -83,7 +88,7 @@ func (g *docDegrader) Degrade(f mcptool.Fit) (any, []core.MetaOption, bool, erro
 	var data any
 	var meta []core.MetaOption
 	_, ok, err := degrade.FitMeasured(g.doc, g.dataBudget, f.Budget, g.hasher(), func(b degrade.Result) int {
-		data, meta = g.shape(b), fidelityMeta(b, f.Budget)
+		data, meta = g.shape(b), fidelityMeta(b, f.Budget, func() bool { return f.ArchiveServed })
 		return f.Measure(data, meta)
 	})
 	if err != nil || !ok {

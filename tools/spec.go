@@ -142,7 +142,7 @@ func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo 
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	res := mcptool.OK(data, fidelityMeta(b, budget)...)
+	res := mcptool.OK(data, fidelityMeta(b, budget, r.ArchiveServed)...)
 	res.Degrade = deg
 	return res
 }
