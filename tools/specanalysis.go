@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"sort"
 	"strconv"
 
 	"github.com/specd/specd/core"
@@ -95,17 +94,9 @@ func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	modified := c.Diff.Modified
-	if p.After != "" {
-		i := sort.Search(len(modified), func(i int) bool { return specs.CompareIDs(modified[i].ID, p.After) > 0 })
-		modified = modified[i:]
-	}
 	// limit (foundry's cap on reported changes) pages modified; without
 	// it a page holds all that fit the token budget.
-	more := p.Limit > 0 && len(modified) > p.Limit
-	if more {
-		modified = modified[:p.Limit]
-	}
+	modified, more := c.ModifiedPage(p.After, p.Limit)
 	answer := func(k int) any {
 		a := head
 		a.SpecDiff = c.Diff
