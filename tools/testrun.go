@@ -59,9 +59,7 @@ func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request) mcptool.Res
 	defer func() { _ = ws.Close() }()
 	files, more, err := toolchain.TestFiles(ctx, ws, ks, maxTestFiles)
 	a := TestDiscoverAnswer{Files: files, Count: len(files), Truncated: more}
-	if len(ks) > 0 {
-		a.TestRunnerAnswer = TestRunnerAnswer{Found: true, Kind: ks[0].Name, TestRunner: ks[0].TestRunner, TestCommand: ks[0].TestCommand}
-	}
+	a.TestRunnerAnswer = testRunnerOf(ks)
 	return answer(a, err)
 }
 
@@ -87,11 +85,10 @@ func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	if !d.VerificationExecute {
 		return mcptool.Fail(testRunDisabled())
 	}
-	ks, ws, err := d.workspaceKinds()
+	ks, err := d.kinds()
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	_ = ws.Close()
 	if len(ks) == 0 {
 		return mcptool.Fail(core.NewError(errcode.NotFound, "No test runner detected in the workspace (no go.mod, package.json, pyproject.toml, Cargo.toml or Makefile).", nil).
 			WithRecovery("environment", map[string]any{"action": "detect"}, nil))
