@@ -149,7 +149,7 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 		n := sp.Node(id)
 		switch {
 		case n == nil || id == specs.RootID:
-			return taskNodeNotFound(sp, specID, "verify_id", id)
+			return specs.NodeNotFound(sp, "verify_id", id)
 		case n.Type != specs.TypeVerify:
 			return core.NewError(errcode.Validation, fmt.Sprintf("%s is a %s, not a verify node.", id, n.Type), map[string]any{"field": "verify_id", "received": id})
 		}
