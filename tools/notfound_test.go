@@ -47,3 +47,21 @@ func TestUnknownNodeIsOneErrorEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyNodeErrorsAgree: verification add and execute refuse a verify
+// id the same way (one rule, specs.VerifyNode): same code, message and
+// details for an unknown id, a phase-like id and a node of another kind.
+func TestVerifyNodeErrorsAgree(t *testing.T) {
+	h := newTaskHarness(t)
+	h.d.VerificationExecute = true
+	h.reg = New(h.d)
+	for _, id := range []string{"verify-1-9", "phase-9", "task-1-1", "spec-root"} {
+		add := h.call("s1", "verification", map[string]any{"action": "add", "verify_id": id, "result": "PASSED"})
+		exec := h.call("s1", "verification", map[string]any{"action": "execute", "verify_id": id})
+		ad, _ := add["data"].(map[string]any)
+		ed, _ := exec["data"].(map[string]any)
+		if add["success"] != false || add["error"] != exec["error"] || ad["error_code"] != ed["error_code"] || compact(ad["details"]) != compact(ed["details"]) {
+			t.Errorf("%s: add %s\nexecute %s", id, compact(add), compact(exec))
+		}
+	}
+}

@@ -140,18 +140,14 @@ func (d *Deps) workspaceDir() (string, error) {
 }
 
 // verifyCommand reads the command of verify node id in one read
-// transaction. Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
-// unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify node, or
-// no command).
+// transaction. Errors: specs.VerifyNode's (checked first); FEATURE_DISABLED
+// unless Deps.VerificationExecute; VALIDATION_ERROR (no command).
 func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, error) {
 	var command string
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
-		n := sp.Node(id)
-		switch {
-		case n == nil || id == specs.RootID:
-			return specs.NodeNotFound(sp, "verify_id", id)
-		case n.Type != specs.TypeVerify:
-			return core.NewError(errcode.Validation, fmt.Sprintf("%s is a %s, not a verify node.", id, n.Type), map[string]any{"field": "verify_id", "received": id})
+		n, err := specs.VerifyNode(sp, id)
+		if err != nil {
+			return err
 		}
 		if !d.VerificationExecute {
 			// After the lookup: the recovery names this verify node.
