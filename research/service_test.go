@@ -26,6 +26,10 @@ func TestParseSpecArchiveID(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%s: got %+v, %v; want %+v", tc.id, got, err, tc.want)
 		}
+		// The builder is the parser's inverse: one format, one place.
+		if back := SpecArchiveID(got.SpecID, got.Version, got.Item()); back != tc.id {
+			t.Errorf("SpecArchiveID(%+v) = %q, want %q", got, back, tc.id)
+		}
 	}
 	for _, bad := range []string{
 		"", "spec:", "node:x", "spec:s/node:x", "spec:@1/node:x", "spec:s@0/node:x", "spec:s@x/node:x",

@@ -54,6 +54,14 @@ type SpecRef struct {
 // Item is the ref's item name, "<kind>:<ref>".
 func (r SpecRef) Item() string { return r.Kind + ":" + r.Ref }
 
+// SpecArchiveID names item of spec specID pinned to version, as budgeted
+// answers list it in content_archive_hashes: "spec:<spec_id>@<version>/<item>"
+// (item: node:<id>, subtree:<id>, journal:<seq> or journal:<a>-<b>).
+// ParseSpecArchiveID reads it back.
+func SpecArchiveID(specID string, version int64, item string) string {
+	return "spec:" + specID + "@" + strconv.FormatInt(version, 10) + "/" + item
+}
+
 // ParseSpecArchiveID parses the archive ids budgeted answers make.
 // INVALID_FORMAT saying what is wrong.
 func ParseSpecArchiveID(id string) (SpecRef, error) {

@@ -197,7 +197,11 @@ func allowedUnder(parent *Node, child NodeType) bool {
 	return false
 }
 
-func parentNotFound(s *Spec, field, id string) *Error {
+// NodeNotFound is the error for id, given in field, naming no node of s:
+// PHASE_NOT_FOUND for a phase-like id (phase-…, the phases as candidates),
+// else TASK_NOT_FOUND (every node but the root as candidates). Every
+// not-found node in any answer is this one error.
+func NodeNotFound(s *Spec, field, id string) *Error {
 	if strings.HasPrefix(id, "phase-") {
 		return phaseNotFound(s, field, id)
 	}
@@ -252,7 +256,7 @@ func AddTask(s *Spec, parentID string, in TaskInput) (id string, err error) {
 	}
 	parent := s.Node(parentID)
 	if parent == nil {
-		return "", parentNotFound(s, "parent", parentID)
+		return "", NodeNotFound(s, "parent", parentID)
 	}
 	return addChild(s, parent, buildNode(in), in.Position)
 }
@@ -371,7 +375,7 @@ func MoveTask(s *Spec, id, newParent string, position *int) (err error) {
 	}
 	np := s.Node(newParent)
 	if np == nil {
-		return parentNotFound(s, "parent", newParent)
+		return NodeNotFound(s, "parent", newParent)
 	}
 	for x, guard := newParent, 0; x != "" && guard < 10000; guard++ {
 		if x == id {

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"context"
+	"sort"
 	"strconv"
 )
 
@@ -135,4 +136,19 @@ type DuplicatesResult struct {
 // version read.
 func DuplicatesOf(s *Spec, o DuplicateOptions) DuplicatesResult {
 	return DuplicatesResult{Analyzed: analyzed(s), DuplicateReport: DuplicateDetection(s, o)}
+}
+
+// ModifiedPage is one page of c's modified nodes, which are in node order
+// (CompareIDs): those after the node id after ("" from the first), at most
+// limit of them (0: all); more says whether modified nodes follow the page.
+func (c Comparison) ModifiedPage(after string, limit int) (page []NodeDiff, more bool) {
+	page = c.Diff.Modified
+	if after != "" {
+		i := sort.Search(len(page), func(i int) bool { return CompareIDs(page[i].ID, after) > 0 })
+		page = page[i:]
+	}
+	if limit > 0 && len(page) > limit {
+		return page[:limit], true
+	}
+	return page, false
 }

@@ -34,6 +34,21 @@ type VerificationRecord struct {
 	DurationMS *float64
 }
 
+// VerifyNode is the verify node id of s, the node verification add and
+// execute act on. Errors: TASK_NOT_FOUND (field verify_id; the root
+// included), VALIDATION_ERROR (field verify_id) when id is another kind of
+// node.
+func VerifyNode(s *Spec, id string) (*Node, error) {
+	n := s.Node(id)
+	if n == nil || id == RootID {
+		return nil, taskNotFound(s, "verify_id", id)
+	}
+	if n.Type != TypeVerify {
+		return nil, newErr(errcode.Validation, "verify_id", "%s is a %s, not a verify node", id, n.Type).with("received", id)
+	}
+	return n, nil
+}
+
 // RecordVerification appends r to the verification history of the verify
 // node id (timestamp = now; output truncated to MaxVerificationOutput
 // characters, keeping its end, with output_truncated set), keeps the newest
@@ -44,12 +59,9 @@ type VerificationRecord struct {
 // node), INVALID_FORMAT (result).
 func RecordVerification(s *Spec, id string, r VerificationRecord) (rec map[string]any, err error) {
 	defer s.mutate(&err)()
-	n := s.Node(id)
-	if n == nil || id == RootID {
-		return nil, taskNotFound(s, "verify_id", id)
-	}
-	if n.Type != TypeVerify {
-		return nil, newErr(errcode.Validation, "verify_id", "%s is a %s, not a verify node", id, n.Type).with("received", id)
+	n, err := VerifyNode(s, id)
+	if err != nil {
+		return nil, err
 	}
 	result := strings.ToUpper(strings.TrimSpace(r.Result))
 	if !containsString(VerificationResults, result) {

@@ -76,7 +76,8 @@ type EnvInitAnswer struct {
 	Note    string   `json:"note"`
 }
 
-// workspaceKinds opens the workspace and detects its kinds.
+// workspaceKinds opens the workspace and detects its kinds; the caller
+// closes the workspace.
 func (d *Deps) workspaceKinds() ([]toolchain.Kind, *workspacefs.Dir, error) {
 	ws, err := workspacefs.Open(d.Workspace)
 	if err != nil {
@@ -85,56 +86,45 @@ func (d *Deps) workspaceKinds() ([]toolchain.Kind, *workspacefs.Dir, error) {
 	return toolchain.Detect(ws), ws, nil
 }
 
-func (d *Deps) envDetect(_ context.Context, _ *mcptool.Request) mcptool.Result {
+// kinds is the workspace's kinds, primary first.
+func (d *Deps) kinds() ([]toolchain.Kind, error) {
 	ks, ws, err := d.workspaceKinds()
 	if err != nil {
-		return mcptool.Fail(err)
+		return nil, err
 	}
 	_ = ws.Close()
-	return mcptool.OK(EnvDetectAnswer{Kinds: ks, Count: len(ks)})
+	return ks, nil
+}
+
+// testRunnerOf is the primary kind's test runner (Found false without one).
+func testRunnerOf(ks []toolchain.Kind) TestRunnerAnswer {
+	if len(ks) == 0 {
+		return TestRunnerAnswer{}
+	}
+	return TestRunnerAnswer{Found: true, Kind: ks[0].Name, TestRunner: ks[0].TestRunner, TestCommand: ks[0].TestCommand}
+}
+
+func (d *Deps) envDetect(_ context.Context, _ *mcptool.Request) mcptool.Result {
+	ks, err := d.kinds()
+	return answer(EnvDetectAnswer{Kinds: ks, Count: len(ks)}, err)
 }
 
 func (d *Deps) envTestRunner(_ context.Context, _ *mcptool.Request) mcptool.Result {
-	ks, ws, err := d.workspaceKinds()
-	if err != nil {
-		return mcptool.Fail(err)
-	}
-	_ = ws.Close()
-	if len(ks) == 0 {
-		return mcptool.OK(TestRunnerAnswer{})
-	}
-	return mcptool.OK(TestRunnerAnswer{Found: true, Kind: ks[0].Name, TestRunner: ks[0].TestRunner, TestCommand: ks[0].TestCommand})
-}
-
-func allFound(ps []toolchain.Program) bool {
-	for _, p := range ps {
-		if !p.Found {
-			return false
-		}
-	}
-	return true
+	ks, err := d.kinds()
+	return answer(testRunnerOf(ks), err)
 }
 
 func (d *Deps) envToolchain(_ context.Context, _ *mcptool.Request) mcptool.Result {
-	ks, ws, err := d.workspaceKinds()
-	if err != nil {
-		return mcptool.Fail(err)
-	}
-	_ = ws.Close()
+	ks, err := d.kinds()
 	ps := toolchain.Programs(ks)
-	return mcptool.OK(ToolchainAnswer{Programs: ps, OK: allFound(ps)})
+	return answer(ToolchainAnswer{Programs: ps, OK: toolchain.AllFound(ps)}, err)
 }
 
 func (d *Deps) envVerify(ctx context.Context, _ *mcptool.Request) mcptool.Result {
-	a := VerifyEnvAnswer{OS: runtime.GOOS}
-	ks, ws, err := d.workspaceKinds()
-	if err == nil {
-		a.Workspace = true
-		_ = ws.Close()
-	}
-	a.Programs = toolchain.Programs(ks)
+	ks, err := d.kinds()
+	a := VerifyEnvAnswer{OS: runtime.GOOS, Workspace: err == nil, Programs: toolchain.Programs(ks)}
 	a.Store = d.Store != nil && d.Store.CheckWritable(ctx) == nil
-	a.OK = a.Workspace && a.Store && allFound(a.Programs)
+	a.OK = a.Workspace && a.Store && toolchain.AllFound(a.Programs)
 	return mcptool.OK(a)
 }
 

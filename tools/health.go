@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/diskspace"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 )
@@ -23,7 +24,7 @@ func storeProblem(ctx context.Context, d *Deps) error {
 	if err := d.Store.CheckWritable(ctx); err != nil {
 		return err
 	}
-	if free, ok := freeDisk(d.Store.Path()); ok && free < minFreeBytes {
+	if free, ok := diskspace.Free(d.Store.Path()); ok && free < minFreeBytes {
 		return core.NewError(errcode.StoreFull, "The disk holding the store has almost no free space left; writes will fail.",
 			map[string]any{"store": filepath.Base(d.Store.Path()), "free_bytes": free})
 	}
@@ -134,7 +135,7 @@ func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Resu
 		return mcptool.OK(a, opts...)
 	}
 	a.Disk = &DiskInfo{}
-	if free, ok := freeDisk(d.Store.Path()); ok {
+	if free, ok := diskspace.Free(d.Store.Path()); ok {
 		a.Disk = &DiskInfo{Measured: true, FreeBytes: &free}
 	}
 	info.Path = showServerPath(d.Workspace, info.Path)

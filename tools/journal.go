@@ -7,6 +7,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
 )
 
@@ -76,7 +77,7 @@ func (d *Deps) journalList(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	before, err := seqCursor(p)
+	before, err := p.AfterNumber()
 	if err != nil {
 		return mcptool.Fail(err)
 	}
@@ -100,21 +101,6 @@ func (d *Deps) journalList(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	res.Degrade = journalPage(a.Entries, specID, version, p.Limit, func(seq uint64) string { return p.Cursor(strconv.FormatUint(seq, 10), true) }, r.Args,
 		func(k int) any { b := a; b.Entries, b.Count = a.Entries[:k], k; return b })
 	return res
-}
-
-// seqCursor is the sequence a journal page resumes before (0: from the
-// newest).
-func seqCursor(p mcptool.Page) (uint64, error) {
-	if p.After == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseUint(p.After, 10, 64)
-	if err != nil {
-		tool, args := p.Restart()
-		return 0, core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
-			WithRecovery(tool, args, nil)
-	}
-	return n, nil
 }
 
 // UnjournaledAnswer is journal list-unjournaled's answer.
@@ -164,16 +150,10 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request) m
 		Answer: func(k int) any { b := a; b.Tasks, b.Count = a.Tasks[:k], k; return b },
 		ID:     func(i int) string { return "node:" + nodes[i].ID },
 		Archive: func(i int) []mcptool.ArchiveRef {
-			return []mcptool.ArchiveRef{{ID: ArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
+			return []mcptool.ArchiveRef{{ID: research.SpecArchiveID(specID, version, "node:"+nodes[i].ID), Content: nodes[i]}}
 		},
-		Next: cursor,
-		Continue: func(c string) (string, map[string]any) {
-			next := map[string]any{"action": "list-unjournaled", "spec_id": specID, "cursor": c}
-			if r.Args.Has("limit") {
-				next["limit"] = r.Args["limit"]
-			}
-			return "journal", next
-		}}
+		Next:     cursor,
+		Continue: mcptool.ContinueWith("journal", restart, r.Args, "limit")}
 	return res
 }
 
@@ -187,17 +167,9 @@ func journalPage(entries []specs.JournalEntry, specID string, version int64, lim
 		Items: entries, PageSize: limit, Answer: answer,
 		ID: func(i int) string { return "journal:" + strconv.FormatUint(entries[i].Seq, 10) },
 		Archive: func(i int) []mcptool.ArchiveRef {
-			return []mcptool.ArchiveRef{{ID: ArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
+			return []mcptool.ArchiveRef{{ID: research.SpecArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
 		},
-		Next: func(kept int) string { return cursor(entries[kept-1].Seq) },
-		Continue: func(c string) (string, map[string]any) {
-			next := map[string]any{"action": "list", "spec_id": specID, "cursor": c}
-			for _, k := range []string{"task_id", "entry_type", "limit"} {
-				if args.Has(k) {
-					next[k] = args[k]
-				}
-			}
-			return "journal", next
-		},
+		Next:     func(kept int) string { return cursor(entries[kept-1].Seq) },
+		Continue: mcptool.ContinueWith("journal", map[string]any{"action": "list", "spec_id": specID}, args, "task_id", "entry_type", "limit"),
 	}
 }

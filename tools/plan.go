@@ -2,9 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
-	"io/fs"
-	"path"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -13,9 +10,6 @@ import (
 	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/specs"
 )
-
-// maxPlanBytes bounds a plan file plan review reads.
-const maxPlanBytes = 1 << 20
 
 func planTool(d *Deps) *mcptool.Tool {
 	return &mcptool.Tool{
@@ -58,78 +52,44 @@ type PlanReviewAnswer struct {
 	specs.PlanReview
 }
 
-func planPath(slug string) string { return path.Join(specs.PlansFolder, slug+".md") }
+// planError is err as an envelope error whose recovery is the plan call
+// that helps: plan review of a plan that exists, plan list for a malformed
+// or unknown slug.
+func planError(err error, slug string) error {
+	e := core.AsError(specError(err, ""))
+	switch {
+	case e.Code == errcode.DuplicateEntry:
+		e.WithRecovery("plan", map[string]any{"action": "review", "plan": slug}, nil)
+	case e.Code == errcode.NotFound, e.Code == errcode.InvalidFormat && e.Details["field"] == "plan":
+		e.WithRecovery("plan", map[string]any{"action": "list"}, nil)
+	}
+	return e
+}
 
 func (d *Deps) planCreate(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	name, tmpl := strings.TrimSpace(r.Args.String("name")), r.Args.String("template")
-	if tmpl == "" {
-		tmpl = "detailed"
-	}
-	slug := specs.PlanSlug(name)
-	if slug == "" {
-		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "The plan name has no letters or digits to make a file name from.", map[string]any{"field": "name"}))
-	}
-	ws, err := workspacefs.Open(d.Workspace)
+	name := r.Args.String("name")
+	p, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.CreatedPlan, error) {
+		return specs.CreatePlanFile(ctx, ws, name, r.Args.String("template"))
+	})
 	if err != nil {
-		return mcptool.Fail(err)
+		return mcptool.Fail(planError(err, specs.PlanSlug(strings.TrimSpace(name))))
 	}
-	defer func() { _ = ws.Close() }()
-	p := planPath(slug)
-	if _, err := ws.Stat(p); err == nil {
-		return mcptool.Fail(core.NewError(errcode.DuplicateEntry, "A plan "+slug+" exists already.", map[string]any{"plan": slug, "path": p}).
-			WithRecovery("plan", map[string]any{"action": "review", "plan": slug}, nil))
-	}
-	if err := ws.MkdirAll(specs.PlansFolder); err != nil {
-		return mcptool.Fail(err)
-	}
-	if err := ws.WriteFileAtomic(ctx, p, []byte(specs.PlanMarkdown(name, tmpl))); err != nil {
-		return mcptool.Fail(err)
-	}
-	return mcptool.OK(PlanCreateAnswer{Plan: slug, Path: p, Template: tmpl})
+	return mcptool.OK(PlanCreateAnswer{Plan: p.Slug, Path: p.Path, Template: p.Template})
 }
 
 func (d *Deps) planList(ctx context.Context, _ *mcptool.Request) mcptool.Result {
-	ws, err := workspacefs.Open(d.Workspace)
+	plans, err := withWorkspace(d, func(ws *workspacefs.Dir) ([]string, error) { return specs.ListPlanFiles(ctx, ws) })
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	defer func() { _ = ws.Close() }()
-	out := PlanListAnswer{Plans: []string{}}
-	if _, err := ws.Stat(specs.PlansFolder); err != nil {
-		return mcptool.OK(out)
-	}
-	err = ws.Walk(ctx, specs.PlansFolder, func(e workspacefs.Entry) error {
-		if e.Type.IsDir() {
-			return fs.SkipDir
-		}
-		if n := path.Base(workspacefs.Show(e.Name)); e.Type.IsRegular() && strings.HasSuffix(n, ".md") {
-			out.Plans = append(out.Plans, strings.TrimSuffix(n, ".md"))
-		}
-		return nil
-	})
-	out.Count = len(out.Plans)
-	return answer(out, err)
+	return mcptool.OK(PlanListAnswer{Plans: plans, Count: len(plans)})
 }
 
 func (d *Deps) planReview(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	slug := r.Args.String("plan")
-	if slug == "" || specs.PlanSlug(slug) != slug {
-		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "plan is a slug from plan list (lower-case letters, digits and dashes).", map[string]any{"field": "plan", "received": slug}).
-			WithRecovery("plan", map[string]any{"action": "list"}, nil))
-	}
-	ws, err := workspacefs.Open(d.Workspace)
+	rev, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.PlanReview, error) { return specs.ReviewPlanFile(ctx, ws, slug) })
 	if err != nil {
-		return mcptool.Fail(err)
+		return mcptool.Fail(planError(err, slug))
 	}
-	defer func() { _ = ws.Close() }()
-	p := planPath(slug)
-	b, err := ws.ReadFile(ctx, p, maxPlanBytes)
-	if err != nil {
-		var ce *core.Error
-		if errors.As(err, &ce) && ce.Code == errcode.NotFound {
-			ce.WithRecovery("plan", map[string]any{"action": "list"}, nil)
-		}
-		return mcptool.Fail(err)
-	}
-	return mcptool.OK(PlanReviewAnswer{Plan: slug, Path: p, PlanReview: specs.ReviewPlan(string(b))})
+	return mcptool.OK(PlanReviewAnswer{Plan: slug, Path: specs.PlanPath(slug), PlanReview: rev})
 }

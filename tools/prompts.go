@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
@@ -81,19 +81,8 @@ func (d *Deps) promptHandler(build func(sp *specs.Spec, args map[string]string) 
 	}
 }
 
-// promptError renders err as "CODE: message (remediation)"; internal errors
-// say nothing more.
-func promptError(err error) error {
-	e := core.AsError(err)
-	if e.Code == errcode.Internal {
-		return fmt.Errorf("internal error reading the spec")
-	}
-	msg := e.Code + ": " + e.Message
-	if e.Remediation != "" {
-		msg += " (" + e.Remediation + ")"
-	}
-	return fmt.Errorf("%s", msg)
-}
+// promptError is mcptool.PromptError for a spec's prompt.
+func promptError(err error) error { return mcptool.PromptError(err, "the spec") }
 
 // promptCompletion completes the prompts' arguments: spec_id from the
 // stored spec ids (like the resource templates), phase_id from the phases
@@ -121,24 +110,11 @@ func (c promptCompletion) CompletePromptArgument(ctx context.Context, prompt str
 		if err != nil {
 			return &mcp.Completion{Values: []string{}}, nil
 		}
-		return completion(phases), nil
+		return mcptool.Completion(phases), nil
 	}
 	return &mcp.Completion{Values: []string{}}, nil
 }
 
 func knownPrompt(name string) bool {
 	return name == promptStartFeature || name == promptCompletePhase || name == promptReviewSpec
-}
-
-// completion keeps the first 100 values (the protocol's maximum), in the
-// order given, and says how many there were.
-func completion(values []string) *mcp.Completion {
-	if values == nil {
-		values = []string{}
-	}
-	total := len(values)
-	if total > 100 {
-		values = values[:100]
-	}
-	return &mcp.Completion{Values: values, Total: total, HasMore: total > len(values)}
 }

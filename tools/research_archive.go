@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/jcs"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/research"
 )
@@ -108,7 +109,7 @@ func hashMismatch(expected, got string) core.MetaOption {
 // over the token budget is answered with the archive ids of its parts in
 // meta.content_archive_hashes, at reference_only fidelity.
 func archiveGetSpec(ctx context.Context, d *Deps, a research.ArchiveGetArgs, budget int) mcptool.Result {
-	items := research.SpecItems{Hash: mcptool.ContentHash, ArchiveID: ArchiveID, Tokens: mcptool.TokensOf}
+	items := research.SpecItems{Hash: jcs.Hash, ArchiveID: research.SpecArchiveID, Tokens: mcptool.TokensOf}
 	if d.Specs != nil {
 		items.Specs = d.Specs
 	}

@@ -2,10 +2,7 @@ package tools
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -14,6 +11,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/degrade"
 )
 
 // Resource URIs.
@@ -32,7 +30,7 @@ const maxResourceSpecs = 1000
 // (resourceContents: over it, degraded with a "_fidelity" report); a
 // missing spec is the protocol's resource-not-found error.
 func installResources(s *server.MCPServer, d *Deps) {
-	memo := &hashMemo{}
+	memo := &degrade.HashMemo{}
 	s.AddResource(mcp.NewResource(resourceSpecs, "specs",
 		mcp.WithResourceDescription("Every spec (id, title, folder, status, progress, version), in spec id order; the first 1,000."),
 		mcp.WithMIMEType("application/json")), d.readSpecsResource)
@@ -71,7 +69,7 @@ func (d *Deps) readSpecsResource(ctx context.Context, req mcp.ReadResourceReques
 // entries first; over the token budget the oldest of them go (journal list
 // continues after the last one kept).
 func (d *Deps) readJournalResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	id := templateArg(req, "spec_id")
+	id := mcptool.TemplateArg(req, "spec_id")
 	if err := specs.CheckID("spec_id", id); err != nil {
 		return nil, resourceError(err)
 	}
@@ -96,8 +94,8 @@ func (d *Deps) readJournalResource(ctx context.Context, req mcp.ReadResourceRequ
 
 // readSpecResource answers specd://specs/{spec_id}: the document, degraded
 // like spec get within the token budget.
-func (d *Deps) readSpecResource(ctx context.Context, req mcp.ReadResourceRequest, memo *hashMemo) ([]mcp.ResourceContents, error) {
-	id := templateArg(req, "spec_id")
+func (d *Deps) readSpecResource(ctx context.Context, req mcp.ReadResourceRequest, memo *degrade.HashMemo) ([]mcp.ResourceContents, error) {
+	id := mcptool.TemplateArg(req, "spec_id")
 	if err := specs.CheckID("spec_id", id); err != nil {
 		return nil, resourceError(err)
 	}
@@ -127,30 +125,9 @@ type JournalResource struct {
 	Entries []specs.JournalEntry `json:"entries"`
 }
 
-func templateArg(req mcp.ReadResourceRequest, name string) string {
-	switch v := req.Params.Arguments[name].(type) {
-	case string:
-		return v
-	case []string:
-		if len(v) > 0 {
-			return v[0]
-		}
-	}
-	return ""
-}
-
-// resourceError maps SPEC_NOT_FOUND to the protocol's not-found error and
-// hides anything internal.
-func resourceError(err error) error {
-	e := core.AsError(err)
-	if e.Code == errcode.SpecNotFound {
-		return fmt.Errorf("%w: %s", server.ErrResourceNotFound, e.Message)
-	}
-	if e.Code == errcode.Internal {
-		return fmt.Errorf("internal error reading the resource")
-	}
-	return fmt.Errorf("%s: %s", e.Code, e.Message)
-}
+// resourceError is mcptool.ResourceError with SPEC_NOT_FOUND as the
+// protocol's not-found error.
+func resourceError(err error) error { return mcptool.ResourceError(err, errcode.SpecNotFound) }
 
 // specCompletion completes spec_id in the resource templates by prefix (then
 // by substring), up to 100 values.
@@ -164,22 +141,5 @@ func (c specCompletion) CompleteResourceArgument(ctx context.Context, uri string
 	if err != nil {
 		return nil, resourceError(err)
 	}
-	q := strings.ToLower(arg.Value)
-	var prefix, contains []string
-	for _, id := range ids {
-		switch l := strings.ToLower(id); {
-		case strings.HasPrefix(l, q):
-			prefix = append(prefix, id)
-		case strings.Contains(l, q):
-			contains = append(contains, id)
-		}
-	}
-	sort.Strings(prefix)
-	sort.Strings(contains)
-	all := append(prefix, contains...)
-	total := len(all)
-	if len(all) > 100 {
-		all = all[:100]
-	}
-	return &mcp.Completion{Values: all, Total: total, HasMore: total > len(all)}, nil
+	return mcptool.CompleteByPrefix(ids, arg.Value), nil
 }

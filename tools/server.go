@@ -2,15 +2,10 @@ package tools
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"slices"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/core/mcptool"
 )
 
@@ -121,59 +116,23 @@ func serverTools(reg *mcptool.Registry) mcptool.Handler {
 	}
 }
 
-// ServerSchemaAnswer is server schema's answer: one tool's input schema,
-// annotations and, per action, its contract (with its answer schema once
-// the action's answer is typed).
-type ServerSchemaAnswer struct {
-	ToolName    string                 `json:"tool_name"`
-	Description string                 `json:"description"`
-	Annotations mcp.ToolAnnotation     `json:"annotations"`
-	InputSchema map[string]any         `json:"input_schema"`
-	Actions     []mcptool.ActionSchema `json:"actions"`
-}
+// ServerSchemaAnswer is server schema's answer (mcptool.Registry.Schema).
+type ServerSchemaAnswer = mcptool.ToolSchema
 
+// serverSchema answers one tool's contract, with the actions this caller
+// cannot call marked unavailable (markAvailability); over the token budget
+// the answer schemas go first (ToolSchema.Degrade).
 func (d *Deps) serverSchema(reg *mcptool.Registry) mcptool.Handler {
 	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		name := r.Args.String("tool_name")
-		t, ok := reg.Tool(name)
-		if !ok {
-			return mcptool.Fail(core.NewError(errcode.NotFound, fmt.Sprintf("There is no tool %q.", name),
-				map[string]any{"field": "tool_name", "received": name, "allowed": reg.Names()}).
-				WithRecovery("server", map[string]any{"action": "tools"}, fuzzy.Rank(name, reg.Names(), 5)))
+		ans, t, err := reg.Schema(r.Args.String("tool_name"), r.Args.String("action_name"))
+		if err != nil {
+			return mcptool.Fail(err)
 		}
-		actions := t.Describe()
-		if want := r.Args.String("action_name"); want != "" {
-			a, ok := t.Action(want)
-			if !ok {
-				return mcptool.Fail(core.NewError(errcode.NotFound, fmt.Sprintf("%s has no action %q.", t.Name, want),
-					map[string]any{"field": "action_name", "received": want, "allowed": t.ActionNames()}).
-					WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(want, t.ActionNames(), 5)))
-			}
-			actions = slices.DeleteFunc(actions, func(as mcptool.ActionSchema) bool { return as.Name != a.Name })
-		}
-		markAvailability(ctx, d, t, r.Session, actions)
-		ans := ServerSchemaAnswer{ToolName: t.Name, Description: t.Description, Annotations: t.Annotations(), InputSchema: t.InputSchema(), Actions: actions}
+		markAvailability(ctx, d, t, r.Session, ans.Actions)
 		res := mcptool.OK(ans)
-		res.Degrade = mcptool.DegradeFunc(func(f mcptool.Fit) (any, []core.MetaOption, bool, error) { return schemaWithoutAnswers(ans, f) })
+		res.Degrade = ans
 		return res
 	}
-}
-
-// schemaWithoutAnswers is server schema's answer over the token budget: the
-// same without the actions' answer_schema (the largest part of a big
-// tool's), with a CONTENT_TRUNCATED warning naming the call that gives one
-// action's in full.
-func schemaWithoutAnswers(ans ServerSchemaAnswer, f mcptool.Fit) (any, []core.MetaOption, bool, error) {
-	short := ans
-	short.Actions = make([]mcptool.ActionSchema, len(ans.Actions))
-	for i, a := range ans.Actions {
-		a.AnswerSchema = nil
-		short.Actions[i] = a
-	}
-	meta := []core.MetaOption{warn(core.WarnContentTruncated,
-		fmt.Sprintf("answer_schema left out of every action to fit the token budget; server(action=\"schema\", tool_name=%q, action_name=…) gives one action's.", ans.ToolName),
-		map[string]any{"dropped": "answer_schema", "tool_name": ans.ToolName})}
-	return short, meta, f.Measure(short, meta) <= f.Budget, nil
 }
 
 // CapabilitiesAnswer is server capabilities' answer.

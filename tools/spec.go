@@ -9,6 +9,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/degrade"
 )
 
 const specDescription = `Use this when you need to read or check a whole spec: list specs by folder, find one, get it (big specs degrade to summary or reference_only within the token budget, with archive ids for what was left out), validate and fix it, see stats, dependency analysis, completeness and duplicate tasks, its history and diffs between versions, the enums it uses, or import/export foundry-format spec files. ` +
@@ -28,7 +29,7 @@ func specTool(d *Deps) *mcptool.Tool {
 	for _, l := range specs.Lifecycles() {
 		folders = append(folders, string(l))
 	}
-	memo := &hashMemo{} // per tool instance: archive ids are unique per store, not per process
+	memo := &degrade.HashMemo{} // per tool instance: archive ids are unique per store, not per process
 	readAction := func(name, summary string, required, optional []string, latency string, answer any, h mcptool.Handler) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: summary, Required: required, Optional: optional,
 			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: latency, Answer: answer, Handler: h}
@@ -127,7 +128,7 @@ func (d *Deps) specFind(ctx context.Context, r *mcptool.Request) mcptool.Result 
 	return res
 }
 
-func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo *hashMemo) mcptool.Result {
+func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo *degrade.HashMemo) mcptool.Result {
 	specID := r.Args.String("spec_id")
 	if mt, ok := r.Args.Int("max_tokens"); ok && mt < budget {
 		budget = mt
@@ -141,7 +142,7 @@ func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo 
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	res := mcptool.OK(data, fidelityMeta(b, budget)...)
+	res := mcptool.OK(data, fidelityMeta(b, budget, r.ArchiveServed)...)
 	res.Degrade = deg
 	return res
 }
@@ -176,17 +177,9 @@ func (d *Deps) specList(ctx context.Context, r *mcptool.Request) mcptool.Result 
 	// Over the token budget, the page ends earlier: the last rows go and
 	// the cursor continues after the last row kept.
 	res.Degrade = &mcptool.ListAnswer[SpecRow]{Items: items, Answer: answer, PageSize: p.Limit,
-		ID:   func(i int) string { return "item:" + rows[i].SpecID },
-		Next: func(kept int) string { return p.Cursor(rows[kept-1].SpecID, true) },
-		Continue: func(c string) (string, map[string]any) {
-			args := map[string]any{"action": "list", "status": folder, "cursor": c}
-			for _, k := range []string{"limit", "include_progress"} {
-				if r.Args.Has(k) {
-					args[k] = r.Args[k]
-				}
-			}
-			return "spec", args
-		}}
+		ID:       func(i int) string { return "item:" + rows[i].SpecID },
+		Next:     func(kept int) string { return p.Cursor(rows[kept-1].SpecID, true) },
+		Continue: mcptool.ContinueWith("spec", map[string]any{"action": "list", "status": folder}, r.Args, "limit", "include_progress")}
 	return res
 }
 
@@ -204,20 +197,14 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	var before int64
-	if p.After != "" {
-		n, err := strconv.ParseInt(p.After, 10, 64)
-		if err != nil {
-			tool, args := p.Restart()
-			return mcptool.Fail(core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
-				WithRecovery(tool, args, nil))
-		}
-		before = n
+	before, err := p.AfterNumber()
+	if err != nil {
+		return mcptool.Fail(err)
 	}
 	if p.Limit > core.PageHistory.Max {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
-	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), before, p.Limit)
+	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), int64(before), p.Limit)
 	if err != nil {
 		return mcptool.Fail(specError(err, specID))
 	}

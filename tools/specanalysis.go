@@ -2,11 +2,11 @@ package tools
 
 import (
 	"context"
-	"sort"
 	"strconv"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
 )
 
@@ -94,17 +94,9 @@ func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	modified := c.Diff.Modified
-	if p.After != "" {
-		i := sort.Search(len(modified), func(i int) bool { return specs.CompareIDs(modified[i].ID, p.After) > 0 })
-		modified = modified[i:]
-	}
 	// limit (foundry's cap on reported changes) pages modified; without
 	// it a page holds all that fit the token budget.
-	more := p.Limit > 0 && len(modified) > p.Limit
-	if more {
-		modified = modified[:p.Limit]
-	}
+	modified, more := c.ModifiedPage(p.After, p.Limit)
 	answer := func(k int) any {
 		a := head
 		a.SpecDiff = c.Diff
@@ -118,7 +110,7 @@ func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
 		meta = append(meta, core.WithPagination("", len(modified), nil))
 	}
 	archive := func(spec string, version int64, n *specs.Node) mcptool.ArchiveRef {
-		return mcptool.ArchiveRef{ID: ArchiveID(spec, version, "node:"+n.ID), Content: n}
+		return mcptool.ArchiveRef{ID: research.SpecArchiveID(spec, version, "node:"+n.ID), Content: n}
 	}
 	l := &mcptool.ListAnswer[specs.NodeDiff]{
 		Items: modified, PageSize: len(modified), Answer: answer,
@@ -134,16 +126,8 @@ func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
 			}
 			return refs
 		},
-		Next: func(kept int) string { return p.Cursor(modified[kept-1].ID, true) },
-		Continue: func(c string) (string, map[string]any) {
-			args := map[string]any{"action": "diff", "spec_id": specID, "cursor": c}
-			for _, k := range []string{"version", "target", "limit"} {
-				if r.Args.Has(k) {
-					args[k] = r.Args[k]
-				}
-			}
-			return "spec", args
-		},
+		Next:     func(kept int) string { return p.Cursor(modified[kept-1].ID, true) },
+		Continue: mcptool.ContinueWith("spec", map[string]any{"action": "diff", "spec_id": specID}, r.Args, "version", "target", "limit"),
 	}
 	return mcptool.Result{Data: answer(len(modified)), Meta: meta, Degrade: l}
 }

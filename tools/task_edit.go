@@ -170,7 +170,7 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *mcptool.Request) mcptoo
 		scope := specs.RootID
 		if f.Parent != "" {
 			if sp.Node(f.Parent) == nil {
-				return TaskMetadataBatchAnswer{}, taskNodeNotFound(sp, a.String("spec_id"), "parent", f.Parent)
+				return TaskMetadataBatchAnswer{}, specs.NodeNotFound(sp, "parent", f.Parent)
 			}
 			scope = f.Parent
 		}

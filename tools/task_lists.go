@@ -116,7 +116,7 @@ func (d *Deps) taskQuery(ctx context.Context, r *mcptool.Request) mcptool.Result
 		listing: func(sp *specs.Spec) (specs.Listing, error) {
 			l, ok := f.Listing(sp)
 			if !ok {
-				return l, taskNodeNotFound(sp, specID, "parent", f.Parent)
+				return l, specs.NodeNotFound(sp, "parent", f.Parent)
 			}
 			return l, nil
 		},
@@ -165,7 +165,7 @@ func (d *Deps) taskProgress(ctx context.Context, r *mcptool.Request) mcptool.Res
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskProgressAnswer, error) {
 		n := sp.Node(id)
 		if n == nil {
-			return TaskProgressAnswer{}, taskNodeNotFound(sp, r.Args.String("spec_id"), "node_id", id)
+			return TaskProgressAnswer{}, specs.NodeNotFound(sp, "node_id", id)
 		}
 		return specs.ProgressOfNode(sp, n, withPhases), nil
 	})

@@ -163,7 +163,7 @@ func taskArg(sp *specs.Spec, r *mcptool.Request, field string) (*specs.Node, err
 	id := r.Args.String(field)
 	n := sp.Node(id)
 	if n == nil || id == specs.RootID {
-		return nil, taskNodeNotFound(sp, r.Args.String("spec_id"), field, id)
+		return nil, specs.NodeNotFound(sp, field, id)
 	}
 	return n, nil
 }

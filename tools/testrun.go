@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/specd/specd/specs"
-
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
@@ -61,9 +59,7 @@ func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request) mcptool.Res
 	defer func() { _ = ws.Close() }()
 	files, more, err := toolchain.TestFiles(ctx, ws, ks, maxTestFiles)
 	a := TestDiscoverAnswer{Files: files, Count: len(files), Truncated: more}
-	if len(ks) > 0 {
-		a.TestRunnerAnswer = TestRunnerAnswer{Found: true, Kind: ks[0].Name, TestRunner: ks[0].TestRunner, TestCommand: ks[0].TestCommand}
-	}
+	a.TestRunnerAnswer = testRunnerOf(ks)
 	return answer(a, err)
 }
 
@@ -78,7 +74,7 @@ func testRunDisabled() *core.Error {
 }
 
 // testRun runs the primary kind's test command (with target) through
-// runVerification, under the same ceiling and flag as verification
+// runCommand, under the same ceiling and flag as verification
 // execute. Errors: FEATURE_DISABLED; NOT_FOUND when no test runner is
 // detected; UNAVAILABLE (no workspace).
 func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
@@ -89,11 +85,10 @@ func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	if !d.VerificationExecute {
 		return mcptool.Fail(testRunDisabled())
 	}
-	ks, ws, err := d.workspaceKinds()
+	ks, err := d.kinds()
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	_ = ws.Close()
 	if len(ks) == 0 {
 		return mcptool.Fail(core.NewError(errcode.NotFound, "No test runner detected in the workspace (no go.mod, package.json, pyproject.toml, Cargo.toml or Makefile).", nil).
 			WithRecovery("environment", map[string]any{"action": "detect"}, nil))
@@ -106,11 +101,9 @@ func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	if t := r.Args.String("target"); t != "" {
 		command = fmt.Sprintf("%s %s", command, t)
 	}
-	timeout := d.verifyTimeout(r)
-	run := runVerification(ctx, command, dir, timeout)
-	if ctx.Err() != nil {
-		return mcptool.Fail(ctx.Err())
+	out, rec, err := runCommand(ctx, command, dir, d.verifyTimeout(r))
+	if err != nil {
+		return mcptool.Fail(err)
 	}
-	out, rec := specs.CommandRun(run).Outcome(command, timeout)
 	return mcptool.OK(TestRunAnswer{Result: rec.Result, ExecuteOutcome: out})
 }

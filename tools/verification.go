@@ -10,6 +10,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/procrun"
 	"github.com/specd/specd/specs"
 )
 
@@ -139,18 +140,14 @@ func (d *Deps) workspaceDir() (string, error) {
 }
 
 // verifyCommand reads the command of verify node id in one read
-// transaction. Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
-// unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify node, or
-// no command).
+// transaction. Errors: specs.VerifyNode's (checked first); FEATURE_DISABLED
+// unless Deps.VerificationExecute; VALIDATION_ERROR (no command).
 func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, error) {
 	var command string
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, _ specs.JournalReader) error {
-		n := sp.Node(id)
-		switch {
-		case n == nil || id == specs.RootID:
-			return taskNodeNotFound(sp, specID, "verify_id", id)
-		case n.Type != specs.TypeVerify:
-			return core.NewError(errcode.Validation, fmt.Sprintf("%s is a %s, not a verify node.", id, n.Type), map[string]any{"field": "verify_id", "received": id})
+		n, err := specs.VerifyNode(sp, id)
+		if err != nil {
+			return err
 		}
 		if !d.VerificationExecute {
 			// After the lookup: the recovery names this verify node.
@@ -179,6 +176,18 @@ func (d *Deps) verifyTimeout(r *mcptool.Request) time.Duration {
 		return d.VerifyTimeout
 	}
 	return DefaultVerifyTimeout
+}
+
+// runCommand runs command in dir through procrun.Run and reads what it did
+// as an answer and a verification record (specs.CommandRun.Outcome); the
+// error is ctx's when the call was cancelled while it ran.
+func runCommand(ctx context.Context, command, dir string, timeout time.Duration) (specs.ExecuteOutcome, specs.VerificationRecord, error) {
+	run := procrun.Run(ctx, command, dir, timeout)
+	if err := ctx.Err(); err != nil {
+		return specs.ExecuteOutcome{}, specs.VerificationRecord{}, err
+	}
+	out, rec := specs.CommandRun(run).Outcome(command, timeout)
+	return out, rec, nil
 }
 
 // verificationExecute runs the verify node's command (read in one read
@@ -210,11 +219,10 @@ func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request) mcpt
 		return mcptool.OK(VerificationDryRunAnswer{SpecID: specID, VerifyID: id, Command: command, TimeoutSeconds: int(timeout.Seconds()),
 			Record: record, DryRun: true, Changes: []specs.RepoChange{{Op: "update", Target: "node:" + id, Detail: "verification result"}}})
 	}
-	run := runVerification(ctx, command, dir, timeout)
-	if ctx.Err() != nil {
-		return mcptool.Fail(ctx.Err())
+	out, rec, err := runCommand(ctx, command, dir, timeout)
+	if err != nil {
+		return mcptool.Fail(err)
 	}
-	out, rec := specs.CommandRun(run).Outcome(command, timeout)
 	if !record {
 		return mcptool.OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out})
 	}

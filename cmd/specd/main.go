@@ -31,6 +31,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/procrun"
 	"github.com/specd/specd/tools"
 )
 
@@ -209,7 +210,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	logger := newLogger(c, stderr)
 	slog.SetDefault(logger)
-	tools.ProtectProcess(logger)
+	procrun.Protect(logger)
 	st, deps, err := build(c, logger, []string{c.Transport})
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)

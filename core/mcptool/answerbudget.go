@@ -53,6 +53,9 @@ type Fit struct {
 	// Measure returns the tokens of the whole answer (envelope, or resource
 	// document) with data and the handler's meta plus meta.
 	Measure func(data any, meta []core.MetaOption) int
+	// ArchiveServed is Request.ArchiveServed: whether the answer's messages
+	// may tell the caller to fetch what was left out by its archive ids.
+	ArchiveServed bool
 }
 
 // tokensOfBytes is contract §6's estimate: bytes / 4, rounded up.
@@ -72,8 +75,9 @@ func answerBudget(server int, args Args) int {
 
 // fitAnswer builds the envelope of res and enforces the budget on it (see
 // the comment at the top of this file). The envelope it returns carries its
-// encoding (core.Encode), so ToResult does not encode it again.
-func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res Result) core.Envelope {
+// encoding (core.Encode), so ToResult does not encode it again. served is
+// asked only when the answer is degraded (Fit.ArchiveServed).
+func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res Result, served func() bool) core.Envelope {
 	budget := answerBudget(r.budget, args)
 	if res.Err != nil {
 		return fitFailure(call, core.AsError(res.Err), res.Meta, budget)
@@ -94,7 +98,7 @@ func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res
 			}
 			return tokensOfBytes(len(b))
 		}
-		data, meta, ok, err := res.Degrade.Degrade(Fit{Budget: budget, Measure: measure})
+		data, meta, ok, err := res.Degrade.Degrade(Fit{Budget: budget, Measure: measure, ArchiveServed: served()})
 		if err != nil {
 			return call.Failure(core.Internal(err))
 		}

@@ -30,7 +30,7 @@ func BenchmarkBudgetStepSmall(b *testing.B) {
 	b.Run("fit", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if env := reg.fitAnswer(newCall(), tool, a, args, OK(data)); env.Encoded() == nil {
+			if env := reg.fitAnswer(newCall(), tool, a, args, OK(data), func() bool { return true }); env.Encoded() == nil {
 				b.Fatal("not encoded")
 			}
 		}

@@ -1,11 +1,7 @@
 package mcptool
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-
-	"github.com/specd/specd/core/jcs"
 )
 
 // TokensOf is the token estimate of contract §6: bytes of v's compact JSON
@@ -16,16 +12,6 @@ func TokensOf(v any) int {
 		return 0
 	}
 	return (len(b) + 3) / 4
-}
-
-// ContentHash is "sha256:<hex>" of v's RFC 8785 canonical JSON.
-func ContentHash(v any) (string, error) {
-	b, err := jcs.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // nonNilStrings is s, or an empty list for nil (a JSON [] rather than

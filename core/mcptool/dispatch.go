@@ -130,7 +130,8 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	}
 	dctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	res := a.Handler(dctx, &Request{Call: call, Args: args, Session: sess})
+	req := &Request{Call: call, Args: args, Session: sess, archived: r.archiveCheck(ctx, rt, sess)}
+	res := a.Handler(dctx, req)
 	res.Meta = append(notes, res.Meta...)
 	if res.Err != nil {
 		e := core.AsError(res.Err)
@@ -148,7 +149,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		}
 		return fitFailure(call, withNextCall(t, e), res.Meta, answerBudget(r.budget, args))
 	}
-	return r.fitAnswer(call, t, a, args, res)
+	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed)
 }
 
 // RefuseUnlisted answers a call of a tool outside the registry (one that is not

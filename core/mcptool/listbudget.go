@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/jcs"
 )
 
 // ListAnswer is the Degrader of an answer built around one list (contract
@@ -12,7 +13,8 @@ import (
 // important first. Over the budget it keeps the longest prefix that fits —
 // at least one item — and reports the rest: content_fidelity partial,
 // dropped_content_ids, content_archive_hashes for the dropped items the
-// store can serve (research archive-get), a CONTENT_TRUNCATED warning with
+// store can serve (research archive-get; the warning says so only when
+// Fit.ArchiveServed), a CONTENT_TRUNCATED warning with
 // {dropped_count, total_count, reason, budget_tokens, next_call}, and a
 // pagination cursor that continues right after the last item kept.
 //
@@ -78,7 +80,7 @@ func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 				if h, ok = hashes[i]; !ok {
 					h = map[string]string{}
 					for _, ref := range l.Archive(i) {
-						sum, err := ContentHash(ref.Content)
+						sum, err := jcs.Hash(ref.Content)
 						if err != nil {
 							return nil, nil, err
 						}
@@ -113,7 +115,7 @@ func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 				msg += fmt.Sprintf("; call %s with the cursor in meta.pagination for the rest", tool)
 			}
 		}
-		if len(archive) > 0 {
+		if len(archive) > 0 && f.ArchiveServed {
 			msg += "; research archive-get serves them by the ids in meta.content_archive_hashes"
 		}
 		meta = append(meta, core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg+".", ctx))

@@ -2,8 +2,10 @@ package mcptool
 
 import (
 	"maps"
+	"strconv"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 )
 
 // Page is one call's position in a cursor-paged listing (contract §5): the
@@ -53,3 +55,39 @@ func (p Page) Meta(next string) core.MetaOption { return core.WithPagination(nex
 // Restart is a copy of the call that starts the listing again, for recovery
 // hints (a stale cursor found by the handler itself).
 func (p Page) Restart() (tool string, args map[string]any) { return p.tool, maps.Clone(p.restart) }
+
+// AfterNumber is After read as a non-negative integer, for listings keyed
+// by a sequence or a version: 0 on the first page. A key that is not one
+// (a cursor this server did not issue for this listing) is INVALID_CURSOR
+// with the restart call as recovery.
+func (p Page) AfterNumber() (uint64, error) {
+	if p.After == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(p.After, 10, 64)
+	if err != nil {
+		tool, args := p.Restart()
+		return 0, core.NewError(errcode.InvalidCursor, "The cursor is not one this server issued.", map[string]any{"field": "cursor"}).
+			WithRecovery(tool, args, nil)
+	}
+	return n, nil
+}
+
+// ContinueWith is a ListAnswer's Continue: the call tool(base) with the
+// cursor given and those of keep that args has (filters and limit the
+// next page keeps). base is copied, never changed.
+func ContinueWith(tool string, base map[string]any, args Args, keep ...string) func(cursor string) (string, map[string]any) {
+	return func(cursor string) (string, map[string]any) {
+		next := maps.Clone(base)
+		if next == nil {
+			next = map[string]any{}
+		}
+		next["cursor"] = cursor
+		for _, k := range keep {
+			if args.Has(k) {
+				next[k] = args[k]
+			}
+		}
+		return tool, next
+	}
+}

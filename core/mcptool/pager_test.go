@@ -44,6 +44,43 @@ func TestPage(t *testing.T) {
 	}
 }
 
+// TestPageNumbersAndContinue: AfterNumber reads a numeric key (0 on the
+// first page) and refuses any other with the restart call; ContinueWith
+// keeps the base call, the cursor and only the listed arguments given.
+func TestPageNumbersAndContinue(t *testing.T) {
+	restart := map[string]any{"action": "history", "spec_id": "s"}
+	tests := []struct {
+		name  string
+		after string
+		want  uint64
+		code  string
+	}{
+		{"first page", "", 0, ""},
+		{"a version", "42", 42, ""},
+		{"not a number", "task-1", 0, errcode.InvalidCursor},
+		{"negative", "-3", 0, errcode.InvalidCursor},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Page{After: tt.after, tool: "spec", restart: restart}
+			n, err := p.AfterNumber()
+			if e := core.AsError(err); n != tt.want || (e == nil) != (tt.code == "") || (e != nil && (e.Code != tt.code || e.Recovery == nil || e.Recovery.SuggestedTool != "spec")) {
+				t.Fatalf("AfterNumber = %d, %v", n, err)
+			}
+		})
+	}
+	base := map[string]any{"action": "list", "spec_id": "s"}
+	cont := ContinueWith("journal", base, Args{"limit": float64(5), "spec_id": "s", "other": true}, "task_id", "limit")
+	tool, args := cont("c1")
+	want := map[string]any{"action": "list", "spec_id": "s", "cursor": "c1", "limit": float64(5)}
+	if tool != "journal" || len(args) != len(want) || args["cursor"] != "c1" || args["limit"] != float64(5) || args["action"] != "list" {
+		t.Fatalf("ContinueWith = %s %v; want journal %v", tool, args, want)
+	}
+	if _, ok := base["cursor"]; ok {
+		t.Fatalf("ContinueWith changed its base: %v", base)
+	}
+}
+
 // TestAnswerSchema: a typed answer publishes its schema from the Go type.
 func TestAnswerSchema(t *testing.T) {
 	type row struct {

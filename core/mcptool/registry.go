@@ -145,6 +145,8 @@ type Request struct {
 	Call    *core.Call
 	Args    Args
 	Session Session
+
+	archived func() bool // ArchiveServed's decision (nil: not made by Dispatch)
 }
 
 // Session identifies the caller.
@@ -215,10 +217,11 @@ func (a *Action) Params() []string {
 
 // Registry holds every tool. It is built once at start-up and read-only after.
 type Registry struct {
-	tools  []*Tool
-	budget int            // token budget of every answer (0: core.DefaultTokenBudget)
-	errors *ErrorRecorder // where error answers are recorded (nil: nowhere)
-	narrow Narrower       // the recovery of a read over the budget (nil: none)
+	tools   []*Tool
+	budget  int            // token budget of every answer (0: core.DefaultTokenBudget)
+	errors  *ErrorRecorder // where error answers are recorded (nil: nowhere)
+	narrow  Narrower       // the recovery of a read over the budget (nil: none)
+	archive [2]string      // tool and action serving archived content (ServeArchiveWith)
 }
 
 // NewRegistry is an empty registry whose answers fit budget tokens (0:

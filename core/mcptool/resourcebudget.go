@@ -32,6 +32,8 @@ const fidelityKey = "_fidelity"
 // above). With no deg, or when even the degraded document is over, the
 // error (a plain error: resource reads have no envelope) starts with
 // PAYLOAD_TOO_LARGE and names instead, the tool call that pages through it.
+// A resource read makes no per-caller flag decision, so its Degrader is
+// given Fit.ArchiveServed true.
 func ResourceContents(uri string, budget int, v any, deg Degrader, instead string) ([]mcp.ResourceContents, error) {
 	if budget <= 0 {
 		budget = core.DefaultTokenBudget
@@ -50,7 +52,7 @@ func ResourceContents(uri string, budget int, v any, deg Degrader, instead strin
 				}
 				return tokensOfBytes(len(enc))
 			}
-			data, meta, ok, err := deg.Degrade(Fit{Budget: budget, Measure: measure})
+			data, meta, ok, err := deg.Degrade(Fit{Budget: budget, Measure: measure, ArchiveServed: true})
 			if err != nil {
 				return nil, err
 			}

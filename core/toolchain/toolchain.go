@@ -78,6 +78,16 @@ func Programs(ks []Kind) []Program {
 	return out
 }
 
+// AllFound reports whether every program of ps is on PATH.
+func AllFound(ps []Program) bool {
+	for _, p := range ps {
+		if !p.Found {
+			return false
+		}
+	}
+	return true
+}
+
 func contains(l []string, s string) bool {
 	for _, x := range l {
 		if x == s {

@@ -4,8 +4,9 @@
 // of the contract — full, partial, summary, reference_only — and names every
 // item it leaves out so that research archive-get can serve it by hash.
 //
-// It imports no transport: the caller hashes dropped items (Hasher), so the
-// archive id format and the hash memo stay with the answer path.
+// It imports no transport: the caller hashes dropped items (Hasher); the
+// usual one is HashMemo.Hasher, which hashes with jcs.Hash and names items
+// with the archive id format research owns (research.SpecArchiveID).
 package degrade
 
 import (

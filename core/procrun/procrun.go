@@ -1,4 +1,14 @@
-package tools
+// Package procrun runs a workspace command in its own process group with a
+// deadline and capped output: sh -c in a given directory, a minimal
+// environment, stdin empty, stdout and stderr interleaved into a buffer that
+// keeps the last OutputKeep bytes. Nothing outlives a call: the command's
+// whole group is killed when the shell exits, on timeout and on
+// cancellation. Protect makes the calling process non-dumpable so the
+// commands cannot read its environment through /proc.
+//
+// It knows nothing of specs or tools: verification execute and test run
+// call Run and turn the Result into their answers.
+package procrun
 
 import (
 	"context"
@@ -11,22 +21,23 @@ import (
 	"time"
 )
 
-// verifyOutputKeep is how many bytes of a command's output execute keeps
-// (the last ones): enough for 10,000 characters of any encoding, bounded so
-// a runaway command cannot exhaust memory.
-const verifyOutputKeep = 64 << 10
+// OutputKeep is how many bytes of a command's output Run keeps (the last
+// ones): enough for 10,000 characters of any encoding, bounded so a runaway
+// command cannot exhaust memory.
+const OutputKeep = 64 << 10
 
-// runResult is what one verification command did.
-type runResult struct {
+// Result is what one command did. Its fields match specs.CommandRun, so a
+// caller converts it with specs.CommandRun(res).
+type Result struct {
 	ExitCode   int  // -1 when the command did not exit normally (killed, not started)
 	TimedOut   bool // the timeout killed it
 	Output     string
-	Dropped    bool // output beyond verifyOutputKeep bytes was dropped from the front
+	Dropped    bool // output beyond OutputKeep bytes was dropped from the front
 	TotalBytes int64
-	DurationMS float64
+	DurationMS float64 // wall time, rounded down to 0.01 ms
 }
 
-// tailBuffer keeps the last verifyOutputKeep bytes written to it.
+// tailBuffer keeps the last OutputKeep bytes written to it.
 type tailBuffer struct {
 	mu      sync.Mutex
 	buf     []byte
@@ -39,14 +50,14 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	defer t.mu.Unlock()
 	t.total += int64(len(p))
 	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - verifyOutputKeep; over > 0 {
+	if over := len(t.buf) - OutputKeep; over > 0 {
 		t.buf = append(t.buf[:0:0], t.buf[over:]...)
 		t.dropped = true
 	}
 	return len(p), nil
 }
 
-// minimalEnv is the environment a verification command gets: PATH, HOME
+// minimalEnv is the environment a command gets: PATH, HOME
 // and LANG from the server's own environment, nothing else.
 func minimalEnv() []string {
 	var env []string
@@ -58,7 +69,7 @@ func minimalEnv() []string {
 	return env
 }
 
-// runVerification runs command with sh -c in dir, with minimalEnv, stdin
+// Run runs command with sh -c in dir, with minimalEnv, stdin
 // empty, stdout and stderr interleaved into one bounded buffer. It
 // guarantees:
 //
@@ -69,10 +80,14 @@ func minimalEnv() []string {
 //     outlives the call; output still buffered by the group is read for at
 //     most outputDrain before the pipe is closed;
 //   - on timeout or cancellation the group is killed likewise;
-//   - the server process is non-dumpable first (ProtectProcess), so the
-//     command cannot read the server's environment through /proc.
-func runVerification(ctx context.Context, command, dir string, timeout time.Duration) runResult {
-	ProtectProcess(nil)
+//   - the calling process is non-dumpable first (Protect), so the command
+//     cannot read the server's environment through /proc.
+//
+// A command that cannot start is ExitCode -1 with the reason in Output; a
+// cancelled ctx kills the group like a timeout, but TimedOut stays false
+// (the caller checks ctx.Err()).
+func Run(ctx context.Context, command, dir string, timeout time.Duration) Result {
+	Protect(nil)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var out tailBuffer
@@ -84,7 +99,7 @@ func runVerification(ctx context.Context, command, dir string, timeout time.Dura
 	// of its output does.
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return runResult{ExitCode: -1, Output: "specd: could not create a pipe: " + err.Error() + "\n"}
+		return Result{ExitCode: -1, Output: "specd: could not create a pipe: " + err.Error() + "\n"}
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.WaitDelay = outputDrain
@@ -101,7 +116,7 @@ func runVerification(ctx context.Context, command, dir string, timeout time.Dura
 		err = cmd.Wait()
 		killGroupNow(cmd)
 	}
-	res := runResult{ExitCode: -1, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	res := Result{ExitCode: -1, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	res.TimedOut = errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	select {
 	case <-copied:
@@ -135,10 +150,11 @@ const outputDrain = 2 * time.Second
 
 var protectOnce sync.Once
 
-// ProtectProcess marks the server process non-dumpable on Linux (see
-// protectProcess), once; runVerification calls it before its first command,
-// and serve calls it at start. A failure is logged, not fatal.
-func ProtectProcess(log *slog.Logger) {
+// Protect marks the calling process non-dumpable on Linux (see
+// protectProcess), once per process; Run calls it before its first command,
+// and serve calls it at start. A failure is logged (to log, or slog's
+// default when nil), never fatal.
+func Protect(log *slog.Logger) {
 	protectOnce.Do(func() {
 		if err := protectProcess(); err != nil {
 			if log == nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package procrun
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const (
 // nobody (uid 65534) to play the server; unprivileged, it plays it itself.
 func TestVerifyCommandCannotReadServerEnviron(t *testing.T) {
 	if os.Getenv(environChildEnv) == "1" {
-		res := runVerification(context.Background(), "cat /proc/$PPID/environ", "/", 10*time.Second)
+		res := Run(context.Background(), "cat /proc/$PPID/environ", "/", 10*time.Second)
 		if res.ExitCode == 0 || strings.Contains(res.Output, "hunter2") {
 			t.Fatalf("the command read the server's environment: exit %d, output %q", res.ExitCode, res.Output)
 		}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package procrun
 
 import "golang.org/x/sys/unix"
 

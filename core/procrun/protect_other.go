@@ -1,6 +1,6 @@
 //go:build !linux
 
-package tools
+package procrun
 
 // protectProcess does nothing where prctl is not available.
 func protectProcess() error { return nil }

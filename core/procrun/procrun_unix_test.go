@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package procrun
 
 import (
 	"bytes"
@@ -26,10 +26,10 @@ func processesWith(marker string) []string {
 	return pids
 }
 
-// TestVerificationRecordsTheShellsStatusAndLeavesNoChild: a command that
+// TestRunRecordsTheShellsStatusAndLeavesNoChild: a command that
 // leaves a background child holding its output is recorded with the shell's
 // own exit status (not a timeout), and the child is killed with its group.
-func TestVerificationRecordsTheShellsStatusAndLeavesNoChild(t *testing.T) {
+func TestRunRecordsTheShellsStatusAndLeavesNoChild(t *testing.T) {
 	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 		t.Skip("needs /proc to look for leftover processes")
 	}
@@ -46,7 +46,7 @@ func TestVerificationRecordsTheShellsStatusAndLeavesNoChild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := runVerification(context.Background(), tt.command, t.TempDir(), 20*time.Second)
+			res := Run(context.Background(), tt.command, t.TempDir(), 20*time.Second)
 			if res.TimedOut || res.ExitCode != tt.exit || res.Output != tt.output {
 				t.Fatalf("got exit %d timed_out %v output %q; want exit %d output %q", res.ExitCode, res.TimedOut, res.Output, tt.exit, tt.output)
 			}
@@ -64,10 +64,10 @@ func TestVerificationRecordsTheShellsStatusAndLeavesNoChild(t *testing.T) {
 	}
 }
 
-// TestVerificationTimeoutKillsTheGroup: past the timeout the shell and its
+// TestRunTimeoutKillsTheGroup: past the timeout the shell and its
 // children are killed and the result says so.
-func TestVerificationTimeoutKillsTheGroup(t *testing.T) {
-	res := runVerification(context.Background(), "echo before; sleep 30", t.TempDir(), 300*time.Millisecond)
+func TestRunTimeoutKillsTheGroup(t *testing.T) {
+	res := Run(context.Background(), "echo before; sleep 30", t.TempDir(), 300*time.Millisecond)
 	if !res.TimedOut || res.ExitCode != -1 || res.Output != "before\n" {
 		t.Fatalf("%+v", res)
 	}
