@@ -18,6 +18,7 @@ import (
 //     depend on it (it sees flags through its Flags interface);
 //   - no package is named util, common or helpers.
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
