@@ -3,7 +3,8 @@
 package tests
 
 // budgetSweepStep is the max_tokens step of the spec get budget sweep; under
-// -race it is coarser (race_on_test.go).
+// -race it is coarser (race_on_test.go). make unit runs the tests that use
+// these knobs without -race too (NORACE_RUN in the Makefile).
 const budgetSweepStep = 250
 
 // swapCalls is how many digest-create calls TestSwapRaceStaysInside makes
