@@ -38,7 +38,7 @@ test: fmt vet lint unit inspector conformance e2e-etcd
 ## are still reported and still fail the run. -parallel 4 (2 by default on
 ## two cores): the end-to-end tests mostly wait on child processes, sockets
 ## and timers, so four at a time keep both cores busy.
-NORACE_RUN := Property|^TestBudgetSpecGetCountsWholeEnvelope$$|^TestSwapRaceStaysInside$$
+NORACE_RUN := Property|^TestBudgetSpecGetCountsWholeEnvelope$$|^TestSwapRaceStaysInside$$|^TestResearchPathAndLargeText$$
 unit: build
 	@SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '$(NORACE_RUN)' ./specs ./tests > bin/norace.log 2>&1 & norace=$$!; \
 	GORACE=atexit_sleep_ms=0 SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -parallel 4 ./tests ./core/etcdstore ./...; race=$$?; \

@@ -11,3 +11,7 @@ const budgetSweepStep = 250
 // while a goroutine swaps the file with a symlink (fewer under -race:
 // race_on_test.go).
 const swapCalls = 400
+
+// largeTextBytes is the size of TestResearchPathAndLargeText's large text
+// (smaller under -race: race_on_test.go).
+const largeTextBytes = 1 << 20

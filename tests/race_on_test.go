@@ -17,3 +17,9 @@ const budgetSweepStep = 4500
 // the file system, not with Go memory, so the race detector gains nothing
 // from more rounds; the non-race run makes the full 400.
 const swapCalls = 100
+
+// largeTextBytes is the size of TestResearchPathAndLargeText's large text
+// under -race: 384 KB, still nearly four times the 100 KB request cap and
+// four archive-get windows of the default budget; the non-race run sends
+// the full 1 MB (eleven windows).
+const largeTextBytes = 384 << 10
