@@ -40,7 +40,7 @@ test: fmt vet lint unit inspector conformance e2e-etcd
 ## and timers, so four at a time keep both cores busy.
 NORACE_RUN := Property|^TestBudgetSpecGetCountsWholeEnvelope$$|^TestSwapRaceStaysInside$$|^TestResearchPathAndLargeText$$
 unit: build
-	@SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '$(NORACE_RUN)' ./specs ./tests > bin/norace.log 2>&1 & norace=$$!; \
+	SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '$(NORACE_RUN)' ./specs ./tests > bin/norace.log 2>&1 & norace=$$!; \
 	GORACE=atexit_sleep_ms=0 SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -parallel 4 ./tests ./core/etcdstore ./...; race=$$?; \
 	wait $$norace; full=$$?; echo "without -race, full counts:"; cat bin/norace.log; \
 	[ $$race -eq 0 ] && [ $$full -eq 0 ]
