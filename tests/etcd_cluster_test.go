@@ -131,6 +131,7 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 	}()
 
 	// Three members on loopback.
+	setupStart := time.Now()
 	members := make([]*etcdMember, 3)
 	var cluster, eps []string
 	for i := range members {
@@ -220,7 +221,12 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 		idle      [12]atomic.Bool
 		dead      [12]atomic.Bool
 		stopped   atomic.Bool
+		refusals  sync.Map // error code → *atomic.Int64: calls the agents retried
 	)
+	refused := func(code string) {
+		n, _ := refusals.LoadOrStore(code, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}
 	agent := func(n int, c *client.Client) error {
 		for !stopped.Load() {
 			env, err := e2eCall(c, 40*time.Second, "task", map[string]any{"action": "next", "spec_id": specID, "claim": true})
@@ -233,6 +239,7 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 					// Idle agents poll every 50 ms, 80 calls/s per server:
 					// past the default burst the rate limit answers, and a
 					// real agent waits as told.
+					refused("next " + code)
 					time.Sleep(retryAfter(env))
 					continue
 				}
@@ -264,6 +271,7 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 					break
 				}
 				if code := errorCode(env); (code == "UNAVAILABLE" || code == "CONFLICT" || code == "RATE_LIMIT_EXCEEDED") && try < 100 {
+					refused("complete " + code)
 					time.Sleep(retryAfter(env))
 					continue
 				}
@@ -330,6 +338,13 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 	t.Logf("reset-batch freed %d stale claims of the killed server", len(resetIDs))
 	wg.Wait()
 	elapsed := time.Since(start)
+	var retried []string
+	refusals.Range(func(k, v any) bool {
+		retried = append(retried, fmt.Sprintf("%s×%d", k, v.(*atomic.Int64).Load()))
+		return true
+	})
+	sort.Strings(retried)
+	t.Logf("set-up %v (cluster, 600-task spec, 3 servers); agents retried %v", start.Sub(setupStart).Round(time.Millisecond), retried)
 	for n := 0; n < 8; n++ {
 		if errs[n] != nil {
 			t.Errorf("agent %d (server s%d): %v", n, n/4+1, errs[n])

@@ -129,12 +129,14 @@ func listHasOutputSchema(t testing.TB, c *client.Client) bool {
 // works through a whole agent loop with mcp-go's client, in the v1 shape,
 // under both protocol eras; validation and error codes are the envelope's.
 func TestFlagsV1AgentLoopOverStdio(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
 	file := writeFlagFile(t, map[string]string{"response_contract_v2": "off"})
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
+			t.Parallel()
 			c := overStdio(t, p, "--flags", file)
 			if listHasOutputSchema(t, c) {
 				t.Fatal("a v1 session's tools/list declares outputSchema")
@@ -228,30 +230,29 @@ func (l *lockedBuffer) String() string {
 
 // httpServer starts the built binary over streamable HTTP and returns its
 // endpoint and its stderr.
+// The server binds port 0 (the kernel picks a free one, so parallel tests
+// cannot race for a port) and logs the address it got.
 func httpServer(t testing.TB, env []string, args ...string) (string, *lockedBuffer) {
 	t.Helper()
-	port := freePort(t)
 	dir := t.TempDir()
-	cmd := exec.Command(specdBinary(t), append([]string{"serve", "--transport", "http", "--addr", fmt.Sprintf("127.0.0.1:%d", port),
+	cmd := exec.Command(specdBinary(t), append([]string{"serve", "--transport", "http", "--addr", "127.0.0.1:0",
 		"--db", filepath.Join(dir, ".specd", "specd.db"), "--log-level", "info"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "SPECD_WORKSPACE="+dir), env...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	must(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	listening := regexp.MustCompile(`msg="serving MCP over streamable HTTP" addr=(127\.0\.0\.1:\d+) `)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			conn.Close()
-			break
+		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
+			return "http://" + m[1] + "/mcp", stderr
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server did not listen: %s", stderr)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port), stderr
 }
 
 // httpClient opens one MCP session on url.
@@ -281,6 +282,7 @@ func httpClient(t testing.TB, url, protocol, name string) *client.Client {
 // naming the file; under 2026-07-28 (no session) the next request follows
 // the file.
 func TestFlagsFileEditOverHTTP(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
@@ -435,6 +437,7 @@ func stdioWithEnv(t testing.TB, protocol string, env []string, extraArgs ...stri
 // available:false with the reason; capabilities lists every flag with its
 // value and source; server flags counts the calls.
 func TestFlagsGatesOverStdio(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
@@ -507,6 +510,7 @@ func TestFlagsGatesOverStdio(t *testing.T) {
 // TestFlagsCLI: specd init writes the default flag file a server then finds
 // on its own; specd flags eval shows what a client gets.
 func TestFlagsCLI(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}

@@ -15,8 +15,10 @@ import (
 // TestStreamableHTTP drives the same tools over streamable HTTP (the shared
 // server set-up) with both protocol versions.
 func TestStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
+			t.Parallel()
 			srv, reg := tools.NewMCPServer(newDeps(t, false))
 			t.Cleanup(func() { reg.FlushErrors(context.Background()) })
 			ts := httptest.NewServer(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")))

@@ -21,6 +21,7 @@ import (
 //     are data it is given; issue 9);
 //   - no package is named util, common or helpers.
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

@@ -329,6 +329,7 @@ func percentile(xs []float64, p float64) float64 {
 // lock) are reported for the same operations run by one process alone
 // (baseline) and by four at once.
 func TestMultiProcessOneSpec(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary 4 times")
 	}

@@ -276,6 +276,7 @@ func TestExportRefusesEscapesAndUserMistakes(t *testing.T) {
 // Item 4: FIFOs are refused at once, by digest-create (five times, then
 // liveness still answers) and by an import folder walk (reported per file).
 func TestFIFOsAreRefusedAtOnce(t *testing.T) {
+	t.Parallel()
 	c, ws, outside, _ := pathsSetup(t)
 	must(t, syscall.Mkfifo(filepath.Join(ws, "pipe.txt"), 0o644))
 	must(t, os.MkdirAll(filepath.Join(ws, "specs"), 0o755))

@@ -261,7 +261,7 @@ func TestResearchPathAndLargeText(t *testing.T) {
 	researchFail(t, c, "NOT_FOUND", "research", map[string]any{"action": "digest-create", "path": "missing.txt", "query": "writer"})
 
 	var b strings.Builder
-	for i := 0; b.Len() < 1<<20; i++ {
+	for i := 0; b.Len() < largeTextBytes; i++ {
 		fmt.Fprintf(&b, "<p>Paragraph %d discusses storage engine number %d and its lock manager.</p>\n", i, i%97)
 	}
 	big := b.String()

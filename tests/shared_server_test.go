@@ -163,6 +163,7 @@ func refusal(t testing.TB, resp *http.Response, body string, status int, code st
 }
 
 func TestSharedServerKeysAndRoles(t *testing.T) {
+	t.Parallel()
 	s := startShared(t, []string{"ann:observer", "max:maintainer", "root:admin"})
 	t.Run("no key", func(t *testing.T) {
 		resp, body := s.post(t, "", "", initBody)
@@ -243,6 +244,7 @@ func TestSharedServerKeysAndRoles(t *testing.T) {
 func ptr(v any) *string { s, _ := v.(string); return &s }
 
 func TestSharedServerRefusesOpenBind(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, specdBinary(t), "serve", "--transport", "http", "--addr", "0.0.0.0:0", "--db", filepath.Join(t.TempDir(), "s.db")).CombinedOutput()
@@ -252,6 +254,7 @@ func TestSharedServerRefusesOpenBind(t *testing.T) {
 }
 
 func TestSharedServerSessionsAndOrigin(t *testing.T) {
+	t.Parallel()
 	s := startShared(t, nil, "--max-sessions-per-key", "2", "--allowed-origins", "https://ok.example")
 	t.Run("unknown session id", func(t *testing.T) {
 		resp, _ := s.post(t, "", "mcp-session-3f0d4a43-5d0e-4a37-9f53-9e3a1f1b2c3d", `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
@@ -280,6 +283,7 @@ func TestSharedServerSessionsAndOrigin(t *testing.T) {
 // without the Authorization header it was given; the session must end all
 // the same, or each reconnecting agent would use up its key's session cap.
 func TestSharedServerClientCloseEndsSession(t *testing.T) {
+	t.Parallel()
 	s := startShared(t, []string{"ann:maintainer"}, "--max-sessions-per-key", "1")
 	for i := 0; i < 3; i++ {
 		c := s.client(t, "ann")
@@ -302,13 +306,23 @@ func TestSharedServerSessionIdleExpiry(t *testing.T) {
 	if r, _ := s.post(t, "", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.StatusCode != http.StatusOK {
 		t.Fatalf("fresh session: %d", r.StatusCode)
 	}
-	time.Sleep(3500 * time.Millisecond) // the sweeper runs every max(ttl/2, 1s)
+	// The sweeper runs every max(ttl/2, 1s): the session ends 1–2 s from
+	// now. Wait for that on /metrics (keyless: the caller is admin), which
+	// does not touch the session as a ping would.
+	waitUntil(t, "the idle session to end", func() bool {
+		resp, err := http.Get(s.URL + "/metrics")
+		must(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), "\nspecd_sessions 0\n")
+	})
 	if r, _ := s.post(t, "", sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("idle session after its TTL: %d, want 404", r.StatusCode)
 	}
 }
 
 func TestSharedServerRateLimit(t *testing.T) {
+	t.Parallel()
 	s := startShared(t, []string{"ann:maintainer"}, "--rate", "0.01", "--rate-burst", "3")
 	c := s.client(t, "ann")
 	var last map[string]any
@@ -333,6 +347,7 @@ func TestSharedServerRateLimit(t *testing.T) {
 }
 
 func TestSharedServerBodyAndHeaderCaps(t *testing.T) {
+	t.Parallel()
 	s := startShared(t, nil, "--max-body", "4096", "--max-header-bytes", "4096")
 	t.Run("announced body over the cap", func(t *testing.T) {
 		conn, err := net.Dial("tcp", s.Addr)
@@ -375,10 +390,14 @@ func TestSharedServerBodyAndHeaderCaps(t *testing.T) {
 
 // TestSharedServerSlowAndIdleConnections: a connection that never finishes
 // its headers is closed after --read-header-timeout, and at --max-conns the
-// idle connections give way to new ones.
+// idle connections give way to new ones. It stays sequential (before the
+// parallel tests start): the connection cap's 1 s read deadline must not
+// compete with them for the CPU. Its two subtests overlap: both mostly
+// wait on timers.
 func TestSharedServerSlowAndIdleConnections(t *testing.T) {
 	s := startShared(t, nil, "--read-header-timeout", "1s", "--max-conns", "16")
 	t.Run("slow headers", func(t *testing.T) {
+		t.Parallel()
 		conn, err := net.Dial("tcp", s.Addr)
 		must(t, err)
 		defer conn.Close()
@@ -389,6 +408,7 @@ func TestSharedServerSlowAndIdleConnections(t *testing.T) {
 		}
 	})
 	t.Run("connection cap", func(t *testing.T) {
+		t.Parallel()
 		s := startShared(t, nil, "--max-conns", "16") // headers may take 5 s here
 		var conns []net.Conn
 		for i := 0; i < 48; i++ {
@@ -421,6 +441,7 @@ func TestSharedServerSlowAndIdleConnections(t *testing.T) {
 }
 
 func TestSharedServerGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	s := startShared(t, nil)
 	c := s.client(t, "")
 	if env := call(t, c, "authoring", map[string]any{"action": "spec-create", "name": "kept"}); env["success"] != true {

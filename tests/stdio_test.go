@@ -31,6 +31,7 @@ import (
 // debug logging on and checks that every byte on stdout is a JSON-RPC
 // message, while the logs arrive on stderr.
 func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
@@ -175,6 +176,7 @@ func vmHWM(pid int) int {
 // that the next call is served, and that the process never held the line
 // (peak RSS well under the line's size; it was several times it before).
 func TestStdioOversizeMessageIsRefusedInBoundedMemory(t *testing.T) {
+	t.Parallel()
 	s := startRawStdio(t)
 	const size = 40 << 20
 	big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"health","arguments":{"action":"liveness","x":"` +

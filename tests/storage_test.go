@@ -94,6 +94,7 @@ func warningCodes(env map[string]any) []string {
 // a warning) and readiness say not ready, `specd check` exit 1; a backup
 // taken before restores it and checks clean.
 func TestCorruptStoreCLI(t *testing.T) {
+	t.Parallel()
 	bin := specdBinary(t)
 	ws := t.TempDir()
 	db := filepath.Join(ws, ".specd", "specd.db")
@@ -197,6 +198,7 @@ func binaryForAll(t *testing.T) string {
 // (registered, type unavailable) and changes nothing; health reports
 // degraded with a warning and readiness not ready.
 func TestReadOnlyStoreServesReads(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a child as another user")
 	}
@@ -258,6 +260,7 @@ func inMountNamespace(t *testing.T, bin, script string) string {
 // TestReadOnlyFileSystem (item 9): on a file system mounted read-only, even
 // as root, reads are served and writes answer STORE_READ_ONLY.
 func TestReadOnlyFileSystem(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount")
 	}
@@ -294,6 +297,7 @@ echo "HEALTH $("$SPECD" call health '{"action":"check"}' --db %[3]s | tr -d '\n'
 // (specd check passes, every acknowledged entry is there) and health says
 // degraded; with RLIMIT_FSIZE (EFBIG) the answer is STORE_FULL as well.
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount")
 	}

@@ -158,6 +158,7 @@ func runAgent(t testing.TB, name string, c *client.Client, specID string) (res a
 // the same spec. Every leaf is completed exactly once, by one of them, and
 // every invariant holds at the end.
 func TestTaskAgentLoopTwoProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
@@ -375,6 +376,7 @@ func checkStoreInvariants(t *testing.T, st *store.Store, specID string) {
 // verification_execute flag (default off) decides under it: execute runs
 // only with both; otherwise the answer is FEATURE_DISABLED.
 func TestVerificationExecuteOverStdio(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
@@ -423,6 +425,7 @@ func TestVerificationExecuteOverStdio(t *testing.T) {
 // uses its per-process id instead), so the second start of a task is
 // CONFLICT naming the first process.
 func TestStartConflictAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}

@@ -65,6 +65,14 @@ func openStore(t *testing.T, path string, lockTimeout time.Duration, mods ...fun
 // failed open is released), to a second Store on the same file too, and the
 // same Store works again once the bytes are restored.
 func TestCorruptStoreIsNamedAndReleased(t *testing.T) {
+	// One filled store, copied into each case's workspace: the same bytes
+	// as filling each one (a hundred committed writes, fsynced, per fill).
+	filled := filepath.Join(t.TempDir(), "specd.db")
+	filledIDs := fillStore(t, filled)
+	full, err := os.ReadFile(filled)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		size func(full int64) int64
@@ -76,9 +84,16 @@ func TestCorruptStoreIsNamedAndReleased(t *testing.T) {
 		{"8KB while open", func(int64) int64 { return 8 << 10 }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a workspace each; the maps check counts this case's file only
 			ws := t.TempDir()
 			path := filepath.Join(ws, ".specd", "specd.db")
-			ids := fillStore(t, path)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, full, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ids := filledIDs
 			good, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
