@@ -454,3 +454,50 @@ func TestFlagdDown(t *testing.T) {
 		t.Fatalf("Close took %v", el)
 	}
 }
+
+// TestHalfWrittenSaveIsNotRejected: an editor that truncates the flag file
+// and then writes it is seen by the poller in between (an empty file). That
+// state must not be logged as a rejected edit; a broken state that stays
+// for two polls is, once. The polls are driven by hand (no ticker).
+func TestHalfWrittenSaveIsNotRejected(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flags.json")
+	writeFile(t, path, contractFile("", "on"))
+	log, buf := testLogger()
+	s, err := Open(context.Background(), Options{Path: path, Logger: log, InstallID: "i", Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	warnings := func() int { return strings.Count(buf.String(), "edit rejected") }
+	steps := []struct {
+		name     string
+		data     string // "-" deletes the file
+		warnings int    // after this poll
+		value    bool   // the contract flag for a new session after it
+	}{
+		{"truncated mid-save", "", 0, true},
+		{"the save completes", contractFile("", "off"), 0, false},
+		{"truncated again", "", 0, false},
+		{"the same broken state a poll later", "", 1, false},
+		{"and again", "", 1, false},
+		{"a good edit", contractFile("", "on"), 1, true},
+		{"deleted", "-", 1, true},
+		{"still deleted", "-", 2, true},
+	}
+	for i, st := range steps {
+		if st.data == "-" {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+		} else {
+			writeFile(t, path, st.data)
+		}
+		s.reload()
+		if got := warnings(); got != st.warnings {
+			t.Fatalf("%s: %d rejection warnings, want %d:\n%s", st.name, got, st.warnings, buf)
+		}
+		waitFor(t, st.name+": the provider's view", func() bool {
+			return s.Contract(context.Background(), Context{SessionID: fmt.Sprint("s", i, time.Now().UnixNano()), ClientName: "a"}).Value == st.value
+		})
+	}
+}

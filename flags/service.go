@@ -116,9 +116,14 @@ type Service struct {
 	copyPath string
 	good     []byte
 	rejected string
-	stop     chan struct{}
-	done     chan struct{}
-	stopLog  func() // closes the provider's log pipe
+	// suspect is the broken state (error and bytes) the last poll saw: a
+	// broken state is rejected only when two polls in a row see it, so
+	// an editor's save caught half-written (truncated, then written)
+	// logs nothing.
+	suspect string
+	stop    chan struct{}
+	done    chan struct{}
+	stopLog func() // closes the provider's log pipe
 }
 
 type sessionEntry struct {
@@ -296,8 +301,8 @@ func openDefault(ctx context.Context, opts Options) (*Service, error) {
 }
 
 // watch checks the flag file every Poll and hands a good edit to the
-// provider; a broken edit is logged once and the last good configuration
-// stays.
+// provider at once; a broken edit (or a deleted file) seen by two polls in
+// a row is logged once and the last good configuration stays.
 func (s *Service) watch() {
 	defer close(s.done)
 	t := time.NewTicker(s.opts.Poll)
@@ -313,11 +318,13 @@ func (s *Service) watch() {
 }
 
 // reload reads the flag file once and applies it when it changed and is
-// valid.
+// valid. A broken state is logged when the poll before saw the same one
+// (see suspect), and once until the file changes to another error or a
+// good configuration.
 func (s *Service) reload() {
 	data, err := os.ReadFile(s.opts.Path)
 	if err == nil && bytes.Equal(data, s.good) {
-		s.rejected = ""
+		s.rejected, s.suspect = "", ""
 		return
 	}
 	if err == nil {
@@ -327,13 +334,20 @@ func (s *Service) reload() {
 		err = writeAtomic(s.copyPath, data)
 	}
 	if err != nil {
-		if msg := err.Error(); msg != s.rejected {
-			s.rejected = msg
-			s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg)
+		msg := err.Error()
+		seen := msg + "\x00" + string(data)
+		if msg == s.rejected {
+			return
 		}
+		if seen != s.suspect {
+			s.suspect = seen // first sight: the writer may not be done
+			return
+		}
+		s.rejected = msg
+		s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg)
 		return
 	}
-	s.good, s.rejected = data, ""
+	s.good, s.rejected, s.suspect = data, "", ""
 	s.log.Info("flag file applied", "file", s.opts.Display)
 }
 
