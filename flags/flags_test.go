@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -434,14 +435,22 @@ func TestFlagdDown(t *testing.T) {
 			}
 		}
 	}
+	// One warning per cause (the provider's state and error code, e.g.
+	// "provider NOT_READY: PROVIDER_NOT_READY"), never one per flag or call.
+	// Which codes a down flagd goes through depends on timing, so only the
+	// once-each rule is checked, on the whole quoted cause.
 	causes := map[string]int{}
 	for _, line := range strings.Split(buf.String(), "\n") {
 		if i := strings.Index(line, "cause="); i >= 0 && strings.Contains(line, "flag provider failed") {
-			causes[strings.Fields(line[i:])[0]+" "+strings.Fields(line[i:])[1]]++
+			c, err := strconv.QuotedPrefix(line[i+len("cause="):])
+			if err != nil {
+				t.Fatalf("unquoted cause in %q", line)
+			}
+			causes[c]++
 		}
 	}
-	if len(causes) == 0 || len(causes) > 2 {
-		t.Fatalf("causes %v:\n%s", causes, buf)
+	if len(causes) == 0 {
+		t.Fatalf("no provider fault logged:\n%s", buf)
 	}
 	for c, n := range causes {
 		if n != 1 {
