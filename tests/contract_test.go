@@ -14,7 +14,9 @@ import (
 // declared Example) and its error paths (an unknown parameter, a parameter
 // of another action, each missing required parameter, a wrong type) answer
 // with envelopes that validate against the published output schema. New
-// actions are covered by declaring them; no new test code is needed.
+// actions are covered by declaring them; no new test code is needed. On
+// protocols[0] the error paths are sent once, by TestContractEveryRecoveryRuns,
+// whose walk (argumentErrors) checks each answer for this test too.
 func TestContractEveryAction(t *testing.T) {
 	t.Parallel()
 	for _, p := range protocols {
@@ -46,38 +48,14 @@ func TestContractEveryAction(t *testing.T) {
 								t.Fatalf("happy path failed: %v", env)
 							}
 						}
-						// A parameter no tool has.
-						env := call(t, c, tool.Name, withExample(tool, act, map[string]any{"zz_not_a_param": 1}))
-						if errorCode(env) != "UNKNOWN_PARAMETER" {
-							t.Fatalf("unknown parameter: %v", env)
+						if p == protocols[0] {
+							// TestContractEveryRecoveryRuns sends these same
+							// argument errors on this protocol and checks each
+							// answer for both (argumentErrors).
+							return
 						}
-						// A parameter of this tool that this action does not take.
-						for _, p := range tool.Params {
-							if !takes(act, p.Name) {
-								env := call(t, c, tool.Name, withExample(tool, act, map[string]any{p.Name: sampleValue(p)}))
-								if errorCode(env) != "UNKNOWN_PARAMETER" || data(env)["details"].(map[string]any)["action"] != a.Name {
-									t.Fatalf("%s is not taken by %s: %v", p.Name, a.Name, env)
-								}
-								break
-							}
-						}
-						// Each required parameter missing.
-						for _, r := range act.Required {
-							args := withExample(tool, act, nil)
-							delete(args, r)
-							env := call(t, c, tool.Name, args)
-							if errorCode(env) != "MISSING_REQUIRED" || data(env)["details"].(map[string]any)["field"] != r {
-								t.Fatalf("missing %s: %v", r, env)
-							}
-						}
-						// A wrong type for each parameter the action takes.
-						for _, pn := range act.Params() {
-							p := findParam(tool, pn)
-							env := call(t, c, tool.Name, withExample(tool, act, map[string]any{pn: wrongValue(p)}))
-							if errorCode(env) != "INVALID_FORMAT" {
-								t.Fatalf("wrong type for %s: %v", pn, env)
-							}
-						}
+						argumentErrors(t, tool, act, func(extra map[string]any) map[string]any { return withExample(tool, act, extra) },
+							func(_ string, args map[string]any) map[string]any { return call(t, c, tool.Name, args) })
 					})
 				}
 			}
@@ -90,6 +68,52 @@ func TestContractEveryAction(t *testing.T) {
 				t.Fatalf("no action: %v", env)
 			}
 		})
+	}
+}
+
+// argumentErrors sends act's argument errors a client can make — a
+// parameter no tool has, a parameter of this tool that act does not take,
+// each required parameter missing, a wrong type for each parameter act
+// takes — built by example (act's example arguments plus extra), through
+// send (what names the case), and fails t unless each answer is the error
+// the contract gives: UNKNOWN_PARAMETER (naming the action for a foreign
+// parameter), MISSING_REQUIRED naming the field, INVALID_FORMAT. Both
+// TestContractEveryAction and TestContractEveryRecoveryRuns (which also
+// checks each answer's recovery call) walk it, so a call both tests need
+// is made once.
+func argumentErrors(t testing.TB, tool *mcptool.Tool, act *mcptool.Action, example func(extra map[string]any) map[string]any, send func(what string, args map[string]any) map[string]any) {
+	t.Helper()
+	// A parameter no tool has.
+	env := send("unknown parameter", example(map[string]any{"zz_not_a_param": 1}))
+	if errorCode(env) != "UNKNOWN_PARAMETER" {
+		t.Fatalf("unknown parameter: %v", env)
+	}
+	// A parameter of this tool that this action does not take.
+	for _, p := range tool.Params {
+		if !takes(act, p.Name) {
+			env := send("foreign parameter "+p.Name, example(map[string]any{p.Name: sampleValue(p)}))
+			if errorCode(env) != "UNKNOWN_PARAMETER" || data(env)["details"].(map[string]any)["action"] != act.Name {
+				t.Fatalf("%s is not taken by %s: %v", p.Name, act.Name, env)
+			}
+			break
+		}
+	}
+	// Each required parameter missing.
+	for _, r := range act.Required {
+		args := example(nil)
+		delete(args, r)
+		env := send("missing "+r, args)
+		if errorCode(env) != "MISSING_REQUIRED" || data(env)["details"].(map[string]any)["field"] != r {
+			t.Fatalf("missing %s: %v", r, env)
+		}
+	}
+	// A wrong type for each parameter the action takes.
+	for _, pn := range act.Params() {
+		p := findParam(tool, pn)
+		env := send("wrong type "+pn, example(map[string]any{pn: wrongValue(p)}))
+		if errorCode(env) != "INVALID_FORMAT" {
+			t.Fatalf("wrong type for %s: %v", pn, env)
+		}
 	}
 }
 
