@@ -14,50 +14,22 @@ import (
 // declared Example) and its error paths (an unknown parameter, a parameter
 // of another action, each missing required parameter, a wrong type) answer
 // with envelopes that validate against the published output schema. New
-// actions are covered by declaring them; no new test code is needed. On
-// protocols[0] the error paths are sent once, by TestContractEveryRecoveryRuns,
-// whose walk (argumentErrors) checks each answer for this test too.
+// actions are covered by declaring them; no new test code is needed.
+//
+// protocols[0]'s calls are made once, by the walks that check them for
+// this test too: its happy paths by TestAnswersGolden (same examples, same
+// fixture, on a deterministic clock and ids: each must succeed, its envelope
+// validated by call), its error paths by TestContractEveryRecoveryRuns
+// (argumentErrors checks each answer's code for this test and its recovery
+// call for that one). This test walks the other protocols.
 func TestContractEveryAction(t *testing.T) {
 	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			shared, reg := inProcess(t, newDeps(t, false), p)
-			tmpl := newFixtureTemplate(t, p, false)
-			reads, readFx := tmpl.readClient(t, p)
-			for _, tool := range reg.Tools() {
-				for _, a := range tool.Describe() {
-					name := tool.Name + "/" + a.Name
-					t.Run(name, func(t *testing.T) {
-						t.Parallel()
-						c := shared
-						act := findAction(tool, a.Name)
-						if act.Example != nil {
-							// Each happy path that writes gets a fresh fixture
-							// (a copy of one, on a server of its own), so
-							// mutations cannot disturb one another; those that
-							// only read share one copy (readClient checks that
-							// they leave it as it was).
-							var fx map[string]string
-							c, fx = reads, readFx
-							if act.SideEffects == mcptool.EffectWrite {
-								c, fx = tmpl.client(t, p)
-							}
-							env := call(t, c, tool.Name, exampleArgs(t, c, tool, act, fx))
-							if env["success"] != true {
-								t.Fatalf("happy path failed: %v", env)
-							}
-						}
-						if p == protocols[0] {
-							// TestContractEveryRecoveryRuns sends these same
-							// argument errors on this protocol and checks each
-							// answer for both (argumentErrors).
-							return
-						}
-						argumentErrors(t, tool, act, func(extra map[string]any) map[string]any { return withExample(tool, act, extra) },
-							func(_ string, args map[string]any) map[string]any { return call(t, c, tool.Name, args) })
-					})
-				}
+			if p != protocols[0] {
+				walkContract(t, p, shared, reg)
 			}
 			env := call(t, shared, "health", map[string]any{"action": "no-such-action"})
 			if errorCode(env) != "UNKNOWN_ACTION" {
@@ -68,6 +40,41 @@ func TestContractEveryAction(t *testing.T) {
 				t.Fatalf("no action: %v", env)
 			}
 		})
+	}
+}
+
+// walkContract runs TestContractEveryAction's per-action subtests over
+// protocol: each example on a fixture copy, then argumentErrors; actions
+// without an example send their argument errors to shared (an empty store).
+func walkContract(t *testing.T, protocol string, shared *client.Client, reg *mcptool.Registry) {
+	tmpl := newFixtureTemplate(t, protocol, false)
+	reads, readFx := tmpl.readClient(t, protocol)
+	for _, tool := range reg.Tools() {
+		for _, a := range tool.Describe() {
+			t.Run(tool.Name+"/"+a.Name, func(t *testing.T) {
+				t.Parallel()
+				c := shared
+				act := findAction(tool, a.Name)
+				if act.Example != nil {
+					// Each happy path that writes gets a fresh fixture
+					// (a copy of one, on a server of its own), so
+					// mutations cannot disturb one another; those that
+					// only read share one copy (readClient checks that
+					// they leave it as it was).
+					var fx map[string]string
+					c, fx = reads, readFx
+					if act.SideEffects == mcptool.EffectWrite {
+						c, fx = tmpl.client(t, protocol)
+					}
+					env := call(t, c, tool.Name, exampleArgs(t, c, tool, act, fx))
+					if env["success"] != true {
+						t.Fatalf("happy path failed: %v", env)
+					}
+				}
+				argumentErrors(t, tool, act, func(extra map[string]any) map[string]any { return withExample(tool, act, extra) },
+					func(_ string, args map[string]any) map[string]any { return call(t, c, tool.Name, args) })
+			})
+		}
 	}
 }
 
