@@ -31,6 +31,7 @@ var sessionName = regexp.MustCompile(`inprocess-[0-9]+`)
 // so that a change to any answer's shape shows as a diff of one file
 // (testdata/answers/<tool>.<action>.json; refresh with -update). It is the
 // behaviour check of refactors that move code between tools and the domain.
+// It is also TestContractEveryAction's happy-path walk on protocols[0].
 func TestAnswersGolden(t *testing.T) {
 	t.Parallel()
 	_, reg := inProcess(t, newDeps(t, true), protocols[0])

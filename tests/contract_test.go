@@ -15,71 +15,21 @@ import (
 // of another action, each missing required parameter, a wrong type) answer
 // with envelopes that validate against the published output schema. New
 // actions are covered by declaring them; no new test code is needed.
+//
+// protocols[0]'s calls are made once, by the walks that check them for
+// this test too: its happy paths by TestAnswersGolden (same examples, same
+// fixture, on a deterministic clock and ids: each must succeed, its envelope
+// validated by call), its error paths by TestContractEveryRecoveryRuns
+// (argumentErrors checks each answer's code for this test and its recovery
+// call for that one). This test walks the other protocols.
 func TestContractEveryAction(t *testing.T) {
 	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			shared, reg := inProcess(t, newDeps(t, false), p)
-			tmpl := newFixtureTemplate(t, p, false)
-			reads, readFx := tmpl.readClient(t, p)
-			for _, tool := range reg.Tools() {
-				for _, a := range tool.Describe() {
-					name := tool.Name + "/" + a.Name
-					t.Run(name, func(t *testing.T) {
-						t.Parallel()
-						c := shared
-						act := findAction(tool, a.Name)
-						if act.Example != nil {
-							// Each happy path that writes gets a fresh fixture
-							// (a copy of one, on a server of its own), so
-							// mutations cannot disturb one another; those that
-							// only read share one copy (readClient checks that
-							// they leave it as it was).
-							var fx map[string]string
-							c, fx = reads, readFx
-							if act.SideEffects == mcptool.EffectWrite {
-								c, fx = tmpl.client(t, p)
-							}
-							env := call(t, c, tool.Name, exampleArgs(t, c, tool, act, fx))
-							if env["success"] != true {
-								t.Fatalf("happy path failed: %v", env)
-							}
-						}
-						// A parameter no tool has.
-						env := call(t, c, tool.Name, withExample(tool, act, map[string]any{"zz_not_a_param": 1}))
-						if errorCode(env) != "UNKNOWN_PARAMETER" {
-							t.Fatalf("unknown parameter: %v", env)
-						}
-						// A parameter of this tool that this action does not take.
-						for _, p := range tool.Params {
-							if !takes(act, p.Name) {
-								env := call(t, c, tool.Name, withExample(tool, act, map[string]any{p.Name: sampleValue(p)}))
-								if errorCode(env) != "UNKNOWN_PARAMETER" || data(env)["details"].(map[string]any)["action"] != a.Name {
-									t.Fatalf("%s is not taken by %s: %v", p.Name, a.Name, env)
-								}
-								break
-							}
-						}
-						// Each required parameter missing.
-						for _, r := range act.Required {
-							args := withExample(tool, act, nil)
-							delete(args, r)
-							env := call(t, c, tool.Name, args)
-							if errorCode(env) != "MISSING_REQUIRED" || data(env)["details"].(map[string]any)["field"] != r {
-								t.Fatalf("missing %s: %v", r, env)
-							}
-						}
-						// A wrong type for each parameter the action takes.
-						for _, pn := range act.Params() {
-							p := findParam(tool, pn)
-							env := call(t, c, tool.Name, withExample(tool, act, map[string]any{pn: wrongValue(p)}))
-							if errorCode(env) != "INVALID_FORMAT" {
-								t.Fatalf("wrong type for %s: %v", pn, env)
-							}
-						}
-					})
-				}
+			if p != protocols[0] {
+				walkContract(t, p, shared, reg)
 			}
 			env := call(t, shared, "health", map[string]any{"action": "no-such-action"})
 			if errorCode(env) != "UNKNOWN_ACTION" {
@@ -90,6 +40,87 @@ func TestContractEveryAction(t *testing.T) {
 				t.Fatalf("no action: %v", env)
 			}
 		})
+	}
+}
+
+// walkContract runs TestContractEveryAction's per-action subtests over
+// protocol: each example on a fixture copy, then argumentErrors; actions
+// without an example send their argument errors to shared (an empty store).
+func walkContract(t *testing.T, protocol string, shared *client.Client, reg *mcptool.Registry) {
+	tmpl := newFixtureTemplate(t, protocol, false)
+	reads, readFx := tmpl.readClient(t, protocol)
+	for _, tool := range reg.Tools() {
+		for _, a := range tool.Describe() {
+			t.Run(tool.Name+"/"+a.Name, func(t *testing.T) {
+				t.Parallel()
+				c := shared
+				act := findAction(tool, a.Name)
+				if act.Example != nil {
+					// Each happy path that writes gets a fresh fixture
+					// (a copy of one, on a server of its own), so
+					// mutations cannot disturb one another; those that
+					// only read share one copy (readClient checks that
+					// they leave it as it was).
+					var fx map[string]string
+					c, fx = reads, readFx
+					if act.SideEffects == mcptool.EffectWrite {
+						c, fx = tmpl.client(t, protocol)
+					}
+					env := call(t, c, tool.Name, exampleArgs(t, c, tool, act, fx))
+					if env["success"] != true {
+						t.Fatalf("happy path failed: %v", env)
+					}
+				}
+				argumentErrors(t, tool, act, func(extra map[string]any) map[string]any { return withExample(tool, act, extra) },
+					func(_ string, args map[string]any) map[string]any { return call(t, c, tool.Name, args) })
+			})
+		}
+	}
+}
+
+// argumentErrors sends act's argument errors a client can make — a
+// parameter no tool has, a parameter of this tool that act does not take,
+// each required parameter missing, a wrong type for each parameter act
+// takes — built by example (act's example arguments plus extra), through
+// send (what names the case), and fails t unless each answer is the error
+// the contract gives: UNKNOWN_PARAMETER (naming the action for a foreign
+// parameter), MISSING_REQUIRED naming the field, INVALID_FORMAT. Both
+// TestContractEveryAction and TestContractEveryRecoveryRuns (which also
+// checks each answer's recovery call) walk it, so a call both tests need
+// is made once.
+func argumentErrors(t testing.TB, tool *mcptool.Tool, act *mcptool.Action, example func(extra map[string]any) map[string]any, send func(what string, args map[string]any) map[string]any) {
+	t.Helper()
+	// A parameter no tool has.
+	env := send("unknown parameter", example(map[string]any{"zz_not_a_param": 1}))
+	if errorCode(env) != "UNKNOWN_PARAMETER" {
+		t.Fatalf("unknown parameter: %v", env)
+	}
+	// A parameter of this tool that this action does not take.
+	for _, p := range tool.Params {
+		if !takes(act, p.Name) {
+			env := send("foreign parameter "+p.Name, example(map[string]any{p.Name: sampleValue(p)}))
+			if errorCode(env) != "UNKNOWN_PARAMETER" || data(env)["details"].(map[string]any)["action"] != act.Name {
+				t.Fatalf("%s is not taken by %s: %v", p.Name, act.Name, env)
+			}
+			break
+		}
+	}
+	// Each required parameter missing.
+	for _, r := range act.Required {
+		args := example(nil)
+		delete(args, r)
+		env := send("missing "+r, args)
+		if errorCode(env) != "MISSING_REQUIRED" || data(env)["details"].(map[string]any)["field"] != r {
+			t.Fatalf("missing %s: %v", r, env)
+		}
+	}
+	// A wrong type for each parameter the action takes.
+	for _, pn := range act.Params() {
+		p := findParam(tool, pn)
+		env := send("wrong type "+pn, example(map[string]any{pn: wrongValue(p)}))
+		if errorCode(env) != "INVALID_FORMAT" {
+			t.Fatalf("wrong type for %s: %v", pn, env)
+		}
 	}
 }
 

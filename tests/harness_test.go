@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -245,8 +246,9 @@ func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	if err := json.Unmarshal([]byte(text.Text), &mirror); err != nil {
 		t.Fatalf("content[0].text is not JSON: %q", text.Text)
 	}
-	canonical, _ := json.Marshal(env)
-	if again, _ := json.Marshal(mirror); !bytes.Equal(canonical, again) {
+	// Decoded JSON values (maps, slices, float64, string, bool, nil) are
+	// deeply equal exactly when they encode to the same canonical JSON.
+	if !reflect.DeepEqual(env, mirror) {
 		t.Fatalf("content[0].text does not mirror structuredContent:\n%s\n%s", structured, text.Text)
 	}
 	if strings.Contains(text.Text, "\n") {
@@ -255,7 +257,7 @@ func envelopeOf(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	if res.IsError != !env["success"].(bool) {
 		t.Fatalf("isError=%v but success=%v", res.IsError, env["success"])
 	}
-	validateEnvelopeJSON(t, canonical)
+	validateEnvelopeJSON(t, structured)
 	return env
 }
 

@@ -246,20 +246,12 @@ func probeAction(p *recoveryProbe, tool *mcptool.Tool, act *mcptool.Action, fx m
 		}
 		return args
 	}
-	p.expectRecovery(name+" unknown parameter", call(t, c, tool.Name, example(map[string]any{"zz_not_a_param": 1})), true)
-	for _, prm := range tool.Params {
-		if !takes(act, prm.Name) {
-			p.expectRecovery(name+" foreign parameter "+prm.Name, call(t, c, tool.Name, example(map[string]any{prm.Name: sampleValue(prm)})), true)
-			break
-		}
-	}
-	for _, r := range act.Required {
-		args := example(nil)
-		delete(args, r)
-		p.expectRecovery(name+" missing "+r, call(t, c, tool.Name, args), true)
-	}
+	argumentErrors(t, tool, act, example, func(what string, args map[string]any) map[string]any {
+		env := call(t, c, tool.Name, args)
+		p.expectRecovery(name+" "+what, env, true)
+		return env
+	})
 	for _, pn := range act.Params() {
-		p.expectRecovery(name+" wrong type "+pn, call(t, c, tool.Name, example(map[string]any{pn: wrongValue(findParam(tool, pn))})), true)
 		if v, ok := idParams[pn]; ok && pn != "parent" {
 			// A missing id may be a legitimate empty answer (a
 			// filter); an error must still name its next call.
