@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/specd/specd/core/store/bucketstore"
@@ -172,41 +173,41 @@ func (t *txn) load(path, sep string) {
 		}
 		missing = append(missing, k)
 	}
-	switch {
-	case len(missing) == 0:
-	case len(missing) > len(resp.Kvs)/4 || len(missing) > maxFetchOps:
-		full, err := t.get(id, clientv3.WithRange(end))
-		if err != nil {
-			return
-		}
-		for _, kv := range full.Kvs {
-			t.keep(kv.Key, kv.Value, kv.ModRevision)
-		}
-	default:
-		ops := make([]clientv3.Op, len(missing))
-		for i, k := range missing {
-			ops[i] = clientv3.OpGet(k, clientv3.WithRev(t.rev), clientv3.WithSerializable())
-		}
-		ctx, cancel := t.s.callCtx(t.ctx)
-		tr, err := t.s.kv.Txn(ctx).Then(ops...).Commit()
-		cancel()
-		if err != nil {
-			t.err = err
-			panic(abort{})
-		}
-		for _, r := range tr.Responses {
-			for _, kv := range r.GetResponseRange().Kvs {
-				t.keep(kv.Key, kv.Value, kv.ModRevision)
-			}
-		}
-	}
+	t.fetchMissing(id, end, missing, len(resp.Kvs), func(kv *mvccpb.KeyValue) { t.keep(kv.Key, kv.Value, kv.ModRevision) })
 	t.ranges[id] = end
 	t.loaded[id] = true
 }
 
-// maxFetchOps bounds the point reads of one load (they go in one read-only
-// transaction, which --max-txn-ops also limits).
+// maxFetchOps bounds the point reads of one fetch (they go in one
+// read-only transaction, which --max-txn-ops also limits: see fetchMissing).
 const maxFetchOps = 100
+
+// fetchMissing reads at the snapshot, in one round trip, the values of
+// the keys missing of the range [start, end) (which holds total keys),
+// handing each to keep: the whole range when more than a quarter of it is
+// missing or the point reads would not fit one transaction (maxFetchOps,
+// and the store's MaxTxnOps), else the point reads in one read-only
+// transaction. A failure aborts the transaction (see run).
+func (t *txn) fetchMissing(start, end string, missing []string, total int, keep func(*mvccpb.KeyValue)) {
+	switch {
+	case len(missing) == 0:
+	case len(missing) > total/4 || len(missing) > min(maxFetchOps, t.s.opts.MaxTxnOps):
+		resp, _ := t.get(start, clientv3.WithRange(end))
+		for _, kv := range resp.Kvs {
+			keep(kv)
+		}
+	default:
+		ops := make([]clientv3.Op, len(missing))
+		for i, k := range missing {
+			ops[i] = clientv3.OpGet(k, t.readOpts()...)
+		}
+		for _, r := range t.readTxn(ops).Responses {
+			for _, kv := range r.GetResponseRange().Kvs {
+				keep(kv)
+			}
+		}
+	}
+}
 
 // keep records a value read at the snapshot, and caches it by revision.
 func (t *txn) keep(key, v []byte, mod int64) {

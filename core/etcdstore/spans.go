@@ -325,22 +325,21 @@ func (t *txn) known(key string) (v []byte, mod int64, s *span, ok bool) {
 
 // fetch reads the value of key at the snapshot into the span (and the
 // value cache); in a fetchAll span every value the cache lacks, in one
-// round trip: point reads in one transaction, or the whole range when most
-// are missing.
+// round trip (fetchMissing).
 func (t *txn) fetch(s *span, key string) {
-	keep := func(kvs []*mvccpb.KeyValue) {
-		for _, kv := range kvs {
-			k, v := string(kv.Key), kv.Value
-			if v == nil {
-				v = []byte{}
-			}
-			s.vals[k] = v
-			t.s.vals.put(k, kv.ModRevision, v)
+	keep := func(kv *mvccpb.KeyValue) {
+		k, v := string(kv.Key), kv.Value
+		if v == nil {
+			v = []byte{}
 		}
+		s.vals[k] = v
+		t.s.vals.put(k, kv.ModRevision, v)
 	}
 	if !s.fetchAll {
 		resp, _ := t.get(key)
-		keep(resp.Kvs)
+		for _, kv := range resp.Kvs {
+			keep(kv)
+		}
 		return
 	}
 	var missing []string
@@ -354,23 +353,8 @@ func (t *txn) fetch(s *span, key string) {
 		}
 		missing = append(missing, k)
 	}
-	if len(missing) > len(s.mods)/4 || len(missing) > t.maxFetch() {
-		resp, _ := t.get(s.start, clientv3.WithRange(s.end))
-		keep(resp.Kvs)
-		return
-	}
-	ops := make([]clientv3.Op, len(missing))
-	for i, k := range missing {
-		ops[i] = clientv3.OpGet(k, t.readOpts()...)
-	}
-	for _, r := range t.readTxn(ops).Responses {
-		keep(r.GetResponseRange().Kvs)
-	}
+	t.fetchMissing(s.start, s.end, missing, len(s.mods), keep)
 }
-
-// maxFetch bounds the point reads of one fetch (one read-only transaction,
-// which --max-txn-ops also limits).
-func (t *txn) maxFetch() int { return min(maxFetchOps, t.s.opts.MaxTxnOps) }
 
 // spanKeys lists the present keys of a whole bucket range a span covers
 // (nil, false when no span covers it), and, in a writable transaction,
