@@ -373,20 +373,42 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 		}
 	}
 	// No acknowledged write lost: the store holds every completion, and the
-	// journal and history agree with the header.
+	// journal and history agree with the header. The one completion no
+	// agent saw may be a killed server's: its agent's complete committed
+	// and the server died before answering (a write never acknowledged,
+	// not one lost). Such a task was claimed by that server's agents only
+	// and so not reset (a reset task is completed by a survivor, which
+	// sees it).
+	killedOnly := func(id string) bool {
+		for _, n := range claims[id] {
+			if n/4 != 2 {
+				return false
+			}
+		}
+		return len(claims[id]) > 0 && !reset[id]
+	}
 	if err := direct.ReadSpec(context.Background(), specID, func(sp *specs.Spec, j specs.JournalReader) error {
-		completed := 0
+		completed, unseen := 0, 0
 		for _, id := range sp.IDs() {
 			n := sp.Node(id)
 			if n.IsWorkLeaf() && n.Status == specs.StatusCompleted {
 				completed++
 				if _, ok := completes[id]; !ok {
-					t.Errorf("task %s completed in the store but no agent saw it", id)
+					if !killedOnly(id) {
+						t.Errorf("task %s completed in the store but no agent saw it (claimed by agents %v)", id, claims[id])
+					}
+					unseen++
 				}
 			}
 		}
-		if completed != len(completes) {
+		if completed != len(completes)+unseen {
 			t.Errorf("store has %d completed leaves, agents acknowledged %d", completed, len(completes))
+		}
+		if unseen > 4 {
+			t.Errorf("%d unanswered completions; the killed server had 4 agents", unseen)
+		}
+		if unseen > 0 {
+			t.Logf("%d completion(s) committed by the killed server without an answer", unseen)
 		}
 		if sp.Header.CompletedTasks != sp.Header.TotalTasks {
 			t.Errorf("header: %d of %d tasks completed", sp.Header.CompletedTasks, sp.Header.TotalTasks)
