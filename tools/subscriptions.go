@@ -24,7 +24,9 @@ import (
 // On etcd (several specd servers on one cluster) the stamp is the revision
 // of the newest spec change the store's watch has seen, so a change made
 // through any server moves every server's stamp and a quiet cluster costs
-// no reads at all.
+// no reads at all. On bbolt the watcher is also woken by the kernel's
+// report of a write to the file (store.ChangeNotify), so a change arrives
+// at once rather than at the next poll; without that report it polls.
 
 // SubscriptionPollInterval is how often the watcher looks at the store.
 const SubscriptionPollInterval = mcptool.DefaultPollInterval
@@ -39,12 +41,22 @@ type specWatchStore interface {
 	SpecVersions(ctx context.Context, ids []string) (map[string]int64, error)
 }
 
+// changeNotifier is the store's kernel change feed; *store.Store has it.
+type changeNotifier interface {
+	// ChangeNotify sends when the store may have changed; see
+	// store.ChangeNotify.
+	ChangeNotify(ctx context.Context) (<-chan struct{}, error)
+}
+
 // installSubscriptions watches the spec versions behind the subscribable
 // URIs (subscribedSpec) for the server's subscribers.
 func installSubscriptions(s *server.MCPServer, d *Deps) *mcptool.Subscriptions {
 	w := mcptool.Watch{Key: subscribedSpec, Versions: d.specVersions, Interval: SubscriptionPollInterval, Logger: d.Runtime.Logger}
 	if ws, ok := d.Specs.(specWatchStore); ok {
 		w.Stamp = ws.ChangeStamp
+	}
+	if cn, ok := d.Specs.(changeNotifier); ok {
+		w.Wake = cn.ChangeNotify
 	}
 	return mcptool.InstallSubscriptions(s, w)
 }

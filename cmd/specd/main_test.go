@@ -132,6 +132,17 @@ func TestSettingsAreCheckedAtStart(t *testing.T) {
 			return c.TokenBudget == 25_000 && c.HistoryKeep == 50 && c.ArchiveRetention == 720*time.Hour && !c.VerifyExec && c.LogFormat == "text" &&
 				c.Sources["token-budget"] == "default" && c.Sources["db"] == "flag"
 		}},
+		// The variables are named by hand, not derived from the flag (as
+		// flag libraries with an env prefix do): these must stay as they are.
+		{"verification execute's variable drops enable", map[string]string{"SPECD_ENABLE_VERIFICATION_EXECUTE": "true"}, nil, "", func(c *config) bool {
+			return !c.VerifyExec && c.Sources["enable-verification-execute"] == "default"
+		}},
+		{"transport and addr take no variable", map[string]string{"SPECD_TRANSPORT": "http", "SPECD_ADDR": "0.0.0.0:1"}, nil, "", func(c *config) bool {
+			return c.Transport == "stdio" && c.Addr == "127.0.0.1:7777" && c.Sources["transport"] == "default" && c.Sources["addr"] == "default"
+		}},
+		{"empty variable counts as unset", map[string]string{"SPECD_TOKEN_BUDGET": ""}, nil, "", func(c *config) bool {
+			return c.TokenBudget == 25_000 && c.Sources["token-budget"] == "default"
+		}},
 		{"sources", map[string]string{"SPECD_DEADLINE": "9s"}, []string{"--token-budget", "2000"}, "", func(c *config) bool {
 			return c.Sources["deadline"] == "env" && c.Sources["token-budget"] == "flag" && c.Sources["history-keep"] == "default" && len(c.Sources) == len(settings())
 		}},

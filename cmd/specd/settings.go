@@ -18,6 +18,17 @@ import (
 	"github.com/specd/specd/tools"
 )
 
+// The layering (flag over environment over default) is hand-written on
+// purpose; weighed against github.com/peterbourgon/ff (v4.0.0-alpha.4, the
+// only v4 tag, and v3.4.0, both 2023): ff derives each variable from the flag
+// name, but here 1 of the 36 variables is named otherwise
+// (SPECD_VERIFICATION_EXECUTE) and 2 settings take none (transport, addr),
+// so the public environment would change; ff records only that a flag was
+// set, not whether by flag or environment, which config_sources reports; and
+// its module requires go-toml and yaml.v2. It would replace about 30 lines
+// (settingFlag and the loop of parseConfig); the table, parsers and range
+// checks below stay either way.
+
 // setting is one configuration value of serve and call: a flag, an
 // environment variable (optional), a default, and the parser that checks
 // the text and stores it in the config. The flag wins over the environment,

@@ -9,6 +9,15 @@
 // "task-1-10"). Candidates scoring below 0.4 are
 // dropped; the rest are ordered by score, then by name, and at most n are
 // returned.
+//
+// The distance is hand-written on purpose. github.com/agnivade/levenshtein
+// v1.2.2 is about 4x faster (13-16 µs against 55 µs for 36 names,
+// BenchmarkDistance) but measures plain Levenshtein, where a swap of two
+// adjacent letters costs 2 ("blokced"/"blocked"); it differed from this
+// distance on 1,076 of 200,000 random pairs. github.com/hbollon/go-edlib
+// v1.7.0's OSA distance agreed on all 200,000 pairs but was no faster
+// (30-48 µs, more allocations). Ranking runs once per refused call, so
+// neither gain is worth a dependency.
 package fuzzy
 
 import (

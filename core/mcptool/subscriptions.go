@@ -21,17 +21,24 @@ import (
 // subscribe to what they read) and never notified.
 //
 // How a change is seen: one watcher goroutine per server runs while at
-// least one subscription exists. Every Watch.Interval it takes Watch.Stamp
-// (meant to be cheap: one stat, no lock); only when the stamp says the
-// source may have changed does it read the versions of the subscribed keys
-// (one Watch.Versions call) and notify the subscribers of the keys whose
-// version moved. A quiet source therefore costs one stamp per interval; a
-// busy one one read per interval, whatever the number of subscriptions.
-// Notifications arrive within one interval of the change (plus the read).
+// least one subscription exists. It looks at the source when Watch.Wake
+// says the source may have changed, and every Watch.Interval when there is
+// no such feed (every Watch.WakeInterval, as a safety net, while there is).
+// A look takes Watch.Stamp (meant to be cheap: one stat, no lock); only when
+// the stamp says the source may have changed does it read the versions of
+// the subscribed keys (one Watch.Versions call) and notify the subscribers
+// of the keys whose version moved. A quiet source therefore costs one stamp
+// per interval; a busy one one read per look, whatever the number of
+// subscriptions. Notifications arrive as soon as the feed reports the
+// change, else within one interval of it (plus the read).
 
 // DefaultPollInterval is how often the watcher looks at the source when
 // Watch.Interval is zero.
 const DefaultPollInterval = 500 * time.Millisecond
+
+// DefaultWakeInterval is how often the watcher looks at the source while
+// Watch.Wake's feed is live, when Watch.WakeInterval is zero.
+const DefaultWakeInterval = 5 * time.Second
 
 // Watch is what the subscription registry is told of the resources it
 // watches; it names no resource itself.
@@ -49,6 +56,14 @@ type Watch struct {
 	Stamp func() (token string, fresh bool)
 	// Interval is the polling interval (DefaultPollInterval when 0).
 	Interval time.Duration
+	// Wake, when set, starts a change feed for as long as the watcher runs
+	// (until ctx ends): each value received means the source may have
+	// changed, and the watcher looks at once. An error, or the channel
+	// closing, means there is no feed: the watcher polls every Interval.
+	Wake func(ctx context.Context) (<-chan struct{}, error)
+	// WakeInterval is the polling interval while Wake's feed is live, a
+	// safety net for changes it misses (DefaultWakeInterval when 0).
+	WakeInterval time.Duration
 	// Logger receives debug and warning lines (slog's default when nil).
 	Logger *slog.Logger
 }
@@ -77,6 +92,9 @@ type Subscriptions struct {
 func InstallSubscriptions(s *server.MCPServer, w Watch) *Subscriptions {
 	if w.Interval <= 0 {
 		w.Interval = DefaultPollInterval
+	}
+	if w.WakeInterval <= 0 {
+		w.WakeInterval = DefaultWakeInterval
 	}
 	logger := w.Logger
 	if logger == nil {
@@ -234,12 +252,29 @@ func versionOf(m map[string]int64, id string) int64 {
 	return -1
 }
 
-// run polls until no subscription is left.
+// run looks at the source on each wake and tick until no subscription is
+// left.
 func (s *Subscriptions) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := s.startWake(ctx)
+	every := s.watch.Interval
+	if wake != nil {
+		every = s.watch.WakeInterval
+	}
 	lastToken, lastFresh := "", true
-	t := time.NewTicker(s.watch.Interval)
+	t := time.NewTicker(every)
 	defer t.Stop()
-	for range t.C {
+	for {
+		select {
+		case <-t.C:
+		case _, ok := <-wake:
+			if !ok {
+				s.log.Warn("resource subscriptions: the change feed stopped; polling", "interval", s.watch.Interval)
+				wake = nil
+				t.Reset(s.watch.Interval)
+			}
+		}
 		s.mu.Lock()
 		if len(s.sessions) == 0 {
 			s.running = false
@@ -256,6 +291,19 @@ func (s *Subscriptions) run() {
 		}
 		s.poll()
 	}
+}
+
+// startWake starts Watch.Wake's feed; nil when there is none.
+func (s *Subscriptions) startWake(ctx context.Context) <-chan struct{} {
+	if s.watch.Wake == nil {
+		return nil
+	}
+	wake, err := s.watch.Wake(ctx)
+	if err != nil {
+		s.log.Debug("resource subscriptions: no change feed; polling", "interval", s.watch.Interval, "err", err)
+		return nil
+	}
+	return wake
 }
 
 // poll reads the subscribed keys' versions once and notifies the

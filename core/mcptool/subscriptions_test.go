@@ -124,3 +124,55 @@ func TestSubscriptionsNotifyOnVersionMoves(t *testing.T) {
 		t.Fatalf("notified %s after unsubscribe", uri)
 	}
 }
+
+// TestSubscriptionsLookOnWake: with a live change feed the watcher looks
+// when the feed says so, not on the poll interval (an hour here, so only the
+// feed can deliver the notification); when Wake fails, or its channel
+// closes, it polls every Interval again.
+func TestSubscriptionsLookOnWake(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		wake     func(feed chan struct{}) func(context.Context) (<-chan struct{}, error)
+		move     func(src *versionSource, feed chan struct{})
+	}{
+		{"feed wakes the watcher", time.Hour,
+			func(feed chan struct{}) func(context.Context) (<-chan struct{}, error) {
+				return func(context.Context) (<-chan struct{}, error) { return feed, nil }
+			},
+			func(src *versionSource, feed chan struct{}) { src.set("a", 2, "t2"); feed <- struct{}{} }},
+		{"no feed: polling", 5 * time.Millisecond,
+			func(chan struct{}) func(context.Context) (<-chan struct{}, error) {
+				return func(context.Context) (<-chan struct{}, error) { return nil, context.Canceled }
+			},
+			func(src *versionSource, _ chan struct{}) { src.set("a", 2, "t2") }},
+		{"feed stops: polling", 5 * time.Millisecond,
+			func(feed chan struct{}) func(context.Context) (<-chan struct{}, error) {
+				return func(context.Context) (<-chan struct{}, error) { return feed, nil }
+			},
+			func(src *versionSource, feed chan struct{}) { close(feed); src.set("a", 2, "t2") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &versionSource{versions: map[string]int64{"a": 1}, token: "t1"}
+			feed := make(chan struct{})
+			w := src.watch()
+			w.Interval, w.WakeInterval, w.Wake = tc.interval, time.Hour, tc.wake(feed)
+			srv := server.NewMCPServer("test", "0", server.WithResourceCapabilities(true, false))
+			mcptool.InstallSubscriptions(srv, w)
+			sess := &testSession{id: "s1", ch: make(chan mcp.JSONRPCNotification, 16)}
+			ctx := context.Background()
+			if err := srv.RegisterSession(ctx, sess); err != nil {
+				t.Fatal(err)
+			}
+			msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": map[string]any{"uri": "test://a"}})
+			if resp := srv.HandleMessage(srv.WithContext(ctx, sess), msg); resp == nil {
+				t.Fatal("subscribe: no response")
+			}
+			tc.move(src, feed)
+			n := <-sess.ch // the test's deadline fails it if nothing comes
+			if uri, _ := n.Params.AdditionalFields["uri"].(string); uri != "test://a" {
+				t.Fatalf("notified %q, want test://a", uri)
+			}
+		})
+	}
+}

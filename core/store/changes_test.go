@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -43,6 +46,68 @@ func TestChangeStampSeesAnotherStoresCommit(t *testing.T) {
 		if v1[id] != v0[id]+1 {
 			t.Fatalf("round %d: version %d → %d, want +1", i, v0[id], v1[id])
 		}
+	}
+}
+
+// TestChangeNotifySeesAnotherProcessesCommit: a commit made by another
+// process (this test binary run again as TestChangeNotifyHelperProcess)
+// arrives on the ChangeNotify channel of a store on the same file, and the
+// channel closes when its context ends.
+func TestChangeNotifySeesAnotherProcessesCommit(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" && runtime.GOOS != "windows" && runtime.GOOS != "freebsd" {
+		t.Skip("fsnotify has no watch on " + runtime.GOOS + "; the watcher polls")
+	}
+	a := storetest.Open(t)
+	id := createSpec(t, a, "watched")
+	v0, err := a.SpecVersions(context.Background(), []string{id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	changed, err := a.ChangeNotify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChangeNotifyHelperProcess$")
+	cmd.Env = append(os.Environ(), "SPECD_TEST_COMMIT_DB="+a.Path(), "SPECD_TEST_COMMIT_SPEC="+id)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helper process: %v\n%s", err, out)
+	}
+	<-changed // the test's deadline fails it if nothing comes
+	v, err := a.SpecVersions(context.Background(), []string{id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v[id] != v0[id]+1 {
+		t.Fatalf("version %d after the other process's commit, want %d", v[id], v0[id]+1)
+	}
+	cancel()
+	for range changed { // closed once ctx has ended
+	}
+}
+
+// TestChangeNotifyHelperProcess is the other process of
+// TestChangeNotifySeesAnotherProcessesCommit: it adds a phase to a spec of
+// the store named by its environment, and does nothing without it.
+func TestChangeNotifyHelperProcess(t *testing.T) {
+	db, id := os.Getenv("SPECD_TEST_COMMIT_DB"), os.Getenv("SPECD_TEST_COMMIT_SPEC")
+	if db == "" {
+		return
+	}
+	st := openStore(t, db, 10*time.Second)
+	defer st.Close()
+	if _, err := addPhase(t, st, id, "from another process", core.Mutation{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestChangeNotifyWithoutDirectory: with nothing to watch ChangeNotify
+// fails, and the caller polls.
+func TestChangeNotifyWithoutDirectory(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "missing", ".specd", "specd.db"), time.Second)
+	defer st.Close()
+	if ch, err := st.ChangeNotify(context.Background()); err == nil {
+		t.Fatalf("ChangeNotify on a missing directory = %v, nil; want an error", ch)
 	}
 }
 
