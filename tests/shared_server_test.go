@@ -110,12 +110,15 @@ func (s *sharedServer) stop(t testing.TB) error {
 	}
 }
 
-// client connects an mcp-go streamable-HTTP client with key id's key.
+// client connects an mcp-go streamable-HTTP client with key id's key. The
+// key rides on every request of its http.Client, the closing DELETE
+// included (mcp-go sends that one without the headers of WithHTTPHeaders,
+// and a keyed server refuses a DELETE without a key).
 func (s *sharedServer) client(t testing.TB, keyID string) *client.Client {
 	t.Helper()
 	var opts []transport.StreamableHTTPCOption
 	if keyID != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + s.Keys[keyID]}))
+		opts = append(opts, transport.WithHTTPBasicClient(&http.Client{Transport: bearerTransport{key: s.Keys[keyID]}}))
 	}
 	tr, err := transport.NewStreamableHTTP(s.URL+"/mcp", opts...)
 	must(t, err)
@@ -123,6 +126,15 @@ func (s *sharedServer) client(t testing.TB, keyID string) *client.Client {
 	initialize(t, c, protocols[0])
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// bearerTransport sends every request with Authorization: Bearer key.
+type bearerTransport struct{ key string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // post sends one raw JSON-RPC POST to /mcp.
@@ -279,9 +291,10 @@ func TestSharedServerSessionsAndOrigin(t *testing.T) {
 	})
 }
 
-// TestSharedServerClientCloseEndsSession: mcp-go's client sends its DELETE
-// without the Authorization header it was given; the session must end all
-// the same, or each reconnecting agent would use up its key's session cap.
+// TestSharedServerClientCloseEndsSession: a client whose DELETE carries its
+// key ends its session, so reconnecting agents do not use up the key's
+// session cap (see TestSharedServerSessionBelongsToItsKey for a DELETE
+// without the key).
 func TestSharedServerClientCloseEndsSession(t *testing.T) {
 	t.Parallel()
 	s := startShared(t, []string{"ann:maintainer"}, "--max-sessions-per-key", "1")

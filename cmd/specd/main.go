@@ -273,6 +273,8 @@ Press Ctrl-C to quit.
 
 // callCmd runs one tool call through the same dispatcher the MCP server uses
 // and prints the envelope. Exit status 0 on success, 1 on a failure envelope.
+// Every CLI call is one agent, "cli" (its claims' started_by): a task started
+// with one `specd call` can be completed with the next.
 func callCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
 		fmt.Fprintln(stderr, `usage: specd call TOOL '{"action":"…", …}' [flags]`)
@@ -303,7 +305,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd: arguments must be a JSON object:", err)
 		return 2
 	}
-	env := reg.Dispatch(context.Background(), t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli"}, deps.Runtime)
+	env := reg.Dispatch(context.Background(), t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli", Holder: "cli"}, deps.Runtime)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)
