@@ -20,6 +20,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // sharedServer is one `specd serve --transport http` process on a loopback
@@ -356,6 +357,33 @@ func TestSharedServerRateLimit(t *testing.T) {
 	det, _ := data(env)["details"].(map[string]any)
 	if errorCode(env) != "RATE_LIMIT_EXCEEDED" || det["retry_after_seconds"] == nil || det["retry_after_seconds"].(float64) < 1 || data(env)["retry_after_seconds"] != det["retry_after_seconds"] {
 		t.Fatalf("empty bucket: %v", env)
+	}
+}
+
+// TestSharedServerRateLimitCountsResourceReads: resources/read spends the
+// key's one bucket like a tool call: reads exhaust it (then a read is
+// refused RATE_LIMIT_EXCEEDED and its handler does not run), and a tool call
+// after them is refused as well.
+func TestSharedServerRateLimitCountsResourceReads(t *testing.T) {
+	t.Parallel()
+	s := startShared(t, []string{"ann:maintainer"}, "--rate", "0.01", "--rate-burst", "3")
+	c := s.client(t, "ann")
+	read := func() error {
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = "specd://specs"
+		_, err := c.ReadResource(context.Background(), req)
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		if err := read(); err != nil {
+			t.Fatalf("read %d within the burst: %v", i, err)
+		}
+	}
+	if err := read(); err == nil || !strings.Contains(err.Error(), "RATE_LIMIT_EXCEEDED") {
+		t.Fatalf("read over the burst: %v, want RATE_LIMIT_EXCEEDED", err)
+	}
+	if env := call(t, c, "health", map[string]any{"action": "liveness"}); errorCode(env) != "RATE_LIMIT_EXCEEDED" {
+		t.Fatalf("a tool call after the reads spent the bucket: %v", env)
 	}
 }
 
