@@ -235,7 +235,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		logger.Debug("serving MCP on stdio", "store", c.storeName(), "workspace", c.Workspace, "version", deps.Version)
 		stdio := server.NewStdioServer(srv)
 		stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
-		if err := stdio.Listen(ctx, mcptool.StdioInput(stdin, core.MaxMessageBytes, logger), stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := stdio.Listen(ctx, mcptool.StdioInput(stdin, core.MaxMessageBytes, logger), mcptool.StdioOutput(stdout)); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			logger.Error("stdio server stopped", "err", err)
 			return 1
 		}
