@@ -31,14 +31,15 @@ type Access interface {
 // served by a handler to the caller's rate budget, the one bucket tool calls
 // spend (rt.Access.Charge, read at each read, so Access may be set after the
 // option is made). An empty bucket refuses the read with a JSON-RPC error
-// whose message starts "RATE_LIMIT_EXCEEDED:" and says when to retry; the
+// whose message starts "RATE_LIMIT_EXCEEDED:" and ends with the seconds to
+// wait (a JSON-RPC error carries no envelope data to put them in); the
 // handler does not run. Without Access (stdio, the CLI) reads pass.
 func ResourceRateLimit(rt *Runtime) server.ServerOption {
 	return server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
 		return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			if rt.Access != nil {
 				if _, e := rt.Access.Charge(ctx); e != nil {
-					return nil, fmt.Errorf("%s: %s %s", e.Code, e.Message, e.Remediation)
+					return nil, fmt.Errorf("%s: %s Wait %v seconds, then read again", e.Code, e.Message, e.Details["retry_after_seconds"])
 				}
 			}
 			return next(ctx, req)
