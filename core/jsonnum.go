@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -98,4 +99,108 @@ func unrepresentable(lit []byte) bool {
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	return err != nil && math.IsInf(f, 0)
+}
+
+// TopLevelMember finds the value of the last member of the JSON object msg
+// whose name equals name case-insensitively (as encoding/json matches struct
+// fields; the last duplicate wins, as there). It returns the value's byte
+// range msg[start:end] and whether there is one; msg that is not a JSON
+// object (an array, a truncated or malformed text) has none. Only the
+// object's own members are looked at, never nested ones, and msg is
+// scanned once without decoding.
+func TopLevelMember(msg []byte, name string) (start, end int, ok bool) {
+	i := skipSpace(msg, 0)
+	if i >= len(msg) || msg[i] != '{' {
+		return 0, 0, false
+	}
+	i++
+	for {
+		i = skipSpace(msg, i)
+		if i >= len(msg) {
+			return 0, 0, false
+		}
+		if msg[i] == '}' {
+			return start, end, ok
+		}
+		if msg[i] != '"' {
+			return 0, 0, false
+		}
+		ks := i
+		i = skipString(msg, i)
+		key := msg[ks:i]
+		i = skipSpace(msg, i)
+		if i >= len(msg) || msg[i] != ':' {
+			return 0, 0, false
+		}
+		vs := skipSpace(msg, i+1)
+		ve := skipValue(msg, vs)
+		if ve <= vs {
+			return 0, 0, false
+		}
+		if memberNamed(key, name) {
+			start, end, ok = vs, ve, true
+		}
+		i = skipSpace(msg, ve)
+		if i < len(msg) && msg[i] == ',' {
+			i++
+		}
+	}
+}
+
+// memberNamed reports whether the quoted member name key equals name
+// case-insensitively, escapes decoded.
+func memberNamed(key []byte, name string) bool {
+	if len(key) < 2 || key[len(key)-1] != '"' {
+		return false
+	}
+	k := string(key[1 : len(key)-1])
+	if strings.IndexByte(k, '\\') >= 0 {
+		if err := json.Unmarshal(key, &k); err != nil {
+			return false
+		}
+	}
+	return strings.EqualFold(k, name)
+}
+
+func skipSpace(msg []byte, i int) int {
+	for i < len(msg) && (msg[i] == ' ' || msg[i] == '\t' || msg[i] == '\n' || msg[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index after the JSON value starting at msg[i]
+// (len(msg) when it runs to the end); i itself when there is none.
+func skipValue(msg []byte, i int) int {
+	if i >= len(msg) {
+		return i
+	}
+	switch msg[i] {
+	case '"':
+		return skipString(msg, i)
+	case '{', '[':
+		depth := 0
+		for i < len(msg) {
+			switch msg[i] {
+			case '"':
+				i = skipString(msg, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	case ',', '}', ']', ':':
+		return i
+	}
+	for i < len(msg) && msg[i] != ',' && msg[i] != '}' && msg[i] != ']' && msg[i] != ' ' && msg[i] != '\t' && msg[i] != '\n' && msg[i] != '\r' {
+		i++
+	}
+	return i
 }

@@ -132,7 +132,7 @@ func TestDuplicateDetection(t *testing.T) {
 func TestDiff(t *testing.T) {
 	s := twoPhases(t)
 	before := s.Document()
-	_, err := Start(s, "task-1-1", TransitionOptions{SessionID: "x"})
+	_, err := Start(s, "task-1-1", TransitionOptions{Agent: "x"})
 	noErr(t, err)
 	must[string](t)(AddTask(s, "phase-2", TaskInput{Title: "new"}))
 	_, err = RemoveTask(s, "task-1-3", false)

@@ -20,7 +20,7 @@ func promptSpec(t *testing.T) *Spec {
 	for i := range 30 {
 		must[string](t)(AddTask(s, p1.PhaseID, TaskInput{Title: fmt.Sprintf("Chore %d", i)}))
 	}
-	must[TransitionResult](t)(Start(s, first, TransitionOptions{SessionID: "a"}))
+	must[TransitionResult](t)(Start(s, first, TransitionOptions{Agent: "a"}))
 	must[TransitionResult](t)(Block(s, second, TransitionOptions{Reason: "waiting for the team", BlockerType: "decision"}))
 	return s
 }

@@ -36,7 +36,7 @@ func randomOp(r *rand.Rand, s *Spec) (string, error) {
 		return phases[r.Intn(len(phases))]
 	}
 	types := []NodeType{TypeTask, TypeTask, TypeTask, TypeSubtask, TypeVerify, TypeResearch}
-	opts := TransitionOptions{SessionID: []string{"", "s1", "s2"}[r.Intn(3)], Reason: []string{"", "r"}[r.Intn(2)], Force: r.Intn(4) == 0}
+	opts := TransitionOptions{Agent: []string{"", "s1", "s2"}[r.Intn(3)], Reason: []string{"", "r"}[r.Intn(2)], Force: r.Intn(4) == 0}
 	switch k := r.Intn(26); k {
 	case 22:
 		id := pick()

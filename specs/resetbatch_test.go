@@ -13,7 +13,7 @@ import (
 func TestResetTasks(t *testing.T) {
 	s := twoPhases(t)
 	for _, id := range []string{"task-1-1", "task-1-2"} {
-		if _, err := Start(s, id, TransitionOptions{SessionID: "a"}); err != nil {
+		if _, err := Start(s, id, TransitionOptions{Agent: "a"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func TestResetTasks(t *testing.T) {
 		t.Fatalf("stale rule reset fresh tasks: %+v", b)
 	}
 	j := &appended{}
-	b = must[ResetBatch](t)(ResetBatchOf(s, j, now.Add(time.Minute), []string{"task-1-2"}, 24, TransitionOptions{SessionID: "b"}))
+	b = must[ResetBatch](t)(ResetBatchOf(s, j, now.Add(time.Minute), []string{"task-1-2"}, 24, TransitionOptions{Agent: "b"}))
 	if b.Count != 1 || b.Reset[0].TaskID != "task-1-2" || s.Node("task-1-2").Status != StatusPending || s.Node("task-1-1").Status != StatusInProgress {
 		t.Fatalf("reset by id: %+v", b)
 	}

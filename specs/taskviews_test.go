@@ -146,7 +146,7 @@ func TestNextAndPrepareBatchShareFailedItems(t *testing.T) {
 func TestClaimNextStartsAndJournals(t *testing.T) {
 	s := twoPhases(t)
 	j := &appended{}
-	v, err := ClaimNext(s, j, TransitionOptions{SessionID: "s1"})
+	v, err := ClaimNext(s, j, TransitionOptions{Agent: "s1"})
 	noErr(t, err)
 	if !v.Found || !v.Claimed || v.TaskID != "task-1-1" || s.Node("task-1-1").Status != StatusInProgress || len(j.entries) != 1 {
 		t.Fatalf("claim: %+v, status %s, %d entries", v.FoundTask, s.Node("task-1-1").Status, len(j.entries))

@@ -9,8 +9,8 @@ import (
 // TransitionOptions carries the parameters of the status transitions; each
 // action reads the fields it documents.
 type TransitionOptions struct {
-	SessionID   string   // start: recorded as started_by; decides CONFLICT
-	Author      string   // journal author (default SessionID, else "specd")
+	Agent       string   // the caller's agent identity, never a credential: start records it as started_by; decides CONFLICT
+	Author      string   // journal author (default Agent, else "specd")
 	Force       bool     // complete: complete despite unfinished prerequisites
 	TakeOver    bool     // every transition: act on a task another session holds (see Holder)
 	Strict      bool     // complete: refuse a pending task (config tasks.strict_complete)
@@ -83,10 +83,10 @@ func invalidTransition(n *Node, action, why string) *Error {
 		with("allowed", allowed).with("allowed_statuses", statuses).with("current_status", string(n.Status)).with("task_id", n.ID)
 }
 
-// Holder returns the session holding n: the started_by of a task in
+// Holder returns the agent holding n: the started_by of a task in
 // progress, or of a blocked task that was blocked while in progress (block
 // keeps the claim). It returns "" for any other task and for a claim made
-// without a session.
+// without an agent.
 func Holder(n *Node) string {
 	if n == nil || (n.Status != StatusInProgress && n.Status != StatusBlocked) {
 		return ""
@@ -96,11 +96,11 @@ func Holder(n *Node) string {
 
 // checkHolder refuses a transition of n by a session other than its
 // holder: CONFLICT with details.started_by and details.started_at, unless
-// opts.TakeOver. A caller without a session id (the CLI, a domain test)
+// opts.TakeOver. A caller without an agent identity (a domain test)
 // is not refused.
 func checkHolder(n *Node, action string, opts TransitionOptions) error {
 	by := Holder(n)
-	if by == "" || opts.SessionID == "" || by == opts.SessionID || opts.TakeOver {
+	if by == "" || opts.Agent == "" || by == opts.Agent || opts.TakeOver {
 		return nil
 	}
 	return newErr(errcode.Conflict, "task_id", "cannot %s %s: session %s started it at %s; pass force:true to act on it anyway", action, n.ID, by, n.MetaString("started_at")).
@@ -138,8 +138,8 @@ func author(o TransitionOptions) string {
 	switch {
 	case o.Author != "":
 		return o.Author
-	case o.SessionID != "":
-		return o.SessionID
+	case o.Agent != "":
+		return o.Agent
 	}
 	return "specd"
 }
@@ -161,12 +161,12 @@ func (s *Spec) finish(id string) {
 }
 
 // Start moves a pending or failed leaf to in_progress and records
-// started_at and started_by (opts.SessionID). Starting a task already in
+// started_at and started_by (opts.Agent). Starting a task already in
 // progress under the same session (or an unknown one) succeeds with a
 // warning and no journal entry.
 //
 // With opts.TakeOver, starting a task another session holds moves the
-// claim to opts.SessionID (journaled as "Task Taken Over").
+// claim to opts.Agent (journaled as "Task Taken Over").
 //
 // Errors: TASK_NOT_FOUND, INVALID_TRANSITION (a parent, or another status;
 // details.allowed), CONFLICT (in progress under another session, unless
@@ -184,7 +184,7 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 			return res, err
 		}
 		by := n.StartedBy()
-		if !opts.TakeOver || by == "" || opts.SessionID == "" || by == opts.SessionID {
+		if !opts.TakeOver || by == "" || opts.Agent == "" || by == opts.Agent {
 			res.Warnings = append(res.Warnings, id+" is already in progress")
 			return res, nil
 		}
@@ -192,7 +192,7 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 		// session, journaled.
 		e := s.Edit(id)
 		e.SetMeta("started_at", s.nowString())
-		e.SetMeta("started_by", opts.SessionID)
+		e.SetMeta("started_by", opts.Agent)
 		res.Entry = s.journalEntry(e, "status_change", "Task Taken Over", "Took over "+id+" from session "+by+".", opts, map[string]any{"previous_holder": by})
 		s.touch()
 		return res, nil
@@ -206,8 +206,8 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	e := s.Edit(id)
 	e.Status = StatusInProgress
 	e.SetMeta("started_at", s.nowString())
-	if opts.SessionID != "" {
-		e.SetMeta("started_by", opts.SessionID)
+	if opts.Agent != "" {
+		e.SetMeta("started_by", opts.Agent)
 	} else {
 		e.DeleteMeta("started_by")
 	}

@@ -33,7 +33,7 @@ func TestTransitionTable(t *testing.T) {
 	}
 	why := TransitionOptions{Reason: "because"}
 	cases := map[string][]step{
-		"happy path":          {{"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}, {"complete", TransitionOptions{}, "", StatusCompleted}},
+		"happy path":          {{"start", TransitionOptions{Agent: "a"}, "", StatusInProgress}, {"complete", TransitionOptions{}, "", StatusCompleted}},
 		"complete pending":    {{"complete", TransitionOptions{}, "", StatusCompleted}},
 		"strict pending":      {{"complete", TransitionOptions{Strict: true}, errcode.InvalidTransition, ""}},
 		"complete twice":      {{"complete", TransitionOptions{}, "", StatusCompleted}, {"complete", TransitionOptions{}, "", StatusCompleted}},
@@ -46,7 +46,7 @@ func TestTransitionTable(t *testing.T) {
 		"fail retry":          {{"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"reopen", why, "", StatusPending}},
 		"fail pending":        {{"fail", why, errcode.InvalidTransition, ""}},
 		"start completed":     {{"complete", TransitionOptions{}, "", StatusCompleted}, {"start", TransitionOptions{}, errcode.InvalidTransition, ""}},
-		"session conflict":    {{"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}, {"start", TransitionOptions{SessionID: "b"}, errcode.Conflict, ""}, {"start", TransitionOptions{SessionID: "a"}, "", StatusInProgress}},
+		"session conflict":    {{"start", TransitionOptions{Agent: "a"}, "", StatusInProgress}, {"start", TransitionOptions{Agent: "b"}, errcode.Conflict, ""}, {"start", TransitionOptions{Agent: "a"}, "", StatusInProgress}},
 		"block in progress":   {{"start", TransitionOptions{}, "", StatusInProgress}, {"block", why, "", StatusBlocked}},
 		"reopen in progress":  {{"start", TransitionOptions{}, "", StatusInProgress}, {"reopen", why, "", StatusPending}},
 		"complete after fail": {{"start", TransitionOptions{}, "", StatusInProgress}, {"fail", why, "", StatusFailed}, {"complete", TransitionOptions{}, errcode.InvalidTransition, ""}},
@@ -111,18 +111,18 @@ func TestTransitionDetails(t *testing.T) {
 	_, err = Start(s, "nope", TransitionOptions{})
 	mustCode(t, err, errcode.TaskNotFound)
 	// Start/complete timing and fields.
-	res, err = Start(s, "task-1-1", TransitionOptions{SessionID: "sess-1"})
+	res, err = Start(s, "task-1-1", TransitionOptions{Agent: "sess-1"})
 	noErr(t, err)
 	n := s.Node("task-1-1")
 	if n.StartedBy() != "sess-1" || n.MetaString("started_at") == "" || res.Entry.Author != "sess-1" {
 		t.Fatal(n.Metadata)
 	}
-	_, err = Start(s, "task-1-1", TransitionOptions{SessionID: "sess-2"})
+	_, err = Start(s, "task-1-1", TransitionOptions{Agent: "sess-2"})
 	e = mustCode(t, err, errcode.Conflict)
 	if e.Details["started_by"] != "sess-1" || e.Details["started_at"] == "" {
 		t.Fatal(e.Details)
 	}
-	res, err = Start(s, "task-1-1", TransitionOptions{SessionID: "sess-1"})
+	res, err = Start(s, "task-1-1", TransitionOptions{Agent: "sess-1"})
 	noErr(t, err)
 	if res.Entry != nil || len(res.Warnings) != 1 {
 		t.Fatal("same session start must warn")
@@ -278,10 +278,10 @@ func TestTransitionsRespectTheHolder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := twoPhases(t)
-			_, err := Start(s, "task-1-1", TransitionOptions{SessionID: "a"})
+			_, err := Start(s, "task-1-1", TransitionOptions{Agent: "a"})
 			noErr(t, err)
 			before := docJSON(t, s)
-			_, err = tt.do(s, TransitionOptions{SessionID: "b"})
+			_, err = tt.do(s, TransitionOptions{Agent: "b"})
 			e := mustCode(t, err, errcode.Conflict)
 			if e.Details["started_by"] != "a" || e.Details["started_at"] == "" || e.Details["task_id"] != "task-1-1" {
 				t.Fatalf("details %v", e.Details)
@@ -289,7 +289,7 @@ func TestTransitionsRespectTheHolder(t *testing.T) {
 			if docJSON(t, s) != before {
 				t.Fatal("a refused transition changed the spec")
 			}
-			if _, err := tt.do(s, TransitionOptions{SessionID: "b", TakeOver: true}); err != nil {
+			if _, err := tt.do(s, TransitionOptions{Agent: "b", TakeOver: true}); err != nil {
 				t.Fatalf("with TakeOver: %v", err)
 			}
 			if tt.name == "start" && s.Node("task-1-1").StartedBy() != "b" {
@@ -300,11 +300,11 @@ func TestTransitionsRespectTheHolder(t *testing.T) {
 	// Blocked while held: unblock by another session is CONFLICT; no
 	// session (the domain's own callers) is not refused.
 	s := twoPhases(t)
-	_, err := Start(s, "task-1-1", TransitionOptions{SessionID: "a"})
+	_, err := Start(s, "task-1-1", TransitionOptions{Agent: "a"})
 	noErr(t, err)
-	_, err = Block(s, "task-1-1", TransitionOptions{SessionID: "a", Reason: "x"})
+	_, err = Block(s, "task-1-1", TransitionOptions{Agent: "a", Reason: "x"})
 	noErr(t, err)
-	_, err = Unblock(s, "task-1-1", TransitionOptions{SessionID: "b"})
+	_, err = Unblock(s, "task-1-1", TransitionOptions{Agent: "b"})
 	mustCode(t, err, errcode.Conflict)
 	_, err = Unblock(s, "task-1-1", TransitionOptions{})
 	noErr(t, err)

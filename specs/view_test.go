@@ -195,7 +195,7 @@ func TestMutationTouchesOnlyWhatChanges(t *testing.T) {
 	}
 	v, _ := commit(s, MemorySource{})
 	version := v.Header.Version
-	_, err := Start(v, "task-1-2", TransitionOptions{SessionID: "s1"})
+	_, err := Start(v, "task-1-2", TransitionOptions{Agent: "s1"})
 	noErr(t, err)
 	put, del := v.Changes()
 	var ids []string

@@ -189,12 +189,12 @@ func TestResetStale(t *testing.T) {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	s.Clock = func() time.Time { return now }
 	for _, id := range []string{"task-1-1", "task-1-2"} {
-		if _, err := Start(s, id, TransitionOptions{SessionID: "a"}); err != nil {
+		if _, err := Start(s, id, TransitionOptions{Agent: "a"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s.Node("task-1-2").Metadata["started_at"] = FormatTime(now.Add(-30 * time.Hour))
-	reset, entries, err := ResetStale(s, now, 24, TransitionOptions{SessionID: "b"})
+	reset, entries, err := ResetStale(s, now, 24, TransitionOptions{Agent: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,18 +208,18 @@ func TestResetStale(t *testing.T) {
 
 func TestBatchTransitions(t *testing.T) {
 	s := walkFixture(t)
-	_, err := StartAll(s, []string{"task-1-1", "task-9-9"}, TransitionOptions{SessionID: "a"})
+	_, err := StartAll(s, []string{"task-1-1", "task-9-9"}, TransitionOptions{Agent: "a"})
 	e := mustCode(t, err, errcode.TaskNotFound)
 	if e.Details["failed_task_id"] != "task-9-9" || e.Details["field"] != "task_ids" {
 		t.Errorf("details %v", e.Details)
 	}
 	s = walkFixture(t)
-	trs, err := StartAll(s, []string{"task-1-1", "task-1-2"}, TransitionOptions{SessionID: "a"})
+	trs, err := StartAll(s, []string{"task-1-1", "task-1-2"}, TransitionOptions{Agent: "a"})
 	if err != nil || len(trs) != 2 || trs[1].TaskID != "task-1-2" {
 		t.Fatalf("start all: %v %v", trs, err)
 	}
 	out := CompleteAll(s, []Completion{{TaskID: "task-1-1", Success: true}, {TaskID: "task-9-9", Success: true}, {TaskID: "task-1-2", Note: "broke"}},
-		TransitionOptions{SessionID: "a", Force: true})
+		TransitionOptions{Agent: "a", Force: true})
 	if out[0].Err != nil || out[0].Result.To != StatusCompleted || out[1].Err == nil || out[2].Err != nil || out[2].Result.To != StatusFailed {
 		t.Errorf("complete all: %+v", out)
 	}

@@ -25,6 +25,10 @@ var tempName = regexp.MustCompile(`Test[A-Za-z_/]*[0-9]{6,}`)
 // sessionName matches the per-client session ids of in-process clients.
 var sessionName = regexp.MustCompile(`inprocess-[0-9]+`)
 
+// holderLabel matches the per-process label of a claim's agent identity
+// (mcptool.HolderOf: "<client name>#<12 hex>").
+var holderLabel = regexp.MustCompile(`#[0-9a-f]{12}$`)
+
 // TestAnswersGolden snapshots the answer of every action's happy path (its
 // declared Example on a fresh, deterministic fixture (a copy of one): fixed clock and ids),
 // data and the meta keys that describe it (pagination, fidelity, warnings),
@@ -89,6 +93,7 @@ func blankVolatile(v any) any {
 		}
 		return out
 	case string:
+		x = holderLabel.ReplaceAllString(x, "#<label>")
 		return sessionName.ReplaceAllString(tempName.ReplaceAllString(x, "<tmp>"), "<session>")
 	default:
 		return v

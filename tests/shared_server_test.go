@@ -20,6 +20,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // sharedServer is one `specd serve --transport http` process on a loopback
@@ -110,12 +111,15 @@ func (s *sharedServer) stop(t testing.TB) error {
 	}
 }
 
-// client connects an mcp-go streamable-HTTP client with key id's key.
+// client connects an mcp-go streamable-HTTP client with key id's key. The
+// key rides on every request of its http.Client, the closing DELETE
+// included (mcp-go sends that one without the headers of WithHTTPHeaders,
+// and a keyed server refuses a DELETE without a key).
 func (s *sharedServer) client(t testing.TB, keyID string) *client.Client {
 	t.Helper()
 	var opts []transport.StreamableHTTPCOption
 	if keyID != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + s.Keys[keyID]}))
+		opts = append(opts, transport.WithHTTPBasicClient(&http.Client{Transport: bearerTransport{key: s.Keys[keyID]}}))
 	}
 	tr, err := transport.NewStreamableHTTP(s.URL+"/mcp", opts...)
 	must(t, err)
@@ -123,6 +127,15 @@ func (s *sharedServer) client(t testing.TB, keyID string) *client.Client {
 	initialize(t, c, protocols[0])
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// bearerTransport sends every request with Authorization: Bearer key.
+type bearerTransport struct{ key string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // post sends one raw JSON-RPC POST to /mcp.
@@ -279,9 +292,10 @@ func TestSharedServerSessionsAndOrigin(t *testing.T) {
 	})
 }
 
-// TestSharedServerClientCloseEndsSession: mcp-go's client sends its DELETE
-// without the Authorization header it was given; the session must end all
-// the same, or each reconnecting agent would use up its key's session cap.
+// TestSharedServerClientCloseEndsSession: a client whose DELETE carries its
+// key ends its session, so reconnecting agents do not use up the key's
+// session cap (see TestSharedServerSessionBelongsToItsKey for a DELETE
+// without the key).
 func TestSharedServerClientCloseEndsSession(t *testing.T) {
 	t.Parallel()
 	s := startShared(t, []string{"ann:maintainer"}, "--max-sessions-per-key", "1")
@@ -343,6 +357,33 @@ func TestSharedServerRateLimit(t *testing.T) {
 	det, _ := data(env)["details"].(map[string]any)
 	if errorCode(env) != "RATE_LIMIT_EXCEEDED" || det["retry_after_seconds"] == nil || det["retry_after_seconds"].(float64) < 1 || data(env)["retry_after_seconds"] != det["retry_after_seconds"] {
 		t.Fatalf("empty bucket: %v", env)
+	}
+}
+
+// TestSharedServerRateLimitCountsResourceReads: resources/read spends the
+// key's one bucket like a tool call: reads exhaust it (then a read is
+// refused RATE_LIMIT_EXCEEDED and its handler does not run), and a tool call
+// after them is refused as well.
+func TestSharedServerRateLimitCountsResourceReads(t *testing.T) {
+	t.Parallel()
+	s := startShared(t, []string{"ann:maintainer"}, "--rate", "0.01", "--rate-burst", "3")
+	c := s.client(t, "ann")
+	read := func() error {
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = "specd://specs"
+		_, err := c.ReadResource(context.Background(), req)
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		if err := read(); err != nil {
+			t.Fatalf("read %d within the burst: %v", i, err)
+		}
+	}
+	if err := read(); err == nil || !strings.Contains(err.Error(), "RATE_LIMIT_EXCEEDED") {
+		t.Fatalf("read over the burst: %v, want RATE_LIMIT_EXCEEDED", err)
+	}
+	if env := call(t, c, "health", map[string]any{"action": "liveness"}); errorCode(env) != "RATE_LIMIT_EXCEEDED" {
+		t.Fatalf("a tool call after the reads spent the bucket: %v", env)
 	}
 }
 

@@ -100,7 +100,7 @@ func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 type rawStdio struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan map[string]any
+	lines  chan []byte // each stdout line that is JSON, as written
 	stderr *bytes.Buffer
 }
 
@@ -112,7 +112,7 @@ func startRawStdio(t *testing.T) *rawStdio {
 	cmd := exec.Command(specdBinary(t), "serve", "--db", filepath.Join(t.TempDir(), "specd.db"))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	s := &rawStdio{cmd: cmd, stdin: stdin, lines: make(chan map[string]any, 16), stderr: &bytes.Buffer{}}
+	s := &rawStdio{cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), stderr: &bytes.Buffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -122,9 +122,8 @@ func startRawStdio(t *testing.T) *rawStdio {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
 		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				s.lines <- m
+			if json.Valid(sc.Bytes()) {
+				s.lines <- bytes.Clone(sc.Bytes())
 			}
 		}
 		close(s.lines)
@@ -144,12 +143,20 @@ func (s *rawStdio) send(t *testing.T, line string) {
 
 func (s *rawStdio) next(t *testing.T) map[string]any {
 	t.Helper()
+	var m map[string]any
+	must(t, json.Unmarshal(s.nextRaw(t), &m))
+	return m
+}
+
+// nextRaw is the next JSON line of stdout, byte for byte.
+func (s *rawStdio) nextRaw(t *testing.T) []byte {
+	t.Helper()
 	select {
-	case m, ok := <-s.lines:
+	case b, ok := <-s.lines:
 		if !ok {
 			t.Fatalf("stdout closed; stderr:\n%s", s.stderr.String())
 		}
-		return m
+		return b
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no answer; stderr:\n%s", s.stderr.String())
 	}

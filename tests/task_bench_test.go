@@ -56,7 +56,7 @@ func taskBenchDoc(b testing.TB, n int, halfPhase bool) (*specs.Spec, []specs.Jou
 	var journal []specs.JournalEntry
 	if halfPhase {
 		for i := 1; i <= per/2; i++ {
-			res, err := specs.Complete(sp, fmt.Sprintf("task-1-%d", i), specs.TransitionOptions{SessionID: "seed", Note: "done"})
+			res, err := specs.Complete(sp, fmt.Sprintf("task-1-%d", i), specs.TransitionOptions{Agent: "seed", Note: "done"})
 			if err != nil {
 				b.Fatal(err)
 			}

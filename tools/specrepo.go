@@ -47,8 +47,8 @@ func author(r *mcptool.Request) string {
 	if r.Session.ClientName != "" {
 		return r.Session.ClientName
 	}
-	if r.Session.ID != "" {
-		return r.Session.ID
+	if r.Session.Holder != "" {
+		return r.Session.Holder
 	}
 	return "specd"
 }

@@ -12,14 +12,15 @@ import (
 // function in one store transaction (specs.ApplyTransition, specs.Next,
 // specs.ClaimNext, specs.Prepare, specs.InfoOf, specs.DepsCheckOf).
 
-// transitionOptions binds the transition parameters of a call. The session
-// id is what start records as started_by and what decides CONFLICT: a
-// transition of a task another session holds is refused unless force
+// transitionOptions binds the transition parameters of a call. The
+// session's holder (mcptool.HolderOf: key id, client name and a label, never
+// the session id) is what start records as started_by and what decides
+// CONFLICT: a transition of a task another session holds is refused unless force
 // (TakeOver); for complete, force also ignores unfinished prerequisites.
 // foundry's note is the journal content (completion_note wins on complete).
 func (d *Deps) transitionOptions(r *mcptool.Request) specs.TransitionOptions {
 	o := specs.TransitionOptions{
-		SessionID: r.Session.ID, Author: author(r), Force: r.Args.Bool("force"), TakeOver: r.Args.Bool("force"), Strict: d.StrictComplete,
+		Agent: r.Session.Holder, Author: author(r), Force: r.Args.Bool("force"), TakeOver: r.Args.Bool("force"), Strict: d.StrictComplete,
 		Note: r.Args.String("completion_note"), Reason: r.Args.String("reason"), BlockerType: r.Args.String("blocker_type"),
 		Ticket: r.Args.String("ticket"), Resolution: r.Args.String("resolution"),
 	}

@@ -99,6 +99,9 @@ func (h *taskHarness) view(fn func(sp *specs.Spec, journal []specs.JournalEntry)
 
 func (h *taskHarness) advance(d time.Duration) { h.mu.Lock(); h.now = h.now.Add(d); h.mu.Unlock() }
 
+// holder is the started_by a claim of session sess records.
+func holder(sess string) string { return mcptool.HolderOf(mcptool.Session{ID: sess}) }
+
 // call dispatches tool/action as session sess and returns the envelope as
 // decoded JSON (what a client sees).
 func (h *taskHarness) call(sess, tool string, args map[string]any) map[string]any {
@@ -289,7 +292,7 @@ func TestTaskTransitionsAndTheirErrors(t *testing.T) {
 	h.fail("INVALID_TRANSITION", "s1", "task", map[string]any{"action": "complete", "task_id": "phase-1"})
 	// start: s1 starts; s1 again → warning; s2 → CONFLICT with started_by.
 	d = h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
-	if d["status"] != "in_progress" || d["task"].(map[string]any)["metadata"].(map[string]any)["started_by"] != "s1" {
+	if d["status"] != "in_progress" || d["task"].(map[string]any)["metadata"].(map[string]any)["started_by"] != holder("s1") {
 		t.Fatalf("start: %s", compact(d))
 	}
 	env := h.call("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
@@ -297,7 +300,7 @@ func TestTaskTransitionsAndTheirErrors(t *testing.T) {
 		t.Errorf("same-session start must succeed with a warning: %s", compact(env))
 	}
 	d = h.fail("CONFLICT", "s2", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
-	if det := d["details"].(map[string]any); det["started_by"] != "s1" || det["started_at"] == "" {
+	if det := d["details"].(map[string]any); det["started_by"] != holder("s1") || det["started_at"] == "" {
 		t.Errorf("CONFLICT details: %s", compact(d))
 	}
 	// Illegal move: unblock a task that is not blocked → allowed list.
@@ -839,7 +842,7 @@ func TestTransitionsOfAnotherSessionsTaskConflict(t *testing.T) {
 		t.Helper()
 		d := h.fail("CONFLICT", "s2", "task", args)
 		det := d["details"].(map[string]any)
-		if det["started_by"] != "s1" || det["started_at"] != startedAt || det["task_id"] != "task-1-1" {
+		if det["started_by"] != holder("s1") || det["started_at"] != startedAt || det["task_id"] != "task-1-1" {
 			t.Errorf("%v: details %s", args, compact(det))
 		}
 		if rec := d["recovery"].(map[string]any); rec["suggested_tool"] != "task" {
@@ -863,7 +866,7 @@ func TestTransitionsOfAnotherSessionsTaskConflict(t *testing.T) {
 	if res := env["data"].(map[string]any)["results"].([]any)[0].(map[string]any); res["error_code"] != "CONFLICT" {
 		t.Errorf("complete-batch item: %s", compact(res))
 	}
-	if n := h.node("task-1-1"); n.Status != specs.StatusInProgress || n.StartedBy() != "s1" {
+	if n := h.node("task-1-1"); n.Status != specs.StatusInProgress || n.StartedBy() != holder("s1") {
 		t.Fatalf("a refused transition changed the task: %s %v", n.Status, n.Metadata)
 	}
 	// A task blocked while s1 held it is still s1's.
@@ -881,11 +884,11 @@ func TestTransitionsOfAnotherSessionsTaskConflict(t *testing.T) {
 	}
 	h.ok("s2", "task", map[string]any{"action": "start", "task_id": "task-1-1"})
 	conflictAgain := h.fail("CONFLICT", "s1", "task", map[string]any{"action": "complete", "task_id": "task-1-1"})
-	if conflictAgain["details"].(map[string]any)["started_by"] != "s2" {
+	if conflictAgain["details"].(map[string]any)["started_by"] != holder("s2") {
 		t.Errorf("holder after restart: %s", compact(conflictAgain))
 	}
 	d = h.ok("s1", "task", map[string]any{"action": "start", "task_id": "task-1-1", "force": true})
-	if d["task"].(map[string]any)["metadata"].(map[string]any)["started_by"] != "s1" {
+	if d["task"].(map[string]any)["metadata"].(map[string]any)["started_by"] != holder("s1") {
 		t.Errorf("start with force must take the task over: %s", compact(d))
 	}
 	h.ok("s2", "task", map[string]any{"action": "complete", "task_id": "task-1-1", "force": true})

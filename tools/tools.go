@@ -72,7 +72,7 @@ func NewMCPServer(d *Deps) (*server.MCPServer, *mcptool.Registry) {
 		server.WithLogging(),
 	}
 	if d.Specs != nil {
-		opts = append(opts, server.WithResourceCapabilities(true, false), server.WithResourceRecovery(),
+		opts = append(opts, server.WithResourceCapabilities(true, false), server.WithResourceRecovery(), mcptool.ResourceRateLimit(&d.Runtime),
 			server.WithCompletions(), server.WithResourceCompletionProvider(specCompletion{d}),
 			server.WithPromptCapabilities(false), server.WithPromptCompletionProvider(promptCompletion{d}))
 	}

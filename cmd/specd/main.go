@@ -235,7 +235,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		logger.Debug("serving MCP on stdio", "store", c.storeName(), "workspace", c.Workspace, "version", deps.Version)
 		stdio := server.NewStdioServer(srv)
 		stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
-		if err := stdio.Listen(ctx, mcptool.StdioInput(stdin, core.MaxMessageBytes, logger), stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := stdio.Listen(ctx, mcptool.StdioInput(stdin, core.MaxMessageBytes, logger), mcptool.StdioOutput(stdout)); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			logger.Error("stdio server stopped", "err", err)
 			return 1
 		}
@@ -273,6 +273,8 @@ Press Ctrl-C to quit.
 
 // callCmd runs one tool call through the same dispatcher the MCP server uses
 // and prints the envelope. Exit status 0 on success, 1 on a failure envelope.
+// Every CLI call is one agent, "cli" (its claims' started_by): a task started
+// with one `specd call` can be completed with the next.
 func callCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
 		fmt.Fprintln(stderr, `usage: specd call TOOL '{"action":"…", …}' [flags]`)
@@ -303,7 +305,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd: arguments must be a JSON object:", err)
 		return 2
 	}
-	env := reg.Dispatch(context.Background(), t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli"}, deps.Runtime)
+	env := reg.Dispatch(context.Background(), t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli", Holder: "cli"}, deps.Runtime)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)

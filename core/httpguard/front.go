@@ -26,8 +26,14 @@ type Config struct {
 // key when keys are configured) and, for every other path, mcp behind the
 // origin check, authentication, the body cap and the session cap.
 //
-// A DELETE of a live session id needs no key: the id is the credential of
-// its own session (and mcp-go's client sends DELETE without its headers).
+// A session belongs to the key that opened it: a request naming a session
+// (Mcp-Session-Id) that is not live, or that another key opened, is 404
+// NOT_FOUND whatever its method (GET, POST, DELETE), so a session id seen
+// elsewhere lets no other caller read the session's stream, post into it or
+// end it. Where keys are configured every request needs one, DELETE
+// included (401 without); only a keyless server, which listens on loopback
+// alone, ends a session on its id by itself. A DELETE that names no session
+// is 400 MISSING_REQUIRED.
 //
 // Refusals are JSON bodies {"error": code, "message": …}: 401
 // UNAUTHORIZED with WWW-Authenticate, 403 FORBIDDEN (origin, or /metrics
@@ -56,15 +62,6 @@ func (cfg Config) guard(next http.Handler, adminOnly bool) http.Handler {
 		id := Identity{Role: Admin}
 		if cfg.Keys.Len() > 0 {
 			k, ok := cfg.Keys.Lookup(bearer(r))
-			if !ok && r.Method == http.MethodDelete && cfg.Sessions != nil {
-				// Ending a session needs only its id, an unguessable secret
-				// of its own: mcp-go's client sends DELETE without the
-				// headers it was given, and a session that cannot be ended
-				// holds a place under the per-key cap until it idles out.
-				if owner, live := cfg.Sessions.Owner(r.Header.Get("Mcp-Session-Id")); live {
-					k, ok = Key{ID: owner, Role: Observer}, true
-				}
-			}
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="specd"`)
 				cfg.refuse(w, http.StatusUnauthorized, "unauthorized", "UNAUTHORIZED", "A valid API key is required: send Authorization: Bearer <key>.")
@@ -74,6 +71,9 @@ func (cfg Config) guard(next http.Handler, adminOnly bool) http.Handler {
 		}
 		if adminOnly && id.Role != Admin {
 			cfg.refuse(w, http.StatusForbidden, "forbidden", "FORBIDDEN", fmt.Sprintf("Key %s has role %s; /metrics needs role admin.", id.KeyID, id.Role))
+			return
+		}
+		if !adminOnly && cfg.Sessions != nil && !cfg.sessionAllowed(w, r, id) {
 			return
 		}
 		if cfg.MaxBodyBytes > 0 && r.ContentLength > cfg.MaxBodyBytes {
@@ -98,6 +98,28 @@ func (cfg Config) guard(next http.Handler, adminOnly bool) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
 	})
+}
+
+// sessionAllowed reports whether r may go on to the MCP handler as far as
+// its session is concerned, and refuses it otherwise: a named session must
+// be live and opened by the caller's key (else 404 NOT_FOUND, the answer
+// for an unknown id, so a foreign id is not told apart from a made-up one),
+// and a DELETE must name one (else 400 MISSING_REQUIRED: there is nothing to
+// end, and mcp-go would answer 500).
+func (cfg Config) sessionAllowed(w http.ResponseWriter, r *http.Request, id Identity) bool {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		if r.Method == http.MethodDelete {
+			cfg.refuse(w, http.StatusBadRequest, "session_missing", "MISSING_REQUIRED", "DELETE ends a session: name it in the Mcp-Session-Id header.")
+			return false
+		}
+		return true
+	}
+	if owner, live := cfg.Sessions.Owner(sid); !live || owner != id.KeyID {
+		cfg.refuse(w, http.StatusNotFound, "session_unknown", "NOT_FOUND", "No live session with this id for this key: open a new one (POST initialize without Mcp-Session-Id).")
+		return false
+	}
+	return true
 }
 
 // refuse writes a JSON refusal and counts it.

@@ -2,7 +2,11 @@ package mcptool
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/specd/specd/core"
 )
@@ -21,6 +25,26 @@ type Access interface {
 	KeyID(ctx context.Context) string
 	// Done hears every finished call (metrics).
 	Done(ctx context.Context, tool, action, flag, variant, outcome string, d time.Duration)
+}
+
+// ResourceRateLimit is the server option that charges every resources/read
+// served by a handler to the caller's rate budget, the one bucket tool calls
+// spend (rt.Access.Charge, read at each read, so Access may be set after the
+// option is made). An empty bucket refuses the read with a JSON-RPC error
+// whose message starts "RATE_LIMIT_EXCEEDED:" and ends with the seconds to
+// wait (a JSON-RPC error carries no envelope data to put them in); the
+// handler does not run. Without Access (stdio, the CLI) reads pass.
+func ResourceRateLimit(rt *Runtime) server.ServerOption {
+	return server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+		return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			if rt.Access != nil {
+				if _, e := rt.Access.Charge(ctx); e != nil {
+					return nil, fmt.Errorf("%s: %s Wait %v seconds, then read again", e.Code, e.Message, e.Details["retry_after_seconds"])
+				}
+			}
+			return next(ctx, req)
+		}
+	})
 }
 
 // charge runs the rate hook; the options stay on call for every envelope.

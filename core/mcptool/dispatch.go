@@ -86,6 +86,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
 	sess.KeyID = rt.keyID(ctx)
+	if sess.Holder == "" {
+		sess.Holder = HolderOf(sess)
+	}
 	log := rt.Logger.With("request_id", call.RequestID, "tool", t.Name, "action", action, "session", sess.ID, "key_id", sess.KeyID)
 	var gate FlagDecision
 	defer func() {

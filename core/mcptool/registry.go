@@ -155,6 +155,10 @@ type Session struct {
 	ClientName    string
 	ClientVersion string
 	KeyID         string // the API key's id on a shared HTTP server, else ""
+	// Holder is the agent identity claims record and compare (started_by):
+	// HolderOf(the session), which Dispatch fills when it is empty. It is
+	// never the session id, a credential over HTTP.
+	Holder string
 }
 
 // Param returns the declaration of the parameter called name.

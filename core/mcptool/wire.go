@@ -25,6 +25,9 @@ const oversizeLine = "specd: message over the size cap dropped\n"
 //     dropped in bounded chunks up to its newline and replaced by one
 //     unparseable line, so the client gets a parse error and the next line
 //     is served as usual (logged at warn with the dropped size);
+//   - a numeric request id mcp-go would not echo as sent (1e309,
+//     100000000000000000000000, 1.0) becomes a surrogate string id, which
+//     StdioOutput turns back into the literal in the answer;
 //   - number literals float64 cannot hold (1e309) become the marked strings
 //     of core.MarkUnrepresentableNumbers, so they reach the validator and get
 //     an INVALID_FORMAT envelope rather than a JSON-RPC error;
@@ -79,14 +82,17 @@ func (s *stdioInput) nextLine() ([]byte, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		line, _ = wrapRequestID(line)
 		return core.MarkUnrepresentableNumbers(line), err
 	}
 }
 
 // HTTPInput wraps the streamable HTTP handler, which reads a POST body whole
 // with no bound. A body over maxBytes is refused with 413 and a JSON-RPC parse
-// error without reading the rest; number literals float64 cannot hold are
-// marked as on stdio (StdioInput); everything else passes through unchanged.
+// error without reading the rest; a numeric request id mcp-go would not echo
+// as sent is replaced and restored in the answer, and number literals
+// float64 cannot hold are marked, as on stdio (StdioInput, StdioOutput);
+// everything else passes through unchanged.
 func HTTPInput(next http.Handler, maxBytes int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Body != nil {
@@ -102,6 +108,10 @@ func HTTPInput(next http.Handler, maxBytes int) http.Handler {
 				quoted, _ := json.Marshal(msg)
 				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":%s}}`+"\n", quoted)
 				return
+			}
+			var wrapped bool
+			if body, wrapped = wrapRequestID(body); wrapped {
+				w = idResponseWriter{w}
 			}
 			body = core.MarkUnrepresentableNumbers(body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
