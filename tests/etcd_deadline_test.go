@@ -25,7 +25,7 @@ const hangMargin = 5 * time.Second
 // exit included, ends by its deadline with the store's UNAVAILABLE
 // envelope (the cluster is unreachable, retry_after_ms, a recovery block);
 // a running `specd serve` answers a write the same way by the README's
-// request timeout (3 s).
+// request timeout (3 s), and so does one started after the member died.
 func TestDeadEtcdCallEndsByItsDeadline(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -85,6 +85,19 @@ func TestDeadEtcdCallEndsByItsDeadline(t *testing.T) {
 		t.Fatalf("server write on a dead cluster: no answer within %s: %v", 3*time.Second+hangMargin, err)
 	}
 	checkClusterUnavailable(t, "server write", env)
+
+	// A server started while the cluster is down: its flag identity's
+	// install-id read makes no call wait on the store beyond that bound
+	// either (before, each call waited for three such reads, 12 s).
+	url, stderr = httpServer(t, nil, "--store", store)
+	cold := httpClient(t, url, protocols[0], "deadline-e2e-cold")
+	for _, args := range []map[string]any{{"action": "intake-add", "title": "down"}, {"action": "intake-list"}} {
+		env, err := e2eCall(cold, 3*time.Second+hangMargin, "authoring", args)
+		if err != nil {
+			t.Fatalf("cold server, %v on a dead cluster: no answer within %s: %v\n%s", args, 3*time.Second+hangMargin, err, stderr)
+		}
+		checkClusterUnavailable(t, "cold server", env)
+	}
 }
 
 // checkClusterUnavailable holds env to the store's answer for an

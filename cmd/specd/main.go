@@ -181,18 +181,11 @@ type config struct {
 
 	// callCtx, when set, is the context of the one call this process makes
 	// (specd call): the store reads that are not the tool's own (the flag
-	// identity's install id) wait within its deadline. nil: each such read
-	// has the store's own bound (serve).
+	// identity's install id) wait within its deadline. nil: a long-running
+	// process, whose calls do not wait for such reads (installIDLoader).
 	callCtx func() context.Context
 }
 
-// setupCtx is the context a store read outside a tool call waits within.
-func (c *config) setupCtx() context.Context {
-	if c.callCtx != nil {
-		return c.callCtx()
-	}
-	return context.Background()
-}
 
 // build opens the store and assembles the tools over it.
 func build(c *config, logger *slog.Logger, transports []string) (storePort, *tools.Deps, error) {
