@@ -186,7 +186,6 @@ type config struct {
 	callCtx func() context.Context
 }
 
-
 // build opens the store and assembles the tools over it.
 func build(c *config, logger *slog.Logger, transports []string) (storePort, *tools.Deps, error) {
 	st, health, err := openStore(c, logger)
