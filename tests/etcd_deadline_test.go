@@ -23,8 +23,8 @@ const hangMargin = 5 * time.Second
 // TestDeadEtcdCallEndsByItsDeadline (issue 18 item 10): with the etcd
 // member gone, `specd call --deadline 2s` (a read and a write), set-up and
 // exit included, ends by its deadline with the store's UNAVAILABLE
-// envelope (the cluster is unreachable, retry_after_ms, a recovery block);
-// a running `specd serve` answers a write the same way by the README's
+// envelope (the cluster is unreachable, retry_after_ms, a recovery block),
+// and without --deadline by the store's request timeout (3 s); a running `specd serve` answers a write the same way by the README's
 // request timeout (3 s), and so does one started after the member died.
 func TestDeadEtcdCallEndsByItsDeadline(t *testing.T) {
 	t.Parallel()
@@ -79,8 +79,18 @@ func TestDeadEtcdCallEndsByItsDeadline(t *testing.T) {
 		checkClusterUnavailable(t, "specd call "+call.what, env)
 	}
 
+	// Without --deadline (30 s) a call ends by the store's request
+	// timeout, the README's 3 s, set-up and exit included.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second+hangMargin)
+	env, err := cli(ctx, "spec", read)
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("specd call read on a dead cluster was still running after %s", 3*time.Second+hangMargin)
+	}
+	checkClusterUnavailable(t, "specd call read (default deadline)", env)
+
 	// The server's write: the README's bound is the request timeout (3 s).
-	env, err := e2eCall(c, 3*time.Second+hangMargin, "authoring", map[string]any{"action": "intake-add", "title": "down"})
+	env, err = e2eCall(c, 3*time.Second+hangMargin, "authoring", map[string]any{"action": "intake-add", "title": "down"})
 	if err != nil {
 		t.Fatalf("server write on a dead cluster: no answer within %s: %v", 3*time.Second+hangMargin, err)
 	}

@@ -7,14 +7,15 @@ import (
 )
 
 // installIDReader reads the store's install id for the flag identity
-// (flags.Options.LoadInstallID) of a long-running process, so that no call
-// waits on an unreachable store for it: the first read starts when the
-// reader is made (serve's start-up) and the first loads wait for it (on a
-// reachable store that is one round trip, and every client gets its full
-// identity from its first call); once a read has failed, a load answers
-// that failure at once and starts another read in the background (one at
-// a time), whose answer a later load finds. A read is bounded by the
-// store's own request timeout (3 s on etcd).
+// (flags.Options.LoadInstallID) so that no call waits on an unreachable
+// store for it more than once per process. The first read starts when the
+// reader is made (at start-up, beside the store's own first use, whose meta
+// read it shares) and the first loads wait for it: on a reachable store
+// that is one round trip, and every client has its full identity from its
+// first call. Once a read has failed, a load answers that failure at once
+// and starts another read in the background (one at a time), whose answer
+// a later load finds. A read is bounded by the store's own request timeout
+// (3 s on etcd) and, in specd call, by the call's deadline.
 type installIDReader struct {
 	read func() (string, error)
 
@@ -79,12 +80,15 @@ func (r *installIDReader) Load() (string, error) {
 	return r.id, r.err
 }
 
-// installIDLoader is the flag identity's install-id read for c: within the
-// call's deadline for specd call (a one-shot process, whose reads after the
-// deadline fail at once), else an installIDReader.
+// installIDLoader is the flag identity's install-id read for c: an
+// installIDReader whose reads wait within the call's deadline for specd
+// call (c.callCtx), else within the store's own request timeout.
 func installIDLoader(c *config, st storePort) func() (string, error) {
-	if c.callCtx != nil {
-		return func() (string, error) { return st.InstallID(c.callCtx()) }
-	}
-	return newInstallIDReader(func() (string, error) { return st.InstallID(context.Background()) }).Load
+	return newInstallIDReader(func() (string, error) {
+		ctx := context.Background()
+		if c.callCtx != nil {
+			ctx = c.callCtx()
+		}
+		return st.InstallID(ctx)
+	}).Load
 }

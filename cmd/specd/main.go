@@ -181,8 +181,7 @@ type config struct {
 
 	// callCtx, when set, is the context of the one call this process makes
 	// (specd call): the store reads that are not the tool's own (the flag
-	// identity's install id) wait within its deadline. nil: a long-running
-	// process, whose calls do not wait for such reads (installIDLoader).
+	// identity's install id, installIDLoader) wait within its deadline.
 	callCtx func() context.Context
 }
 
