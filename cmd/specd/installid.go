@@ -87,7 +87,7 @@ func installIDLoader(c *config, st storePort) func() (string, error) {
 	return newInstallIDReader(func() (string, error) {
 		ctx := context.Background()
 		if c.callCtx != nil {
-			ctx = c.callCtx()
+			ctx = c.callCtx
 		}
 		return st.InstallID(ctx)
 	}).Load

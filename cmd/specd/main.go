@@ -180,9 +180,10 @@ type config struct {
 	ReadOnly         bool          // offer only read actions
 
 	// callCtx, when set, is the context of the one call this process makes
-	// (specd call): the store reads that are not the tool's own (the flag
-	// identity's install id, installIDLoader) wait within its deadline.
-	callCtx func() context.Context
+	// (specd call), with its general deadline: the store reads that are not
+	// the tool's own (the flag identity's install id, installIDLoader) wait
+	// within it.
+	callCtx context.Context
 }
 
 // build opens the store and assembles the tools over it.
@@ -313,10 +314,9 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 2
 	}
-	// Until the action (and so its deadline) is known, the general one.
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(c.Deadline))
 	defer cancel()
-	c.callCtx = func() context.Context { return ctx }
+	c.callCtx = ctx
 	logger := newLogger(c, stderr)
 	st, deps, err := build(c, logger, []string{"cli"})
 	if err != nil {
@@ -336,7 +336,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	// The dispatcher's rule: an action's own deadline, when longer,
-	// replaces the general one.
+	// replaces the general one (for the tool call; set-up keeps c.callCtx).
 	if name, _ := m["action"].(string); name != "" {
 		if a, ok := t.Action(name); ok && a.Deadline > c.Deadline {
 			longer, cancelLonger := context.WithDeadline(context.Background(), start.Add(a.Deadline))
