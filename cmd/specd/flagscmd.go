@@ -72,7 +72,7 @@ func openFlags(c *config, logger *slog.Logger, st storePort, transport string) (
 	return flags.Open(context.Background(), flags.Options{
 		Path: c.Flags.Path, Provider: c.Flags.Provider, FlagdHost: c.Flags.FlagdHost, FlagdPort: c.Flags.FlagdPort,
 		Display:       c.Flags.display(c.Workspace),
-		LoadInstallID: func() (string, error) { return st.InstallID(context.Background()) },
+		LoadInstallID: installIDLoader(c, st),
 		ClientID:      os.Getenv("SPECD_CLIENT_ID"),
 		Transport:     transport, Logger: logger,
 	})

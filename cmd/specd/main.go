@@ -82,6 +82,23 @@ func versionFromBuild(bi *debug.BuildInfo) string {
 	return rev
 }
 
+// exitTimeout bounds closing the store and the flags service after a
+// call's envelope is printed: nothing of the call is left to write by then
+// (bbolt commits are durable on return; etcd keeps no client-side state), so
+// a close that does not end in time is left to the process's exit.
+const exitTimeout = time.Second
+
+// closeWithin runs closeAll, waiting for it at most d.
+func closeWithin(d time.Duration, logger *slog.Logger, closeAll func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); closeAll() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		logger.Warn("closing the store did not end in time; exiting without waiting", "waited", d)
+	}
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -161,6 +178,12 @@ type config struct {
 	HTTP             *httpConfig   // shared HTTP server (httpserve.go)
 	Toolsets         []string      // the tools offered (nil: every tool)
 	ReadOnly         bool          // offer only read actions
+
+	// callCtx, when set, is the context of the one call this process makes
+	// (specd call), with its general deadline: the store reads that are not
+	// the tool's own (the flag identity's install id, installIDLoader) wait
+	// within it.
+	callCtx context.Context
 }
 
 // build opens the store and assembles the tools over it.
@@ -275,7 +298,14 @@ Press Ctrl-C to quit.
 // and prints the envelope. Exit status 0 on success, 1 on a failure envelope.
 // Every CLI call is one agent, "cli" (its claims' started_by): a task started
 // with one `specd call` can be completed with the next.
+//
+// The call's deadline (--deadline, or the action's own when longer) runs
+// from the start of the command and bounds its set-up (the store's dial,
+// the flag identity's install-id read) as well as the tool call: on an
+// unreachable etcd cluster the envelope is printed at the deadline. Closing
+// the store and the flags after it is bounded too (exitTimeout).
 func callCmd(args []string, stdout, stderr io.Writer) int {
+	start := time.Now()
 	if len(args) < 2 {
 		fmt.Fprintln(stderr, `usage: specd call TOOL '{"action":"…", …}' [flags]`)
 		return 2
@@ -286,14 +316,16 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 2
 	}
+	ctx, cancel := context.WithDeadline(context.Background(), start.Add(c.Deadline))
+	defer cancel()
+	c.callCtx = ctx
 	logger := newLogger(c, stderr)
 	st, deps, err := build(c, logger, []string{"cli"})
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
 	}
-	defer st.Close()
-	defer closeFlags(deps)
+	defer closeWithin(exitTimeout, logger, func() { closeFlags(deps); st.Close() })
 	reg := tools.New(deps)
 	t, ok := reg.Tool(toolName)
 	if !ok {
@@ -305,7 +337,16 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd: arguments must be a JSON object:", err)
 		return 2
 	}
-	env := reg.Dispatch(context.Background(), t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli", Holder: "cli"}, deps.Runtime)
+	// The dispatcher's rule: an action's own deadline, when longer,
+	// replaces the general one (for the tool call; set-up keeps c.callCtx).
+	if name, _ := m["action"].(string); name != "" {
+		if a, ok := t.Action(name); ok && a.Deadline > c.Deadline {
+			longer, cancelLonger := context.WithDeadline(context.Background(), start.Add(a.Deadline))
+			defer cancelLonger()
+			ctx = longer
+		}
+	}
+	env := reg.Dispatch(ctx, t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli", Holder: "cli"}, deps.Runtime)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)

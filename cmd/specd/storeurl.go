@@ -112,6 +112,9 @@ func openStore(c *config, logger *slog.Logger) (storePort, tools.StoreHealth, er
 			return nil, nil, err
 		}
 		o.Logger = logger
+		if c.Deadline > 0 && c.Deadline < etcdstore.DefaultDialTimeout {
+			o.DialTimeout = c.Deadline // a dial (with auth, Open waits for a token) never outlives a call's deadline
+		}
 		st, err := etcdstore.Open(o)
 		if err != nil {
 			return nil, nil, err

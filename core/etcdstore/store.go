@@ -14,8 +14,11 @@
 // mutation beyond the cluster's limits (MaxTxnOps operations, MaxRequestBytes
 // bytes) answers PAYLOAD_TOO_LARGE before anything is sent: nothing is ever
 // half-applied. An unreachable cluster or one without quorum answers
-// UNAVAILABLE with retry_after_ms after at most RequestTimeout, and the
-// next call tries again (the client reconnects by itself).
+// UNAVAILABLE with retry_after_ms after at most RequestTimeout (or the
+// caller's deadline, when that comes first), and the next call tries again
+// (the client reconnects by itself). RequestTimeout bounds a whole store
+// operation (waiting for this process's other writer, the meta keys, every
+// read, the commit and its retries), not each round trip in it.
 package etcdstore
 
 import (
@@ -35,6 +38,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
 	"github.com/specd/specd/core"
@@ -72,8 +76,9 @@ type Options struct {
 	TLS       *tls.Config
 	Username  string // etcd auth (with Password)
 	Password  string
-	// DialTimeout bounds the first connection; RequestTimeout every call to
-	// the cluster (within the caller's own deadline).
+	// DialTimeout bounds the first connection; RequestTimeout every store
+	// operation as a whole (within the caller's own deadline): a view or an
+	// update, with every round trip and retry in it, answers by then.
 	DialTimeout, RequestTimeout time.Duration
 	// MaxTxnOps and MaxRequestBytes are the cluster's --max-txn-ops and
 	// --max-request-bytes: a mutation beyond them answers PAYLOAD_TOO_LARGE
@@ -104,9 +109,12 @@ type Store struct {
 	closed atomic.Bool
 	rev    atomic.Int64 // newest revision seen by a commit or a watch
 
-	wmu sync.Mutex // one writer per process: local writers queue instead of racing
+	// wmu is one writer per process: local writers queue instead of racing.
+	// A buffered channel (cap 1) rather than a mutex, so a writer waits for
+	// it only as long as its operation's budget (lock).
+	wmu chan struct{}
 
-	metaMu    sync.Mutex
+	metaMu    chan struct{} // guards installID and createdAt; cap 1, as wmu
 	installID string
 	createdAt string
 
@@ -155,7 +163,8 @@ func Open(opts Options) (*Store, error) {
 	if opts.NewID == nil {
 		opts.NewID = core.NewUUID
 	}
-	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs"}
+	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs",
+		wmu: make(chan struct{}, 1), metaMu: make(chan struct{}, 1)}
 	s.Repo = bucketstore.New((*etcdEngine)(s), opts.Now)
 	if opts.Client != nil {
 		s.cli = opts.Client
@@ -209,8 +218,38 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// callCtx is the budget of one store operation (or one round trip of it):
+// RequestTimeout, within ctx's own deadline.
 func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.opts.RequestTimeout)
+}
+
+// lock takes mu (a channel of capacity 1) unless op ends first. Errors:
+// UNAVAILABLE when op's budget ran out while another operation of this
+// process held mu (waiting on the cluster), or when the caller's deadline
+// did while no member answers; else the caller's context error.
+func (s *Store) lock(ctx, op context.Context, mu chan struct{}) error {
+	select {
+	case mu <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case mu <- struct{}{}:
+		return nil
+	case <-op.Done():
+		if err := ctx.Err(); err != nil {
+			return s.classify(ctx, err)
+		}
+		return UnavailableError(fmt.Errorf("another operation of this server held the store for the whole request timeout (%s)", s.opts.RequestTimeout))
+	}
+}
+
+func unlock(mu chan struct{}) { <-mu }
+
+// connected reports whether the client has a ready connection to a member.
+func (s *Store) connected() bool {
+	return s.cli.ActiveConnection().GetState() == connectivity.Ready
 }
 
 func (s *Store) noteRevision(rev int64) {
@@ -260,6 +299,11 @@ func (s *Store) classify(ctx context.Context, err error) error {
 		return ce
 	}
 	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && !s.connected() {
+			// The caller's deadline came first, but what it waited for was
+			// a cluster no member of which answers: say so.
+			return UnavailableError(err)
+		}
 		return ctx.Err()
 	}
 	switch {
@@ -287,11 +331,13 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 	if s.closed.Load() {
 		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
 	}
-	if err := s.ensureMeta(ctx); err != nil {
+	op, cancel := s.callCtx(ctx)
+	defer cancel()
+	if err := s.meta(ctx, op); err != nil {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		t := s.newTxn(ctx, false)
+		t := s.newTxn(op, false)
 		err := t.run(fn)
 		if t.err == nil {
 			return err // fn's own answer
@@ -313,16 +359,20 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	if s.closed.Load() {
 		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
 	}
-	if err := s.ensureMeta(ctx); err != nil {
+	op, cancel := s.callCtx(ctx)
+	defer cancel()
+	if err := s.meta(ctx, op); err != nil {
 		return err
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	if err := s.lock(ctx, op, s.wmu); err != nil {
+		return err
+	}
+	defer unlock(s.wmu)
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		t := s.newTxn(ctx, true)
+		t := s.newTxn(op, true)
 		err := t.run(fn)
 		if t.err == nil && err != nil {
 			return err // fn's own answer: nothing is committed
@@ -352,25 +402,34 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 }
 
 // ensureMeta writes the meta keys (schema version, install id, creation
-// time) on first use of an empty prefix, and refuses a newer schema.
+// time) on first use of an empty prefix, and refuses a newer schema, in at
+// most RequestTimeout (within ctx's deadline).
 func (s *Store) ensureMeta(ctx context.Context) error {
-	s.metaMu.Lock()
-	defer s.metaMu.Unlock()
+	op, cancel := s.callCtx(ctx)
+	defer cancel()
+	return s.meta(ctx, op)
+}
+
+// meta is ensureMeta within an operation's budget op (derived from the
+// caller's ctx, which decides how errors are answered).
+func (s *Store) meta(ctx, op context.Context) error {
+	if err := s.lock(ctx, op, s.metaMu); err != nil {
+		return err
+	}
+	defer unlock(s.metaMu)
 	if s.installID != "" {
 		return nil
 	}
 	k := func(name string) string { return s.root + metaBucket + sepKey + name }
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
 	id := s.opts.NewID()
 	now := s.opts.Now().UTC().Format(time.RFC3339)
-	_, err := s.kv.Txn(cctx).If(clientv3.Compare(clientv3.CreateRevision(k(keyInstallID)), "=", 0)).
+	_, err := s.kv.Txn(op).If(clientv3.Compare(clientv3.CreateRevision(k(keyInstallID)), "=", 0)).
 		Then(clientv3.OpPut(k(keyInstallID), id), clientv3.OpPut(k(keySchemaVersion), strconv.Itoa(SchemaVersion)), clientv3.OpPut(k(keyCreatedAt), now)).
 		Commit()
 	if err != nil {
 		return s.classify(ctx, err)
 	}
-	resp, err := s.kv.Get(cctx, s.root+metaBucket+sepKey, clientv3.WithPrefix())
+	resp, err := s.kv.Get(op, s.root+metaBucket+sepKey, clientv3.WithPrefix())
 	if err != nil {
 		return s.classify(ctx, err)
 	}
@@ -395,16 +454,14 @@ type Info = bucketstore.Info
 // cluster cannot serve.
 func (s *Store) Info(ctx context.Context) (Info, error) {
 	info := Info{Path: s.Path(), SchemaVersion: SchemaVersion}
-	if err := s.ensureMeta(ctx); err != nil {
+	op, cancel := s.callCtx(ctx)
+	defer cancel()
+	if err := s.meta(ctx, op); err != nil {
 		return info, err
 	}
-	s.metaMu.Lock()
-	info.InstallID, info.CreatedAt = s.installID, s.createdAt
-	s.metaMu.Unlock()
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
+	info.InstallID, info.CreatedAt = s.metaValues()
 	for _, ep := range s.cli.Endpoints() {
-		if st, err := s.cli.Status(cctx, ep); err == nil {
+		if st, err := s.cli.Status(op, ep); err == nil {
 			info.SizeBytes = st.DbSize
 			break
 		}
@@ -412,10 +469,22 @@ func (s *Store) Info(ctx context.Context) (Info, error) {
 	return info, nil
 }
 
-// InstallID is this store's stable UUID, created on first use.
+// metaValues are the install id and creation time meta read ("" before).
+func (s *Store) metaValues() (installID, createdAt string) {
+	s.metaMu <- struct{}{}
+	defer unlock(s.metaMu)
+	return s.installID, s.createdAt
+}
+
+// InstallID is this store's stable UUID, created on first use: the meta
+// keys only (no member status, unlike Info), in at most RequestTimeout
+// within ctx's deadline.
 func (s *Store) InstallID(ctx context.Context) (string, error) {
-	info, err := s.Info(ctx)
-	return info.InstallID, err
+	if err := s.ensureMeta(ctx); err != nil {
+		return "", err
+	}
+	id, _ := s.metaValues()
+	return id, nil
 }
 
 // CheckWritable proves the cluster has quorum without changing anything: a
@@ -425,12 +494,12 @@ func (s *Store) CheckWritable(ctx context.Context) error {
 	if s.closed.Load() {
 		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
 	}
-	if err := s.ensureMeta(ctx); err != nil {
+	op, cancel := s.callCtx(ctx)
+	defer cancel()
+	if err := s.meta(ctx, op); err != nil {
 		return err
 	}
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
-	_, err := s.kv.Get(cctx, s.root+metaBucket+sepKey+keyInstallID)
+	_, err := s.kv.Get(op, s.root+metaBucket+sepKey+keyInstallID)
 	return s.classify(ctx, err)
 }
 

@@ -5,6 +5,7 @@ package etcdtest
 
 import (
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,15 @@ import (
 // Start starts one member with --max-txn-ops maxTxnOps and returns its
 // client address (host:port).
 func Start(t testing.TB, maxTxnOps uint) string {
+	t.Helper()
+	addr, _ := StartStoppable(t, maxTxnOps)
+	return addr
+}
+
+// StartStoppable is Start that also returns stop, which ends the member
+// before the test does (a cluster gone dead under its clients: its port
+// refuses connections from then on). stop may be called more than once.
+func StartStoppable(t testing.TB, maxTxnOps uint) (addr string, stop func()) {
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
@@ -28,11 +38,13 @@ func Start(t testing.TB, maxTxnOps uint) string {
 	if err != nil {
 		t.Fatalf("embedded etcd: %v", err)
 	}
-	t.Cleanup(e.Close)
+	var once sync.Once
+	stop = func() { once.Do(e.Close) }
+	t.Cleanup(stop)
 	select {
 	case <-e.Server.ReadyNotify():
 	case <-time.After(20 * time.Second):
 		t.Fatal("embedded etcd did not become ready")
 	}
-	return e.Clients[0].Addr().String()
+	return e.Clients[0].Addr().String(), stop
 }
