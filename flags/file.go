@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/specd/specd/flags/registry"
 )
 
 // fileFlag is the part of a flagd flag definition specd checks before it
@@ -62,7 +64,7 @@ func CheckFile(data []byte) error {
 				return fmt.Errorf("flag %q: defaultVariant %q is not one of its variants (%s)", name, *f.DefaultVariant, variantList(f.Variants))
 			}
 		}
-		if _, known := Lookup(name); known {
+		if _, known := registry.Lookup(name); known {
 			for v, raw := range f.Variants {
 				var b bool
 				if json.Unmarshal(raw, &b) != nil {

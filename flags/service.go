@@ -16,7 +16,12 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"github.com/open-feature/go-sdk/openfeature/memprovider"
+
+	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/flags/registry"
 )
+
+var _ mcptool.Flags = (*Service)(nil)
 
 // Provider kinds.
 const (
@@ -65,25 +70,6 @@ type Options struct {
 	Poll time.Duration
 }
 
-// Context is who asks: the inputs of the targeting key and the evaluation
-// context attributes.
-type Context struct {
-	SessionID     string
-	ClientName    string
-	ClientVersion string
-	APIKeyID      string // the API key's id over HTTP, when keys exist
-	Tool          string
-	Action        string
-}
-
-// Decision is one flag's value for one caller and where it came from.
-type Decision struct {
-	Flag    string `json:"flag"`
-	Value   bool   `json:"value"`
-	Variant string `json:"variant"`
-	Source  string `json:"source"`
-}
-
 // Service evaluates specd's flags. It is safe for concurrent use.
 type Service struct {
 	opts   Options
@@ -107,7 +93,7 @@ type Service struct {
 	// change (or a change of state): flagd's evaluation costs tens of
 	// microseconds, a cached decision a map lookup.
 	cacheMu sync.RWMutex
-	cache   map[evalKey]Decision
+	cache   map[evalKey]mcptool.FlagDecision
 	gen     uint64
 	onEvent func(openfeature.EventDetails)
 
@@ -127,7 +113,7 @@ type Service struct {
 }
 
 type sessionEntry struct {
-	contract Decision
+	contract mcptool.FlagDecision
 	seen     map[string]bool // flag+variant already counted as a session
 }
 
@@ -193,7 +179,7 @@ func newService(opts Options, origin string) *Service {
 		opts: opts, api: api, client: api.NewClient(), origin: origin,
 		log:    opts.Logger.With("component", "flags"),
 		warned: map[string]bool{}, sessions: map[string]map[string]*sessionEntry{},
-		health: newHealth(), cache: map[evalKey]Decision{},
+		health: newHealth(), cache: map[evalKey]mcptool.FlagDecision{},
 	}
 	s.onEvent = func(openfeature.EventDetails) { s.invalidate() }
 	for _, e := range []openfeature.EventType{openfeature.ProviderConfigChange, openfeature.ProviderReady, openfeature.ProviderError, openfeature.ProviderStale} {
@@ -392,7 +378,7 @@ func (s *Service) Origin() string { return s.origin }
 
 // TargetingKey is the client identity: SPECD_CLIENT_ID when set, else the
 // API key's id, else the client's name plus this install's id.
-func (s *Service) TargetingKey(c Context) string {
+func (s *Service) TargetingKey(c mcptool.FlagContext) string {
 	switch {
 	case s.opts.ClientID != "":
 		return s.opts.ClientID
@@ -431,11 +417,11 @@ func (s *Service) install() string {
 	return s.installID
 }
 
-// Evaluate decides flag for c now. It never fails: a provider that is not
+// Gate decides flag for c now. It never fails: a provider that is not
 // ready or errs gives the registry default (source error_fallback, logged
 // once per cause at warn). Evaluation is in-process (file mode and flagd's
 // in-process resolver), so it never waits on the network.
-func (s *Service) Evaluate(ctx context.Context, flag string, c Context) Decision {
+func (s *Service) Gate(ctx context.Context, flag string, c mcptool.FlagContext) mcptool.FlagDecision {
 	target := s.TargetingKey(c)
 	k := evalKey{flag, target, c.ClientName, c.ClientVersion, c.APIKeyID, c.SessionID, c.Tool, c.Action}
 	s.cacheMu.RLock()
@@ -462,26 +448,26 @@ func (s *Service) Evaluate(ctx context.Context, flag string, c Context) Decision
 }
 
 // evaluate asks the provider.
-func (s *Service) evaluate(ctx context.Context, flag, target string, c Context) Decision {
-	reg, _ := Lookup(flag)
+func (s *Service) evaluate(ctx context.Context, flag, target string, c mcptool.FlagContext) mcptool.FlagDecision {
+	reg, _ := registry.Lookup(flag)
 	ec := openfeature.NewEvaluationContext(target, map[string]any{
 		"client_name": c.ClientName, "client_version": c.ClientVersion, "session_id": c.SessionID,
 		"transport": s.opts.Transport, "tool": c.Tool, "action": c.Action,
 	})
 	det, err := s.client.BooleanValueDetails(ctx, flag, reg.Default, ec)
-	d := Decision{Flag: flag, Value: det.Value, Variant: det.Variant, Source: s.origin}
+	d := mcptool.FlagDecision{Flag: flag, On: det.Value, Variant: det.Variant, Source: s.origin}
 	switch {
 	case det.Reason == openfeature.DisabledReason ||
 		// a flag missing from a configuration the provider holds; a
 		// provider without one (flagd not synced yet) is a fault
 		(det.ErrorCode == openfeature.FlagNotFoundCode && s.client.State() == openfeature.ReadyState):
-		d.Value, d.Source = reg.Default, SourceDefault
+		d.On, d.Source = reg.Default, SourceDefault
 	case err != nil || det.ErrorCode != "":
-		d.Value, d.Source = reg.Default, SourceErrorFallback
+		d.On, d.Source = reg.Default, SourceErrorFallback
 		s.warnOnce(fmt.Sprintf("provider %s: %s", s.client.State(), det.ErrorCode), flag, det.ErrorMessage)
 	}
 	if d.Variant == "" || d.Source != s.origin {
-		d.Variant = onOff(d.Value)
+		d.Variant = onOff(d.On)
 	}
 	return d
 }
@@ -512,8 +498,14 @@ const maxSessions = 100_000
 
 // Contract is response_contract_v2 for c's session: evaluated on the
 // session's first call (MCP initialize) and kept for the session's life, so
-// a file edit never changes a running session's shape.
-func (s *Service) Contract(ctx context.Context, c Context) Decision {
+// a file edit never changes a running session's shape. A PerRequest context
+// (no session) is decided each time, from the same identity, so it gets the
+// same answer as long as the configuration is unchanged.
+func (s *Service) Contract(ctx context.Context, c mcptool.FlagContext) mcptool.FlagDecision {
+	c.Tool, c.Action = "", ""
+	if c.PerRequest {
+		return s.Gate(ctx, registry.ResponseContractV2, c)
+	}
 	key := s.TargetingKey(c)
 	s.sessMu.Lock()
 	if e, ok := s.sessions[c.SessionID][key]; ok {
@@ -521,8 +513,7 @@ func (s *Service) Contract(ctx context.Context, c Context) Decision {
 		return e.contract
 	}
 	s.sessMu.Unlock()
-	c.Tool, c.Action = "", ""
-	d := s.Evaluate(ctx, ResponseContractV2, c)
+	d := s.Gate(ctx, registry.ResponseContractV2, c)
 	s.sessMu.Lock()
 	defer s.sessMu.Unlock()
 	e := s.entry(c.SessionID, key)
@@ -551,7 +542,7 @@ func (s *Service) entry(session, key string) *sessionEntry {
 }
 
 // countSession counts c's session once per flag and variant.
-func (s *Service) countSession(c Context, d Decision) {
+func (s *Service) countSession(c mcptool.FlagContext, d mcptool.FlagDecision) {
 	k := d.Flag + "\x00" + d.Variant
 	s.sessMu.Lock()
 	e := s.entry(c.SessionID, s.TargetingKey(c))
@@ -572,7 +563,7 @@ func (s *Service) Forget(sessionID string) {
 
 // Observe records one finished call for the rollout health of each
 // decision that applied to it (errorType "" on success).
-func (s *Service) Observe(decisions []Decision, errorType string, d time.Duration) {
+func (s *Service) Observe(decisions []mcptool.FlagDecision, errorType string, d time.Duration) {
 	for _, dec := range decisions {
 		if dec.Flag != "" {
 			s.health.call(dec.Flag, dec.Variant, errorType, d)
@@ -582,30 +573,36 @@ func (s *Service) Observe(decisions []Decision, errorType string, d time.Duratio
 
 // FlagView is one flag as capabilities lists it.
 type FlagView struct {
-	Flag
+	registry.Flag
 	Value   bool   `json:"value"`
 	Variant string `json:"variant"`
 	Source  string `json:"source"`
 }
 
-// List is every registry flag with its value for c (response_contract_v2:
+// List is Views as mcptool.Flags declares it (server capabilities).
+func (s *Service) List(ctx context.Context, c mcptool.FlagContext) any { return s.Views(ctx, c) }
+
+// Views is every registry flag with its value for c (response_contract_v2:
 // the session's decision).
-func (s *Service) List(ctx context.Context, c Context) []FlagView {
-	out := make([]FlagView, 0, len(Registry))
-	for _, f := range Registry {
-		var d Decision
-		if f.Name == ResponseContractV2 {
+func (s *Service) Views(ctx context.Context, c mcptool.FlagContext) []FlagView {
+	out := make([]FlagView, 0, len(registry.Flags))
+	for _, f := range registry.Flags {
+		var d mcptool.FlagDecision
+		if f.Name == registry.ResponseContractV2 {
 			d = s.Contract(ctx, c)
 		} else {
-			d = s.Evaluate(ctx, f.Name, c)
+			d = s.Gate(ctx, f.Name, c)
 		}
-		out = append(out, FlagView{Flag: f, Value: d.Value, Variant: d.Variant, Source: d.Source})
+		out = append(out, FlagView{Flag: f, Value: d.On, Variant: d.Variant, Source: d.Source})
 	}
 	return out
 }
 
-// Health is the rollout health table since start.
-func (s *Service) Health() HealthReport {
+// Health is Report as mcptool.Flags declares it (server flags).
+func (s *Service) Health() any { return s.Report() }
+
+// Report is the rollout health table since start.
+func (s *Service) Report() HealthReport {
 	r := s.health.report()
 	r.Provider, r.FlagFile = s.opts.Provider, s.opts.Display
 	return r

@@ -18,7 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/specd/specd/cmd/specd/adapt"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/flags"
 	"github.com/specd/specd/tools"
 )
@@ -88,7 +88,7 @@ func attachFlags(c *config, logger *slog.Logger, deps *tools.Deps, st storePort)
 	if err != nil {
 		return err
 	}
-	deps.Runtime.Flags = adapt.Flags(svc)
+	deps.Runtime.Flags = svc
 	deps.ConfigSource += ", flags=" + c.Flags.PathBy
 	return nil
 }
@@ -187,11 +187,11 @@ func flagsCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer svc.Close()
-	who := flags.Context{SessionID: "cli-" + strconv.FormatInt(time.Now().UnixNano(), 36), ClientName: *clientName}
+	who := mcptool.FlagContext{SessionID: "cli-" + strconv.FormatInt(time.Now().UnixNano(), 36), ClientName: *clientName}
 	fmt.Fprintf(stdout, "flags from %s (%s provider), client %s\n\n", svc.FileName(), c.Flags.Provider, svc.TargetingKey(who))
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FLAG\tSTATE\tDEFAULT\tVALUE\tVARIANT\tSOURCE")
-	for _, f := range svc.List(context.Background(), who) {
+	for _, f := range svc.Views(context.Background(), who) {
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\n", f.Name, f.State, onOff(f.Default), onOff(f.Value), f.Variant, f.Source)
 	}
 	tw.Flush()

@@ -12,10 +12,6 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// FlagResponseContractV2 is the feature flag that chooses the response-v2
-// envelope (on) or the legacy v1 wire shape (off) for a session.
-const FlagResponseContractV2 = "response_contract_v2"
-
 // FlagContext is who asks, for one flag decision.
 type FlagContext struct {
 	SessionID     string
@@ -24,6 +20,10 @@ type FlagContext struct {
 	APIKeyID      string // the API key's id over HTTP (Session.KeyID)
 	Tool          string
 	Action        string
+	// PerRequest marks a request that belongs to no session (protocol
+	// 2026-07-28): Contract decides it from the client identity each time
+	// instead of keeping a session's decision.
+	PerRequest bool
 }
 
 // FlagDecision is one flag's value for one caller and where it came from
@@ -35,14 +35,15 @@ type FlagDecision struct {
 	Source  string
 }
 
-// Flags decides specd's feature flags per caller. cmd/specd wires the flags
-// package behind it. A nil Flags evaluates nothing: every gate is open and
+// Flags decides specd's feature flags per caller; *flags.Service implements
+// it (the flag names live in flags/registry, and the tools set Action.Flag
+// from there, so the framework names no flag). A nil Flags evaluates nothing: every gate is open and
 // every session gets the response-v2 envelope.
 type Flags interface {
 	// Gate decides flag for one call, now (a file edit applies at once).
 	Gate(ctx context.Context, flag string, c FlagContext) FlagDecision
-	// Contract is response_contract_v2 for c's session, decided once per
-	// session and kept.
+	// Contract is the response-contract flag for c's session, decided once
+	// per session and kept (each time for a PerRequest context).
 	Contract(ctx context.Context, c FlagContext) FlagDecision
 	// Forget drops a finished session's decisions.
 	Forget(sessionID string)
@@ -115,10 +116,9 @@ func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate 
 // request from the client identity in its _meta, which gives the same answer
 // for the same client as long as the flag file is unchanged.
 func (rt *Runtime) contract(ctx context.Context, sess Session) FlagDecision {
-	if server.IsModernRequest(ctx) {
-		return rt.Flags.Gate(ctx, FlagResponseContractV2, NewFlagContext(sess, "", ""))
-	}
-	return rt.Flags.Contract(ctx, NewFlagContext(sess, "", ""))
+	c := NewFlagContext(sess, "", "")
+	c.PerRequest = server.IsModernRequest(ctx)
+	return rt.Flags.Contract(ctx, c)
 }
 
 // contractV2 reports whether this caller gets the response-v2 envelope.
