@@ -85,7 +85,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	rt.Defaults()
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
-	sess.KeyID = rt.keyID(ctx)
+	sess.KeyID = rt.keyID(ctx) // as sessionFromContext: one identity for every decision
 	log := rt.Logger.With("request_id", call.RequestID, "tool", t.Name, "action", action, "session", sess.ID, "key_id", sess.KeyID)
 	var gate FlagDecision
 	defer func() {
@@ -95,8 +95,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		}
 		logOutcome(log, env)
 		r.errors.record(t, call.Action, env, rt.Now())
-		rt.observe(ctx, sess, t.Name, gate, env)
-		rt.done(ctx, call, gate, env)
+		served := rt.served(ctx, sess, gate)
+		rt.observe(served, env)
+		rt.done(ctx, call, served, env)
 	}()
 	if raw == nil {
 		raw = map[string]any{}

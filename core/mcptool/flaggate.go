@@ -87,16 +87,26 @@ func featureDisabled(tool, action, flag, file string) *core.Error {
 	return e
 }
 
-// observe records a finished call for rollout health: under the session's
-// contract decision and, for a gated action, the gate's.
-func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate FlagDecision, env core.Envelope) {
+// served is the flag decisions a finished call was served under: the
+// session's contract decision and, for a gated action, the gate's. Rollout
+// health (Flags.Observe) and the variant metric (Access.Done) both count
+// these, so the two never disagree.
+func (rt *Runtime) served(ctx context.Context, sess Session, gate FlagDecision) []FlagDecision {
 	if rt.Flags == nil {
-		return
+		return nil
 	}
-	var buf [2]FlagDecision
-	ds := append(buf[:0], rt.contract(ctx, sess))
+	ds := make([]FlagDecision, 1, 2)
+	ds[0] = rt.contract(ctx, sess)
 	if gate.Flag != "" {
 		ds = append(ds, gate)
+	}
+	return ds
+}
+
+// observe records a finished call for rollout health under ds (served).
+func (rt *Runtime) observe(ds []FlagDecision, env core.Envelope) {
+	if rt.Flags == nil {
+		return
 	}
 	errType := ""
 	if !env.Success {
