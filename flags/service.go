@@ -89,6 +89,9 @@ type Service struct {
 
 	health *health
 
+	statusMu sync.Mutex
+	refusal  error // why the flag file's current state is not applied
+
 	// Decisions are cached until the provider reports a configuration
 	// change (or a change of state): flagd's evaluation costs tens of
 	// microseconds, a cached decision a map lookup.
@@ -209,13 +212,13 @@ func openFile(ctx context.Context, opts Options) (*Service, error) {
 	if opts.Path == "" {
 		return openDefault(ctx, opts)
 	}
-	data, err := os.ReadFile(opts.Path)
-	if err != nil {
-		return nil, fmt.Errorf("flag file %s: %w", opts.Path, err)
-	}
 	origin := SourceFile
 	if opts.Display == "" {
 		opts.Display = filepath.Base(opts.Path)
+	}
+	data, err := readFile(opts.Path, opts.Display)
+	if err != nil {
+		return nil, err
 	}
 	if err := CheckFile(data); err != nil {
 		return nil, fmt.Errorf("flag file %s: %w", opts.Display, err)
@@ -308,9 +311,10 @@ func (s *Service) watch() {
 // (see suspect), and once until the file changes to another error or a
 // good configuration.
 func (s *Service) reload() {
-	data, err := os.ReadFile(s.opts.Path)
+	data, err := readFile(s.opts.Path, s.opts.Display)
 	if err == nil && bytes.Equal(data, s.good) {
 		s.rejected, s.suspect = "", ""
+		s.setRefusal(nil)
 		return
 	}
 	if err == nil {
@@ -330,11 +334,75 @@ func (s *Service) reload() {
 			return
 		}
 		s.rejected = msg
-		s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg)
+		var fr *fileRefusal
+		if errors.As(err, &fr) && fr.size > 0 {
+			s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg, "size_bytes", fr.size, "limit_bytes", MaxFileBytes)
+		} else {
+			s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg)
+		}
+		s.setRefusal(err)
 		return
 	}
 	s.good, s.rejected, s.suspect = data, "", ""
+	s.setRefusal(nil)
 	s.log.Info("flag file applied", "file", s.opts.Display)
+}
+
+// setRefusal records why the flag file's current state is not applied (nil:
+// it is).
+func (s *Service) setRefusal(err error) {
+	s.statusMu.Lock()
+	s.refusal = err
+	s.statusMu.Unlock()
+}
+
+// Warning codes of Status.
+const (
+	// WarnFlagFileRefused: the flag file's current state was refused (too
+	// large, not a regular file, invalid); the last good flags stay.
+	WarnFlagFileRefused = "FLAG_FILE_REFUSED"
+	// WarnFlagProviderUnavailable: the provider is not ready (flagd not
+	// synced yet, or lost).
+	WarnFlagProviderUnavailable = "FLAG_PROVIDER_UNAVAILABLE"
+)
+
+// Status is the provider's state for health check: its kind, state
+// (ready, not_ready, stale, error or fatal) and what is wrong now, if
+// anything.
+func (s *Service) Status() mcptool.FlagStatus {
+	st := mcptool.FlagStatus{Provider: s.opts.Provider, State: stateName(s.client.State()), FlagFile: s.opts.Display}
+	s.statusMu.Lock()
+	refusal := s.refusal
+	s.statusMu.Unlock()
+	switch {
+	case refusal != nil:
+		st.Warning, st.Problem = WarnFlagFileRefused, refusal.Error()+"; the last good flags stay in force."
+		st.Context = map[string]any{"file": s.opts.Display}
+		var fr *fileRefusal
+		if errors.As(refusal, &fr) && fr.size > 0 {
+			st.Context["size_bytes"], st.Context["limit_bytes"] = fr.size, MaxFileBytes
+		}
+	case st.State != "ready":
+		st.Warning = WarnFlagProviderUnavailable
+		st.Problem = fmt.Sprintf("The %s flag provider (%s) is %s; decisions use the last configuration it synced, or the registry defaults without one.", s.opts.Provider, s.opts.Display, st.State)
+		st.Context = map[string]any{"provider": s.opts.Provider, "state": st.State}
+	}
+	return st
+}
+
+// stateName is an OpenFeature provider state in health check's words.
+func stateName(st openfeature.State) string {
+	switch st {
+	case openfeature.ReadyState:
+		return "ready"
+	case openfeature.StaleState:
+		return "stale"
+	case openfeature.ErrorState:
+		return "error"
+	case openfeature.FatalState:
+		return "fatal"
+	}
+	return "not_ready"
 }
 
 // Close stops watching and shuts the provider down, waiting at most

@@ -26,6 +26,9 @@ func (offFlags) Observe([]mcptool.FlagDecision, string, time.Duration) {}
 func (offFlags) List(context.Context, mcptool.FlagContext) any         { return nil }
 func (offFlags) Health() any                                           { return nil }
 func (offFlags) FileName() string                                      { return "flags.json" }
+func (offFlags) Status() mcptool.FlagStatus {
+	return mcptool.FlagStatus{Provider: "file", State: "ready"}
+}
 
 // TestDegradedAnswersNameArchiveGetOnlyWhenServed: an answer cut to the
 // token budget tells the caller to fetch what it left out with research

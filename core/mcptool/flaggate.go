@@ -55,6 +55,21 @@ type Flags interface {
 	Health() any
 	// FileName names the flag file (never an absolute path).
 	FileName() string
+	// Status is the provider's state (health check).
+	Status() FlagStatus
+}
+
+// FlagStatus is the flag provider's state as health check reports it.
+type FlagStatus struct {
+	Provider string // file or flagd
+	State    string // ready, not_ready, stale, error or fatal
+	FlagFile string // the flag file or the flagd address, never an absolute path
+	// Problem says what is wrong now ("" when nothing): the flag file's
+	// current state refused, or the provider not ready. Warning is its
+	// warning code and Context the warning's details.
+	Problem string
+	Warning string
+	Context map[string]any
 }
 
 // NewFlagContext is who asks, for one flag decision on tool and action
