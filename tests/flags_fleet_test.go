@@ -4,9 +4,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -127,5 +129,45 @@ func TestMetricsExportedFromStart(t *testing.T) {
 		if got := metricValue(text, series); got != 0 {
 			t.Fatalf("%s = %v at start, want 0 (-1: absent)\n%s", series, got, text)
 		}
+	}
+}
+
+// TestFlagsCLIWithAPIKey: specd flags --url reaches a keyed server with
+// --api-key or SPECD_API_KEY (and is refused without a key); specd flags -h
+// lists its own options, not serve's.
+func TestFlagsCLIWithAPIKey(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the built binary")
+	}
+	s := startShared(t, []string{"alpha:maintainer"}, "--flags", keyRollout(t))
+	call(t, s.client(t, "alpha"), "spec", map[string]any{"action": "list"})
+	run := func(env []string, args ...string) (string, error) {
+		cmd := exec.Command(specdBinary(t), append([]string{"flags", "--url", s.URL + "/mcp", "--db", filepath.Join(t.TempDir(), "cli.db")}, args...)...)
+		cmd.Env = append(append(os.Environ(), "SPECD_WORKSPACE="+t.TempDir()), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	health := regexp.MustCompile(`(?m)^response_contract_v2\s+on\s+[1-9]\d*\s+[1-9]`)
+	if out, err := run(nil, "--api-key", s.Keys["alpha"]); err != nil || !health.MatchString(out) {
+		t.Fatalf("--api-key: %v\n%s", err, out)
+	}
+	if out, err := run([]string{"SPECD_API_KEY=" + s.Keys["alpha"]}); err != nil || !health.MatchString(out) {
+		t.Fatalf("SPECD_API_KEY: %v\n%s", err, out)
+	}
+	if out, err := run(nil); err == nil {
+		t.Fatalf("no key: want a failure against a keyed server\n%s", out)
+	}
+	help, err := exec.Command(specdBinary(t), "flags", "-h").CombinedOutput()
+	if err != nil {
+		t.Fatalf("specd flags -h: %v\n%s", err, help)
+	}
+	for _, want := range []string{"-url", "-api-key", "SPECD_API_KEY", "-client-name"} {
+		if !strings.Contains(string(help), want) {
+			t.Fatalf("specd flags -h lacks %s:\n%s", want, help)
+		}
+	}
+	if strings.Contains(string(help), "-max-sessions-per-key") {
+		t.Fatalf("specd flags -h lists serve's options:\n%s", help)
 	}
 }
