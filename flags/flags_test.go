@@ -408,9 +408,9 @@ func TestEmbeddedDefault(t *testing.T) {
 	}
 }
 
-// TestFlagdDown: a flagd that does not answer neither blocks start-up nor a
-// call; values are the registry defaults, logged once at warn; Close is
-// bounded.
+// TestFlagdDown: a flagd that does not answer holds start-up at most
+// ReadyWait (logged once) and never a call; values are the registry
+// defaults, logged once at warn; Close is bounded.
 func TestFlagdDown(t *testing.T) {
 	log, buf := testLogger()
 	start := time.Now()
@@ -418,12 +418,13 @@ func TestFlagdDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Bounds far above the normal cost (microseconds) and below what waiting
-	// on the provider would cost (its 500 ms start-up deadline): they tell
-	// "never waits" from "waits", not fast from slow, so a busy machine
-	// does not trip them.
-	if el := time.Since(start); el > 450*time.Millisecond {
+	// Start-up waits for the first sync at most ReadyWait; the bound tells
+	// "bounded" from "waits for flagd", not fast from slow.
+	if el := time.Since(start); el > ReadyWait+3*time.Second {
 		t.Fatalf("start-up waited %v on a down flagd", el)
+	}
+	if n := strings.Count(buf.String(), "flag provider not ready"); n != 1 {
+		t.Fatalf("%d not-ready warnings at start-up:\n%s", n, buf)
 	}
 	// across the provider's start-up deadline (500 ms): not ready, then failed
 	for end := time.Now().Add(700 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {

@@ -31,15 +31,18 @@ const (
 
 // Sources of a flag's value, as capabilities and the health table show them.
 const (
-	SourceFile          = "file"           // the flag file given with --flags or found in the workspace
-	SourceFlagd         = "flagd"          // a flagd daemon
-	SourceDefault       = "default"        // the registry default (embedded file, flag missing or DISABLED)
-	SourceErrorFallback = "error_fallback" // the provider failed; the registry default was used
+	SourceFile          = "file"                      // the flag file given with --flags or found in the workspace
+	SourceFlagd         = "flagd"                     // a flagd daemon
+	SourceDefault       = "default"                   // the registry default (embedded file, flag missing or DISABLED)
+	SourceErrorFallback = mcptool.SourceErrorFallback // the provider failed or is not ready; the registry default was used
 )
 
 // ShutdownTimeout bounds Close: a provider that does not stop in time is
 // left behind.
 const ShutdownTimeout = time.Second
+
+// ReadyWait bounds how long Open waits for the flagd provider's first sync.
+const ReadyWait = 2 * time.Second
 
 // Options configures Open.
 type Options struct {
@@ -91,6 +94,11 @@ type Service struct {
 
 	statusMu sync.Mutex
 	refusal  error // why the flag file's current state is not applied
+	wasReady bool  // the provider has been ready once
+	lost     bool  // it was ready, then went stale or failed
+
+	ready     chan struct{} // closed at the provider's first ready event
+	readyOnce sync.Once
 
 	// Decisions are cached until the provider reports a configuration
 	// change (or a change of state): flagd's evaluation costs tens of
@@ -98,7 +106,7 @@ type Service struct {
 	cacheMu sync.RWMutex
 	cache   map[evalKey]mcptool.FlagDecision
 	gen     uint64
-	onEvent func(openfeature.EventDetails)
+	onEvent []*func(openfeature.EventDetails) // the registered event callbacks
 
 	// file mode
 	copyDir  string
@@ -112,7 +120,7 @@ type Service struct {
 	suspect string
 	stop    chan struct{}
 	done    chan struct{}
-	stopLog func() // closes the provider's log pipe
+	stopLog []func() // close the providers' log pipes
 }
 
 type sessionEntry struct {
@@ -152,23 +160,79 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 			opts.Display = fmt.Sprintf("flagd at %s:%d", host, port)
 		}
 		s := newService(opts, SourceFlagd)
-		p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
-			return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)))
-		})
-		s.stopLog = stop
-		if err != nil {
-			s.stopLog()
-			return nil, fmt.Errorf("flagd provider: %w", err)
+		if err := s.setFlagd(ctx, host, port); err != nil {
+			s.stopLogs()
+			return nil, err
 		}
-		// A flagd that is down must not hold up start-up: the provider
-		// initialises in the background and evaluations fall back to the
-		// registry defaults until it is ready.
-		if err := s.api.SetProvider(ctx, p); err != nil {
-			return nil, fmt.Errorf("flagd provider: %w", err)
+		// The provider initialises in the background; the first answers
+		// wait for its first sync, at most ReadyWait, so a new process does
+		// not serve the registry defaults just because flagd had not
+		// answered yet. A flagd that is down past that does not hold up
+		// start-up: evaluations fall back to the registry defaults (with a
+		// FALLBACK_USED warning on the answers) until it is ready.
+		t := time.NewTimer(ReadyWait)
+		defer t.Stop()
+		select {
+		case <-s.ready:
+		case <-t.C:
+			s.log.Warn("flag provider not ready; serving the registry defaults until it syncs", "provider", opts.Provider, "flagd", opts.Display, "waited", ReadyWait)
+		case <-ctx.Done():
 		}
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go s.superviseFlagd(host, port)
 		return s, nil
 	default:
 		return nil, fmt.Errorf("--flags-provider must be %s or %s, not %q", ProviderFile, ProviderFlagd, opts.Provider)
+	}
+}
+
+// setFlagd starts a flagd provider (in-process resolver) on host:port in
+// the background. Its initialisation ends at the first sync, or fails after
+// ReadyWait or at the first connection error.
+func (s *Service) setFlagd(ctx context.Context, host string, port int) error {
+	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
+		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)),
+			flagd.WithDeadline(int(ReadyWait/time.Millisecond)))
+	})
+	s.stopLog = append(s.stopLog, stop)
+	if err != nil {
+		return fmt.Errorf("flagd provider: %w", err)
+	}
+	if err := s.api.SetProvider(ctx, p); err != nil {
+		return fmt.Errorf("flagd provider: %w", err)
+	}
+	return nil
+}
+
+// initRetry is how often a flagd provider whose initialisation failed is
+// replaced by a new one.
+const initRetry = time.Second
+
+// superviseFlagd replaces the flagd provider while its initialisation has
+// failed and it has never been ready: the flagd provider (v0.6.0) whose
+// first sync did not come in time, or whose connection failed first, stays
+// in its error state and reports no later event (neither its first ready
+// nor a loss), so a fresh one is started until one gets its first sync.
+// From then on the provider reconnects by itself, and its events (lost,
+// recovered) reach providerEvent.
+func (s *Service) superviseFlagd(host string, port int) {
+	defer close(s.done)
+	t := time.NewTicker(initRetry)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.ready:
+			return
+		case <-t.C:
+			if st := s.client.State(); st == openfeature.ErrorState || st == openfeature.FatalState {
+				s.log.Debug("flagd provider initialisation failed; starting a new one", "state", string(st))
+				if err := s.setFlagd(context.Background(), host, port); err != nil {
+					s.log.Warn("flagd provider could not be restarted", "err", err)
+				}
+			}
+		}
 	}
 }
 
@@ -183,10 +247,16 @@ func newService(opts Options, origin string) *Service {
 		log:    opts.Logger.With("component", "flags"),
 		warned: map[string]bool{}, sessions: map[string]map[string]*sessionEntry{},
 		health: newHealth(), cache: map[evalKey]mcptool.FlagDecision{},
+		ready: make(chan struct{}),
 	}
-	s.onEvent = func(openfeature.EventDetails) { s.invalidate() }
-	for _, e := range []openfeature.EventType{openfeature.ProviderConfigChange, openfeature.ProviderReady, openfeature.ProviderError, openfeature.ProviderStale} {
-		api.AddHandler(e, &s.onEvent)
+	// one callback per event type: the details do not carry the type
+	for _, t := range []openfeature.EventType{openfeature.ProviderConfigChange, openfeature.ProviderReady, openfeature.ProviderError, openfeature.ProviderStale} {
+		cb := func(openfeature.EventDetails) {
+			s.invalidate()
+			s.providerEvent(t)
+		}
+		s.onEvent = append(s.onEvent, &cb)
+		api.AddHandler(t, &cb)
 	}
 	return s
 }
@@ -239,9 +309,9 @@ func openFile(ctx context.Context, opts Options) (*Service, error) {
 	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
 		return flagd.NewProvider(flagd.WithFileResolver(), flagd.WithOfflineFilePath(s.copyPath))
 	})
-	s.stopLog = stop
+	s.stopLog = append(s.stopLog, stop)
 	if err != nil {
-		s.stopLog()
+		s.stopLogs()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("flagd file provider: %w", err)
 	}
@@ -348,6 +418,32 @@ func (s *Service) reload() {
 	s.log.Info("flag file applied", "file", s.opts.Display)
 }
 
+// providerEvent logs the provider's loss once (it was ready, then went
+// stale or failed: flagd unreachable) and its recovery once, and releases
+// Open's wait at the first ready event.
+func (s *Service) providerEvent(t openfeature.EventType) {
+	s.statusMu.Lock()
+	var lost, recovered bool
+	switch t {
+	case openfeature.ProviderReady:
+		recovered = s.lost
+		s.wasReady, s.lost = true, false
+	case openfeature.ProviderStale, openfeature.ProviderError:
+		lost = s.wasReady && !s.lost
+		s.lost = s.lost || s.wasReady
+	}
+	s.statusMu.Unlock()
+	switch {
+	case t == openfeature.ProviderReady:
+		s.readyOnce.Do(func() { close(s.ready) })
+		if recovered {
+			s.log.Info("flag provider recovered", "provider", s.opts.Provider, "source", s.opts.Display)
+		}
+	case lost:
+		s.log.Warn("flag provider lost; evaluating from the last configuration it synced until it is back", "provider", s.opts.Provider, "source", s.opts.Display, "event", string(t))
+	}
+}
+
 // setRefusal records why the flag file's current state is not applied (nil:
 // it is).
 func (s *Service) setRefusal(err error) {
@@ -370,7 +466,7 @@ const (
 // (ready, not_ready, stale, error or fatal) and what is wrong now, if
 // anything.
 func (s *Service) Status() mcptool.FlagStatus {
-	st := mcptool.FlagStatus{Provider: s.opts.Provider, State: stateName(s.client.State()), FlagFile: s.opts.Display}
+	st := mcptool.FlagStatus{Provider: s.opts.Provider, State: stateName(s.client.State())}
 	s.statusMu.Lock()
 	refusal := s.refusal
 	s.statusMu.Unlock()
@@ -431,10 +527,18 @@ func (s *Service) shutdown() error {
 	if s.copyDir != "" {
 		os.RemoveAll(s.copyDir)
 	}
-	if s.stopLog != nil && err == nil {
-		s.stopLog()
+	if err == nil {
+		s.stopLogs()
 	}
 	return err
+}
+
+// stopLogs closes the log pipes of every provider started.
+func (s *Service) stopLogs() {
+	for _, stop := range s.stopLog {
+		stop()
+	}
+	s.stopLog = nil
 }
 
 // FileName names the flag file for answers (never an absolute path).

@@ -113,13 +113,11 @@ type DiskInfo struct {
 
 // FlagsHealth is the flag provider's state as health check sees it:
 // provider none and state not_configured without flags; else file or
-// flagd, and ready, not_ready, stale, error or fatal, with the flag file
-// (or flagd address) and what is wrong now, if anything (also a warning).
+// flagd, and ready, not_ready, stale, error or fatal. What is wrong now (a
+// refused flag file, a provider not ready) is a warning of the answer.
 type FlagsHealth struct {
 	Provider string `json:"provider"`
 	State    string `json:"state"`
-	FlagFile string `json:"flag_file,omitempty"`
-	Problem  string `json:"problem,omitempty"`
 }
 
 func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Result {
@@ -147,7 +145,7 @@ func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	a.Store, a.Flags = &info, &FlagsHealth{Provider: "none", State: "not_configured"}
 	if d.Runtime.Flags != nil {
 		st := d.Runtime.Flags.Status()
-		a.Flags = &FlagsHealth{Provider: st.Provider, State: st.State, FlagFile: st.FlagFile, Problem: st.Problem}
+		a.Flags = &FlagsHealth{Provider: st.Provider, State: st.State}
 		if st.Warning != "" {
 			opts = append(opts, warn(st.Warning, st.Problem, st.Context))
 		}

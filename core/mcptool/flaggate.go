@@ -26,6 +26,11 @@ type FlagContext struct {
 	PerRequest bool
 }
 
+// SourceErrorFallback is the Source of a decision the provider could not
+// make (not ready, or failing): the registry default was used, and the
+// answer carries a FALLBACK_USED warning.
+const SourceErrorFallback = "error_fallback"
+
 // FlagDecision is one flag's value for one caller and where it came from
 // (file, flagd, default or error_fallback).
 type FlagDecision struct {
@@ -63,7 +68,6 @@ type Flags interface {
 type FlagStatus struct {
 	Provider string // file or flagd
 	State    string // ready, not_ready, stale, error or fatal
-	FlagFile string // the flag file or the flagd address, never an absolute path
 	// Problem says what is wrong now ("" when nothing): the flag file's
 	// current state refused, or the provider not ready. Warning is its
 	// warning code and Context the warning's details.
@@ -90,6 +94,24 @@ func (rt *Runtime) gate(ctx context.Context, t *Tool, a *Action, sess Session) (
 	return d, featureDisabled(t.Name, a.Name, a.Flag, rt.Flags.FileName())
 }
 
+// fallbackWarning is the FALLBACK_USED warning of an answer served under a
+// decision the provider could not make (nil for any other decision).
+func (rt *Runtime) fallbackWarning(d FlagDecision) core.MetaOption {
+	if d.Source != SourceErrorFallback {
+		return nil
+	}
+	return core.WithWarning(core.WarnFallbackUsed, core.SeverityWarning,
+		fmt.Sprintf("Feature flag %s took its default (%s): the flag provider (%s) is not ready.", d.Flag, onOff(d.On), rt.Flags.FileName()),
+		map[string]any{"flag": d.Flag, "value": d.On, "source": d.Source})
+}
+
+func onOff(v bool) string {
+	if v {
+		return "on"
+	}
+	return "off"
+}
+
 // featureDisabled is the FEATURE_DISABLED answer of an action whose flag is
 // off for this client.
 func featureDisabled(tool, action, flag, file string) *core.Error {
@@ -106,12 +128,12 @@ func featureDisabled(tool, action, flag, file string) *core.Error {
 // session's contract decision and, for a gated action, the gate's. Rollout
 // health (Flags.Observe) and the variant metric (Access.Done) both count
 // these, so the two never disagree.
-func (rt *Runtime) served(ctx context.Context, sess Session, gate FlagDecision) []FlagDecision {
+func (rt *Runtime) served(contract, gate FlagDecision) []FlagDecision {
 	if rt.Flags == nil {
 		return nil
 	}
 	ds := make([]FlagDecision, 1, 2)
-	ds[0] = rt.contract(ctx, sess)
+	ds[0] = contract
 	if gate.Flag != "" {
 		ds = append(ds, gate)
 	}
