@@ -15,7 +15,10 @@ import (
 //   - tools depends on bbolt through nothing (it sees the store through
 //     interfaces; cmd is where concrete types meet);
 //   - flags is the only package importing OpenFeature, and tools does not
-//     depend on it (it sees flags through its Flags interface);
+//     depend on it (it sees flags through core/mcptool's Flags interface,
+//     which *flags.Service implements);
+//   - flags/registry, the one place that names each flag and what it
+//     gates, imports only the standard library (tools read it);
 //   - core/mcptool, the tool framework, depends on no tool, domain or
 //     store: not tools, specs, research, flags, core/store nor bbolt (tools
 //     are data it is given; issue 9);
@@ -67,6 +70,13 @@ func TestLayout(t *testing.T) {
 				}
 			}
 		}
+		if rel == "flags/registry" {
+			for _, d := range deps {
+				if strings.Contains(strings.SplitN(d, "/", 2)[0], ".") {
+					t.Errorf("%s depends on %s; the flag registry imports only the standard library", pkg, d)
+				}
+			}
+		}
 		if under(rel, "core/mcptool") {
 			for _, d := range deps {
 				for _, bad := range []string{"tools", "specs", "research", "flags", "core/store"} {
@@ -82,7 +92,7 @@ func TestLayout(t *testing.T) {
 		if under(rel, "tools") {
 			for _, d := range deps {
 				if strings.HasPrefix(d, openfeat) || d == mod+"flags" {
-					t.Errorf("%s depends on %s; tools see flags through tools.Flags", pkg, d)
+					t.Errorf("%s depends on %s; tools see flags through mcptool.Flags and flags/registry", pkg, d)
 				}
 				if strings.HasPrefix(d, bbolt) || d == mod+"core/store" {
 					t.Errorf("%s depends on %s; tools reach the store through interfaces", pkg, d)

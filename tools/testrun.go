@@ -10,6 +10,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/toolchain"
+	"github.com/specd/specd/flags/registry"
 )
 
 // maxTestFiles bounds test discover's list.
@@ -66,10 +67,10 @@ func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request) mcptool.Res
 // testRunDisabled is FEATURE_DISABLED of test run on a server started
 // without --enable-verification-execute.
 func testRunDisabled() *core.Error {
-	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", map[string]any{"feature": FeatureVerificationExecute}).
+	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", map[string]any{"feature": registry.VerificationExecute}).
 		WithRemediation("Run the command test discover names yourself; an operator can allow test run by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
 		WithRecovery("test", map[string]any{"action": "discover"}, nil)
-	e.Extra = map[string]any{"feature": FeatureVerificationExecute}
+	e.Extra = map[string]any{"feature": registry.VerificationExecute}
 	return e
 }
 

@@ -115,6 +115,18 @@ func parseKeyLine(line string) (Key, error) {
 	return k, nil
 }
 
+// IDs lists the key ids in file order (none for a nil set).
+func (ks *Keys) IDs() []string {
+	if ks == nil {
+		return nil
+	}
+	out := make([]string, len(ks.list))
+	for i, k := range ks.list {
+		out[i] = k.ID
+	}
+	return out
+}
+
 // Len is the number of keys.
 func (ks *Keys) Len() int {
 	if ks == nil {
