@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -145,18 +146,17 @@ func TestInternalErrorsNeverLeak(t *testing.T) {
 	}
 }
 
-type domainErr struct{}
-
-func (domainErr) Error() string     { return "Task task-1 is blocked." }
-func (domainErr) ErrorCode() string { return errcode.TaskBlocked }
-func (domainErr) ErrorDetails() map[string]any {
-	return map[string]any{"blocked_by": []string{"task-0"}}
-}
-
-func TestAsErrorKeepsDomainCodes(t *testing.T) {
-	e := AsError(domainErr{})
-	if e.Code != errcode.TaskBlocked || e.Details["blocked_by"] == nil || e.Message != "Task task-1 is blocked." {
+// TestAsErrorFindsWrappedErrors: an *Error wrapped by fmt.Errorf keeps its
+// code, message and details; CodeOf reads the code through the wrapping and
+// is "" for errors that carry none.
+func TestAsErrorFindsWrappedErrors(t *testing.T) {
+	inner := NewError(errcode.TaskBlocked, "Task task-1 is blocked.", map[string]any{"blocked_by": []string{"task-0"}})
+	wrapped := fmt.Errorf("start: %w", inner)
+	if e := AsError(wrapped); e != inner {
 		t.Fatalf("%+v", e)
+	}
+	if CodeOf(wrapped) != errcode.TaskBlocked || CodeOf(errors.New("plain")) != "" || CodeOf(nil) != "" {
+		t.Fatal("CodeOf")
 	}
 }
 

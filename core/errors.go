@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/specd/specd/core/errcode"
@@ -42,13 +41,6 @@ func (e *Error) Unwrap() error { return e.cause }
 
 // Cause is the internal Go error behind the failure, for the log only.
 func (e *Error) Cause() error { return e.cause }
-
-// ErrorCode returns e.Code, so that the domain reads the code of a store or
-// workspace error through [Coded] without importing core.
-func (e *Error) ErrorCode() string { return e.Code }
-
-// ErrorDetails returns e.Details (the [Detailed] side of [Coded]).
-func (e *Error) ErrorDetails() map[string]any { return e.Details }
 
 // NewError builds an error with a registered code. Details may be nil.
 func NewError(code, message string, details map[string]any) *Error {
@@ -157,21 +149,18 @@ func (e *Error) Payload(requestID string) map[string]any {
 	return out
 }
 
-// Coded is implemented by domain errors (specs, research) that carry a
-// registry code without importing core.
-type Coded interface {
-	error
-	ErrorCode() string
+// CodeOf is the code of the *Error in err's chain, or "" when there is none.
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
 }
 
-// Detailed is optionally implemented by a Coded error.
-type Detailed interface {
-	ErrorDetails() map[string]any
-}
-
-// AsError converts any error to an *Error: an *Error is returned as is; a
-// [Coded] error keeps its code, message and details; anything else becomes
-// INTERNAL_ERROR with the cause kept for the log.
+// AsError converts any error to an *Error: the *Error in err's chain is
+// returned as is; anything else becomes INTERNAL_ERROR with the cause kept
+// for the log.
 func AsError(err error) *Error {
 	if err == nil {
 		return nil
@@ -179,19 +168,6 @@ func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
-	}
-	var c Coded
-	if errors.As(err, &c) {
-		if _, ok := errcode.Lookup(c.ErrorCode()); !ok {
-			return Internal(err)
-		}
-		// Domain errors render as "CODE: message"; the envelope has the code
-		// already, so keep the sentence only.
-		out := &Error{Code: c.ErrorCode(), Message: strings.TrimPrefix(c.Error(), c.ErrorCode()+": ")}
-		if d, ok := c.(Detailed); ok {
-			out.Details = d.ErrorDetails()
-		}
-		return out
 	}
 	return Internal(err)
 }

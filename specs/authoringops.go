@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -79,15 +80,13 @@ func FrontmatterValue(key, s string) (any, error) {
 	case "estimated_hours", "actual_hours":
 		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {
-			return nil, &Error{Code: errcode.InvalidFormat, Message: key + " must be a number of hours.",
-				Details: map[string]any{"field": "value", "received": s, "constraint": "number ≥ 0"}}
+			return nil, core.NewError(errcode.InvalidFormat, key+" must be a number of hours.", map[string]any{"field": "value", "received": s, "constraint": "number ≥ 0"})
 		}
 		return f, nil
 	case "objectives":
 		var list []any
 		if err := json.Unmarshal([]byte(s), &list); err != nil {
-			return nil, &Error{Code: errcode.InvalidFormat, Message: "objectives must be a JSON array of strings.",
-				Details: map[string]any{"field": "value", "received": s, "constraint": "JSON array of strings"}}
+			return nil, core.NewError(errcode.InvalidFormat, "objectives must be a JSON array of strings.", map[string]any{"field": "value", "received": s, "constraint": "JSON array of strings"})
 		}
 		return list, nil
 	}

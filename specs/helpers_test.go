@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/specd/specd/core"
 )
 
 // testClock returns a clock that starts at 2025-01-02T03:04:05Z and advances
@@ -26,14 +28,22 @@ func mustNoViolations(t *testing.T, s *Spec, context string) {
 	}
 }
 
-func mustCode(t *testing.T, err error, code string) *Error {
+// matchesOf is e's fuzzy matches, nil when it has none.
+func matchesOf(e *core.Error) []string {
+	if e.Recovery == nil {
+		return nil
+	}
+	return e.Recovery.FuzzyMatches
+}
+
+func mustCode(t *testing.T, err error, code string) *core.Error {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("expected %s, got nil", code)
 	}
-	e, ok := err.(*Error)
+	e, ok := err.(*core.Error)
 	if !ok {
-		t.Fatalf("expected *Error %s, got %T %v", code, err, err)
+		t.Fatalf("expected *core.Error %s, got %T %v", code, err, err)
 	}
 	if e.Code != code {
 		t.Fatalf("expected %s, got %s (%s)", code, e.Code, e.Message)

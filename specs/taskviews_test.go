@@ -194,7 +194,7 @@ func TestBatchFiltersFilter(t *testing.T) {
 			tf, err := tc.f.Filter()
 			if tc.code != "" {
 				e := mustCode(t, err, tc.code)
-				if e.ErrorDetails()["field"] != "pattern" {
+				if e.Details["field"] != "pattern" {
 					t.Fatalf("details %v", e.Details)
 				}
 				return

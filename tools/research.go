@@ -172,21 +172,16 @@ func (f researchFiles) ReadFile(ctx context.Context, name string, max int64) ([]
 	return b, fileError(err)
 }
 
-// researchErr turns a research error into the envelope error, keeping its
-// remediation and recovery; other errors pass through.
-func researchErr(err error) error {
-	var e *research.Error
-	if !errors.As(err, &e) {
-		return err
+// withNextCall gives err, when it is a refusal of code that names no next
+// call, the call tool(args): the research domain names no tools, so the
+// handler, which knows the call's arguments, names the call that recovers.
+func withNextCall(err error, code, tool string, args map[string]any) error {
+	var e *core.Error
+	if errors.As(err, &e) && e.Code == code && (e.Recovery == nil || e.Recovery.SuggestedTool == "") {
+		return e.WithRecovery(tool, args, nil)
 	}
-	out := core.NewError(e.Code, e.Message, e.Details).WithRemediation(e.Remediation)
-	if e.Recovery != nil {
-		out.WithRecovery(e.Recovery.Tool, e.Recovery.Args, nil)
-	}
-	return out
+	return err
 }
-
-func researchFail(err error) mcptool.Result { return mcptool.Fail(researchErr(err)) }
 
 // researchNow is the tools' clock (the runtime's, else the wall clock), used
 // for archived_at, stored_at and the retention cutoff alike.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
@@ -61,65 +60,91 @@ func (d *Deps) clock() specs.Clock {
 	return specs.Clock(time.Now)
 }
 
-// specError turns a domain error into an envelope error with ranked fuzzy
-// matches and a recovery call that lists what exists; a store's
-// VERSION_CONFLICT gets the re-read (spec get) as its recovery.
+// specError gives a spec tool's refusal the next call that recovers from
+// it, when it names none yet: the domain names no tools, so the call is
+// chosen here from the error's code, its details (task_id, field) and the
+// spec the call was about (specNextCalls); a refusal of another type, or
+// one that names its call already (the store's), passes unchanged, and
+// fuzzy matches the domain ranked are kept. A conflict the table leaves
+// without a call re-reads the spec (spec get), unless its details say to
+// retry as is (retry_after_ms). A *specs.FieldError is about another spec,
+// named by an argument (diff's target): its error gets that spec's call
+// and details.field the argument.
 func specError(err error, specID string) error {
 	var fe *specs.FieldError
 	if errors.As(err, &fe) {
-		// An error about another spec named by an argument (diff's target).
 		e := core.AsError(specError(fe.Err, fe.SpecID))
 		if e.Details != nil {
 			e.Details["field"] = fe.Field
 		}
 		return e
 	}
-	var ce *core.Error
-	if errors.As(err, &ce) && ce.Code == errcode.VersionConflict && ce.Recovery == nil && specID != "" {
-		// The next call is the read that gives the current version.
-		return ce.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, nil)
-	}
-	var de *specs.Error
-	if !errors.As(err, &de) {
+	var e *core.Error
+	if !errors.As(err, &e) || (e.Recovery != nil && e.Recovery.SuggestedTool != "") {
 		return err
 	}
-	e := core.NewError(de.Code, de.Message, de.ErrorDetails())
-	received, _ := e.Details["received"].(string)
 	var matches []string
-	if len(de.Candidates) > 0 {
-		matches = fuzzy.Rank(received, de.Candidates, 5)
+	if e.Recovery != nil {
+		matches = e.Recovery.FuzzyMatches
 	}
-	switch de.Code {
-	case errcode.TaskNotFound, errcode.DependencyNotFound:
-		e.WithRecovery("task", map[string]any{"action": "list", "spec_id": specID}, matches)
-	case errcode.PhaseNotFound, errcode.InvalidParent:
-		e.WithRecovery("task", map[string]any{"action": "hierarchy", "spec_id": specID}, matches)
-	case errcode.SpecNotFound:
-		e.WithRecovery("spec", map[string]any{"action": "list"}, matches)
-	case errcode.VersionNotFound, errcode.InvalidFormat:
-		// A version (number or timestamp) that names no kept version.
-		if f := e.Details["field"]; f == "version" || f == "target" {
-			e.WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil)
-		}
-	case errcode.TaskBlocked:
-		taskID, _ := e.Details["task_id"].(string)
-		e.WithRecovery("task", map[string]any{"action": "check-deps", "spec_id": specID, "task_id": taskID}, nil)
-	case errcode.InvalidTransition, errcode.Conflict:
-		taskID, _ := e.Details["task_id"].(string)
-		switch {
-		case taskID != "":
-			e.WithRecovery("task", map[string]any{"action": "info", "spec_id": specID, "task_id": taskID}, nil)
-		case e.Details["field"] == "to_folder":
-			e.WithRecovery("lifecycle", map[string]any{"action": "state", "spec_id": specID}, nil)
-		}
-	default:
-		if len(matches) > 0 {
-			e.WithRecovery("", nil, matches)
+	if next := specNextCalls[e.Code]; next != nil {
+		if tool, args := next(specID, e.Details); tool != "" {
+			return e.WithRecovery(tool, args, matches)
 		}
 	}
-	// A conflict's next call is the re-read (contract §3: "re-read first").
-	if info, _ := errcode.Lookup(e.Code); info.Type == errcode.TypeConflict && specID != "" && (e.Recovery == nil || e.Recovery.SuggestedTool == "") {
-		e.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, matches)
+	info, _ := errcode.Lookup(e.Code)
+	if info.Type == errcode.TypeConflict && specID != "" && e.Details["retry_after_ms"] == nil {
+		// A conflict's next call is the re-read (contract §3: "re-read first").
+		return e.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, matches)
 	}
 	return e
+}
+
+// specNextCalls is, by code, the call that recovers from a spec refusal on
+// specID with details d; a function returns "" when it has none for d.
+var specNextCalls = map[string]func(specID string, d map[string]any) (string, map[string]any){
+	errcode.TaskNotFound:       taskRecovery("list"),
+	errcode.DependencyNotFound: taskRecovery("list"),
+	errcode.PhaseNotFound:      taskRecovery("hierarchy"),
+	errcode.InvalidParent:      taskRecovery("hierarchy"),
+	errcode.SpecNotFound: func(string, map[string]any) (string, map[string]any) {
+		return "spec", map[string]any{"action": "list"}
+	},
+	// A version (number or timestamp) that names no kept version.
+	errcode.VersionNotFound: versionRecovery,
+	errcode.InvalidFormat:   versionRecovery,
+	errcode.TaskBlocked: func(specID string, d map[string]any) (string, map[string]any) {
+		taskID, _ := d["task_id"].(string)
+		return "task", map[string]any{"action": "check-deps", "spec_id": specID, "task_id": taskID}
+	},
+	errcode.InvalidTransition: transitionRecovery,
+	errcode.Conflict:          transitionRecovery,
+}
+
+// taskRecovery is the task action that shows what exists in the spec.
+func taskRecovery(action string) func(string, map[string]any) (string, map[string]any) {
+	return func(specID string, _ map[string]any) (string, map[string]any) {
+		return "task", map[string]any{"action": action, "spec_id": specID}
+	}
+}
+
+// versionRecovery lists the kept versions when the refused argument is a
+// version (version, diff's target).
+func versionRecovery(specID string, d map[string]any) (string, map[string]any) {
+	if f := d["field"]; f == "version" || f == "target" {
+		return "spec", map[string]any{"action": "history", "spec_id": specID}
+	}
+	return "", nil
+}
+
+// transitionRecovery reads the task a transition refused (task info), or
+// the spec's lifecycle state when a folder move was refused.
+func transitionRecovery(specID string, d map[string]any) (string, map[string]any) {
+	if taskID, _ := d["task_id"].(string); taskID != "" {
+		return "task", map[string]any{"action": "info", "spec_id": specID, "task_id": taskID}
+	}
+	if d["field"] == "to_folder" {
+		return "lifecycle", map[string]any{"action": "state", "spec_id": specID}
+	}
+	return "", nil
 }
