@@ -8,11 +8,20 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// Recovery is the call an agent can make next (contract §3).
+// NextCall is a call an agent can make next, runnable as given: a tool and
+// its arguments. It is specd's one next-call type: a failure's recovery
+// names one, and so do answers that suggest where to go on.
+type NextCall struct {
+	Tool string         `json:"tool"`
+	Args map[string]any `json:"args"`
+}
+
+// Recovery is a failure's next call (contract §3): rendered as
+// recovery.suggested_tool and suggested_args (null when Tool is ""), with
+// the existing names closest to what the caller gave.
 type Recovery struct {
-	SuggestedTool string         `json:"suggested_tool"`
-	SuggestedArgs map[string]any `json:"suggested_args"`
-	FuzzyMatches  []string       `json:"fuzzy_matches"`
+	NextCall
+	FuzzyMatches []string
 }
 
 // Error is the one error type of specd: a registry code, a one-sentence
@@ -60,8 +69,19 @@ func Internal(cause error) *Error {
 
 // WithRecovery sets the suggested next call and returns e.
 func (e *Error) WithRecovery(tool string, args map[string]any, matches []string) *Error {
-	e.Recovery = &Recovery{SuggestedTool: tool, SuggestedArgs: args, FuzzyMatches: matches}
+	e.Recovery = &Recovery{NextCall: NextCall{Tool: tool, Args: args}, FuzzyMatches: matches}
 	return e
+}
+
+// NamesCall reports whether e names its next call (a recovery tool).
+func (e *Error) NamesCall() bool { return e.Recovery != nil && e.Recovery.Tool != "" }
+
+// Matches is e's fuzzy matches (nil when it has none).
+func (e *Error) Matches() []string {
+	if e.Recovery == nil {
+		return nil
+	}
+	return e.Recovery.FuzzyMatches
 }
 
 // WithRemediation overrides the registry's default remediation and returns e.
@@ -126,9 +146,9 @@ func (e *Error) Payload(requestID string) map[string]any {
 		}
 	}
 	recovery := map[string]any{"suggested_tool": nil, "suggested_args": nil, "fuzzy_matches": rec.FuzzyMatches}
-	if rec.SuggestedTool != "" {
-		recovery["suggested_tool"] = rec.SuggestedTool
-		args := rec.SuggestedArgs
+	if rec.Tool != "" {
+		recovery["suggested_tool"] = rec.Tool
+		args := rec.Args
 		if args == nil {
 			args = map[string]any{}
 		}

@@ -26,7 +26,7 @@ func TestNewSpec(t *testing.T) {
 	_, err = NewSpec(NewSpecInput{Name: " "}, nil, nil)
 	mustCode(t, err, errcode.MissingRequired)
 	e := mustCode(t, func() error { _, err := NewSpec(NewSpecInput{Name: "x", Template: "bugfx"}, nil, nil); return err }(), errcode.InvalidFormat)
-	if m := matchesOf(e); len(m) == 0 || m[0] != "bugfix" {
+	if m := e.Matches(); len(m) == 0 || m[0] != "bugfix" {
 		t.Fatalf("fuzzy matches %v", m)
 	}
 	seen := map[string]bool{"a-2025-01-02-001": true}

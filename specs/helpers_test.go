@@ -28,14 +28,6 @@ func mustNoViolations(t *testing.T, s *Spec, context string) {
 	}
 }
 
-// matchesOf is e's fuzzy matches, nil when it has none.
-func matchesOf(e *core.Error) []string {
-	if e.Recovery == nil {
-		return nil
-	}
-	return e.Recovery.FuzzyMatches
-}
-
 func mustCode(t *testing.T, err error, code string) *core.Error {
 	t.Helper()
 	if err == nil {

@@ -99,8 +99,8 @@ func TestCompletePhasePromptUnknownPhase(t *testing.T) {
 		if e.Details["field"] != "phase_id" {
 			t.Fatalf("%s: details %v", id, e.Details)
 		}
-		if id == "phase-9" && strings.Join(matchesOf(e), ",") != "phase-1,phase-2" {
-			t.Fatalf("%s: fuzzy matches %v", id, matchesOf(e))
+		if id == "phase-9" && strings.Join(e.Matches(), ",") != "phase-1,phase-2" {
+			t.Fatalf("%s: fuzzy matches %v", id, e.Matches())
 		}
 	}
 }

@@ -177,7 +177,7 @@ func (f researchFiles) ReadFile(ctx context.Context, name string, max int64) ([]
 // handler, which knows the call's arguments, names the call that recovers.
 func withNextCall(err error, code, tool string, args map[string]any) error {
 	var e *core.Error
-	if errors.As(err, &e) && e.Code == code && (e.Recovery == nil || e.Recovery.SuggestedTool == "") {
+	if errors.As(err, &e) && e.Code == code && !e.NamesCall() {
 		return e.WithRecovery(tool, args, nil)
 	}
 	return err

@@ -73,31 +73,39 @@ func (d *Deps) clock() specs.Clock {
 func specError(err error, specID string) error {
 	var fe *specs.FieldError
 	if errors.As(err, &fe) {
-		e := core.AsError(specError(fe.Err, fe.SpecID))
-		if e.Details != nil {
-			e.Details["field"] = fe.Field
-		}
-		return e
+		return fieldError(fe)
 	}
 	var e *core.Error
-	if !errors.As(err, &e) || (e.Recovery != nil && e.Recovery.SuggestedTool != "") {
+	if !errors.As(err, &e) || e.NamesCall() {
 		return err
-	}
-	var matches []string
-	if e.Recovery != nil {
-		matches = e.Recovery.FuzzyMatches
 	}
 	if next := specNextCalls[e.Code]; next != nil {
 		if tool, args := next(specID, e.Details); tool != "" {
-			return e.WithRecovery(tool, args, matches)
+			return e.WithRecovery(tool, args, e.Matches())
 		}
 	}
-	info, _ := errcode.Lookup(e.Code)
-	if info.Type == errcode.TypeConflict && specID != "" && e.Details["retry_after_ms"] == nil {
+	if rereads(e, specID) {
 		// A conflict's next call is the re-read (contract §3: "re-read first").
-		return e.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, matches)
+		return e.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, e.Matches())
 	}
 	return e
+}
+
+// fieldError is the refusal of an error about another spec, named by the
+// argument fe.Field (diff's target).
+func fieldError(fe *specs.FieldError) error {
+	e := core.AsError(specError(fe.Err, fe.SpecID))
+	if e.Details != nil {
+		e.Details["field"] = fe.Field
+	}
+	return e
+}
+
+// rereads reports whether e is a conflict on specID whose next call is the
+// re-read: not one retried as is (details.retry_after_ms).
+func rereads(e *core.Error, specID string) bool {
+	info, _ := errcode.Lookup(e.Code)
+	return info.Type == errcode.TypeConflict && specID != "" && e.Details["retry_after_ms"] == nil
 }
 
 // specNextCalls is, by code, the call that recovers from a spec refusal on
