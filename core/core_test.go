@@ -257,3 +257,15 @@ func BenchmarkEnvelopeBuildEncode(b *testing.B) {
 		}
 	}
 }
+
+// TestClockNow: a Clock's time comes in UTC; a nil Clock is the wall clock.
+func TestClockNow(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600))
+	if got := Clock(func() time.Time { return at }).Now(); got.Location() != time.UTC || !got.Equal(at) {
+		t.Fatalf("fixed clock: %v", got)
+	}
+	var wall Clock
+	if got := wall.Now(); got.Location() != time.UTC || got.IsZero() {
+		t.Fatalf("nil clock: %v", got)
+	}
+}

@@ -48,7 +48,7 @@ func (s Service) ArchivePut(ctx context.Context, a ArchivePutArgs) (ArchivePutRe
 			return ArchivePutResult{}, err
 		}
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	m, created, err := st.ArchivePut(ctx, []byte(a.Content), ArchiveMeta{
 		ContentID: a.ContentID, ItemType: a.ItemType, ArchivedAt: now.Format(time.RFC3339)})
 	if err != nil {

@@ -24,8 +24,9 @@ type Service struct {
 	Store Store
 	// Files opens the workspace for a path source.
 	Files func() (FileReader, error)
-	// Now is the clock of archived_at, stored_at and the retention cutoff.
-	Now func() time.Time
+	// Clock is the clock of archived_at, stored_at and the retention
+	// cutoff (nil: the wall clock).
+	Clock core.Clock
 	// Retention is how long archived content is kept; 0 keeps it forever.
 	Retention time.Duration
 	// Sweeper paces the retention sweep; nil never sweeps.
@@ -65,7 +66,7 @@ func (s Service) maybeSweep(ctx context.Context, st Store) int {
 	if s.Retention <= 0 || s.Sweeper == nil {
 		return 0
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	w := s.Sweeper
 	w.mu.Lock()
 	if !w.last.IsZero() && now.Sub(w.last) < SweepEvery && !now.Before(w.last) {
@@ -251,7 +252,7 @@ func (s Service) Put(ctx context.Context, a PutArgs) (PutResult, error) {
 	}
 	queryHash, _ := a.Payload["query_hash"].(string)
 	sourceHash, _ := a.Payload["source_text_hash"].(string)
-	now := s.Now().Format(time.RFC3339)
+	now := s.Clock.Now().Format(time.RFC3339)
 	if in.From != "" {
 		if _, _, err := st.ArchivePut(ctx, []byte(idx.Text()), ArchiveMeta{ContentID: a.SourceID, ItemType: "source",
 			Reason: "digest source", ArchivedAt: now}); err != nil {

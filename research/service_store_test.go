@@ -24,7 +24,7 @@ const (
 )
 
 func newService(t *testing.T, now *time.Time) research.Service {
-	return research.Service{Store: storetest.Open(t), Now: func() time.Time { return *now }, MaxChars: 1 << 20,
+	return research.Service{Store: storetest.Open(t), Clock: func() time.Time { return *now }, MaxChars: 1 << 20,
 		Retention: 24 * time.Hour, Sweeper: &research.Sweeper{}}
 }
 

@@ -22,7 +22,7 @@ import (
 func TestSpecItemsGet(t *testing.T) {
 	st := storetest.Open(t)
 	ctx := context.Background()
-	clock := specs.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
 	sp, err := specs.NewSpec(specs.NewSpecInput{Name: "archive items", Mission: "m"}, clock, func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)

@@ -15,12 +15,12 @@ import (
 
 // CreateSpec builds a new spec (NewSpec) and its "Spec created" journal
 // entry, authored by author at clock's now. Errors are NewSpec's.
-func CreateSpec(in NewSpecInput, clock Clock, exists func(id string) bool, author string) (*Spec, []JournalEntry, error) {
+func CreateSpec(in NewSpecInput, clock core.Clock, exists func(id string) bool, author string) (*Spec, []JournalEntry, error) {
 	sp, err := NewSpec(in, clock, exists)
 	if err != nil {
 		return nil, nil, err
 	}
-	entry := JournalEntry{Timestamp: FormatTime(clock.now()), EntryType: "note", Title: "Spec created",
+	entry := JournalEntry{Timestamp: FormatTime(clock.Now()), EntryType: "note", Title: "Spec created",
 		Content: "Created " + sp.Header.Title + ".", Author: author}
 	return sp, []JournalEntry{entry}, nil
 }

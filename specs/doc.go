@@ -32,7 +32,8 @@
 //
 // # Time
 //
-// Time is injected: [Spec.Clock] (and the Clock parameters of the functions
-// that create specs or fix documents) supply "now"; nil means time.Now.
+// Time is injected: [Spec.Clock] (and the core.Clock parameters of the
+// functions that create specs or fix documents) supply "now"; nil means the
+// wall clock.
 // Timestamps are written as UTC RFC 3339 with a Z suffix.
 package specs

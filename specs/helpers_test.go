@@ -10,7 +10,7 @@ import (
 
 // testClock returns a clock that starts at 2025-01-02T03:04:05Z and advances
 // one minute per call.
-func testClock() Clock {
+func testClock() core.Clock {
 	t := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	return func() time.Time {
 		t = t.Add(time.Minute)

@@ -112,16 +112,6 @@ var (
 	DependencyTypes     = []string{"blocks", "blocked_by", "depends"}
 )
 
-// Clock supplies the current time; nil means time.Now.
-type Clock func() time.Time
-
-func (c Clock) now() time.Time {
-	if c == nil {
-		return time.Now().UTC()
-	}
-	return c().UTC()
-}
-
 // FormatTime renders t as UTC RFC 3339 with a Z suffix (second precision).
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

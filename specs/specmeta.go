@@ -28,7 +28,7 @@ type NewSpecInput struct {
 //
 // Errors: MISSING_REQUIRED (name), INVALID_FORMAT (unknown template;
 // details.allowed).
-func NewSpec(in NewSpecInput, clock Clock, exists func(id string) bool) (*Spec, error) {
+func NewSpec(in NewSpecInput, clock core.Clock, exists func(id string) bool) (*Spec, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
 		return nil, newErr(errcode.MissingRequired, "name", "a spec needs a name")
@@ -41,7 +41,7 @@ func NewSpec(in NewSpecInput, clock Clock, exists func(id string) bool) (*Spec, 
 	if !ok {
 		return nil, unknownTemplate(in.Template)
 	}
-	now := clock.now()
+	now := clock.Now()
 	ts := FormatTime(now)
 	meta := map[string]any{
 		"description": in.Description, "mission": in.Mission, "objectives": []any{}, "assumptions": []any{},

@@ -265,7 +265,7 @@ func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult,
 		}
 		res.Warnings = append(res.Warnings, "completed despite unfinished prerequisites: "+strings.Join(b, ", "))
 	}
-	now := s.Clock.now()
+	now := s.Clock.Now()
 	e := s.Edit(id)
 	e.Status = StatusCompleted
 	e.SetMeta("completed_at", FormatTime(now))

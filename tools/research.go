@@ -143,7 +143,7 @@ func researchTool(d *Deps) *mcptool.Tool {
 // and workspace, for one call.
 func researchService(d *Deps) research.Service {
 	svc := research.Service{Files: func() (research.FileReader, error) { return openResearchFiles(d) },
-		Now: func() time.Time { return researchNow(d) }, Retention: d.ArchiveRetention, MaxChars: core.MaxLargeText}
+		Clock: d.clock(), Retention: d.ArchiveRetention, MaxChars: core.MaxLargeText}
 	if d.Research != nil {
 		svc.Store = d.Research
 	}
@@ -181,13 +181,4 @@ func withNextCall(err error, code, tool string, args map[string]any) error {
 		return e.WithRecovery(tool, args, nil)
 	}
 	return err
-}
-
-// researchNow is the tools' clock (the runtime's, else the wall clock), used
-// for archived_at, stored_at and the retention cutoff alike.
-func researchNow(d *Deps) time.Time {
-	if d.Runtime.Now != nil {
-		return d.Runtime.Now().UTC()
-	}
-	return time.Now().UTC()
 }

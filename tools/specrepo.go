@@ -3,7 +3,6 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -52,13 +51,9 @@ func author(r *mcptool.Request) string {
 	return "specd"
 }
 
-// clock returns the spec clock of d.
-func (d *Deps) clock() specs.Clock {
-	if d.Runtime.Now != nil {
-		return specs.Clock(d.Runtime.Now)
-	}
-	return specs.Clock(time.Now)
-}
+// clock is the tools' one clock: the runtime's (a nil one is the wall
+// clock), for the domain's timestamps and the research archive's times.
+func (d *Deps) clock() core.Clock { return d.Runtime.Now }
 
 // specError gives a spec tool's refusal the next call that recovers from
 // it, when it names none yet: the domain names no tools, so the call is
