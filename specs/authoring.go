@@ -204,7 +204,7 @@ func allowedUnder(parent *Node, child NodeType) bool {
 // not-found node in any answer is this one error.
 func NodeNotFound(s *Spec, field, id string) *core.Error {
 	if strings.HasPrefix(id, "phase-") {
-		return phaseNotFound(s, field, id)
+		return PhaseNotFound(s, field, id)
 	}
 	return taskNotFound(s, field, id)
 }
@@ -680,7 +680,7 @@ func RemovePhase(s *Spec, phaseID string, force bool) (res RemovePhaseResult, er
 	defer s.mutate(&err)()
 	p := s.Node(phaseID)
 	if p == nil || p.Type != TypePhase {
-		return res, phaseNotFound(s, "phase_id", phaseID)
+		return res, PhaseNotFound(s, "phase_id", phaseID)
 	}
 	ids := subtree(s, phaseID)
 	var active []string
@@ -732,7 +732,7 @@ func MovePhase(s *Spec, phaseID string, position int) (err error) {
 	defer s.mutate(&err)()
 	p := s.Node(phaseID)
 	if p == nil || p.Type != TypePhase || p.Parent != RootID {
-		return phaseNotFound(s, "phase_id", phaseID)
+		return PhaseNotFound(s, "phase_id", phaseID)
 	}
 	root := s.Root()
 	rest := removeString(cloneStrings(root.Children), phaseID)
@@ -876,7 +876,7 @@ func UpdatePhaseMetadata(s *Spec, phaseID string, updates map[string]any) (chang
 	defer s.mutate(&err)()
 	p := s.Node(phaseID)
 	if p == nil || p.Type != TypePhase {
-		return nil, phaseNotFound(s, "phase_id", phaseID)
+		return nil, PhaseNotFound(s, "phase_id", phaseID)
 	}
 	return updateNodeMetadata(s, phaseID, updates)
 }

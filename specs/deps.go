@@ -206,7 +206,9 @@ func taskNotFound(s *Spec, field, id string) *core.Error {
 	return withMatches(e, candidates)
 }
 
-func phaseNotFound(s *Spec, field, id string) *core.Error {
+// PhaseNotFound is PHASE_NOT_FOUND for id, given as argument field, with
+// the closest phases of s as fuzzy matches.
+func PhaseNotFound(s *Spec, field, id string) *core.Error {
 	e := newErr(errcode.PhaseNotFound, field, "phase %q does not exist in spec %s", truncateForDetails(id), s.Header.SpecID)
 	e.WithDetail("received", truncateForDetails(id))
 	if r := s.Root(); r != nil {

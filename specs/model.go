@@ -227,6 +227,10 @@ func (n *Node) MetaBool(key string) bool {
 // are skipped; a single string is a one-item list).
 func (n *Node) MetaStrings(key string) []string { return toStrings(n.Metadata[key]) }
 
+// MetaStrings is the spec's metadata[key] as a list of strings (a string is
+// a list of one; non-strings are skipped), as Node.MetaStrings.
+func (h Header) MetaStrings(key string) []string { return toStrings(h.Metadata[key]) }
+
 // SetMeta sets metadata[key] to a JSON-normalised copy of value; a nil value
 // deletes the key.
 func (n *Node) SetMeta(key string, value any) {
