@@ -73,6 +73,12 @@ func (e *Error) WithRecovery(tool string, args map[string]any, matches []string)
 	return e
 }
 
+// WithNext sets the next call c with fuzzy matches and returns e.
+func (e *Error) WithNext(c NextCall, matches []string) *Error {
+	e.Recovery = &Recovery{NextCall: c, FuzzyMatches: matches}
+	return e
+}
+
 // NamesCall reports whether e names its next call (a recovery tool).
 func (e *Error) NamesCall() bool { return e.Recovery != nil && e.Recovery.Tool != "" }
 

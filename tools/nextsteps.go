@@ -9,29 +9,55 @@ import (
 // which spec and task) and names no tools; the calls that take them are
 // named here, where the tools are.
 
-// stepCall is the call that takes step s.
-func stepCall(s specs.NextStep) core.NextCall {
-	switch s.Kind {
-	case specs.StepCompleteSpec:
-		return core.NextCall{Tool: "lifecycle", Args: map[string]any{"action": "complete", "spec_id": s.SpecID}}
-	case specs.StepRetry:
-		return taskCall("reopen", s, "reason", "retry after failure")
-	case specs.StepCheckDeps:
-		return taskCall("check-deps", s)
-	default: // specs.StepTaskInfo
-		return taskCall("info", s)
-	}
+// specCall is the shape of most next calls: tool's action on a spec (its
+// spec_id unless noSpec) and, when task is set, on one of its tasks, plus
+// fixed arguments.
+type specCall struct {
+	tool, action string
+	noSpec, task bool
+	fixed        [][2]string
 }
 
-// taskCall is the task action on s's spec and task, with more argument
-// pairs.
-func taskCall(action string, s specs.NextStep, more ...string) core.NextCall {
-	args := map[string]any{"action": action, "spec_id": s.SpecID, "task_id": s.TaskID}
-	for i := 0; i+1 < len(more); i += 2 {
-		args[more[i]] = more[i+1]
+// The next calls the tools name for the domain's steps and refusals.
+var (
+	callSpecGet        = specCall{tool: "spec", action: "get"}
+	callSpecList       = specCall{tool: "spec", action: "list", noSpec: true}
+	callSpecHistory    = specCall{tool: "spec", action: "history"}
+	callTaskList       = specCall{tool: "task", action: "list"}
+	callTaskHierarchy  = specCall{tool: "task", action: "hierarchy"}
+	callTaskInfo       = specCall{tool: "task", action: "info", task: true}
+	callCheckDeps      = specCall{tool: "task", action: "check-deps", task: true}
+	callReopen         = specCall{tool: "task", action: "reopen", task: true, fixed: [][2]string{{"reason", "retry after failure"}}}
+	callLifecycleState = specCall{tool: "lifecycle", action: "state"}
+	callCompleteSpec   = specCall{tool: "lifecycle", action: "complete"}
+)
+
+// on is c on spec specID and task taskID.
+func (c specCall) on(specID, taskID string) core.NextCall {
+	args := make(map[string]any, 3+len(c.fixed))
+	args["action"] = c.action
+	if !c.noSpec {
+		args["spec_id"] = specID
 	}
-	return core.NextCall{Tool: "task", Args: args}
+	if c.task {
+		args["task_id"] = taskID
+	}
+	for _, kv := range c.fixed {
+		args[kv[0]] = kv[1]
+	}
+	return core.NextCall{Tool: c.tool, Args: args}
 }
+
+// stepCalls is the call that takes each kind of step.
+var stepCalls = map[specs.StepKind]specCall{
+	specs.StepCompleteSpec: callCompleteSpec,
+	specs.StepRetry:        callReopen,
+	specs.StepCheckDeps:    callCheckDeps,
+	specs.StepTaskInfo:     callTaskInfo,
+}
+
+// stepCall is the call that takes step s.
+func stepCall(s specs.NextStep) core.NextCall { return stepCalls[s.Kind].on(s.SpecID, s.TaskID) }
 
 // nameFailed fills in the retry call of every failed task.
 func nameFailed(failed []specs.FailedTaskItem) {

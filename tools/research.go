@@ -173,12 +173,12 @@ func (f researchFiles) ReadFile(ctx context.Context, name string, max int64) ([]
 }
 
 // withNextCall gives err, when it is a refusal of code that names no next
-// call, the call tool(args): the research domain names no tools, so the
-// handler, which knows the call's arguments, names the call that recovers.
-func withNextCall(err error, code, tool string, args map[string]any) error {
+// call, the call c: the research domain names no tools, so the handler,
+// which knows the call's arguments, names the call that recovers.
+func withNextCall(err error, code string, c core.NextCall) error {
 	var e *core.Error
 	if errors.As(err, &e) && e.Code == code && !e.NamesCall() {
-		return e.WithRecovery(tool, args, nil)
+		return e.WithNext(c, nil)
 	}
 	return err
 }

@@ -42,7 +42,7 @@ func archiveGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int) mc
 		if id := cmp.Or(a.ArchiveID, a.ContentID); id != "" {
 			rec["source_id"] = id
 		}
-		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, "research", rec))
+		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: rec}))
 	}
 	return archiveWindowAnswer(c, r.Args.IntOr("offset", 0), r.Args.IntOr("max_chars", 0), budget)
 }
@@ -127,7 +127,7 @@ func archiveGetSpec(ctx context.Context, d *Deps, a research.ArchiveGetArgs, bud
 	if err != nil {
 		// The item is gone from the spec (or its version): re-read the spec.
 		if ref, perr := research.ParseSpecArchiveID(a.ArchiveID); perr == nil {
-			err = withNextCall(err, errcode.ArchiveNotFound, "spec", map[string]any{"action": "get", "spec_id": ref.SpecID})
+			err = withNextCall(err, errcode.ArchiveNotFound, callSpecGet.on(ref.SpecID, ""))
 		}
 		return mcptool.Fail(err)
 	}

@@ -52,7 +52,7 @@ func digestValidate(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Re
 	res, err := researchService(d).Validate(ctx, a)
 	if err != nil {
 		// Nothing archived under source_id: list what is stored for it.
-		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, "research", map[string]any{"action": "digest-list", "source_id": a.SourceID}))
+		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: map[string]any{"action": "digest-list", "source_id": a.SourceID}}))
 	}
 	if res.Source == "none" {
 		return mcptool.OK(res, sourceNotChecked("digest-validate"))

@@ -74,14 +74,13 @@ func specError(err error, specID string) error {
 	if !errors.As(err, &e) || e.NamesCall() {
 		return err
 	}
-	if next := specNextCalls[e.Code]; next != nil {
-		if tool, args := next(specID, e.Details); tool != "" {
-			return e.WithRecovery(tool, args, e.Matches())
-		}
+	if c, ok := specRecovery(e.Code, e.Details); ok {
+		taskID, _ := e.Details["task_id"].(string)
+		return e.WithNext(c.on(specID, taskID), e.Matches())
 	}
 	if rereads(e, specID) {
 		// A conflict's next call is the re-read (contract §3: "re-read first").
-		return e.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, e.Matches())
+		return e.WithNext(callSpecGet.on(specID, ""), e.Matches())
 	}
 	return e
 }
@@ -103,51 +102,35 @@ func rereads(e *core.Error, specID string) bool {
 	return info.Type == errcode.TypeConflict && specID != "" && e.Details["retry_after_ms"] == nil
 }
 
-// specNextCalls is, by code, the call that recovers from a spec refusal on
-// specID with details d; a function returns "" when it has none for d.
-var specNextCalls = map[string]func(specID string, d map[string]any) (string, map[string]any){
-	errcode.TaskNotFound:       taskRecovery("list"),
-	errcode.DependencyNotFound: taskRecovery("list"),
-	errcode.PhaseNotFound:      taskRecovery("hierarchy"),
-	errcode.InvalidParent:      taskRecovery("hierarchy"),
-	errcode.SpecNotFound: func(string, map[string]any) (string, map[string]any) {
-		return "spec", map[string]any{"action": "list"}
-	},
-	// A version (number or timestamp) that names no kept version.
-	errcode.VersionNotFound: versionRecovery,
-	errcode.InvalidFormat:   versionRecovery,
-	errcode.TaskBlocked: func(specID string, d map[string]any) (string, map[string]any) {
-		taskID, _ := d["task_id"].(string)
-		return "task", map[string]any{"action": "check-deps", "spec_id": specID, "task_id": taskID}
-	},
-	errcode.InvalidTransition: transitionRecovery,
-	errcode.Conflict:          transitionRecovery,
+// specRecoveries is, by code, the call that recovers from a spec refusal
+// whatever its details say.
+var specRecoveries = map[string]specCall{
+	errcode.TaskNotFound:       callTaskList,
+	errcode.DependencyNotFound: callTaskList,
+	errcode.PhaseNotFound:      callTaskHierarchy,
+	errcode.InvalidParent:      callTaskHierarchy,
+	errcode.SpecNotFound:       callSpecList,
+	errcode.TaskBlocked:        callCheckDeps,
 }
 
-// taskRecovery is the task action that shows what exists in the spec.
-func taskRecovery(action string) func(string, map[string]any) (string, map[string]any) {
-	return func(specID string, _ map[string]any) (string, map[string]any) {
-		return "task", map[string]any{"action": action, "spec_id": specID}
+// specRecovery is the call that recovers from a spec refusal of code with
+// details d, when there is one: specRecoveries; the kept versions when the
+// refused argument is a version (version, diff's target); for a refused
+// transition, the task it refused (task info) or, for a folder move, the
+// spec's lifecycle state.
+func specRecovery(code string, d map[string]any) (specCall, bool) {
+	if c, ok := specRecoveries[code]; ok {
+		return c, true
 	}
-}
-
-// versionRecovery lists the kept versions when the refused argument is a
-// version (version, diff's target).
-func versionRecovery(specID string, d map[string]any) (string, map[string]any) {
-	if f := d["field"]; f == "version" || f == "target" {
-		return "spec", map[string]any{"action": "history", "spec_id": specID}
+	switch code {
+	case errcode.VersionNotFound, errcode.InvalidFormat:
+		f := d["field"]
+		return callSpecHistory, f == "version" || f == "target"
+	case errcode.InvalidTransition, errcode.Conflict:
+		if taskID, _ := d["task_id"].(string); taskID != "" {
+			return callTaskInfo, true
+		}
+		return callLifecycleState, d["field"] == "to_folder"
 	}
-	return "", nil
-}
-
-// transitionRecovery reads the task a transition refused (task info), or
-// the spec's lifecycle state when a folder move was refused.
-func transitionRecovery(specID string, d map[string]any) (string, map[string]any) {
-	if taskID, _ := d["task_id"].(string); taskID != "" {
-		return "task", map[string]any{"action": "info", "spec_id": specID, "task_id": taskID}
-	}
-	if d["field"] == "to_folder" {
-		return "lifecycle", map[string]any{"action": "state", "spec_id": specID}
-	}
-	return "", nil
+	return specCall{}, false
 }
