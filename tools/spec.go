@@ -135,7 +135,7 @@ func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo 
 	}
 	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionRef(r.Args, "version"), maxJournalInGet)
 	if err != nil {
-		return mcptool.Fail(specError(err, specID))
+		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
 	deg := &docDegrader{doc: doc, memo: memo, dataBudget: budget}
 	data, b, err := deg.fit(budget)
@@ -206,7 +206,7 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	}
 	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), int64(before), p.Limit)
 	if err != nil {
-		return mcptool.Fail(specError(err, specID))
+		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
 	next := ""
 	if len(h.Versions) > 0 {

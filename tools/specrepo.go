@@ -55,17 +55,17 @@ func author(r *mcptool.Request) string {
 // clock), for the domain's timestamps and the research archive's times.
 func (d *Deps) clock() core.Clock { return d.Runtime.Now }
 
-// specError gives a spec tool's refusal the next call that recovers from
-// it, when it names none yet: the domain names no tools, so the call is
-// chosen here from the error's code, its details (task_id, field) and the
-// spec the call was about (specNextCalls); a refusal of another type, or
-// one that names its call already (the store's), passes unchanged, and
-// fuzzy matches the domain ranked are kept. A conflict the table leaves
+// withSpecNextCall gives a spec tool's refusal the next call that recovers
+// from it, when it names none yet: the domain names no tools, so the call
+// is chosen here from the error's code, its details (task_id, field) and
+// the spec the call was about (specRecovery); a refusal that names its call
+// already (the store's) or is no *core.Error passes unchanged, and fuzzy
+// matches the domain ranked are kept. A conflict the table leaves
 // without a call re-reads the spec (spec get), unless its details say to
 // retry as is (retry_after_ms). A *specs.FieldError is about another spec,
 // named by an argument (diff's target): its error gets that spec's call
 // and details.field the argument.
-func specError(err error, specID string) error {
+func withSpecNextCall(err error, specID string) error {
 	var fe *specs.FieldError
 	if errors.As(err, &fe) {
 		return fieldError(fe)
@@ -88,7 +88,7 @@ func specError(err error, specID string) error {
 // fieldError is the refusal of an error about another spec, named by the
 // argument fe.Field (diff's target).
 func fieldError(fe *specs.FieldError) error {
-	e := core.AsError(specError(fe.Err, fe.SpecID))
+	e := core.AsError(withSpecNextCall(fe.Err, fe.SpecID))
 	if e.Details != nil {
 		e.Details["field"] = fe.Field
 	}

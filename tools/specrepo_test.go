@@ -46,7 +46,7 @@ func TestSpecErrorNamesTheRecoveringCall(t *testing.T) {
 		{stored, "spec map[action:list] [s-2]"},
 		{&specs.FieldError{Field: "target", SpecID: "s-2", Err: core.NewError(errcode.VersionNotFound, "x", d("field", "version"))}, "spec map[action:history spec_id:s-2] []"},
 	} {
-		e := core.AsError(specError(tc.err, spec))
+		e := core.AsError(withSpecNextCall(tc.err, spec))
 		got := ""
 		if e.NamesCall() {
 			got = fmt.Sprint(e.Recovery.Tool, " ", e.Recovery.Args, " ", fmt.Sprint(e.Matches()))

@@ -57,7 +57,7 @@ func (d *Deps) taskPrepareBatch(ctx context.Context, r *mcptool.Request) mcptool
 func (d *Deps) taskStartBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	ids := r.Args.Strings("task_ids")
 	if err := specs.CheckBatchIDs(ids); err != nil {
-		return mcptool.Fail(specError(err, ""))
+		return mcptool.Fail(withSpecNextCall(err, ""))
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskStartBatchAnswer, error) {
 		b, err := specs.StartBatch(sp, j, ids, d.transitionOptions(r))
