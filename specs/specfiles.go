@@ -46,10 +46,10 @@ type ImportReport struct {
 
 // ImportOptions are spec import's switches.
 type ImportOptions struct {
-	AutoFix   bool  // apply the auto-fixes before storing
-	Overwrite bool  // replace specs that exist (else skip them)
-	DryRun    bool  // report would_import; store nothing
-	Clock     Clock // the fixes' clock
+	AutoFix   bool       // apply the auto-fixes before storing
+	Overwrite bool       // replace specs that exist (else skip them)
+	DryRun    bool       // report would_import; store nothing
+	Clock     core.Clock // the fixes' clock
 }
 
 // ImportResult is spec import's answer: one report per file, and how many

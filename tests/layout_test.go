@@ -22,7 +22,10 @@ import (
 //   - core/mcptool, the tool framework, depends on no tool, domain or
 //     store: not tools, specs, research, flags, core/store nor bbolt (tools
 //     are data it is given; issue 9);
-//   - no package is named util, common or helpers.
+//   - no package is named util, common or helpers;
+//   - the sources agree (checkSources): package docs' "imports only" claims
+//     are true, core.Error is the one Error type, and the domain (specs,
+//     research) names no tools.
 func TestLayout(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
@@ -103,6 +106,7 @@ func TestLayout(t *testing.T) {
 	if checked < 5 {
 		t.Fatalf("go list returned only %d packages", checked)
 	}
+	checkSources(t)
 }
 
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }

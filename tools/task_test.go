@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
@@ -46,7 +47,7 @@ func newTaskHarness(t *testing.T) *taskHarness {
 		}
 	}
 	hdr, err := h.st.CreateSpec(context.Background(), specs.RepoWriteOptions{Action: "test.fixture"}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
-		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "Fixture"}, specs.Clock(clock), exists)
+		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "Fixture"}, core.Clock(clock), exists)
 		if err != nil {
 			return nil, nil, err
 		}

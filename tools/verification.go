@@ -158,7 +158,7 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 		return nil
 	})
 	if err != nil {
-		return "", specError(err, specID)
+		return "", withSpecNextCall(err, specID)
 	}
 	return command, nil
 }

@@ -23,7 +23,7 @@ const DefaultDeadline = 30 * time.Second
 // logger, deadline and the per-process session id used when the protocol
 // carries none.
 type Runtime struct {
-	Now             func() time.Time
+	Now             core.Clock // the server's one clock (nil until Defaults: the wall clock)
 	NewID           func() string
 	Logger          *slog.Logger
 	Deadline        time.Duration
