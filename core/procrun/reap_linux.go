@@ -40,6 +40,28 @@ type proc struct {
 	zombie          bool
 }
 
+// readStat reads one process's stat line; ok is false when it vanished.
+func readStat(pid int) (p proc, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	// pid (comm) state ppid pgrp session ...; comm may hold spaces and parentheses
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return proc{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 4 {
+		return proc{}, false
+	}
+	p.ppid, _ = strconv.Atoi(string(f[1]))
+	p.pgrp, _ = strconv.Atoi(string(f[2]))
+	p.sid, _ = strconv.Atoi(string(f[3]))
+	p.zombie = string(f[0]) == "Z" || string(f[0]) == "X"
+	return p, true
+}
+
 // readProcs reads the stat line of every process; those that vanish
 // meanwhile are left out.
 func readProcs() map[int]proc {
@@ -51,29 +73,67 @@ func readProcs() map[int]proc {
 	names, _ := d.Readdirnames(-1)
 	_ = d.Close()
 	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
+		if pid, err := strconv.Atoi(name); err == nil {
+			if p, ok := readStat(pid); ok {
+				procs[pid] = p
+			}
 		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp session ...; comm may hold spaces and parentheses
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 4 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(string(f[1]))
-		pgrp, _ := strconv.Atoi(string(f[2]))
-		sid, _ := strconv.Atoi(string(f[3]))
-		procs[pid] = proc{ppid: ppid, pgrp: pgrp, sid: sid, zombie: string(f[0]) == "Z" || string(f[0]) == "X"}
 	}
 	return procs
+}
+
+// childrenOf lists the children of every thread of pid
+// (/proc/PID/task/TID/children); ok is false when the kernel has no such
+// files (CONFIG_PROC_CHILDREN off) or pid vanished.
+func childrenOf(pid int) (kids []int, ok bool) {
+	base := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(base)
+	if err != nil {
+		return nil, false
+	}
+	tids, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	for _, tid := range tids {
+		b, err := os.ReadFile(base + "/" + tid + "/children")
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil, false
+			}
+			continue // the thread ended
+		}
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil {
+				kids = append(kids, c)
+			}
+		}
+	}
+	return kids, true
+}
+
+// readBelow reads the stat lines of every process below root, walking the
+// children files rather than all of /proc; ok is false when those files
+// are missing (the caller then scans /proc).
+func readBelow(root int) (map[int]proc, bool) {
+	procs := map[int]proc{}
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		kids, ok := childrenOf(pid)
+		if !ok && pid == root {
+			return nil, false
+		}
+		for _, c := range kids {
+			if _, seen := procs[c]; seen {
+				continue
+			}
+			if p, ok := readStat(c); ok {
+				procs[c] = p
+				queue = append(queue, c)
+			}
+		}
+	}
+	return procs, true
 }
 
 // hasEnv reports whether process pid's initial environment holds entry
@@ -101,7 +161,10 @@ const sweepLimit = 5 * time.Second
 // A process belongs to the Run when it is in the shell's process group,
 // carries the Run's mark in its environment, or descends from such a
 // process. It rescans until none is left alive, so a process forked while
-// its parent was being killed is found too.
+// its parent was being killed is found too. The processes below the server
+// are found through the children files of /proc (cheap: a call with no
+// escaped child costs one walk of the server's children), and once
+// anything was killed a last round scans all of /proc to confirm.
 //
 // Only processes attributed to the Run are reaped, plus zombie children in
 // a session other than the server's: the server never starts a process in a
@@ -114,11 +177,28 @@ func sweep(shellPid int, runID string) {
 	mark := runIDVar + "=" + runID
 	deadline := time.Now().Add(sweepLimit)
 	seen := map[int]bool{} // attributed in an earlier round: a zombie's environment is gone
+	// confirm makes a round scan all of /proc: after kills, the children
+	// files (read while processes exit) may have missed one.
+	killed, confirm := false, false
 	for {
-		procs := readProcs()
+		var procs map[int]proc
 		var candidates map[int]bool
 		if onlyBeneath {
-			candidates = descendants(procs, self)
+			ok := false
+			if !confirm {
+				procs, ok = readBelow(self)
+			}
+			if ok {
+				candidates = map[int]bool{}
+				for pid := range procs {
+					candidates[pid] = true
+				}
+			} else {
+				procs = readProcs()
+				candidates = descendants(procs, self)
+			}
+		} else {
+			procs = readProcs()
 		}
 		ours := map[int]bool{}
 		for pid, p := range procs {
@@ -143,6 +223,7 @@ func sweep(shellPid int, runID string) {
 			if !procs[pid].zombie {
 				_ = unix.Kill(pid, unix.SIGKILL)
 				left++
+				killed = true
 			} else if procs[pid].ppid != self {
 				left++ // its parent, killed too, reaps it or passes it to us
 			}
@@ -155,9 +236,14 @@ func sweep(shellPid int, runID string) {
 				left++
 			}
 		}
+		if left == 0 && killed && !confirm {
+			confirm = true
+			continue
+		}
 		if left == 0 || time.Now().After(deadline) {
 			return
 		}
+		confirm = false
 		time.Sleep(5 * time.Millisecond) // SIGKILL is delivered asynchronously
 	}
 }
