@@ -28,7 +28,7 @@ func processesWith(marker string) []string {
 // TestVerificationExecuteLeavesNoEscapedChild: through the built server,
 // a verification command whose children leave its process group (setsid,
 // a double fork) leaves none of them running once the call has answered,
-// whether the shell exited or the timeout killed it.
+// whether the shell exited or the timeout killed it; test run likewise.
 func TestVerificationExecuteLeavesNoEscapedChild(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -64,5 +64,16 @@ func TestVerificationExecuteLeavesNoEscapedChild(t *testing.T) {
 		if left := processesWith("sleep\x00" + marker); len(left) > 0 {
 			t.Errorf("%s: processes left running after the call answered: %s", c.name, strings.Join(left, ", "))
 		}
+	}
+	// test run goes the same way: a make test rule that escapes.
+	marker := fmt.Sprintf("300.%d89", os.Getpid())
+	ws := filepath.Dir(filepath.Dir(db))
+	must(t, os.WriteFile(filepath.Join(ws, "Makefile"), []byte("test:\n\t@setsid sleep "+marker+" & sleep 0.3; echo started\n"), 0o644))
+	d := taskOK(t, on, "test", map[string]any{"action": "run"})
+	if d["result"] != "PASSED" || !strings.Contains(d["output"].(string), "started") {
+		t.Fatalf("test run: %v", d)
+	}
+	if left := processesWith("sleep\x00" + marker); len(left) > 0 {
+		t.Errorf("test run: processes left running after the call answered: %s", strings.Join(left, ", "))
 	}
 }
