@@ -704,7 +704,8 @@ func TestVerificationExecute(t *testing.T) {
 		h.ok("s1", "task", map[string]any{"action": "update-metadata", "task_id": "verify-1-1", "command": cmd})
 	}
 	// The workspace root is the working directory; the environment is
-	// PATH, HOME and LANG only.
+	// PATH, HOME and LANG only, plus the call's SPECD_RUN_ID (procrun's
+	// mark for the call's processes).
 	t.Setenv("SPECD_SECRET_FOR_TEST", "leak")
 	if err := os.WriteFile(filepath.Join(h.d.Workspace, "marker.txt"), []byte("here"), 0o644); err != nil {
 		t.Fatal(err)
@@ -716,7 +717,7 @@ func TestVerificationExecute(t *testing.T) {
 		t.Errorf("execute: %s", compact(d))
 	}
 	for _, k := range strings.Fields(strings.SplitN(out, "\n", 2)[1]) {
-		if k != "PATH" && k != "HOME" && k != "LANG" && k != "PWD" && k != "SHLVL" && k != "_" && k != "OLDPWD" {
+		if k != "PATH" && k != "HOME" && k != "LANG" && k != "SPECD_RUN_ID" && k != "PWD" && k != "SHLVL" && k != "_" && k != "OLDPWD" {
 			t.Errorf("unexpected environment variable %s", k) // sh itself may add PWD, SHLVL, _
 		}
 	}
