@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
 
@@ -53,7 +55,12 @@ func author(r *mcptool.Request) string {
 
 // clock is the tools' one clock: the runtime's (a nil one is the wall
 // clock), for the domain's timestamps and the research archive's times.
-func (d *Deps) clock() core.Clock { return d.Runtime.Now }
+func (d *Deps) clock() core.Clock {
+	if d.Runtime.Now != nil {
+		return d.Runtime.Now
+	}
+	return time.Now
+}
 
 // withSpecNextCall gives a spec tool's refusal the next call that recovers
 // from it, when it names none yet: the domain names no tools, so the call
