@@ -12,6 +12,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
+	"github.com/specd/specd/research/researchstore"
 	"github.com/specd/specd/specs"
 )
 
@@ -31,7 +32,7 @@ func codeOf(err error) string {
 }
 
 func newService(t *testing.T, now *time.Time) research.Service {
-	return research.Service{Store: storetest.Open(t), Now: func() time.Time { return *now }, MaxChars: 1 << 20,
+	return research.Service{Store: researchstore.New(storetest.Open(t), nil), Now: func() time.Time { return *now }, MaxChars: 1 << 20,
 		Retention: 24 * time.Hour, Sweeper: &research.Sweeper{}}
 }
 

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // mutate runs fn as one stored mutation of the basic spec.
-func mutate(t *testing.T, st *store.Store, fn func(sp *specs.Spec, j specs.JournalWriter) error) error {
+func mutate(t *testing.T, st *specstore.Repo, fn func(sp *specs.Spec, j specs.JournalWriter) error) error {
 	t.Helper()
 	_, err := st.MutateSpec(context.Background(), basicID, specs.RepoWriteOptions{Action: "test"}, func(sp *specs.Spec, j specs.JournalWriter) error {
 		sp.Clock = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
@@ -22,7 +22,7 @@ func mutate(t *testing.T, st *store.Store, fn func(sp *specs.Spec, j specs.Journ
 	return err
 }
 
-func journal(t *testing.T, st *store.Store, taskID, entryType string) []specs.JournalEntry {
+func journal(t *testing.T, st *specstore.Repo, taskID, entryType string) []specs.JournalEntry {
 	t.Helper()
 	var out []specs.JournalEntry
 	err := st.ReadSpec(context.Background(), basicID, func(_ *specs.Spec, j specs.JournalReader) error {
@@ -53,7 +53,7 @@ func TestMoveSpecJournalsFolderChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			var m specs.LifecycleMove
 			err := mutate(t, st, func(sp *specs.Spec, j specs.JournalWriter) error {
@@ -97,7 +97,7 @@ func TestAddJournalEntry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			before := unjournaled(t, st)
 			var got specs.JournalEntry
@@ -128,7 +128,7 @@ func TestAddJournalEntry(t *testing.T) {
 	}
 }
 
-func unjournaled(t *testing.T, st *store.Store) []specs.UnjournaledTask {
+func unjournaled(t *testing.T, st *specstore.Repo) []specs.UnjournaledTask {
 	t.Helper()
 	var out []specs.UnjournaledTask
 	if err := st.ReadSpec(context.Background(), basicID, func(sp *specs.Spec, _ specs.JournalReader) error {
@@ -160,7 +160,7 @@ func TestRecordVerificationNote(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			var got specs.VerificationRecorded
 			err := mutate(t, st, func(sp *specs.Spec, j specs.JournalWriter) error {
@@ -245,7 +245,7 @@ func TestCompareSpec(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			for range 2 { // versions 2 and 3
 				if err := mutate(t, st, func(sp *specs.Spec, j specs.JournalWriter) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
 )
 
@@ -29,22 +30,23 @@ import (
 // SubscriptionPollInterval is how often the watcher looks at the store.
 const SubscriptionPollInterval = mcptool.DefaultPollInterval
 
-// specWatchStore is what the watcher needs of the store beyond SpecRepo;
-// *store.Store has it. Without it, every interval reads the versions.
-type specWatchStore interface {
-	// ChangeStamp describes the file from one stat, without the lock; see
-	// store.ChangeStamp.
-	ChangeStamp() (token string, fresh bool)
+// specVersionReader is what the watcher needs of the spec repository
+// beyond SpecRepo (specs/specstore has it): without it, every look reads
+// each spec.
+type specVersionReader interface {
 	// SpecVersions reads the versions of the specs that exist, in one read.
 	SpecVersions(ctx context.Context, ids []string) (map[string]int64, error)
 }
 
 // installSubscriptions watches the spec versions behind the subscribable
-// URIs (subscribedSpec) for the server's subscribers.
+// URIs (subscribedSpec) for the server's subscribers. When Store is the
+// whole store port, the watcher reads versions only when its ChangeStamp
+// moved.
 func installSubscriptions(s *server.MCPServer, d *Deps) *mcptool.Subscriptions {
 	w := mcptool.Watch{Key: subscribedSpec, Versions: d.specVersions, Interval: SubscriptionPollInterval, Logger: d.Runtime.Logger}
-	if ws, ok := d.Specs.(specWatchStore); ok {
-		w.Stamp = ws.ChangeStamp
+	_, batched := d.Specs.(specVersionReader)
+	if st, ok := d.Store.(bucketstore.Store); ok && batched {
+		w.Stamp = st.ChangeStamp
 	}
 	return mcptool.InstallSubscriptions(s, w)
 }
@@ -64,9 +66,9 @@ func subscribedSpec(uri string) string {
 }
 
 // specVersions reads the versions of the specs among ids that exist: in one
-// read through specWatchStore, else one ReadSpec each.
+// read through specVersionReader, else one ReadSpec each.
 func (d *Deps) specVersions(ctx context.Context, ids []string) (map[string]int64, error) {
-	if w, ok := d.Specs.(specWatchStore); ok {
+	if w, ok := d.Specs.(specVersionReader); ok {
 		return w.SpecVersions(ctx, ids)
 	}
 	out := map[string]int64{}

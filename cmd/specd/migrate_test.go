@@ -12,8 +12,11 @@ import (
 	"github.com/specd/specd/core/etcdstore"
 	"github.com/specd/specd/core/etcdstore/etcdtest"
 	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/research"
+	"github.com/specd/specd/research/researchstore"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 var migrateClock = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
@@ -47,6 +50,14 @@ func fill(t *testing.T, st storetestPort) string {
 		t.Fatal(err)
 	}
 	return h.SpecID
+}
+
+// domainOf is the domain stores over st, as a server assembles them.
+func domainOf(st bucketstore.Store) storetestPort {
+	return struct {
+		*specstore.Repo
+		*researchstore.Store
+	}{specstore.New(st, nil), researchstore.New(st, nil)}
 }
 
 type storetestPort interface {
@@ -95,8 +106,8 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := fill(t, src)
-	want := view(t, src, id)
+	id := fill(t, domainOf(src))
+	want := view(t, domainOf(src), id)
 	src.Close()
 
 	run := func(from, to string) (int, string) {
@@ -115,11 +126,11 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer et.Close()
-	if got := view(t, et, id); got != want {
+	if got := view(t, domainOf(et), id); got != want {
 		t.Fatalf("etcd reads\n%s\nbbolt read\n%s", got, want)
 	}
 	// The copy goes on working: the next journal entry gets the next seq.
-	if _, err := et.MutateSpec(context.Background(), id, specs.RepoWriteOptions{}, func(_ *specs.Spec, j specs.JournalWriter) error {
+	if _, err := domainOf(et).MutateSpec(context.Background(), id, specs.RepoWriteOptions{}, func(_ *specs.Spec, j specs.JournalWriter) error {
 		j.Append(specs.JournalEntry{Title: "after", Content: "c", EntryType: "note", Timestamp: specs.FormatTime(migrateClock())})
 		return nil
 	}); err != nil {
@@ -130,7 +141,7 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 		t.Fatalf("etcd → bolt: exit %d\n%s", code, out)
 	}
 	b, _ := store.Open(store.Options{Path: filepath.Join(dir, "b.db")})
-	got := view(t, b, id)
+	got := view(t, domainOf(b), id)
 	b.Close()
 	if !strings.Contains(got, "4:after,") || !strings.Contains(got, "3:note 2,") {
 		t.Fatalf("etcd → bolt reads %s", got)
@@ -138,7 +149,7 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 	// A destination holding data the source does not: the copy does not
 	// verify, and the extra entry is not deleted.
 	a, _ := store.Open(store.Options{Path: filepath.Join(dir, "a.db")})
-	if _, err := a.DigestPut(context.Background(), research.DigestRecord{SourceID: "only-here", QueryHash: "q", Payload: []byte(`{}`)}); err != nil {
+	if _, err := domainOf(a).DigestPut(context.Background(), research.DigestRecord{SourceID: "only-here", QueryHash: "q", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
@@ -147,7 +158,7 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 	}
 	a, _ = store.Open(store.Options{Path: filepath.Join(dir, "a.db")})
 	defer a.Close()
-	if _, err := a.DigestGet(context.Background(), "only-here", "q"); err != nil {
+	if _, err := domainOf(a).DigestGet(context.Background(), "only-here", "q"); err != nil {
 		t.Fatalf("migrate deleted the destination's own entry: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // storeCommand runs the store maintenance commands ("backup", "check") and
@@ -126,7 +127,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: specd check [--db FILE]")
 		return 2
 	}
-	findings, err := st.Verify(context.Background())
+	findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
 	if err != nil {
 		storeFailure(stderr, "check", err)
 		return 1

@@ -1,6 +1,5 @@
 // Package etcdstore is specd's store on an etcd v3 cluster: the same port as
-// core/store (tools.SpecRepo, tools.ResearchStore, tools.StoreHealth), the
-// same buckets and keys under a prefix (several workspaces or teams share one
+// core/store (bucketstore.Store), the same buckets and keys under a prefix (several workspaces or teams share one
 // cluster), the same answers and error codes, for several specd servers in
 // front of one replicated store.
 //
@@ -89,12 +88,10 @@ type Options struct {
 	Client *clientv3.Client
 }
 
-// Store is the etcd store. It is safe for concurrent use. The store port's
-// operations (specs, journal, history, archive, digests) are bucketstore's,
-// run in this store's guarded transactions.
+// Store is the etcd store: the store port (bucketstore.Store), its
+// transactions run as guarded etcd transactions. It is safe for concurrent
+// use.
 type Store struct {
-	*bucketstore.Repo
-
 	opts   Options
 	log    *slog.Logger
 	cli    *clientv3.Client
@@ -108,7 +105,6 @@ type Store struct {
 
 	metaMu    sync.Mutex
 	installID string
-	createdAt string
 
 	stampOnce sync.Once          // starts the change watch of ChangeStamp
 	stampRev  atomic.Int64       // newest spec change revision that watch saw
@@ -156,7 +152,6 @@ func Open(opts Options) (*Store, error) {
 		opts.NewID = core.NewUUID
 	}
 	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs"}
-	s.Repo = bucketstore.New((*etcdEngine)(s), opts.Now)
 	if opts.Client != nil {
 		s.cli = opts.Client
 	} else {
@@ -382,24 +377,21 @@ func (s *Store) ensureMeta(ctx context.Context) error {
 		return core.NewError(errcode.Unavailable, fmt.Sprintf("The store has schema version %d; this specd understands up to %d. Upgrade specd.", v, SchemaVersion),
 			map[string]any{"schema_version": v, "supported": SchemaVersion})
 	}
-	s.installID, s.createdAt = vals[keyInstallID], vals[keyCreatedAt]
+	s.installID = vals[keyInstallID]
 	s.noteRevision(resp.Header.Revision)
 	return nil
 }
 
-// Info describes the store for health checks.
-type Info = bucketstore.Info
-
 // Info reads the store's identity; SizeBytes is the cluster's database
 // size as the first reachable member reports it. UNAVAILABLE when the
 // cluster cannot serve.
-func (s *Store) Info(ctx context.Context) (Info, error) {
-	info := Info{Path: s.Path(), SchemaVersion: SchemaVersion}
+func (s *Store) Info(ctx context.Context) (bucketstore.Info, error) {
+	info := bucketstore.Info{Path: s.Path(), SchemaVersion: SchemaVersion}
 	if err := s.ensureMeta(ctx); err != nil {
 		return info, err
 	}
 	s.metaMu.Lock()
-	info.InstallID, info.CreatedAt = s.installID, s.createdAt
+	info.InstallID = s.installID
 	s.metaMu.Unlock()
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
@@ -445,14 +437,16 @@ func (s *Store) Check(ctx context.Context) error {
 	})
 }
 
-// etcdEngine runs bucketstore's transactions as the Store's own (revision
-// guards, bounded retries, limits).
-type etcdEngine Store
+var _ bucketstore.Store = (*Store)(nil)
 
-func (e *etcdEngine) View(ctx context.Context, fn func(bucketstore.Tx) error) error {
-	return (*Store)(e).view(ctx, func(t *txn) error { return fn(t) })
+// View runs fn over one consistent snapshot (one revision) of the store.
+func (s *Store) View(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return s.view(ctx, func(t *txn) error { return fn(t) })
 }
 
-func (e *etcdEngine) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
-	return (*Store)(e).update(ctx, func(t *txn) error { return fn(t) })
+// Update runs fn in one guarded transaction: its commit compares what fn
+// read, and a lost race re-runs fn from a fresh read (at most MaxRetries
+// times, then CONFLICT); nothing of a failed fn is written.
+func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return s.update(ctx, func(t *txn) error { return fn(t) })
 }

@@ -84,12 +84,9 @@ type Options struct {
 	OnLockWait func(time.Duration)
 }
 
-// Store is the specd store. It is safe for concurrent use. The store port's
-// operations (specs, journal, history, archive, digests) are bucketstore's,
-// run in this store's transactions.
+// Store is the specd store on bbolt: the store port (bucketstore.Store),
+// its transactions run in bbolt's. It is safe for concurrent use.
 type Store struct {
-	*bucketstore.Repo
-
 	opts Options
 	log  *slog.Logger
 
@@ -147,7 +144,6 @@ func Open(opts Options) (*Store, error) {
 	opts.Path = abs
 	s := &Store{opts: opts, log: opts.Logger}
 	s.cond = sync.NewCond(&s.mu)
-	s.Repo = bucketstore.New((*boltEngine)(s), opts.Now)
 	return s, nil
 }
 
