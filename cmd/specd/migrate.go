@@ -41,7 +41,7 @@ func openMigrateEngine(u string, logger *slog.Logger) (bucketstore.Store, error)
 		if err != nil || strings.TrimPrefix(u, "bolt://") == "" {
 			return nil, fmt.Errorf("%q: want bolt://PATH", u)
 		}
-		st, err := store.Open(store.Options{Path: p, Logger: logger, Workspace: filepath.Dir(p)})
+		st, err := store.Open(store.Options{Path: p, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: filepath.Dir(p)})
 		if err != nil {
 			return nil, err
 		}

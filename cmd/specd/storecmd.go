@@ -12,6 +12,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs/specstore"
 )
 
@@ -46,7 +47,7 @@ func openForMaintenance(name string, args []string, stderr io.Writer) (*store.St
 		return nil, nil, 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
-	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace})
+	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: c.Workspace})
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return nil, nil, 1

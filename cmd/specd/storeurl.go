@@ -103,7 +103,7 @@ func openStore(c *config, logger *slog.Logger) (bucketstore.Store, error) {
 		o.Logger = logger
 		return etcdstore.Open(o)
 	}
-	return store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace, OnLockWait: c.HTTP.lockWait()})
+	return store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: c.Workspace, OnLockWait: c.HTTP.lockWait()})
 }
 
 // storeName is the store as logs name it: the etcd URL without its query,

@@ -80,9 +80,8 @@ type Options struct {
 	MaxTxnOps       int
 	MaxRequestBytes int
 	MaxRetries      int
-	Logger          *slog.Logger
-	Now             func() time.Time
-	NewID           func() string
+	// Logger, Now and NewID: see bucketstore.EngineOptions.
+	bucketstore.EngineOptions
 	// Client, when set, is used instead of dialling Endpoints (tests, or a
 	// caller that shares one client); Close leaves it open.
 	Client *clientv3.Client
@@ -142,15 +141,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.MaxRetries <= 0 {
 		opts.MaxRetries = DefaultMaxRetries
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.NewID == nil {
-		opts.NewID = core.NewUUID
-	}
+	opts.EngineOptions = opts.EngineOptions.WithDefaults()
 	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs"}
 	if opts.Client != nil {
 		s.cli = opts.Client
