@@ -176,22 +176,22 @@ func testCursorWalksBothWays(t *testing.T, open Opener) {
 			return fmt.Errorf("forward %q, backward %q", fwd, back)
 		}
 		if k, v := c.Seek([]byte("k25")); string(k) != "k3" || string(v) != "k3" {
-			return fmt.Errorf("Seek(k25) = %q %q, want k3", k, v)
+			return fmt.Errorf("cursor: Seek(k25) = %q %q, want k3", k, v)
 		}
 		if k, _ := c.Seek([]byte("k9")); k != nil {
-			return fmt.Errorf("Seek past the end = %q", k)
+			return fmt.Errorf("cursor: Seek past the end = %q", k)
 		}
 		if k, _ := c.Last(); string(k) != "k4" {
-			return fmt.Errorf("Last = %q", k)
+			return fmt.Errorf("cursor: Last = %q", k)
 		}
 		if k, _ := c.Next(); k != nil {
-			return fmt.Errorf("Next past the end = %q", k)
+			return fmt.Errorf("cursor: Next past the end = %q", k)
 		}
 		if k, _ := c.First(); string(k) != "k1" {
-			return fmt.Errorf("First = %q", k)
+			return fmt.Errorf("cursor: First = %q", k)
 		}
 		if k, _ := c.Prev(); k != nil {
-			return fmt.Errorf("Prev before the start = %q", k)
+			return fmt.Errorf("cursor: Prev before the start = %q", k)
 		}
 		return nil
 	})
