@@ -121,7 +121,3 @@ func (s *Repo) SpecVersions(ctx context.Context, ids []string) (map[string]int64
 	})
 	return out, err
 }
-
-// ForgetSpec drops the decoded nodes of specID from the cache (memory only:
-// a cached node is served only while its stored bytes are unchanged).
-func (s *Repo) ForgetSpec(specID string) { s.nodes.dropSpec(specID) }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/specd/specd/core"
@@ -719,16 +718,4 @@ func (s *Repo) JournalRange(ctx context.Context, specID string, from, to uint64)
 		return nil
 	})
 	return out, err
-}
-
-// dropSpec forgets the cached nodes of specID.
-func (c *nodeCache) dropSpec(specID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := specID + "\x00"
-	for k := range c.entries {
-		if strings.HasPrefix(k, p) {
-			delete(c.entries, k)
-		}
-	}
 }
