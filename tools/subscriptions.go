@@ -11,6 +11,7 @@ import (
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // Resource subscriptions to specd://specs/{spec_id} and
@@ -30,21 +31,13 @@ import (
 // SubscriptionPollInterval is how often the watcher looks at the store.
 const SubscriptionPollInterval = mcptool.DefaultPollInterval
 
-// specVersionReader is what the watcher needs of the spec repository
-// beyond SpecRepo (specs/specstore has it): without it, every look reads
-// each spec.
-type specVersionReader interface {
-	// SpecVersions reads the versions of the specs that exist, in one read.
-	SpecVersions(ctx context.Context, ids []string) (map[string]int64, error)
-}
-
 // installSubscriptions watches the spec versions behind the subscribable
-// URIs (subscribedSpec) for the server's subscribers. When Store is the
-// whole store port, the watcher reads versions only when its ChangeStamp
-// moved.
+// URIs (subscribedSpec) for the server's subscribers. When Specs is the
+// store's spec repository (specs/specstore) and Store the whole store
+// port, the watcher reads versions only when its ChangeStamp moved.
 func installSubscriptions(s *server.MCPServer, d *Deps) *mcptool.Subscriptions {
 	w := mcptool.Watch{Key: subscribedSpec, Versions: d.specVersions, Interval: SubscriptionPollInterval, Logger: d.Runtime.Logger}
-	_, batched := d.Specs.(specVersionReader)
+	_, batched := d.Specs.(*specstore.Repo)
 	if st, ok := d.Store.(bucketstore.Store); ok && batched {
 		w.Stamp = st.ChangeStamp
 	}
@@ -66,9 +59,9 @@ func subscribedSpec(uri string) string {
 }
 
 // specVersions reads the versions of the specs among ids that exist: in one
-// read through specVersionReader, else one ReadSpec each.
+// read through specs/specstore's SpecVersions, else one ReadSpec each.
 func (d *Deps) specVersions(ctx context.Context, ids []string) (map[string]int64, error) {
-	if w, ok := d.Specs.(specVersionReader); ok {
+	if w, ok := d.Specs.(*specstore.Repo); ok {
 		return w.SpecVersions(ctx, ids)
 	}
 	out := map[string]int64{}

@@ -23,7 +23,7 @@ var migrateClock = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, t
 
 // fill writes a spec with phases, journal entries and history, a digest
 // and an archived item.
-func fill(t *testing.T, st storetestPort) string {
+func fill(t *testing.T, st domainStores) string {
 	t.Helper()
 	ctx := context.Background()
 	h, err := st.CreateSpec(ctx, specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
@@ -52,25 +52,20 @@ func fill(t *testing.T, st storetestPort) string {
 	return h.SpecID
 }
 
-// domainOf is the domain stores over st, as a server assembles them.
-func domainOf(st bucketstore.Store) storetestPort {
-	return struct {
-		*specstore.Repo
-		*researchstore.Store
-	}{specstore.New(st, nil), researchstore.New(st, nil)}
+// domainStores are the domain stores over one engine, as a server
+// assembles them.
+type domainStores struct {
+	*specstore.Repo
+	*researchstore.Store
 }
 
-type storetestPort interface {
-	CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error)
-	MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error)
-	ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error
-	History(ctx context.Context, specID string, before int64, limit int) ([]specs.RepoVersion, bool, error)
-	research.Store
+func domainOf(st bucketstore.Store) domainStores {
+	return domainStores{specstore.New(st, nil), researchstore.New(st, nil)}
 }
 
 // view is what a reader sees of a spec: version, node count, journal
 // titles, history versions, the digest and the archived text.
-func view(t *testing.T, st storetestPort, id string) string {
+func view(t *testing.T, st domainStores, id string) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
