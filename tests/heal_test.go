@@ -292,8 +292,8 @@ func healCases() []healCase {
 		{name: "include_completed as \"false\"", class: "1", tool: "task", args: map[string]any{"action": "list", "spec_id": spec, "include_completed": "false"},
 			intent: wantRan("task", "list", map[string]any{"include_completed": false})},
 		{name: "digest-list limit as string", class: "1", tool: "research", args: map[string]any{"action": "digest-list", "limit": "1"}, intent: wantRan("research", "digest-list", map[string]any{"limit": 1})},
-		{name: "phase position as string", class: "1", tool: "authoring", args: map[string]any{"action": "phase-move", "spec_id": spec, "phase_id": "$phase_id", "position": "1"},
-			intent: wantRan("authoring", "phase-move", map[string]any{"position": 1})},
+		{name: "phase position as string", class: "1", tool: "authoring", args: map[string]any{"action": "phase-move", "spec_id": spec, "phase_id": "$phase_id", "position": "0"},
+			intent: wantRan("authoring", "phase-move", map[string]any{"position": 0})},
 		{name: "claim as 1", class: "1", tool: "task", args: map[string]any{"action": "next", "spec_id": spec, "claim": 1}, intent: wantStatus(t1, "in_progress")},
 
 		// 2. Synonyms of enum values.
@@ -336,7 +336,7 @@ func healCases() []healCase {
 		{name: "detect-runner", class: "4", tool: "environment", args: map[string]any{"action": "detect-runner"}, intent: wantRan("environment", "detect-test-runner", nil)},
 		{name: "node_id on info", class: "4", tool: "task", args: map[string]any{"action": "info", "spec_id": spec, "node_id": t1}, intent: wantRan("task", "info", map[string]any{"spec_id": spec, "task_id": t1})},
 		{name: "task_1_1", class: "4", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": "task_1_1"}, intent: wantStatus(t1, "in_progress")},
-		{name: "phase_1", class: "4", tool: "authoring", args: map[string]any{"action": "phase-update-metadata", "spec_id": spec, "phase_id": "phase_1", "title": "Renamed"},
+		{name: "phase_1", class: "4", tool: "authoring", args: map[string]any{"action": "phase-update-metadata", "spec_id": spec, "phase_id": "phase_1", "description": "Renamed"},
 			intent: wantRan("authoring", "phase-update-metadata", map[string]any{"phase_id": "$phase_id"})},
 		{name: "verify-toolchains", class: "4", tool: "environment", args: map[string]any{"action": "verify-tools"}, intent: wantRan("environment", "verify-toolchain", nil)},
 

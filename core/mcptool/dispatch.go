@@ -102,6 +102,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		raw = map[string]any{}
 	}
 	if e := rt.charge(ctx, call); e != nil {
+		if e.Code == errcode.RateLimitExceeded {
+			e = rateLimited(t, raw, e)
+		}
 		return call.Failure(e)
 	}
 	if e := t.refuseWrite(raw); e != nil {
@@ -114,10 +117,13 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	}
 	a, args, notes, verr := validateNoting(t, raw)
 	if verr != nil {
-		return call.Failure(withNextCall(t, verr))
+		return call.Failure(withNextCall(t, action, r.heal(ctx, t, raw, verr)))
 	}
 	call.Action = a.Name
 	if e := rt.permit(ctx, t, a); e != nil {
+		if e.Code == errcode.Forbidden {
+			e = rt.forbidden(ctx, t, raw, e)
+		}
 		return call.Failure(e)
 	}
 	var gerr *core.Error
@@ -147,7 +153,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		if e.Code == errcode.Internal && e.Cause() != nil {
 			log.Error("internal error", "err", e.Cause())
 		}
-		return fitFailure(call, withNextCall(t, e), res.Meta, answerBudget(r.budget, args))
+		return fitFailure(call, withNextCall(t, a.Name, e), res.Meta, answerBudget(r.budget, args))
 	}
 	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed)
 }
