@@ -222,18 +222,6 @@ func wantListed(tool string, args map[string]any, key, field string, value any) 
 	}
 }
 
-// both is an intent that holds when every one of checks does.
-func both(checks ...func(*testing.T, *client.Client, map[string]string, *healRun) error) func(*testing.T, *client.Client, map[string]string, *healRun) error {
-	return func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
-		for _, ch := range checks {
-			if err := ch(t, c, fx, run); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
 // mustCall makes a setup call that must succeed.
 func mustCall(t *testing.T, c *client.Client, tool string, args map[string]any) map[string]any {
 	t.Helper()
@@ -309,7 +297,7 @@ func healCases() []healCase {
 		{name: "likelihood unlikely", class: "2", tool: "authoring", args: map[string]any{"action": "risk-add", "spec_id": spec, "description": "bit flips", "likelihood": "unlikely"},
 			intent: wantListed("authoring", map[string]any{"action": "risk-list", "spec_id": spec}, "risks", "likelihood", "low")},
 		{name: "to_folder archive", class: "2", tool: "lifecycle", args: map[string]any{"action": "move", "spec_id": spec, "to_folder": "archive"}, intent: wantFolder(spec, "archived")},
-		{name: "spec list status open", class: "2", tool: "spec", args: map[string]any{"action": "list", "status": "in-progress"}, intent: wantRan("spec", "list", map[string]any{"status": "active"})},
+		{name: "spec list status in-progress", class: "2", tool: "spec", args: map[string]any{"action": "list", "status": "in-progress"}, intent: wantRan("spec", "list", map[string]any{"status": "active"})},
 		{name: "result fail", class: "2", tool: "verification", args: map[string]any{"action": "add", "spec_id": spec, "verify_id": "$verify_id", "result": "fail"},
 			intent: wantRan("verification", "add", map[string]any{"result": "FAILED"})},
 		{name: "result ok", class: "2", tool: "verification", args: map[string]any{"action": "add", "spec_id": spec, "verify_id": "$verify_id", "result": "ok"},
@@ -382,8 +370,8 @@ func healCases() []healCase {
 	}
 }
 
-// healSetup is the fixture with a second spec of its own where a row needs
-// one, and the rows' placeholders.
+// healCaseFixture connects a client to a fresh copy of the fixture and
+// runs hc's setup there; it returns the client and the placeholders.
 func healCaseFixture(t *testing.T, tmpl *fixtureTemplate, hc healCase) (*client.Client, map[string]string) {
 	t.Helper()
 	c, fx := tmpl.client(t, protocols[0])
