@@ -103,7 +103,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	}
 	if e := rt.charge(ctx, call); e != nil {
 		if e.Code == errcode.RateLimitExceeded {
-			e = rateLimited(t, raw, e)
+			e = rateLimited(t.Name, raw, e)
 		}
 		return call.Failure(e)
 	}
@@ -166,6 +166,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 func (rt *Runtime) RefuseUnlisted(ctx context.Context, req mcp.CallToolRequest, call *core.Call, e *core.Error) *mcp.CallToolResult {
 	if limited := rt.charge(ctx, call); limited != nil {
 		e = limited
+		if e.Code == errcode.RateLimitExceeded {
+			e = rateLimited(call.Tool, req.GetArguments(), e)
+		}
 	}
 	env := call.Failure(e)
 	sess := sessionOf(ctx, req, *rt)

@@ -277,7 +277,7 @@ func (rt *Runtime) forbidden(ctx context.Context, t *Tool, raw map[string]any, e
 
 // rateLimited makes RATE_LIMIT_EXCEEDED name its next call: the same call,
 // after details.retry_after_ms (also a top-level data key).
-func rateLimited(t *Tool, raw map[string]any, e *core.Error) *core.Error {
+func rateLimited(tool string, raw map[string]any, e *core.Error) *core.Error {
 	if _, ok := e.Details["retry_after_ms"]; !ok {
 		if s, ok := e.Details["retry_after_seconds"].(int); ok {
 			e = e.WithDetail("retry_after_ms", s*1000)
@@ -291,5 +291,5 @@ func rateLimited(t *Tool, raw map[string]any, e *core.Error) *core.Error {
 		extra["retry_after_ms"] = ms
 		e.Extra = extra
 	}
-	return e.WithRecovery(t.Name, callArgs(raw), nil)
+	return e.WithRecovery(tool, callArgs(raw), nil)
 }
