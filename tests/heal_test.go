@@ -573,3 +573,47 @@ func reportHeal(t *testing.T, results []healResult, min float64) {
 		t.Errorf("recovered from %d of %d scenarios (%.1f%%), want at least %.0f%%", ok, total, 100*rate, 100*min)
 	}
 }
+
+// TestRecoveryNeverGuesses: where more than one fix fits, the recovery is
+// a lookup, never a guess the naive agent would carry out: task next
+// without spec_id while two specs are active suggests spec list of the
+// active specs (details.candidates names both) and claims nothing; an
+// action two other tools have (complete: task and lifecycle) is not sent
+// to either; an enum value like no declared one offers none.
+func TestRecoveryNeverGuesses(t *testing.T) {
+	t.Parallel()
+	tmpl := newFixtureTemplate(t, protocols[0], false)
+	c, fx := tmpl.client(t, protocols[0])
+	pendingSpec(t, c, fx)
+	mustCall(t, c, "lifecycle", map[string]any{"action": "activate", "spec_id": fx["$new_spec"]})
+
+	run := naiveAgent(t, c, "task", map[string]any{"action": "next", "claim": true})
+	first := data(run.Calls[0].Env)
+	rec, _ := first["recovery"].(map[string]any)
+	cands, _ := first["details"].(map[string]any)["candidates"].([]any)
+	if rec["suggested_tool"] != "spec" || !jsonEqual(rec["suggested_args"], map[string]any{"action": "list", "status": "active"}) || len(cands) != 2 {
+		t.Fatalf("two active specs: %s", compactJSON(first))
+	}
+	for _, spec := range []string{fx["$spec_id"], fx["$new_spec"]} {
+		env := call(t, c, "task", map[string]any{"action": "list", "spec_id": spec, "status_filter": "in_progress"})
+		if tasks := asSlice(data(env)["tasks"]); len(tasks) != 0 {
+			t.Fatalf("the agent claimed a task of %s: %s", spec, compactJSON(tasks))
+		}
+	}
+
+	run = naiveAgent(t, c, "spec", map[string]any{"action": "complete", "spec_id": fx["$spec_id"]})
+	if l := run.last(); l.Tool != "spec" && l.Tool != "server" {
+		t.Fatalf("an action two tools have was sent to %s: %s", l.Tool, compactJSON(l.Args))
+	}
+	if got := specFolder(t, c, fx["$spec_id"]); got != "active" {
+		t.Fatalf("the spec moved to %s", got)
+	}
+
+	run = naiveAgent(t, c, "task", map[string]any{"action": "update-status", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "status": "zzzzzz"})
+	if rec, _ := data(run.Calls[0].Env)["recovery"].(map[string]any); len(asSlice(rec["fuzzy_matches"])) != 0 {
+		t.Fatalf("a value like no status was matched: %s", compactJSON(rec))
+	}
+	if got := taskStatus(t, c, fx["$spec_id"], fx["$task_id"]); got != "pending" {
+		t.Fatalf("the task moved to %s", got)
+	}
+}
