@@ -62,6 +62,7 @@ const (
 	StoreCorrupt       = "STORE_CORRUPT"
 	StoreFull          = "STORE_FULL"
 	StoreReadOnly      = "STORE_READ_ONLY"
+	StorePathInvalid   = "STORE_PATH_INVALID"
 	WorkspaceMismatch  = "WORKSPACE_MISMATCH"
 	NotSupported       = "NOT_SUPPORTED"
 )
@@ -111,6 +112,7 @@ var table = []Info{
 	{StoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
 	{WorkspaceMismatch, TypeValidation, "This server keeps one workspace's specs: omit the workspace/path parameter, or start specd for that folder (specd serve --workspace FOLDER) and call that server."},
 	{NotSupported, TypeValidation, "specd calls no language model: do the step yourself, or make the deterministic call in recovery."},
+	{StorePathInvalid, TypeUnavailable, "The store cannot be created where it is configured (data.details.store): point --db / SPECD_DB at a folder this user can create; server(action=\"context\") shows the store path and where it was configured."},
 	{StoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
 }
 

@@ -58,6 +58,14 @@ type Fit struct {
 	ArchiveServed bool
 }
 
+// widestDurationMS stands in for meta.telemetry.duration_ms while a
+// degraded answer is measured: no call takes 10⁸ ms (27 hours), and every
+// duration below it, with its two decimals, is at most as long in JSON.
+// Measuring with the duration of the moment instead made the fit depend
+// on timing: a page that fit by a byte was sent a few microseconds later
+// with a longer number, over the budget, and refused as PAYLOAD_TOO_LARGE.
+const widestDurationMS = 99999999.99
+
 // tokensOfBytes is contract §6's estimate: bytes / 4, rounded up.
 func tokensOfBytes(n int) int { return (n + 3) / 4 }
 
@@ -92,7 +100,12 @@ func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res
 	answerTokens := tokensOfBytes(len(b))
 	if res.Degrade != nil {
 		measure := func(data any, meta []core.MetaOption) int {
-			b, err := json.Marshal(call.Success(data, joinMeta(res.Meta, meta)...))
+			env := call.Success(data, joinMeta(res.Meta, meta)...)
+			// Measured with the widest duration the answer may carry: it is
+			// encoded again when sent, with the duration at that moment,
+			// whose number may have grown a digit since (9.99 → 10.01).
+			env.Meta.Telemetry.DurationMS = widestDurationMS
+			b, err := json.Marshal(env)
 			if err != nil {
 				return budget + 1
 			}
