@@ -313,7 +313,7 @@ func notReserved(ws *workspacefs.Dir, dir, specID string) error {
 		return nil
 	}
 	shown := workspacefs.Show(dir)
-	args := map[string]any{"action": "export", "path": "specs"}
+	args := map[string]any{"path": "specs"}
 	if specID != "" {
 		args["spec_id"] = specID
 	}
@@ -321,7 +321,7 @@ func notReserved(ws *workspacefs.Dir, dir, specID string) error {
 		fmt.Sprintf("path %q is (or leads into) %s, which specd and git keep for themselves; spec files are never written there.", shown, f),
 		map[string]any{"field": workspacefs.Field, "constraint": "a folder inside the workspace, outside .specd and .git", "received": shown}).
 		WithRemediation("Export to a folder of your own inside the workspace, e.g. specs.").
-		WithRecovery("spec", args, nil)
+		WithStep("export-to", args, nil)
 }
 
 // ExportFiles writes each spec (specID, or every stored spec when empty)

@@ -78,3 +78,31 @@ func nameNothing(na *specs.NothingActionable) {
 		na.NextCall = &c
 	}
 }
+
+// refusalSteps is the call that takes each step a refusal of the domain or
+// its stores carries (core.Error.Step): the step's args are the subject's
+// identifiers, added to the call's action.
+var refusalSteps = map[string]specCall{
+	"spec-list":    callSpecList,
+	"spec-get":     callSpecGet,
+	"spec-history": callSpecHistory,
+	"export-to":    {tool: "spec", action: "export", noSpec: true},
+	"intake-list":  {tool: "authoring", action: "intake-list", noSpec: true},
+	"error-list":   {tool: "error", action: "list", noSpec: true},
+	"digest-list":  {tool: "research", action: "digest-list", noSpec: true},
+}
+
+// refusalCall is the call that takes a refusal's step s (mcptool's
+// StepCalls): its action and fixed arguments, then s's identifiers.
+func refusalCall(s *core.Step) (core.NextCall, bool) {
+	c, ok := refusalSteps[s.Kind]
+	if !ok {
+		return core.NextCall{}, false
+	}
+	spec, _ := s.Args["spec_id"].(string)
+	next := c.on(spec, "")
+	for k, v := range s.Args {
+		next.Args[k] = v
+	}
+	return next, true
+}

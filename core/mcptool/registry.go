@@ -236,6 +236,27 @@ type Registry struct {
 	// none; see Candidates).
 	candidates Candidates
 	archive    [2]string // tool and action serving archived content (ServeArchiveWith)
+	steps      StepCalls // the calls that take refusals' domain steps (nil: none)
+}
+
+// StepCalls names the call that takes a refusal's domain step (core.Step),
+// or false when it knows none; see Registry.StepCallsWith.
+type StepCalls func(s *core.Step) (core.NextCall, bool)
+
+// StepCallsWith makes f name the call of every refusal that carries a
+// domain step (core.Error.Step) and names no call yet, before the type's
+// default (withNextCall) applies. Call it at start-up.
+func (r *Registry) StepCallsWith(f StepCalls) { r.steps = f }
+
+// takeStep is e with its step's call, when f names one.
+func (r *Registry) takeStep(e *core.Error) *core.Error {
+	if e == nil || e.Step == nil || e.NamesCall() || r.steps == nil {
+		return e
+	}
+	if c, ok := r.steps(e.Step); ok {
+		return e.WithNext(c, e.Matches())
+	}
+	return e
 }
 
 // NewRegistry is an empty registry whose answers fit budget tokens (0:
