@@ -25,7 +25,8 @@ import (
 //   - no package is named util, common or helpers;
 //   - the sources agree (checkSources): package docs' "imports only" claims
 //     are true, core.Error is the one Error type, and the domain (specs,
-//     research) names no tools.
+//     research) names no tools and declares no answer field for a call
+//     (a NextCall, or JSON next_call or retry: callFields).
 func TestLayout(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
