@@ -41,7 +41,8 @@ func layoutPackages(t *testing.T) []layoutPackage {
 // checkSources checks what the sources say (TestLayout): the "imports
 // only" claims of package doc comments are true; core declares the one
 // exported type named Error; the domain (specs, research) fills no tool
-// slot with a tool name (toolSlots).
+// slot with a tool name (toolSlots) and declares no answer field for a
+// call (callFields).
 func checkSources(t *testing.T) {
 	claims, errorTypes := 0, 0
 	for _, p := range layoutPackages(t) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestLayout enforces the dependency rules of the design (overview.md):
+// TestLayout enforces the dependency rules of README "Development":
 //   - specs and research depend (transitively) on none of mcp-go, bbolt,
 //     OpenFeature;
 //   - core/store is the only package importing bbolt;
@@ -21,8 +21,10 @@ import (
 //     gates, imports only the standard library (tools read it);
 //   - core/mcptool, the tool framework, depends on no tool, domain or
 //     store: not tools, specs, research, flags, core/store nor bbolt (tools
-//     are data it is given; issue 9);
+//     are data it is given);
 //   - no package is named util, common or helpers;
+//   - comments cite only what a reader can open (TestLayoutComments, run
+//     with this one by make layout);
 //   - the sources agree (checkSources): package docs' "imports only" claims
 //     are true, core.Error is the one Error type, and the domain (specs,
 //     research) names no tools and declares no answer field for a call

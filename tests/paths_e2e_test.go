@@ -20,8 +20,8 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// Issue 8 items 1–6: nothing a caller names can make specd read, write or
-// delete outside the workspace, block on a non-regular file, or show a
+// Paths (README "Security"): nothing a caller names can make specd read, write
+// or delete outside the workspace, block on a non-regular file, or show a
 // server path. Every call goes through the real dispatcher and store.
 
 // pathsSetup returns a client on a fresh store, the workspace and an

@@ -88,11 +88,11 @@ func warningCodes(env map[string]any) []string {
 	return out
 }
 
-// TestCorruptStoreCLI (issue 8 item 7, end to end): a truncated store makes
-// `specd call` answer STORE_CORRUPT (type unavailable, the file named
-// relative to the workspace), health check report it (status unavailable,
-// a warning) and readiness say not ready, `specd check` exit 1; a backup
-// taken before restores it and checks clean.
+// TestCorruptStoreCLI (end to end): a truncated store makes `specd call` answer
+// STORE_CORRUPT (type unavailable, the file named relative to the workspace),
+// health check report it (status unavailable, a warning) and readiness say not
+// ready, `specd check` exit 1; a backup taken before restores it and checks
+// clean.
 func TestCorruptStoreCLI(t *testing.T) {
 	t.Parallel()
 	bin := specdBinary(t)
@@ -193,10 +193,10 @@ func binaryForAll(t *testing.T) string {
 	return p
 }
 
-// TestReadOnlyStoreServesReads (issue 8 item 9): a 0444 store file opened
-// by an unprivileged user serves reads, refuses writes with STORE_READ_ONLY
-// (registered, type unavailable) and changes nothing; health reports
-// degraded with a warning and readiness not ready.
+// TestReadOnlyStoreServesReads: a 0444 store file opened by an unprivileged
+// user serves reads, refuses writes with STORE_READ_ONLY (registered, type
+// unavailable) and changes nothing; health reports degraded with a warning and
+// readiness not ready.
 func TestReadOnlyStoreServesReads(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
