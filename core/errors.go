@@ -16,8 +16,8 @@ type NextCall struct {
 	Args map[string]any `json:"args"`
 }
 
-// Recovery is a failure's next call (contract §3): rendered as
-// recovery.suggested_tool and suggested_args (null when Tool is ""), with
+// Recovery is a failure's next call, one the caller can make as given: rendered
+// as recovery.suggested_tool and suggested_args (null when Tool is ""), with
 // the existing names closest to what the caller gave.
 type Recovery struct {
 	NextCall

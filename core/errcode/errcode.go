@@ -1,8 +1,8 @@
-// Package errcode declares every error code of contract §3 once: the code
+// Package errcode declares every error code of the envelope once: the code
 // constants, the error types, and the registry table mapping each code to its
-// type and default remediation. It imports only the standard library, so
-// both core (the envelope builder) and the domain packages (specs, research)
-// can use it.
+// type and default remediation. It imports only the standard library, so both
+// core (the envelope builder) and the domain packages (specs, research) can use
+// it.
 //
 // A code that is not in the table is reported to clients as INTERNAL_ERROR
 // (core.Error.Payload); the tests of this package and of the domain make sure every
@@ -12,7 +12,10 @@ package errcode
 
 import "sort"
 
-// Error types of contract §3.
+// Error types: the data.error_type of a failure, which says whether and how to
+// retry (validation, not_found and the like: not unchanged; conflict: re-read
+// first; rate_limit: after retry_after_seconds; internal and unavailable: with
+// backoff).
 const (
 	TypeValidation     = "validation"
 	TypeAuthentication = "authentication"
@@ -25,7 +28,7 @@ const (
 	TypeUnavailable    = "unavailable"
 )
 
-// Error codes of contract §3 and those added since (store damage).
+// Error codes: the data.error_code of a failure.
 const (
 	Validation         = "VALIDATION_ERROR"
 	InvalidFormat      = "INVALID_FORMAT"

@@ -14,9 +14,10 @@ import (
 // RATE_LIMIT_APPROACHING.
 const approachingShare = 0.10
 
-// Access decides each tool call of an HTTP caller (the hook tools.Dispatch
-// calls): the rate budget of its key and what its role may run. Calls
-// without an identity in their context (stdio, the CLI) pass untouched.
+// Access decides each tool call of an HTTP caller (it implements
+// mcptool.Access, the hook every call passes through): the rate budget of its
+// key and what its role may run. Calls without an identity in their context
+// (stdio, the CLI) pass untouched.
 type Access struct {
 	Rate    *RateLimiter // nil: no rate limit
 	Metrics *Metrics     // nil: nothing recorded

@@ -10,7 +10,8 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// The answer budget (contract §6). Every tool answer passes through one
+// The answer budget (README "Big specs and big answers"). Every tool
+// answer passes through one
 // step, fitAnswer, after its handler returns and before it is encoded for
 // the transport: the whole envelope — data and meta — is encoded once and
 // measured as tokens = compact JSON bytes / 4. Under the budget, those same
@@ -66,7 +67,7 @@ type Fit struct {
 // with a longer number, over the budget, and refused as PAYLOAD_TOO_LARGE.
 const widestDurationMS = 99999999.99
 
-// tokensOfBytes is contract §6's estimate: bytes / 4, rounded up.
+// tokensOfBytes is the budget's estimate: bytes / 4, rounded up.
 func tokensOfBytes(n int) int { return (n + 3) / 4 }
 
 // answerBudget is the budget of one call: the server's, or the call's

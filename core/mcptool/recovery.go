@@ -6,7 +6,7 @@ import (
 )
 
 // withNextCall makes every failure name a call the agent can make next
-// (contract §3): an error whose handler set no recovery.suggested_tool gets
+// (as given): an error whose handler set no recovery.suggested_tool gets
 // the default of its type, keeping its fuzzy matches. A validation error's
 // next call is the schema of the call's action (server schema with
 // tool_name and action_name; the whole tool's when action is ""), which

@@ -39,7 +39,8 @@ const (
 	IntOrString ParamType = "integer|string"
 )
 
-// Side effects of an action (contract §8).
+// Side effects of an action, as server schema reports them; a tool's MCP
+// annotations are the most cautious over its actions.
 const (
 	EffectNone  = "none"
 	EffectRead  = "read"

@@ -18,7 +18,8 @@ import (
 
 // Validate checks raw arguments against t and returns the action and the
 // arguments without "action". It is the one validator every call goes
-// through before its handler (contract §4). Errors, in the order checked:
+// through before its handler (its errors reach callers as envelopes,
+// never as JSON-RPC errors). Errors, in the order checked:
 //
 //   - PAYLOAD_TOO_LARGE: the request over 100 KB (parameters that declare a
 //     larger MaxLength are counted against their own cap instead);

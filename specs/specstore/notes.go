@@ -15,9 +15,9 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// Workspace notes layout (issue 11 §2): the intake inbox and the record of
-// error answers, each keyed by an 8-byte big-endian sequence so keys sort in
-// the order items arrived.
+// Workspace notes layout (README "Coming from foundry-mcp"): the intake
+// inbox and the record of error answers, each keyed by an 8-byte
+// big-endian sequence so keys sort in the order items arrived.
 //
 //	intake/<seq>     → specs.IntakeItem JSON
 //	error_log/<seq>  → errlog.Record JSON (the newest errlog.MaxRecords)
