@@ -16,7 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 )
 
-// The recovery scenario suite (issue 20): an agent makes a realistic
+// The recovery scenario suite: an agent makes a realistic
 // mistake; a NAIVE agent (naiveAgent) reads nothing of the refusal but
 // recovery.{suggested_tool, suggested_args, fuzzy_matches} and
 // details.{field, received}, follows it exactly, and the row's check asks

@@ -49,7 +49,7 @@ func TestSimilarity(t *testing.T) {
 	}
 }
 
-// TestRankWordsAndNormalisedIDs: issue 20's rankings — the candidate that
+// TestRankWordsAndNormalisedIDs: the rankings agents rely on — the candidate that
 // holds every word of the query ranks above one the query merely contains,
 // and an id equal to the query after '_'→'-' comes first instead of being
 // dropped (which offered the agent a sibling).

@@ -14,7 +14,7 @@ import (
 	"github.com/specd/specd/core/fuzzy"
 )
 
-// How a refusal names its fix (issue 20). An agent that reads only
+// How a refusal names its fix (README: "What an agent can rely on to recover"). An agent that reads only
 // recovery (suggested_tool, suggested_args, fuzzy_matches) and
 // details.field/received must be able to recover without reading English:
 //

@@ -19,7 +19,7 @@ func recoveryOf(env map[string]any) map[string]any {
 	return r
 }
 
-// TestHealCorrectedCalls: issue 20's framework classes, on a tool declared
+// TestHealCorrectedCalls: the framework's heal classes, on a tool declared
 // here — a value of the wrong type that converts is refused with the
 // corrected call; a synonym of an enum value is offered first; an unknown
 // parameter is never renamed to a key the call has or to one that refuses
