@@ -91,6 +91,11 @@ const usage = `specd — specs, tasks and research digests for coding agents, ov
 Usage:
   specd serve [flags]            serve MCP on stdio (default) or streamable HTTP
   specd call TOOL JSON [flags]   run one tool call, print its response-v2 envelope
+  specd spec list                a table of the specs with their progress (--json: the envelope)
+  specd spec show SPEC_ID        a spec's phase → task tree: status, progress, who holds what, blockers
+  specd task next SPEC_ID        the next task to start
+  specd journal SPEC_ID          the spec's journal, newest first (--limit N, --cursor C)
+  specd board [--addr A]         serve the live board on loopback and print its URL
   specd init                     write the default feature flag file to .specd/flags.json
   specd flags [eval --client ID] print the feature flags (and, with --url, a server's rollout health)
   specd version                  print the version
@@ -110,6 +115,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if code, ok := storeCommand(args[0], args[1:], stdout, stderr); ok {
+		return code
+	}
+	if code, ok := personCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
 	switch args[0] {
@@ -284,6 +292,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 2
 	}
+	quietOneShot(c)
 	logger := newLogger(c, stderr)
 	st, deps, err := build(c, logger, []string{"cli"})
 	if err != nil {
