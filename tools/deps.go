@@ -28,8 +28,12 @@ type StoreInfo struct {
 // Deps are the services and facts the tools are built over. cmd/specd fills
 // it; tests fill it with real stores in temporary directories.
 type Deps struct {
-	Store StoreHealth
-	Specs SpecRepo
+	// Subscriptions is the spec subscription registry NewMCPServer
+	// installs (nil before, or without a spec store); in-process readers
+	// such as the board follow spec changes through its Watch.
+	Subscriptions *mcptool.Subscriptions
+	Store         StoreHealth
+	Specs         SpecRepo
 	// Research is the archive and digest store of the research tool (the
 	// same store as Specs); nil makes its storing actions UNAVAILABLE.
 	Research ResearchStore

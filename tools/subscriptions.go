@@ -46,7 +46,8 @@ func installSubscriptions(s *server.MCPServer, d *Deps) *mcptool.Subscriptions {
 	if ws, ok := d.Specs.(specWatchStore); ok {
 		w.Stamp = ws.ChangeStamp
 	}
-	return mcptool.InstallSubscriptions(s, w)
+	d.Subscriptions = mcptool.InstallSubscriptions(s, w)
+	return d.Subscriptions
 }
 
 // subscribedSpec is the spec id a subscribable URI names ("" for any other

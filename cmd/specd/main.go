@@ -134,6 +134,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return flagsCmd(args[1:], stdout, stderr)
 	case "keys":
 		return keysCmd(args[1:], stdout, stderr)
+	case "board":
+		return boardCmd(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -208,6 +210,12 @@ func build(c *config, logger *slog.Logger, transports []string) (storePort, *too
 }
 
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return serveWith(args, stdin, stdout, stderr, nil)
+}
+
+// serveWith is serve; listening, when set, hears the HTTP server's address
+// once it listens (specd board prints its URL).
+func serveWith(args []string, stdin io.Reader, stdout, stderr io.Writer, listening func(addr string)) int {
 	c, _, err := parseConfig("serve", args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -229,6 +237,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	access := httpAccess(c, deps)
 	srv, reg := tools.NewMCPServer(deps)
 	defer reg.FlushErrors(context.Background()) // before the store closes
+	c.HTTP.listening = listening
+	attachBoard(c, deps, reg, logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

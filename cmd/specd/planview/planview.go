@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -477,13 +476,15 @@ type Version struct {
 	Action       string   `json:"action"`
 	Author       string   `json:"author"`
 	ChangedNodes []string `json:"changed_nodes"`
-	// Diff is what this version changed against the one before it (nil for
-	// the first version, or when the diff was refused).
+	// Diff is spec diff from the version before this one to the current
+	// spec (the tool diffs a stored version against the current one): for
+	// the newest version exactly its change, for older ones the change
+	// since. nil for version 1, or when the diff was refused.
 	Diff *Diff
 }
 
 // Diff is spec diff's answer: what changed from FromVersion to the
-// version after it.
+// current spec.
 type Diff struct {
 	FromVersion int64    `json:"from_version"`
 	Added       []string `json:"added"`
@@ -503,7 +504,7 @@ type Change struct {
 }
 
 // History reads the newest limit versions of a spec (spec history) and,
-// for each, its diff against the version before (spec diff).
+// for each, spec diff from the version before it to the current spec.
 func (r *Reader) History(ctx context.Context, specID string, limit int) (core.Envelope, []Version, error) {
 	env, err := r.Call(ctx, "spec", map[string]any{"action": "history", "spec_id": specID, "limit": limit})
 	if err != nil || !env.Success {
@@ -520,8 +521,7 @@ func (r *Reader) History(ctx context.Context, specID string, limit int) (core.En
 		if v.Version <= 1 {
 			continue
 		}
-		denv, err := r.Call(ctx, "spec", map[string]any{"action": "diff", "spec_id": specID,
-			"version": v.Version - 1, "target": strconv.FormatInt(v.Version, 10)})
+		denv, err := r.Call(ctx, "spec", map[string]any{"action": "diff", "spec_id": specID, "version": v.Version - 1})
 		if err != nil || !denv.Success {
 			continue
 		}
