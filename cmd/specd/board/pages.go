@@ -23,9 +23,9 @@ type page struct {
 	Error   string // login: the refusal
 	Refusal *planview.Refusal
 
-	Folders []folder         // index
-	Spec    *planview.Spec   // spec page
-	Graph   *graph           // spec page: dependency graph (nil without edges)
+	Folders []folder       // index
+	Spec    *planview.Spec // spec page
+	Graph   *graph         // spec page: dependency graph (nil without edges)
 	Journal []planview.JournalEntry
 	History []planview.Version
 }
