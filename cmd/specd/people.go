@@ -389,7 +389,7 @@ func specShowView(ctx context.Context, r *planview.Reader, p personArgs, th them
 		for _, n := range bl {
 			why := n.Blocker
 			if len(n.BlockedBy) > 0 {
-				why = strings.TrimSpace(why + " waits for " + strings.Join(n.BlockedBy, ", "))
+				why = strings.TrimPrefix(why+"; waits for "+strings.Join(n.BlockedBy, ", "), "; ")
 			}
 			fmt.Fprintf(out, "  %s %s %s — %s\n", th.mark(n.Status), n.ID, n.Title, why)
 		}
@@ -418,7 +418,11 @@ func taskNextView(ctx context.Context, r *planview.Reader, p personArgs, th them
 	}
 	fmt.Fprintf(out, "Nothing can start now in %s.\n", n.SpecID)
 	for _, b := range n.Blocked {
-		fmt.Fprintf(out, "  %s %s %s — %s\n", th.mark("blocked"), b.TaskID, b.Title, b.Reason)
+		why := b.Reason
+		if len(b.WaitingOn) > 0 {
+			why = strings.TrimPrefix(why+"; waits for "+strings.Join(b.WaitingOn, ", "), "; ")
+		}
+		fmt.Fprintf(out, "  %s %s — %s\n", th.mark("blocked"), b.TaskID, why)
 	}
 	for _, ip := range n.InProgress {
 		fmt.Fprintf(out, "  %s %s %s — held by %s\n", th.mark("in_progress"), ip.TaskID, ip.Title, ip.StartedBy)

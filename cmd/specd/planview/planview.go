@@ -414,9 +414,9 @@ type Next struct {
 	PhaseID      string         `json:"phase_id"`
 	Metadata     map[string]any `json:"metadata"`
 	Blocked      []struct {
-		TaskID string `json:"task_id"`
-		Title  string `json:"title"`
-		Reason string `json:"reason"`
+		TaskID    string   `json:"task_id"`
+		WaitingOn []string `json:"waiting_on"`
+		Reason    string   `json:"reason"`
 	} `json:"blocked"`
 	InProgress []struct {
 		TaskID    string `json:"task_id"`
