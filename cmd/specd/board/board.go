@@ -334,13 +334,8 @@ func (b *Board) events(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	defer b.closeStream(v.keyID)
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the write timeout
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	_, _ = fmt.Fprint(w, "retry: 2000\n: open\n\n")
-	_ = rc.Flush()
+	// Watch first: each subscription reads its spec's version as of now,
+	// so once the client sees the stream open every later change is sent.
 	changed := make(chan string, 16)
 	ctx := r.Context()
 	for _, id := range ids {
@@ -351,6 +346,13 @@ func (b *Board) events(w http.ResponseWriter, r *http.Request, v viewer) {
 			}
 		})
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the write timeout
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_, _ = fmt.Fprint(w, "retry: 2000\n: open\n\n")
+	_ = rc.Flush()
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
