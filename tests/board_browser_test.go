@@ -161,8 +161,9 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // TestBoardInBrowser loads the board of a keyless `specd serve --transport
 // http` in chromium, opens a spec, completes a task through MCP from
 // another client and sees the progress change on the open page without a
-// reload; at 1280 and 390 px nothing scrolls sideways, and no request
-// leaves the origin.
+// reload, then a task completed by another process (specd call on the same
+// store); at 1280 and 390 px nothing scrolls sideways, the pages pass the
+// accessibility check, and no request leaves the origin.
 func TestBoardInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx, requests := browser(t)
@@ -212,6 +213,21 @@ func TestBoardInBrowser(t *testing.T) {
 		t.Fatal("the page was reloaded (its window state is gone)")
 	}
 	screenshot(t, ctx, "spec-1280-updated.png")
+
+	// A change by another process on the same store (specd call) reaches
+	// the open page as well.
+	db := ""
+	for i, a := range s.cmd.Args {
+		if a == "--db" && i+1 < len(s.cmd.Args) {
+			db = s.cmd.Args[i+1]
+		}
+	}
+	code, out, errOut := runPeopleCLI(t, db, nil, "call", "task", `{"action":"complete","spec_id":"`+id+`","task_id":"task-1-2","completion_note":"from another process"}`)
+	if code != 0 {
+		t.Fatalf("specd call from another process: exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#overall .pct").textContent === "100%"`, chromedp.WithPollingTimeout(20*time.Second)))
+	must(t, err)
 
 	must(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
 	noHorizontalScroll(t, ctx, "spec page at 390 px")

@@ -476,10 +476,8 @@ type Version struct {
 	Action       string   `json:"action"`
 	Author       string   `json:"author"`
 	ChangedNodes []string `json:"changed_nodes"`
-	// Diff is spec diff from the version before this one to the current
-	// spec (the tool diffs a stored version against the current one): for
-	// the newest version exactly its change, for older ones the change
-	// since. nil for version 1, or when the diff was refused.
+	// Diff is this version's change (spec diff from the version before);
+	// History fills it for the newest version only. nil otherwise.
 	Diff *Diff
 }
 
@@ -503,8 +501,12 @@ type Change struct {
 	New   any    `json:"new"`
 }
 
-// History reads the newest limit versions of a spec (spec history) and,
-// for each, spec diff from the version before it to the current spec.
+// History reads the newest limit versions of a spec (spec history) and
+// the newest one's diff (spec diff from the version before it to the
+// current spec: exactly that version's change). The older versions carry
+// their changed nodes only: the tool diffs a stored version against the
+// current spec, not two stored versions, and one diff per version would
+// cost a call each on every refresh of a page.
 func (r *Reader) History(ctx context.Context, specID string, limit int) (core.Envelope, []Version, error) {
 	env, err := r.Call(ctx, "spec", map[string]any{"action": "history", "spec_id": specID, "limit": limit})
 	if err != nil || !env.Success {
@@ -516,17 +518,11 @@ func (r *Reader) History(ctx context.Context, specID string, limit int) (core.En
 	if err := decode(env, &d); err != nil {
 		return env, nil, err
 	}
-	for i := range d.Versions {
-		v := &d.Versions[i]
-		if v.Version <= 1 {
-			continue
-		}
+	if len(d.Versions) > 0 && d.Versions[0].Version > 1 {
+		v := &d.Versions[0]
 		denv, err := r.Call(ctx, "spec", map[string]any{"action": "diff", "spec_id": specID, "version": v.Version - 1})
-		if err != nil || !denv.Success {
-			continue
-		}
 		var df Diff
-		if decode(denv, &df) == nil {
+		if err == nil && denv.Success && decode(denv, &df) == nil {
 			v.Diff = &df
 		}
 	}

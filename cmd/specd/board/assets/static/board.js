@@ -25,8 +25,22 @@
       if (again) { again = false; refresh(); }
     });
   }
-  var es = new EventSource(main.dataset.live);
-  es.addEventListener("change", refresh);
-  es.addEventListener("open", function () { say("Live"); });
-  es.addEventListener("error", function () { say("Reconnecting…"); });
+  // A hidden tab lets its stream go (a browser keeps only six connections
+  // per server, and each stream holds one) and catches up when shown.
+  var es = null;
+  function connect() {
+    es = new EventSource(main.dataset.live);
+    es.addEventListener("change", refresh);
+    es.addEventListener("open", function () { say("Live"); });
+    es.addEventListener("error", function () { say("Reconnecting…"); });
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") {
+      if (es) { es.close(); es = null; say("Paused"); }
+    } else if (!es) {
+      connect();
+      refresh();
+    }
+  });
+  if (document.visibilityState !== "hidden") { connect(); }
 })();
