@@ -241,3 +241,58 @@ func TestPeopleCLIColourOnATerminal(t *testing.T) {
 		t.Fatalf("colour despite NO_COLOR:\n%q", out)
 	}
 }
+
+// stderrOnTerminal runs the binary with stderr on a pseudo-terminal and
+// stdout on a pipe, and returns both.
+func stderrOnTerminal(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	must(t, err)
+	defer ptmx.Close()
+	cmd := exec.Command(specdBinary(t), args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, tty
+	cmd.Env = withoutEnv(os.Environ(), "SPECD_LOG_LEVEL")
+	must(t, cmd.Start())
+	tty.Close()
+	var term bytes.Buffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&term, ptmx); close(done) }()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, term.String())
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal's output did not end")
+	}
+	return out.String(), term.String()
+}
+
+// TestLongOperationsShowProgressOnlyOnATerminal: backup and migrate show
+// their steps on stderr when it is a terminal, wipe the line at the end
+// and print their result on stdout; piped, stderr stays empty.
+func TestLongOperationsShowProgressOnlyOnATerminal(t *testing.T) {
+	t.Parallel()
+	_, db, _ := seedPeopleSpec(t)
+	dir := t.TempDir()
+	out, term := stderrOnTerminal(t, "backup", filepath.Join(dir, "b1.db"), "--db", db)
+	if !strings.Contains(term, "specd backup: working") || !strings.Contains(out, "backup of") || strings.Contains(out, "working") {
+		t.Fatalf("backup on a terminal: stderr %q, stdout %q", term, out)
+	}
+	out, term = stderrOnTerminal(t, "migrate", "--from", "bolt://"+db, "--to", "bolt://"+filepath.Join(dir, "m1.db"))
+	for _, step := range []string{"reading the source", "writing", "verifying the destination"} {
+		if !strings.Contains(term, step) {
+			t.Fatalf("migrate on a terminal: no %q in stderr %q", step, term)
+		}
+	}
+	if !strings.Contains(out, "verified") {
+		t.Fatalf("migrate: stdout %q", out)
+	}
+	if code, out, errOut := runPeopleCLI(t, db, nil, "backup", filepath.Join(dir, "b2.db")); code != 0 || errOut != "" || !strings.Contains(out, "backup of") {
+		t.Fatalf("piped backup: exit %d, stderr %q, stdout %q", code, errOut, out)
+	}
+	if code, _, errOut := runPeopleCLI(t, db, nil, "migrate", "--from", "bolt://"+db, "--to", "bolt://"+filepath.Join(dir, "m2.db")); code != 0 || errOut != "" {
+		t.Fatalf("piped migrate: exit %d, stderr %q", code, errOut)
+	}
+}

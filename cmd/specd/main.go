@@ -322,7 +322,9 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd: arguments must be a JSON object:", err)
 		return 2
 	}
+	bar := startProgress(stderr, "specd call "+toolName) // spec import/export of many specs take a while
 	env := reg.Dispatch(context.Background(), t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli"}, deps.Runtime)
+	bar.Done()
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)

@@ -104,7 +104,9 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd backup:", err)
 		return 2
 	}
+	bar := startProgress(stderr, "specd backup")
 	n, err := st.Backup(context.Background(), abs, force)
+	bar.Done()
 	if err != nil {
 		storeFailure(stderr, "backup", err)
 		return 1
