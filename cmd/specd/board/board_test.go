@@ -33,6 +33,9 @@ func newBoard(t *testing.T, keyed bool, cfg board.Config) *httptest.Server {
 		Workspace: filepath.Dir(filepath.Dir(st.Path())), TokenBudget: core.DefaultTokenBudget,
 		Runtime: mcptool.Runtime{Deadline: 10 * time.Second}}
 	_, reg := tools.NewMCPServer(deps)
+	// After the server closes, before the store does: the error answers
+	// (a page for a missing spec) reach the store's error log.
+	t.Cleanup(func() { reg.FlushErrors(context.Background()) })
 	cfg.Registry, cfg.Runtime, cfg.Subscriptions = reg, deps.Runtime, deps.Subscriptions
 	if keyed {
 		line, err := httpguard.KeyLine("viewer", httpguard.Observer, secret)
