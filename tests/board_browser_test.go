@@ -1,14 +1,18 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -317,3 +321,34 @@ func TestBoardKeys(t *testing.T) {
 
 // boardURL is a spec page's address.
 func boardURL(s *sharedServer, id string) string { return fmt.Sprintf("%s/specs/%s", s.URL, id) }
+
+// TestBoardCommand: specd board listens on loopback, prints its URL on
+// stdout and serves the board there; an address off loopback is a usage
+// error (exit 2).
+func TestBoardCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(specdBinary(t), "board", "--db", filepath.Join(dir, "specd.db"))
+	cmd.Env = append(os.Environ(), "SPECD_WORKSPACE="+dir)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	must(t, err)
+	u, ok := strings.CutPrefix(strings.TrimSpace(line), "specd board: ")
+	if !ok || !strings.HasPrefix(u, "http://127.0.0.1:") {
+		t.Fatalf("specd board printed %q", line)
+	}
+	resp, err := http.Get(u)
+	must(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<h1>Specs</h1>") {
+		t.Fatalf("GET %s: %d\n%s", u, resp.StatusCode, body)
+	}
+	off := exec.Command(specdBinary(t), "board", "--addr", "0.0.0.0:0", "--db", filepath.Join(dir, "specd.db"))
+	if err := off.Run(); off.ProcessState == nil || off.ProcessState.ExitCode() != 2 {
+		t.Fatalf("specd board off loopback: %v, want exit 2", err)
+	}
+}
