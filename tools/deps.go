@@ -12,6 +12,10 @@ import (
 // Deps are the services and facts the tools are built over. cmd/specd fills
 // it (OverStore); tests fill it with real stores in temporary directories.
 type Deps struct {
+	// Subscriptions is the spec subscription registry NewMCPServer
+	// installs (nil before, or without a spec store); in-process readers
+	// such as the board follow spec changes through its Watch.
+	Subscriptions *mcptool.Subscriptions
 	// Store is the store's health (a narrow view of the one store port,
 	// bucketstore.Store; the subscription watcher also uses its
 	// ChangeStamp when Store is the whole port).
