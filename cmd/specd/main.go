@@ -115,6 +115,7 @@ Usage:
   specd backup PATH [--force]    write a consistent copy of the store (safe while servers run)
   specd migrate --from URL --to URL  copy a store between bolt://PATH and etcd://h1:2379,.../prefix, then verify counts and hashes
   specd check                    check the store file and every spec; exit 1 on any problem
+  specd mirror status|sync --mirror DIR  bring the spec files in DIR up to date; list hand-edited ones
 
 Run "specd serve -h" for the flags, their defaults and their environment
 variables (SPECD_DB, SPECD_WORKSPACE, SPECD_LOG_LEVEL, SPECD_LOG_FORMAT,
@@ -144,6 +145,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return flagsCmd(args[1:], stdout, stderr)
 	case "keys":
 		return keysCmd(args[1:], stdout, stderr)
+	case "mirror":
+		return mirrorCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -179,6 +182,7 @@ type config struct {
 	HTTP             *httpConfig   // shared HTTP server (httpserve.go)
 	Toolsets         []string      // the tools offered (nil: every tool)
 	ReadOnly         bool          // offer only read actions
+	Mirror           string        // spec mirror folder, "" for none (mirrorcmd.go)
 
 	// callCtx, when set, is the context of the one call this process makes
 	// (specd call), with its general deadline: the store reads that are not
@@ -215,6 +219,11 @@ func build(c *config, logger *slog.Logger, transports []string) (bucketstore.Sto
 		st.Close()
 		return nil, nil, err
 	}
+	if err := attachMirror(c, logger, deps, st); err != nil {
+		closeFlags(deps)
+		st.Close()
+		return nil, nil, err
+	}
 	return st, deps, nil
 }
 
@@ -243,6 +252,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer runMirror(ctx, deps, st)() // before the store closes
 
 	switch c.Transport {
 	case "http":
@@ -346,6 +356,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)
+	syncMirrorOnce(c, deps)
 	if !env.Success {
 		return 1
 	}

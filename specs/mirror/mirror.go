@@ -539,12 +539,18 @@ func (m *Mirror) retryStale(ctx context.Context, fs *folderState, rep *Report) e
 	return nil
 }
 
-// Health is what the last pass of this process left: whether one ran,
-// its error and its conflicts.
-func (m *Mirror) Health() (ran bool, err error, conflicts []Conflict) {
+// Health is what the last pass of this process left.
+type Health struct {
+	Ran       bool       // a pass ran
+	Err       error      // its error
+	Conflicts []Conflict // its conflicts
+}
+
+// Health is what the last pass of this process left.
+func (m *Mirror) Health() Health {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.last.done, m.last.err, append([]Conflict(nil), m.last.conflicts...)
+	return Health{Ran: m.last.done, Err: m.last.err, Conflicts: append([]Conflict(nil), m.last.conflicts...)}
 }
 
 // Pending reports whether the last pass left something to look at again

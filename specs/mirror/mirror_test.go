@@ -207,8 +207,8 @@ func TestEditedFileIsNeverOverwritten(t *testing.T) {
 	if !bytes.Equal(e.read(file+mirror.NewSuffix), want) {
 		t.Fatal("specd's version beside the file is not what export writes")
 	}
-	if ran, perr, cs := m.Health(); !ran || perr != nil || len(cs) != 1 {
-		t.Fatalf("health: %v %v %v", ran, perr, cs)
+	if h := m.Health(); !h.Ran || h.Err != nil || len(h.Conflicts) != 1 {
+		t.Fatalf("health: %+v", h)
 	}
 	sync(t, m)
 	if n := strings.Count(logged.String(), "changed by hand"); n != 1 {
