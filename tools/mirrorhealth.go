@@ -39,7 +39,7 @@ func (d *Deps) mirrorWarnings() []core.MetaOption {
 			files[i], lines[i] = c.File, c.String()
 		}
 		out = append(out, warn(WarnMirrorConflict,
-			fmt.Sprintf("%d mirrored spec files were changed by hand and are left alone: %s. Keep specd's version by moving the .specd-new file over yours (or deleting yours); keep yours by importing it (spec import, overwrite) and then deleting it.",
+			fmt.Sprintf("%d mirrored spec files were changed by hand and are left alone: %s. Delete each file, or replace it with specd's version, and specd manages it again; to keep a change, import the file first (spec import with overwrite).",
 				len(conflicts), strings.Join(lines, "; ")),
 			map[string]any{"dir": d.Mirror.Dir(), "files": files, "conflicts": conflicts}))
 	}
