@@ -78,6 +78,7 @@ type Mirror struct {
 
 	mu     sync.Mutex        // one pass at a time in this process
 	logged map[string]string // conflicting file → disk hash already logged
+	failed string            // the failure last logged ("" after a pass that worked)
 	last   passInfo
 }
 
@@ -283,7 +284,13 @@ func (m *Mirror) Sync(ctx context.Context) (Report, error) {
 	defer m.mu.Unlock()
 	rep, err := m.sync(ctx)
 	m.last = passInfo{done: true, err: err, conflicts: rep.Conflicts}
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case err == nil:
+		m.failed = ""
+	case ctx.Err() == nil && core.AsError(err).Error() != m.failed:
+		// Once per failure: a pass that fails the same way again (every
+		// retry while the disk is full) says nothing new.
+		m.failed = core.AsError(err).Error()
 		m.log.Warn("spec mirror: a pass failed; the next change retries it", "dir", m.Dir(), "err", err)
 	}
 	for _, c := range rep.Conflicts {

@@ -368,3 +368,27 @@ func TestOpenRefusesFoldersExportRefuses(t *testing.T) {
 		t.Errorf("a file: %v", err)
 	}
 }
+
+func TestFailedPassIsReportedAndLoggedOnce(t *testing.T) {
+	e := newEnv(t)
+	var logged bytes.Buffer
+	m := e.openLogged("plan", slog.New(slog.NewTextHandler(&logged, nil)))
+	os.RemoveAll(filepath.Join(e.root, "plan", "pending"))
+	e.write("plan/pending", []byte("a file where a folder belongs"))
+	for i := 0; i < 2; i++ {
+		if _, err := m.Sync(context.Background()); core.AsError(err).Code != errcode.InvalidFormat {
+			t.Fatalf("pass %d: %v", i, err)
+		}
+	}
+	if h := m.Health(); h.Err == nil || !m.Pending() {
+		t.Fatalf("health after a failed pass: %+v", h)
+	}
+	if n := strings.Count(logged.String(), "a pass failed"); n != 1 {
+		t.Fatalf("want one warning for the same failure, got %d:\n%s", n, logged.String())
+	}
+	os.Remove(filepath.Join(e.root, "plan", "pending"))
+	if rep := sync(t, m); len(rep.Written) != 1 || m.Health().Err != nil {
+		t.Fatalf("after the fix: %+v %+v", rep, m.Health())
+	}
+	e.mirrored("plan")
+}
