@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/specd/specd/core/etcdstore/etcdtest"
 )
 
 // mirrorWait is how long the test waits for the mirror to catch up with a
@@ -20,13 +22,13 @@ import (
 // bound (the mirror follows the store's change feed at once).
 const mirrorWait = 60 * time.Second
 
-// startServeWith starts the built binary serving stdio on db in workspace
-// ws with extra arguments, and connects a client.
-func startServeWith(t *testing.T, ws, db string, extra ...string) *client.Client {
+// startServeWith starts the built binary serving stdio in workspace ws
+// with args (the store's among them), and connects a client.
+func startServeWith(t *testing.T, ws string, args ...string) *client.Client {
 	t.Helper()
 	logw := &testLogWriter{t: t}
 	t.Cleanup(logw.stop)
-	args := append([]string{"serve", "--db", db, "--log-level", "debug"}, extra...)
+	args = append([]string{"serve", "--log-level", "debug"}, args...)
 	st := transport.NewStdioWithOptions(specdBinary(t), []string{"SPECD_WORKSPACE=" + ws}, args, transport.WithCommandStderrWriter(logw))
 	if err := st.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -79,8 +81,8 @@ func waitFile(t *testing.T, ws, name string, want []byte) {
 func TestMirrorFollowsEveryProcess(t *testing.T) {
 	ws := t.TempDir()
 	db := filepath.Join(ws, ".specd", "specd.db")
-	mirrored := startServeWith(t, ws, db, "--mirror", "specs")
-	other := startServeWith(t, ws, db)
+	mirrored := startServeWith(t, ws, "--db", db, "--mirror", "specs")
+	other := startServeWith(t, ws, "--db", db)
 
 	// A spec made and filled by the process without the mirror.
 	id := taskOK(t, other, "authoring", map[string]any{"action": "spec-create", "name": "mirror plan"})["spec_id"].(string)
@@ -162,6 +164,30 @@ func TestMirrorFollowsEveryProcess(t *testing.T) {
 	if !bytes.Equal(again, want) {
 		t.Fatalf("import of the mirror does not reproduce the spec:\n%s\nwant\n%s", again, want)
 	}
+}
+
+// TestMirrorFollowsEtcdServers: two specd servers on one etcd prefix, in
+// two workspaces (two machines), one with --mirror: what is changed
+// through the other server lands in the mirroring server's workspace, and
+// a lifecycle move moves the file there.
+func TestMirrorFollowsEtcdServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the built binary and an etcd member")
+	}
+	store := "etcd://" + etcdtest.Start(t, 4096) + "/mirror"
+	wsA, wsB := t.TempDir(), t.TempDir()
+	startServeWith(t, wsA, "--store", store, "--mirror", "specs")
+	other := startServeWith(t, wsB, "--store", store)
+
+	id := taskOK(t, other, "authoring", map[string]any{"action": "spec-create", "name": "etcd plan"})["spec_id"].(string)
+	taskOK(t, other, "authoring", map[string]any{"action": "phase-add-bulk", "spec_id": id, "phase": map[string]any{"title": "Build"},
+		"tasks": []any{map[string]any{"title": "Write it", "file_path": "a.go"}}})
+	file, want := exported(t, other, wsB, id)
+	waitFile(t, wsA, "specs/"+file, want)
+	taskOK(t, other, "lifecycle", map[string]any{"action": "activate", "spec_id": id})
+	moved, want := exported(t, other, wsB, id)
+	waitFile(t, wsA, "specs/"+moved, want)
+	waitFile(t, wsA, "specs/"+file, nil)
 }
 
 // exitCode is a finished command's exit status (0 for a nil error).
