@@ -356,7 +356,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)
-	syncMirrorOnce(c, deps)
+	syncMirrorOnce(ctx, deps)
 	if !env.Success {
 		return 1
 	}

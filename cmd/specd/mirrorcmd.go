@@ -101,14 +101,13 @@ func runMirror(ctx context.Context, deps *tools.Deps, st bucketstore.Store) (sto
 	}
 }
 
-// syncMirrorOnce brings deps' mirror up to date after a one-shot call
-// (failures are logged by the mirror and do not change the exit status).
-func syncMirrorOnce(c *config, deps *tools.Deps) {
+// syncMirrorOnce brings deps' mirror up to date after a one-shot call,
+// within the call's context (its deadline bounds the whole command);
+// failures are logged by the mirror and do not change the exit status.
+func syncMirrorOnce(ctx context.Context, deps *tools.Deps) {
 	if deps.Mirror == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.Deadline)
-	defer cancel()
 	_, _ = deps.Mirror.Sync(ctx)
 	_ = deps.Mirror.Close()
 }
