@@ -334,8 +334,26 @@ func (m *Mirror) sync(ctx context.Context) (Report, error) {
 	if serr := m.saveState(ctx, st); err == nil {
 		err = serr
 	}
-	sort.Slice(rep.Conflicts, func(i, j int) bool { return rep.Conflicts[i].File < rep.Conflicts[j].File })
+	rep.Conflicts = oncePerFile(rep.Conflicts)
 	return rep, err
+}
+
+// oncePerFile sorts conflicts by file, keeping the last one found of each
+// file (a kept file of a spec that came back to its folder is found as
+// kept, then as edited).
+func oncePerFile(cs []Conflict) []Conflict {
+	last := map[string]int{}
+	for i, c := range cs {
+		last[c.File] = i
+	}
+	out := make([]Conflict, 0, len(last))
+	for i, c := range cs {
+		if last[c.File] == i {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out
 }
 
 // pass is one Sync under the lock, over the folder's state fs.
@@ -459,8 +477,8 @@ func (m *Mirror) conflict(ctx context.Context, rec *record, id, name string, raw
 		if err := m.ws.WriteFileAtomic(ctx, m.path(name+NewSuffix), raw); err != nil {
 			return err
 		}
-		rec.Pending = h
 	}
+	rec.Pending = h
 	rep.Conflicts = append(rep.Conflicts, Conflict{File: m.show(name), SpecID: id, Reason: "edited", NewFile: m.show(name + NewSuffix)})
 	return nil
 }

@@ -287,10 +287,28 @@ func TestEditedFileOfAMovedSpecIsKept(t *testing.T) {
 	if string(e.read(old)) != "edited\n" {
 		t.Fatal("the changed file in the old folder was removed")
 	}
+	// The spec comes back to that folder: the kept file is still left
+	// alone, reported once, with specd's version beside it.
+	e.mutate("Back", specs.LifecyclePending)
+	rep = sync(t, m)
+	if len(rep.Conflicts) != 1 || rep.Conflicts[0].File != old || rep.Conflicts[0].Reason != "edited" || string(e.read(old)) != "edited\n" {
+		t.Fatalf("back in the folder of the kept file: %+v", rep)
+	}
+	if !e.absent(now) {
+		t.Fatalf("the file of the folder the spec left stays: %s", now)
+	}
+	_, want := e.export(basicID)
+	if !bytes.Equal(e.read(old+mirror.NewSuffix), want) {
+		t.Fatal("specd's version beside the kept file is not what export writes")
+	}
 	// Once the person removes it, nothing is reported any more.
 	os.Remove(filepath.Join(e.root, old))
 	if rep := sync(t, m); len(rep.Conflicts) != 0 {
 		t.Fatalf("%+v", rep)
+	}
+	e.mirrored("plan")
+	if !e.absent(old + mirror.NewSuffix) {
+		t.Fatal("the version beside the file stays after the conflict ended")
 	}
 }
 
