@@ -31,6 +31,7 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -223,29 +224,33 @@ func (m *Mirror) disk(ctx context.Context, name string) (string, error) {
 // loadState reads the state file (an empty state when there is none or it
 // cannot be decoded: then no file counts as written by the mirror, so
 // none is overwritten unless it already holds the mirror's bytes).
-func (m *Mirror) loadState(ctx context.Context) (*state, error) {
+func (m *Mirror) loadState(ctx context.Context) (*state, []byte, error) {
 	st := &state{Format: stateFormat, Mirrors: map[string]*folderState{}}
 	raw, err := m.ws.ReadFile(ctx, stateFile, maxStateBytes)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		if core.AsError(err).Code != errcode.NotFound {
 			m.log.Warn("spec mirror: the state file cannot be read; starting afresh", "file", stateFile, "err", err)
 		}
-		return st, nil
+		return st, nil, nil
 	}
 	if err := json.Unmarshal(raw, st); err != nil || st.Format != stateFormat || st.Mirrors == nil {
 		m.log.Warn("spec mirror: the state file is not understood; starting afresh", "file", stateFile)
-		return &state{Format: stateFormat, Mirrors: map[string]*folderState{}}, nil
+		return &state{Format: stateFormat, Mirrors: map[string]*folderState{}}, nil, nil
 	}
-	return st, nil
+	return st, raw, nil
 }
 
-func (m *Mirror) saveState(ctx context.Context, st *state) error {
+// saveState writes st unless it encodes to was (the state as read).
+func (m *Mirror) saveState(ctx context.Context, st *state, was []byte) error {
 	raw, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return core.Internal(err)
+	}
+	if bytes.Equal(raw, was) {
+		return nil
 	}
 	if _, err := m.ws.Stat(ignoreFile); err != nil && core.AsError(err).Code == errcode.NotFound {
 		// An etcd store or a --db elsewhere leaves .specd to the mirror:
@@ -325,13 +330,13 @@ func (m *Mirror) sync(ctx context.Context) (Report, error) {
 		return rep, err
 	}
 	defer unlock()
-	st, err := m.loadState(ctx)
+	st, was, err := m.loadState(ctx)
 	if err != nil {
 		return rep, err
 	}
 	fs := m.folder(st)
 	err = m.pass(ctx, fs, &rep)
-	if serr := m.saveState(ctx, st); err == nil {
+	if serr := m.saveState(ctx, st, was); err == nil {
 		err = serr
 	}
 	rep.Conflicts = oncePerFile(rep.Conflicts)

@@ -36,7 +36,7 @@ func (m *Mirror) Status(ctx context.Context) (Status, error) {
 		return out, err
 	}
 	defer unlock()
-	st, err := m.loadState(ctx)
+	st, _, err := m.loadState(ctx)
 	if err != nil {
 		return out, err
 	}
