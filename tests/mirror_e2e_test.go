@@ -72,8 +72,8 @@ func waitFile(t *testing.T, ws, name string, want []byte) {
 	}
 }
 
-// TestMirrorFollowsEveryProcess runs two specd processes on one store, one
-// of them with --mirror specs: changes made through either (over MCP) land
+// TestMirrorFollowsEveryProcess runs three specd processes on one store,
+// two of them with --mirror specs: changes made through any (over MCP) land
 // in specs/ as spec export writes them, a lifecycle move moves the file, a
 // person's edit is left alone and reported (the newer version beside it),
 // and spec import of the mirror into an empty store gives the spec back
@@ -83,6 +83,10 @@ func TestMirrorFollowsEveryProcess(t *testing.T) {
 	db := filepath.Join(ws, ".specd", "specd.db")
 	mirrored := startServeWith(t, ws, "--db", db, "--mirror", "specs")
 	other := startServeWith(t, ws, "--db", db)
+	// A second mirroring process of the same workspace: passes take turns
+	// and share what was written, so neither takes the other's writes for
+	// a person's edits.
+	second := startServeWith(t, ws, "--db", db, "--mirror", "specs")
 
 	// A spec made and filled by the process without the mirror.
 	id := taskOK(t, other, "authoring", map[string]any{"action": "spec-create", "name": "mirror plan"})["spec_id"].(string)
@@ -103,8 +107,9 @@ func TestMirrorFollowsEveryProcess(t *testing.T) {
 	waitFile(t, ws, "specs/"+moved, want)
 	waitFile(t, ws, "specs/"+file, nil)
 
-	// A change by the mirroring process itself.
-	taskOK(t, mirrored, "task", map[string]any{"action": "complete", "spec_id": id, "task_id": tasks[0], "completion_note": "done"})
+	// Changes by the mirroring processes themselves.
+	taskOK(t, mirrored, "task", map[string]any{"action": "start", "spec_id": id, "task_id": tasks[0]})
+	taskOK(t, second, "task", map[string]any{"action": "complete", "spec_id": id, "task_id": tasks[0], "completion_note": "done", "force": true})
 	_, want = exported(t, mirrored, ws, id)
 	waitFile(t, ws, "specs/"+moved, want)
 
