@@ -411,11 +411,6 @@ func ExportFolder(l Lifecycle) string {
 	return string(LifecyclePending)
 }
 
-// ExportFolders are the lifecycle folders of the specs/ layout, in order.
-func ExportFolders() []string {
-	return []string{string(LifecyclePending), string(LifecycleActive), string(LifecycleCompleted), string(LifecycleArchived)}
-}
-
 // EncodeExport is the bytes spec export writes for doc: indented JSON,
 // HTML characters unescaped, ending in a newline. spec import of those
 // bytes stores doc again.
