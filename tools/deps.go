@@ -6,6 +6,7 @@ import (
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/research/researchstore"
+	"github.com/specd/specd/specs/mirror"
 	"github.com/specd/specd/specs/specstore"
 )
 
@@ -62,6 +63,9 @@ type Deps struct {
 	// actions and refuses the others with FORBIDDEN (--read-only).
 	Toolsets []string
 	ReadOnly bool
+	// Mirror, when set, is the spec mirror folder (--mirror); health check
+	// reports its conflicts and failures.
+	Mirror *mirror.Mirror
 }
 
 // OverStore fills d's store services over st, the one store port: Store

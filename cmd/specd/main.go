@@ -120,6 +120,7 @@ Usage:
   specd backup PATH [--force]    write a consistent copy of the store (safe while servers run)
   specd migrate --from URL --to URL  copy a store between bolt://PATH and etcd://h1:2379,.../prefix, then verify counts and hashes
   specd check                    check the store file and every spec; exit 1 on any problem
+  specd mirror status|sync --mirror DIR  bring the spec files in DIR up to date; list hand-edited ones
 
 Run "specd serve -h" for the flags, their defaults and their environment
 variables (SPECD_DB, SPECD_WORKSPACE, SPECD_LOG_LEVEL, SPECD_LOG_FORMAT,
@@ -154,6 +155,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return keysCmd(args[1:], stdout, stderr)
 	case "board":
 		return boardCmd(args[1:], stdin, stdout, stderr)
+	case "mirror":
+		return mirrorCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -189,6 +192,7 @@ type config struct {
 	HTTP             *httpConfig   // shared HTTP server (httpserve.go)
 	Toolsets         []string      // the tools offered (nil: every tool)
 	ReadOnly         bool          // offer only read actions
+	Mirror           string        // spec mirror folder, "" for none (mirrorcmd.go)
 
 	// callCtx, when set, is the context of the one call this process makes
 	// (specd call), with its general deadline: the store reads that are not
@@ -222,6 +226,11 @@ func build(c *config, logger *slog.Logger, transports []string) (bucketstore.Sto
 	deps.ArchiveRetention = c.ArchiveRetention
 	deps.Toolsets, deps.ReadOnly = c.Toolsets, c.ReadOnly
 	if err := attachFlags(c, logger, deps, st); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	if err := attachMirror(c, logger, deps, st); err != nil {
+		closeFlags(deps)
 		st.Close()
 		return nil, nil, err
 	}
@@ -261,6 +270,7 @@ func serveWith(args []string, stdin io.Reader, stdout, stderr io.Writer, listeni
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer runMirror(ctx, deps, st)() // before the store closes
 
 	switch c.Transport {
 	case "http":
@@ -367,6 +377,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)
+	syncMirrorOnce(ctx, deps)
 	if !env.Success {
 		return 1
 	}
