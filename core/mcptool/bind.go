@@ -1,0 +1,260 @@
+package mcptool
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// An action's arguments are bound once, at the door: Dispatch validates the
+// raw arguments against the tool's declaration (Validate: names, types,
+// enums, bounds, the refusals and their recovery), then a typed action
+// (Action.Typed) receives them as one struct, T, whose fields carry the
+// published parameter names in `arg` tags:
+//
+//	type taskNextArgs struct {
+//		SpecID string `arg:"spec_id,required"`
+//		Claim  bool   `arg:"claim"`
+//	}
+//
+// Field types and the parameter types they bind (CheckArgs holds the
+// declaration and the struct to this table, so the two cannot drift):
+//
+//	string                     string (or a string enum)
+//	bool, *bool                boolean (*bool: nil when absent)
+//	int, *int                  integer (*int: nil when absent)
+//	float64, *float64          number (*float64: nil when absent)
+//	[]string                   array of strings
+//	[]any                      array of anything else
+//	map[string]any             object
+//	any                        integer|string (as validated: float64 or string)
+//
+// An absent or null parameter binds the zero value. Anonymous struct fields
+// without a tag are flattened, so arguments shared by many actions (the
+// spec id, dry_run and expected_version) are declared once and embedded.
+
+// TypedHandler is an action's handler over its typed arguments (Typed).
+type TypedHandler interface {
+	argsType() reflect.Type
+	handler() Handler
+}
+
+type typed[T any] func(ctx context.Context, r *Request, a T) Result
+
+func (h typed[T]) argsType() reflect.Type { return reflect.TypeFor[T]() }
+
+func (h typed[T]) handler() Handler {
+	return func(ctx context.Context, r *Request) Result { return h(ctx, r, Bind[T](r.Args)) }
+}
+
+// Typed makes h an action's handler: the call's validated arguments are
+// bound to T (Bind) before h runs. Registry.Add checks T against the
+// action's declared parameters (CheckArgs) and panics at start-up when they
+// disagree.
+func Typed[T any](h func(ctx context.Context, r *Request, a T) Result) TypedHandler {
+	return typed[T](h)
+}
+
+// argField is one bound field: its index path in the struct, the parameter
+// it binds and whether the parameter is required.
+type argField struct {
+	index    []int
+	name     string
+	required bool
+	typ      reflect.Type
+}
+
+var argPlans sync.Map // reflect.Type → []argField
+
+// argFields lists the tagged fields of struct type t, embedded structs
+// flattened, in declaration order.
+func argFields(t reflect.Type) []argField {
+	if p, ok := argPlans.Load(t); ok {
+		return p.([]argField)
+	}
+	var out []argField
+	var walk func(t reflect.Type, prefix []int)
+	walk = func(t reflect.Type, prefix []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			index := append(slices.Clone(prefix), i)
+			tag, ok := f.Tag.Lookup("arg")
+			if !ok {
+				if f.Anonymous && f.Type.Kind() == reflect.Struct {
+					walk(f.Type, index)
+				}
+				continue
+			}
+			name, opt, _ := strings.Cut(tag, ",")
+			out = append(out, argField{index: index, name: name, required: opt == "required", typ: f.Type})
+		}
+	}
+	walk(t, nil)
+	argPlans.Store(t, out)
+	return out
+}
+
+// Bind is a's parameters as T (a struct with `arg` tags; see Typed). The
+// arguments are the validator's: every type was checked there, so binding
+// only converts, and an absent parameter is the field's zero value.
+func Bind[T any](a Args) T {
+	var out T
+	v := reflect.ValueOf(&out).Elem()
+	for _, f := range argFields(v.Type()) {
+		if x, ok := bindValue(a, f.name, f.typ); ok {
+			v.FieldByIndex(f.index).Set(x)
+		}
+	}
+	return out
+}
+
+// bindValue is parameter name of a as a value of type t, or false when
+// absent (or, for an integer, not representable as int).
+func bindValue(a Args, name string, t reflect.Type) (reflect.Value, bool) {
+	if !a.Has(name) {
+		return reflect.Value{}, false
+	}
+	if t.Kind() == reflect.Pointer {
+		x, ok := bindValue(a, name, t.Elem())
+		if !ok {
+			return x, false
+		}
+		p := reflect.New(t.Elem())
+		p.Elem().Set(x)
+		return p, true
+	}
+	var x any
+	switch t {
+	case typeString:
+		x = a.String(name)
+	case typeBool:
+		x = a.Bool(name)
+	case typeInt:
+		n, ok := a.Int(name)
+		if !ok {
+			return reflect.Value{}, false
+		}
+		x = n
+	case typeFloat:
+		x, _ = a.Float(name)
+	case typeStrings:
+		x = a.Strings(name)
+	case typeList:
+		x = a.List(name)
+	case typeObject:
+		x = a.Object(name)
+	default: // any
+		x = a[name]
+	}
+	return reflect.ValueOf(&x).Elem().Elem().Convert(t), true
+}
+
+var (
+	typeString  = reflect.TypeFor[string]()
+	typeBool    = reflect.TypeFor[bool]()
+	typeInt     = reflect.TypeFor[int]()
+	typeFloat   = reflect.TypeFor[float64]()
+	typeStrings = reflect.TypeFor[[]string]()
+	typeList    = reflect.TypeFor[[]any]()
+	typeObject  = reflect.TypeFor[map[string]any]()
+	typeAny     = reflect.TypeFor[any]()
+)
+
+// paramTypeOf is the parameter type field type t binds, and whether the
+// array's items must be strings.
+func paramTypeOf(t reflect.Type) (ParamType, bool) {
+	if t.Kind() == reflect.Pointer && t.Elem().Kind() != reflect.Pointer {
+		switch t.Elem() {
+		case typeBool, typeInt, typeFloat:
+			return paramTypeOf(t.Elem())
+		}
+		return "", false
+	}
+	switch t {
+	case typeString:
+		return String, true
+	case typeBool:
+		return Boolean, true
+	case typeInt:
+		return Integer, true
+	case typeFloat:
+		return Number, true
+	case typeStrings, typeList:
+		return Array, true
+	case typeObject:
+		return Object, true
+	case typeAny:
+		return IntOrString, true
+	}
+	return "", false
+}
+
+// CheckArgs reports how a's typed arguments disagree with the tool's
+// declaration: a field naming a parameter the action does not take, a
+// parameter with no field, a field required where the parameter is
+// optional (or the reverse), a field whose type does not bind the
+// parameter's. nil for an action that is not typed.
+func (t *Tool) CheckArgs(a *Action) error {
+	if a.Typed == nil {
+		return nil
+	}
+	rt := a.Typed.argsType()
+	if rt.Kind() != reflect.Struct {
+		return fmt.Errorf("action %q: arguments %v are not a struct", a.Name, rt)
+	}
+	fields := argFields(rt)
+	bound := map[string]bool{}
+	for _, f := range fields {
+		if bound[f.name] {
+			return fmt.Errorf("action %q: %v binds %q twice", a.Name, rt, f.name)
+		}
+		bound[f.name] = true
+		if err := t.checkField(a, f); err != nil {
+			return fmt.Errorf("action %q: %v: %w", a.Name, rt, err)
+		}
+	}
+	for _, p := range a.Params() {
+		if !bound[p] {
+			return fmt.Errorf("action %q: %v has no field for parameter %q", a.Name, rt, p)
+		}
+	}
+	return nil
+}
+
+// checkField checks one field against the parameter it names.
+func (t *Tool) checkField(a *Action, f argField) error {
+	if !a.takes(f.name) {
+		return fmt.Errorf("field for %q, a parameter the action does not take", f.name)
+	}
+	if req := slices.Contains(a.Required, f.name); req != f.required {
+		return fmt.Errorf("%q: field required=%v, declaration required=%v", f.name, f.required, req)
+	}
+	p, _ := t.Param(f.name)
+	pt, ok := paramTypeOf(f.typ)
+	if !ok || pt != p.Type {
+		return fmt.Errorf("%q: field of type %v cannot bind a parameter of type %s", f.name, f.typ, p.Type)
+	}
+	if pt == Array && (f.typ == typeStrings) != (p.Items == String) {
+		return fmt.Errorf("%q: field of type %v cannot bind an array of %q", f.name, f.typ, p.Items)
+	}
+	return nil
+}
+
+// bindTyped gives every typed action its Handler (replacing any) and checks its arguments
+// against the declaration.
+func (t *Tool) bindTyped() error {
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		if a.Typed == nil {
+			continue
+		}
+		if err := t.CheckArgs(a); err != nil {
+			return err
+		}
+		a.Handler = a.Typed.handler()
+	}
+	return nil
+}
