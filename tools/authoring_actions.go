@@ -24,7 +24,7 @@ type SpecCreateAnswer struct {
 }
 
 func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	o := d.writeOptions(r, "spec-create")
+	o := d.writeOptionsOf(r, writeOf(r), "spec-create")
 	in := specs.NewSpecInput{
 		Name: r.Args.String("name"), Mission: r.Args.String("mission"), Description: r.Args.String("description"),
 		Category: r.Args.String("category"), Template: r.Args.String("template"),
@@ -80,7 +80,7 @@ func (d *Deps) specTemplate(ctx context.Context, r *mcptool.Request) mcptool.Res
 	if _, ok := specs.TemplateByName(r.Args.String("template")); !ok {
 		return mcptool.Fail(missingOrUnknownTemplate(r.Args.String("template")))
 	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecTemplateAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (SpecTemplateAnswer, error) {
 		res, err := specs.ApplyTemplate(sp, r.Args.String("template"), d.TestCommand)
 		return SpecTemplateAnswer{Phases: res}, err
 	})
@@ -93,7 +93,7 @@ type FrontmatterAnswer struct {
 }
 
 func (d *Deps) specUpdateFrontmatter(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (FrontmatterAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (FrontmatterAnswer, error) {
 		v, err := specs.SetFrontmatter(sp, r.Args.String("key"), r.Args.String("value"), r.Args.Has("value"))
 		return FrontmatterAnswer{Frontmatter: v}, err
 	})
@@ -106,7 +106,7 @@ type PhaseAnswer struct {
 }
 
 func (d *Deps) phaseAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
 		res, err := specs.AddPhase(sp, phaseInput(r.Args, d.TestCommand))
 		return PhaseAnswer{PhaseResult: res}, err
 	})
@@ -121,7 +121,7 @@ func (d *Deps) phaseAddBulk(ctx context.Context, r *mcptool.Request) mcptool.Res
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
 		res, err := specs.AddPhaseBulk(sp, in, tasks)
 		return PhaseAnswer{PhaseResult: res}, err
 	})
@@ -134,7 +134,7 @@ type PhaseRemoveAnswer struct {
 }
 
 func (d *Deps) phaseRemove(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseRemoveAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (PhaseRemoveAnswer, error) {
 		res, err := specs.RemovePhase(sp, r.Args.String("phase_id"), r.Args.Bool("force"))
 		return PhaseRemoveAnswer{RemovePhaseResult: res}, err
 	})
@@ -150,7 +150,7 @@ type PhaseMoveAnswer struct {
 func (d *Deps) phaseMove(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	pos, _ := r.Args.Int("position")
 	link := !r.Args.Has("link_previous") || r.Args.Bool("link_previous")
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMoveAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMoveAnswer, error) {
 		v, err := specs.MovePhaseLinked(sp, r.Args.String("phase_id"), pos, link)
 		return PhaseMoveAnswer{PhaseMove: v}, err
 	})
@@ -175,7 +175,7 @@ func (d *Deps) phaseUpdateMetadata(ctx context.Context, r *mcptool.Request) mcpt
 			updates[k] = r.Args[k]
 		}
 	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMetadataAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMetadataAnswer, error) {
 		changed, err := specs.UpdatePhaseMetadata(sp, id, updates)
 		return PhaseMetadataAnswer{PhaseID: id, Changed: changed}, err
 	})
@@ -191,7 +191,7 @@ type AssumptionAddAnswer struct {
 }
 
 func (d *Deps) assumptionAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (AssumptionAddAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (AssumptionAddAnswer, error) {
 		v, err := specs.AddTaggedAssumption(sp, r.Args.String("assumption_type"), r.Args.String("text"))
 		return AssumptionAddAnswer{AddedAssumption: v, Author: r.Args.String("author")}, err
 	})
@@ -214,7 +214,7 @@ type ItemAddAnswer struct {
 // puts it under the item's name.
 func (d *Deps) itemAdd(add func(*specs.Spec, string) (int, error), name func(*ItemAddAnswer, string)) mcptool.Handler {
 	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (ItemAddAnswer, error) {
+		return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (ItemAddAnswer, error) {
 			text := r.Args.String("text")
 			n, err := add(sp, text)
 			a := ItemAddAnswer{Index: n, Count: n}
@@ -254,7 +254,7 @@ type SuccessCriteriaListAnswer struct {
 
 // readStrings reads one of the spec's string lists (never nil).
 func (d *Deps) readStrings(ctx context.Context, r *mcptool.Request, get func(*specs.Spec) []string, answer func(specID string, items []string) any) mcptool.Result {
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (any, error) {
+	return readTo(ctx, d, specOf(r), func(sp *specs.Spec, _ specs.JournalReader) (any, error) {
 		items := get(sp)
 		if items == nil {
 			items = []string{}
@@ -291,7 +291,7 @@ type RiskAddAnswer struct {
 func (d *Deps) riskAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	risk := specs.Risk{Description: r.Args.String("description"), Likelihood: r.Args.String("likelihood"),
 		Impact: r.Args.String("impact"), Mitigation: r.Args.String("mitigation")}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (RiskAddAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (RiskAddAnswer, error) {
 		n, err := specs.AddRisk(sp, risk)
 		return RiskAddAnswer{Risk: risk, Count: n}, err
 	})
@@ -305,7 +305,7 @@ type RiskListAnswer struct {
 }
 
 func (d *Deps) riskList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (RiskListAnswer, error) {
+	return readTo(ctx, d, specOf(r), func(sp *specs.Spec, _ specs.JournalReader) (RiskListAnswer, error) {
 		risks := specs.Risks(sp)
 		if risks == nil {
 			risks = []specs.Risk{}
@@ -332,7 +332,7 @@ func (d *Deps) revisionAdd(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	if v, ok := r.Args.Int("version"); ok && rev.Version == "" {
 		rev.Version = strconv.Itoa(v)
 	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (RevisionAddAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (RevisionAddAnswer, error) {
 		rev, err := specs.AddRevision(sp, rev)
 		return RevisionAddAnswer{Revision: rev}, err
 	})
@@ -347,7 +347,7 @@ type FindReplaceAnswer struct {
 func (d *Deps) specFindReplace(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	in := specs.FindReplaceInput{Find: r.Args.String("find"), Replace: r.Args.String("replace"),
 		Regex: r.Args.Bool("use_regex"), Scope: r.Args.String("scope"), IgnoreCase: r.Args.Has("case_sensitive") && !r.Args.Bool("case_sensitive")}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (FindReplaceAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (FindReplaceAnswer, error) {
 		res, err := specs.FindReplace(sp, in)
 		return FindReplaceAnswer{FindReplaceResult: res}, err
 	})
@@ -365,7 +365,7 @@ type RollbackAnswer struct {
 // (specs.Rollback).
 func (d *Deps) specRollback(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	specID := r.Args.String("spec_id")
-	v, res, err := specs.Rollback(ctx, d.Specs, specID, versionRef(r.Args, "version"), d.writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
+	v, res, err := specs.Rollback(ctx, d.Specs, specID, versionRef(r.Args, "version"), d.writeOptionsOf(r, writeOf(r), "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, specID))
 	}

@@ -56,7 +56,7 @@ type JournalAddAnswer struct {
 func (d *Deps) journalAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	e := specs.JournalEntry{EntryType: r.Args.String("entry_type"), Title: r.Args.String("title"),
 		Content: r.Args.String("content"), Author: author(r), TaskID: r.Args.String("task_id")}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (JournalAddAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, j specs.JournalWriter) (JournalAddAnswer, error) {
 		e, err := specs.AddJournalEntry(sp, j, e)
 		return JournalAddAnswer{Entry: e}, err
 	})
@@ -83,7 +83,7 @@ func (d *Deps) journalList(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	}
 	var more bool
 	var version int64
-	res := readTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (JournalListAnswer, error) {
+	res := readTo(ctx, d, specOf(r), func(sp *specs.Spec, j specs.JournalReader) (JournalListAnswer, error) {
 		version = sp.Header.Version
 		entries, m, err := specs.ReadJournal(j, taskID, et, before, p.Limit)
 		more = m
@@ -122,7 +122,7 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request) m
 	}
 	var page specs.UnjournaledPage
 	var version int64
-	res := readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (UnjournaledAnswer, error) {
+	res := readTo(ctx, d, specOf(r), func(sp *specs.Spec, _ specs.JournalReader) (UnjournaledAnswer, error) {
 		var err error
 		page, err = specs.UnjournaledAfter(sp, p.After, p.Limit)
 		version = sp.Header.Version

@@ -60,7 +60,7 @@ func (d *Deps) lifecycleMove(to specs.Lifecycle) mcptool.Handler {
 		if target == "" {
 			target = specs.Lifecycle(r.Args.String("to_folder"))
 		}
-		a, err := mutateAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (LifecycleMoveAnswer, error) {
+		a, err := mutateAnswer(ctx, d, r, writeOf(r), func(sp *specs.Spec, j specs.JournalWriter) (LifecycleMoveAnswer, error) {
 			m, err := specs.MoveSpec(sp, j, target, r.Args.Bool("force"), author(r))
 			return LifecycleMoveAnswer{LifecycleMove: m}, err
 		})
@@ -76,7 +76,7 @@ func (d *Deps) lifecycleMove(to specs.Lifecycle) mcptool.Handler {
 type LifecycleStateAnswer = specs.LifecycleState
 
 func (d *Deps) lifecycleState(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (LifecycleStateAnswer, error) {
+	return readTo(ctx, d, specOf(r), func(sp *specs.Spec, _ specs.JournalReader) (LifecycleStateAnswer, error) {
 		return specs.StateOf(sp), nil
 	})
 }

@@ -41,7 +41,7 @@ type PRContextAnswer struct {
 }
 
 func (d *Deps) prContext(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	res := readTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (PRContextAnswer, error) {
+	res := readTo(ctx, d, specOf(r), func(sp *specs.Spec, j specs.JournalReader) (PRContextAnswer, error) {
 		h := sp.Header
 		entries, _, err := j.Entries(0, prJournal, func(*specs.JournalEntry) bool { return true })
 		if entries == nil {

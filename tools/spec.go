@@ -108,7 +108,7 @@ func (d *Deps) specFind(ctx context.Context, r *mcptool.Request) mcptool.Result 
 		return mcptool.Fail(core.NewError(errcode.MissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
 	}
 	if id != "" {
-		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
+		return readTo(ctx, d, specOf(r), func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
 			return SpecFindAnswer{Found: true, SpecID: id, Title: sp.Header.Title, Folder: specs.LifecycleOf(sp), Version: sp.Header.Version}, nil
 		})
 	}
@@ -242,7 +242,7 @@ func foundryNotes(a mcptool.Args, autoFix string) (backup, fix string) {
 
 func (d *Deps) specValidate(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	backup, fix := foundryNotes(r.Args, "validate never changes the spec; spec fix applies the auto-fixable diagnostics.")
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
+	return readTo(ctx, d, specOf(r), func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
 		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.ValidateSpec(sp), Backup: backup, AutoFix: fix}, nil
 	})
 }
@@ -263,7 +263,7 @@ type SpecFixAnswer struct {
 
 func (d *Deps) specFix(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	backup, fix := foundryNotes(r.Args, "fix always applies every auto-fixable diagnostic (dry_run only shows them).")
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
 		res := specs.FixSpec(sp, d.clock())
 		return SpecFixAnswer{Applied: res.Applied, Skipped: res.Skipped, AppliedCount: len(res.Applied),
 			IsValid: res.Report.IsValid, ErrorCount: res.Report.ErrorCount, WarningCount: res.Report.WarningCount, Backup: backup, AutoFix: fix}, nil

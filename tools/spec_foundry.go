@@ -45,7 +45,7 @@ type HoursAnswer struct {
 
 func (d *Deps) recalculateHours(key string) mcptool.Handler {
 	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (HoursAnswer, error) {
+		return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, _ specs.JournalWriter) (HoursAnswer, error) {
 			return HoursAnswer{HoursReport: specs.RecalculateHours(sp, key)}, nil
 		})
 	}

@@ -46,7 +46,7 @@ func specAnalysisActions(d *Deps, readAction func(name, summary string, required
 // analysis is the handler of a read-only analysis: fn over the call's spec.
 func analysis[T any](d *Deps, fn func(sp *specs.Spec, a mcptool.Args) T) mcptool.Handler {
 	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (T, error) { return fn(sp, r.Args), nil })
+		return readTo(ctx, d, specOf(r), func(sp *specs.Spec, _ specs.JournalReader) (T, error) { return fn(sp, r.Args), nil })
 	}
 }
 

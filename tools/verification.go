@@ -96,7 +96,7 @@ type VerificationDryRunAnswer struct {
 // recordVerification stores rec on the call's verify node with a journal
 // note, as one mutation (specs.RecordVerificationNote).
 func (d *Deps) recordVerification(ctx context.Context, r *mcptool.Request, rec specs.VerificationRecord, run *ExecuteOutcome) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (VerificationAnswer, error) {
+	return mutateTo(ctx, d, r, writeOf(r), func(sp *specs.Spec, j specs.JournalWriter) (VerificationAnswer, error) {
 		v, err := specs.RecordVerificationNote(sp, j, r.Args.String("verify_id"), rec, author(r))
 		return VerificationAnswer{VerificationRecorded: v, ExecuteOutcome: run}, err
 	})

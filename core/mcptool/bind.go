@@ -23,7 +23,7 @@ import (
 // Field types and the parameter types they bind (CheckArgs holds the
 // declaration and the struct to this table, so the two cannot drift):
 //
-//	string                     string (or a string enum)
+//	string, *string            string (or a string enum; *string: nil when absent)
 //	bool, *bool                boolean (*bool: nil when absent)
 //	int, *int                  integer (*int: nil when absent)
 //	float64, *float64          number (*float64: nil when absent)
@@ -168,7 +168,7 @@ var (
 func paramTypeOf(t reflect.Type) (ParamType, bool) {
 	if t.Kind() == reflect.Pointer && t.Elem().Kind() != reflect.Pointer {
 		switch t.Elem() {
-		case typeBool, typeInt, typeFloat:
+		case typeString, typeBool, typeInt, typeFloat:
 			return paramTypeOf(t.Elem())
 		}
 		return "", false
@@ -257,4 +257,34 @@ func (t *Tool) bindTyped() error {
 		a.Handler = a.Typed.handler()
 	}
 	return nil
+}
+
+// ArgField describes one field of a typed action's arguments: the
+// parameter it binds, whether the struct says it is required, and the
+// JSON Schema type (and, for arrays, item type: "string" or "") its Go type
+// binds.
+type ArgField struct {
+	Name     string
+	Required bool
+	Type     ParamType
+	Items    ParamType
+}
+
+// ArgFields lists the fields of h's argument struct in declaration order
+// (embedded structs flattened), for tests that hold the struct to the
+// published schema; nil when h is nil.
+func ArgFields(h TypedHandler) []ArgField {
+	if h == nil {
+		return nil
+	}
+	var out []ArgField
+	for _, f := range argFields(h.argsType()) {
+		pt, _ := paramTypeOf(f.typ)
+		af := ArgField{Name: f.name, Required: f.required, Type: pt}
+		if f.typ == typeStrings {
+			af.Items = String
+		}
+		out = append(out, af)
+	}
+	return out
 }
