@@ -10,7 +10,7 @@ import (
 
 // typedTools are the tools whose every action takes typed arguments
 // (mcptool.Typed).
-var typedTools = []string{"task", "authoring", "spec", "journal", "lifecycle"}
+var typedTools = []string{"task", "authoring", "spec", "journal", "lifecycle", "research"}
 
 // TestTypedArgumentsMatchPublishedSchema: for every action with typed
 // arguments, the struct's fields and the parameters server(action="schema")
