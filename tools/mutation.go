@@ -97,10 +97,3 @@ func mutateTo[T any, P interface {
 func readTo[T any](ctx context.Context, d *Deps, specID string, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) mcptool.Result {
 	return answer(readAnswer(ctx, d, specID, fn))
 }
-
-// writeOf binds the mutation arguments of an action that is not typed yet
-// (see mcptool.Typed).
-func writeOf(r *mcptool.Request) writeArgs { return mcptool.Bind[writeArgs](r.Args) }
-
-// specOf is the spec id of an action that is not typed yet.
-func specOf(r *mcptool.Request) string { return r.Args.String("spec_id") }
