@@ -13,18 +13,18 @@ type bindShared struct {
 
 type bindAll struct {
 	bindShared
-	Name    string         `arg:"name"`
-	Flag    bool           `arg:"flag"`
-	Maybe   *bool          `arg:"maybe"`
-	N       int            `arg:"n"`
-	NP      *int           `arg:"np"`
-	F       float64        `arg:"f"`
-	FP      *float64       `arg:"fp"`
-	Tags    []string       `arg:"tags"`
-	Items   []any          `arg:"items"`
-	Meta    map[string]any `arg:"meta"`
-	Version any            `arg:"version"`
-	ignored string
+	Name     string         `arg:"name"`
+	Flag     bool           `arg:"flag"`
+	Maybe    *bool          `arg:"maybe"`
+	N        int            `arg:"n"`
+	NP       *int           `arg:"np"`
+	F        float64        `arg:"f"`
+	FP       *float64       `arg:"fp"`
+	Tags     []string       `arg:"tags"`
+	Items    []any          `arg:"items"`
+	Meta     map[string]any `arg:"meta"`
+	Version  any            `arg:"version"`
+	Untagged string         // no arg tag: never bound
 }
 
 func bindTool(h TypedHandler) *Tool {
