@@ -114,7 +114,8 @@ func Bind[T any](a Args) T {
 // bindValue is parameter name of a as a value of type t, or false when
 // absent (or, for an integer, not representable as int).
 func bindValue(a Args, name string, t reflect.Type) (reflect.Value, bool) {
-	if !a.Has(name) {
+	b, ok := binders[t]
+	if !ok || !a.Has(name) {
 		return reflect.Value{}, false
 	}
 	if t.Kind() == reflect.Pointer {
@@ -126,70 +127,43 @@ func bindValue(a Args, name string, t reflect.Type) (reflect.Value, bool) {
 		p.Elem().Set(x)
 		return p, true
 	}
-	var x any
-	switch t {
-	case typeString:
-		x = a.String(name)
-	case typeBool:
-		x = a.Bool(name)
-	case typeInt:
-		n, ok := a.Int(name)
-		if !ok {
-			return reflect.Value{}, false
-		}
-		x = n
-	case typeFloat:
-		x, _ = a.Float(name)
-	case typeStrings:
-		x = a.Strings(name)
-	case typeList:
-		x = a.List(name)
-	case typeObject:
-		x = a.Object(name)
-	default: // any
-		x = a[name]
+	x, ok := b.get(a, name)
+	if !ok {
+		return reflect.Value{}, false
 	}
 	return reflect.ValueOf(&x).Elem().Elem().Convert(t), true
 }
 
-var (
-	typeString  = reflect.TypeFor[string]()
-	typeBool    = reflect.TypeFor[bool]()
-	typeInt     = reflect.TypeFor[int]()
-	typeFloat   = reflect.TypeFor[float64]()
-	typeStrings = reflect.TypeFor[[]string]()
-	typeList    = reflect.TypeFor[[]any]()
-	typeObject  = reflect.TypeFor[map[string]any]()
-	typeAny     = reflect.TypeFor[any]()
-)
+// binder is how a field type binds: the parameter type it takes and how
+// its value is read from the validated arguments (false: absent).
+type binder struct {
+	param ParamType
+	get   func(a Args, name string) (any, bool)
+}
 
-// paramTypeOf is the parameter type field type t binds, and whether the
-// array's items must be strings.
+// binders are the field types Bind fills (see the table at the top).
+var binders = map[reflect.Type]binder{
+	reflect.TypeFor[string]():         {String, func(a Args, n string) (any, bool) { return a.String(n), true }},
+	reflect.TypeFor[bool]():           {Boolean, func(a Args, n string) (any, bool) { return a.Bool(n), true }},
+	reflect.TypeFor[int]():            {Integer, func(a Args, n string) (any, bool) { return a.Int(n) }},
+	reflect.TypeFor[float64]():        {Number, func(a Args, n string) (any, bool) { return a.Float(n) }},
+	reflect.TypeFor[[]string]():       {Array, func(a Args, n string) (any, bool) { return a.Strings(n), true }},
+	reflect.TypeFor[[]any]():          {Array, func(a Args, n string) (any, bool) { return a.List(n), true }},
+	reflect.TypeFor[map[string]any](): {Object, func(a Args, n string) (any, bool) { return a.Object(n), true }},
+	reflect.TypeFor[any]():            {IntOrString, func(a Args, n string) (any, bool) { return a[n], true }},
+	reflect.TypeFor[*string]():        {String, nil},
+	reflect.TypeFor[*bool]():          {Boolean, nil},
+	reflect.TypeFor[*int]():           {Integer, nil},
+	reflect.TypeFor[*float64]():       {Number, nil},
+}
+
+var typeStrings = reflect.TypeFor[[]string]()
+
+// paramTypeOf is the parameter type field type t binds, false for a type
+// Bind cannot fill.
 func paramTypeOf(t reflect.Type) (ParamType, bool) {
-	if t.Kind() == reflect.Pointer && t.Elem().Kind() != reflect.Pointer {
-		switch t.Elem() {
-		case typeString, typeBool, typeInt, typeFloat:
-			return paramTypeOf(t.Elem())
-		}
-		return "", false
-	}
-	switch t {
-	case typeString:
-		return String, true
-	case typeBool:
-		return Boolean, true
-	case typeInt:
-		return Integer, true
-	case typeFloat:
-		return Number, true
-	case typeStrings, typeList:
-		return Array, true
-	case typeObject:
-		return Object, true
-	case typeAny:
-		return IntOrString, true
-	}
-	return "", false
+	b, ok := binders[t]
+	return b.param, ok
 }
 
 // CheckArgs reports how a's typed arguments disagree with the tool's
