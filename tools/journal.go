@@ -135,7 +135,7 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request, a
 	}
 	a, nodes := res.Data.(UnjournaledAnswer), page.Nodes
 	cursor := func(kept int) string { return p.Cursor(nodes[kept-1].ID, true) }
-	if r.Args.Has("limit") || r.Args.Has("cursor") {
+	if args.paged() {
 		next := ""
 		if page.More {
 			next = cursor(len(nodes))

@@ -73,7 +73,7 @@ func (d *Deps) specDiff(ctx context.Context, r *mcptool.Request, a specDiffArgs)
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, a.SpecID))
 	}
-	return diffPage(r, a.SpecID, c)
+	return diffPage(r, a.SpecID, a.paged(), c)
 }
 
 // diffPage answers the diff from the call's cursor on: cursor pages
@@ -81,8 +81,9 @@ func (d *Deps) specDiff(ctx context.Context, r *mcptool.Request, a specDiffArgs)
 // and header, short lists of ids, are repeated on every page); over the
 // token budget, modified is cut in node order. The fingerprint pins the
 // spec, both versions and the target, so a cursor from another comparison
-// is INVALID_CURSOR.
-func diffPage(r *mcptool.Request, specID string, c specs.Comparison) mcptool.Result {
+// is INVALID_CURSOR. paged: the call gave cursor or limit (then the last
+// page also carries its pagination meta).
+func diffPage(r *mcptool.Request, specID string, paged bool, c specs.Comparison) mcptool.Result {
 	head := SpecDiffAnswer{SpecID: c.OldSpec, Target: c.Target, FromVersion: c.OldVersion}
 	if c.Target != "" {
 		head.ToVersion = c.NewVersion
@@ -104,7 +105,7 @@ func diffPage(r *mcptool.Request, specID string, c specs.Comparison) mcptool.Res
 	var meta []core.MetaOption
 	if more {
 		meta = append(meta, core.WithPagination(p.Cursor(modified[len(modified)-1].ID, true), p.Limit, nil))
-	} else if r.Args.Has("cursor") || r.Args.Has("limit") {
+	} else if paged {
 		meta = append(meta, core.WithPagination("", len(modified), nil))
 	}
 	archive := func(spec string, version int64, n *specs.Node) mcptool.ArchiveRef {

@@ -11,12 +11,15 @@ type taskIDArg struct {
 	TaskID string `arg:"task_id,required"`
 }
 
-// pageArgs are a listing's cursor and page size; mcptool.OpenPage reads
-// them.
+// pageArgs are a listing's cursor and page size (nil: not given);
+// mcptool.OpenPage reads them.
 type pageArgs struct {
-	Cursor string `arg:"cursor"`
-	Limit  int    `arg:"limit"`
+	Cursor *string `arg:"cursor"`
+	Limit  *int    `arg:"limit"`
 }
+
+// paged reports whether the call asked for pages (gave cursor or limit).
+func (p pageArgs) paged() bool { return p.Cursor != nil || p.Limit != nil }
 
 type (
 	taskNextArgs struct {
