@@ -10,8 +10,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// maxToolListBytes is the ceiling of tools/list with every tool (issue 11
-// §4): the JSON of the tools array an agent carries in its context.
+// maxToolListBytes is the ceiling of tools/list with every tool (README "The
+// tool list is lean"): the JSON of the tools array an agent carries in its
+// context.
 const maxToolListBytes = 20_000
 
 // listTools is tools/list through c.

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
 
@@ -53,7 +55,12 @@ func author(r *mcptool.Request) string {
 
 // clock is the tools' one clock: the runtime's (a nil one is the wall
 // clock), for the domain's timestamps and the research archive's times.
-func (d *Deps) clock() core.Clock { return d.Runtime.Now }
+func (d *Deps) clock() core.Clock {
+	if d.Runtime.Now != nil {
+		return d.Runtime.Now
+	}
+	return time.Now
+}
 
 // withSpecNextCall gives a spec tool's refusal the next call that recovers
 // from it, when it names none yet: the domain names no tools, so the call
@@ -79,7 +86,8 @@ func withSpecNextCall(err error, specID string) error {
 		return e.WithNext(c.on(specID, taskID), e.Matches())
 	}
 	if rereads(e, specID) {
-		// A conflict's next call is the re-read (contract §3: "re-read first").
+		// A conflict's next call is the re-read: a conflict is retried only
+		// after reading again.
 		return e.WithNext(callSpecGet.on(specID, ""), e.Matches())
 	}
 	return e

@@ -14,16 +14,16 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 type taskHarness struct {
 	t      *testing.T
 	reg    *mcptool.Registry
 	d      *Deps
-	st     *store.Store // a real bbolt store in t.TempDir()
+	st     *specstore.Repo // over a real bbolt store in t.TempDir()
 	mu     sync.Mutex
 	now    time.Time
 	specID string
@@ -38,7 +38,7 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 //	phase-2 (blocked by phase-1): task-2-1 with subtask task-2-1-1, task-2-2
 func newTaskHarness(t *testing.T) *taskHarness {
 	t.Helper()
-	h := &taskHarness{t: t, st: storetest.Open(t), now: t0}
+	h := &taskHarness{t: t, st: specstore.New(storetest.Open(t), nil), now: t0}
 	clock := func() time.Time { h.mu.Lock(); defer h.mu.Unlock(); return h.now }
 	must := func(err error) {
 		t.Helper()
@@ -704,7 +704,8 @@ func TestVerificationExecute(t *testing.T) {
 		h.ok("s1", "task", map[string]any{"action": "update-metadata", "task_id": "verify-1-1", "command": cmd})
 	}
 	// The workspace root is the working directory; the environment is
-	// PATH, HOME and LANG only.
+	// PATH, HOME and LANG only, plus the call's SPECD_RUN_ID (procrun's
+	// mark for the call's processes).
 	t.Setenv("SPECD_SECRET_FOR_TEST", "leak")
 	if err := os.WriteFile(filepath.Join(h.d.Workspace, "marker.txt"), []byte("here"), 0o644); err != nil {
 		t.Fatal(err)
@@ -716,7 +717,7 @@ func TestVerificationExecute(t *testing.T) {
 		t.Errorf("execute: %s", compact(d))
 	}
 	for _, k := range strings.Fields(strings.SplitN(out, "\n", 2)[1]) {
-		if k != "PATH" && k != "HOME" && k != "LANG" && k != "PWD" && k != "SHLVL" && k != "_" && k != "OLDPWD" {
+		if k != "PATH" && k != "HOME" && k != "LANG" && k != "SPECD_RUN_ID" && k != "PWD" && k != "SHLVL" && k != "_" && k != "OLDPWD" {
 			t.Errorf("unexpected environment variable %s", k) // sh itself may add PWD, SHLVL, _
 		}
 	}

@@ -18,7 +18,7 @@ const maxTestFiles = 200
 
 // testTarget is what test run accepts as target: package patterns and
 // relative paths, no shell syntax, no leading dot (testRun also refuses
-// a .. segment).
+// a .. segment and a leading "-", which the runner would take as an option).
 var testTarget = regexp.MustCompile(`^[A-Za-z0-9_@+-][A-Za-z0-9_./:@+-]*$`)
 
 func testRunTool(d *Deps) *mcptool.Tool {
@@ -77,10 +77,17 @@ func testRunDisabled() *core.Error {
 // testRun runs the primary kind's test command (with target) through
 // runCommand, under the same ceiling and flag as verification
 // execute. Errors: FEATURE_DISABLED; NOT_FOUND when no test runner is
-// detected; UNAVAILABLE (no workspace).
+// detected; UNAVAILABLE (no workspace); INVALID_FORMAT for a target with
+// a .. segment or one starting with "-" (it would reach the runner as an
+// option).
 func (d *Deps) testRun(ctx context.Context, _ *mcptool.Request, a testRunArgs) mcptool.Result {
 	if t := a.Target; strings.Contains("/"+t+"/", "/../") {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
+			WithRecovery("test", map[string]any{"action": "discover"}, nil))
+	}
+	if t := a.Target; strings.HasPrefix(t, "-") {
+		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q starts with \"-\": the test runner would read it as an option, not a target.", t), map[string]any{"field": "target", "received": t}).
+			WithRemediation("Pass a package pattern, test path or make target that does not start with \"-\" (e.g. ./pkg/... or unit); options of the test runner are not accepted.").
 			WithRecovery("test", map[string]any{"action": "discover"}, nil))
 	}
 	if !d.VerificationExecute {

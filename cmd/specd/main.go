@@ -32,6 +32,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/procrun"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/tools"
 )
 
@@ -108,6 +109,11 @@ const usage = `specd — specs, tasks and research digests for coding agents, ov
 Usage:
   specd serve [flags]            serve MCP on stdio (default) or streamable HTTP
   specd call TOOL JSON [flags]   run one tool call, print its response-v2 envelope
+  specd spec list                a table of the specs with their progress (--json: the envelope)
+  specd spec show SPEC_ID        a spec's phase → task tree: status, progress, who holds what, blockers
+  specd task next SPEC_ID        the next task to start
+  specd journal SPEC_ID          the spec's journal, newest first (--limit N, --cursor C)
+  specd board [--addr A]         serve the live board on loopback and print its URL
   specd init                     write the default feature flag file to .specd/flags.json
   specd flags [eval --client ID] print the feature flags (and, with --url, a server's rollout health)
   specd version                  print the version
@@ -129,6 +135,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := storeCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
+	if code, ok := personCommand(args[0], args[1:], stdout, stderr); ok {
+		return code
+	}
 	switch args[0] {
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "specd", serverVersion())
@@ -143,6 +152,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return flagsCmd(args[1:], stdout, stderr)
 	case "keys":
 		return keysCmd(args[1:], stdout, stderr)
+	case "board":
+		return boardCmd(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -187,15 +198,12 @@ type config struct {
 }
 
 // build opens the store and assembles the tools over it.
-func build(c *config, logger *slog.Logger, transports []string) (storePort, *tools.Deps, error) {
-	st, health, err := openStore(c, logger)
+func build(c *config, logger *slog.Logger, transports []string) (bucketstore.Store, *tools.Deps, error) {
+	st, err := openStore(c, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	deps := &tools.Deps{
-		Store:         health,
-		Specs:         st,
-		Research:      st,
 		Version:       serverVersion(),
 		Workspace:     c.Workspace,
 		ConfigSource:  strings.Join(c.Source, ", "),
@@ -205,9 +213,7 @@ func build(c *config, logger *slog.Logger, transports []string) (storePort, *too
 		TokenBudget:   c.TokenBudget,
 		Runtime:       mcptool.Runtime{Logger: logger, Deadline: c.Deadline},
 	}
-	if notes, ok := st.(tools.NotesStore); ok {
-		deps.Notes = notes // the intake inbox and the error log (core/store/bucketstore/notes.go, both engines)
-	}
+	deps.OverStore(st) // the domain stores over the engine: specs, research, notes
 	deps.VerificationExecute = c.VerifyExec
 	deps.VerifyTimeout = c.VerifyTimeout
 	deps.TestCommand = c.TestCommand
@@ -223,6 +229,12 @@ func build(c *config, logger *slog.Logger, transports []string) (storePort, *too
 }
 
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return serveWith(args, stdin, stdout, stderr, nil)
+}
+
+// serveWith is serve; listening, when set, hears the HTTP server's address
+// once it listens (specd board prints its URL).
+func serveWith(args []string, stdin io.Reader, stdout, stderr io.Writer, listening func(addr string)) int {
 	c, _, err := parseConfig("serve", args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -244,6 +256,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	access := httpAccess(c, deps)
 	srv, reg := tools.NewMCPServer(deps)
 	defer reg.FlushErrors(context.Background()) // before the store closes
+	c.HTTP.listening = listening
+	attachBoard(c, deps, reg, logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -319,6 +333,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(c.Deadline))
 	defer cancel()
 	c.callCtx = ctx
+	quietOneShot(c)
 	logger := newLogger(c, stderr)
 	st, deps, err := build(c, logger, []string{"cli"})
 	if err != nil {
@@ -346,7 +361,9 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 			ctx = longer
 		}
 	}
+	bar := startProgress(stderr, "specd call "+toolName) // spec import/export of many specs take a while
 	env := reg.Dispatch(ctx, t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli", Holder: "cli"}, deps.Runtime)
+	bar.Done()
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)

@@ -12,6 +12,8 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/bucketstore"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // storeCommand runs the store maintenance commands ("backup", "check") and
@@ -45,7 +47,7 @@ func openForMaintenance(name string, args []string, stderr io.Writer) (*store.St
 		return nil, nil, 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
-	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace})
+	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: c.Workspace})
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return nil, nil, 1
@@ -63,16 +65,22 @@ func storeFailure(stderr io.Writer, doing string, err error) {
 		if rem == "" {
 			rem = info.Remediation
 		}
-		fmt.Fprintf(stderr, "specd %s: %s: %s\n%s\n", doing, ce.Code, ce.Message, rem)
+		msg := ce.Message
+		if msg == "" {
+			msg = "an internal error"
+		}
+		fmt.Fprintf(stderr, "specd %s: %s: %s\n%s\n", doing, ce.Code, msg, rem)
 		return
 	}
 	fmt.Fprintf(stderr, "specd %s: %v\n", doing, err)
 }
 
 // backupCmd is "specd backup PATH [--force] [flags]": a consistent copy of
-// the store, taken while servers keep running (store.Backup). Exit 0 when
-// written, 1 on failure (an existing PATH without --force included), 2 on
-// usage errors.
+// the store, taken while servers keep running (store.Backup). Without
+// --force the store is verified first (store.Verify, as specd check) and a
+// damaged one is refused, nothing written; --force also overwrites an
+// existing PATH. Exit 0 when written, 1 on failure (a damaged store or an
+// existing PATH without --force included), 2 on usage errors.
 func backupCmd(args []string, stdout, stderr io.Writer) int {
 	var dst string
 	force := false
@@ -104,7 +112,26 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd backup:", err)
 		return 2
 	}
+	if !force {
+		// A copy of a damaged store carries the damage and looks like a
+		// good backup: check first, as specd check does.
+		findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
+		if err != nil {
+			storeFailure(stderr, "backup", err)
+			fmt.Fprintln(stderr, "specd backup: nothing was written; pass --force to copy the file anyway.")
+			return 1
+		}
+		if len(findings) > 0 {
+			for _, f := range findings {
+				fmt.Fprintln(stderr, f)
+			}
+			fmt.Fprintf(stderr, "specd backup: the store is damaged (%d problem(s), as specd check reports); a copy would carry the damage and look like a good backup, so nothing was written. Restore an earlier backup, or pass --force to copy it anyway.\n", len(findings))
+			return 1
+		}
+	}
+	bar := startProgress(stderr, "specd backup")
 	n, err := st.Backup(context.Background(), abs, force)
+	bar.Done()
 	if err != nil {
 		storeFailure(stderr, "backup", err)
 		return 1
@@ -126,7 +153,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: specd check [--db FILE]")
 		return 2
 	}
-	findings, err := st.Verify(context.Background())
+	findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
 	if err != nil {
 		storeFailure(stderr, "check", err)
 		return 1

@@ -1,8 +1,8 @@
-// Package errcode declares every error code of contract §3 once: the code
+// Package errcode declares every error code of the envelope once: the code
 // constants, the error types, and the registry table mapping each code to its
-// type and default remediation. It imports only the standard library, so
-// both core (the envelope builder) and the domain packages (specs, research)
-// can use it.
+// type and default remediation. It imports only the standard library, so both
+// core (the envelope builder) and the domain packages (specs, research) can use
+// it.
 //
 // A code that is not in the table is reported to clients as INTERNAL_ERROR
 // (core.Error.Payload); the tests of this package and of the domain make sure every
@@ -12,7 +12,10 @@ package errcode
 
 import "sort"
 
-// Error types of contract §3.
+// Error types: the data.error_type of a failure, which says whether and how to
+// retry (validation, not_found and the like: not unchanged; conflict: re-read
+// first; rate_limit: after retry_after_seconds; internal and unavailable: with
+// backoff).
 const (
 	TypeValidation     = "validation"
 	TypeAuthentication = "authentication"
@@ -25,7 +28,7 @@ const (
 	TypeUnavailable    = "unavailable"
 )
 
-// Error codes of contract §3 and those added since (store damage).
+// Error codes: the data.error_code of a failure.
 const (
 	Validation         = "VALIDATION_ERROR"
 	InvalidFormat      = "INVALID_FORMAT"
@@ -62,6 +65,7 @@ const (
 	StoreCorrupt       = "STORE_CORRUPT"
 	StoreFull          = "STORE_FULL"
 	StoreReadOnly      = "STORE_READ_ONLY"
+	StorePathInvalid   = "STORE_PATH_INVALID"
 	WorkspaceMismatch  = "WORKSPACE_MISMATCH"
 	NotSupported       = "NOT_SUPPORTED"
 )
@@ -111,6 +115,7 @@ var table = []Info{
 	{StoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
 	{WorkspaceMismatch, TypeValidation, "This server keeps one workspace's specs: omit the workspace/path parameter, or start specd for that folder (specd serve --workspace FOLDER) and call that server."},
 	{NotSupported, TypeValidation, "specd calls no language model: do the step yourself, or make the deterministic call in recovery."},
+	{StorePathInvalid, TypeUnavailable, "The store cannot be created where it is configured (data.details.store): point --db / SPECD_DB at a folder this user can create; server(action=\"context\") shows the store path and where it was configured."},
 	{StoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
 }
 
