@@ -295,11 +295,16 @@ func (t *trackedBucket) wrap(b *bolt.Bucket) bucketstore.Bucket {
 	return &trackedBucket{b: b, log: t.log}
 }
 
-// current returns a copy of key's value and whether key holds a value (not
-// absent, not a nested bucket).
+// current returns key's value and whether key holds a value (not absent,
+// not a nested bucket). The value is not copied: it stays valid until the
+// transaction commits, as long as undo needs it — bbolt writes no page
+// before the commit (the value is in the read-only mapping, or is the slice
+// an earlier Put of this transaction was given, which the port forbids its
+// caller to change), and a phase's node, rewritten by every task add, is
+// large.
 func (t *trackedBucket) current(key []byte) ([]byte, bool) {
 	if v := t.b.Get(key); v != nil {
-		return bytes.Clone(v), true
+		return v, true
 	}
 	// nil is also what bbolt answers for an empty value: look closer.
 	k, _ := t.b.Cursor().Seek(key)
