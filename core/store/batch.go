@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,7 +76,9 @@ func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error
 	q.pending = append(q.pending, r)
 	if q.leading {
 		q.mu.Unlock()
-		<-r.done
+		if err := s.waitTurn(ctx, r); err != nil {
+			return err
+		}
 		if !r.lead {
 			return r.answer()
 		}
@@ -108,6 +111,29 @@ func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error
 	s.commitBatch(batch)
 	completed = true
 	return r.answer()
+}
+
+// waitTurn waits until r is answered or woken to lead. A caller whose
+// context ends while it still waits in line (its fn not taken into a
+// commit) leaves the line and answers the context's error: a commit stuck
+// on another process's lock does not hold it past its deadline. Once its
+// fn is taken, or it was woken to lead, it waits for that.
+func (s *Store) waitTurn(ctx context.Context, r *commitReq) error {
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+	}
+	q := &s.commits
+	q.mu.Lock()
+	if i := slices.Index(q.pending, r); i >= 0 && !r.lead {
+		q.pending = slices.Delete(q.pending, i, i+1)
+		q.mu.Unlock()
+		return ctx.Err()
+	}
+	q.mu.Unlock()
+	<-r.done
+	return nil
 }
 
 // handOff answers the batch's other callers and wakes the first caller

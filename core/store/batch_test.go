@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -267,6 +268,66 @@ func TestBatchCommitIsDurableForAll(t *testing.T) {
 			if tx.Bucket(scratchBucket).Get([]byte("k"+strconv.Itoa(i))) == nil {
 				return fmt.Errorf("k%d acknowledged but not in the file", i)
 			}
+		}
+		return nil
+	}))
+}
+
+// TestQueuedUpdateLeavesWhenItsContextEnds: an Update waiting in line
+// behind a commit that does not end (another process's lock, here a held
+// fn) answers its context's error when the context ends, without its fn
+// ever running, and the ones behind it still commit.
+func TestQueuedUpdateLeavesWhenItsContextEnds(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	hold, held := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.Update(context.Background(), func(bucketstore.Tx) error { close(held); <-hold; return nil })
+	}()
+	<-held
+	queued := func(n int) {
+		for {
+			s.commits.mu.Lock()
+			got := len(s.commits.pending)
+			s.commits.mu.Unlock()
+			if got == n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var ran atomic.Bool
+	leaving, staying := make(chan error, 1), make(chan error, 1)
+	go func() {
+		leaving <- s.Update(ctx, func(bucketstore.Tx) error { ran.Store(true); return nil })
+	}()
+	queued(1)
+	go func() {
+		staying <- s.Update(context.Background(), func(tx bucketstore.Tx) error {
+			return tx.Bucket(scratchBucket).Put([]byte("stayed"), []byte("1"))
+		})
+	}()
+	queued(2)
+	cancel()
+	select {
+	case err := <-leaving:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the cancelled waiter answered %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(hold)
+		t.Fatal("a waiter whose context ended stayed in line behind a commit that did not end")
+	}
+	close(hold)
+	must(t, <-first)
+	must(t, <-staying)
+	if ran.Load() {
+		t.Fatal("the fn of a waiter that left the line ran")
+	}
+	must(t, s.View(context.Background(), func(tx bucketstore.Tx) error {
+		if tx.Bucket(scratchBucket).Get([]byte("stayed")) == nil {
+			return errors.New("the waiter behind the one that left did not commit")
 		}
 		return nil
 	}))
