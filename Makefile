@@ -10,7 +10,7 @@ STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME    ?= 10s
 GOFILES      = $(shell find . -name '*.go' -not -path './tests/inspector/node_modules/*' -not -path './tests/conformance/node_modules/*')
 
-.PHONY: all build run test unit check fmt vet lint layout inspector conformance bench coldstart load fuzz clean e2e-etcd
+.PHONY: all build run test unit check fmt vet lint layout inspector conformance bench coldstart fuzz clean e2e-etcd
 
 all: build
 
@@ -101,6 +101,7 @@ coldstart: build
 ## over HTTP, CLIENTS (16) clients adding tasks to SPECS (4) specs for
 ## DURATION (10s), every acknowledged task read back (fails if one is
 ## missing), then one sequential stdio client; prints writes/s, p50, p99.
+.PHONY: load
 load: build
 	$(GO) build -o bin/specd-load ./cmd/specd-load
 	bash cmd/specd-load/load.sh $(BIN) bin/specd-load
