@@ -115,9 +115,16 @@ func encodeHistoryRecord(rec historyRecord, ids []string, nodes bucketstore.Buck
 	if !bytes.HasSuffix(head, []byte(tail)) {
 		return nil, fmt.Errorf("history record: unexpected encoding %q", head)
 	}
-	out := append(make([]byte, 0, len(head)+64*len(ids)), head[:len(head)-len(tail)]...)
-	out = append(out, '{')
+	olds := make([][]byte, len(ids))
+	size := len(head) + 2
 	var key []byte
+	for i, id := range ids {
+		key = append(key[:0], id...)
+		olds[i] = nodes.Get(key)
+		size += len(id) + len(olds[i]) + 16 // quotes, escapes, colon, comma, null
+	}
+	out := append(make([]byte, 0, size), head[:len(head)-len(tail)]...)
+	out = append(out, '{')
 	for i, id := range ids {
 		if i > 0 {
 			out = append(out, ',')
@@ -127,8 +134,7 @@ func encodeHistoryRecord(rec historyRecord, ids []string, nodes bucketstore.Buck
 			return nil, err
 		}
 		out = append(append(out, k...), ':')
-		key = append(key[:0], id...)
-		old := nodes.Get(key)
+		old := olds[i]
 		switch {
 		case old == nil:
 			out = append(out, "null"...)
