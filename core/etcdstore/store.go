@@ -10,9 +10,12 @@
 // them changed) re-runs the whole mutation from a fresh read, at most
 // MaxRetries times, then answers CONFLICT: a change the mutation did not see
 // is never written over, and next(claim) is atomic across every server. A
-// mutation beyond the cluster's limits (MaxTxnOps operations, MaxRequestBytes
-// bytes) answers PAYLOAD_TOO_LARGE before anything is sent: nothing is ever
-// half-applied. An unreachable cluster or one without quorum answers
+// mutation beyond one transaction of the cluster (MaxTxnOps operations,
+// MaxRequestBytes bytes: etcd's defaults are 128 and 1.5 MiB) commits as a
+// redo log — staged, switched in by one small guarded transaction, applied
+// — and no reader ever sees it half applied (large.go); only a single value
+// larger than one request answers PAYLOAD_TOO_LARGE, before anything is
+// visible. An unreachable cluster or one without quorum answers
 // UNAVAILABLE with retry_after_ms after at most RequestTimeout (or the
 // caller's deadline, when that comes first), and the next call tries again
 // (the client reconnects by itself). RequestTimeout bounds a whole store
@@ -80,8 +83,10 @@ type Options struct {
 	// update, with every round trip and retry in it, answers by then.
 	DialTimeout, RequestTimeout time.Duration
 	// MaxTxnOps and MaxRequestBytes are the cluster's --max-txn-ops and
-	// --max-request-bytes: a mutation beyond them answers PAYLOAD_TOO_LARGE
-	// before it is sent.
+	// --max-request-bytes (default: etcd's defaults): a mutation beyond
+	// them commits in several transactions as a redo log (large.go), still
+	// atomically for readers; a cluster that refuses a transaction as too
+	// large makes the mutation take that path too.
 	MaxTxnOps       int
 	MaxRequestBytes int
 	MaxRetries      int
@@ -121,6 +126,13 @@ type Store struct {
 	snaps nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
 	// specsRoot is root + "specs", the specs bucket's path.
 	specsRoot string
+	// pendingKey is root + "!pending", the commit point of a change
+	// larger than one transaction (large.go).
+	pendingKey string
+	// afterStage and afterSwitch, when set (tests), run after a large
+	// change's staging and after its switch; an error ends the commit
+	// there, as a crash would.
+	afterStage, afterSwitch func() error
 }
 
 // Open connects to the cluster (without waiting for it: the first call
@@ -150,7 +162,7 @@ func Open(opts Options) (*Store, error) {
 		opts.MaxRetries = DefaultMaxRetries
 	}
 	opts.EngineOptions = opts.EngineOptions.WithDefaults()
-	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs",
+	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs", pendingKey: p + "/" + pendingName,
 		wmu: make(chan struct{}, 1), metaMu: make(chan struct{}, 1)}
 	if opts.Client != nil {
 		s.cli = opts.Client
@@ -250,18 +262,6 @@ func (s *Store) noteRevision(rev int64) {
 // Revision is the newest cluster revision this store has seen.
 func (s *Store) Revision() int64 { return s.rev.Load() }
 
-func (s *Store) checkLimits(ops, cmps, size int) error {
-	if ops > s.opts.MaxTxnOps || cmps > s.opts.MaxTxnOps {
-		return tooLarge(fmt.Sprintf("The change needs %d writes in one transaction; the cluster allows %d.", ops, s.opts.MaxTxnOps),
-			map[string]any{"operations": ops, "max_txn_ops": s.opts.MaxTxnOps})
-	}
-	if size+requestOverhead > s.opts.MaxRequestBytes {
-		return tooLarge(fmt.Sprintf("The change is %d bytes in one transaction; the cluster allows %d.", size, s.opts.MaxRequestBytes),
-			map[string]any{"bytes": size, "max_request_bytes": s.opts.MaxRequestBytes})
-	}
-	return nil
-}
-
 func tooLarge(msg string, d map[string]any) *core.Error {
 	return core.NewError(errcode.PayloadTooLarge, msg+" Nothing was stored: split the change (add the phases or tasks in several calls), or raise the cluster's --max-txn-ops / --max-request-bytes and specd's matching options.", d)
 }
@@ -328,6 +328,12 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 		if t.err == nil {
 			return err // fn's own answer
 		}
+		if pe, ok := t.err.(*pendingError); ok && attempt < s.opts.MaxRetries {
+			if err := s.rollForward(op, pe); err != nil {
+				return s.classify(ctx, err)
+			}
+			continue
+		}
 		if retryable(t.err) && attempt < s.opts.MaxRetries {
 			time.Sleep(time.Duration(attempt) * time.Millisecond) // a member catching up on the revision
 			continue
@@ -339,7 +345,8 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 // update runs fn and commits its writes in one etcd transaction guarded by
 // the mod revisions of what it read; a lost race re-runs fn from a fresh
 // read. An error from fn (or a passed deadline) commits nothing. Errors:
-// fn's, CONFLICT (still losing after MaxRetries), PAYLOAD_TOO_LARGE,
+// fn's, CONFLICT (still losing after MaxRetries), PAYLOAD_TOO_LARGE (one
+// value beyond a request),
 // UNAVAILABLE, the context's.
 func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	if s.closed.Load() {
@@ -374,6 +381,12 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 		}
 		if err == nil {
 			return nil
+		}
+		if pe, ok := err.(*pendingError); ok && attempt < s.opts.MaxRetries {
+			if err := s.rollForward(op, pe); err != nil {
+				return s.classify(ctx, err)
+			}
+			continue
 		}
 		if retryable(err) {
 			if attempt >= s.opts.MaxRetries {

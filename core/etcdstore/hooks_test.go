@@ -1,0 +1,9 @@
+package etcdstore
+
+// SetLargeCommitHooks makes s run afterStage after staging a change larger
+// than one transaction, and afterSwitch after its switch; an error from
+// either ends the commit there, as a crash of the server would (tests of
+// large.go). Call it before s is used concurrently.
+func SetLargeCommitHooks(s *Store, afterStage, afterSwitch func() error) {
+	s.afterStage, s.afterSwitch = afterStage, afterSwitch
+}
