@@ -541,8 +541,16 @@ func (b *bucket) NextSequence() (uint64, error) {
 }
 
 // Cursor walks the bucket's keys and nested buckets (value nil) in order,
-// as bbolt's does (the whole bucket is read once).
-func (b *bucket) Cursor() bucketstore.Cursor { return &cursor{b: b, i: -1} }
+// as bbolt's does: the whole bucket is read once, but for a top-level
+// bucket in a read-only transaction, which is read a page at a time from
+// where the cursor goes (pagedCursor: a page of a list costs one round
+// trip, not the whole index).
+func (b *bucket) Cursor() bucketstore.Cursor {
+	if !b.t.writable && !strings.Contains(b.path[len(b.t.s.root):], "/") {
+		return &pagedCursor{b: b}
+	}
+	return &cursor{b: b, i: -1}
+}
 
 // cursor is a bbolt-like cursor over a loaded bucket.
 type cursor struct {
