@@ -7,3 +7,14 @@ package etcdstore
 func SetLargeCommitHooks(s *Store, afterStage, afterSwitch func() error) {
 	s.afterStage, s.afterSwitch = afterStage, afterSwitch
 }
+
+// HoldWriter takes s's writer lock, so updates queue behind it until
+// release; queued reports how many wait (tests of group commit).
+func HoldWriter(s *Store) (release func(), queued func() int) {
+	s.wmu <- struct{}{}
+	return func() { <-s.wmu }, func() int {
+		s.qmu.Lock()
+		defer s.qmu.Unlock()
+		return len(s.queue)
+	}
+}

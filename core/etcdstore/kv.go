@@ -263,6 +263,27 @@ func (c *valueCache) put(k string, mod int64, v []byte) {
 	c.entries[k] = cachedValue{mod: mod, v: v}
 }
 
+// savepoint is the transaction's writes at one moment (rollbackTo).
+type savepoint struct {
+	writes map[string]*[]byte
+	order  int
+}
+
+// savepoint records the writes so far, for rollbackTo.
+func (t *txn) savepoint() savepoint {
+	w := make(map[string]*[]byte, len(t.writes))
+	for k, v := range t.writes {
+		w[k] = v
+	}
+	return savepoint{writes: w, order: len(t.order)}
+}
+
+// rollbackTo undoes every write since sp (what the reads recorded stays:
+// a guard on a key that was read is only stricter).
+func (t *txn) rollbackTo(sp savepoint) {
+	t.writes, t.order = sp.writes, t.order[:sp.order]
+}
+
 func (t *txn) put(key string, v []byte) {
 	cp := append([]byte{}, v...)
 	if _, ok := t.writes[key]; !ok {

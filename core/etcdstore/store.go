@@ -114,6 +114,9 @@ type Store struct {
 	// A buffered channel (cap 1) rather than a mutex, so a writer waits for
 	// it only as long as its operation's budget (lock).
 	wmu chan struct{}
+	// qmu guards queue, the updates waiting for the next batch (update).
+	qmu   sync.Mutex
+	queue []*writeReq
 
 	metaMu    chan struct{} // guards installID; cap 1, as wmu
 	installID string
@@ -346,8 +349,16 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 // the mod revisions of what it read; a lost race re-runs fn from a fresh
 // read. An error from fn (or a passed deadline) commits nothing. Errors:
 // fn's, CONFLICT (still losing after MaxRetries), PAYLOAD_TOO_LARGE (one
-// value beyond a request),
-// UNAVAILABLE, the context's.
+// value beyond a request), UNAVAILABLE, the context's.
+//
+// Concurrent updates of this process share commits (group commit): each
+// queues its fn, and whichever caller takes the writer lock runs every
+// queued fn, in order, in one transaction (runBatch) — each still sees the
+// writes of those before it and checks its guards against them, and one
+// whose fn fails is rolled back to where it started, alone — then commits
+// them all in one etcd transaction: one round trip of consensus for the
+// batch instead of one per write. Each caller answers once its batch
+// committed.
 func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	if s.closed.Load() {
 		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
@@ -357,47 +368,161 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	if err := s.meta(ctx, op); err != nil {
 		return err
 	}
-	if err := s.lock(ctx, op, s.wmu); err != nil {
-		return err
-	}
-	defer unlock(s.wmu)
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
+	req := &writeReq{ctx: ctx, op: op, fn: fn, done: make(chan error, 1)}
+	s.qmu.Lock()
+	s.queue = append(s.queue, req)
+	s.qmu.Unlock()
+	for {
+		select {
+		case err := <-req.done:
 			return err
-		}
-		t := s.newTxn(op, true)
-		err := t.run(fn)
-		if t.err == nil && err != nil {
-			return err // fn's own answer: nothing is committed
-		}
-		if t.err != nil {
-			err = t.err
-		}
-		if err == nil {
-			if err = ctx.Err(); err != nil {
-				return err // the deadline passed while fn ran: nothing is kept
+		case s.wmu <- struct{}{}:
+			s.qmu.Lock()
+			batch := s.queue
+			s.queue = nil
+			s.qmu.Unlock()
+			if len(batch) > maxBatch {
+				s.qmu.Lock()
+				s.queue = append(batch[maxBatch:], s.queue...)
+				s.qmu.Unlock()
+				batch = batch[:maxBatch]
 			}
+			if len(batch) > 0 {
+				s.runBatch(batch)
+			}
+			unlock(s.wmu)
+		case <-op.Done():
+			if !s.withdraw(req) {
+				return <-req.done // a batch has it: its answer comes
+			}
+			if err := ctx.Err(); err != nil {
+				return s.classify(ctx, err)
+			}
+			return UnavailableError(fmt.Errorf("another operation of this server held the store for the whole request timeout (%s)", s.opts.RequestTimeout))
+		}
+	}
+}
+
+// maxBatch bounds the updates one commit carries.
+const maxBatch = 64
+
+// writeReq is one queued update: its caller's context and budget, its fn,
+// and where its answer goes.
+type writeReq struct {
+	ctx, op context.Context
+	fn      func(*txn) error
+	done    chan error
+}
+
+// withdraw takes req out of the queue; false when a batch took it first.
+func (s *Store) withdraw(req *writeReq) bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	for i, r := range s.queue {
+		if r == req {
+			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// runBatch runs the fns of batch in one transaction and commits them
+// together (see update), answering each request. A lost race re-runs the
+// batch from a fresh read; an error of the commit itself that retrying
+// will not cure, in a batch of several, commits each request alone, so no
+// request fails for another's sake.
+func (s *Store) runBatch(batch []*writeReq) {
+	// The batch's budget ends with its most urgent caller's; no caller's
+	// cancellation ends it for the others (a caller whose context ends
+	// before its fn runs, or while it runs, is left out).
+	op := context.WithoutCancel(batch[0].op)
+	if d, ok := minDeadline(batch); ok {
+		var cancel context.CancelFunc
+		op, cancel = context.WithDeadline(op, d)
+		defer cancel()
+	}
+	results := make([]error, len(batch))
+	answer := func(err error) {
+		for i, r := range batch {
+			if err != nil {
+				r.done <- s.classify(r.ctx, err)
+			} else {
+				r.done <- results[i]
+			}
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		t := s.newTxn(op, true)
+		live := 0
+		_ = t.run(func(t *txn) error {
+			for i, r := range batch {
+				results[i] = nil
+				if err := r.ctx.Err(); err != nil {
+					results[i] = err
+					continue
+				}
+				mark := t.savepoint()
+				err := r.fn(t)
+				if err == nil {
+					err = r.ctx.Err() // the deadline passed while fn ran: nothing is kept
+				}
+				if err != nil {
+					t.rollbackTo(mark)
+					results[i] = err
+					continue
+				}
+				live++
+			}
+			return nil
+		})
+		err := t.err
+		if err == nil && live > 0 {
 			err = t.commit()
 		}
 		if err == nil {
-			return nil
+			answer(nil)
+			return
 		}
 		if pe, ok := err.(*pendingError); ok && attempt < s.opts.MaxRetries {
 			if err := s.rollForward(op, pe); err != nil {
-				return s.classify(ctx, err)
+				answer(err)
+				return
 			}
 			continue
 		}
 		if retryable(err) {
 			if attempt >= s.opts.MaxRetries {
-				return core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
-					map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1})
+				for _, r := range batch {
+					r.done <- core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
+						map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1})
+				}
+				return
 			}
 			time.Sleep(time.Duration(rand.IntN(1+attempt*2)) * time.Millisecond)
 			continue
 		}
-		return s.classify(ctx, err)
+		if len(batch) > 1 {
+			for _, r := range batch {
+				s.runBatch([]*writeReq{r})
+			}
+			return
+		}
+		answer(err)
+		return
 	}
+}
+
+// minDeadline is the earliest deadline of the batch's budgets.
+func minDeadline(batch []*writeReq) (time.Time, bool) {
+	var out time.Time
+	ok := false
+	for _, r := range batch {
+		if d, has := r.op.Deadline(); has && (!ok || d.Before(out)) {
+			out, ok = d, true
+		}
+	}
+	return out, ok
 }
 
 // ensureMeta writes the meta keys (schema version, install id, creation
