@@ -24,7 +24,7 @@ func TestPagedCursorWalksLikeBbolt(t *testing.T) {
 	for name, st := range engines {
 		if err := st.Update(context.Background(), func(tx bucketstore.Tx) error {
 			b := tx.Bucket(top)
-			for i := 0; i < 150; i += 1 {
+			for i := 0; i < 150; i++ {
 				if err := b.Put([]byte(fmt.Sprintf("k%03d", i)), []byte(fmt.Sprintf("v%d", i))); err != nil {
 					return err
 				}
@@ -55,6 +55,7 @@ func TestPagedCursorWalksLikeBbolt(t *testing.T) {
 					rec("next", k, v)
 				}
 				k, v = c.Seek([]byte(seek))
+				rec("seek again "+seek, k, v)
 				for i := 0; i < 3 && k != nil; i++ {
 					k, v = c.Prev()
 					rec("prev", k, v)
