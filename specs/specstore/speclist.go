@@ -96,14 +96,14 @@ func buildIndex(tx bucketstore.Tx) error {
 
 // ensureIndex builds the index when the store has none (once per Repo;
 // a store that cannot be written keeps listing the old way). It reports
-// whether the index is there.
-func (s *Repo) ensureIndex(ctx context.Context) bool {
+// whether the index is there; an error when the store cannot be read.
+func (s *Repo) ensureIndex(ctx context.Context) (bool, error) {
 	if s.indexed.Load() {
-		return true
+		return true, nil
 	}
 	built := false
 	if err := s.view(ctx, func(tx bucketstore.Tx) error { built = indexBuilt(tx); return nil }); err != nil {
-		return false
+		return false, err
 	}
 	if !built {
 		err := s.update(ctx, func(tx bucketstore.Tx) error {
@@ -113,11 +113,35 @@ func (s *Repo) ensureIndex(ctx context.Context) bool {
 			return buildIndex(tx)
 		})
 		if err != nil {
-			return false
+			return false, nil
 		}
 	}
 	s.indexed.Store(true)
-	return true
+	return true, nil
+}
+
+// markNewStoreIndexed marks the index complete when tx creates the store's
+// first spec (an empty store's index is complete), so a store that never
+// held a spec without the index never needs building it: its listings
+// only read. A store with specs and no marker is left to ensureIndex.
+func markNewStoreIndexed(tx bucketstore.Tx, newID string) error {
+	list := tx.Bucket(bucketSpecList)
+	if list == nil || list.Get(keyIndexBuilt) != nil {
+		return nil
+	}
+	only := true
+	if err := tx.Bucket(bucketSpecs).ForEachBucket(func(id []byte) error {
+		if string(id) != newID {
+			only = false
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if !only {
+		return nil
+	}
+	return list.Put(keyIndexBuilt, []byte("1"))
 }
 
 // RebuildSpecIndex rewrites the spec list index from the specs' headers in

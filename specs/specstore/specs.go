@@ -524,6 +524,9 @@ func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntr
 	if err := putHeader(b, sp.Header); err != nil {
 		return core.Internal(err)
 	}
+	if err := markNewStoreIndexed(tx, id); err != nil {
+		return core.Internal(err)
+	}
 	return indexSpec(tx, sp.Header, sp.Header.Lifecycle)
 }
 
@@ -568,7 +571,11 @@ func replaceSpec(tx bucketstore.Tx, b bucketstore.Bucket, sp *specs.Spec, journa
 // per spec; a store without the index (that cannot be written to build it)
 // reads one header per row instead. next is "" on the last page.
 func (s *Repo) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []specs.RepoSummary, next string, err error) {
-	if s.ensureIndex(ctx) {
+	indexed, err := s.ensureIndex(ctx)
+	if err != nil {
+		return []specs.RepoSummary{}, "", err
+	}
+	if indexed {
 		err = s.view(ctx, func(tx bucketstore.Tx) error {
 			if !indexBuilt(tx) {
 				return errNoIndex
