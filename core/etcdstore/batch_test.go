@@ -10,6 +10,7 @@ import (
 
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/etcdstore"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
 )
 
@@ -104,4 +105,51 @@ func TestGroupCommit(t *testing.T) {
 	if want := adders + passed; nodes != want || total != want {
 		t.Fatalf("after the batch: %d task nodes, total %d; want %d (every acknowledged add, nothing of the failed one)", nodes, total, want)
 	}
+}
+
+// TestGroupCommitPanic: an update whose fn panics in a batch panics in its
+// own caller's goroutine with nothing of it kept, the others of the batch
+// commit, and the store goes on serving updates.
+func TestGroupCommitPanic(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, startEtcd(t, 4096), nil)
+	bucket := bucketstore.BucketDigests
+	release, queued := etcdstore.HoldWriter(st)
+	var wg sync.WaitGroup
+	var recovered any
+	var okErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer func() { recovered = recover() }()
+		_ = st.Update(context.Background(), func(tx bucketstore.Tx) error {
+			_ = tx.Bucket(bucket).Put([]byte("bad"), []byte("x"))
+			panic("kaboom")
+		})
+	}()
+	for queued() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	go func() {
+		defer wg.Done()
+		okErr = st.Update(context.Background(), func(tx bucketstore.Tx) error { return tx.Bucket(bucket).Put([]byte("good"), []byte("y")) })
+	}()
+	for queued() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	wg.Wait()
+	if recovered != "kaboom" || okErr != nil {
+		t.Fatalf("panicking caller recovered %v; the other answered %v", recovered, okErr)
+	}
+	if err := st.Update(context.Background(), func(tx bucketstore.Tx) error { return tx.Bucket(bucket).Put([]byte("after"), []byte("z")) }); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.View(context.Background(), func(tx bucketstore.Tx) error {
+		b := tx.Bucket(bucket)
+		if b.Get([]byte("bad")) != nil || string(b.Get([]byte("good"))) != "y" || string(b.Get([]byte("after"))) != "z" {
+			t.Fatalf("after the batch: bad=%q good=%q after=%q", b.Get([]byte("bad")), b.Get([]byte("good")), b.Get([]byte("after")))
+		}
+		return nil
+	})
 }

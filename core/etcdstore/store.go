@@ -375,22 +375,12 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	for {
 		select {
 		case err := <-req.done:
+			if p, ok := err.(*fnPanic); ok {
+				panic(p.v) // fn panicked: the caller's goroutine panics, as without batching
+			}
 			return err
 		case s.wmu <- struct{}{}:
-			s.qmu.Lock()
-			batch := s.queue
-			s.queue = nil
-			s.qmu.Unlock()
-			if len(batch) > maxBatch {
-				s.qmu.Lock()
-				s.queue = append(batch[maxBatch:], s.queue...)
-				s.qmu.Unlock()
-				batch = batch[:maxBatch]
-			}
-			if len(batch) > 0 {
-				s.runBatch(batch)
-			}
-			unlock(s.wmu)
+			s.lead()
 		case <-op.Done():
 			if !s.withdraw(req) {
 				return <-req.done // a batch has it: its answer comes
@@ -401,6 +391,43 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 			return UnavailableError(fmt.Errorf("another operation of this server held the store for the whole request timeout (%s)", s.opts.RequestTimeout))
 		}
 	}
+}
+
+// lead runs the queued updates as one batch; the caller holds the writer
+// lock, which lead releases.
+func (s *Store) lead() {
+	defer unlock(s.wmu)
+	s.qmu.Lock()
+	batch := s.queue
+	s.queue = nil
+	if len(batch) > maxBatch {
+		s.queue = batch[maxBatch:]
+		batch = batch[:maxBatch]
+	}
+	s.qmu.Unlock()
+	if len(batch) > 0 {
+		s.runBatch(batch)
+	}
+}
+
+// fnPanic carries a panic of an update's fn to its caller (update panics
+// with v in the caller's goroutine).
+type fnPanic struct{ v any }
+
+func (p *fnPanic) Error() string { return fmt.Sprintf("panic: %v", p.v) }
+
+// callFn runs r's fn over t, turning a panic of fn (but a failed read's
+// abort, which ends the whole batch) into a fnPanic.
+func callFn(r *writeReq, t *txn) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if _, ok := v.(abort); ok {
+				panic(v)
+			}
+			err = &fnPanic{v: v}
+		}
+	}()
+	return r.fn(t)
 }
 
 // maxBatch bounds the updates one commit carries.
@@ -463,7 +490,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 					continue
 				}
 				mark := t.savepoint()
-				err := r.fn(t)
+				err := callFn(r, t)
 				if err == nil {
 					err = r.ctx.Err() // the deadline passed while fn ran: nothing is kept
 				}
