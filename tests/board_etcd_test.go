@@ -191,8 +191,9 @@ func BenchmarkBoardLiveUpdateEtcd(b *testing.B) {
 				b.Fatalf("change %d: event %q, want %q", task, got, id)
 			}
 			lat = append(lat, time.Since(start))
-			// Spread the changes over the watcher's interval.
-			time.Sleep(137 * time.Millisecond)
+			// Spread the changes over the watcher's interval (a fixed pause
+			// would lock every change to one phase of its ticker).
+			time.Sleep(time.Duration(task*131%500) * time.Millisecond)
 		}
 	}
 	med, mx := millis(lat)
