@@ -26,7 +26,8 @@ import (
 // On etcd (several specd servers on one cluster) the stamp is the revision
 // of the newest spec change the store's watch has seen, so a change made
 // through any server moves every server's stamp and a quiet cluster costs
-// no reads at all. On bbolt the watcher is also woken by the kernel's
+// no reads at all (until the cluster has confirmed that watch, the stamp
+// is fresh and the versions are read at every look). On bbolt the watcher is also woken by the kernel's
 // report of a write to the file (store.ChangeNotify), so a change arrives
 // at once rather than at the next poll; without that report it polls.
 

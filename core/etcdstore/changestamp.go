@@ -11,15 +11,20 @@ import (
 // store's watch has seen: the first call starts one watch (Changes) for
 // the store's lifetime, so a spec changed through any specd server on the
 // cluster moves the token of every server, and the watcher then reads the
-// subscribed specs' versions (specs/specstore's SpecVersions). fresh is always false: a
-// watch event arrives after its commit, so an unchanged token means no
-// change was reported since. Before the watch's first event the token is
-// "0", which differs from the watcher's initial "" (it reads once).
+// subscribed specs' versions (specs/specstore's SpecVersions). fresh is
+// true while that watch is not established on the cluster (from the first
+// call until etcd confirms it, and again while it restarts after an error
+// or a compaction): a change committed then would move no token, so the
+// watcher reads the versions at every look until the watch is live. Once
+// it is, fresh is false: a watch event arrives after its commit, so an
+// unchanged token means no change was reported since. Before the watch's
+// first event the token is "0", which differs from the watcher's initial
+// "" (it reads once).
 func (s *Store) ChangeStamp() (token string, fresh bool) {
 	s.stampOnce.Do(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopStamp = cancel
-		ch := s.Changes(ctx)
+		ch := s.changes(ctx, s.stampLive.Store)
 		go func() {
 			for c := range ch {
 				for {
@@ -31,5 +36,5 @@ func (s *Store) ChangeStamp() (token string, fresh bool) {
 			}
 		}()
 	})
-	return strconv.FormatInt(s.stampRev.Load(), 10), false
+	return strconv.FormatInt(s.stampRev.Load(), 10), !s.stampLive.Load()
 }

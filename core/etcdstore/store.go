@@ -123,6 +123,7 @@ type Store struct {
 
 	stampOnce sync.Once          // starts the change watch of ChangeStamp
 	stampRev  atomic.Int64       // newest spec change revision that watch saw
+	stampLive atomic.Bool        // that watch is established on the cluster
 	stopStamp context.CancelFunc // ends that watch (Close)
 
 	vals  valueCache    // stored values by key and mod revision (kv.go)

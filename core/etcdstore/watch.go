@@ -36,13 +36,25 @@ var _ ChangeFeed = (*Store)(nil)
 // advances Revision. (The decoded-node cache of specs/specstore needs no
 // invalidation: it serves a node only while its stored bytes are unchanged.)
 func (s *Store) Changes(ctx context.Context) <-chan Change {
+	return s.changes(ctx, nil)
+}
+
+// changes is Changes that also tells live, when set, whether its watch is
+// established on the cluster (true once etcd confirmed it, false while it
+// is being started again after an error or a compaction): only while it is
+// are all changes reported (a change committed before the cluster
+// registers the watch is not).
+func (s *Store) changes(ctx context.Context, live func(bool)) <-chan Change {
+	if live == nil {
+		live = func(bool) {}
+	}
 	out := make(chan Change, 64)
 	prefix := s.root + "specs/"
 	go func() {
 		defer close(out)
 		rev := int64(0)
 		for ctx.Err() == nil {
-			opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithFilterDelete()}
+			opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithFilterDelete(), clientv3.WithCreatedNotify()}
 			if rev != 0 {
 				opts = append(opts, clientv3.WithRev(rev+1))
 			}
@@ -54,6 +66,10 @@ func (s *Store) Changes(ctx context.Context) <-chan Change {
 				}
 				if err := resp.Err(); err != nil {
 					break
+				}
+				if resp.Created {
+					live(true)
+					continue
 				}
 				for _, ev := range resp.Events {
 					rest := strings.TrimPrefix(string(ev.Kv.Key), prefix)
@@ -70,6 +86,7 @@ func (s *Store) Changes(ctx context.Context) <-chan Change {
 					}
 				}
 			}
+			live(false)
 		}
 	}()
 	return out

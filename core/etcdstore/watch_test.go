@@ -56,11 +56,7 @@ func TestChangeStampFollowsTheCluster(t *testing.T) {
 	a := openStore(t, ep, nil)
 	b := openStore(t, ep, func(o *etcdstore.Options) { o.Prefix = a.Prefix() })
 	ctx := context.Background()
-	first, fresh := b.ChangeStamp()
-	if fresh {
-		t.Fatal("an etcd stamp is never fresh")
-	}
-	time.Sleep(100 * time.Millisecond) // let the watch start
+	first := liveStamp(t, b)
 	id, err := specWithTasks(t, a, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -85,5 +81,54 @@ func TestChangeStampFollowsTheCluster(t *testing.T) {
 	}
 	if _, missing := vs["no-such-spec"]; missing || vs[id] < 1 {
 		t.Fatalf("versions %v", vs)
+	}
+}
+
+// liveStamp takes st's change stamp until it is no longer fresh (its watch
+// is established) and returns that token.
+func liveStamp(t *testing.T, st *etcdstore.Store) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		token, fresh := st.ChangeStamp()
+		if !fresh {
+			return token
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the change stamp stayed fresh: its watch never became live")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestChangeStampFreshUntilItsWatchIsLive: the first stamp starts the
+// store's watch, which etcd registers a round trip later; a change
+// committed in between moves no token, so until the watch is established
+// the stamp is fresh (the subscription watcher then reads the versions at
+// every look instead of trusting an unchanged token), and once it is, a
+// change through another server moves the token of a stamp that is not.
+// Before, the first stamp was not fresh, and a spec changed in that window
+// kept a board or subscriber on this server waiting for the next change.
+func TestChangeStampFreshUntilItsWatchIsLive(t *testing.T) {
+	ep := startEtcd(t, 4096)
+	a := openStore(t, ep, nil)
+	b := openStore(t, ep, func(o *etcdstore.Options) { o.Prefix = a.Prefix() })
+	if _, fresh := b.ChangeStamp(); !fresh {
+		t.Fatal("the first stamp, taken before the cluster confirmed its watch, is not fresh")
+	}
+	before := liveStamp(t, b)
+	if _, err := specWithTasks(t, a, 1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		token, fresh := b.ChangeStamp()
+		if token != before && !fresh {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stamp stayed %s after a change through the other server", before)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
