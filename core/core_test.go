@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -145,18 +146,17 @@ func TestInternalErrorsNeverLeak(t *testing.T) {
 	}
 }
 
-type domainErr struct{}
-
-func (domainErr) Error() string     { return "Task task-1 is blocked." }
-func (domainErr) ErrorCode() string { return errcode.TaskBlocked }
-func (domainErr) ErrorDetails() map[string]any {
-	return map[string]any{"blocked_by": []string{"task-0"}}
-}
-
-func TestAsErrorKeepsDomainCodes(t *testing.T) {
-	e := AsError(domainErr{})
-	if e.Code != errcode.TaskBlocked || e.Details["blocked_by"] == nil || e.Message != "Task task-1 is blocked." {
+// TestAsErrorFindsWrappedErrors: an *Error wrapped by fmt.Errorf keeps its
+// code, message and details; CodeOf reads the code through the wrapping and
+// is "" for errors that carry none.
+func TestAsErrorFindsWrappedErrors(t *testing.T) {
+	inner := NewError(errcode.TaskBlocked, "Task task-1 is blocked.", map[string]any{"blocked_by": []string{"task-0"}})
+	wrapped := fmt.Errorf("start: %w", inner)
+	if e := AsError(wrapped); e != inner {
 		t.Fatalf("%+v", e)
+	}
+	if CodeOf(wrapped) != errcode.TaskBlocked || CodeOf(errors.New("plain")) != "" || CodeOf(nil) != "" {
+		t.Fatal("CodeOf")
 	}
 }
 
@@ -255,5 +255,17 @@ func BenchmarkEnvelopeBuildEncode(b *testing.B) {
 		if _, err := env.Marshal(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestClockNow: a Clock's time comes in UTC; a nil Clock is the wall clock.
+func TestClockNow(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600))
+	if got := Clock(func() time.Time { return at }).Now(); got.Location() != time.UTC || !got.Equal(at) {
+		t.Fatalf("fixed clock: %v", got)
+	}
+	var wall Clock
+	if got := wall.Now(); got.Location() != time.UTC || got.IsZero() {
+		t.Fatalf("nil clock: %v", got)
 	}
 }

@@ -190,12 +190,12 @@ type Call struct {
 	// Extra options go on every envelope of the call, success or failure,
 	// before the builder's own (meta.rate_limit of a shared server).
 	Extra []MetaOption
-	now   func() time.Time
+	now   Clock
 }
 
 // NewCall starts a call. newID returns a UUID string (v7 in production; tests
 // inject a deterministic one); now is the clock.
-func NewCall(tool, action string, now func() time.Time, newID func() string) *Call {
+func NewCall(tool, action string, now Clock, newID func() string) *Call {
 	if now == nil {
 		now = time.Now
 	}

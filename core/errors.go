@@ -3,17 +3,25 @@ package core
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/specd/specd/core/errcode"
 )
 
-// Recovery is the call an agent can make next (contract §3).
+// NextCall is a call an agent can make next, runnable as given: a tool and
+// its arguments. It is specd's one next-call type: a failure's recovery
+// names one, and so do answers that suggest where to go on.
+type NextCall struct {
+	Tool string         `json:"tool"`
+	Args map[string]any `json:"args"`
+}
+
+// Recovery is a failure's next call (contract §3): rendered as
+// recovery.suggested_tool and suggested_args (null when Tool is ""), with
+// the existing names closest to what the caller gave.
 type Recovery struct {
-	SuggestedTool string         `json:"suggested_tool"`
-	SuggestedArgs map[string]any `json:"suggested_args"`
-	FuzzyMatches  []string       `json:"fuzzy_matches"`
+	NextCall
+	FuzzyMatches []string
 }
 
 // Error is the one error type of specd: a registry code, a one-sentence
@@ -43,13 +51,6 @@ func (e *Error) Unwrap() error { return e.cause }
 // Cause is the internal Go error behind the failure, for the log only.
 func (e *Error) Cause() error { return e.cause }
 
-// ErrorCode returns e.Code, so that the domain reads the code of a store or
-// workspace error through [Coded] without importing core.
-func (e *Error) ErrorCode() string { return e.Code }
-
-// ErrorDetails returns e.Details (the [Detailed] side of [Coded]).
-func (e *Error) ErrorDetails() map[string]any { return e.Details }
-
 // NewError builds an error with a registered code. Details may be nil.
 func NewError(code, message string, details map[string]any) *Error {
 	return &Error{Code: code, Message: message, Details: details}
@@ -68,8 +69,25 @@ func Internal(cause error) *Error {
 
 // WithRecovery sets the suggested next call and returns e.
 func (e *Error) WithRecovery(tool string, args map[string]any, matches []string) *Error {
-	e.Recovery = &Recovery{SuggestedTool: tool, SuggestedArgs: args, FuzzyMatches: matches}
+	e.Recovery = &Recovery{NextCall: NextCall{Tool: tool, Args: args}, FuzzyMatches: matches}
 	return e
+}
+
+// WithNext sets the next call c with fuzzy matches and returns e.
+func (e *Error) WithNext(c NextCall, matches []string) *Error {
+	e.Recovery = &Recovery{NextCall: c, FuzzyMatches: matches}
+	return e
+}
+
+// NamesCall reports whether e names its next call (a recovery tool).
+func (e *Error) NamesCall() bool { return e.Recovery != nil && e.Recovery.Tool != "" }
+
+// Matches is e's fuzzy matches (nil when it has none).
+func (e *Error) Matches() []string {
+	if e.Recovery == nil {
+		return nil
+	}
+	return e.Recovery.FuzzyMatches
 }
 
 // WithRemediation overrides the registry's default remediation and returns e.
@@ -134,9 +152,9 @@ func (e *Error) Payload(requestID string) map[string]any {
 		}
 	}
 	recovery := map[string]any{"suggested_tool": nil, "suggested_args": nil, "fuzzy_matches": rec.FuzzyMatches}
-	if rec.SuggestedTool != "" {
-		recovery["suggested_tool"] = rec.SuggestedTool
-		args := rec.SuggestedArgs
+	if rec.Tool != "" {
+		recovery["suggested_tool"] = rec.Tool
+		args := rec.Args
 		if args == nil {
 			args = map[string]any{}
 		}
@@ -157,21 +175,18 @@ func (e *Error) Payload(requestID string) map[string]any {
 	return out
 }
 
-// Coded is implemented by domain errors (specs, research) that carry a
-// registry code without importing core.
-type Coded interface {
-	error
-	ErrorCode() string
+// CodeOf is the code of the *Error in err's chain, or "" when there is none.
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
 }
 
-// Detailed is optionally implemented by a Coded error.
-type Detailed interface {
-	ErrorDetails() map[string]any
-}
-
-// AsError converts any error to an *Error: an *Error is returned as is; a
-// [Coded] error keeps its code, message and details; anything else becomes
-// INTERNAL_ERROR with the cause kept for the log.
+// AsError converts any error to an *Error: the *Error in err's chain is
+// returned as is; anything else becomes INTERNAL_ERROR with the cause kept
+// for the log.
 func AsError(err error) *Error {
 	if err == nil {
 		return nil
@@ -179,19 +194,6 @@ func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
-	}
-	var c Coded
-	if errors.As(err, &c) {
-		if _, ok := errcode.Lookup(c.ErrorCode()); !ok {
-			return Internal(err)
-		}
-		// Domain errors render as "CODE: message"; the envelope has the code
-		// already, so keep the sentence only.
-		out := &Error{Code: c.ErrorCode(), Message: strings.TrimPrefix(c.Error(), c.ErrorCode()+": ")}
-		if d, ok := c.(Detailed); ok {
-			out.Details = d.ErrorDetails()
-		}
-		return out
 	}
 	return Internal(err)
 }

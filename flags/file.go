@@ -2,6 +2,7 @@ package flags
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/workspacefs"
+
+	"github.com/specd/specd/flags/registry"
 )
 
 // fileFlag is the part of a flagd flag definition specd checks before it
@@ -62,7 +70,7 @@ func CheckFile(data []byte) error {
 				return fmt.Errorf("flag %q: defaultVariant %q is not one of its variants (%s)", name, *f.DefaultVariant, variantList(f.Variants))
 			}
 		}
-		if _, known := Lookup(name); known {
+		if _, known := registry.Lookup(name); known {
 			for v, raw := range f.Variants {
 				var b bool
 				if json.Unmarshal(raw, &b) != nil {
@@ -161,4 +169,58 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// MaxFileBytes caps the flag file: a larger one is refused unread (the
+// last good configuration stays), with a warning naming the cap and the
+// size.
+const MaxFileBytes = 1 << 20
+
+// ReadTimeout bounds one read of the flag file.
+const ReadTimeout = 2 * time.Second
+
+// fileRefusal is why the flag file could not be read: the message, and for
+// an oversized file its size.
+type fileRefusal struct {
+	msg  string
+	size int64 // bytes, when the file is over MaxFileBytes
+}
+
+func (r *fileRefusal) Error() string { return r.msg }
+
+// readFile reads the flag file as specd reads every caller file: through
+// an os.Root on its folder (core/workspacefs), so a symbolic link out of
+// that folder (ln -s /dev/zero) is refused; opened without blocking, and
+// the opened handle must be a regular file (a FIFO, a device or a folder is
+// refused without a read); at most MaxFileBytes (a larger file is refused
+// from its size, before reading); within ReadTimeout. display names the
+// file in the refusal.
+func readFile(path, display string) ([]byte, error) {
+	dir, err := workspacefs.Open(filepath.Dir(path))
+	if err != nil {
+		return nil, &fileRefusal{msg: fmt.Sprintf("flag file %s: its folder cannot be opened", display)}
+	}
+	defer dir.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), ReadTimeout)
+	defer cancel()
+	name := filepath.Base(path)
+	data, err := dir.ReadFile(ctx, name, MaxFileBytes)
+	if err == nil {
+		return data, nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, &fileRefusal{msg: fmt.Sprintf("flag file %s was not read within %s", display, ReadTimeout)}
+	}
+	e := core.AsError(err)
+	if e.Code == errcode.PayloadTooLarge {
+		size := int64(-1)
+		if st, serr := dir.Stat(name); serr == nil {
+			size = st.Size()
+		}
+		return nil, &fileRefusal{msg: fmt.Sprintf("flag file %s is %d bytes, over the %d-byte (1 MiB) cap", display, size, MaxFileBytes), size: size}
+	}
+	if e.Code == errcode.Internal {
+		return nil, &fileRefusal{msg: fmt.Sprintf("flag file %s cannot be read: %v", display, e.Cause())}
+	}
+	return nil, &fileRefusal{msg: fmt.Sprintf("flag file %s: %s", display, e.Message)}
 }

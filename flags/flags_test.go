@@ -16,6 +16,9 @@ import (
 
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/open-feature/go-sdk/openfeature/memprovider"
+
+	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/flags/registry"
 )
 
 // syncBuffer is a log sink safe for the watcher goroutine.
@@ -69,10 +72,10 @@ func TestRegistryMatchesDefaultFile(t *testing.T) {
 	if err := json.Unmarshal(DefaultFile, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Flags) != len(Registry) {
-		t.Fatalf("default file has %d flags, registry %d", len(doc.Flags), len(Registry))
+	if len(doc.Flags) != len(registry.Flags) {
+		t.Fatalf("default file has %d flags, registry %d", len(doc.Flags), len(registry.Flags))
 	}
-	for _, f := range Registry {
+	for _, f := range registry.Flags {
 		ff, ok := doc.Flags[f.Name]
 		if !ok {
 			t.Fatalf("default file lacks %s", f.Name)
@@ -135,31 +138,31 @@ func TestEvaluateInMemory(t *testing.T) {
 		return true, openfeature.ProviderResolutionDetail{Variant: "on", Reason: openfeature.TargetingMatchReason}
 	}
 	s, _, buf := memService(t, map[string]memprovider.InMemoryFlag{
-		ResponseContractV2:  boolFlag("on", &byClient),
-		TaskBatchOperations: boolFlag("off", nil),
-		ContentArchive:      {State: memprovider.Disabled, DefaultVariant: "off", Variants: map[string]any{"on": true, "off": false}},
-		ResearchDigests:     {State: memprovider.Enabled, DefaultVariant: "x", Variants: map[string]any{"x": "not a bool"}},
+		registry.ResponseContractV2:  boolFlag("on", &byClient),
+		registry.TaskBatchOperations: boolFlag("off", nil),
+		registry.ContentArchive:      {State: memprovider.Disabled, DefaultVariant: "off", Variants: map[string]any{"on": true, "off": false}},
+		registry.ResearchDigests:     {State: memprovider.Enabled, DefaultVariant: "x", Variants: map[string]any{"x": "not a bool"}},
 	})
 	ctx := context.Background()
 	cases := []struct {
 		flag, client string
-		want         Decision
+		want         mcptool.FlagDecision
 	}{
-		{ResponseContractV2, "new-agent", Decision{ResponseContractV2, true, "on", SourceFile}},
-		{ResponseContractV2, "old-agent", Decision{ResponseContractV2, false, "off", SourceFile}},
-		{TaskBatchOperations, "a", Decision{TaskBatchOperations, false, "off", SourceFile}},
+		{registry.ResponseContractV2, "new-agent", mcptool.FlagDecision{Flag: registry.ResponseContractV2, On: true, Variant: "on", Source: SourceFile}},
+		{registry.ResponseContractV2, "old-agent", mcptool.FlagDecision{Flag: registry.ResponseContractV2, On: false, Variant: "off", Source: SourceFile}},
+		{registry.TaskBatchOperations, "a", mcptool.FlagDecision{Flag: registry.TaskBatchOperations, On: false, Variant: "off", Source: SourceFile}},
 		// DISABLED in the file, and missing from it: the registry default.
-		{ContentArchive, "a", Decision{ContentArchive, true, "on", SourceDefault}},
-		{VerificationExecute, "a", Decision{VerificationExecute, false, "off", SourceDefault}},
+		{registry.ContentArchive, "a", mcptool.FlagDecision{Flag: registry.ContentArchive, On: true, Variant: "on", Source: SourceDefault}},
+		{registry.VerificationExecute, "a", mcptool.FlagDecision{Flag: registry.VerificationExecute, On: false, Variant: "off", Source: SourceDefault}},
 		// a provider error (type mismatch): the registry default, flagged.
-		{ResearchDigests, "a", Decision{ResearchDigests, true, "on", SourceErrorFallback}},
+		{registry.ResearchDigests, "a", mcptool.FlagDecision{Flag: registry.ResearchDigests, On: true, Variant: "on", Source: SourceErrorFallback}},
 	}
 	for _, c := range cases {
-		if got := s.Evaluate(ctx, c.flag, Context{ClientName: c.client}); got != c.want {
+		if got := s.Gate(ctx, c.flag, mcptool.FlagContext{ClientName: c.client}); got != c.want {
 			t.Errorf("%s for %s: %+v, want %+v", c.flag, c.client, got, c.want)
 		}
 	}
-	s.Evaluate(ctx, ResearchDigests, Context{ClientName: "b"})
+	s.Gate(ctx, registry.ResearchDigests, mcptool.FlagContext{ClientName: "b"})
 	if n := strings.Count(buf.String(), "flag provider failed"); n != 1 {
 		t.Fatalf("provider failure logged %d times, want once:\n%s", n, buf)
 	}
@@ -167,64 +170,64 @@ func TestEvaluateInMemory(t *testing.T) {
 
 func TestTargetingKey(t *testing.T) {
 	s := newService(Options{InstallID: "inst"}, SourceDefault)
-	if got := s.TargetingKey(Context{ClientName: "claude-code"}); got != "claude-code@inst" {
+	if got := s.TargetingKey(mcptool.FlagContext{ClientName: "claude-code"}); got != "claude-code@inst" {
 		t.Fatal(got)
 	}
-	if got := s.TargetingKey(Context{ClientName: "claude-code", APIKeyID: "k1"}); got != "key:k1" {
+	if got := s.TargetingKey(mcptool.FlagContext{ClientName: "claude-code", APIKeyID: "k1"}); got != "key:k1" {
 		t.Fatal(got)
 	}
 	s.opts.ClientID = "ci-42"
-	if got := s.TargetingKey(Context{ClientName: "claude-code", APIKeyID: "k1"}); got != "ci-42" {
+	if got := s.TargetingKey(mcptool.FlagContext{ClientName: "claude-code", APIKeyID: "k1"}); got != "ci-42" {
 		t.Fatal(got)
 	}
 }
 
 func TestContractOncePerSession(t *testing.T) {
-	s, p, _ := memService(t, map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("on", nil)})
+	s, p, _ := memService(t, map[string]memprovider.InMemoryFlag{registry.ResponseContractV2: boolFlag("on", nil)})
 	ctx := context.Background()
-	c := Context{SessionID: "s1", ClientName: "agent"}
-	if !s.Contract(ctx, c).Value {
+	c := mcptool.FlagContext{SessionID: "s1", ClientName: "agent"}
+	if !s.Contract(ctx, c).On {
 		t.Fatal("want v2")
 	}
-	p.UpdateFlags(map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("off", nil)})
+	p.UpdateFlags(map[string]memprovider.InMemoryFlag{registry.ResponseContractV2: boolFlag("off", nil)})
 	// the provider's change event clears the decision cache
-	waitFor(t, "evaluate to follow the change", func() bool { return !s.Evaluate(ctx, ResponseContractV2, c).Value })
-	if !s.Contract(ctx, c).Value {
+	waitFor(t, "evaluate to follow the change", func() bool { return !s.Gate(ctx, registry.ResponseContractV2, c).On })
+	if !s.Contract(ctx, c).On {
 		t.Fatal("a running session changed shape")
 	}
-	if s.Contract(ctx, Context{SessionID: "s2", ClientName: "agent"}).Value {
+	if s.Contract(ctx, mcptool.FlagContext{SessionID: "s2", ClientName: "agent"}).On {
 		t.Fatal("a new session did not get the new decision")
 	}
 	s.Forget("s1")
-	if s.Contract(ctx, c).Value {
+	if s.Contract(ctx, c).On {
 		t.Fatal("a forgotten session kept its decision")
 	}
-	s.Evaluate(ctx, TaskBatchOperations, c) // cached now
-	p.UpdateFlags(map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("off", nil), TaskBatchOperations: boolFlag("off", nil)})
-	waitFor(t, "the gate to follow the change", func() bool { return !s.Evaluate(ctx, TaskBatchOperations, c).Value })
+	s.Gate(ctx, registry.TaskBatchOperations, c) // cached now
+	p.UpdateFlags(map[string]memprovider.InMemoryFlag{registry.ResponseContractV2: boolFlag("off", nil), registry.TaskBatchOperations: boolFlag("off", nil)})
+	waitFor(t, "the gate to follow the change", func() bool { return !s.Gate(ctx, registry.TaskBatchOperations, c).On })
 }
 
 func TestHealthCounts(t *testing.T) {
-	s, _, _ := memService(t, map[string]memprovider.InMemoryFlag{ResponseContractV2: boolFlag("on", nil), TaskBatchOperations: boolFlag("off", nil)})
+	s, _, _ := memService(t, map[string]memprovider.InMemoryFlag{registry.ResponseContractV2: boolFlag("on", nil), registry.TaskBatchOperations: boolFlag("off", nil)})
 	ctx := context.Background()
 	for i := range 3 {
-		c := Context{SessionID: fmt.Sprint("s", i), ClientName: "a"}
+		c := mcptool.FlagContext{SessionID: fmt.Sprint("s", i), ClientName: "a"}
 		d := s.Contract(ctx, c)
 		for j := range 100 {
 			et := ""
 			if j%10 == 0 {
 				et = "validation"
 			}
-			s.Observe([]Decision{d}, et, time.Duration(j+1)*time.Millisecond)
+			s.Observe([]mcptool.FlagDecision{d}, et, time.Duration(j+1)*time.Millisecond)
 		}
-		g := s.Evaluate(ctx, TaskBatchOperations, c)
-		s.Evaluate(ctx, TaskBatchOperations, c)
-		s.Observe([]Decision{d, g}, "feature_flag", time.Millisecond)
+		g := s.Gate(ctx, registry.TaskBatchOperations, c)
+		s.Gate(ctx, registry.TaskBatchOperations, c)
+		s.Observe([]mcptool.FlagDecision{d, g}, "feature_flag", time.Millisecond)
 	}
-	r := s.Health()
+	r := s.Report()
 	want := map[string]HealthRow{
-		ResponseContractV2 + "/on":   {Sessions: 3, Calls: 303, Errors: map[string]int64{"validation": 30, "feature_flag": 3}},
-		TaskBatchOperations + "/off": {Sessions: 3, Calls: 3, Errors: map[string]int64{"feature_flag": 3}},
+		registry.ResponseContractV2 + "/on":   {Sessions: 3, Calls: 303, Errors: map[string]int64{"validation": 30, "feature_flag": 3}},
+		registry.TaskBatchOperations + "/off": {Sessions: 3, Calls: 3, Errors: map[string]int64{"feature_flag": 3}},
 	}
 	if len(r.Rows) != len(want) {
 		t.Fatalf("rows %+v", r.Rows)
@@ -307,15 +310,15 @@ func TestFractionalSplit(t *testing.T) {
 	ctx := context.Background()
 	on := 0
 	for i := range 1000 {
-		c := Context{ClientName: fmt.Sprintf("client-%04d", i)}
-		d := s.Evaluate(ctx, ResponseContractV2, c)
+		c := mcptool.FlagContext{ClientName: fmt.Sprintf("client-%04d", i)}
+		d := s.Gate(ctx, registry.ResponseContractV2, c)
 		if d.Source != SourceFile {
 			t.Fatalf("source %q", d.Source)
 		}
-		if d.Value {
+		if d.On {
 			on++
 		}
-		if again := s.Evaluate(ctx, ResponseContractV2, c); again.Value != d.Value {
+		if again := s.Gate(ctx, registry.ResponseContractV2, c); again.On != d.On {
 			t.Fatalf("client %d flipped between two evaluations", i)
 		}
 	}
@@ -328,7 +331,7 @@ func TestFractionalSplit(t *testing.T) {
 func TestFileEditAndBrokenEdit(t *testing.T) {
 	s, path, buf := openFileService(t, contractFile("", "on"))
 	ctx := context.Background()
-	sess := func(id string) bool { return s.Contract(ctx, Context{SessionID: id, ClientName: "a"}).Value }
+	sess := func(id string) bool { return s.Contract(ctx, mcptool.FlagContext{SessionID: id, ClientName: "a"}).On }
 	if !sess("before") {
 		t.Fatal("want v2 before the edit")
 	}
@@ -397,17 +400,17 @@ func TestEmbeddedDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, f := range Registry {
-		d := s.Evaluate(context.Background(), f.Name, Context{ClientName: "x"})
-		if d.Value != f.Default || d.Source != SourceDefault {
+	for _, f := range registry.Flags {
+		d := s.Gate(context.Background(), f.Name, mcptool.FlagContext{ClientName: "x"})
+		if d.On != f.Default || d.Source != SourceDefault {
 			t.Errorf("%s: %+v", f.Name, d)
 		}
 	}
 }
 
-// TestFlagdDown: a flagd that does not answer neither blocks start-up nor a
-// call; values are the registry defaults, logged once at warn; Close is
-// bounded.
+// TestFlagdDown: a flagd that does not answer holds start-up at most
+// ReadyWait (logged once) and never a call; values are the registry
+// defaults, logged once at warn; Close is bounded.
 func TestFlagdDown(t *testing.T) {
 	log, buf := testLogger()
 	start := time.Now()
@@ -415,22 +418,23 @@ func TestFlagdDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Bounds far above the normal cost (microseconds) and below what waiting
-	// on the provider would cost (its 500 ms start-up deadline): they tell
-	// "never waits" from "waits", not fast from slow, so a busy machine
-	// does not trip them.
-	if el := time.Since(start); el > 450*time.Millisecond {
+	// Start-up waits for the first sync at most ReadyWait; the bound tells
+	// "bounded" from "waits for flagd", not fast from slow.
+	if el := time.Since(start); el > ReadyWait+3*time.Second {
 		t.Fatalf("start-up waited %v on a down flagd", el)
+	}
+	if n := strings.Count(buf.String(), "flag provider not ready"); n != 1 {
+		t.Fatalf("%d not-ready warnings at start-up:\n%s", n, buf)
 	}
 	// across the provider's start-up deadline (500 ms): not ready, then failed
 	for end := time.Now().Add(700 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		for _, f := range Registry {
+		for _, f := range registry.Flags {
 			t0 := time.Now()
-			d := s.Evaluate(context.Background(), f.Name, Context{ClientName: "x", SessionID: "s"})
+			d := s.Gate(context.Background(), f.Name, mcptool.FlagContext{ClientName: "x", SessionID: "s"})
 			if el := time.Since(t0); el > 250*time.Millisecond {
 				t.Fatalf("evaluation waited %v", el)
 			}
-			if d.Value != f.Default || d.Source != SourceErrorFallback {
+			if d.On != f.Default || d.Source != SourceErrorFallback {
 				t.Fatalf("%+v", d)
 			}
 		}
@@ -506,7 +510,7 @@ func TestHalfWrittenSaveIsNotRejected(t *testing.T) {
 			t.Fatalf("%s: %d rejection warnings, want %d:\n%s", st.name, got, st.warnings, buf)
 		}
 		waitFor(t, st.name+": the provider's view", func() bool {
-			return s.Contract(context.Background(), Context{SessionID: fmt.Sprint("s", i, time.Now().UnixNano()), ClientName: "a"}).Value == st.value
+			return s.Contract(context.Background(), mcptool.FlagContext{SessionID: fmt.Sprint("s", i, time.Now().UnixNano()), ClientName: "a"}).On == st.value
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/specd/specd/flags/registry"
 )
 
 // Latency histogram: 4 sub-buckets per power of two of microseconds (about
@@ -111,7 +113,7 @@ func (h *health) report() HealthReport {
 		r.Rows = append(r.Rows, row)
 	}
 	order := map[string]int{}
-	for i, f := range Registry {
+	for i, f := range registry.Flags {
 		order[f.Name] = i
 	}
 	sort.Slice(r.Rows, func(i, j int) bool {

@@ -16,7 +16,12 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"github.com/open-feature/go-sdk/openfeature/memprovider"
+
+	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/flags/registry"
 )
+
+var _ mcptool.Flags = (*Service)(nil)
 
 // Provider kinds.
 const (
@@ -26,15 +31,18 @@ const (
 
 // Sources of a flag's value, as capabilities and the health table show them.
 const (
-	SourceFile          = "file"           // the flag file given with --flags or found in the workspace
-	SourceFlagd         = "flagd"          // a flagd daemon
-	SourceDefault       = "default"        // the registry default (embedded file, flag missing or DISABLED)
-	SourceErrorFallback = "error_fallback" // the provider failed; the registry default was used
+	SourceFile          = "file"                      // the flag file given with --flags or found in the workspace
+	SourceFlagd         = "flagd"                     // a flagd daemon
+	SourceDefault       = "default"                   // the registry default (embedded file, flag missing or DISABLED)
+	SourceErrorFallback = mcptool.SourceErrorFallback // the provider failed or is not ready; the registry default was used
 )
 
 // ShutdownTimeout bounds Close: a provider that does not stop in time is
 // left behind.
 const ShutdownTimeout = time.Second
+
+// ReadyWait bounds how long Open waits for the flagd provider's first sync.
+const ReadyWait = 2 * time.Second
 
 // Options configures Open.
 type Options struct {
@@ -65,25 +73,6 @@ type Options struct {
 	Poll time.Duration
 }
 
-// Context is who asks: the inputs of the targeting key and the evaluation
-// context attributes.
-type Context struct {
-	SessionID     string
-	ClientName    string
-	ClientVersion string
-	APIKeyID      string // the API key's id over HTTP, when keys exist
-	Tool          string
-	Action        string
-}
-
-// Decision is one flag's value for one caller and where it came from.
-type Decision struct {
-	Flag    string `json:"flag"`
-	Value   bool   `json:"value"`
-	Variant string `json:"variant"`
-	Source  string `json:"source"`
-}
-
 // Service evaluates specd's flags. It is safe for concurrent use.
 type Service struct {
 	opts   Options
@@ -103,13 +92,21 @@ type Service struct {
 
 	health *health
 
+	statusMu sync.Mutex
+	refusal  error // why the flag file's current state is not applied
+	wasReady bool  // the provider has been ready once
+	lost     bool  // it was ready, then went stale or failed
+
+	ready     chan struct{} // closed at the provider's first ready event
+	readyOnce sync.Once
+
 	// Decisions are cached until the provider reports a configuration
 	// change (or a change of state): flagd's evaluation costs tens of
 	// microseconds, a cached decision a map lookup.
 	cacheMu sync.RWMutex
-	cache   map[evalKey]Decision
+	cache   map[evalKey]mcptool.FlagDecision
 	gen     uint64
-	onEvent func(openfeature.EventDetails)
+	onEvent []*func(openfeature.EventDetails) // the registered event callbacks
 
 	// file mode
 	copyDir  string
@@ -123,11 +120,11 @@ type Service struct {
 	suspect string
 	stop    chan struct{}
 	done    chan struct{}
-	stopLog func() // closes the provider's log pipe
+	stopLog []func() // close the providers' log pipes
 }
 
 type sessionEntry struct {
-	contract Decision
+	contract mcptool.FlagDecision
 	seen     map[string]bool // flag+variant already counted as a session
 }
 
@@ -163,23 +160,79 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 			opts.Display = fmt.Sprintf("flagd at %s:%d", host, port)
 		}
 		s := newService(opts, SourceFlagd)
-		p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
-			return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)))
-		})
-		s.stopLog = stop
-		if err != nil {
-			s.stopLog()
-			return nil, fmt.Errorf("flagd provider: %w", err)
+		if err := s.setFlagd(ctx, host, port); err != nil {
+			s.stopLogs()
+			return nil, err
 		}
-		// A flagd that is down must not hold up start-up: the provider
-		// initialises in the background and evaluations fall back to the
-		// registry defaults until it is ready.
-		if err := s.api.SetProvider(ctx, p); err != nil {
-			return nil, fmt.Errorf("flagd provider: %w", err)
+		// The provider initialises in the background; the first answers
+		// wait for its first sync, at most ReadyWait, so a new process does
+		// not serve the registry defaults just because flagd had not
+		// answered yet. A flagd that is down past that does not hold up
+		// start-up: evaluations fall back to the registry defaults (with a
+		// FALLBACK_USED warning on the answers) until it is ready.
+		t := time.NewTimer(ReadyWait)
+		defer t.Stop()
+		select {
+		case <-s.ready:
+		case <-t.C:
+			s.log.Warn("flag provider not ready; serving the registry defaults until it syncs", "provider", opts.Provider, "flagd", opts.Display, "waited", ReadyWait)
+		case <-ctx.Done():
 		}
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go s.superviseFlagd(host, port)
 		return s, nil
 	default:
 		return nil, fmt.Errorf("--flags-provider must be %s or %s, not %q", ProviderFile, ProviderFlagd, opts.Provider)
+	}
+}
+
+// setFlagd starts a flagd provider (in-process resolver) on host:port in
+// the background. Its initialisation ends at the first sync, or fails after
+// ReadyWait or at the first connection error.
+func (s *Service) setFlagd(ctx context.Context, host string, port int) error {
+	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
+		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)),
+			flagd.WithDeadline(int(ReadyWait/time.Millisecond)))
+	})
+	s.stopLog = append(s.stopLog, stop)
+	if err != nil {
+		return fmt.Errorf("flagd provider: %w", err)
+	}
+	if err := s.api.SetProvider(ctx, p); err != nil {
+		return fmt.Errorf("flagd provider: %w", err)
+	}
+	return nil
+}
+
+// initRetry is how often a flagd provider whose initialisation failed is
+// replaced by a new one.
+const initRetry = time.Second
+
+// superviseFlagd replaces the flagd provider while its initialisation has
+// failed and it has never been ready: the flagd provider (v0.6.0) whose
+// first sync did not come in time, or whose connection failed first, stays
+// in its error state and reports no later event (neither its first ready
+// nor a loss), so a fresh one is started until one gets its first sync.
+// From then on the provider reconnects by itself, and its events (lost,
+// recovered) reach providerEvent.
+func (s *Service) superviseFlagd(host string, port int) {
+	defer close(s.done)
+	t := time.NewTicker(initRetry)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.ready:
+			return
+		case <-t.C:
+			if st := s.client.State(); st == openfeature.ErrorState || st == openfeature.FatalState {
+				s.log.Debug("flagd provider initialisation failed; starting a new one", "state", string(st))
+				if err := s.setFlagd(context.Background(), host, port); err != nil {
+					s.log.Warn("flagd provider could not be restarted", "err", err)
+				}
+			}
+		}
 	}
 }
 
@@ -193,11 +246,17 @@ func newService(opts Options, origin string) *Service {
 		opts: opts, api: api, client: api.NewClient(), origin: origin,
 		log:    opts.Logger.With("component", "flags"),
 		warned: map[string]bool{}, sessions: map[string]map[string]*sessionEntry{},
-		health: newHealth(), cache: map[evalKey]Decision{},
+		health: newHealth(), cache: map[evalKey]mcptool.FlagDecision{},
+		ready: make(chan struct{}),
 	}
-	s.onEvent = func(openfeature.EventDetails) { s.invalidate() }
-	for _, e := range []openfeature.EventType{openfeature.ProviderConfigChange, openfeature.ProviderReady, openfeature.ProviderError, openfeature.ProviderStale} {
-		api.AddHandler(e, &s.onEvent)
+	// one callback per event type: the details do not carry the type
+	for _, t := range []openfeature.EventType{openfeature.ProviderConfigChange, openfeature.ProviderReady, openfeature.ProviderError, openfeature.ProviderStale} {
+		cb := func(openfeature.EventDetails) {
+			s.invalidate()
+			s.providerEvent(t)
+		}
+		s.onEvent = append(s.onEvent, &cb)
+		api.AddHandler(t, &cb)
 	}
 	return s
 }
@@ -223,13 +282,13 @@ func openFile(ctx context.Context, opts Options) (*Service, error) {
 	if opts.Path == "" {
 		return openDefault(ctx, opts)
 	}
-	data, err := os.ReadFile(opts.Path)
-	if err != nil {
-		return nil, fmt.Errorf("flag file %s: %w", opts.Path, err)
-	}
 	origin := SourceFile
 	if opts.Display == "" {
 		opts.Display = filepath.Base(opts.Path)
+	}
+	data, err := readFile(opts.Path, opts.Display)
+	if err != nil {
+		return nil, err
 	}
 	if err := CheckFile(data); err != nil {
 		return nil, fmt.Errorf("flag file %s: %w", opts.Display, err)
@@ -250,9 +309,9 @@ func openFile(ctx context.Context, opts Options) (*Service, error) {
 	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
 		return flagd.NewProvider(flagd.WithFileResolver(), flagd.WithOfflineFilePath(s.copyPath))
 	})
-	s.stopLog = stop
+	s.stopLog = append(s.stopLog, stop)
 	if err != nil {
-		s.stopLog()
+		s.stopLogs()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("flagd file provider: %w", err)
 	}
@@ -322,9 +381,10 @@ func (s *Service) watch() {
 // (see suspect), and once until the file changes to another error or a
 // good configuration.
 func (s *Service) reload() {
-	data, err := os.ReadFile(s.opts.Path)
+	data, err := readFile(s.opts.Path, s.opts.Display)
 	if err == nil && bytes.Equal(data, s.good) {
 		s.rejected, s.suspect = "", ""
+		s.setRefusal(nil)
 		return
 	}
 	if err == nil {
@@ -344,11 +404,101 @@ func (s *Service) reload() {
 			return
 		}
 		s.rejected = msg
-		s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg)
+		var fr *fileRefusal
+		if errors.As(err, &fr) && fr.size > 0 {
+			s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg, "size_bytes", fr.size, "limit_bytes", MaxFileBytes)
+		} else {
+			s.log.Warn("flag file edit rejected; keeping the last good configuration", "file", s.opts.Display, "err", msg)
+		}
+		s.setRefusal(err)
 		return
 	}
 	s.good, s.rejected, s.suspect = data, "", ""
+	s.setRefusal(nil)
 	s.log.Info("flag file applied", "file", s.opts.Display)
+}
+
+// providerEvent logs the provider's loss once (it was ready, then went
+// stale or failed: flagd unreachable) and its recovery once, and releases
+// Open's wait at the first ready event.
+func (s *Service) providerEvent(t openfeature.EventType) {
+	s.statusMu.Lock()
+	var lost, recovered bool
+	switch t {
+	case openfeature.ProviderReady:
+		recovered = s.lost
+		s.wasReady, s.lost = true, false
+	case openfeature.ProviderStale, openfeature.ProviderError:
+		lost = s.wasReady && !s.lost
+		s.lost = s.lost || s.wasReady
+	}
+	s.statusMu.Unlock()
+	switch {
+	case t == openfeature.ProviderReady:
+		s.readyOnce.Do(func() { close(s.ready) })
+		if recovered {
+			s.log.Info("flag provider recovered", "provider", s.opts.Provider, "source", s.opts.Display)
+		}
+	case lost:
+		s.log.Warn("flag provider lost; evaluating from the last configuration it synced until it is back", "provider", s.opts.Provider, "source", s.opts.Display, "event", string(t))
+	}
+}
+
+// setRefusal records why the flag file's current state is not applied (nil:
+// it is).
+func (s *Service) setRefusal(err error) {
+	s.statusMu.Lock()
+	s.refusal = err
+	s.statusMu.Unlock()
+}
+
+// Warning codes of Status.
+const (
+	// WarnFlagFileRefused: the flag file's current state was refused (too
+	// large, not a regular file, invalid); the last good flags stay.
+	WarnFlagFileRefused = "FLAG_FILE_REFUSED"
+	// WarnFlagProviderUnavailable: the provider is not ready (flagd not
+	// synced yet, or lost).
+	WarnFlagProviderUnavailable = "FLAG_PROVIDER_UNAVAILABLE"
+)
+
+// Status is the provider's state for health check: its kind, state
+// (ready, not_ready, stale, error or fatal) and what is wrong now, if
+// anything.
+func (s *Service) Status() mcptool.FlagStatus {
+	st := mcptool.FlagStatus{Provider: s.opts.Provider, State: stateName(s.client.State())}
+	s.statusMu.Lock()
+	refusal := s.refusal
+	s.statusMu.Unlock()
+	switch {
+	case refusal != nil:
+		st.Warning, st.Problem = WarnFlagFileRefused, refusal.Error()+"; the last good flags stay in force."
+		st.Context = map[string]any{"file": s.opts.Display}
+		var fr *fileRefusal
+		if errors.As(refusal, &fr) && fr.size > 0 {
+			st.Context["size_bytes"], st.Context["limit_bytes"] = fr.size, MaxFileBytes
+		}
+	case st.State != "ready":
+		st.Warning = WarnFlagProviderUnavailable
+		st.Problem = fmt.Sprintf("The %s flag provider (%s) is %s; decisions use the last configuration it synced, or the registry defaults without one.", s.opts.Provider, s.opts.Display, st.State)
+		st.Context = map[string]any{"provider": s.opts.Provider, "state": st.State}
+	}
+	return st
+}
+
+// stateName is an OpenFeature provider state in health check's words.
+func stateName(st openfeature.State) string {
+	switch st {
+	case openfeature.ReadyState:
+		return "ready"
+	case openfeature.StaleState:
+		return "stale"
+	case openfeature.ErrorState:
+		return "error"
+	case openfeature.FatalState:
+		return "fatal"
+	}
+	return "not_ready"
 }
 
 // Close stops watching and shuts the provider down, waiting at most
@@ -377,10 +527,18 @@ func (s *Service) shutdown() error {
 	if s.copyDir != "" {
 		os.RemoveAll(s.copyDir)
 	}
-	if s.stopLog != nil && err == nil {
-		s.stopLog()
+	if err == nil {
+		s.stopLogs()
 	}
 	return err
+}
+
+// stopLogs closes the log pipes of every provider started.
+func (s *Service) stopLogs() {
+	for _, stop := range s.stopLog {
+		stop()
+	}
+	s.stopLog = nil
 }
 
 // FileName names the flag file for answers (never an absolute path).
@@ -392,7 +550,7 @@ func (s *Service) Origin() string { return s.origin }
 
 // TargetingKey is the client identity: SPECD_CLIENT_ID when set, else the
 // API key's id, else the client's name plus this install's id.
-func (s *Service) TargetingKey(c Context) string {
+func (s *Service) TargetingKey(c mcptool.FlagContext) string {
 	switch {
 	case s.opts.ClientID != "":
 		return s.opts.ClientID
@@ -431,11 +589,11 @@ func (s *Service) install() string {
 	return s.installID
 }
 
-// Evaluate decides flag for c now. It never fails: a provider that is not
+// Gate decides flag for c now. It never fails: a provider that is not
 // ready or errs gives the registry default (source error_fallback, logged
 // once per cause at warn). Evaluation is in-process (file mode and flagd's
 // in-process resolver), so it never waits on the network.
-func (s *Service) Evaluate(ctx context.Context, flag string, c Context) Decision {
+func (s *Service) Gate(ctx context.Context, flag string, c mcptool.FlagContext) mcptool.FlagDecision {
 	target := s.TargetingKey(c)
 	k := evalKey{flag, target, c.ClientName, c.ClientVersion, c.APIKeyID, c.SessionID, c.Tool, c.Action}
 	s.cacheMu.RLock()
@@ -462,26 +620,26 @@ func (s *Service) Evaluate(ctx context.Context, flag string, c Context) Decision
 }
 
 // evaluate asks the provider.
-func (s *Service) evaluate(ctx context.Context, flag, target string, c Context) Decision {
-	reg, _ := Lookup(flag)
+func (s *Service) evaluate(ctx context.Context, flag, target string, c mcptool.FlagContext) mcptool.FlagDecision {
+	reg, _ := registry.Lookup(flag)
 	ec := openfeature.NewEvaluationContext(target, map[string]any{
 		"client_name": c.ClientName, "client_version": c.ClientVersion, "session_id": c.SessionID,
 		"transport": s.opts.Transport, "tool": c.Tool, "action": c.Action,
 	})
 	det, err := s.client.BooleanValueDetails(ctx, flag, reg.Default, ec)
-	d := Decision{Flag: flag, Value: det.Value, Variant: det.Variant, Source: s.origin}
+	d := mcptool.FlagDecision{Flag: flag, On: det.Value, Variant: det.Variant, Source: s.origin}
 	switch {
 	case det.Reason == openfeature.DisabledReason ||
 		// a flag missing from a configuration the provider holds; a
 		// provider without one (flagd not synced yet) is a fault
 		(det.ErrorCode == openfeature.FlagNotFoundCode && s.client.State() == openfeature.ReadyState):
-		d.Value, d.Source = reg.Default, SourceDefault
+		d.On, d.Source = reg.Default, SourceDefault
 	case err != nil || det.ErrorCode != "":
-		d.Value, d.Source = reg.Default, SourceErrorFallback
+		d.On, d.Source = reg.Default, SourceErrorFallback
 		s.warnOnce(fmt.Sprintf("provider %s: %s", s.client.State(), det.ErrorCode), flag, det.ErrorMessage)
 	}
 	if d.Variant == "" || d.Source != s.origin {
-		d.Variant = onOff(d.Value)
+		d.Variant = onOff(d.On)
 	}
 	return d
 }
@@ -512,8 +670,14 @@ const maxSessions = 100_000
 
 // Contract is response_contract_v2 for c's session: evaluated on the
 // session's first call (MCP initialize) and kept for the session's life, so
-// a file edit never changes a running session's shape.
-func (s *Service) Contract(ctx context.Context, c Context) Decision {
+// a file edit never changes a running session's shape. A PerRequest context
+// (no session) is decided each time, from the same identity, so it gets the
+// same answer as long as the configuration is unchanged.
+func (s *Service) Contract(ctx context.Context, c mcptool.FlagContext) mcptool.FlagDecision {
+	c.Tool, c.Action = "", ""
+	if c.PerRequest {
+		return s.Gate(ctx, registry.ResponseContractV2, c)
+	}
 	key := s.TargetingKey(c)
 	s.sessMu.Lock()
 	if e, ok := s.sessions[c.SessionID][key]; ok {
@@ -521,8 +685,7 @@ func (s *Service) Contract(ctx context.Context, c Context) Decision {
 		return e.contract
 	}
 	s.sessMu.Unlock()
-	c.Tool, c.Action = "", ""
-	d := s.Evaluate(ctx, ResponseContractV2, c)
+	d := s.Gate(ctx, registry.ResponseContractV2, c)
 	s.sessMu.Lock()
 	defer s.sessMu.Unlock()
 	e := s.entry(c.SessionID, key)
@@ -551,7 +714,7 @@ func (s *Service) entry(session, key string) *sessionEntry {
 }
 
 // countSession counts c's session once per flag and variant.
-func (s *Service) countSession(c Context, d Decision) {
+func (s *Service) countSession(c mcptool.FlagContext, d mcptool.FlagDecision) {
 	k := d.Flag + "\x00" + d.Variant
 	s.sessMu.Lock()
 	e := s.entry(c.SessionID, s.TargetingKey(c))
@@ -572,7 +735,7 @@ func (s *Service) Forget(sessionID string) {
 
 // Observe records one finished call for the rollout health of each
 // decision that applied to it (errorType "" on success).
-func (s *Service) Observe(decisions []Decision, errorType string, d time.Duration) {
+func (s *Service) Observe(decisions []mcptool.FlagDecision, errorType string, d time.Duration) {
 	for _, dec := range decisions {
 		if dec.Flag != "" {
 			s.health.call(dec.Flag, dec.Variant, errorType, d)
@@ -582,30 +745,36 @@ func (s *Service) Observe(decisions []Decision, errorType string, d time.Duratio
 
 // FlagView is one flag as capabilities lists it.
 type FlagView struct {
-	Flag
+	registry.Flag
 	Value   bool   `json:"value"`
 	Variant string `json:"variant"`
 	Source  string `json:"source"`
 }
 
-// List is every registry flag with its value for c (response_contract_v2:
+// List is Views as mcptool.Flags declares it (server capabilities).
+func (s *Service) List(ctx context.Context, c mcptool.FlagContext) any { return s.Views(ctx, c) }
+
+// Views is every registry flag with its value for c (response_contract_v2:
 // the session's decision).
-func (s *Service) List(ctx context.Context, c Context) []FlagView {
-	out := make([]FlagView, 0, len(Registry))
-	for _, f := range Registry {
-		var d Decision
-		if f.Name == ResponseContractV2 {
+func (s *Service) Views(ctx context.Context, c mcptool.FlagContext) []FlagView {
+	out := make([]FlagView, 0, len(registry.Flags))
+	for _, f := range registry.Flags {
+		var d mcptool.FlagDecision
+		if f.Name == registry.ResponseContractV2 {
 			d = s.Contract(ctx, c)
 		} else {
-			d = s.Evaluate(ctx, f.Name, c)
+			d = s.Gate(ctx, f.Name, c)
 		}
-		out = append(out, FlagView{Flag: f, Value: d.Value, Variant: d.Variant, Source: d.Source})
+		out = append(out, FlagView{Flag: f, Value: d.On, Variant: d.Variant, Source: d.Source})
 	}
 	return out
 }
 
-// Health is the rollout health table since start.
-func (s *Service) Health() HealthReport {
+// Health is Report as mcptool.Flags declares it (server flags).
+func (s *Service) Health() any { return s.Report() }
+
+// Report is the rollout health table since start.
+func (s *Service) Report() HealthReport {
 	r := s.health.report()
 	r.Provider, r.FlagFile = s.opts.Provider, s.opts.Display
 	return r

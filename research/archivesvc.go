@@ -2,12 +2,12 @@ package research
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -48,7 +48,7 @@ func (s Service) ArchivePut(ctx context.Context, a ArchivePutArgs) (ArchivePutRe
 			return ArchivePutResult{}, err
 		}
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	m, created, err := st.ArchivePut(ctx, []byte(a.Content), ArchiveMeta{
 		ContentID: a.ContentID, ItemType: a.ItemType, ArchivedAt: now.Format(time.RFC3339)})
 	if err != nil {
@@ -84,12 +84,12 @@ func IsSpecArchiveID(id string) bool { return strings.HasPrefix(id, "spec:") }
 func CheckArchiveGet(a ArchiveGetArgs) error {
 	switch len(a.Given) {
 	case 0:
-		return newError(errcode.MissingRequired, "research action \"archive-get\" needs hash, content_id or archive_id.",
+		return core.NewError(errcode.MissingRequired, "research action \"archive-get\" needs hash, content_id or archive_id.",
 			map[string]any{"field": "hash", "action": "archive-get", "one_of": []string{"hash", "content_id", "archive_id"}})
 	case 1:
 		return nil
 	default:
-		return newError(errcode.InvalidFormat, "Give one of hash, content_id and archive_id, not "+strings.Join(a.Given, " and ")+".",
+		return core.NewError(errcode.InvalidFormat, "Give one of hash, content_id and archive_id, not "+strings.Join(a.Given, " and ")+".",
 			map[string]any{"field": a.Given[1], "constraint": "one of hash, content_id, archive_id", "received": a.Given})
 	}
 }
@@ -122,14 +122,9 @@ func (s Service) ArchiveGet(ctx context.Context, a ArchiveGetArgs) (ArchivedCont
 		return ArchivedContent{}, err
 	}
 	content, m, err := st.ArchiveGet(ctx, a.Hash, contentID)
-	if codeOf(err) == errcode.ArchiveNotFound {
-		rec := map[string]any{"action": "digest-list"}
-		if contentID != "" {
-			rec["source_id"] = contentID
-		}
-		return ArchivedContent{}, &Error{Code: errcode.ArchiveNotFound, Message: messageOf(err), Details: errorDetails(err),
-			Remediation: "Nothing is archived under that id (unknown, or removed by retention): list the stored digests, or archive the content again (research archive-put, or digest-put with the source text).",
-			Recovery:    &Recovery{Tool: "research", Args: rec}}
+	if core.CodeOf(err) == errcode.ArchiveNotFound {
+		return ArchivedContent{}, core.NewError(errcode.ArchiveNotFound, messageOf(err), core.AsError(err).Details).
+			WithRemediation("Nothing is archived under that id (unknown, or removed by retention): list the stored digests, or archive the content again (research archive-put, or digest-put with the source text).")
 	}
 	if err != nil {
 		return ArchivedContent{}, err
@@ -137,15 +132,6 @@ func (s Service) ArchiveGet(ctx context.Context, a ArchiveGetArgs) (ArchivedCont
 	key := ArchiveKey(content)
 	return ArchivedContent{Meta: m, Text: string(content), Hash: key, ExpectedHash: a.ExpectedHash,
 		Verified: a.ExpectedHash == "" || a.ExpectedHash == key}, nil
-}
-
-// errorDetails is the details of a coded error that has them, else nil.
-func errorDetails(err error) map[string]any {
-	var d interface{ ErrorDetails() map[string]any }
-	if errors.As(err, &d) {
-		return d.ErrorDetails()
-	}
-	return nil
 }
 
 // ArchiveGetResult is archive-get's answer for archived content (source
@@ -199,7 +185,7 @@ func (c ArchivedContent) Answer(offset, maxChars, maxBytes int) (res ArchiveGetR
 func CutWindow(text string, offset, maxChars, maxBytes int) (w Window, cut bool, err error) {
 	total := utf8.RuneCountInString(text)
 	if offset > total {
-		return Window{}, false, newError(errcode.InvalidFormat, fmt.Sprintf("offset %d is past the end of the content (%d characters).", offset, total),
+		return Window{}, false, core.NewError(errcode.InvalidFormat, fmt.Sprintf("offset %d is past the end of the content (%d characters).", offset, total),
 			map[string]any{"field": "offset", "constraint": fmt.Sprintf("≤ %d", total), "received": offset})
 	}
 	if maxChars <= 0 {

@@ -9,22 +9,24 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
 // Service is the application logic of the research tool: digests and the
 // content archive over a Store, sources read from the workspace. The tools
 // layer builds one per call and turns its results into answers; every
-// method's error is coded (*Error, or the store's and the workspace's own
-// coded errors), anything else is internal.
+// method's error is a *core.Error (its own, the store's or the
+// workspace's), anything else is internal.
 type Service struct {
 	// Store keeps digests and archived content; nil makes the actions that
 	// need it UNAVAILABLE (validation and creation need none).
 	Store Store
 	// Files opens the workspace for a path source.
 	Files func() (FileReader, error)
-	// Now is the clock of archived_at, stored_at and the retention cutoff.
-	Now func() time.Time
+	// Clock is the clock of archived_at, stored_at and the retention
+	// cutoff (nil: the wall clock).
+	Clock core.Clock
 	// Retention is how long archived content is kept; 0 keeps it forever.
 	Retention time.Duration
 	// Sweeper paces the retention sweep; nil never sweeps.
@@ -43,7 +45,7 @@ const ListExcerptChars = 200
 // store returns s.Store, or UNAVAILABLE when the server has none.
 func (s Service) store() (Store, error) {
 	if s.Store == nil {
-		return nil, newError(errcode.Unavailable, "This server has no research store configured.", nil)
+		return nil, core.NewError(errcode.Unavailable, "This server has no research store configured.", nil)
 	}
 	return s.Store, nil
 }
@@ -64,7 +66,7 @@ func (s Service) maybeSweep(ctx context.Context, st Store) int {
 	if s.Retention <= 0 || s.Sweeper == nil {
 		return 0
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	w := s.Sweeper
 	w.mu.Lock()
 	if !w.last.IsZero() && now.Sub(w.last) < SweepEvery && !now.Before(w.last) {
@@ -168,7 +170,7 @@ func (s Service) Create(ctx context.Context, a CreateArgs) (CreateResult, error)
 		return CreateResult{}, err
 	}
 	if in.From == "" {
-		return CreateResult{}, newError(errcode.MissingRequired, "research action \"digest-create\" needs a source: text, pages or path.",
+		return CreateResult{}, core.NewError(errcode.MissingRequired, "research action \"digest-create\" needs a source: text, pages or path.",
 			map[string]any{"field": "text", "action": "digest-create", "one_of": []string{"text", "pages", "path"}})
 	}
 	if a.HasSourceID {
@@ -178,7 +180,7 @@ func (s Service) Create(ctx context.Context, a CreateArgs) (CreateResult, error)
 	}
 	p, info, err := CreateDigest(CreateInput{Text: in.Text, Pages: in.Pages, Query: a.Query, SourceID: a.SourceID, MaxSnippets: a.MaxSnippets})
 	if err != nil {
-		return CreateResult{}, newError(errcode.InvalidFormat, err.Error(), map[string]any{"field": in.From})
+		return CreateResult{}, core.NewError(errcode.InvalidFormat, err.Error(), map[string]any{"field": in.From})
 	}
 	terms := info.QueryTerms
 	if terms == nil {
@@ -250,7 +252,7 @@ func (s Service) Put(ctx context.Context, a PutArgs) (PutResult, error) {
 	}
 	queryHash, _ := a.Payload["query_hash"].(string)
 	sourceHash, _ := a.Payload["source_text_hash"].(string)
-	now := s.Now().Format(time.RFC3339)
+	now := s.Clock.Now().Format(time.RFC3339)
 	if in.From != "" {
 		if _, _, err := st.ArchivePut(ctx, []byte(idx.Text()), ArchiveMeta{ContentID: a.SourceID, ItemType: "source",
 			Reason: "digest source", ArchivedAt: now}); err != nil {
@@ -275,18 +277,18 @@ func (s Service) Put(ctx context.Context, a PutArgs) (PutResult, error) {
 
 // invalidPayload is digest-put's VALIDATION_ERROR: every violation and the
 // locators that failed.
-func invalidPayload(rep Report) *Error {
+func invalidPayload(rep Report) *core.Error {
 	failed := []LocatorCheck{}
 	for _, l := range rep.Locators {
 		if !l.OK {
 			failed = append(failed, l)
 		}
 	}
-	return newError(errcode.Validation,
+	return core.NewError(errcode.Validation,
 		fmt.Sprintf("The payload breaks %d rule(s) of DigestPayload v1.0; nothing was stored.", len(rep.Violations)),
 		map[string]any{"field": "payload", "constraint": "DigestPayload v1.0", "received": fmt.Sprintf("%d violation(s)", len(rep.Violations)),
 			"violations": rep.Violations, "failed_locators": failed, "text_checked": rep.TextChecked}).
-		withRemediation("Fix every field listed in details.violations (research digest-validate reports the same), or rebuild the digest with research digest-create from the source, then put it again.")
+		WithRemediation("Fix every field listed in details.violations (research digest-validate reports the same), or rebuild the digest with research digest-create from the source, then put it again.")
 }
 
 // encodePayload writes a decoded payload as compact JSON with sorted keys

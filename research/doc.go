@@ -29,8 +29,8 @@
 //     retention sweep and text windows, and the linked digests of research
 //     nodes. SpecItems serves the spec:<id>@<version>/… archive ids of
 //     budgeted spec answers (the subtree item is specs.Subtree, the one
-//     subtree walk). Errors are *Error (code, message, details,
-//     remediation, recovery) or the ports' own coded errors.
+//     subtree walk). Errors are *core.Error (code, message, details,
+//     remediation), the domain's own or the ports'; none names a tool.
 //
 // # Departures from seed 001 (design/contract.md §9)
 //

@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -110,7 +111,7 @@ func (s Service) linkedDigest(ctx context.Context, id string) LinkedDigest {
 // errorSummary is "CODE: message" of a coded error, or "internal error"
 // for anything else (whose text is never shown).
 func errorSummary(err error) string {
-	code := codeOf(err)
+	code := core.CodeOf(err)
 	if _, ok := errcode.Lookup(code); !ok || code == errcode.Internal {
 		return "internal error"
 	}

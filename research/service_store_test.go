@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
@@ -22,16 +23,8 @@ const (
 	svcQuery = "write lock"
 )
 
-func codeOf(err error) string {
-	var c interface{ ErrorCode() string }
-	if errors.As(err, &c) {
-		return c.ErrorCode()
-	}
-	return ""
-}
-
 func newService(t *testing.T, now *time.Time) research.Service {
-	return research.Service{Store: storetest.Open(t), Now: func() time.Time { return *now }, MaxChars: 1 << 20,
+	return research.Service{Store: storetest.Open(t), Clock: func() time.Time { return *now }, MaxChars: 1 << 20,
 		Retention: 24 * time.Hour, Sweeper: &research.Sweeper{}}
 }
 
@@ -87,7 +80,7 @@ func TestServiceValidationSource(t *testing.T) {
 			s.Store = nil
 		}
 		res, err := s.Validate(ctx, tc.args)
-		if codeOf(err) != tc.code {
+		if core.CodeOf(err) != tc.code {
 			t.Errorf("%s: error %v, want code %q", tc.name, err, tc.code)
 			continue
 		}
@@ -121,7 +114,7 @@ func TestServiceDigestLifecycle(t *testing.T) {
 		{"a put without source finds it archived", research.PutArgs{SourceID: "doc", Payload: payload}, "", true, true},
 	} {
 		res, err := svc.Put(ctx, tc.args)
-		if codeOf(err) != tc.code || (err == nil && (res.Replaced != tc.replaced || res.SourceArchived != tc.archived || !res.TextChecked)) {
+		if core.CodeOf(err) != tc.code || (err == nil && (res.Replaced != tc.replaced || res.SourceArchived != tc.archived || !res.TextChecked)) {
 			t.Errorf("%s: %+v, %v; want code %q replaced %v archived %v", tc.name, res, err, tc.code, tc.replaced, tc.archived)
 		}
 	}
@@ -141,7 +134,7 @@ func TestServiceDigestLifecycle(t *testing.T) {
 	if _, err := svc.Delete(ctx, "doc", qh); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Get(ctx, "doc", qh); codeOf(err) != errcode.DigestNotFound {
+	if _, err := svc.Get(ctx, "doc", qh); core.CodeOf(err) != errcode.DigestNotFound {
 		t.Fatalf("get after delete: %v", err)
 	}
 }
@@ -169,13 +162,13 @@ func TestServiceArchive(t *testing.T) {
 		{"two given", research.ArchiveGetArgs{Given: []string{"hash", "content_id"}}, errcode.InvalidFormat, false},
 	} {
 		c, err := svc.ArchiveGet(ctx, tc.args)
-		if codeOf(err) != tc.code || (err == nil && (c.Text != "a note" || c.Verified != tc.verified || c.Hash != put.Hash)) {
+		if core.CodeOf(err) != tc.code || (err == nil && (c.Text != "a note" || c.Verified != tc.verified || c.Hash != put.Hash)) {
 			t.Errorf("%s: %+v, %v; want code %q verified %v", tc.name, c, err, tc.code, tc.verified)
 		}
-		var re *research.Error
-		if tc.code == errcode.ArchiveNotFound && (!errors.As(err, &re) || re.Recovery == nil || re.Recovery.Args["source_id"] != "n2" ||
+		var re *core.Error
+		if tc.code == errcode.ArchiveNotFound && (!errors.As(err, &re) || re.Recovery != nil || re.Remediation == "" ||
 			re.Details["field"] != "content_id" || re.Details["received"] != "n2") {
-			t.Errorf("%s: want the store's details and a digest-list recovery for n2, got %+v", tc.name, err)
+			t.Errorf("%s: want the store's details, a remediation and no next call (the domain names no tools), got %+v", tc.name, err)
 		}
 	}
 }
@@ -234,7 +227,7 @@ func TestServiceCreate(t *testing.T) {
 		{"too many snippets", research.CreateArgs{Source: text(svcText), Query: svcQuery, MaxSnippets: 11}, errcode.InvalidFormat, false, ""},
 	} {
 		res, err := svc.Create(context.Background(), tc.args)
-		if codeOf(err) != tc.code {
+		if core.CodeOf(err) != tc.code {
 			t.Errorf("%s: %v, want code %q", tc.name, err, tc.code)
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -36,7 +37,7 @@ func TestParseSpecArchiveID(t *testing.T) {
 		"spec:s@1", "spec:s@1/node", "spec:s@1/node:", "spec:s@1/leaf:x", "spec:s@1/journal:9-2",
 		"spec:s@1/journal:x", "spec:s@1/journal:a-b", "spec:s@1/journal:-3", "spec:s@-1/node:x",
 	} {
-		if _, err := ParseSpecArchiveID(bad); codeOf(err) != errcode.InvalidFormat {
+		if _, err := ParseSpecArchiveID(bad); core.CodeOf(err) != errcode.InvalidFormat {
 			t.Errorf("%q: want INVALID_FORMAT, got %v", bad, err)
 		}
 	}
@@ -88,7 +89,7 @@ func TestCutWindow(t *testing.T) {
 			t.Errorf("%s: %d chars, next %v, cut %v, err %v", tc.name, w.ReturnedChars, w.NextOffset, cut, err)
 		}
 	}
-	if _, _, err := CutWindow(text, 6001, 0, 40_000); codeOf(err) != errcode.InvalidFormat {
+	if _, _, err := CutWindow(text, 6001, 0, 40_000); core.CodeOf(err) != errcode.InvalidFormat {
 		t.Fatalf("offset past the end: %v", err)
 	}
 }
@@ -99,7 +100,7 @@ type memFiles map[string]string
 
 func (m memFiles) Rel(name string) (string, error) {
 	if strings.HasPrefix(name, "..") {
-		return "", newError(errcode.InvalidFormat, "leads out", nil)
+		return "", core.NewError(errcode.InvalidFormat, "leads out", nil)
 	}
 	return name, nil
 }
@@ -108,9 +109,9 @@ func (m memFiles) ReadFile(_ context.Context, name string, max int64) ([]byte, e
 	s, ok := m[name]
 	switch {
 	case !ok:
-		return nil, newError(errcode.NotFound, "no file", nil)
+		return nil, core.NewError(errcode.NotFound, "no file", nil)
 	case int64(len(s)) > max:
-		return nil, newError(errcode.PayloadTooLarge, "too large", nil)
+		return nil, core.NewError(errcode.PayloadTooLarge, "too large", nil)
 	}
 	return []byte(s), nil
 }
@@ -140,7 +141,7 @@ func TestReadInput(t *testing.T) {
 		{"path over the char cap", SourceArgs{Given: []string{"path"}, Path: "wide.txt"}, "", "", errcode.PayloadTooLarge},
 	} {
 		in, err := svc.readInput(context.Background(), tc.args)
-		if codeOf(err) != tc.code || (err == nil && (in.From != tc.from || in.Text != tc.text)) {
+		if core.CodeOf(err) != tc.code || (err == nil && (in.From != tc.from || in.Text != tc.text)) {
 			t.Errorf("%s: %+v, %v; want from %q text %q code %q", tc.name, in, err, tc.from, tc.text, tc.code)
 		}
 	}
@@ -151,10 +152,10 @@ func TestErrorSummary(t *testing.T) {
 		err  error
 		want string
 	}{
-		{newError(errcode.DigestNotFound, "No digest.", nil), "DIGEST_NOT_FOUND: No digest."},
+		{core.NewError(errcode.DigestNotFound, "No digest.", nil), "DIGEST_NOT_FOUND: No digest."},
 		{errors.New("disk on fire"), "internal error"},
-		{newError("NOT_A_CODE", "x", nil), "internal error"},
-		{newError(errcode.Internal, "x", nil), "internal error"},
+		{core.NewError("NOT_A_CODE", "x", nil), "internal error"},
+		{core.NewError(errcode.Internal, "x", nil), "internal error"},
 	} {
 		if got := errorSummary(tc.err); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.err, got, tc.want)

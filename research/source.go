@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/workspacefs"
 )
@@ -58,7 +59,7 @@ func (in Input) Canonical() *TextIndex {
 // PAYLOAD_TOO_LARGE).
 func (s Service) readInput(ctx context.Context, a SourceArgs) (Input, error) {
 	if len(a.Given) > 1 {
-		return Input{}, newError(errcode.InvalidFormat,
+		return Input{}, core.NewError(errcode.InvalidFormat,
 			fmt.Sprintf("Give one source (text, pages or path), not %s.", strings.Join(a.Given, " and ")),
 			map[string]any{"field": a.Given[1], "constraint": "one of text, pages, path", "received": a.Given})
 	}
@@ -72,7 +73,7 @@ func (s Service) readInput(ctx context.Context, a SourceArgs) (Input, error) {
 	case "pages":
 		in.Pages = a.Pages
 		if len(in.Pages) == 0 {
-			return in, newError(errcode.InvalidFormat, "pages needs at least one page (use text for a single text).",
+			return in, core.NewError(errcode.InvalidFormat, "pages needs at least one page (use text for a single text).",
 				map[string]any{"field": "pages", "constraint": "at least 1 item", "received": 0})
 		}
 		total := 0
@@ -80,7 +81,7 @@ func (s Service) readInput(ctx context.Context, a SourceArgs) (Input, error) {
 			total += utf8.RuneCountInString(p)
 		}
 		if total > s.MaxChars {
-			return in, newError(errcode.PayloadTooLarge,
+			return in, core.NewError(errcode.PayloadTooLarge,
 				fmt.Sprintf("pages hold %d characters in all; the limit is %d.", total, s.MaxChars),
 				map[string]any{"field": "pages", "constraint": "max characters", "limit": s.MaxChars, "received": total})
 		}
@@ -98,7 +99,7 @@ func (s Service) readInput(ctx context.Context, a SourceArgs) (Input, error) {
 // s.MaxChars characters.
 func (s Service) readWorkspaceText(ctx context.Context, p string) (string, error) {
 	if s.Files == nil {
-		return "", newError(errcode.Unavailable, "The server has no workspace configured.", nil)
+		return "", core.NewError(errcode.Unavailable, "The server has no workspace configured.", nil)
 	}
 	ws, err := s.Files()
 	if err != nil {
@@ -110,13 +111,13 @@ func (s Service) readWorkspaceText(ctx context.Context, p string) (string, error
 		return "", err
 	}
 	tooLarge := func(received any) error {
-		return newError(errcode.PayloadTooLarge,
+		return core.NewError(errcode.PayloadTooLarge,
 			fmt.Sprintf("%s has more than %d characters.", workspacefs.Show(rel), s.MaxChars),
 			map[string]any{"field": "path", "constraint": "max characters", "limit": s.MaxChars, "received": received})
 	}
 	// A character is at most 4 bytes.
 	b, err := ws.ReadFile(ctx, rel, int64(4*s.MaxChars))
-	if codeOf(err) == errcode.PayloadTooLarge {
+	if core.CodeOf(err) == errcode.PayloadTooLarge {
 		return "", tooLarge(workspacefs.Show(rel))
 	}
 	if err != nil {
@@ -133,7 +134,7 @@ func (s Service) readWorkspaceText(ctx context.Context, p string) (string, error
 // belongs in an id): INVALID_FORMAT naming field.
 func CheckID(field, id string) error {
 	if strings.TrimSpace(id) == "" || strings.IndexFunc(id, unicode.IsControl) >= 0 {
-		return newError(errcode.InvalidFormat, field+" must be non-blank text without control characters.",
+		return core.NewError(errcode.InvalidFormat, field+" must be non-blank text without control characters.",
 			map[string]any{"field": field, "constraint": "non-blank, no control characters", "received": id})
 	}
 	return nil
@@ -145,7 +146,7 @@ func CheckID(field, id string) error {
 func archivedSource(ctx context.Context, st Store, hash, contentID string) (idx *TextIndex, found bool, err error) {
 	content, _, err := st.ArchiveGet(ctx, hash, contentID)
 	if err != nil {
-		if codeOf(err) == errcode.ArchiveNotFound {
+		if core.CodeOf(err) == errcode.ArchiveNotFound {
 			return nil, false, nil
 		}
 		return nil, false, err
@@ -167,7 +168,7 @@ func (s Service) validationSource(ctx context.Context, a SourceArgs, sourceID st
 	}
 	switch {
 	case in.From != "" && sourceID != "":
-		return nil, "", newError(errcode.InvalidFormat, "Give the source as "+in.From+" or as source_id (its archived text), not both.",
+		return nil, "", core.NewError(errcode.InvalidFormat, "Give the source as "+in.From+" or as source_id (its archived text), not both.",
 			map[string]any{"field": "source_id", "constraint": "one of text, pages, path, source_id", "received": sourceID})
 	case in.From != "":
 		return in.Canonical(), in.From, nil
@@ -184,11 +185,10 @@ func (s Service) validationSource(ctx context.Context, a SourceArgs, sourceID st
 			return nil, "", err
 		}
 		if !found {
-			return nil, "", newError(errcode.ArchiveNotFound,
+			return nil, "", core.NewError(errcode.ArchiveNotFound,
 				fmt.Sprintf("No source text is archived under source_id %q (it may have expired).", sourceID),
 				map[string]any{"field": "source_id", "received": sourceID}).
-				withRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.").
-				withRecovery("research", map[string]any{"action": "digest-list", "source_id": sourceID})
+				WithRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.")
 		}
 		return idx, "archive", nil
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/specs"
 )
@@ -66,7 +67,7 @@ func SpecArchiveID(specID string, version int64, item string) string {
 // INVALID_FORMAT saying what is wrong.
 func ParseSpecArchiveID(id string) (SpecRef, error) {
 	bad := func(why string) (SpecRef, error) {
-		return SpecRef{}, newError(errcode.InvalidFormat, "archive_id is not a spec archive id: "+why+".",
+		return SpecRef{}, core.NewError(errcode.InvalidFormat, "archive_id is not a spec archive id: "+why+".",
 			map[string]any{"field": "archive_id", "received": id,
 				"constraint": "spec:<spec_id>@<version>/node:<id> | subtree:<id> | journal:<seq> | journal:<a>-<b>"})
 	}
@@ -182,7 +183,7 @@ func (s SpecItems) Get(ctx context.Context, archiveID, expectedHash string, budg
 // a journal range ([]specs.JournalEntry, oldest first).
 func (s SpecItems) item(ctx context.Context, ref SpecRef, archiveID string) (any, error) {
 	if s.Specs == nil {
-		return nil, newError(errcode.Unavailable, "This server has no spec store configured.", nil)
+		return nil, core.NewError(errcode.Unavailable, "This server has no spec store configured.", nil)
 	}
 	var content any
 	missing := ""
@@ -201,7 +202,7 @@ func (s SpecItems) item(ctx context.Context, ref SpecRef, archiveID string) (any
 		})
 	case "journal":
 		if s.Journal == nil {
-			return nil, newError(errcode.Unavailable, "This server has no research store configured.", nil)
+			return nil, core.NewError(errcode.Unavailable, "This server has no research store configured.", nil)
 		}
 		var entries []specs.JournalEntry
 		entries, err = s.Journal.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
@@ -218,16 +219,15 @@ func (s SpecItems) item(ctx context.Context, ref SpecRef, archiveID string) (any
 		}
 	}
 	if err != nil {
-		if c := codeOf(err); c != errcode.SpecNotFound && c != errcode.VersionNotFound {
+		if c := core.CodeOf(err); c != errcode.SpecNotFound && c != errcode.VersionNotFound {
 			return nil, err
 		}
 		missing = messageOf(err)
 	}
 	if missing != "" {
-		return nil, newError(errcode.ArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
+		return nil, core.NewError(errcode.ArchiveNotFound, "Nothing can be served under "+archiveID+": "+strings.TrimSuffix(missing, ".")+".",
 			map[string]any{"field": "archive_id", "received": archiveID}).
-			withRemediation("Re-read the spec (spec get) for current content and fresh archive ids.").
-			withRecovery("spec", map[string]any{"action": "get", "spec_id": ref.SpecID})
+			WithRemediation("Re-read the spec (spec get) for current content and fresh archive ids.")
 	}
 	return content, nil
 }

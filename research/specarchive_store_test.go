@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
@@ -21,7 +22,7 @@ import (
 func TestSpecItemsGet(t *testing.T) {
 	st := storetest.Open(t)
 	ctx := context.Background()
-	clock := specs.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
 	sp, err := specs.NewSpec(specs.NewSpecInput{Name: "archive items", Mission: "m"}, clock, func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
@@ -82,13 +83,13 @@ func TestSpecItemsGet(t *testing.T) {
 		{"no journal", research.SpecItems{Specs: st, Hash: hash}, at("journal:1-3"), 10_000, errcode.Unavailable, 0, 0, 0},
 	} {
 		read, err := tc.items.Get(ctx, tc.id, "", tc.budget, 0)
-		if codeOf(err) != tc.code {
+		if core.CodeOf(err) != tc.code {
 			t.Errorf("%s: %v, want code %q", tc.name, err, tc.code)
 			continue
 		}
-		var re *research.Error
-		if tc.code == errcode.ArchiveNotFound && (!errors.As(err, &re) || re.Recovery == nil || re.Recovery.Tool != "spec") {
-			t.Errorf("%s: want spec get as the recovery: %+v", tc.name, err)
+		var re *core.Error
+		if tc.code == errcode.ArchiveNotFound && (!errors.As(err, &re) || re.Recovery != nil || re.Details["field"] != "archive_id") {
+			t.Errorf("%s: want details.field archive_id and no next call (the domain names no tools): %+v", tc.name, err)
 		}
 		if err != nil {
 			continue

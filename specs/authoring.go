@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -43,15 +44,15 @@ type fieldViolation struct {
 	Received any    `json:"received,omitempty"`
 }
 
-func (v fieldViolation) err() *Error {
+func (v fieldViolation) err() *core.Error {
 	e := newErr(v.Code, v.Field, "%s", v.Message)
 	if v.Received != nil {
-		e.with("received", v.Received)
+		e.WithDetail("received", v.Received)
 	}
 	return e
 }
 
-func violationsErr(vs []fieldViolation) *Error {
+func violationsErr(vs []fieldViolation) *core.Error {
 	if len(vs) == 1 {
 		return vs[0].err()
 	}
@@ -60,7 +61,7 @@ func violationsErr(vs []fieldViolation) *Error {
 		list[i] = map[string]any{"code": v.Code, "field": v.Field, "message": v.Message, "received": v.Received}
 	}
 	e := newErr(errcode.Validation, vs[0].Field, "%d invalid fields, first: %s", len(vs), vs[0].Message)
-	return e.with("violations", list)
+	return e.WithDetail("violations", list)
 }
 
 func checkEnum(vs *[]fieldViolation, field, value string, allowed []string) {
@@ -201,9 +202,9 @@ func allowedUnder(parent *Node, child NodeType) bool {
 // PHASE_NOT_FOUND for a phase-like id (phase-…, the phases as candidates),
 // else TASK_NOT_FOUND (every node but the root as candidates). Every
 // not-found node in any answer is this one error.
-func NodeNotFound(s *Spec, field, id string) *Error {
+func NodeNotFound(s *Spec, field, id string) *core.Error {
 	if strings.HasPrefix(id, "phase-") {
-		return phaseNotFound(s, field, id)
+		return PhaseNotFound(s, field, id)
 	}
 	return taskNotFound(s, field, id)
 }
@@ -227,13 +228,13 @@ func defaultIndex(s *Spec, children []string, t NodeType) int {
 
 // positionIndex checks a 0-based position (nil = def) as an insertion
 // index into a list of length n: 0 is first, n is last.
-func positionIndex(position *int, n, def int, field string) (int, *Error) {
+func positionIndex(position *int, n, def int, field string) (int, *core.Error) {
 	if position == nil {
 		return def, nil
 	}
 	if p := *position; p < 0 || p > n {
 		return 0, newErr(errcode.InvalidPosition, field, "position must be between 0 and %d (0 is first)", n).
-			with("received", p).with("min", 0).with("max", n)
+			WithDetail("received", p).WithDetail("min", 0).WithDetail("max", n)
 	}
 	return *position, nil
 }
@@ -268,7 +269,7 @@ func addChild(s *Spec, parent *Node, n *Node, position *int) (string, error) {
 			hint = "; add a phase with phase-add"
 		}
 		return "", newErr(errcode.InvalidParent, "parent", "a %s cannot be added under %s (%s)%s", n.Type, parent.ID, parent.Type, hint).
-			with("received", parent.ID)
+			WithDetail("received", parent.ID)
 	}
 	idx, perr := positionIndex(position, len(parent.Children), defaultIndex(s, parent.Children, n.Type), "position")
 	if perr != nil {
@@ -336,7 +337,7 @@ func RemoveTask(s *Spec, id string, cascade bool) (removed []string, err error) 
 	}
 	if !n.IsLeaf() && !cascade {
 		return nil, newErr(errcode.Validation, "cascade", "%s has %d children: pass cascade to remove them too", id, len(n.Children)).
-			with("children", cloneStrings(n.Children))
+			WithDetail("children", cloneStrings(n.Children))
 	}
 	removed = subtree(s, id)
 	parentID := n.Parent
@@ -379,7 +380,7 @@ func MoveTask(s *Spec, id, newParent string, position *int) (err error) {
 	}
 	for x, guard := newParent, 0; x != "" && guard < 10000; guard++ {
 		if x == id {
-			return newErr(errcode.InvalidParent, "parent", "cannot move %s into its own subtree (%s)", id, newParent).with("received", newParent)
+			return newErr(errcode.InvalidParent, "parent", "cannot move %s into its own subtree (%s)", id, newParent).WithDetail("received", newParent)
 		}
 		xn := s.Node(x)
 		if xn == nil {
@@ -388,7 +389,7 @@ func MoveTask(s *Spec, id, newParent string, position *int) (err error) {
 		x = xn.Parent
 	}
 	if !allowedUnder(np, n.Type) {
-		return newErr(errcode.InvalidParent, "parent", "a %s cannot sit under %s (%s)", n.Type, newParent, np.Type).with("received", newParent)
+		return newErr(errcode.InvalidParent, "parent", "a %s cannot sit under %s (%s)", n.Type, newParent, np.Type).WithDetail("received", newParent)
 	}
 	siblings := removeString(cloneStrings(np.Children), id)
 	idx, perr := positionIndex(position, len(siblings), defaultIndex(s, siblings, n.Type), "position")
@@ -405,11 +406,11 @@ func MoveTask(s *Spec, id, newParent string, position *int) (err error) {
 		s.Edit(id).Parent = newParent
 		if path := waitPath(s, vertex{newParent, true}, vertex{id, true}); path != nil {
 			return newErr(errcode.CircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
-				with("cycle", cycleIDs(id, newParent, path)[1:])
+				WithDetail("cycle", cycleIDs(id, newParent, path)[1:])
 		}
 		if path := waitPath(s, vertex{id, false}, vertex{newParent, false}); path != nil {
 			return newErr(errcode.CircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
-				with("cycle", cycleIDs(newParent, id, path)[1:])
+				WithDetail("cycle", cycleIDs(newParent, id, path)[1:])
 		}
 		RecomputeAncestors(s, oldParent)
 	}
@@ -679,7 +680,7 @@ func RemovePhase(s *Spec, phaseID string, force bool) (res RemovePhaseResult, er
 	defer s.mutate(&err)()
 	p := s.Node(phaseID)
 	if p == nil || p.Type != TypePhase {
-		return res, phaseNotFound(s, "phase_id", phaseID)
+		return res, PhaseNotFound(s, "phase_id", phaseID)
 	}
 	ids := subtree(s, phaseID)
 	var active []string
@@ -694,7 +695,7 @@ func RemovePhase(s *Spec, phaseID string, force bool) (res RemovePhaseResult, er
 			list = list[:20]
 		}
 		return res, newErr(errcode.Conflict, "force", "phase %s has %d tasks that are not pending; pass force to remove it anyway", phaseID, len(active)).
-			with("non_pending", list).with("non_pending_count", len(active))
+			WithDetail("non_pending", list).WithDetail("non_pending_count", len(active))
 	}
 	before := cloneStrings(p.Dependencies.BlockedBy)
 	after := cloneStrings(p.Dependencies.Blocks)
@@ -731,7 +732,7 @@ func MovePhase(s *Spec, phaseID string, position int) (err error) {
 	defer s.mutate(&err)()
 	p := s.Node(phaseID)
 	if p == nil || p.Type != TypePhase || p.Parent != RootID {
-		return phaseNotFound(s, "phase_id", phaseID)
+		return PhaseNotFound(s, "phase_id", phaseID)
 	}
 	root := s.Root()
 	rest := removeString(cloneStrings(root.Children), phaseID)
@@ -875,7 +876,7 @@ func UpdatePhaseMetadata(s *Spec, phaseID string, updates map[string]any) (chang
 	defer s.mutate(&err)()
 	p := s.Node(phaseID)
 	if p == nil || p.Type != TypePhase {
-		return nil, phaseNotFound(s, "phase_id", phaseID)
+		return nil, PhaseNotFound(s, "phase_id", phaseID)
 	}
 	return updateNodeMetadata(s, phaseID, updates)
 }
@@ -934,7 +935,7 @@ func AddRequirement(s *Spec, id, reqType, text string) (req Requirement, err err
 	}
 	if !containsString(RequirementTypes, reqType) {
 		return req, newErr(errcode.InvalidFormat, "requirement_type", "requirement type must be one of %s", strings.Join(RequirementTypes, ", ")).
-			with("received", truncateForDetails(reqType)).with("allowed", RequirementTypes)
+			WithDetail("received", truncateForDetails(reqType)).WithDetail("allowed", RequirementTypes)
 	}
 	existing := n.Requirements()
 	if len(existing) >= MaxRequirements {
@@ -943,7 +944,7 @@ func AddRequirement(s *Spec, id, reqType, text string) (req Requirement, err err
 	max := 0
 	for _, r := range existing {
 		if strings.EqualFold(strings.TrimSpace(r.Text), text) {
-			return req, newErr(errcode.DuplicateEntry, "text", "%s already has this requirement (%s)", id, r.ID).with("existing_id", r.ID)
+			return req, newErr(errcode.DuplicateEntry, "text", "%s already has this requirement (%s)", id, r.ID).WithDetail("existing_id", r.ID)
 		}
 		if nums, ok := idNumbers(r.ID, "req"); ok && len(nums) == 1 && nums[0] > max {
 			max = nums[0]

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -24,9 +25,9 @@ func TestNewSpec(t *testing.T) {
 	mustNoViolations(t, s, "new")
 	_, err = NewSpec(NewSpecInput{Name: " "}, nil, nil)
 	mustCode(t, err, errcode.MissingRequired)
-	e := mustCode(t, func() error { _, err := NewSpec(NewSpecInput{Name: "x", Template: "huge"}, nil, nil); return err }(), errcode.InvalidFormat)
-	if len(e.Candidates) != 4 {
-		t.Fatalf("candidates %v", e.Candidates)
+	e := mustCode(t, func() error { _, err := NewSpec(NewSpecInput{Name: "x", Template: "bugfx"}, nil, nil); return err }(), errcode.InvalidFormat)
+	if m := e.Matches(); len(m) == 0 || m[0] != "bugfix" {
+		t.Fatalf("fuzzy matches %v", m)
 	}
 	seen := map[string]bool{"a-2025-01-02-001": true}
 	s2, err := NewSpec(NewSpecInput{Name: "A"}, testClock(), func(id string) bool { return seen[id] })
@@ -147,7 +148,7 @@ func TestAddTaskPlacementAndErrors(t *testing.T) {
 	}
 	for i, c := range cases {
 		_, err := AddTask(s, c.parent, c.in)
-		if ErrorCodeOf(err) != c.code {
+		if core.CodeOf(err) != c.code {
 			t.Errorf("case %d: got %v want %s", i, err, c.code)
 		}
 	}
@@ -221,8 +222,8 @@ func TestRemovePhase(t *testing.T) {
 	noErr(t, func() error { _, err := Start(s, "task-1-1", TransitionOptions{}); return err }())
 	_, err = RemovePhase(s, "phase-1", false)
 	e := mustCode(t, err, errcode.Conflict)
-	if e.Field != "force" {
-		t.Fatal(e.Field)
+	if e.Details["field"] != "force" {
+		t.Fatal(e.Details)
 	}
 	// phase-2 (pending only) goes without force, phase-1 → phase-3 re-linked.
 	res := must[RemovePhaseResult](t)(RemovePhase(s, "phase-2", false))

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -14,12 +15,12 @@ import (
 
 // CreateSpec builds a new spec (NewSpec) and its "Spec created" journal
 // entry, authored by author at clock's now. Errors are NewSpec's.
-func CreateSpec(in NewSpecInput, clock Clock, exists func(id string) bool, author string) (*Spec, []JournalEntry, error) {
+func CreateSpec(in NewSpecInput, clock core.Clock, exists func(id string) bool, author string) (*Spec, []JournalEntry, error) {
 	sp, err := NewSpec(in, clock, exists)
 	if err != nil {
 		return nil, nil, err
 	}
-	entry := JournalEntry{Timestamp: FormatTime(clock.now()), EntryType: "note", Title: "Spec created",
+	entry := JournalEntry{Timestamp: FormatTime(clock.Now()), EntryType: "note", Title: "Spec created",
 		Content: "Created " + sp.Header.Title + ".", Author: author}
 	return sp, []JournalEntry{entry}, nil
 }
@@ -79,15 +80,13 @@ func FrontmatterValue(key, s string) (any, error) {
 	case "estimated_hours", "actual_hours":
 		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {
-			return nil, &Error{Code: errcode.InvalidFormat, Message: key + " must be a number of hours.",
-				Details: map[string]any{"field": "value", "received": s, "constraint": "number ≥ 0"}}
+			return nil, core.NewError(errcode.InvalidFormat, key+" must be a number of hours.", map[string]any{"field": "value", "received": s, "constraint": "number ≥ 0"})
 		}
 		return f, nil
 	case "objectives":
 		var list []any
 		if err := json.Unmarshal([]byte(s), &list); err != nil {
-			return nil, &Error{Code: errcode.InvalidFormat, Message: "objectives must be a JSON array of strings.",
-				Details: map[string]any{"field": "value", "received": s, "constraint": "JSON array of strings"}}
+			return nil, core.NewError(errcode.InvalidFormat, "objectives must be a JSON array of strings.", map[string]any{"field": "value", "received": s, "constraint": "JSON array of strings"})
 		}
 		return list, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -278,10 +279,10 @@ func StartAll(s *Spec, ids []string, o TransitionOptions) ([]TransitionResult, e
 	for _, id := range ids {
 		tr, err := Start(s, id, o)
 		if err != nil {
-			if de, ok := err.(*Error); ok {
-				de.with("failed_task_id", id)
+			if de, ok := err.(*core.Error); ok {
+				de.WithDetail("failed_task_id", id)
 				if de.Code == errcode.TaskNotFound {
-					de.with("field", "task_ids")
+					de.WithDetail("field", "task_ids")
 				}
 			}
 			return nil, err
@@ -345,8 +346,8 @@ func UpdateMetadataAll(s *Spec, ids []string, updates map[string]any) ([]Metadat
 	for _, id := range ids {
 		changed, err := UpdateMetadata(s, id, updates)
 		if err != nil {
-			if de, ok := err.(*Error); ok {
-				de.with("failed_task_id", id)
+			if de, ok := err.(*core.Error); ok {
+				de.WithDetail("failed_task_id", id)
 			}
 			return nil, err
 		}

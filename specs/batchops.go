@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -95,14 +96,12 @@ type StartedTask struct {
 // id).
 func CheckBatchIDs(ids []string) error {
 	if len(ids) == 0 {
-		return &Error{Code: errcode.MissingRequired, Message: "task_ids must name at least one task.",
-			Details: map[string]any{"field": "task_ids", "action": "start-batch"}}
+		return core.NewError(errcode.MissingRequired, "task_ids must name at least one task.", map[string]any{"field": "task_ids", "action": "start-batch"})
 	}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if seen[id] {
-			return &Error{Code: errcode.InvalidFormat, Message: fmt.Sprintf("task_ids lists %s twice.", id),
-				Details: map[string]any{"field": "task_ids", "received": id, "constraint": "distinct task ids"}}
+			return core.NewError(errcode.InvalidFormat, fmt.Sprintf("task_ids lists %s twice.", id), map[string]any{"field": "task_ids", "received": id, "constraint": "distinct task ids"})
 		}
 		seen[id] = true
 	}
@@ -168,7 +167,7 @@ func (a *CompletedBatch) record(s *Spec, j JournalWriter, c Completion, oc Compl
 	res := CompletionResult{TaskID: c.TaskID, Success: c.Success}
 	if oc.Err != nil {
 		res.ErrorCode = errcode.Internal
-		if de := (*Error)(nil); errors.As(oc.Err, &de) {
+		if de := (*core.Error)(nil); errors.As(oc.Err, &de) {
 			res.ErrorCode, res.Error = de.Code, de.Message
 		}
 		a.ErrorCount++

@@ -1,6 +1,9 @@
 package specs
 
-import "github.com/specd/specd/core/errcode"
+import (
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+)
 
 // Dependency rules.
 //
@@ -191,22 +194,25 @@ func FindDeadlock(s *Spec) []string {
 	return nil
 }
 
-func taskNotFound(s *Spec, field, id string) *Error {
+func taskNotFound(s *Spec, field, id string) *core.Error {
 	e := newErr(errcode.TaskNotFound, field, "node %q does not exist in spec %s", truncateForDetails(id), s.Header.SpecID)
-	e.with("received", truncateForDetails(id))
+	e.WithDetail("received", truncateForDetails(id))
+	var candidates []string
 	for _, x := range s.IDs() {
 		if x != RootID {
-			e.Candidates = append(e.Candidates, x)
+			candidates = append(candidates, x)
 		}
 	}
-	return e
+	return withMatches(e, candidates)
 }
 
-func phaseNotFound(s *Spec, field, id string) *Error {
+// PhaseNotFound is PHASE_NOT_FOUND for id, given as argument field, with
+// the closest phases of s as fuzzy matches.
+func PhaseNotFound(s *Spec, field, id string) *core.Error {
 	e := newErr(errcode.PhaseNotFound, field, "phase %q does not exist in spec %s", truncateForDetails(id), s.Header.SpecID)
-	e.with("received", truncateForDetails(id))
+	e.WithDetail("received", truncateForDetails(id))
 	if r := s.Root(); r != nil {
-		e.Candidates = cloneStrings(r.Children)
+		withMatches(e, r.Children)
 	}
 	return e
 }
@@ -229,10 +235,10 @@ func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	}
 	if !containsString(DependencyTypes, depType) {
 		return newErr(errcode.InvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
-			with("received", truncateForDetails(depType)).with("allowed", DependencyTypes)
+			WithDetail("received", truncateForDetails(depType)).WithDetail("allowed", DependencyTypes)
 	}
 	if taskID == targetID {
-		return newErr(errcode.SelfReference, "target_id", "a node cannot depend on itself (%s)", taskID).with("received", taskID)
+		return newErr(errcode.SelfReference, "target_id", "a node cannot depend on itself (%s)", taskID).WithDetail("received", taskID)
 	}
 	task, target := s.Node(taskID), s.Node(targetID)
 	if task == nil {
@@ -263,7 +269,7 @@ func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	}
 	if cycle := wouldCycle(s, waiter, prereq); cycle != nil {
 		return newErr(errcode.CircularDependency, "target_id",
-			"%s blocked by %s would create a circular dependency: %v", waiter, prereq, cycle).with("cycle", cycle)
+			"%s blocked by %s would create a circular dependency: %v", waiter, prereq, cycle).WithDetail("cycle", cycle)
 	}
 	linkBlocked(s, waiter, prereq)
 	s.touch()
@@ -299,7 +305,7 @@ func unlinkBlocked(s *Spec, waiter, prereq string) {
 // meaning), both halves.
 //
 // Errors: INVALID_FORMAT (unknown depType), TASK_NOT_FOUND (either id),
-// DEPENDENCY_NOT_FOUND (no such edge; Candidates lists the node's existing
+// DEPENDENCY_NOT_FOUND (no such edge; its fuzzy matches are the node's existing
 // targets of that type).
 func RemoveDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	defer s.mutate(&err)()
@@ -308,7 +314,7 @@ func RemoveDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	}
 	if !containsString(DependencyTypes, depType) {
 		return newErr(errcode.InvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
-			with("received", truncateForDetails(depType)).with("allowed", DependencyTypes)
+			WithDetail("received", truncateForDetails(depType)).WithDetail("allowed", DependencyTypes)
 	}
 	task := s.Node(taskID)
 	if task == nil {
@@ -319,7 +325,7 @@ func RemoveDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	case "depends":
 		if !containsString(task.Dependencies.Depends, targetID) {
 			e := newErr(errcode.DependencyNotFound, "target_id", "%s does not depend on %s", taskID, targetID)
-			e.Candidates = cloneStrings(task.Dependencies.Depends)
+			withMatches(e, task.Dependencies.Depends)
 			return e
 		}
 		e := s.Edit(taskID)
@@ -338,7 +344,7 @@ func RemoveDependency(s *Spec, taskID, targetID, depType string) (err error) {
 				return taskNotFound(s, "target_id", targetID)
 			}
 			e := newErr(errcode.DependencyNotFound, "target_id", "%s is not blocked by %s", waiter, prereq)
-			e.Candidates = cloneStrings(list)
+			withMatches(e, list)
 			return e
 		}
 		unlinkBlocked(s, waiter, prereq)

@@ -34,7 +34,7 @@ func TestAddDependencyReciprocal(t *testing.T) {
 	mustCode(t, AddDependency(s, "task-1-1", "task-1-2", "blocks"), errcode.DuplicateEntry)
 	mustCode(t, AddDependency(s, "task-1-1", "task-1-1", "blocks"), errcode.SelfReference)
 	e := mustCode(t, AddDependency(s, "task-1-1", "task-9-9", "blocks"), errcode.TaskNotFound)
-	if e.Field != "target_id" || len(e.Candidates) == 0 {
+	if e.Details["field"] != "target_id" || len(e.Matches()) == 0 {
 		t.Fatalf("not found error: %+v", e)
 	}
 	mustCode(t, AddDependency(s, "nope", "task-1-1", "blocks"), errcode.TaskNotFound)

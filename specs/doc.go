@@ -5,8 +5,11 @@
 // oracle, lifecycle moves, validation with auto-fix, and analyses (stats,
 // dependency analysis, completeness, duplicate detection, diff).
 //
-// The package is pure Go and imports only the standard library. It knows
-// nothing about MCP, bbolt or feature flags.
+// The package is pure Go and imports only the standard library and the
+// packages under core/ (core.Error, core.Clock, the error codes, fuzzy
+// matching, the workspace's os.Root). It knows nothing about MCP, bbolt or
+// feature flags, and names no tools: answers suggest next steps as facts
+// ([NextStep]) and errors carry codes and details; the tools name the calls.
 //
 // # Views
 //
@@ -26,13 +29,15 @@
 //
 // # Errors
 //
-// Domain failures are *[Error] values whose Code is one of the Code*
-// constants (the error registry of the response-v2 contract, §3). Doc comments
-// list the codes each function returns.
+// Domain failures are *core.Error values (specd's one error type) whose Code
+// is one of the constants of core/errcode, with details (details.field names
+// the argument) and, for a not-found id, the closest existing ids as fuzzy
+// matches. Doc comments list the codes each function returns.
 //
 // # Time
 //
-// Time is injected: [Spec.Clock] (and the Clock parameters of the functions
-// that create specs or fix documents) supply "now"; nil means time.Now.
+// Time is injected: [Spec.Clock] (and the core.Clock parameters of the
+// functions that create specs or fix documents) supply "now"; nil means the
+// wall clock.
 // Timestamps are written as UTC RFC 3339 with a Z suffix.
 package specs

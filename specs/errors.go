@@ -1,69 +1,43 @@
 package specs
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/fuzzy"
 )
 
-// Error is the single error type of the spec domain. Code is a contract §3
-// error code, always one of the constants of package core/errcode; Message is one human sentence; Field names the offending
-// argument when there is one; Details carries structured context (for example
-// details.cycle for CIRCULAR_DEPENDENCY, details.allowed for
-// INVALID_TRANSITION, details.blocked_by for TASK_BLOCKED); Candidates lists
-// existing ids for not-found errors, unranked, so that the tools layer can
-// fuzzy-rank them.
-type Error struct {
-	Code       string
-	Message    string
-	Field      string
-	Details    map[string]any
-	Candidates []string
+// The domain's failures are *core.Error values (specd's one error type):
+// Code is one of the constants of package core/errcode; Message is one
+// human sentence; Details carries structured context (details.field names
+// the offending argument, details.cycle for CIRCULAR_DEPENDENCY,
+// details.allowed for INVALID_TRANSITION, details.blocked_by for
+// TASK_BLOCKED). Details is never nil on an error raised here. A not-found
+// error's Recovery holds the existing ids closest to details.received as
+// fuzzy matches; the domain names no tools, so no error raised here names
+// its next call: the tools choose it from the code and the details.
+
+// newErr is a domain failure with code and message; field, when set, is
+// details.field.
+func newErr(code, field, format string, args ...any) *core.Error {
+	details := map[string]any{}
+	if field != "" {
+		details["field"] = field
+	}
+	return core.NewError(code, fmt.Sprintf(format, args...), details)
 }
 
-// Error implements the error interface as "CODE: message".
-func (e *Error) Error() string {
-	if e == nil {
-		return "<nil>"
+// withMatches ranks candidates (the ids that exist, unranked) against
+// details.received and keeps the closest, if any, as e's fuzzy matches.
+// It returns e.
+func withMatches(e *core.Error, candidates []string) *core.Error {
+	if len(candidates) == 0 {
+		return e
 	}
-	return e.Code + ": " + e.Message
-}
-
-// ErrorCode returns the contract error code.
-func (e *Error) ErrorCode() string { return e.Code }
-
-// ErrorDetails returns a copy of Details, with "field" set when Field is set.
-// It never returns nil.
-func (e *Error) ErrorDetails() map[string]any {
-	out := make(map[string]any, len(e.Details)+1)
-	for k, v := range e.Details {
-		out[k] = v
+	received, _ := e.Details["received"].(string)
+	if matches := fuzzy.Rank(received, candidates, 5); len(matches) > 0 {
+		e.Recovery = &core.Recovery{FuzzyMatches: matches}
 	}
-	if e.Field != "" {
-		if _, ok := out["field"]; !ok {
-			out["field"] = e.Field
-		}
-	}
-	return out
-}
-
-// ErrorCodeOf returns the code of err when it is (or wraps) an *Error, else "".
-func ErrorCodeOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
-}
-
-func newErr(code, field, format string, args ...any) *Error {
-	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
-func (e *Error) with(key string, value any) *Error {
-	if e.Details == nil {
-		e.Details = map[string]any{}
-	}
-	e.Details[key] = value
 	return e
 }
 

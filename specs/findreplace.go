@@ -92,14 +92,14 @@ func findReplaceScope(in FindReplaceInput) (string, error) {
 	}
 	if scope != "all" && scope != "titles" && scope != "descriptions" {
 		return "", newErr(errcode.InvalidFormat, "scope", "scope must be all, titles or descriptions").
-			with("received", truncateForDetails(scope)).with("allowed", []string{"all", "titles", "descriptions"})
+			WithDetail("received", truncateForDetails(scope)).WithDetail("allowed", []string{"all", "titles", "descriptions"})
 	}
 	if len([]rune(in.Find)) > MaxPatternLength {
 		code := errcode.InvalidFormat
 		if in.Regex {
 			code = errcode.InvalidRegex
 		}
-		return "", newErr(code, "find", "the pattern must be at most %d characters", MaxPatternLength).with("max_length", MaxPatternLength)
+		return "", newErr(code, "find", "the pattern must be at most %d characters", MaxPatternLength).WithDetail("max_length", MaxPatternLength)
 	}
 	return scope, nil
 }
@@ -120,7 +120,7 @@ func newFindMatcher(in FindReplaceInput) (findMatcher, error) {
 		re, err := compileFind(in)
 		if err != nil {
 			return m, newErr(errcode.InvalidRegex, "find", "the pattern does not compile: %s", err.Error()).
-				with("received", truncateForDetails(in.Find))
+				WithDetail("received", truncateForDetails(in.Find))
 		}
 		m.re = re
 	}
@@ -207,7 +207,7 @@ func planFindReplace(targets []frTarget, m findMatcher) ([]frChange, int, error)
 	}
 	if total > MaxReplacements {
 		return nil, 0, newErr(errcode.Validation, "find", "%d replacements exceed the maximum of %d; narrow the pattern or the scope", total, MaxReplacements).
-			with("replacements", total).with("max", MaxReplacements)
+			WithDetail("replacements", total).WithDetail("max", MaxReplacements)
 	}
 	return changes, total, nil
 }

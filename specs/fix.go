@@ -1,12 +1,16 @@
 package specs
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/specd/specd/core"
+)
 
 // FixOptions tunes Fix.
 type FixOptions struct {
 	// Clock supplies "now" for missing timestamps and phase completion
 	// (nil: time.Now).
-	Clock Clock
+	Clock core.Clock
 	// Only restricts the fixes to these fix ids or codes (empty: all).
 	Only []string
 }

@@ -88,8 +88,8 @@ func TestAddPhaseBulkFoundryFields(t *testing.T) {
 			before := docJSON(t, s)
 			res, err := AddPhaseBulk(s, tt.phase, tt.tasks)
 			if tt.code != "" {
-				if e := mustCode(t, err, tt.code); e.Field != tt.field {
-					t.Fatalf("field %q, want %q", e.Field, tt.field)
+				if e := mustCode(t, err, tt.code); e.Details["field"] != tt.field {
+					t.Fatalf("field %v, want %q", e.Details["field"], tt.field)
 				}
 				if docJSON(t, s) != before {
 					t.Fatal("a refused call changed the spec")
@@ -115,8 +115,8 @@ func TestAddPhaseEstimate(t *testing.T) {
 	}
 	before := docJSON(t, s)
 	_, err := AddPhase(s, PhaseInput{Title: "Q", EstimatedHours: f64(-2)})
-	if e := mustCode(t, err, errcode.InvalidFormat); e.Field != "estimated_hours" {
-		t.Fatalf("field %q", e.Field)
+	if e := mustCode(t, err, errcode.InvalidFormat); e.Details["field"] != "estimated_hours" {
+		t.Fatalf("field %v", e.Details["field"])
 	}
 	if docJSON(t, s) != before {
 		t.Fatal("refused phase-add changed the spec")

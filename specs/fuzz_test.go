@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -34,7 +35,7 @@ func FuzzParseDocument(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := ParseDocument(data)
 		if err != nil {
-			if ErrorCodeOf(err) != errcode.InvalidFormat {
+			if core.CodeOf(err) != errcode.InvalidFormat {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/specd/specd/core"
 )
 
 // testClock returns a clock that starts at 2025-01-02T03:04:05Z and advances
 // one minute per call.
-func testClock() Clock {
+func testClock() core.Clock {
 	t := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	return func() time.Time {
 		t = t.Add(time.Minute)
@@ -26,14 +28,14 @@ func mustNoViolations(t *testing.T, s *Spec, context string) {
 	}
 }
 
-func mustCode(t *testing.T, err error, code string) *Error {
+func mustCode(t *testing.T, err error, code string) *core.Error {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("expected %s, got nil", code)
 	}
-	e, ok := err.(*Error)
+	e, ok := err.(*core.Error)
 	if !ok {
-		t.Fatalf("expected *Error %s, got %T %v", code, err, err)
+		t.Fatalf("expected *core.Error %s, got %T %v", code, err, err)
 	}
 	if e.Code != code {
 		t.Fatalf("expected %s, got %s (%s)", code, e.Code, e.Message)

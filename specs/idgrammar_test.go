@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -54,8 +55,8 @@ func TestValidID(t *testing.T) {
 		if (err == nil) != c.want {
 			t.Errorf("CheckID(%q) = %v, want ok=%v", c.id, err, c.want)
 		}
-		if err != nil && ErrorCodeOf(err) != errcode.InvalidFormat {
-			t.Errorf("CheckID(%q) code %q, want INVALID_FORMAT", c.id, ErrorCodeOf(err))
+		if err != nil && core.CodeOf(err) != errcode.InvalidFormat {
+			t.Errorf("CheckID(%q) code %q, want INVALID_FORMAT", c.id, core.CodeOf(err))
 		}
 	}
 }

@@ -246,13 +246,13 @@ func ValidID(id string) bool {
 // IDConstraint describes the id grammar in one phrase, for error details.
 const IDConstraint = "an id: 1-128 of a-z 0-9 . _ - starting with a letter or digit, no \"..\", no trailing dot"
 
-// CheckID returns nil when id is valid, else an INVALID_FORMAT *Error
+// CheckID returns nil when id is valid, else an INVALID_FORMAT *core.Error
 // naming field and the received value.
 func CheckID(field, id string) error {
 	if ValidID(id) {
 		return nil
 	}
 	e := newErr(errcode.InvalidFormat, field, "%s must be an id (lowercase letters, digits, '.', '_', '-'; at most %d characters; no '..'), not a path or free text", field, MaxIDLength)
-	e.Details = map[string]any{"constraint": IDConstraint, "pattern": IDPattern, "received": truncateForDetails(id)}
+	e.WithDetail("constraint", IDConstraint).WithDetail("pattern", IDPattern).WithDetail("received", truncateForDetails(id))
 	return e
 }

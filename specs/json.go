@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -351,7 +352,7 @@ func EncodeNode(n *Node) ([]byte, error) { return n.marshal(true) }
 func DecodeNode(id string, data []byte) (*Node, error) {
 	n := &Node{ID: id}
 	if err := json.Unmarshal(data, n); err != nil {
-		if e, ok := err.(*Error); ok {
+		if e, ok := err.(*core.Error); ok {
 			return nil, e
 		}
 		return nil, newErr(errcode.InvalidFormat, "node", "node %s is not valid JSON", id)
@@ -681,7 +682,7 @@ func readDocJournal(d *Document, v json.RawMessage) bool {
 func ParseDocument(data []byte) (*Document, error) {
 	d := &Document{}
 	if err := json.Unmarshal(data, d); err != nil {
-		if e, ok := err.(*Error); ok {
+		if e, ok := err.(*core.Error); ok {
 			return nil, e
 		}
 		return nil, newErr(errcode.InvalidFormat, "spec", "the spec is not valid JSON: %s", truncateForDetails(err.Error()))

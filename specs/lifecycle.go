@@ -40,7 +40,7 @@ func MoveLifecycle(s *Spec, to Lifecycle, force bool) (warnings []string, err er
 			names = append(names, string(l))
 		}
 		return nil, newErr(errcode.InvalidFormat, "to_folder", "the lifecycle state must be one of %s", strings.Join(names, ", ")).
-			with("received", truncateForDetails(string(to))).with("allowed", names)
+			WithDetail("received", truncateForDetails(string(to))).WithDetail("allowed", names)
 	}
 	from := s.Header.Lifecycle
 	if from == "" {
@@ -58,14 +58,14 @@ func MoveLifecycle(s *Spec, to Lifecycle, force bool) (warnings []string, err er
 	}
 	if !ok {
 		return nil, newErr(errcode.InvalidTransition, "to_folder", "a spec cannot move from %s to %s", from, to).
-			with("allowed", allowed).with("current", string(from))
+			WithDetail("allowed", allowed).WithDetail("current", string(from))
 	}
 	if to == LifecycleCompleted && !force {
 		RecomputeHeader(s)
 		if p := s.Header.ProgressPercentage; p < 100 || s.Header.TotalTasks == 0 {
 			return nil, newErr(errcode.InvalidTransition, "force",
 				"the spec is %d%% complete; finish the remaining tasks or pass force", p).
-				with("progress_percentage", p).with("allowed", allowed).with("current", string(from))
+				WithDetail("progress_percentage", p).WithDetail("allowed", allowed).WithDetail("current", string(from))
 		}
 	}
 	if to == LifecycleCompleted && force && s.Header.ProgressPercentage < 100 {

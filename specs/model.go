@@ -112,16 +112,6 @@ var (
 	DependencyTypes     = []string{"blocks", "blocked_by", "depends"}
 )
 
-// Clock supplies the current time; nil means time.Now.
-type Clock func() time.Time
-
-func (c Clock) now() time.Time {
-	if c == nil {
-		return time.Now().UTC()
-	}
-	return c().UTC()
-}
-
 // FormatTime renders t as UTC RFC 3339 with a Z suffix (second precision).
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
@@ -236,6 +226,10 @@ func (n *Node) MetaBool(key string) bool {
 // MetaStrings returns metadata[key] as a list of strings (non-string items
 // are skipped; a single string is a one-item list).
 func (n *Node) MetaStrings(key string) []string { return toStrings(n.Metadata[key]) }
+
+// MetaStrings is the spec's metadata[key] as a list of strings (a string is
+// a list of one; non-strings are skipped), as Node.MetaStrings.
+func (h Header) MetaStrings(key string) []string { return toStrings(h.Metadata[key]) }
 
 // SetMeta sets metadata[key] to a JSON-normalised copy of value; a nil value
 // deletes the key.

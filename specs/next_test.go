@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -114,7 +115,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	for i, c := range cases {
 		w, err := MoveLifecycle(s, c.to, c.force)
-		if ErrorCodeOf(err) != c.code {
+		if core.CodeOf(err) != c.code {
 			t.Fatalf("case %d →%s: %v", i, c.to, err)
 		}
 		if c.code == "" && s.Header.Lifecycle != c.to {

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/workspacefs"
 )
@@ -38,7 +39,7 @@ func CreatePlanFile(ctx context.Context, ws *workspacefs.Dir, name, template str
 	}
 	p := PlanPath(slug)
 	if _, err := ws.Stat(p); err == nil {
-		return CreatedPlan{}, &Error{Code: errcode.DuplicateEntry, Message: "A plan " + slug + " exists already.", Details: map[string]any{"plan": slug, "path": p}}
+		return CreatedPlan{}, core.NewError(errcode.DuplicateEntry, "A plan "+slug+" exists already.", map[string]any{"plan": slug, "path": p})
 	}
 	if err := ws.MkdirAll(PlansFolder); err != nil {
 		return CreatedPlan{}, err
@@ -74,8 +75,8 @@ func ListPlanFiles(ctx context.Context, ws *workspacefs.Dir) ([]string, error) {
 // such plan, and its other errors.
 func ReviewPlanFile(ctx context.Context, ws *workspacefs.Dir, slug string) (PlanReview, error) {
 	if slug == "" || PlanSlug(slug) != slug {
-		return PlanReview{}, &Error{Code: errcode.InvalidFormat, Field: "plan", Message: "plan is a slug from plan list (lower-case letters, digits and dashes).",
-			Details: map[string]any{"received": slug}}
+		return PlanReview{}, core.NewError(errcode.InvalidFormat, "plan is a slug from plan list (lower-case letters, digits and dashes).",
+			map[string]any{"field": "plan", "received": slug})
 	}
 	b, err := ws.ReadFile(ctx, PlanPath(slug), MaxPlanBytes)
 	if err != nil {

@@ -29,7 +29,7 @@ func codeOfErr(err error) string {
 	if err == nil {
 		return ""
 	}
-	if c := specs.ErrorCodeOf(err); c != "" {
+	if c := core.CodeOf(err); c != "" {
 		return c
 	}
 	return core.AsError(err).Code
@@ -93,8 +93,8 @@ func second[T any](_ T, err error) error { return err }
 
 // toCore is err with its details as the tools layer sees them.
 func toCore(err error) error {
-	if se, ok := err.(*specs.Error); ok {
-		return core.NewError(se.Code, se.Message, se.ErrorDetails())
+	if se, ok := err.(*core.Error); ok {
+		return core.NewError(se.Code, se.Message, se.Details)
 	}
 	return err
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/specd/specd/core"
 )
 
 // randomOp applies one random authoring mutation or transition and returns
@@ -167,7 +169,7 @@ func TestPropertyInvariants(t *testing.T) {
 			name, err := randomOp(r, s)
 			history = append(history, fmt.Sprintf("%s: %v", name, err))
 			if err != nil {
-				if _, ok := err.(*Error); !ok {
+				if _, ok := err.(*core.Error); !ok {
 					t.Fatalf("seed %d step %d %s: non-domain error %T", seed, step, name, err)
 				}
 				if overlaySnapshot(t, s) != before {

@@ -31,15 +31,15 @@ func ResetTasks(s *Spec, j JournalWriter, now time.Time, ids []string, o Transit
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if seen[id] {
-			return ResetBatch{}, newErr(errcode.InvalidFormat, "task_ids", "task_ids lists %s twice", id).with("received", id)
+			return ResetBatch{}, newErr(errcode.InvalidFormat, "task_ids", "task_ids lists %s twice", id).WithDetail("received", id)
 		}
 		seen[id] = true
 		n := s.Node(id)
 		if n == nil || id == RootID {
-			return ResetBatch{}, taskNotFound(s, "task_ids", id).with("failed_task_id", id)
+			return ResetBatch{}, taskNotFound(s, "task_ids", id).WithDetail("failed_task_id", id)
 		}
 		if !n.IsWorkLeaf() || n.Status != StatusInProgress {
-			return ResetBatch{}, invalidTransition(n, "reset", fmt.Sprintf("it is %s, not in_progress", n.Status)).with("failed_task_id", id)
+			return ResetBatch{}, invalidTransition(n, "reset", fmt.Sprintf("it is %s, not in_progress", n.Status)).WithDetail("failed_task_id", id)
 		}
 	}
 	o.Reason, o.TakeOver = "reset-batch: reset by request", true

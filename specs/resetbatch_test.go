@@ -17,7 +17,7 @@ func TestResetTasks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	now := testClock().now()
+	now := testClock().Now()
 	for _, c := range []struct {
 		name string
 		ids  []string

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
@@ -62,7 +63,7 @@ func TestMoveSpecJournalsFolderChanges(t *testing.T) {
 				return err
 			})
 			if tt.wantErr != "" {
-				if specs.ErrorCodeOf(err) != tt.wantErr {
+				if core.CodeOf(err) != tt.wantErr {
 					t.Fatalf("err = %v, want %s", err, tt.wantErr)
 				}
 				return
@@ -107,7 +108,7 @@ func TestAddJournalEntry(t *testing.T) {
 				return err
 			})
 			if tt.wantErr != "" {
-				if specs.ErrorCodeOf(err) != tt.wantErr {
+				if core.CodeOf(err) != tt.wantErr {
 					t.Fatalf("err = %v, want %s", err, tt.wantErr)
 				}
 				return
@@ -169,7 +170,7 @@ func TestRecordVerificationNote(t *testing.T) {
 				return err
 			})
 			if tt.wantErr != "" {
-				if specs.ErrorCodeOf(err) != tt.wantErr {
+				if core.CodeOf(err) != tt.wantErr {
 					t.Fatalf("err = %v, want %s", err, tt.wantErr)
 				}
 				return

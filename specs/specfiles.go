@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -17,7 +18,8 @@ import (
 // This file is the import and export of foundry-format spec files: folder
 // walks, per-file reports and the lifecycle folder layout, every file
 // through core/workspacefs (confined to the workspace root). It imports
-// core only for the coded errors workspacefs returns.
+// core for coded errors (those workspacefs returns, and the reserved-folder
+// refusal of export).
 
 // MaxSpecFileBytes bounds one imported spec file.
 const MaxSpecFileBytes = 32 << 20
@@ -46,10 +48,10 @@ type ImportReport struct {
 
 // ImportOptions are spec import's switches.
 type ImportOptions struct {
-	AutoFix   bool  // apply the auto-fixes before storing
-	Overwrite bool  // replace specs that exist (else skip them)
-	DryRun    bool  // report would_import; store nothing
-	Clock     Clock // the fixes' clock
+	AutoFix   bool       // apply the auto-fixes before storing
+	Overwrite bool       // replace specs that exist (else skip them)
+	DryRun    bool       // report would_import; store nothing
+	Clock     core.Clock // the fixes' clock
 }
 
 // ImportResult is spec import's answer: one report per file, and how many
@@ -298,6 +300,30 @@ type SkippedSpec struct {
 	Reason string `json:"reason"`
 }
 
+// ReservedFolders are the workspace folders spec export never writes into:
+// the store's own (.specd) and git's (.git, where a file can be a hook).
+var ReservedFolders = []string{".specd", ".git"}
+
+// notReserved refuses an export folder that is, lies below or resolves
+// into one of ReservedFolders (workspacefs.Dir.Within): INVALID_FORMAT with
+// an export to "specs" as the next call.
+func notReserved(ws *workspacefs.Dir, dir, specID string) error {
+	f := ws.Within(dir, ReservedFolders...)
+	if f == "" {
+		return nil
+	}
+	shown := workspacefs.Show(dir)
+	args := map[string]any{"action": "export", "path": "specs"}
+	if specID != "" {
+		args["spec_id"] = specID
+	}
+	return core.NewError(errcode.InvalidFormat,
+		fmt.Sprintf("path %q is (or leads into) %s, which specd and git keep for themselves; spec files are never written there.", shown, f),
+		map[string]any{"field": workspacefs.Field, "constraint": "a folder inside the workspace, outside .specd and .git", "received": shown}).
+		WithRemediation("Export to a folder of your own inside the workspace, e.g. specs.").
+		WithRecovery("spec", args, nil)
+}
+
 // ExportFiles writes each spec (specID, or every stored spec when empty)
 // to <path>/<lifecycle>/<spec_id>.json through ws: folders are made and
 // files replaced atomically (temporary file + rename) inside the workspace
@@ -308,14 +334,21 @@ type SkippedSpec struct {
 // is listed in Skipped.
 //
 // Errors: INVALID_FORMAT when path (or a lifecycle folder under it) is a
-// file, a dangling symlink or leads out of the workspace, checked before
-// anything is written; SPEC_NOT_FOUND; ctx's error.
+// file, a dangling symlink or leads out of the workspace, or is (or lies
+// below, or resolves into) one of ReservedFolders, checked before anything
+// is written; SPEC_NOT_FOUND; ctx's error.
 func ExportFiles(ctx context.Context, repo Repo, ws *workspacefs.Dir, path, specID string) (ExportResult, error) {
 	dir, err := ws.Rel(path)
 	if err != nil {
 		return ExportResult{}, err
 	}
+	if err := notReserved(ws, dir, specID); err != nil {
+		return ExportResult{}, err
+	}
 	if err := ws.MkdirAll(dir); err != nil {
+		return ExportResult{}, err
+	}
+	if err := notReserved(ws, dir, specID); err != nil { // as made, symlinks followed
 		return ExportResult{}, err
 	}
 	for f := range lifecycleFolders {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -27,7 +28,7 @@ type NewSpecInput struct {
 //
 // Errors: MISSING_REQUIRED (name), INVALID_FORMAT (unknown template;
 // details.allowed).
-func NewSpec(in NewSpecInput, clock Clock, exists func(id string) bool) (*Spec, error) {
+func NewSpec(in NewSpecInput, clock core.Clock, exists func(id string) bool) (*Spec, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
 		return nil, newErr(errcode.MissingRequired, "name", "a spec needs a name")
@@ -40,7 +41,7 @@ func NewSpec(in NewSpecInput, clock Clock, exists func(id string) bool) (*Spec, 
 	if !ok {
 		return nil, unknownTemplate(in.Template)
 	}
-	now := clock.now()
+	now := clock.Now()
 	ts := FormatTime(now)
 	meta := map[string]any{
 		"description": in.Description, "mission": in.Mission, "objectives": []any{}, "assumptions": []any{},
@@ -66,14 +67,14 @@ func NewSpec(in NewSpecInput, clock Clock, exists func(id string) bool) (*Spec, 
 	return s, nil
 }
 
-func unknownTemplate(name string) *Error {
+func unknownTemplate(name string) *core.Error {
 	var names []string
 	for _, t := range Templates() {
 		names = append(names, t.Name)
 	}
 	e := newErr(errcode.InvalidFormat, "template", "unknown template %q", truncateForDetails(name)).
-		with("received", truncateForDetails(name)).with("allowed", names)
-	e.Candidates = names
+		WithDetail("received", truncateForDetails(name)).WithDetail("allowed", names)
+	withMatches(e, names)
 	return e
 }
 
@@ -184,7 +185,7 @@ func addSpecString(s *Spec, key, field, text string) (n int, err error) {
 	list := specList(s, key)
 	for _, it := range list {
 		if str, ok := it.(string); ok && strings.EqualFold(strings.TrimSpace(str), text) {
-			return 0, newErr(errcode.DuplicateEntry, field, "this %s is already recorded", field).with("received", truncateForDetails(text))
+			return 0, newErr(errcode.DuplicateEntry, field, "this %s is already recorded", field).WithDetail("received", truncateForDetails(text))
 		}
 	}
 	if s.Header.Metadata == nil {
@@ -372,13 +373,13 @@ func UpdateFrontmatter(s *Spec, key string, value any) (err error) {
 		return newErr(errcode.MissingRequired, "key", "key is required")
 	}
 	if action, ok := listKeyActions[key]; ok {
-		return newErr(errcode.Validation, "key", "%s is a list: use authoring %s", key, action).with("use_action", action).with("received", key)
+		return newErr(errcode.Validation, "key", "%s is a list: use authoring %s", key, action).WithDetail("use_action", action).WithDetail("received", key)
 	}
 	if why, ok := reservedFrontmatter[key]; ok {
-		return newErr(errcode.Validation, "key", "%s cannot be set here (%s)", key, why).with("received", key)
+		return newErr(errcode.Validation, "key", "%s cannot be set here (%s)", key, why).WithDetail("received", key)
 	}
 	bad := func(want string) error {
-		return newErr(errcode.InvalidFormat, "value", "%s must be %s", key, want).with("received", truncateForDetails(fmt.Sprint(value)))
+		return newErr(errcode.InvalidFormat, "value", "%s must be %s", key, want).WithDetail("received", truncateForDetails(fmt.Sprint(value)))
 	}
 	if s.Header.Metadata == nil {
 		s.Header.Metadata = map[string]any{}

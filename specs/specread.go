@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/specd/specd/core"
 )
 
 // This file holds the whole-spec services behind spec find, get, history,
@@ -98,7 +100,7 @@ func ValidateSpec(sp *Spec) ValidationReport {
 
 // FixSpec applies every auto-fix (Fix) to the spec's document and, when
 // any applied, makes the spec equal to the fixed document.
-func FixSpec(sp *Spec, clock Clock) FixResult { return FixSpecWith(sp, FixOptions{Clock: clock}) }
+func FixSpec(sp *Spec, clock core.Clock) FixResult { return FixSpecWith(sp, FixOptions{Clock: clock}) }
 
 // FixSpecWith is FixSpec with options (o.Only limits the fixes applied,
 // e.g. VerificationTypeFixes).

@@ -44,7 +44,7 @@ func VerifyNode(s *Spec, id string) (*Node, error) {
 		return nil, taskNotFound(s, "verify_id", id)
 	}
 	if n.Type != TypeVerify {
-		return nil, newErr(errcode.Validation, "verify_id", "%s is a %s, not a verify node", id, n.Type).with("received", id)
+		return nil, newErr(errcode.Validation, "verify_id", "%s is a %s, not a verify node", id, n.Type).WithDetail("received", id)
 	}
 	return n, nil
 }
@@ -66,7 +66,7 @@ func RecordVerification(s *Spec, id string, r VerificationRecord) (rec map[strin
 	result := strings.ToUpper(strings.TrimSpace(r.Result))
 	if !containsString(VerificationResults, result) {
 		return nil, newErr(errcode.InvalidFormat, "result", "result must be one of %s", strings.Join(VerificationResults, ", ")).
-			with("received", truncateForDetails(r.Result)).with("allowed", VerificationResults)
+			WithDetail("received", truncateForDetails(r.Result)).WithDetail("allowed", VerificationResults)
 	}
 	cmd := r.Command
 	if cmd == "" {

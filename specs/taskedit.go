@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -167,15 +168,13 @@ type BatchFilters struct {
 // (INVALID_REGEX_PATTERN). Parent is the scope, not part of the filter.
 func (f BatchFilters) Filter() (TaskFilter, error) {
 	if f == (BatchFilters{}) {
-		return TaskFilter{}, &Error{Code: errcode.MissingRequired, Message: "metadata-batch needs at least one filter: status, parent, pattern or node_type.",
-			Details: map[string]any{"field": "pattern", "action": "metadata-batch", "filters": []string{"status", "parent", "pattern", "node_type"}}}
+		return TaskFilter{}, core.NewError(errcode.MissingRequired, "metadata-batch needs at least one filter: status, parent, pattern or node_type.", map[string]any{"field": "pattern", "action": "metadata-batch", "filters": []string{"status", "parent", "pattern", "node_type"}})
 	}
 	tf := TaskFilter{TasksOnly: true, Status: f.Status, NodeType: f.NodeType}
 	if f.Pattern != "" {
 		re, err := regexp.Compile(f.Pattern)
 		if err != nil {
-			return tf, &Error{Code: errcode.InvalidRegex, Message: "pattern is not a valid RE2 regular expression.",
-				Details: map[string]any{"field": "pattern", "received": f.Pattern, "constraint": "RE2 syntax, at most 256 characters"}}
+			return tf, core.NewError(errcode.InvalidRegex, "pattern is not a valid RE2 regular expression.", map[string]any{"field": "pattern", "received": f.Pattern, "constraint": "RE2 syntax, at most 256 characters"})
 		}
 		tf.Match = func(n *Node) bool { return re.MatchString(n.Title) || re.MatchString(n.ID) }
 	}
@@ -199,8 +198,7 @@ type MetadataBatch struct {
 func UpdateMetadataBatch(s *Spec, scope string, f BatchFilters, tf TaskFilter, updates map[string]any) (MetadataBatch, error) {
 	matched, tooMany := MatchTasks(s, scope, tf, MaxBatchMatches)
 	if tooMany {
-		return MetadataBatch{}, &Error{Code: errcode.Validation, Message: fmt.Sprintf("The filters match more than %d nodes; narrow them.", MaxBatchMatches),
-			Details: map[string]any{"field": "pattern", "limit": MaxBatchMatches, "constraint": "at most 100 matches"}}
+		return MetadataBatch{}, core.NewError(errcode.Validation, fmt.Sprintf("The filters match more than %d nodes; narrow them.", MaxBatchMatches), map[string]any{"field": "pattern", "limit": MaxBatchMatches, "constraint": "at most 100 matches"})
 	}
 	changes, err := UpdateMetadataAll(s, matched, updates)
 	if err != nil {

@@ -3,6 +3,8 @@ package specs
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/specd/specd/core"
 )
 
 // The work loop as answers: a transition's outcome, next (with or without
@@ -73,23 +75,29 @@ type FoundTask struct {
 
 // NothingActionable explains an empty next: blocked tasks with what they
 // wait on, failed tasks with the call that retries each, tasks in progress
-// with who started them, and the next call to make.
+// with who started them, and the next step to take.
 type NothingActionable struct {
 	Blocked    []BlockedTask    `json:"blocked"`
 	Failed     []FailedTaskItem `json:"failed"`
 	InProgress []InProgressTask `json:"in_progress"`
 	Hint       string           `json:"hint"`
-	NextCall   *NextCall        `json:"next_call,omitempty"`
+	// Next is the step to take (nil: none); NextCall is the call that
+	// takes it, which the MCP face fills in (the domain names no tools).
+	Next     *NextStep      `json:"-"`
+	NextCall *core.NextCall `json:"next_call,omitempty"`
 }
 
 // FailedTaskItem is a failed task with retry: the call that retries it as
 // given (task reopen with a reason: back to pending, retry_count kept, so
 // that next and prepare-batch offer it again).
 type FailedTaskItem struct {
-	TaskID        string   `json:"task_id"`
-	RetryCount    int      `json:"retry_count"`
-	Retry         NextCall `json:"retry"`
-	FailureReason string   `json:"failure_reason,omitempty"`
+	TaskID     string `json:"task_id"`
+	RetryCount int    `json:"retry_count"`
+	// Step retries the task; Retry is the call that takes it, which the
+	// MCP face fills in (the domain names no tools).
+	Step          NextStep      `json:"-"`
+	Retry         core.NextCall `json:"retry"`
+	FailureReason string        `json:"failure_reason,omitempty"`
 }
 
 // InProgressTask is a task someone is working on.
@@ -129,7 +137,7 @@ func nextView(s *Spec, nr NextResult) NextView {
 		Parent: n.Parent, PhaseID: nr.PhaseID, Metadata: MetadataOf(n)}}
 }
 
-// Nothing is why nr (not found) found nothing, with the next call to make:
+// Nothing is why nr (not found) found nothing, with the next step to take:
 // a failed task's retry comes first (it is the only work an agent can
 // unlock by itself), then the spec's completion, a blocked task's
 // check-deps, an in-progress task's info.
@@ -145,23 +153,23 @@ func Nothing(s *Spec, nr NextResult) *NothingActionable {
 	na := &NothingActionable{Blocked: nr.Blocked, Failed: failed, InProgress: inProgress, Hint: nr.Hint}
 	switch {
 	case nr.SpecComplete:
-		na.NextCall = &NextCall{Tool: "lifecycle", Args: map[string]any{"action": "complete", "spec_id": specID}}
+		na.Next = &NextStep{Kind: StepCompleteSpec, SpecID: specID}
 	case len(failed) > 0:
-		na.NextCall = &failed[0].Retry
+		na.Next = &failed[0].Step
 	case len(nr.Blocked) > 0:
-		na.NextCall = taskCall("check-deps", specID, "task_id", nr.Blocked[0].TaskID)
+		na.Next = &NextStep{Kind: StepCheckDeps, SpecID: specID, TaskID: nr.Blocked[0].TaskID}
 	case len(nr.InProgress) > 0:
-		na.NextCall = taskCall("info", specID, "task_id", nr.InProgress[0])
+		na.Next = &NextStep{Kind: StepTaskInfo, SpecID: specID, TaskID: nr.InProgress[0]}
 	}
 	return na
 }
 
-// FailedItems lists failed tasks, each with the call that retries it.
+// FailedItems lists failed tasks, each with the step that retries it.
 func FailedItems(specID string, failed []FailedTask) []FailedTaskItem {
 	out := make([]FailedTaskItem, 0, len(failed))
 	for _, f := range failed {
 		out = append(out, FailedTaskItem{TaskID: f.TaskID, RetryCount: f.RetryCount, FailureReason: f.Reason,
-			Retry: *taskCall("reopen", specID, "task_id", f.TaskID, "reason", "retry after failure")})
+			Step: NextStep{Kind: StepRetry, SpecID: specID, TaskID: f.TaskID}})
 	}
 	return out
 }

@@ -131,19 +131,24 @@ func ProgressOf(s *Spec) ProgressBrief {
 	return ProgressBrief{CompletedTasks: s.Header.CompletedTasks, TotalTasks: s.Header.TotalTasks, Percentage: s.Header.ProgressPercentage}
 }
 
-// NextCall is a call an answer suggests, runnable as given.
-type NextCall struct {
-	Tool string         `json:"tool"`
-	Args map[string]any `json:"args"`
-}
+// StepKind is what a next step does.
+type StepKind string
 
-// taskCall is a task tool call on spec specID.
-func taskCall(action, specID string, args ...any) *NextCall {
-	m := map[string]any{"action": action, "spec_id": specID}
-	for i := 0; i+1 < len(args); i += 2 {
-		m[args[i].(string)] = args[i+1]
-	}
-	return &NextCall{Tool: "task", Args: m}
+// The steps an answer can suggest.
+const (
+	StepCompleteSpec StepKind = "complete-spec" // every task is done: complete the spec
+	StepRetry        StepKind = "retry"         // reopen the failed task TaskID, to work on it again
+	StepCheckDeps    StepKind = "check-deps"    // see what the blocked task TaskID waits on
+	StepTaskInfo     StepKind = "task-info"     // read the task TaskID someone is working on
+)
+
+// NextStep is a step an answer suggests, as a domain fact: what to do on
+// which spec and task. The domain names no tools; the MCP face turns a step
+// into the call that takes it.
+type NextStep struct {
+	Kind   StepKind
+	SpecID string
+	TaskID string
 }
 
 // nullable is s, or nil (JSON null) when s is empty.

@@ -84,12 +84,11 @@ func TestPrepareHints(t *testing.T) {
 	}
 }
 
-func TestNothingNamesTheNextCall(t *testing.T) {
+func TestNothingNamesTheNextStep(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		setup  func(s *Spec)
-		tool   string
-		action string
+		kind   StepKind
 		taskID string
 	}{
 		{"failed task first: its retry", func(s *Spec) {
@@ -98,36 +97,35 @@ func TestNothingNamesTheNextCall(t *testing.T) {
 			for _, id := range []string{"task-1-2", "task-1-3"} {
 				must[TransitionResult](t)(Block(s, id, TransitionOptions{Reason: "x"}))
 			}
-		}, "task", "reopen", "task-1-1"},
+		}, StepRetry, "task-1-1"},
 		{"blocked task: its check-deps", func(s *Spec) {
 			for _, id := range []string{"task-1-1", "task-1-2", "task-1-3"} {
 				must[TransitionResult](t)(Block(s, id, TransitionOptions{Reason: "x"}))
 			}
-		}, "task", "check-deps", "task-1-1"},
+		}, StepCheckDeps, "task-1-1"},
 		{"in progress only: its info", func(s *Spec) {
 			must[RemovePhaseResult](t)(RemovePhase(s, "phase-2", false))
 			for _, id := range []string{"task-1-1", "task-1-2", "task-1-3"} {
 				must[TransitionResult](t)(Start(s, id, TransitionOptions{}))
 			}
-		}, "task", "info", "task-1-1"},
+		}, StepTaskInfo, "task-1-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := twoPhases(t)
 			tc.setup(s)
 			v := Next(s)
-			if v.Found || v.NothingActionable == nil || v.NextCall == nil {
+			if v.Found || v.NothingActionable == nil || v.Next == nil {
 				t.Fatalf("next: %+v", v)
 			}
-			c := v.NextCall
-			if c.Tool != tc.tool || c.Args["action"] != tc.action || c.Args["task_id"] != tc.taskID || c.Args["spec_id"] != s.Header.SpecID {
-				t.Fatalf("next_call %+v, want %s %s %s", c, tc.tool, tc.action, tc.taskID)
+			if want := (NextStep{Kind: tc.kind, SpecID: s.Header.SpecID, TaskID: tc.taskID}); *v.Next != want || v.NextCall != nil {
+				t.Fatalf("next step %+v (call %v), want %+v and no call (the domain names no tools)", *v.Next, v.NextCall, want)
 			}
 		})
 	}
 }
 
 // TestNextAndPrepareBatchShareFailedItems: an empty batch reports the
-// failed tasks exactly as next does, retry calls included.
+// failed tasks exactly as next does, retry steps included.
 func TestNextAndPrepareBatchShareFailedItems(t *testing.T) {
 	s := newTestSpec(t)
 	must[PhaseResult](t)(AddPhaseBulk(s, PhaseInput{Title: "One"}, []TaskInput{{Title: "a"}, {Type: TypeVerify, Title: "v"}}))
@@ -138,7 +136,7 @@ func TestNextAndPrepareBatchShareFailedItems(t *testing.T) {
 	if b.Count != 0 || b.Failed == nil || n.NothingActionable == nil {
 		t.Fatalf("batch %+v next %+v", b, n)
 	}
-	if !reflect.DeepEqual(*b.Failed, n.Failed) || len(n.Failed) != 1 || n.Failed[0].Retry.Args["action"] != "reopen" {
+	if !reflect.DeepEqual(*b.Failed, n.Failed) || len(n.Failed) != 1 || n.Failed[0].Step.Kind != StepRetry || n.Failed[0].Step.TaskID != "task-1-1" {
 		t.Fatalf("batch failed %+v, next failed %+v", *b.Failed, n.Failed)
 	}
 }
@@ -194,7 +192,7 @@ func TestBatchFiltersFilter(t *testing.T) {
 			tf, err := tc.f.Filter()
 			if tc.code != "" {
 				e := mustCode(t, err, tc.code)
-				if e.ErrorDetails()["field"] != "pattern" {
+				if e.Details["field"] != "pattern" {
 					t.Fatalf("details %v", e.Details)
 				}
 				return

@@ -3,6 +3,7 @@ package specs
 import (
 	"strings"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -66,7 +67,7 @@ func AllowedActions(from Status) []string {
 	return out
 }
 
-func invalidTransition(n *Node, action, why string) *Error {
+func invalidTransition(n *Node, action, why string) *core.Error {
 	allowed := AllowedActions(n.Status)
 	statuses := []string{}
 	for _, a := range allowed {
@@ -80,7 +81,7 @@ func invalidTransition(n *Node, action, why string) *Error {
 		msg = "cannot " + action + " " + n.ID + ": " + why
 	}
 	return newErr(errcode.InvalidTransition, "status", "%s", msg).
-		with("allowed", allowed).with("allowed_statuses", statuses).with("current_status", string(n.Status)).with("task_id", n.ID)
+		WithDetail("allowed", allowed).WithDetail("allowed_statuses", statuses).WithDetail("current_status", string(n.Status)).WithDetail("task_id", n.ID)
 }
 
 // Holder returns the agent holding n: the started_by of a task in
@@ -104,7 +105,7 @@ func checkHolder(n *Node, action string, opts TransitionOptions) error {
 		return nil
 	}
 	return newErr(errcode.Conflict, "task_id", "cannot %s %s: session %s started it at %s; pass force:true to act on it anyway", action, n.ID, by, n.MetaString("started_at")).
-		with("task_id", n.ID).with("started_by", by).with("started_at", n.MetaString("started_at")).with("action", action)
+		WithDetail("task_id", n.ID).WithDetail("started_by", by).WithDetail("started_at", n.MetaString("started_at")).WithDetail("action", action)
 }
 
 // transitionTarget returns the node for a transition, or the error for a
@@ -149,9 +150,9 @@ func (s *Spec) journalEntry(n *Node, entryType, title, content string, o Transit
 		Content: content, Author: author(o), TaskID: n.ID, Metadata: meta}
 }
 
-func blockedErr(id string, blockers []string) *Error {
+func blockedErr(id string, blockers []string) *core.Error {
 	return newErr(errcode.TaskBlocked, "task_id", "%s is waiting on %s; run task check-deps to see what is unfinished", id, strings.Join(blockers, ", ")).
-		with("blocked_by", blockers).with("suggested_action", "check-deps").with("task_id", id)
+		WithDetail("blocked_by", blockers).WithDetail("suggested_action", "check-deps").WithDetail("task_id", id)
 }
 
 // finish applies the rollup and header bookkeeping after a status change.
@@ -264,7 +265,7 @@ func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult,
 		}
 		res.Warnings = append(res.Warnings, "completed despite unfinished prerequisites: "+strings.Join(b, ", "))
 	}
-	now := s.Clock.now()
+	now := s.Clock.Now()
 	e := s.Edit(id)
 	e.Status = StatusCompleted
 	e.SetMeta("completed_at", FormatTime(now))
@@ -322,7 +323,7 @@ func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	}
 	if !containsString(BlockerTypes, bt) {
 		return res, newErr(errcode.InvalidFormat, "blocker_type", "blocker_type must be one of %s", strings.Join(BlockerTypes, ", ")).
-			with("received", truncateForDetails(bt)).with("allowed", BlockerTypes)
+			WithDetail("received", truncateForDetails(bt)).WithDetail("allowed", BlockerTypes)
 	}
 	e := s.Edit(id)
 	e.Status = StatusBlocked
@@ -499,7 +500,7 @@ func UpdateStatus(s *Spec, id string, status Status, opts TransitionOptions) (Tr
 		}
 	}
 	return TransitionResult{}, newErr(errcode.InvalidFormat, "status", "status must be one of %s", strings.Join(names, ", ")).
-		with("received", truncateForDetails(string(status))).with("allowed", names)
+		WithDetail("received", truncateForDetails(string(status))).WithDetail("allowed", names)
 }
 
 // MarkJournaled clears needs_journaling on a node and sets journaled_at: what

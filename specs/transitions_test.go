@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
 
@@ -203,7 +204,7 @@ func TestUpdateStatusDispatch(t *testing.T) {
 		{"done", TransitionOptions{}, errcode.InvalidFormat},
 	} {
 		_, err := UpdateStatus(s, "task-1-1", st.to, st.opts)
-		if ErrorCodeOf(err) != st.code {
+		if core.CodeOf(err) != st.code {
 			t.Fatalf("→%s: %v want %q", st.to, err, st.code)
 		}
 		if st.code == "" && s.Node("task-1-1").Status != st.to {
@@ -337,7 +338,7 @@ func TestUpdateStatusNote(t *testing.T) {
 		{StatusPending, TransitionOptions{Note: "redo"}, "", "redo", ""},
 	} {
 		res, err := UpdateStatus(s, "task-1-1", st.to, st.opts)
-		if ErrorCodeOf(err) != st.code {
+		if core.CodeOf(err) != st.code {
 			t.Fatalf("→%s %+v: %v want %q", st.to, st.opts, err, st.code)
 		}
 		if st.code != "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/fuzzy"
 )
 
@@ -79,7 +80,7 @@ type issue struct {
 
 type checker struct {
 	d      *Document
-	clock  Clock
+	clock  core.Clock
 	issues []issue
 	// flagged records nodes that already have a hierarchy issue this round.
 	flagged map[string]bool
@@ -694,7 +695,7 @@ func (c *checker) enumCheck(id, key, code string, allowed []string, synonyms map
 // recomputes it, to compare with the stored counts.
 // Invalid types and statuses that map to valid ones are mapped first, so
 // the expected counts are those the fixed document will have.
-func rollupView(d *Document, clock Clock) *Spec {
+func rollupView(d *Document, clock core.Clock) *Spec {
 	s := FromDocument(*d)
 	s.Clock = clock
 	for id, n := range s.overlay {

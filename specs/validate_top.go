@@ -72,7 +72,7 @@ func (c *checker) ruleTimestamp(name, value string) {
 			if t, ok := ParseTime(*o); ok {
 				*v = FormatTime(t)
 			} else {
-				*v = FormatTime(c.clock.now())
+				*v = FormatTime(c.clock.Now())
 			}
 			return true
 		}, "the spec has no %s timestamp", name)

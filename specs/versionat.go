@@ -55,7 +55,7 @@ func ResolveVersion(ctx context.Context, repo Repo, specID, field, ref string) (
 	if !ok {
 		return 0, newErr(errcode.InvalidFormat, field,
 			"%s %q is neither a version number nor a timestamp (2025-12-26T18-20-13.456789 or RFC 3339).", field, truncateForDetails(ref)).
-			with("received", truncateForDetails(ref))
+			WithDetail("received", truncateForDetails(ref))
 	}
 	return VersionAt(ctx, repo, specID, field, at)
 }
@@ -110,7 +110,7 @@ func VersionAt(ctx context.Context, repo Repo, specID, field string, at time.Tim
 	}
 	return 0, newErr(errcode.VersionNotFound, field,
 		"Spec %s has no kept version from %s: the oldest kept version, %d, was made at %s.", specID, at.Format(time.RFC3339Nano), candidate, made).
-		with("received", at.Format(time.RFC3339Nano)).with("oldest_version", candidate).with("oldest_timestamp", made)
+		WithDetail("received", at.Format(time.RFC3339Nano)).WithDetail("oldest_version", candidate).WithDetail("oldest_timestamp", made)
 }
 
 // CompareSpecRef is CompareSpec with the caller's references: target a

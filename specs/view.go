@@ -1,6 +1,10 @@
 package specs
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/specd/specd/core"
+)
 
 // NodeSource supplies a spec's nodes lazily: a map in memory
 // ([MemorySource]) or a bbolt bucket in core/store. Operations may Get the
@@ -60,7 +64,7 @@ func (m MemorySource) Apply(put []*Node, deleted []string) {
 // time.Now).
 type Spec struct {
 	Header Header
-	Clock  Clock
+	Clock  core.Clock
 
 	src     NodeSource
 	overlay map[string]*Node
@@ -312,11 +316,11 @@ func (s *Spec) restore(tx *txLog) {
 // touch records a mutation in the header: LastUpdated = now and, once per
 // view, Version + 1.
 func (s *Spec) touch() {
-	s.Header.LastUpdated = FormatTime(s.Clock.now())
+	s.Header.LastUpdated = FormatTime(s.Clock.Now())
 	if !s.bumped {
 		s.Header.Version++
 		s.bumped = true
 	}
 }
 
-func (s *Spec) nowString() string { return FormatTime(s.Clock.now()) }
+func (s *Spec) nowString() string { return FormatTime(s.Clock.Now()) }

@@ -6,25 +6,25 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/flags"
+	"github.com/specd/specd/flags/registry"
 )
 
 // benchFlags opens the flags service over a real flag file with a 50/50
 // fractional rule on every flag (the costliest targeting a rollout uses).
-func benchFlags(b *testing.B) *adapt.FlagsAdapter {
+func benchFlags(b *testing.B) *flags.Service {
 	file := filepath.Join(b.TempDir(), "flags.json")
 	frac := `{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"fractional":[["on",50],["off",50]]}}`
 	raw := map[string]string{}
-	for _, f := range flags.Registry {
+	for _, f := range registry.Flags {
 		raw[f.Name] = frac
 	}
 	must(b, os.WriteFile(file, []byte(flagFile(nil, raw)), 0o644))
 	svc, err := flags.Open(context.Background(), flags.Options{Path: file, InstallID: "bench", Transport: "stdio"})
 	must(b, err)
 	b.Cleanup(func() { svc.Close() })
-	return adapt.Flags(svc)
+	return svc
 }
 
 // BenchmarkFlagDecision is the flag work on one call's path: the session's
@@ -42,11 +42,11 @@ func BenchmarkFlagDecision(b *testing.B) {
 	})
 	b.Run("gate-evaluate", func(b *testing.B) {
 		for b.Loop() {
-			fl.Gate(ctx, flags.TaskBatchOperations, fc)
+			fl.Gate(ctx, registry.TaskBatchOperations, fc)
 		}
 	})
 	b.Run("observe", func(b *testing.B) {
-		ds := []mcptool.FlagDecision{fl.Contract(ctx, fc), fl.Gate(ctx, flags.TaskBatchOperations, fc)}
+		ds := []mcptool.FlagDecision{fl.Contract(ctx, fc), fl.Gate(ctx, registry.TaskBatchOperations, fc)}
 		for b.Loop() {
 			fl.Observe(ds, "", 40_000)
 		}

@@ -19,7 +19,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/flags"
+	"github.com/specd/specd/flags/registry"
 )
 
 // flagFile is a flagd flag file with every registry flag at its default
@@ -27,7 +29,7 @@ import (
 // definitions (flag → JSON).
 func flagFile(defaults map[string]string, raw map[string]string) string {
 	var parts []string
-	for _, f := range flags.Registry {
+	for _, f := range registry.Flags {
 		def := "off"
 		if f.Default {
 			def = "on"
@@ -379,11 +381,11 @@ func TestFlagsFractionalRollout(t *testing.T) {
 	on := 0
 	for i := range 1000 {
 		// the targeting key of a client with an API key id is "key:<id>"
-		d := svc.Evaluate(context.Background(), flags.ResponseContractV2, flags.Context{APIKeyID: fmt.Sprintf("client-%04d", i)})
+		d := svc.Gate(context.Background(), registry.ResponseContractV2, mcptool.FlagContext{APIKeyID: fmt.Sprintf("client-%04d", i)})
 		if d.Source != flags.SourceFile {
 			t.Fatalf("source %q", d.Source)
 		}
-		if d.Value {
+		if d.On {
 			on++
 		}
 	}
@@ -398,7 +400,7 @@ func TestFlagsFractionalRollout(t *testing.T) {
 		id := fmt.Sprintf("client-%04d", i)
 		s, err := flags.Open(context.Background(), flags.Options{Path: file, ClientID: id})
 		must(t, err)
-		predict[id] = s.Contract(context.Background(), flags.Context{SessionID: "p", ClientName: "agent"}).Value
+		predict[id] = s.Contract(context.Background(), mcptool.FlagContext{SessionID: "p", ClientName: "agent"}).On
 		s.Close()
 	}
 	seen := map[bool]int{}
@@ -481,7 +483,7 @@ func TestFlagsGatesOverStdio(t *testing.T) {
 	}
 	caps := data(call(t, c, "server", map[string]any{"action": "capabilities"}))
 	fl := caps["flags"].([]any)
-	if len(fl) != len(flags.Registry) {
+	if len(fl) != len(registry.Flags) {
 		t.Fatalf("capabilities lists %d flags", len(fl))
 	}
 	for _, f := range fl {

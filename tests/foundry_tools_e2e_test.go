@@ -336,6 +336,33 @@ func TestTestRunExecutes(t *testing.T) {
 	}
 }
 
+// TestTestRunRefusesOptionTargets: a target starting with "-" would reach
+// the test runner as an option (make -f, go test -exec, pytest -p): test
+// run refuses it with INVALID_FORMAT, a remediation and a recovery that
+// runs, and runs nothing; a "-" inside a target stays allowed.
+func TestTestRunRefusesOptionTargets(t *testing.T) {
+	t.Parallel()
+	deps := newDeps(t, true)
+	deps.VerificationExecute = true
+	writeFiles(t, deps.Workspace, map[string]string{
+		"Makefile": "test:\n\t@echo all-good\nunit-a:\n\t@echo unit-a-ran\n",
+		"evil.mk":  "test:\n\t@touch pwned\n",
+	})
+	c, _ := inProcess(t, deps, protocols[0])
+	for _, target := range []string{"-fevil.mk", "--makefile", "-", "--", "-n"} {
+		d := failsWith(t, c, "INVALID_FORMAT", "test", map[string]any{"action": "run", "target": target})
+		if rem, _ := d["remediation"].(string); !strings.Contains(rem, "-") || d["details"].(map[string]any)["field"] != "target" {
+			t.Errorf("target %q: %v", target, d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(deps.Workspace, "pwned")); err == nil {
+		t.Fatal("a target starting with - reached make as an option")
+	}
+	if d := ok(t, c, "test", map[string]any{"action": "run", "target": "unit-a"}); !strings.Contains(d["output"].(string), "unit-a-ran") {
+		t.Fatalf("test run unit-a: %v", d)
+	}
+}
+
 // BenchmarkErrorAnswer is one failing call (UNKNOWN_ACTION) through a real
 // mcp-go client, with the error recorded in the store (recorded) and
 // without a record (Deps.Notes nil): the cost of the error log per error

@@ -15,11 +15,17 @@ import (
 //   - tools depends on bbolt through nothing (it sees the store through
 //     interfaces; cmd is where concrete types meet);
 //   - flags is the only package importing OpenFeature, and tools does not
-//     depend on it (it sees flags through its Flags interface);
+//     depend on it (it sees flags through core/mcptool's Flags interface,
+//     which *flags.Service implements);
+//   - flags/registry, the one place that names each flag and what it
+//     gates, imports only the standard library (tools read it);
 //   - core/mcptool, the tool framework, depends on no tool, domain or
 //     store: not tools, specs, research, flags, core/store nor bbolt (tools
 //     are data it is given; issue 9);
-//   - no package is named util, common or helpers.
+//   - no package is named util, common or helpers;
+//   - the sources agree (checkSources): package docs' "imports only" claims
+//     are true, core.Error is the one Error type, and the domain (specs,
+//     research) names no tools.
 func TestLayout(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
@@ -67,6 +73,13 @@ func TestLayout(t *testing.T) {
 				}
 			}
 		}
+		if rel == "flags/registry" {
+			for _, d := range deps {
+				if strings.Contains(strings.SplitN(d, "/", 2)[0], ".") {
+					t.Errorf("%s depends on %s; the flag registry imports only the standard library", pkg, d)
+				}
+			}
+		}
 		if under(rel, "core/mcptool") {
 			for _, d := range deps {
 				for _, bad := range []string{"tools", "specs", "research", "flags", "core/store"} {
@@ -82,7 +95,7 @@ func TestLayout(t *testing.T) {
 		if under(rel, "tools") {
 			for _, d := range deps {
 				if strings.HasPrefix(d, openfeat) || d == mod+"flags" {
-					t.Errorf("%s depends on %s; tools see flags through tools.Flags", pkg, d)
+					t.Errorf("%s depends on %s; tools see flags through mcptool.Flags and flags/registry", pkg, d)
 				}
 				if strings.HasPrefix(d, bbolt) || d == mod+"core/store" {
 					t.Errorf("%s depends on %s; tools reach the store through interfaces", pkg, d)
@@ -93,6 +106,7 @@ func TestLayout(t *testing.T) {
 	if checked < 5 {
 		t.Fatalf("go list returned only %d packages", checked)
 	}
+	checkSources(t)
 }
 
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }

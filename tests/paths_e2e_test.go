@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -437,6 +438,65 @@ func TestResourceURIsRefuseBadIDs(t *testing.T) {
 		req.Params.URI = uri
 		if _, err := c.ReadResource(ctx, req); err == nil || !strings.Contains(err.Error(), "INVALID_FORMAT") {
 			t.Errorf("read %s: want INVALID_FORMAT, got %v", uri, err)
+		}
+	}
+}
+
+// TestExportRefusesReservedFolders (issue 18 item 4d): spec export into
+// .specd or .git, below them, or into a folder that resolves there (./, ..,
+// case, an absolute path, a symlink to them or below them) is
+// INVALID_FORMAT with a remediation and a recovery that runs as given (an
+// export to a folder of the caller's own), and writes nothing there;
+// look-alike names (.github, .specdx) stay allowed.
+func TestExportRefusesReservedFolders(t *testing.T) {
+	t.Parallel()
+	c, ws, outside, _ := pathsSetup(t)
+	id := importBasic(t, c, ws)
+	hidden := serverPaths(t, ws, outside)
+	must(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(ws, ".specd", "sub"), 0o755))
+	must(t, os.Symlink(filepath.Join(".git", "hooks"), filepath.Join(ws, "hooks-link")))
+	must(t, os.Symlink(".specd", filepath.Join(ws, "store-link")))
+	must(t, os.MkdirAll(filepath.Join(ws, "deep"), 0o755))
+	must(t, os.Symlink(filepath.Join("..", ".specd", "sub"), filepath.Join(ws, "deep", "up")))
+	listing := func(dir string) []string {
+		var names []string
+		_ = filepath.WalkDir(filepath.Join(ws, dir), func(p string, _ os.DirEntry, _ error) error {
+			names = append(names, p)
+			return nil
+		})
+		return names
+	}
+	beforeGit, beforeSpecd := listing(".git"), listing(".specd")
+	for _, path := range []string{".specd", ".specd/x", "./.specd", "x/../.specd", ".SPECD", ".Git/hooks",
+		".git", ".git/hooks", "./.git/", filepath.Join(ws, ".git"), "hooks-link", "store-link/out", "deep/up", "deep/up/more"} {
+		for _, args := range []map[string]any{{"action": "export", "path": path}, {"action": "export", "path": path, "spec_id": id}} {
+			env := call(t, c, "spec", args)
+			d := data(env)
+			det, _ := d["details"].(map[string]any)
+			if errorCode(env) != "INVALID_FORMAT" || d["remediation"] == "" || det["field"] != "path" {
+				t.Errorf("export to %q: want INVALID_FORMAT naming path with a remediation, got %v", path, d)
+				continue
+			}
+			rec, _ := d["recovery"].(map[string]any)
+			sargs, _ := rec["suggested_args"].(map[string]any)
+			if rec["suggested_tool"] != "spec" || sargs["action"] != "export" || sargs["path"] != "specs" || sargs["spec_id"] != args["spec_id"] {
+				t.Errorf("export to %q: recovery %v, want an export to specs", path, rec)
+			} else if r := call(t, c, "spec", sargs); r["success"] != true {
+				t.Errorf("export to %q: recovery %v does not run: %v", path, sargs, r)
+			}
+			noServerPaths(t, env, path, hidden...)
+		}
+	}
+	if after := listing(".git"); fmt.Sprint(after) != fmt.Sprint(beforeGit) {
+		t.Errorf("export wrote into .git: %v", after)
+	}
+	if after := listing(".specd"); fmt.Sprint(after) != fmt.Sprint(beforeSpecd) {
+		t.Errorf("export wrote into .specd: %v", after)
+	}
+	for _, path := range []string{".github", ".specdx", "specs/.git-notes"} {
+		if env := call(t, c, "spec", map[string]any{"action": "export", "path": path, "spec_id": id}); env["success"] != true {
+			t.Errorf("export to %q: %v", path, data(env))
 		}
 	}
 }

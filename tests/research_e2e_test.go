@@ -175,6 +175,19 @@ func TestResearchDigestLifecycle(t *testing.T) {
 		if nf["recovery"].(map[string]any)["suggested_tool"] != "research" {
 			t.Fatalf("archive recovery: %v", nf)
 		}
+		// The research domain names no tools: the tool names these calls.
+		unarchived := researchCopy(t, payload)
+		unarchived["source_text_hash"] = "sha256:" + strings.Repeat("0", 64)
+		for _, args := range []map[string]any{
+			{"action": "archive-get", "content_id": "no-such-source"},
+			{"action": "digest-validate", "payload": unarchived, "source_id": "no-such-source"},
+		} {
+			nf := researchFail(t, c, "ARCHIVE_NOT_FOUND", "research", args)
+			rec := nf["recovery"].(map[string]any)
+			if rec["suggested_tool"] != "research" || fmt.Sprint(rec["suggested_args"]) != "map[action:digest-list source_id:no-such-source]" {
+				t.Fatalf("%v: recovery %v", args["action"], rec)
+			}
+		}
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
@@ -22,7 +23,7 @@ var seeded atomic.Int64
 // domain and one store transaction.
 func seedSpec(b testing.TB, st *store.Store, n int) string {
 	b.Helper()
-	clock := specs.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
 	sp, err := specs.NewSpec(specs.NewSpecInput{Name: fmt.Sprintf("bench %d spec %d", n, seeded.Add(1)), Mission: "m"}, clock, func(string) bool { return false })
 	if err != nil {
 		b.Fatal(err)

@@ -356,3 +356,82 @@ tr -d '\n' < %[5]s/rl.json
 		t.Fatalf("write beyond RLIMIT_FSIZE: %.300v", env)
 	}
 }
+
+// TestCheckNamesEveryTruncation (issue 18 item 4a, end to end): `specd
+// check` of a store cut to any size short of its pages exits 1 with
+// STORE_CORRUPT, a message saying what is wrong and the way out (a backup),
+// never INTERNAL_ERROR or an empty message.
+func TestCheckNamesEveryTruncation(t *testing.T) {
+	t.Parallel()
+	bin := specdBinary(t)
+	ws := t.TempDir()
+	db := filepath.Join(ws, ".specd", "specd.db")
+	seedStore(t, bin, db)
+	good, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{4095, 4096, 4097, 8191, 8192}
+	for n := 0; n <= 16384; n += 512 {
+		sizes = append(sizes, n)
+	}
+	for _, n := range sizes {
+		if n >= len(good) {
+			continue
+		}
+		if err := os.WriteFile(db, good[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := specdCLI(t, bin, nil, "check", "--db", db)
+		if code != 1 || !strings.Contains(errs, "STORE_CORRUPT: The store file .specd/specd.db is damaged (") || !strings.Contains(errs, "specd backup") {
+			t.Errorf("check of a store cut to %d bytes: exit %d\n%s%s", n, code, out, errs)
+		}
+	}
+}
+
+// TestBackupRefusesADamagedStore (issue 18 item 4b): `specd backup` of a
+// store that `specd check` finds damaged exits 1, says why, names --force
+// and writes nothing; with --force it copies.
+func TestBackupRefusesADamagedStore(t *testing.T) {
+	t.Parallel()
+	bin := specdBinary(t)
+	ws := t.TempDir()
+	db := filepath.Join(ws, ".specd", "specd.db")
+	seedStore(t, bin, db)
+	good, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Find a page whose damage the store opens over but check reports.
+	found := false
+	for p := 2; p*4096 < len(good) && !found; p++ {
+		bad := append([]byte(nil), good...)
+		copy(bad[p*4096:], "GARBAGEGARBAGEGARBAGE")
+		if err := os.WriteFile(db, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := specdCLI(t, bin, nil, "check", "--db", db)
+		found = code == 1 && strings.Contains(out, "problem(s) found") && !strings.Contains(errs, "STORE_CORRUPT")
+	}
+	if !found {
+		t.Skip("no page of this store opens damaged; nothing to back up")
+	}
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	code, out, errs := specdCLI(t, bin, nil, "backup", backup, "--db", db)
+	if code != 1 || !strings.Contains(errs, "damaged") || !strings.Contains(errs, "--force") {
+		t.Fatalf("backup of a damaged store: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(backup); err == nil {
+		t.Fatal("backup of a damaged store wrote the file")
+	}
+	if code, out, errs := specdCLI(t, bin, nil, "backup", backup, "--force", "--db", db); code != 0 {
+		t.Fatalf("backup --force of a damaged store: exit %d\n%s%s", code, out, errs)
+	}
+	// A truncated store cannot be opened: refused too, naming --force.
+	if err := os.WriteFile(db, good[:5000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := specdCLI(t, bin, nil, "backup", backup+"2", "--db", db); code != 1 || !strings.Contains(errs, "STORE_CORRUPT") || !strings.Contains(errs, "--force") {
+		t.Fatalf("backup of a truncated store: exit %d\n%s%s", code, out, errs)
+	}
+}

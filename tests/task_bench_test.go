@@ -33,7 +33,7 @@ var taskBenchSizes = []int{100, 1_000, 10_000}
 // prepare must skip finished work.
 func taskBenchDoc(b testing.TB, n int, halfPhase bool) (*specs.Spec, []specs.JournalEntry) {
 	b.Helper()
-	clock := specs.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
 	sp, err := specs.NewSpec(specs.NewSpecInput{Name: fmt.Sprintf("task bench %d", n), Mission: "m"}, clock, func(string) bool { return false })
 	if err != nil {
 		b.Fatal(err)

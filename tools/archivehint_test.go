@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/flags/registry"
 )
 
 // offFlags turns the flags in off off for every caller; every other flag
@@ -18,13 +19,16 @@ func (f offFlags) Gate(_ context.Context, flag string, _ mcptool.FlagContext) mc
 	return mcptool.FlagDecision{Flag: flag, On: !f.off[flag], Source: "file"}
 }
 func (f offFlags) Contract(ctx context.Context, c mcptool.FlagContext) mcptool.FlagDecision {
-	return f.Gate(ctx, mcptool.FlagResponseContractV2, c)
+	return f.Gate(ctx, registry.ResponseContractV2, c)
 }
 func (offFlags) Forget(string)                                         {}
 func (offFlags) Observe([]mcptool.FlagDecision, string, time.Duration) {}
 func (offFlags) List(context.Context, mcptool.FlagContext) any         { return nil }
 func (offFlags) Health() any                                           { return nil }
 func (offFlags) FileName() string                                      { return "flags.json" }
+func (offFlags) Status() mcptool.FlagStatus {
+	return mcptool.FlagStatus{Provider: "file", State: "ready"}
+}
 
 // TestDegradedAnswersNameArchiveGetOnlyWhenServed: an answer cut to the
 // token budget tells the caller to fetch what it left out with research
@@ -35,7 +39,7 @@ func (offFlags) FileName() string                                      { return 
 func TestDegradedAnswersNameArchiveGetOnlyWhenServed(t *testing.T) {
 	for _, archiveOff := range []bool{false, true} {
 		h := newTaskHarness(t)
-		h.d.Runtime.Flags = offFlags{off: map[string]bool{FlagContentArchive: archiveOff}}
+		h.d.Runtime.Flags = offFlags{off: map[string]bool{registry.ContentArchive: archiveOff}}
 		for i := range 8 {
 			h.call("s", "journal", map[string]any{"action": "add", "title": fmt.Sprintf("note %d", i), "content": strings.Repeat("a decision worth keeping. ", 30)})
 		}

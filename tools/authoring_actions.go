@@ -34,7 +34,7 @@ func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request) mcptool.Resul
 		return specs.CreateSpec(in, d.clock(), exists, author(r))
 	})
 	if err != nil {
-		return mcptool.Fail(specError(err, ""))
+		return mcptool.Fail(withSpecNextCall(err, ""))
 	}
 	a := SpecCreateAnswer{Mutation: Mutation{SpecID: h.SpecID, Version: h.Version}, Title: h.Title, Lifecycle: h.Lifecycle, Template: r.Args.String("template")}
 	if o.DryRun {
@@ -367,7 +367,7 @@ func (d *Deps) specRollback(ctx context.Context, r *mcptool.Request) mcptool.Res
 	specID := r.Args.String("spec_id")
 	v, res, err := specs.Rollback(ctx, d.Specs, specID, versionRef(r.Args, "version"), d.writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
 	if err != nil {
-		return mcptool.Fail(specError(err, specID))
+		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
 	return mcptool.OK(RollbackAnswer{Mutation: mutationOf(specID, res), RestoredVersion: v, NodesRestored: len(res.Changes)})
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
-	"github.com/specd/specd/specs/degrade"
+	"github.com/specd/specd/tools/degrade"
 )
 
 // fidelityMeta reports a degraded answer: content_fidelity, the dropped ids,
@@ -49,9 +49,9 @@ type docDegrader struct {
 // fits (a specs.Document, degrade.Summary or degrade.Reference), its
 // version, and at reference_only the calls that page through the rest.
 type SpecGetAnswer struct {
-	Spec      any                `json:"spec"`
-	Version   int64              `json:"version"`
-	NextCalls []degrade.NextCall `json:"next_calls,omitempty"`
+	Spec      any             `json:"spec"`
+	Version   int64           `json:"version"`
+	NextCalls []core.NextCall `json:"next_calls,omitempty"`
 }
 
 // hasher names dropped items by archive ids pinned to the document's

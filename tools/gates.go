@@ -5,42 +5,27 @@ import (
 	"fmt"
 
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/flags/registry"
 )
 
-// Feature flag names the tools know (the flags package holds the registry;
-// a test keeps the two in step).
-const (
-	FlagTaskBatchOperations = "task_batch_operations"
-	FlagResearchDigests     = "research_digests"
-	FlagContentArchive      = "content_archive"
-	FlagVerificationExecute = FeatureVerificationExecute
-)
-
-// actionFlags is which flag gates which action; New sets Action.Flag from
-// it, so the gates live in one table.
-var actionFlags = map[string]map[string]string{
-	"task": {
-		"prepare-batch": FlagTaskBatchOperations, "start-batch": FlagTaskBatchOperations,
-		"complete-batch": FlagTaskBatchOperations, "reset-batch": FlagTaskBatchOperations,
-	},
-	"research": {
-		"digest-validate": FlagResearchDigests, "digest-create": FlagResearchDigests, "digest-put": FlagResearchDigests,
-		"digest-get": FlagResearchDigests, "digest-list": FlagResearchDigests, "digest-delete": FlagResearchDigests,
-		"archive-put": FlagContentArchive, "archive-get": FlagContentArchive,
-	},
-	"verification": {"execute": FlagVerificationExecute},
-	"test":         {"run": FlagVerificationExecute},
-}
-
-// setActionFlags sets Action.Flag from actionFlags on every tool of r.
+// setActionFlags sets Action.Flag on every action of r that a flag of the
+// registry (flags/registry) gates; a gate naming an action r lacks is a
+// programming error.
 func setActionFlags(r *mcptool.Registry) {
-	for _, t := range r.Tools() {
-		for name, flag := range actionFlags[t.Name] {
-			a, ok := t.Action(name)
-			if !ok {
-				panic("tools: flag gate for unknown action " + t.Name + " " + name)
+	for _, f := range registry.Flags {
+		for _, g := range f.Gates {
+			if g.What != "" {
+				continue
 			}
-			a.Flag = flag
+			t, ok := r.Tool(g.Tool)
+			if !ok {
+				continue // a tool set without this tool
+			}
+			a, ok := t.Action(g.Action)
+			if !ok {
+				panic("tools: flag " + f.Name + " gates unknown action " + g.Tool + " " + g.Action)
+			}
+			a.Flag = f.Name
 		}
 	}
 }

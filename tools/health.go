@@ -111,7 +111,10 @@ type DiskInfo struct {
 	FreeBytes *uint64 `json:"free_bytes,omitempty"` // set when measured
 }
 
-// FlagsHealth is the flag provider's state as health check sees it.
+// FlagsHealth is the flag provider's state as health check sees it:
+// provider none and state not_configured without flags; else file or
+// flagd, and ready, not_ready, stale, error or fatal. What is wrong now (a
+// refused flag file, a provider not ready) is a warning of the answer.
 type FlagsHealth struct {
 	Provider string `json:"provider"`
 	State    string `json:"state"`
@@ -140,5 +143,12 @@ func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	}
 	info.Path = showServerPath(d.Workspace, info.Path)
 	a.Store, a.Flags = &info, &FlagsHealth{Provider: "none", State: "not_configured"}
+	if d.Runtime.Flags != nil {
+		st := d.Runtime.Flags.Status()
+		a.Flags = &FlagsHealth{Provider: st.Provider, State: st.State}
+		if st.Warning != "" {
+			opts = append(opts, warn(st.Warning, st.Problem, st.Context))
+		}
+	}
 	return mcptool.OK(a, opts...)
 }

@@ -37,7 +37,7 @@ func mutationOf(specID string, res specs.RepoWriteResult) Mutation {
 // mutateAnswer runs fn as the call's one store transaction over its spec
 // (MutateSpec: expected_version, dry_run, the journal in the same
 // transaction) and returns fn's typed result with its Mutation filled in.
-// Domain errors become envelope errors (specError).
+// Refusals get their next call (withSpecNextCall).
 func mutateAnswer[T any, P interface {
 	*T
 	mutated
@@ -51,7 +51,7 @@ func mutateAnswer[T any, P interface {
 		return err
 	})
 	if err != nil {
-		return out, specError(err, specID)
+		return out, withSpecNextCall(err, specID)
 	}
 	P(&out).mutated(mutationOf(specID, res))
 	return out, nil
@@ -68,7 +68,7 @@ func readAnswer[T any](ctx context.Context, d *Deps, r *mcptool.Request, fn func
 		return err
 	})
 	if err != nil {
-		return out, specError(err, specID)
+		return out, withSpecNextCall(err, specID)
 	}
 	return out, nil
 }

@@ -72,7 +72,7 @@ func TestObjectArgsBindStrictly(t *testing.T) {
 			if e == nil || e.Code != tc.code || e.Details["field"] != tc.field {
 				t.Fatalf("got %v (details %v), want %s on %s", err, e, tc.code, tc.field)
 			}
-			if tc.tool != "" && (e.Recovery == nil || e.Recovery.SuggestedTool != "server" || e.Recovery.SuggestedArgs["tool_name"] != tc.tool) {
+			if tc.tool != "" && (e.Recovery == nil || e.Recovery.Tool != "server" || e.Recovery.Args["tool_name"] != tc.tool) {
 				t.Fatalf("recovery %+v, want server schema of %s", e.Recovery, tc.tool)
 			}
 		})

@@ -56,7 +56,7 @@ type PlanReviewAnswer struct {
 // that helps: plan review of a plan that exists, plan list for a malformed
 // or unknown slug.
 func planError(err error, slug string) error {
-	e := core.AsError(specError(err, ""))
+	e := core.AsError(withSpecNextCall(err, ""))
 	switch {
 	case e.Code == errcode.DuplicateEntry:
 		e.WithRecovery("plan", map[string]any{"action": "review", "plan": slug}, nil)

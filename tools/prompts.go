@@ -22,8 +22,8 @@ const (
 
 // installPrompts publishes the prompts start_feature (spec_id),
 // complete_phase (spec_id, phase_id) and review_spec (spec_id): one user
-// message each, whose deterministic text the specs domain builds from the
-// spec (specs.StartFeaturePrompt, CompletePhasePrompt, ReviewSpecPrompt).
+// message each, whose deterministic text is built from the spec alone
+// (startFeaturePrompt, completePhasePrompt, reviewSpecPrompt).
 // A missing or malformed argument, an unknown spec or phase is a JSON-RPC
 // error whose message starts with the error code (INVALID_FORMAT,
 // SPEC_NOT_FOUND, PHASE_NOT_FOUND) and names the call that lists the ids.
@@ -33,7 +33,7 @@ func installPrompts(s *server.MCPServer, d *Deps) {
 	s.AddPrompt(mcp.NewPrompt(promptStartFeature,
 		mcp.WithPromptDescription("Start work on a spec: its mission, phases, the first task to take, and the claim → work → journal → complete loop."),
 		specArg), d.promptHandler(func(sp *specs.Spec, _ map[string]string) (string, error) {
-		return specs.StartFeaturePrompt(sp), nil
+		return startFeaturePrompt(sp), nil
 	}))
 	s.AddPrompt(mcp.NewPrompt(promptCompletePhase,
 		mcp.WithPromptDescription("Close one phase of a spec: its unfinished tasks and verify steps, and the calls that finish, verify and journal them."),
@@ -45,12 +45,12 @@ func installPrompts(s *server.MCPServer, d *Deps) {
 			if err := specs.CheckID("phase_id", args["phase_id"]); err != nil {
 				return "", err
 			}
-			return specs.CompletePhasePrompt(sp, args["phase_id"])
+			return completePhasePrompt(sp, args["phase_id"])
 		}))
 	s.AddPrompt(mcp.NewPrompt(promptReviewSpec,
 		mcp.WithPromptDescription("Review a spec against its intent: structure, dependencies, blocked and failed work, missing journal entries, and the checks to run."),
 		specArg), d.promptHandler(func(sp *specs.Spec, _ map[string]string) (string, error) {
-		return specs.ReviewSpecPrompt(sp), nil
+		return reviewSpecPrompt(sp), nil
 	}))
 }
 

@@ -143,7 +143,7 @@ func researchTool(d *Deps) *mcptool.Tool {
 // and workspace, for one call.
 func researchService(d *Deps) research.Service {
 	svc := research.Service{Files: func() (research.FileReader, error) { return openResearchFiles(d) },
-		Now: func() time.Time { return researchNow(d) }, Retention: d.ArchiveRetention, MaxChars: core.MaxLargeText}
+		Clock: d.clock(), Retention: d.ArchiveRetention, MaxChars: core.MaxLargeText}
 	if d.Research != nil {
 		svc.Store = d.Research
 	}
@@ -172,27 +172,13 @@ func (f researchFiles) ReadFile(ctx context.Context, name string, max int64) ([]
 	return b, fileError(err)
 }
 
-// researchErr turns a research error into the envelope error, keeping its
-// remediation and recovery; other errors pass through.
-func researchErr(err error) error {
-	var e *research.Error
-	if !errors.As(err, &e) {
-		return err
+// withNextCall gives err, when it is a refusal of code that names no next
+// call, the call c: the research domain names no tools, so the handler,
+// which knows the call's arguments, names the call that recovers.
+func withNextCall(err error, code string, c core.NextCall) error {
+	var e *core.Error
+	if errors.As(err, &e) && e.Code == code && !e.NamesCall() {
+		return e.WithNext(c, nil)
 	}
-	out := core.NewError(e.Code, e.Message, e.Details).WithRemediation(e.Remediation)
-	if e.Recovery != nil {
-		out.WithRecovery(e.Recovery.Tool, e.Recovery.Args, nil)
-	}
-	return out
-}
-
-func researchFail(err error) mcptool.Result { return mcptool.Fail(researchErr(err)) }
-
-// researchNow is the tools' clock (the runtime's, else the wall clock), used
-// for archived_at, stored_at and the retention cutoff alike.
-func researchNow(d *Deps) time.Time {
-	if d.Runtime.Now != nil {
-		return d.Runtime.Now().UTC()
-	}
-	return time.Now().UTC()
+	return err
 }

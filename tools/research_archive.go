@@ -1,10 +1,12 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/jcs"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/research"
@@ -22,7 +24,7 @@ func archivePut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *resea
 	res, err := svc.ArchivePut(ctx, research.ArchivePutArgs{Content: r.Args.String("content"), ContentID: r.Args.String("content_id"),
 		HasContentID: r.Args.Has("content_id"), ItemType: r.Args.String("item_type")})
 	if err != nil {
-		return researchFail(err)
+		return mcptool.Fail(err)
 	}
 	return mcptool.OK(res)
 }
@@ -35,7 +37,12 @@ func archiveGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int) mc
 	}
 	c, err := researchService(d).ArchiveGet(ctx, a)
 	if err != nil {
-		return researchFail(err)
+		// Nothing under that id: list the stored digests (of that source).
+		rec := map[string]any{"action": "digest-list"}
+		if id := cmp.Or(a.ArchiveID, a.ContentID); id != "" {
+			rec["source_id"] = id
+		}
+		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: rec}))
 	}
 	return archiveWindowAnswer(c, r.Args.IntOr("offset", 0), r.Args.IntOr("max_chars", 0), budget)
 }
@@ -47,7 +54,7 @@ func archiveWindowAnswer(c research.ArchivedContent, offset, maxChars, budget in
 	build := func(budget int) (any, []core.MetaOption, error) {
 		res, cut, err := c.Answer(offset, maxChars, max(budget*4-archiveAnswerSlack, 1024))
 		if err != nil {
-			return nil, nil, researchErr(err)
+			return nil, nil, err
 		}
 		var meta []core.MetaOption
 		if cut {
@@ -118,7 +125,11 @@ func archiveGetSpec(ctx context.Context, d *Deps, a research.ArchiveGetArgs, bud
 	}
 	read, err := items.Get(ctx, a.ArchiveID, a.ExpectedHash, budget, archiveAnswerSlack/4)
 	if err != nil {
-		return researchFail(err)
+		// The item is gone from the spec (or its version): re-read the spec.
+		if ref, perr := research.ParseSpecArchiveID(a.ArchiveID); perr == nil {
+			err = withNextCall(err, errcode.ArchiveNotFound, callSpecGet.on(ref.SpecID, ""))
+		}
+		return mcptool.Fail(err)
 	}
 	var meta []core.MetaOption
 	if r := read.Result; r.ExpectedHash != "" && !r.Verified {

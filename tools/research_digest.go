@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/research"
 )
@@ -50,7 +51,8 @@ func digestValidate(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Re
 	}
 	res, err := researchService(d).Validate(ctx, a)
 	if err != nil {
-		return researchFail(err)
+		// Nothing archived under source_id: list what is stored for it.
+		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: map[string]any{"action": "digest-list", "source_id": a.SourceID}}))
 	}
 	if res.Source == "none" {
 		return mcptool.OK(res, sourceNotChecked("digest-validate"))
@@ -62,7 +64,7 @@ func digestCreate(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Resu
 	res, err := researchService(d).Create(ctx, research.CreateArgs{Source: sourceArgs(r), Query: r.Args.String("query"),
 		SourceID: r.Args.String("source_id"), HasSourceID: r.Args.Has("source_id"), MaxSnippets: r.Args.IntOr("max_snippets", 0)})
 	if err != nil {
-		return researchFail(err)
+		return mcptool.Fail(err)
 	}
 	return mcptool.OK(res)
 }
@@ -72,7 +74,7 @@ func digestPut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *resear
 	svc.Sweeper = sweeper
 	res, err := svc.Put(ctx, research.PutArgs{SourceID: r.Args.String("source_id"), Payload: r.Args.Object("payload"), Source: sourceArgs(r)})
 	if err != nil {
-		return researchFail(err)
+		return mcptool.Fail(err)
 	}
 	if !res.TextChecked {
 		return mcptool.OK(res, sourceNotChecked("digest-put"))
@@ -83,7 +85,7 @@ func digestPut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *resear
 func digestGet(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
 	res, err := researchService(d).Get(ctx, r.Args.String("source_id"), r.Args.String("query_hash"))
 	if err != nil {
-		return researchFail(err)
+		return mcptool.Fail(err)
 	}
 	return mcptool.OK(res)
 }
@@ -100,7 +102,7 @@ func digestList(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result
 	}
 	res, next, err := researchService(d).List(ctx, sourceID, page.After, page.Limit)
 	if err != nil {
-		return researchFail(err)
+		return mcptool.Fail(err)
 	}
 	return mcptool.OK(res, page.Meta(page.Cursor(next, next != "")))
 }
@@ -108,7 +110,7 @@ func digestList(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result
 func digestDelete(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
 	res, err := researchService(d).Delete(ctx, r.Args.String("source_id"), r.Args.String("query_hash"))
 	if err != nil {
-		return researchFail(err)
+		return mcptool.Fail(err)
 	}
 	return mcptool.OK(res)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
-	"github.com/specd/specd/specs/degrade"
+	"github.com/specd/specd/tools/degrade"
 )
 
 // Resource URIs.

@@ -9,7 +9,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
-	"github.com/specd/specd/specs/degrade"
+	"github.com/specd/specd/tools/degrade"
 )
 
 const specDescription = `Use this when you need to read or check a whole spec: list specs by folder, find one, get it (big specs degrade to summary or reference_only within the token budget, with archive ids for what was left out), validate and fix it, see stats, dependency analysis, completeness and duplicate tasks, its history and diffs between versions, the enums it uses, or import/export foundry-format spec files. ` +
@@ -135,7 +135,7 @@ func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo 
 	}
 	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionRef(r.Args, "version"), maxJournalInGet)
 	if err != nil {
-		return mcptool.Fail(specError(err, specID))
+		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
 	deg := &docDegrader{doc: doc, memo: memo, dataBudget: budget}
 	data, b, err := deg.fit(budget)
@@ -206,7 +206,7 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	}
 	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), int64(before), p.Limit)
 	if err != nil {
-		return mcptool.Fail(specError(err, specID))
+		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
 	next := ""
 	if len(h.Versions) > 0 {

@@ -72,7 +72,7 @@ type SpecDiffAnswer struct {
 func (d *Deps) specDiff(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	c, err := specs.CompareSpecRef(ctx, d.Specs, r.Args.String("spec_id"), r.Args.String("target"), versionRef(r.Args, "version"))
 	if err != nil {
-		return mcptool.Fail(specError(err, r.Args.String("spec_id")))
+		return mcptool.Fail(withSpecNextCall(err, r.Args.String("spec_id")))
 	}
 	return diffPage(r, c)
 }

@@ -48,7 +48,7 @@ func (d *Deps) specExport(ctx context.Context, r *mcptool.Request) mcptool.Resul
 		return specs.ExportFiles(ctx, d.Specs, ws, r.Args.String("path"), specID)
 	})
 	if err != nil {
-		return mcptool.Fail(fileError(specError(err, specID)))
+		return mcptool.Fail(fileError(withSpecNextCall(err, specID)))
 	}
 	if len(a.Skipped) > 0 {
 		return mcptool.OK(a, core.WithWarning(core.WarnPartialFailure, core.SeverityWarning,

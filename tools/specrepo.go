@@ -1,13 +1,13 @@
 package tools
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
@@ -53,73 +53,91 @@ func author(r *mcptool.Request) string {
 	return "specd"
 }
 
-// clock returns the spec clock of d.
-func (d *Deps) clock() specs.Clock {
+// clock is the tools' one clock: the runtime's (a nil one is the wall
+// clock), for the domain's timestamps and the research archive's times.
+func (d *Deps) clock() core.Clock {
 	if d.Runtime.Now != nil {
-		return specs.Clock(d.Runtime.Now)
+		return d.Runtime.Now
 	}
-	return specs.Clock(time.Now)
+	return time.Now
 }
 
-// specError turns a domain error into an envelope error with ranked fuzzy
-// matches and a recovery call that lists what exists; a store's
-// VERSION_CONFLICT gets the re-read (spec get) as its recovery.
-func specError(err error, specID string) error {
+// withSpecNextCall gives a spec tool's refusal the next call that recovers
+// from it, when it names none yet: the domain names no tools, so the call
+// is chosen here from the error's code, its details (task_id, field) and
+// the spec the call was about (specRecovery); a refusal that names its call
+// already (the store's) or is no *core.Error passes unchanged, and fuzzy
+// matches the domain ranked are kept. A conflict the table leaves
+// without a call re-reads the spec (spec get), unless its details say to
+// retry as is (retry_after_ms). A *specs.FieldError is about another spec,
+// named by an argument (diff's target): its error gets that spec's call
+// and details.field the argument.
+func withSpecNextCall(err error, specID string) error {
 	var fe *specs.FieldError
 	if errors.As(err, &fe) {
-		// An error about another spec named by an argument (diff's target).
-		e := core.AsError(specError(fe.Err, fe.SpecID))
-		if e.Details != nil {
-			e.Details["field"] = fe.Field
-		}
-		return e
+		return fieldError(fe)
 	}
-	var ce *core.Error
-	if errors.As(err, &ce) && ce.Code == errcode.VersionConflict && ce.Recovery == nil && specID != "" {
-		// The next call is the read that gives the current version.
-		return ce.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, nil)
-	}
-	var de *specs.Error
-	if !errors.As(err, &de) {
+	var e *core.Error
+	if !errors.As(err, &e) || e.NamesCall() {
 		return err
 	}
-	e := core.NewError(de.Code, de.Message, de.ErrorDetails())
-	received, _ := e.Details["received"].(string)
-	var matches []string
-	if len(de.Candidates) > 0 {
-		matches = fuzzy.Rank(received, de.Candidates, 5)
-	}
-	switch de.Code {
-	case errcode.TaskNotFound, errcode.DependencyNotFound:
-		e.WithRecovery("task", map[string]any{"action": "list", "spec_id": specID}, matches)
-	case errcode.PhaseNotFound, errcode.InvalidParent:
-		e.WithRecovery("task", map[string]any{"action": "hierarchy", "spec_id": specID}, matches)
-	case errcode.SpecNotFound:
-		e.WithRecovery("spec", map[string]any{"action": "list"}, matches)
-	case errcode.VersionNotFound, errcode.InvalidFormat:
-		// A version (number or timestamp) that names no kept version.
-		if f := e.Details["field"]; f == "version" || f == "target" {
-			e.WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil)
-		}
-	case errcode.TaskBlocked:
+	if c, ok := specRecovery(e.Code, e.Details); ok {
 		taskID, _ := e.Details["task_id"].(string)
-		e.WithRecovery("task", map[string]any{"action": "check-deps", "spec_id": specID, "task_id": taskID}, nil)
-	case errcode.InvalidTransition, errcode.Conflict:
-		taskID, _ := e.Details["task_id"].(string)
-		switch {
-		case taskID != "":
-			e.WithRecovery("task", map[string]any{"action": "info", "spec_id": specID, "task_id": taskID}, nil)
-		case e.Details["field"] == "to_folder":
-			e.WithRecovery("lifecycle", map[string]any{"action": "state", "spec_id": specID}, nil)
-		}
-	default:
-		if len(matches) > 0 {
-			e.WithRecovery("", nil, matches)
-		}
+		return e.WithNext(c.on(specID, taskID), e.Matches())
 	}
-	// A conflict's next call is the re-read (contract §3: "re-read first").
-	if info, _ := errcode.Lookup(e.Code); info.Type == errcode.TypeConflict && specID != "" && (e.Recovery == nil || e.Recovery.SuggestedTool == "") {
-		e.WithRecovery("spec", map[string]any{"action": "get", "spec_id": specID}, matches)
+	if rereads(e, specID) {
+		// A conflict's next call is the re-read (contract §3: "re-read first").
+		return e.WithNext(callSpecGet.on(specID, ""), e.Matches())
 	}
 	return e
+}
+
+// fieldError is the refusal of an error about another spec, named by the
+// argument fe.Field (diff's target).
+func fieldError(fe *specs.FieldError) error {
+	e := core.AsError(withSpecNextCall(fe.Err, fe.SpecID))
+	if e.Details != nil {
+		e.Details["field"] = fe.Field
+	}
+	return e
+}
+
+// rereads reports whether e is a conflict on specID whose next call is the
+// re-read: not one retried as is (details.retry_after_ms).
+func rereads(e *core.Error, specID string) bool {
+	info, _ := errcode.Lookup(e.Code)
+	return info.Type == errcode.TypeConflict && specID != "" && e.Details["retry_after_ms"] == nil
+}
+
+// specRecoveries is, by code, the call that recovers from a spec refusal
+// whatever its details say.
+var specRecoveries = map[string]specCall{
+	errcode.TaskNotFound:       callTaskList,
+	errcode.DependencyNotFound: callTaskList,
+	errcode.PhaseNotFound:      callTaskHierarchy,
+	errcode.InvalidParent:      callTaskHierarchy,
+	errcode.SpecNotFound:       callSpecList,
+	errcode.TaskBlocked:        callCheckDeps,
+}
+
+// specRecovery is the call that recovers from a spec refusal of code with
+// details d, when there is one: specRecoveries; the kept versions when the
+// refused argument is a version (version, diff's target); for a refused
+// transition, the task it refused (task info) or, for a folder move, the
+// spec's lifecycle state.
+func specRecovery(code string, d map[string]any) (specCall, bool) {
+	if c, ok := specRecoveries[code]; ok {
+		return c, true
+	}
+	switch code {
+	case errcode.VersionNotFound, errcode.InvalidFormat:
+		f := d["field"]
+		return callSpecHistory, f == "version" || f == "target"
+	case errcode.InvalidTransition, errcode.Conflict:
+		if taskID, _ := d["task_id"].(string); taskID != "" {
+			return callTaskInfo, true
+		}
+		return callLifecycleState, d["field"] == "to_folder"
+	}
+	return specCall{}, false
 }

@@ -42,7 +42,11 @@ type TaskResetBatchAnswer struct {
 func (d *Deps) taskPrepareBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	o := specs.BatchOptions{MaxTasks: r.Args.IntOr("max_tasks", 3), TokenBudget: r.Args.IntOr("token_budget", 0)}
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskPrepareBatchAnswer, error) {
-		return specs.PrepareBatch(sp, o), nil
+		b := specs.PrepareBatch(sp, o)
+		if b.Failed != nil {
+			nameFailed(*b.Failed)
+		}
+		return b, nil
 	})
 }
 
@@ -53,7 +57,7 @@ func (d *Deps) taskPrepareBatch(ctx context.Context, r *mcptool.Request) mcptool
 func (d *Deps) taskStartBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	ids := r.Args.Strings("task_ids")
 	if err := specs.CheckBatchIDs(ids); err != nil {
-		return mcptool.Fail(specError(err, ""))
+		return mcptool.Fail(withSpecNextCall(err, ""))
 	}
 	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskStartBatchAnswer, error) {
 		b, err := specs.StartBatch(sp, j, ids, d.transitionOptions(r))

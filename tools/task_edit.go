@@ -159,7 +159,7 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *mcptool.Request) mcptoo
 		Pattern: a.String("pattern"), NodeType: a.String("node_type")}
 	tf, err := f.Filter()
 	if err != nil {
-		return mcptool.Fail(specError(err, ""))
+		return mcptool.Fail(withSpecNextCall(err, ""))
 	}
 	updates := objectUpdates(a, specs.BatchMetadataFields, "update_metadata", "updates")
 	if len(updates) == 0 {

@@ -91,9 +91,12 @@ func (d *Deps) taskNext(ctx context.Context, r *mcptool.Request) mcptool.Result 
 			return TaskNextAnswer{NextView: v}, err
 		})
 	}
-	if a, ok := res.Data.(TaskNextAnswer); ok && !a.Found && !a.SpecComplete {
-		res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
-			"No task can start now: see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
+	if a, ok := res.Data.(TaskNextAnswer); ok {
+		nameNothing(a.NothingActionable)
+		if !a.Found && !a.SpecComplete {
+			res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
+				"No task can start now: see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
+		}
 	}
 	return res
 }
@@ -120,6 +123,7 @@ func (d *Deps) taskPrepare(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	if err != nil {
 		return mcptool.Fail(err)
 	}
+	nameNothing(a.NothingActionable)
 	if p := a.PreparedTask; p != nil && d.Research != nil && p.Task.Type == specs.TypeResearch {
 		if ids := digestIDsOf(p.Task.Metadata); len(ids) > 0 {
 			digests := d.digestSummaries(ctx, ids)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
@@ -46,7 +47,7 @@ func newTaskHarness(t *testing.T) *taskHarness {
 		}
 	}
 	hdr, err := h.st.CreateSpec(context.Background(), specs.RepoWriteOptions{Action: "test.fixture"}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
-		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "Fixture"}, specs.Clock(clock), exists)
+		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "Fixture"}, core.Clock(clock), exists)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -703,7 +704,8 @@ func TestVerificationExecute(t *testing.T) {
 		h.ok("s1", "task", map[string]any{"action": "update-metadata", "task_id": "verify-1-1", "command": cmd})
 	}
 	// The workspace root is the working directory; the environment is
-	// PATH, HOME and LANG only.
+	// PATH, HOME and LANG only, plus the call's SPECD_RUN_ID (procrun's
+	// mark for the call's processes).
 	t.Setenv("SPECD_SECRET_FOR_TEST", "leak")
 	if err := os.WriteFile(filepath.Join(h.d.Workspace, "marker.txt"), []byte("here"), 0o644); err != nil {
 		t.Fatal(err)
@@ -715,7 +717,7 @@ func TestVerificationExecute(t *testing.T) {
 		t.Errorf("execute: %s", compact(d))
 	}
 	for _, k := range strings.Fields(strings.SplitN(out, "\n", 2)[1]) {
-		if k != "PATH" && k != "HOME" && k != "LANG" && k != "PWD" && k != "SHLVL" && k != "_" && k != "OLDPWD" {
+		if k != "PATH" && k != "HOME" && k != "LANG" && k != "SPECD_RUN_ID" && k != "PWD" && k != "SHLVL" && k != "_" && k != "OLDPWD" {
 			t.Errorf("unexpected environment variable %s", k) // sh itself may add PWD, SHLVL, _
 		}
 	}

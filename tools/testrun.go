@@ -10,6 +10,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/toolchain"
+	"github.com/specd/specd/flags/registry"
 )
 
 // maxTestFiles bounds test discover's list.
@@ -17,7 +18,7 @@ const maxTestFiles = 200
 
 // testTarget is what test run accepts as target: package patterns and
 // relative paths, no shell syntax, no leading dot (testRun also refuses
-// a .. segment).
+// a .. segment and a leading "-", which the runner would take as an option).
 var testTarget = regexp.MustCompile(`^[A-Za-z0-9_@+-][A-Za-z0-9_./:@+-]*$`)
 
 func testRunTool(d *Deps) *mcptool.Tool {
@@ -66,20 +67,27 @@ func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request) mcptool.Res
 // testRunDisabled is FEATURE_DISABLED of test run on a server started
 // without --enable-verification-execute.
 func testRunDisabled() *core.Error {
-	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", map[string]any{"feature": FeatureVerificationExecute}).
+	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", map[string]any{"feature": registry.VerificationExecute}).
 		WithRemediation("Run the command test discover names yourself; an operator can allow test run by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
 		WithRecovery("test", map[string]any{"action": "discover"}, nil)
-	e.Extra = map[string]any{"feature": FeatureVerificationExecute}
+	e.Extra = map[string]any{"feature": registry.VerificationExecute}
 	return e
 }
 
 // testRun runs the primary kind's test command (with target) through
 // runCommand, under the same ceiling and flag as verification
 // execute. Errors: FEATURE_DISABLED; NOT_FOUND when no test runner is
-// detected; UNAVAILABLE (no workspace).
+// detected; UNAVAILABLE (no workspace); INVALID_FORMAT for a target with
+// a .. segment or one starting with "-" (it would reach the runner as an
+// option).
 func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	if t := r.Args.String("target"); strings.Contains("/"+t+"/", "/../") {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
+			WithRecovery("test", map[string]any{"action": "discover"}, nil))
+	}
+	if t := r.Args.String("target"); strings.HasPrefix(t, "-") {
+		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q starts with \"-\": the test runner would read it as an option, not a target.", t), map[string]any{"field": "target", "received": t}).
+			WithRemediation("Pass a package pattern, test path or make target that does not start with \"-\" (e.g. ./pkg/... or unit); options of the test runner are not accepted.").
 			WithRecovery("test", map[string]any{"action": "discover"}, nil))
 	}
 	if !d.VerificationExecute {

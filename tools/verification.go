@@ -11,6 +11,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/procrun"
+	"github.com/specd/specd/flags/registry"
 	"github.com/specd/specd/specs"
 )
 
@@ -26,10 +27,6 @@ const (
 	// timeout plus time to record the result.
 	executeDeadline = MaxVerifyTimeout + time.Minute
 )
-
-// FeatureVerificationExecute is the feature name FEATURE_DISABLED reports
-// when execute is off.
-const FeatureVerificationExecute = "verification_execute"
 
 func verificationTool(d *Deps) *mcptool.Tool {
 	return &mcptool.Tool{
@@ -116,10 +113,10 @@ func (d *Deps) verificationAdd(ctx context.Context, r *mcptool.Request) mcptool.
 // started without the option.
 func verificationDisabled(specID, verifyID string) *core.Error {
 	e := core.NewError(errcode.FeatureDisabled, "verification execute is off on this server: it runs shell commands.",
-		map[string]any{"feature": FeatureVerificationExecute}).
+		map[string]any{"feature": registry.VerificationExecute}).
 		WithRemediation("Run the step's command yourself (task info shows it), then record what happened with verification(action=\"add\", result=…); an operator can allow execute by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
 		WithRecovery("task", map[string]any{"action": "info", "spec_id": specID, "task_id": verifyID}, nil)
-	e.Extra = map[string]any{"feature": FeatureVerificationExecute}
+	e.Extra = map[string]any{"feature": registry.VerificationExecute}
 	return e
 }
 
@@ -161,7 +158,7 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 		return nil
 	})
 	if err != nil {
-		return "", specError(err, specID)
+		return "", withSpecNextCall(err, specID)
 	}
 	return command, nil
 }

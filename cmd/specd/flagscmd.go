@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/specd/specd/cmd/specd/adapt"
+	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/flags"
 	"github.com/specd/specd/tools"
 )
@@ -88,7 +89,7 @@ func attachFlags(c *config, logger *slog.Logger, deps *tools.Deps, st storePort)
 	if err != nil {
 		return err
 	}
-	deps.Runtime.Flags = adapt.Flags(svc)
+	deps.Runtime.Flags = svc
 	deps.ConfigSource += ", flags=" + c.Flags.PathBy
 	return nil
 }
@@ -154,6 +155,15 @@ func flagsCmd(args []string, stdout, stderr io.Writer) int {
 	clientID := fs.String("client", "", "targeting key to evaluate for (default: SPECD_CLIENT_ID, else specd-cli@<install id>)")
 	clientName := fs.String("client-name", "specd-cli", "client_name attribute of the evaluation context")
 	url := fs.String("url", "", "a running specd HTTP server (e.g. http://127.0.0.1:7777/mcp) whose rollout health to print")
+	apiKey := fs.String("api-key", "", "API key for --url, sent as Authorization: Bearer (env SPECD_API_KEY)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: specd flags [--url URL [--api-key KEY]] [--client ID] [--client-name NAME] [serve's store and flag settings]\n"+
+			"       specd flags eval --client ID [--client-name NAME] [serve's store and flag settings]\n\n"+
+			"Every flag with its value for a client; with --url, a running HTTP server's rollout health.\n\n")
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\nIt also takes serve's store and flag settings (--db, --store, --workspace, --flags, --flags-provider,\n"+
+			"--flagd-host, --flagd-port, --log-level, with their environment variables; see specd serve -h).\n")
+	}
 	// the store and flag settings, as serve takes them
 	rest, cfgArgs := splitFlagArgs(args, fs)
 	if err := fs.Parse(rest); err != nil {
@@ -187,11 +197,11 @@ func flagsCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer svc.Close()
-	who := flags.Context{SessionID: "cli-" + strconv.FormatInt(time.Now().UnixNano(), 36), ClientName: *clientName}
+	who := mcptool.FlagContext{SessionID: "cli-" + strconv.FormatInt(time.Now().UnixNano(), 36), ClientName: *clientName}
 	fmt.Fprintf(stdout, "flags from %s (%s provider), client %s\n\n", svc.FileName(), c.Flags.Provider, svc.TargetingKey(who))
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FLAG\tSTATE\tDEFAULT\tVALUE\tVARIANT\tSOURCE")
-	for _, f := range svc.List(context.Background(), who) {
+	for _, f := range svc.Views(context.Background(), who) {
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\n", f.Name, f.State, onOff(f.Default), onOff(f.Value), f.Variant, f.Source)
 	}
 	tw.Flush()
@@ -202,7 +212,11 @@ func flagsCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "\nrollout health lives in the server process: pass --url of a running HTTP server, or call server(action=\"flags\").")
 		return 0
 	}
-	rep, err := remoteHealth(*url)
+	key := *apiKey
+	if key == "" {
+		key = os.Getenv("SPECD_API_KEY")
+	}
+	rep, err := remoteHealth(*url, key)
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
@@ -219,13 +233,14 @@ func onOff(v bool) string {
 	return "off"
 }
 
-// splitFlagArgs separates the flags flagsCmd declares from serve's
-// configuration flags (--flags, --db, …), which parseConfig reads.
+// splitFlagArgs separates the flags flagsCmd declares (and -h/-help, so
+// help lists the command's own options) from serve's configuration flags
+// (--flags, --db, …), which parseConfig reads.
 func splitFlagArgs(args []string, fs *flag.FlagSet) (own, cfg []string) {
 	for i := 0; i < len(args); i++ {
 		name := strings.TrimLeft(strings.SplitN(args[i], "=", 2)[0], "-")
 		dst := &cfg
-		if fs.Lookup(name) != nil {
+		if fs.Lookup(name) != nil || name == "h" || name == "help" {
 			dst = &own
 		}
 		*dst = append(*dst, args[i])
@@ -237,12 +252,17 @@ func splitFlagArgs(args []string, fs *flag.FlagSet) (own, cfg []string) {
 	return own, cfg
 }
 
-// remoteHealth reads server(action="flags") from a running HTTP server.
-func remoteHealth(url string) (flags.HealthReport, error) {
+// remoteHealth reads server(action="flags") from a running HTTP server,
+// sending apiKey as a bearer token when it is not empty.
+func remoteHealth(url, apiKey string) (flags.HealthReport, error) {
 	var rep flags.HealthReport
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cl, err := client.NewStreamableHttpClient(url)
+	var opts []transport.StreamableHTTPCOption
+	if apiKey != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + apiKey}))
+	}
+	cl, err := client.NewStreamableHttpClient(url, opts...)
 	if err != nil {
 		return rep, err
 	}

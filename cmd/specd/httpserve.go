@@ -15,6 +15,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/httpguard"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/flags/registry"
 	"github.com/specd/specd/tools"
 )
 
@@ -157,6 +158,11 @@ func httpAccess(c *config, deps *tools.Deps) *httpguard.Access {
 		return nil
 	}
 	a := newAccess(c, c.HTTP.Metrics)
+	var variants [][2]string
+	for _, f := range registry.Flags {
+		variants = append(variants, [2]string{f.Name, "on"}, [2]string{f.Name, "off"})
+	}
+	c.HTTP.Metrics.Declare(c.HTTP.Keys.IDs(), variants)
 	deps.Runtime.Access = a
 	return a
 }

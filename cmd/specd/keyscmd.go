@@ -13,7 +13,8 @@ import (
 
 // keysCmd is "specd keys add ID --role R [--file F]": it makes a new
 // random key, appends "id role sha256" to the keys file (created 0600) and
-// prints the key once on stdout. The key itself is stored nowhere.
+// prints the key once on stdout. The key itself is stored nowhere. A keys
+// file others can write is refused, as the server refuses it.
 func keysCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 2 || args[0] != "add" || strings.HasPrefix(args[1], "-") {
 		fmt.Fprintln(stderr, "usage: specd keys add ID --role observer|maintainer|admin [--file FILE]")
@@ -59,6 +60,14 @@ func keysCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
+		fmt.Fprintln(stderr, "specd:", err)
+		return 1
+	}
+	if fi, err := f.Stat(); err != nil || httpguard.CheckKeysFileMode(path, fi) != nil {
+		if err == nil {
+			err = httpguard.CheckKeysFileMode(path, fi)
+		}
+		_ = f.Close()
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
 	}

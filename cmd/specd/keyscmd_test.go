@@ -49,3 +49,28 @@ func TestKeysAdd(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysAddRefusesAFileOthersCanWrite (issue 18 item 4c): keys add does
+// not append to a keys file that others can write (the server would refuse
+// it); the file is left as it was and the message names the fix.
+func TestKeysAddRefusesAFileOthersCanWrite(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "keys")
+	var out, errb bytes.Buffer
+	if code := keysCmd([]string{"add", "ann", "--role", "observer", "--file", file}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if err := os.Chmod(file, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(file)
+	out.Reset()
+	errb.Reset()
+	code := keysCmd([]string{"add", "bob", "--role", "admin", "--file", file}, &out, &errb)
+	after, _ := os.ReadFile(file)
+	if code != 1 || out.Len() != 0 || !bytes.Equal(before, after) || !strings.Contains(errb.String(), "mode 0666") || !strings.Contains(errb.String(), "chmod 600") {
+		t.Fatalf("exit %d, stdout %q, stderr %q, file changed %v", code, out.String(), errb.String(), !bytes.Equal(before, after))
+	}
+	if _, err := httpguard.LoadKeys(file); err == nil {
+		t.Fatal("the server side loaded a keys file of mode 0666")
+	}
+}

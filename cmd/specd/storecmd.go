@@ -63,16 +63,22 @@ func storeFailure(stderr io.Writer, doing string, err error) {
 		if rem == "" {
 			rem = info.Remediation
 		}
-		fmt.Fprintf(stderr, "specd %s: %s: %s\n%s\n", doing, ce.Code, ce.Message, rem)
+		msg := ce.Message
+		if msg == "" {
+			msg = "an internal error"
+		}
+		fmt.Fprintf(stderr, "specd %s: %s: %s\n%s\n", doing, ce.Code, msg, rem)
 		return
 	}
 	fmt.Fprintf(stderr, "specd %s: %v\n", doing, err)
 }
 
 // backupCmd is "specd backup PATH [--force] [flags]": a consistent copy of
-// the store, taken while servers keep running (store.Backup). Exit 0 when
-// written, 1 on failure (an existing PATH without --force included), 2 on
-// usage errors.
+// the store, taken while servers keep running (store.Backup). Without
+// --force the store is verified first (store.Verify, as specd check) and a
+// damaged one is refused, nothing written; --force also overwrites an
+// existing PATH. Exit 0 when written, 1 on failure (a damaged store or an
+// existing PATH without --force included), 2 on usage errors.
 func backupCmd(args []string, stdout, stderr io.Writer) int {
 	var dst string
 	force := false
@@ -103,6 +109,23 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "specd backup:", err)
 		return 2
+	}
+	if !force {
+		// A copy of a damaged store carries the damage and looks like a
+		// good backup: check first, as specd check does.
+		findings, err := st.Verify(context.Background())
+		if err != nil {
+			storeFailure(stderr, "backup", err)
+			fmt.Fprintln(stderr, "specd backup: nothing was written; pass --force to copy the file anyway.")
+			return 1
+		}
+		if len(findings) > 0 {
+			for _, f := range findings {
+				fmt.Fprintln(stderr, f)
+			}
+			fmt.Fprintf(stderr, "specd backup: the store is damaged (%d problem(s), as specd check reports); a copy would carry the damage and look like a good backup, so nothing was written. Restore an earlier backup, or pass --force to copy it anyway.\n", len(findings))
+			return 1
+		}
 	}
 	n, err := st.Backup(context.Background(), abs, force)
 	if err != nil {

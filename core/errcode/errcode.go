@@ -1,10 +1,11 @@
 // Package errcode declares every error code of contract §3 once: the code
 // constants, the error types, and the registry table mapping each code to its
-// type and default remediation. It imports nothing, so both core (the envelope
-// builder) and the domain packages (specs, research) can use it.
+// type and default remediation. It imports only the standard library, so
+// both core (the envelope builder) and the domain packages (specs, research)
+// can use it.
 //
 // A code that is not in the table is reported to clients as INTERNAL_ERROR
-// (core.AsError); the tests of this package and of the domain make sure every
+// (core.Error.Payload); the tests of this package and of the domain make sure every
 // declared code is registered and every code the domain returns is declared
 // here.
 package errcode

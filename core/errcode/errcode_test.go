@@ -67,12 +67,13 @@ func TestEveryDeclaredCodeIsRegistered(t *testing.T) {
 
 // TestDomainCodesComeFromThisPackage holds the domain packages (specs,
 // research) to one rule: every value that can end up as the Code of their
-// error type is written as errcode.<Name>, so it is declared here and, by
+// errors (core.Error, specd's one error type) is written as errcode.<Name>, so it is declared here and, by
 // TestEveryDeclaredCodeIsRegistered, registered. A string literal, a local
 // constant or any other expression in a code position fails the test.
 //
-// Code positions are found from the domain's error type outwards: the value
-// of Code in an Error{…} literal; for a parameter found there, the matching
+// Code positions are found from the error type outwards: the value of Code
+// in an Error{…} or core.Error{…} literal and the code argument of
+// core.NewError and core.Errorf; for a parameter found there, the matching
 // argument of every call of that function; for a local variable, every value
 // assigned to it; for v.Code with v of a named type T, the Code of every T{…}
 // literal.
@@ -104,6 +105,12 @@ func f() error { return newErr(errcode.InvalidFormat, "x") }`, 0},
 		{"literal through constructor", `package p
 func newErr(code, field string) *Error { return &Error{Code: code, Field: field} }
 func f() error { return newErr("NO_SUCH_CODE", "x") }`, 1},
+		{"literal through core's constructor", `package p
+func newErr(code, field string) *core.Error { return core.NewError(code, field, nil) }
+func f() error { return newErr("NO_SUCH_CODE", "x") }
+func g() error { return core.Errorf("NOPE", "x") }
+func h() error { return &core.Error{Code: "NOPE"} }
+func k() error { return core.NewError(errcode.InvalidFormat, "x", nil) }`, 3},
 		{"registered value as a literal", `package p
 func f() error { return &Error{Code: "INVALID_FORMAT"} }`, 1},
 		{"unknown errcode name", `package p
@@ -195,6 +202,7 @@ func checkCodePositions(files []*ast.File, codes map[string]string) ([]string, i
 		}
 	}
 	c.addCarrier(files, "Error")
+	c.constructorCalls(files)
 	for len(c.work) > 0 {
 		s := c.work[len(c.work)-1]
 		c.work = c.work[:len(c.work)-1]
@@ -210,7 +218,26 @@ func (c *codeCheck) push(fn *ast.FuncDecl, e ast.Expr, where string) {
 	}
 }
 
-// addCarrier makes Code of every literal of type name a code position.
+// constructorCalls makes the code argument of every call of core's
+// constructors (core.NewError, core.Errorf) a code position.
+func (c *codeCheck) constructorCalls(files []*ast.File) {
+	for _, f := range files {
+		forEachFunc(f, func(fn *ast.FuncDecl, n ast.Node) {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !isIdent(sel.X, "core") || (sel.Sel.Name != "NewError" && sel.Sel.Name != "Errorf") {
+				return
+			}
+			c.push(fn, call.Args[0], "argument 1 of core."+sel.Sel.Name)
+		})
+	}
+}
+
+// addCarrier makes Code of every literal of type name (or core.name) a code
+// position.
 func (c *codeCheck) addCarrier(files []*ast.File, name string) {
 	if c.carrier[name] {
 		return
@@ -223,7 +250,7 @@ func (c *codeCheck) addCarrier(files []*ast.File, name string) {
 			if !ok {
 				return
 			}
-			if id, ok := cl.Type.(*ast.Ident); ok && id.Name == name || cl.Type == nil && c.elemOf(f, cl, name) {
+			if isIdent(cl.Type, name) || isCoreType(cl.Type, name) || cl.Type == nil && c.elemOf(f, cl, name) {
 				for i, el := range cl.Elts {
 					if kv, ok := el.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Code") {
 						c.push(fn, kv.Value, name+"{Code: …}")
@@ -374,6 +401,12 @@ func forEachFunc(f *ast.File, visit func(*ast.FuncDecl, ast.Node)) {
 func isIdent(e ast.Expr, name string) bool {
 	id, ok := e.(*ast.Ident)
 	return ok && id.Name == name
+}
+
+// isCoreType reports whether e is core.name.
+func isCoreType(e ast.Expr, name string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	return ok && isIdent(sel.X, "core") && sel.Sel.Name == name
 }
 
 func isIdentFun(call *ast.CallExpr) bool {

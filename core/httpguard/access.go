@@ -7,6 +7,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/mcptool"
 )
 
 // approachingShare is the share of the bucket under which answers carry
@@ -87,13 +88,16 @@ func (a *Access) KeyID(ctx context.Context) string {
 	return id.KeyID
 }
 
-// Done records a finished call in the metrics.
-func (a *Access) Done(ctx context.Context, tool, action, flag, variant, outcome string, d time.Duration) {
+// Done records a finished call in the metrics: the call, and one served
+// call under each flag decision it was served under.
+func (a *Access) Done(ctx context.Context, tool, action, outcome string, d time.Duration, served []mcptool.FlagDecision) {
 	if a == nil {
 		return
 	}
 	a.Metrics.Call(tool, action, outcome, d)
-	a.Metrics.Variant(flag, variant)
+	for _, s := range served {
+		a.Metrics.Variant(s.Flag, s.Variant)
+	}
 }
 
 // bucket is the rate bucket of id: its key id, or "anonymous" without keys.

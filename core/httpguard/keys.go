@@ -18,6 +18,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 )
 
 // Role is what a key may do.
@@ -58,15 +59,38 @@ type Keys struct {
 
 var keyID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// CheckKeysFileMode refuses a keys file that someone other than its owner
+// can write (group- or world-writable, as ssh refuses such key files):
+// whoever can add a line can add an admin key of their own. The error
+// names the file, its mode and the fix.
+func CheckKeysFileMode(path string, fi os.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: the keys file is not a regular file (%v)", path, fi.Mode().Type())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s: the keys file has mode %04o, so others can write it and add keys of their own; refused. Fix: chmod 600 %s", path, perm, path)
+	}
+	return nil
+}
+
 // LoadKeys reads a keys file: one "id role sha256-hex" per line; blank
 // lines and lines starting with # are ignored. An id appears once; a bad
-// line is an error naming its number.
+// line is an error naming its number. A file others can write, or one that
+// is not a regular file, is refused (CheckKeysFileMode); the mode checked
+// is the opened file's.
 func LoadKeys(path string) (*Keys, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckKeysFileMode(path, fi); err != nil {
+		return nil, err
+	}
 	ks := &Keys{}
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(f)
@@ -113,6 +137,18 @@ func parseKeyLine(line string) (Key, error) {
 	k := Key{ID: f[0], Role: role}
 	copy(k.hash[:], h)
 	return k, nil
+}
+
+// IDs lists the key ids in file order (none for a nil set).
+func (ks *Keys) IDs() []string {
+	if ks == nil {
+		return nil
+	}
+	out := make([]string, len(ks.list))
+	for i, k := range ks.list {
+		out[i] = k.ID
+	}
+	return out
 }
 
 // Len is the number of keys.

@@ -90,6 +90,25 @@ func (m *Metrics) Rejected(reason string) {
 	}
 }
 
+// Declare exports, at 0 from the start, the rate-limit rejections of each
+// key id ("anonymous" is the bucket of a server without keys) and the calls
+// served under each flag variant, so a dashboard or an alert sees every
+// series before its first event.
+func (m *Metrics) Declare(keyIDs []string, variants [][2]string) {
+	if m == nil {
+		return
+	}
+	if len(keyIDs) == 0 {
+		keyIDs = []string{"anonymous"}
+	}
+	for _, k := range keyIDs {
+		m.rateReject.WithLabelValues(k)
+	}
+	for _, v := range variants {
+		m.variants.WithLabelValues(v[0], v[1])
+	}
+}
+
 // Variant counts one call served under flag's variant.
 func (m *Metrics) Variant(flag, variant string) {
 	if m != nil && flag != "" {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/specd/specd/core"
 	"golang.org/x/time/rate"
 )
 
@@ -15,7 +16,7 @@ import (
 type RateLimiter struct {
 	perSecond rate.Limit
 	burst     int
-	now       func() time.Time
+	now       core.Clock
 
 	mu      sync.Mutex
 	buckets map[string]*rate.Limiter
@@ -23,7 +24,7 @@ type RateLimiter struct {
 
 // NewRateLimiter returns a limiter of perSecond calls a second with bursts
 // of burst; now is the clock (nil: time.Now).
-func NewRateLimiter(perSecond float64, burst int, now func() time.Time) *RateLimiter {
+func NewRateLimiter(perSecond float64, burst int, now core.Clock) *RateLimiter {
 	if now == nil {
 		now = time.Now
 	}

@@ -23,8 +23,10 @@ type Access interface {
 	Permit(ctx context.Context, tool, action, sideEffects string) *core.Error
 	// KeyID is the caller's API key id, its identity for flags and logs.
 	KeyID(ctx context.Context) string
-	// Done hears every finished call (metrics).
-	Done(ctx context.Context, tool, action, flag, variant, outcome string, d time.Duration)
+	// Done hears every finished call (metrics): outcome is "ok" or the
+	// error code; served is the flag decisions the call was served under
+	// (the session's response contract first; none without flags).
+	Done(ctx context.Context, tool, action, outcome string, d time.Duration, served []FlagDecision)
 }
 
 // ResourceRateLimit is the server option that charges every resources/read
@@ -67,7 +69,7 @@ func (rt *Runtime) permit(ctx context.Context, t *Tool, a *Action) *core.Error {
 
 // done reports a finished call to the hook: outcome is "ok" or the error
 // code.
-func (rt *Runtime) done(ctx context.Context, call *core.Call, gate FlagDecision, env core.Envelope) {
+func (rt *Runtime) done(ctx context.Context, call *core.Call, served []FlagDecision, env core.Envelope) {
 	if rt.Access == nil {
 		return
 	}
@@ -75,7 +77,7 @@ func (rt *Runtime) done(ctx context.Context, call *core.Call, gate FlagDecision,
 	if m, ok := env.Data.(map[string]any); ok && !env.Success {
 		outcome, _ = m["error_code"].(string)
 	}
-	rt.Access.Done(ctx, call.Tool, call.Action, gate.Flag, gate.Variant, outcome, rt.Now().Sub(call.Start))
+	rt.Access.Done(ctx, call.Tool, call.Action, outcome, rt.Now().Sub(call.Start), served)
 }
 
 // keyID is the caller's key id, "" without a hook.

@@ -21,6 +21,7 @@ func (gateFlags) Observe([]FlagDecision, string, time.Duration)        {}
 func (gateFlags) List(context.Context, FlagContext) any                { return nil }
 func (gateFlags) Health() any                                          { return nil }
 func (gateFlags) FileName() string                                     { return "flags.json" }
+func (gateFlags) Status() FlagStatus                                   { return FlagStatus{Provider: "file", State: "ready"} }
 
 // denyAccess refuses every action.
 type denyAccess struct{ spentAccess }

@@ -23,7 +23,7 @@ const DefaultDeadline = 30 * time.Second
 // logger, deadline and the per-process session id used when the protocol
 // carries none.
 type Runtime struct {
-	Now             func() time.Time
+	Now             core.Clock // the server's one clock (nil until Defaults: the wall clock)
 	NewID           func() string
 	Logger          *slog.Logger
 	Deadline        time.Duration
@@ -85,12 +85,18 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	rt.Defaults()
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
-	sess.KeyID = rt.keyID(ctx)
+	sess.KeyID = rt.keyID(ctx) // as sessionFromContext: one identity for every decision
 	if sess.Holder == "" {
 		sess.Holder = HolderOf(sess)
 	}
 	log := rt.Logger.With("request_id", call.RequestID, "tool", t.Name, "action", action, "session", sess.ID, "key_id", sess.KeyID)
-	var gate FlagDecision
+	var contract, gate FlagDecision
+	if rt.Flags != nil {
+		contract = rt.contract(ctx, sess)
+		if w := rt.fallbackWarning(contract); w != nil {
+			call.Extra = append(call.Extra, w)
+		}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -98,8 +104,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		}
 		logOutcome(log, env)
 		r.errors.record(t, call.Action, env, rt.Now())
-		rt.observe(ctx, sess, t.Name, gate, env)
-		rt.done(ctx, call, gate, env)
+		served := rt.served(contract, gate)
+		rt.observe(served, env)
+		rt.done(ctx, call, served, env)
 	}()
 	if raw == nil {
 		raw = map[string]any{}
@@ -124,7 +131,11 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		return call.Failure(e)
 	}
 	var gerr *core.Error
-	if gate, gerr = rt.gate(ctx, t, a, sess); gerr != nil {
+	gate, gerr = rt.gate(ctx, t, a, sess)
+	if w := rt.fallbackWarning(gate); w != nil && rt.Flags != nil {
+		call.Extra = append(call.Extra, w)
+	}
+	if gerr != nil {
 		return call.Failure(gerr)
 	}
 	deadline := rt.Deadline

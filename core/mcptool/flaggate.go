@@ -12,10 +12,6 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// FlagResponseContractV2 is the feature flag that chooses the response-v2
-// envelope (on) or the legacy v1 wire shape (off) for a session.
-const FlagResponseContractV2 = "response_contract_v2"
-
 // FlagContext is who asks, for one flag decision.
 type FlagContext struct {
 	SessionID     string
@@ -24,7 +20,16 @@ type FlagContext struct {
 	APIKeyID      string // the API key's id over HTTP (Session.KeyID)
 	Tool          string
 	Action        string
+	// PerRequest marks a request that belongs to no session (protocol
+	// 2026-07-28): Contract decides it from the client identity each time
+	// instead of keeping a session's decision.
+	PerRequest bool
 }
+
+// SourceErrorFallback is the Source of a decision the provider could not
+// make (not ready, or failing): the registry default was used, and the
+// answer carries a FALLBACK_USED warning.
+const SourceErrorFallback = "error_fallback"
 
 // FlagDecision is one flag's value for one caller and where it came from
 // (file, flagd, default or error_fallback).
@@ -35,14 +40,15 @@ type FlagDecision struct {
 	Source  string
 }
 
-// Flags decides specd's feature flags per caller. cmd/specd wires the flags
-// package behind it. A nil Flags evaluates nothing: every gate is open and
+// Flags decides specd's feature flags per caller; *flags.Service implements
+// it (the flag names live in flags/registry, and the tools set Action.Flag
+// from there, so the framework names no flag). A nil Flags evaluates nothing: every gate is open and
 // every session gets the response-v2 envelope.
 type Flags interface {
 	// Gate decides flag for one call, now (a file edit applies at once).
 	Gate(ctx context.Context, flag string, c FlagContext) FlagDecision
-	// Contract is response_contract_v2 for c's session, decided once per
-	// session and kept.
+	// Contract is the response-contract flag for c's session, decided once
+	// per session and kept (each time for a PerRequest context).
 	Contract(ctx context.Context, c FlagContext) FlagDecision
 	// Forget drops a finished session's decisions.
 	Forget(sessionID string)
@@ -54,6 +60,20 @@ type Flags interface {
 	Health() any
 	// FileName names the flag file (never an absolute path).
 	FileName() string
+	// Status is the provider's state (health check).
+	Status() FlagStatus
+}
+
+// FlagStatus is the flag provider's state as health check reports it.
+type FlagStatus struct {
+	Provider string // file or flagd
+	State    string // ready, not_ready, stale, error or fatal
+	// Problem says what is wrong now ("" when nothing): the flag file's
+	// current state refused, or the provider not ready. Warning is its
+	// warning code and Context the warning's details.
+	Problem string
+	Warning string
+	Context map[string]any
 }
 
 // NewFlagContext is who asks, for one flag decision on tool and action
@@ -74,6 +94,24 @@ func (rt *Runtime) gate(ctx context.Context, t *Tool, a *Action, sess Session) (
 	return d, featureDisabled(t.Name, a.Name, a.Flag, rt.Flags.FileName())
 }
 
+// fallbackWarning is the FALLBACK_USED warning of an answer served under a
+// decision the provider could not make (nil for any other decision).
+func (rt *Runtime) fallbackWarning(d FlagDecision) core.MetaOption {
+	if d.Source != SourceErrorFallback {
+		return nil
+	}
+	return core.WithWarning(core.WarnFallbackUsed, core.SeverityWarning,
+		fmt.Sprintf("Feature flag %s took its default (%s): the flag provider (%s) is not ready.", d.Flag, onOff(d.On), rt.Flags.FileName()),
+		map[string]any{"flag": d.Flag, "value": d.On, "source": d.Source})
+}
+
+func onOff(v bool) string {
+	if v {
+		return "on"
+	}
+	return "off"
+}
+
 // featureDisabled is the FEATURE_DISABLED answer of an action whose flag is
 // off for this client.
 func featureDisabled(tool, action, flag, file string) *core.Error {
@@ -86,16 +124,26 @@ func featureDisabled(tool, action, flag, file string) *core.Error {
 	return e
 }
 
-// observe records a finished call for rollout health: under the session's
-// contract decision and, for a gated action, the gate's.
-func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate FlagDecision, env core.Envelope) {
+// served is the flag decisions a finished call was served under: the
+// session's contract decision and, for a gated action, the gate's. Rollout
+// health (Flags.Observe) and the variant metric (Access.Done) both count
+// these, so the two never disagree.
+func (rt *Runtime) served(contract, gate FlagDecision) []FlagDecision {
 	if rt.Flags == nil {
-		return
+		return nil
 	}
-	var buf [2]FlagDecision
-	ds := append(buf[:0], rt.contract(ctx, sess))
+	ds := make([]FlagDecision, 1, 2)
+	ds[0] = contract
 	if gate.Flag != "" {
 		ds = append(ds, gate)
+	}
+	return ds
+}
+
+// observe records a finished call for rollout health under ds (served).
+func (rt *Runtime) observe(ds []FlagDecision, env core.Envelope) {
+	if rt.Flags == nil {
+		return
 	}
 	errType := ""
 	if !env.Success {
@@ -115,10 +163,9 @@ func (rt *Runtime) observe(ctx context.Context, sess Session, tool string, gate 
 // request from the client identity in its _meta, which gives the same answer
 // for the same client as long as the flag file is unchanged.
 func (rt *Runtime) contract(ctx context.Context, sess Session) FlagDecision {
-	if server.IsModernRequest(ctx) {
-		return rt.Flags.Gate(ctx, FlagResponseContractV2, NewFlagContext(sess, "", ""))
-	}
-	return rt.Flags.Contract(ctx, NewFlagContext(sess, "", ""))
+	c := NewFlagContext(sess, "", "")
+	c.PerRequest = server.IsModernRequest(ctx)
+	return rt.Flags.Contract(ctx, c)
 }
 
 // contractV2 reports whether this caller gets the response-v2 envelope.

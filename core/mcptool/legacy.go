@@ -70,7 +70,7 @@ func LegacyResult(env core.Envelope) *mcp.CallToolResult {
 // gives a tool call, with client info from the session or, in protocol
 // 2026-07-28, from the request's _meta.
 func sessionFromContext(ctx context.Context, rt Runtime) Session {
-	s := Session{ID: rt.ProcessSession}
+	s := Session{ID: rt.ProcessSession, KeyID: rt.keyID(ctx)}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
 		if id := cs.SessionID(); id != "" && id != stdioSessionID {
 			s.ID = id

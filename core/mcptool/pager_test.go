@@ -64,7 +64,7 @@ func TestPageNumbersAndContinue(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := Page{After: tt.after, tool: "spec", restart: restart}
 			n, err := p.AfterNumber()
-			if e := core.AsError(err); n != tt.want || (e == nil) != (tt.code == "") || (e != nil && (e.Code != tt.code || e.Recovery == nil || e.Recovery.SuggestedTool != "spec")) {
+			if e := core.AsError(err); n != tt.want || (e == nil) != (tt.code == "") || (e != nil && (e.Code != tt.code || e.Recovery == nil || e.Recovery.Tool != "spec")) {
 				t.Fatalf("AfterNumber = %d, %v", n, err)
 			}
 		})

@@ -14,7 +14,7 @@ import (
 // recovery where they are raised (the contract test finds those that do
 // not).
 func withNextCall(t *Tool, e *core.Error) *core.Error {
-	if e == nil || (e.Recovery != nil && e.Recovery.SuggestedTool != "") {
+	if e == nil || e.NamesCall() {
 		return e
 	}
 	if _, exempt := core.NoNextCall[e.Code]; exempt {
@@ -24,9 +24,5 @@ func withNextCall(t *Tool, e *core.Error) *core.Error {
 	if info.Type != errcode.TypeValidation {
 		return e
 	}
-	var matches []string
-	if e.Recovery != nil {
-		matches = e.Recovery.FuzzyMatches
-	}
-	return e.WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, matches)
+	return e.WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, e.Matches())
 }

@@ -36,7 +36,7 @@ func TestRegistrySchema(t *testing.T) {
 			}
 			e := core.AsError(err)
 			if e == nil || e.Code != errcode.NotFound || e.Details["field"] != tt.field || e.Recovery == nil ||
-				e.Recovery.SuggestedTool != "server" || e.Recovery.SuggestedArgs["action"] != tt.recovery {
+				e.Recovery.Tool != "server" || e.Recovery.Args["action"] != tt.recovery {
 				t.Fatalf("error %v", err)
 			}
 		})

@@ -22,7 +22,7 @@ func (a spentAccess) Charge(context.Context) ([]core.MetaOption, *core.Error) {
 }
 func (spentAccess) Permit(context.Context, string, string, string) *core.Error { return nil }
 func (spentAccess) KeyID(context.Context) string                               { return "k1" }
-func (spentAccess) Done(context.Context, string, string, string, string, string, time.Duration) {
+func (spentAccess) Done(context.Context, string, string, string, time.Duration, []FlagDecision) {
 }
 
 // TestRefuseUnlistedIsChargedLikeEveryCall: a call of an unlisted tool

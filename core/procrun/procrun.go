@@ -3,7 +3,9 @@
 // environment, stdin empty, stdout and stderr interleaved into a buffer that
 // keeps the last OutputKeep bytes. Nothing outlives a call: the command's
 // whole group is killed when the shell exits, on timeout and on
-// cancellation. Protect makes the calling process non-dumpable so the
+// cancellation, and on Linux so is every process that left the group but
+// carries the call's SPECD_RUN_ID or descends from one that does (the
+// server is a child subreaper, so such orphans stay beneath it). Protect makes the calling process non-dumpable so the
 // commands cannot read its environment through /proc.
 //
 // It knows nothing of specs or tools: verification execute and test run
@@ -12,12 +14,16 @@ package procrun
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +63,16 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+var runCount atomic.Uint64
+
+// newRunID returns a mark no other Run of any server shares: this
+// process's id, a counter and random bits.
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d-%d-%s", os.Getpid(), runCount.Add(1), hex.EncodeToString(b[:]))
+}
+
 // minimalEnv is the environment a command gets: PATH, HOME
 // and LANG from the server's own environment, nothing else.
 func minimalEnv() []string {
@@ -69,15 +85,17 @@ func minimalEnv() []string {
 	return env
 }
 
-// Run runs command with sh -c in dir, with minimalEnv, stdin
+// Run runs command with sh -c in dir, with minimalEnv plus SPECD_RUN_ID, stdin
 // empty, stdout and stderr interleaved into one bounded buffer. It
 // guarantees:
 //
 //   - the exit status recorded is the shell's own, taken as soon as the
 //     shell exits, even when it left a background child holding the output
 //     (sleep 60 & echo started is exit 0, not a timeout);
-//   - then the command's whole process group is killed (unix), so no child
-//     outlives the call; output still buffered by the group is read for at
+//   - then the command's whole process group is killed (unix), and on Linux
+//     every process that carries this call's SPECD_RUN_ID, is in the group
+//     or descends from one of those (setsid, double forks) is killed and
+//     reaped (see sweep), so no child outlives the call; output still buffered by the group is read for at
 //     most outputDrain before the pipe is closed;
 //   - on timeout or cancellation the group is killed likewise;
 //   - the calling process is non-dumpable first (Protect), so the command
@@ -93,7 +111,9 @@ func Run(ctx context.Context, command, dir string, timeout time.Duration) Result
 	var out tailBuffer
 	cmd := exec.CommandContext(rctx, "sh", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = minimalEnv()
+	runID := newRunID()
+	cmd.Env = append(minimalEnv(), runIDVar+"="+runID)
+	becomeSubreaper()
 	// The command writes into a pipe of our own: exec then runs no copying
 	// goroutine, so Wait returns when sh exits, not when the last holder
 	// of its output does.
@@ -115,6 +135,7 @@ func Run(ctx context.Context, command, dir string, timeout time.Duration) Result
 	if err == nil {
 		err = cmd.Wait()
 		killGroupNow(cmd)
+		sweep(cmd.Process.Pid, runID)
 	}
 	res := Result{ExitCode: -1, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	res.TimedOut = errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil

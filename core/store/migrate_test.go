@@ -9,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/specs"
 )
 
@@ -22,7 +23,7 @@ func TestMigrationBuildsJournalTaskIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := specs.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
 	h, err := s.CreateSpec(ctx, specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
 		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "old"}, clock, exists)
 		var j []specs.JournalEntry

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -331,6 +332,8 @@ func (s *Store) storageError(doing string, err error) error {
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
 		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
 		return s.CorruptError("it is not a valid bbolt file", err)
+	case isTooSmall(err):
+		return s.CorruptError("it is truncated: shorter than the two pages every store begins with", err)
 	case isNoSpace(err):
 		return s.FullError(err)
 	case isReadOnly(err), errors.Is(err, berrors.ErrDatabaseReadOnly):
@@ -338,6 +341,13 @@ func (s *Store) storageError(doing string, err error) error {
 	default:
 		return core.Internal(fmt.Errorf("store: %s %s: %w", doing, filepath.Base(s.opts.Path), err))
 	}
+}
+
+// isTooSmall reports bbolt's refusal of a file shorter than its first two
+// pages ("file size too small N"), which bbolt returns as plain text with
+// no sentinel to match.
+func isTooSmall(err error) bool {
+	return strings.Contains(err.Error(), "file size too small")
 }
 
 func (s *Store) openLocked(ctx context.Context) error {
@@ -395,7 +405,7 @@ func (s *Store) openLocked(ctx context.Context) error {
 		return serr
 	}
 	if s.schema == 0 || readOnly {
-		if err := s.initMeta(db, readOnly); err != nil {
+		if err := s.initMetaChecked(db, readOnly); err != nil {
 			_ = db.Close()
 			if created {
 				_ = os.Remove(s.opts.Path)
@@ -407,6 +417,24 @@ func (s *Store) openLocked(ctx context.Context) error {
 	s.db, s.lockF, s.readOnly = db, lock, readOnly
 	s.openedAt = time.Now()
 	return nil
+}
+
+// initMetaChecked is initMeta with a damaged page turned into STORE_CORRUPT:
+// bbolt panics (an assertion, or a fault past the end of the file) on a
+// page that is not what its parent says, and the open must answer, not
+// crash. A panic on a file bbolt's check finds sound is a bug and goes on.
+// It runs under s.mu, so it cannot use recoverCorrupt.
+func (s *Store) initMetaChecked(db *bolt.DB, readOnly bool) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if !s.damaged(db) {
+				panic(v)
+			}
+			err = s.CorruptError("a page cannot be read", errOpenPanic{v})
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return s.initMeta(db, readOnly)
 }
 
 // identity is what tells one state of a file from another.

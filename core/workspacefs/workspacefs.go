@@ -343,6 +343,59 @@ func (d *Dir) CheckFolder(name string) error {
 	return nil
 }
 
+// maxDepth bounds the walk up from a folder in Within.
+const maxDepth = 256
+
+// Within reports the first of folders (names at the workspace's top, such
+// as ".specd") that the clean relative name is or lies below, "" when
+// none. It holds lexically, case-insensitively (".SPECD/x" on a
+// case-insensitive disk is ".specd/x"), and as the kernel resolves name
+// beneath the workspace: every existing prefix of name, symlinks followed
+// as a write would follow them, and each folder above it up to the
+// workspace is compared (os.SameFile) with each of folders that exists, so
+// "out" where out is a symlink to .git/hooks is found too. A prefix that
+// cannot be resolved is skipped: a write through it fails anyway.
+func (d *Dir) Within(name string, folders ...string) string {
+	parts := strings.Split(filepath.Clean(name), string(filepath.Separator))
+	for _, f := range folders {
+		if strings.EqualFold(parts[0], f) {
+			return f
+		}
+	}
+	top, err := d.root.Stat(".")
+	if err != nil {
+		return ""
+	}
+	var infos []fs.FileInfo
+	var names []string
+	for _, f := range folders {
+		if st, err := d.root.Stat(f); err == nil {
+			infos, names = append(infos, st), append(names, f)
+		}
+	}
+	if len(infos) == 0 {
+		return ""
+	}
+	for i := range parts {
+		// cur climbs from the prefix with ".." components, which os.Root
+		// resolves after the symlinks before them, not lexically.
+		cur := filepath.Join(parts[:i+1]...)
+		for up := 0; up < maxDepth; up++ {
+			st, err := d.root.Stat(cur)
+			if err != nil || os.SameFile(st, top) {
+				break
+			}
+			for j, in := range infos {
+				if os.SameFile(st, in) {
+					return names[j]
+				}
+			}
+			cur += string(filepath.Separator) + ".."
+		}
+	}
+	return ""
+}
+
 func wantRegular(name string, st fs.FileInfo) error {
 	m := st.Mode()
 	switch {

@@ -31,7 +31,7 @@ func testHasher(doc specs.Document) Hasher {
 // and half the tasks completed.
 func bigDoc(t testing.TB, phases, tasks, journalN int) specs.Document {
 	t.Helper()
-	clock := specs.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
 	sp, err := specs.NewSpec(specs.NewSpecInput{Name: "big"}, clock, func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,14 @@
-package specs
+package tools
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/specd/specd/specs"
 )
 
 // The texts of the MCP prompts start_feature, complete_phase and
-// review_spec. Each is built from the spec alone (no clock, no ids, no
+// review_spec (prompts.go publishes them). Each is built from the spec alone (no clock, no ids, no
 // server state), so the same spec version always gives the same text, and
 // names the tool calls to make with the spec's own ids. Lists are cut at
 // promptListMax items with a line saying how many more there are and which
@@ -15,10 +17,10 @@ import (
 // promptListMax bounds every list a prompt text shows.
 const promptListMax = 25
 
-// StartFeaturePrompt is the start_feature text: what the spec is for, where
+// startFeaturePrompt is the start_feature text: what the spec is for, where
 // it stands, the task to take first, and the claim → work → journal →
 // complete loop.
-func StartFeaturePrompt(s *Spec) string {
+func startFeaturePrompt(s *specs.Spec) string {
 	var b strings.Builder
 	h := s.Header
 	fmt.Fprintf(&b, "Start working on the feature %q (spec %s).\n", h.Title, h.SpecID)
@@ -26,14 +28,14 @@ func StartFeaturePrompt(s *Spec) string {
 	b.WriteString("\nPhases:\n")
 	writePhases(&b, s)
 	b.WriteString("\n")
-	next := NextTask(s)
+	next := specs.NextTask(s)
 	if next.Found {
 		fmt.Fprintf(&b, "First task: %s %q (%s).\n", next.TaskID, next.Node.Title, next.PhaseID)
 		writeTaskDetail(&b, next.Node)
 	} else {
 		fmt.Fprintf(&b, "No task can be started now: %s.\n", next.Hint)
 	}
-	if h.Lifecycle == LifecyclePending {
+	if h.Lifecycle == specs.LifecyclePending {
 		fmt.Fprintf(&b, "\nThe spec is still pending: move it to active first with lifecycle(action=\"activate\", spec_id=%q).\n", h.SpecID)
 	}
 	fmt.Fprintf(&b, `
@@ -47,14 +49,14 @@ How to work:
 	return b.String()
 }
 
-// CompletePhasePrompt is the complete_phase text for phaseID: the phase's
+// completePhasePrompt is the complete_phase text for phaseID: the phase's
 // unfinished work and verify steps, and the calls that close the phase.
 // Errors: PHASE_NOT_FOUND (field phase_id, with the phases as candidates)
 // when phaseID is not a phase of s.
-func CompletePhasePrompt(s *Spec, phaseID string) (string, error) {
+func completePhasePrompt(s *specs.Spec, phaseID string) (string, error) {
 	phase := s.Node(phaseID)
-	if phase == nil || phase.Type != TypePhase {
-		return "", phaseNotFound(s, "phase_id", phaseID)
+	if phase == nil || phase.Type != specs.TypePhase {
+		return "", specs.PhaseNotFound(s, "phase_id", phaseID)
 	}
 	h := s.Header
 	var b strings.Builder
@@ -63,15 +65,15 @@ func CompletePhasePrompt(s *Spec, phaseID string) (string, error) {
 	if d := phase.Description(); d != "" {
 		fmt.Fprintf(&b, "Goal: %s\n", d)
 	}
-	if bl := Blockers(s, phase.ID); len(bl) > 0 {
+	if bl := specs.Blockers(s, phase.ID); len(bl) > 0 {
 		fmt.Fprintf(&b, "The phase waits on unfinished prerequisites: %s.\n", strings.Join(bl, ", "))
 	}
-	var open, verify []*Node
-	for n := range ExecutionOrder(s, phase.ID) {
-		if !n.IsWorkLeaf() || n.Status == StatusCompleted {
+	var open, verify []*specs.Node
+	for n := range specs.ExecutionOrder(s, phase.ID) {
+		if !n.IsWorkLeaf() || n.Status == specs.StatusCompleted {
 			continue
 		}
-		if n.Type == TypeVerify {
+		if n.Type == specs.TypeVerify {
 			verify = append(verify, n)
 		} else {
 			open = append(open, n)
@@ -81,9 +83,9 @@ func CompletePhasePrompt(s *Spec, phaseID string) (string, error) {
 		b.WriteString("\nEvery task of the phase is completed.\n")
 	} else {
 		b.WriteString("\nUnfinished tasks, in execution order:\n")
-		writeNodeList(&b, open, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *Node) string {
+		writeNodeList(&b, open, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
 			line := fmt.Sprintf("%s %q [%s]", n.ID, n.Title, n.Status)
-			if bl := Blockers(s, n.ID); len(bl) > 0 {
+			if bl := specs.Blockers(s, n.ID); len(bl) > 0 {
 				line += " waiting on " + strings.Join(bl, ", ")
 			}
 			return line
@@ -93,7 +95,7 @@ func CompletePhasePrompt(s *Spec, phaseID string) (string, error) {
 		b.WriteString("\nNo verify step is left open.\n")
 	} else {
 		b.WriteString("\nVerify steps still to pass:\n")
-		writeNodeList(&b, verify, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *Node) string {
+		writeNodeList(&b, verify, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
 			line := fmt.Sprintf("%s %q [%s, %s]", n.ID, n.Title, n.VerificationType(), n.Status)
 			if c := n.MetaString("command"); c != "" {
 				line += " command: " + c
@@ -114,49 +116,49 @@ To close the phase:
 	return b.String(), nil
 }
 
-// ReviewSpecPrompt is the review_spec text: the spec's intent, structure
+// reviewSpecPrompt is the review_spec text: the spec's intent, structure
 // and state, what looks unfinished or risky, and the checks to run.
-func ReviewSpecPrompt(s *Spec) string {
+func reviewSpecPrompt(s *specs.Spec) string {
 	h := s.Header
 	var b strings.Builder
 	fmt.Fprintf(&b, "Review the spec %s (%q) against its intent, and report what is missing, wrong or risky.\n", h.SpecID, h.Title)
 	writeSpecIntro(&b, s)
 	for _, key := range []string{"assumptions", "constraints", "success_criteria", "open_questions"} {
-		if items := toStrings(h.Metadata[key]); len(items) > 0 {
+		if items := h.MetaStrings(key); len(items) > 0 {
 			fmt.Fprintf(&b, "\n%s:\n", strings.ReplaceAll(key, "_", " "))
 			writeStrings(&b, items)
 		}
 	}
 	b.WriteString("\nPhases:\n")
 	writePhases(&b, s)
-	var blocked, failed, unjournaled []*Node
-	for n := range ExecutionOrder(s, RootID) {
+	var blocked, failed, unjournaled []*specs.Node
+	for n := range specs.ExecutionOrder(s, specs.RootID) {
 		switch {
-		case n.Status == StatusBlocked && n.ID != RootID:
+		case n.Status == specs.StatusBlocked && n.ID != specs.RootID:
 			blocked = append(blocked, n)
-		case n.Status == StatusFailed:
+		case n.Status == specs.StatusFailed:
 			failed = append(failed, n)
 		}
-		if n.Status == StatusCompleted && n.NeedsJournaling() {
+		if n.Status == specs.StatusCompleted && n.NeedsJournaling() {
 			unjournaled = append(unjournaled, n)
 		}
 	}
 	more := fmt.Sprintf("task(action=\"list-blocked\", spec_id=%q)", h.SpecID)
 	if len(blocked) > 0 {
 		b.WriteString("\nBlocked:\n")
-		writeNodeList(&b, blocked, more, func(n *Node) string {
+		writeNodeList(&b, blocked, more, func(n *specs.Node) string {
 			return fmt.Sprintf("%s %q: %s", n.ID, n.Title, orDash(n.MetaString("blocker_description")))
 		})
 	}
 	if len(failed) > 0 {
 		b.WriteString("\nFailed:\n")
-		writeNodeList(&b, failed, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *Node) string {
+		writeNodeList(&b, failed, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
 			return fmt.Sprintf("%s %q: %s", n.ID, n.Title, orDash(n.MetaString("failure_reason")))
 		})
 	}
 	if len(unjournaled) > 0 {
 		b.WriteString("\nCompleted without a journal entry yet:\n")
-		writeNodeList(&b, unjournaled, fmt.Sprintf("journal(action=\"list-unjournaled\", spec_id=%q)", h.SpecID), func(n *Node) string {
+		writeNodeList(&b, unjournaled, fmt.Sprintf("journal(action=\"list-unjournaled\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
 			return fmt.Sprintf("%s %q", n.ID, n.Title)
 		})
 	}
@@ -173,7 +175,7 @@ Review checklist:
 
 // writeSpecIntro writes the spec's mission, description, objectives and
 // progress.
-func writeSpecIntro(b *strings.Builder, s *Spec) {
+func writeSpecIntro(b *strings.Builder, s *specs.Spec) {
 	h := s.Header
 	if m := metaString(h.Metadata, "mission"); m != "" {
 		fmt.Fprintf(b, "Mission: %s\n", m)
@@ -181,7 +183,7 @@ func writeSpecIntro(b *strings.Builder, s *Spec) {
 	if d := metaString(h.Metadata, "description"); d != "" {
 		fmt.Fprintf(b, "Description: %s\n", d)
 	}
-	if obj := toStrings(h.Metadata["objectives"]); len(obj) > 0 {
+	if obj := h.MetaStrings("objectives"); len(obj) > 0 {
 		b.WriteString("Objectives:\n")
 		writeStrings(b, obj)
 	}
@@ -190,20 +192,20 @@ func writeSpecIntro(b *strings.Builder, s *Spec) {
 }
 
 // writePhases writes one line per phase (the first promptListMax).
-func writePhases(b *strings.Builder, s *Spec) {
-	phases := Phases(s)
+func writePhases(b *strings.Builder, s *specs.Spec) {
+	phases := specs.Phases(s)
 	if len(phases) == 0 {
 		fmt.Fprintf(b, "- none yet: add one with authoring(action=\"phase-add\", spec_id=%q, title=...)\n", s.Header.SpecID)
 		return
 	}
-	writeNodeList(b, phases, fmt.Sprintf("task(action=\"progress\", spec_id=%q)", s.Header.SpecID), func(p *Node) string {
+	writeNodeList(b, phases, fmt.Sprintf("task(action=\"progress\", spec_id=%q)", s.Header.SpecID), func(p *specs.Node) string {
 		return fmt.Sprintf("%s %q [%s] %d/%d tasks", p.ID, p.Title, p.Status, p.CompletedTasks, p.TotalTasks)
 	})
 }
 
 // writeTaskDetail writes a task's description, file and acceptance
 // criteria, when it has them.
-func writeTaskDetail(b *strings.Builder, n *Node) {
+func writeTaskDetail(b *strings.Builder, n *specs.Node) {
 	if d := n.Description(); d != "" {
 		fmt.Fprintf(b, "  Description: %s\n", d)
 	}
@@ -224,7 +226,7 @@ func writeTaskDetail(b *strings.Builder, n *Node) {
 
 // writeNodeList writes one "- line" per node, the first promptListMax of
 // them, then how many more there are and the call that lists them all.
-func writeNodeList(b *strings.Builder, nodes []*Node, more string, line func(*Node) string) {
+func writeNodeList(b *strings.Builder, nodes []*specs.Node, more string, line func(*specs.Node) string) {
 	for i, n := range nodes {
 		if i == promptListMax {
 			fmt.Fprintf(b, "- … and %d more (%s lists them)\n", len(nodes)-i, more)

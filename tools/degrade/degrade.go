@@ -31,16 +31,10 @@ type Hasher func(item string, content any) (archiveID, hash string, err error)
 
 // Answer is the degraded document as an answer's data: Spec is a
 // specs.Document (full and partial), a Summary or a Reference; NextCalls,
-// at reference_only, are the calls that page through the rest.
+// at reference_only, are the calls that read what it left out.
 type Answer struct {
-	Spec      any        `json:"spec"`
-	NextCalls []NextCall `json:"next_calls,omitempty"`
-}
-
-// NextCall is a call that reads what a reference_only answer left out.
-type NextCall struct {
-	Tool string         `json:"tool"`
-	Args map[string]any `json:"args"`
+	Spec      any             `json:"spec"`
+	NextCalls []core.NextCall `json:"next_calls,omitempty"`
 }
 
 // Summary is the summary level: every node shrunk to its place in the tree.
@@ -341,7 +335,7 @@ func (f *fitter) reference(phaseIDs []string) Answer {
 	}
 	return Answer{
 		Spec: Reference{Header: f.header(), Phases: phases},
-		NextCalls: []NextCall{
+		NextCalls: []core.NextCall{
 			{Tool: "task", Args: map[string]any{"action": "hierarchy", "spec_id": f.doc.SpecID, "max_depth": 2}},
 			{Tool: "task", Args: map[string]any{"action": "list", "spec_id": f.doc.SpecID}},
 		},
