@@ -20,6 +20,7 @@ func (a *appended) TaskEntries(string, uint64, int, func(*JournalEntry) bool) ([
 	return nil, false, nil
 }
 func (a *appended) Append(e JournalEntry) { a.entries = append(a.entries, e) }
+func (a *appended) Records(string) Records { return nil }
 
 func TestExcerpt(t *testing.T) {
 	for _, tc := range []struct {

@@ -45,6 +45,7 @@ func (j *memJournal) Append(e specs.JournalEntry) { j.entries = append(j.entries
 func (j *memJournal) Entries(uint64, int, func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	return j.entries, false, nil
 }
+func (j *memJournal) Records(string) specs.Records { return nil }
 func (j *memJournal) TaskEntries(string, uint64, int, func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	return nil, false, nil
 }

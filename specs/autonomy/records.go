@@ -10,24 +10,17 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/specs"
 )
 
-// Records is one spec's autonomy records inside a spec transaction: a small
-// ordered key-value space the store keeps beside the spec's journal, read
-// and written in the transaction of the spec change they go with (both
-// engines, bbolt and etcd). Keys are the package's (see the key functions).
-type Records interface {
-	// Get returns the value of key, nil when absent. The slice is valid
-	// until the transaction ends.
-	Get(key string) []byte
-	// Put stores value under key.
-	Put(key string, value []byte) error
-	// Delete removes key (absent is no error).
-	Delete(key string) error
-	// Scan calls fn for every key starting with prefix and greater than
-	// after, in key order, until fn returns false.
-	Scan(prefix, after string, fn func(key string, value []byte) bool) error
-}
+// Records is one spec's autonomy records inside a spec transaction
+// (specs.JournalReader.Records(Space)): beside the spec's journal, read and
+// written in the transaction of the spec change they go with, on both
+// engines. Keys are the package's (see the key functions).
+type Records = specs.Records
+
+// Space is the name of the record space the sessions live in.
+const Space = "autonomy"
 
 // Record keys.
 const (
