@@ -374,7 +374,9 @@ func (d *Deps) sessionList(ctx context.Context, r *mcptool.Request) mcptool.Resu
 			return mcptool.Fail(autonomyError(err, specID, ""))
 		}
 	}
-	slices.SortStableFunc(all, func(a, b SessionSummary) int { return strings.Compare(b.CreatedAt+b.SessionID, a.CreatedAt+a.SessionID) })
+	slices.SortStableFunc(all, func(a, b SessionSummary) int {
+		return strings.Compare(b.CreatedAt+b.SessionID, a.CreatedAt+a.SessionID)
+	})
 	start := 0
 	if page.After != "" {
 		start, _ = strconv.Atoi(page.After)
@@ -510,7 +512,9 @@ func instructions(st *autonomy.NextStep, specID, sessionID string) []StepInstruc
 // recommendedActions are a supervisor's moves for a non-success loop
 // signal (foundry's table).
 func recommendedActions(signal, pauseReason, code string) []RecommendedAction {
-	cmd := func(action, command string) string { return fmt.Sprintf("task(action=%q, command=%q)", action, command) }
+	cmd := func(action, command string) string {
+		return fmt.Sprintf("task(action=%q, command=%q)", action, command)
+	}
 	switch signal {
 	case autonomy.SignalPausedNeedsAttention:
 		switch pauseReason {
