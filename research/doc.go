@@ -21,8 +21,8 @@
 //   - DigestPayload encodes with encoding/json as compact JSON with sorted
 //     keys (its fields are in alphabetical order).
 //   - ArchiveMeta, DigestRecord and Store are the records of the archive and
-//     the digest store and the port that keeps them (core/store implements
-//     it); the package itself does no I/O.
+//     the digest store and the port that keeps them (research/researchstore
+//     implements it); the package itself does no I/O.
 //   - Service is the research tool's application logic over those ports:
 //     reading a call's source (text, pages, a workspace file), validating,
 //     creating, storing, listing and deleting digests, the archive with its

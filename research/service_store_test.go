@@ -13,6 +13,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
+	"github.com/specd/specd/research/researchstore"
 	"github.com/specd/specd/specs"
 )
 
@@ -24,7 +25,7 @@ const (
 )
 
 func newService(t *testing.T, now *time.Time) research.Service {
-	return research.Service{Store: storetest.Open(t), Clock: func() time.Time { return *now }, MaxChars: 1 << 20,
+	return research.Service{Store: researchstore.New(storetest.Open(t), nil), Clock: func() time.Time { return *now }, MaxChars: 1 << 20,
 		Retention: 24 * time.Hour, Sweeper: &research.Sweeper{}}
 }
 

@@ -15,12 +15,13 @@ import (
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // TestSpecItemsGet serves spec archive ids from a real store: a spec of two
 // phases of three tasks and a journal of three entries.
 func TestSpecItemsGet(t *testing.T) {
-	st := storetest.Open(t)
+	st := specstore.New(storetest.Open(t), nil)
 	ctx := context.Background()
 	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
 	sp, err := specs.NewSpec(specs.NewSpecInput{Name: "archive items", Mission: "m"}, clock, func(string) bool { return false })

@@ -9,9 +9,10 @@ import (
 )
 
 // The storage records of research and the port that stores them. research
-// declares them (as specs declares its repository's types); core/store
-// implements Store over its bbolt file and stores both records as the JSON
-// their tags describe, so the tags are the stored format.
+// declares them (as specs declares its repository's types);
+// research/researchstore implements Store over the store port (either
+// engine) and stores both records as the JSON their tags describe, so the
+// tags are the stored format.
 
 // ArchiveKey is the key content is archived under: "sha256:" and the 64
 // lowercase hex digits of the SHA-256 of its bytes. For a canonical text it

@@ -14,7 +14,7 @@
 // # Views
 //
 // A spec is accessed through a [Spec] view: a [Header] plus a lazily loaded
-// [NodeSource] (a map in memory, a bbolt bucket in core/store) and a
+// [NodeSource] (a map in memory, a stored bucket in specs/specstore) and a
 // copy-on-write overlay. Reads go through [Spec.Node]; a mutation clones the
 // nodes it changes with [Spec.Edit] and the store writes back exactly
 // [Spec.Changes]. Mutations touch only the nodes they change plus the

@@ -20,7 +20,8 @@ func (v Violation) String() string { return v.Code + " " + v.NodeID + ": " + v.M
 // fields match the root; blocks and blocked_by are reciprocal, target
 // existing nodes and contain no self edges or duplicates; the inherited wait
 // graph has no cycle. It returns nil when all hold. Tests call it after every
-// mutation; core/store may call it in its consistency check.
+// mutation; specs/specstore calls it in its consistency check (specd
+// check).
 func CheckInvariants(s *Spec) []Violation {
 	var out violations
 	root := s.Root()

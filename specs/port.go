@@ -4,7 +4,8 @@ import "context"
 
 // Repo is the persistence port of the spec domain: what the spec services
 // (and the tools over them) need of the store, in the domain's terms.
-// core/store implements it on bbolt; every method is one transaction.
+// specs/specstore implements it over the store port (either engine); every
+// method is one transaction.
 type Repo interface {
 	// ReadSpec runs fn over a lazily loaded, read-only view. SPEC_NOT_FOUND.
 	ReadSpec(ctx context.Context, specID string, fn func(sp *Spec, j JournalReader) error) error

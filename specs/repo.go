@@ -1,9 +1,9 @@
 package specs
 
 // This file declares the types the persistence port of the spec domain
-// speaks in. core/store implements them on bbolt; the tools layer declares
-// the interface it needs in these terms, so it never sees the store's
-// concrete types.
+// speaks in. specs/specstore implements them over the store port (bbolt or
+// etcd); the tools layer sees the port in these terms, so it never sees
+// the store's concrete types.
 
 // JournalReader pages through a spec's journal.
 type JournalReader interface {

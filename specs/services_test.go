@@ -8,13 +8,13 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // mutate runs fn as one stored mutation of the basic spec.
-func mutate(t *testing.T, st *store.Store, fn func(sp *specs.Spec, j specs.JournalWriter) error) error {
+func mutate(t *testing.T, st *specstore.Repo, fn func(sp *specs.Spec, j specs.JournalWriter) error) error {
 	t.Helper()
 	_, err := st.MutateSpec(context.Background(), basicID, specs.RepoWriteOptions{Action: "test"}, func(sp *specs.Spec, j specs.JournalWriter) error {
 		sp.Clock = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
@@ -23,7 +23,7 @@ func mutate(t *testing.T, st *store.Store, fn func(sp *specs.Spec, j specs.Journ
 	return err
 }
 
-func journal(t *testing.T, st *store.Store, taskID, entryType string) []specs.JournalEntry {
+func journal(t *testing.T, st *specstore.Repo, taskID, entryType string) []specs.JournalEntry {
 	t.Helper()
 	var out []specs.JournalEntry
 	err := st.ReadSpec(context.Background(), basicID, func(_ *specs.Spec, j specs.JournalReader) error {
@@ -54,7 +54,7 @@ func TestMoveSpecJournalsFolderChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			var m specs.LifecycleMove
 			err := mutate(t, st, func(sp *specs.Spec, j specs.JournalWriter) error {
@@ -98,7 +98,7 @@ func TestAddJournalEntry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			before := unjournaled(t, st)
 			var got specs.JournalEntry
@@ -129,7 +129,7 @@ func TestAddJournalEntry(t *testing.T) {
 	}
 }
 
-func unjournaled(t *testing.T, st *store.Store) []specs.UnjournaledTask {
+func unjournaled(t *testing.T, st *specstore.Repo) []specs.UnjournaledTask {
 	t.Helper()
 	var out []specs.UnjournaledTask
 	if err := st.ReadSpec(context.Background(), basicID, func(sp *specs.Spec, _ specs.JournalReader) error {
@@ -161,7 +161,7 @@ func TestRecordVerificationNote(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			var got specs.VerificationRecorded
 			err := mutate(t, st, func(sp *specs.Spec, j specs.JournalWriter) error {
@@ -246,7 +246,7 @@ func TestCompareSpec(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			for range 2 { // versions 2 and 3
 				if err := mutate(t, st, func(sp *specs.Spec, j specs.JournalWriter) error {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/core/workspacefs"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // The services in this file's subjects run over a real bbolt store and a
@@ -100,7 +100,7 @@ func TestImportFilesReportsEachFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			root := t.TempDir()
 			for name, data := range tt.files {
 				write(t, root, name, []byte(data))
@@ -158,7 +158,7 @@ func TestImportFilesRejectsFIFOWithoutOpeningIt(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(root, "in", "f.json"), 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	res, err := specs.ImportFiles(context.Background(), storetest.Open(t), openWS(t, root), "in", specs.ImportOptions{AutoFix: true})
+	res, err := specs.ImportFiles(context.Background(), specstore.New(storetest.Open(t), nil), openWS(t, root), "in", specs.ImportOptions{AutoFix: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestImportFilesRejectsFIFOWithoutOpeningIt(t *testing.T) {
 	}
 }
 
-func importBasic(t *testing.T, st *store.Store) {
+func importBasic(t *testing.T, st *specstore.Repo) {
 	t.Helper()
 	doc, err := specs.ParseDocument(fixture(t, "foundry_basic.json"))
 	if err != nil {
@@ -193,7 +193,7 @@ func TestExportFilesLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := storetest.Open(t)
+			st := specstore.New(storetest.Open(t), nil)
 			importBasic(t, st)
 			root := t.TempDir()
 			if tt.stale != "" {
@@ -232,13 +232,13 @@ func TestExportFilesLayout(t *testing.T) {
 
 func TestExportThenImportRoundTrips(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.Open(t)
+	st := specstore.New(storetest.Open(t), nil)
 	importBasic(t, st)
 	root := t.TempDir()
 	if _, err := specs.ExportFiles(ctx, st, openWS(t, root), "specs", ""); err != nil {
 		t.Fatal(err)
 	}
-	res, err := specs.ImportFiles(ctx, storetest.Open(t), openWS(t, root), "specs", specs.ImportOptions{AutoFix: true})
+	res, err := specs.ImportFiles(ctx, specstore.New(storetest.Open(t), nil), openWS(t, root), "specs", specs.ImportOptions{AutoFix: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,12 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 func TestFindSpecs(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.Open(t)
+	st := specstore.New(storetest.Open(t), nil)
 	importBasic(t, st)
 	tests := []struct {
 		query string
@@ -34,7 +35,7 @@ func TestFindSpecs(t *testing.T) {
 
 func TestReadDocumentAndHistory(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.Open(t)
+	st := specstore.New(storetest.Open(t), nil)
 	importBasic(t, st)
 	for range 3 { // versions 2..4, each with a journal note
 		if err := mutate(t, st, func(sp *specs.Spec, j specs.JournalWriter) error {
@@ -85,7 +86,7 @@ func TestReadDocumentAndHistory(t *testing.T) {
 }
 
 func TestFixSpecStoresOnlyWhatChanged(t *testing.T) {
-	st := storetest.Open(t)
+	st := specstore.New(storetest.Open(t), nil)
 	importBasic(t, st)
 	tests := []struct {
 		name        string
@@ -122,7 +123,7 @@ func TestFixSpecStoresOnlyWhatChanged(t *testing.T) {
 }
 
 func TestStateOfAndListRows(t *testing.T) {
-	st := storetest.Open(t)
+	st := specstore.New(storetest.Open(t), nil)
 	importBasic(t, st)
 	_ = st.ReadSpec(context.Background(), basicID, func(sp *specs.Spec, _ specs.JournalReader) error {
 		s := specs.StateOf(sp)

@@ -6,17 +6,17 @@ import (
 	"time"
 
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // versionsAt imports the basic spec (version 1, made at its fixture's
 // last_updated) and makes versions 2 and 3 on 2026-01-02 and 2026-01-03
 // at noon UTC.
-func versionsAt(t *testing.T) *store.Store {
+func versionsAt(t *testing.T) *specstore.Repo {
 	t.Helper()
-	st := storetest.Open(t)
+	st := specstore.New(storetest.Open(t), nil)
 	importBasic(t, st)
 	for day := 2; day <= 3; day++ {
 		_, err := st.MutateSpec(context.Background(), basicID, specs.RepoWriteOptions{Action: "test"}, func(sp *specs.Spec, j specs.JournalWriter) error {
@@ -68,7 +68,7 @@ func TestResolveVersion(t *testing.T) {
 // A moment before the oldest kept version, once older ones are pruned,
 // names no version; after it, the oldest kept one.
 func TestVersionAtPrunedHistory(t *testing.T) {
-	st := storetest.Open(t)
+	st := specstore.New(storetest.Open(t), nil)
 	importBasic(t, st)
 	for day := 2; day <= 5; day++ {
 		_, err := st.MutateSpec(context.Background(), basicID, specs.RepoWriteOptions{Action: "test", Keep: 2}, func(sp *specs.Spec, j specs.JournalWriter) error {

@@ -7,7 +7,7 @@ import (
 )
 
 // NodeSource supplies a spec's nodes lazily: a map in memory
-// ([MemorySource]) or a bbolt bucket in core/store. Operations may Get the
+// ([MemorySource]) or a stored bucket in specs/specstore. Operations may Get the
 // same id several times (a rollup reads a parent's children, the next-task
 // search reads ancestors); a source that decodes on Get should keep the
 // decoded nodes for the life of the view. Returned nodes are never mutated by

@@ -17,7 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // The token budget applies to every answer, tool or resource, on the whole
@@ -222,7 +222,7 @@ func TestBudgetSpecDiff(t *testing.T) {
 	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[1])
-	specID := seedSpec(t, deps.Specs.(*store.Store), 1000)
+	specID := seedSpec(t, deps.Specs.(*specstore.Repo), 1000)
 	fr := call(t, c, "authoring", map[string]any{"action": "spec-find-replace", "spec_id": specID, "find": "implement the thing", "replace": "build the thing properly", "scope": "titles"})
 	if fr["success"] != true {
 		t.Fatalf("find-replace: %v", fr)
@@ -275,7 +275,7 @@ func TestBudgetSpecResource(t *testing.T) {
 	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[0])
-	specID := seedSpec(t, deps.Specs.(*store.Store), 2000)
+	specID := seedSpec(t, deps.Specs.(*specstore.Repo), 2000)
 	for i := 0; i < 30; i++ {
 		call(t, c, "journal", map[string]any{"action": "add", "spec_id": specID, "title": fmt.Sprintf("Note %d", i), "content": strings.Repeat("x", 5000)})
 	}
@@ -314,7 +314,7 @@ func TestBudgetSpecGetCountsWholeEnvelope(t *testing.T) {
 	t.Parallel()
 	deps := newDeps(t, false)
 	c, _ := inProcess(t, deps, protocols[1])
-	specID := seedSpec(t, deps.Specs.(*store.Store), 300)
+	specID := seedSpec(t, deps.Specs.(*specstore.Repo), 300)
 	for i := 0; i < 40; i++ {
 		call(t, c, "journal", map[string]any{"action": "add", "spec_id": specID, "title": fmt.Sprintf("Note %d", i), "content": strings.Repeat("y", 3000)})
 	}
@@ -425,7 +425,7 @@ func TestBudgetOtherLists(t *testing.T) {
 		t.Fatalf("spec list paging reached %d specs, want 30", len(seen))
 	}
 
-	specID := seedSpec(t, deps.Specs.(*store.Store), 100)
+	specID := seedSpec(t, deps.Specs.(*specstore.Repo), 100)
 	// task list pages shrink too; the cursor still walks every task once.
 	var tasks []any
 	args := map[string]any{"action": "list", "spec_id": specID, "limit": 100}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/specd/specd/core/etcdstore"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // The 3-member cluster end-to-end run (issue 13). It needs real processes:
@@ -150,11 +151,12 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 	storeURL := "etcd://" + strings.Join(eps, ",") + "/e2e?max_txn_ops=4096"
 
 	// The spec: 600 tasks in one phase, written straight to the cluster.
-	direct, err := etcdstore.Open(etcdstore.Options{Endpoints: eps, Prefix: "/e2e", MaxTxnOps: 4096})
+	directStore, err := etcdstore.Open(etcdstore.Options{Endpoints: eps, Prefix: "/e2e", MaxTxnOps: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer direct.Close()
+	defer directStore.Close()
+	direct := specstore.New(directStore, nil)
 	var specID string
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		h, err := direct.CreateSpec(context.Background(), specs.RepoWriteOptions{Action: "authoring.spec-create"}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {

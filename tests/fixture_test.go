@@ -106,7 +106,7 @@ func (ft *fixtureTemplate) readClient(t *testing.T, protocol string) (*client.Cl
 	if env := call(t, c, "spec", map[string]any{"action": "get", "spec_id": fx["$spec_id"]}); env["success"] != true {
 		t.Fatalf("spec get on the shared copy: %v", env)
 	}
-	st := deps.Specs.(*store.Store)
+	st := deps.Store.(*store.Store)
 	before := workspaceDigest(t, deps.Workspace, st)
 	t.Cleanup(func() { // before the client, the store and the folder close (cleanups run last first)
 		if after := workspaceDigest(t, deps.Workspace, st); after != before {

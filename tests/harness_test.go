@@ -25,7 +25,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
@@ -72,11 +71,7 @@ func depsOn(st *store.Store, ids func() string) *tools.Deps {
 	if ids != nil {
 		rt.Now, rt.NewID = fixedClock(), ids
 	}
-	return &tools.Deps{
-		Store:        adapt.Health(st),
-		Specs:        st,
-		Research:     st,
-		Notes:        st,
+	d := &tools.Deps{
 		Version:      "test",
 		Workspace:    filepath.Dir(filepath.Dir(st.Path())),
 		ConfigSource: "test",
@@ -85,6 +80,8 @@ func depsOn(st *store.Store, ids func() string) *tools.Deps {
 		TokenBudget:  core.DefaultTokenBudget,
 		Runtime:      rt,
 	}
+	d.OverStore(st)
+	return d
 }
 
 // inProcess starts an in-process client on a new server speaking protocol.

@@ -22,13 +22,17 @@ import (
 //   - core/mcptool, the tool framework, depends on no tool, domain or
 //     store: not tools, specs, research, flags, core/store nor bbolt (tools
 //     are data it is given; issue 9);
+//   - core is the ground floor: no package under core/ depends
+//     (transitively) on a package of the project outside core/, and its
+//     tests import neither the MCP face (tools) nor the wiring (cmd) nor
+//     flags;
 //   - no package is named util, common or helpers;
 //   - the sources agree (checkSources): package docs' "imports only" claims
 //     are true, core.Error is the one Error type, and the domain (specs,
 //     research) names no tools.
 func TestLayout(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "github.com/specd/specd/...").Output()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}|{{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "github.com/specd/specd/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -42,8 +46,8 @@ func TestLayout(t *testing.T) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	checked := 0
 	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), "|", 4)
-		pkg, name, imports, deps := parts[0], parts[1], strings.Fields(parts[2]), strings.Fields(parts[3])
+		parts := strings.SplitN(sc.Text(), "|", 5)
+		pkg, name, imports, deps, testImports := parts[0], parts[1], strings.Fields(parts[2]), strings.Fields(parts[3]), strings.Fields(parts[4])
 		rel := strings.TrimPrefix(pkg, mod)
 		checked++
 		switch name {
@@ -55,6 +59,20 @@ func TestLayout(t *testing.T) {
 				for _, bad := range infra {
 					if strings.HasPrefix(d, bad) {
 						t.Errorf("%s (domain) depends on %s", pkg, d)
+					}
+				}
+			}
+		}
+		if under(rel, "core") {
+			for _, d := range deps {
+				if strings.HasPrefix(d, mod) && !under(strings.TrimPrefix(d, mod), "core") {
+					t.Errorf("%s depends on %s; core imports nothing of the project above it", pkg, d)
+				}
+			}
+			for _, imp := range testImports {
+				for _, bad := range []string{"tools", "cmd", "flags"} {
+					if imp == mod+bad || strings.HasPrefix(imp, mod+bad+"/") {
+						t.Errorf("%s's tests import %s; end-to-end tests live in tests/", pkg, imp)
 					}
 				}
 			}

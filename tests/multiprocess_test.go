@@ -17,6 +17,7 @@ import (
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // mpLedger is what the test saw the processes do, from their answers.
@@ -387,7 +388,7 @@ func TestMultiProcessOneSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	err = st.ReadSpec(context.Background(), specID, func(sp *specs.Spec, j specs.JournalReader) error {
+	err = specstore.New(st, nil).ReadSpec(context.Background(), specID, func(sp *specs.Spec, j specs.JournalReader) error {
 		var problems []string
 		bad := func(f string, a ...any) { problems = append(problems, fmt.Sprintf(f, a...)) }
 		for _, v := range specs.CheckInvariants(sp) {

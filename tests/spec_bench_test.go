@@ -9,8 +9,8 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 	"github.com/specd/specd/tools"
 )
 
@@ -21,7 +21,7 @@ var seeded atomic.Int64
 
 // seedSpec stores one spec of n tasks in 10 phases straight through the
 // domain and one store transaction.
-func seedSpec(b testing.TB, st *store.Store, n int) string {
+func seedSpec(b testing.TB, st *specstore.Repo, n int) string {
 	b.Helper()
 	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
 	sp, err := specs.NewSpec(specs.NewSpecInput{Name: fmt.Sprintf("bench %d spec %d", n, seeded.Add(1)), Mission: "m"}, clock, func(string) bool { return false })
@@ -58,9 +58,9 @@ func (e benchEnv) run(b *testing.B, tool string, args map[string]any) {
 	}
 }
 
-func newBenchEnv(b *testing.B) (benchEnv, *store.Store) {
+func newBenchEnv(b *testing.B) (benchEnv, *specstore.Repo) {
 	deps := newDeps(b, false)
-	return benchEnv{reg: tools.New(deps), deps: deps}, deps.Specs.(*store.Store)
+	return benchEnv{reg: tools.New(deps), deps: deps}, deps.Specs.(*specstore.Repo)
 }
 
 // BenchmarkSpecReads: spec get (budgeted), validate, a history page and a

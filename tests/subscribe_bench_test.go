@@ -17,6 +17,7 @@ import (
 
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // BenchmarkSubscriptionLatency measures the built binary serving stdio with
@@ -48,7 +49,8 @@ func subscriptionLatency(b *testing.B) (lat []time.Duration, idle time.Duration)
 		b.Fatal(err)
 	}
 	defer st.Close()
-	id := seedSpec(b, st, 10)
+	repo := specstore.New(st, nil)
+	id := seedSpec(b, repo, 10)
 
 	var server *exec.Cmd
 	tr := transport.NewStdioWithOptions(specdBinary(b), []string{"SPECD_WORKSPACE=" + ws}, []string{"serve", "--db", db},
@@ -79,7 +81,7 @@ func subscriptionLatency(b *testing.B) (lat []time.Duration, idle time.Duration)
 	}
 	for i := range 20 {
 		time.Sleep(time.Duration(100+(i*137)%400) * time.Millisecond) // uneven, so polling phases vary
-		if _, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{Action: "bench"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		if _, err := repo.MutateSpec(ctx, id, specs.RepoWriteOptions{Action: "bench"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
 			_, err := specs.AddPhase(sp, specs.PhaseInput{Title: "change " + strconv.Itoa(i)})
 			return err
 		}); err != nil {

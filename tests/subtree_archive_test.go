@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // TestSubtreeArchiveHashesAgree: a subtree item is built in three places —
@@ -19,7 +19,7 @@ func TestSubtreeArchiveHashesAgree(t *testing.T) {
 	deps := newDeps(t, false)
 	deps.TokenBudget = 8000 // a phase of 100 tasks is over it: archive-get answers with parts
 	c, _ := inProcess(t, deps, protocols[0])
-	specID := seedSpec(t, deps.Specs.(*store.Store), 1000)
+	specID := seedSpec(t, deps.Specs.(*specstore.Repo), 1000)
 	env := call(t, c, "spec", map[string]any{"action": "get", "spec_id": specID})
 	if env["success"] != true {
 		t.Fatalf("spec get: %v", env)

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 	"github.com/specd/specd/tools"
 )
 
@@ -69,7 +69,7 @@ func taskBenchDoc(b testing.TB, n int, halfPhase bool) (*specs.Spec, []specs.Jou
 type taskBench struct {
 	reg  *mcptool.Registry
 	deps *tools.Deps
-	st   *store.Store
+	st   *specstore.Repo
 }
 
 func newTaskBench(b testing.TB, opts ...func(*store.Options)) *taskBench {
@@ -83,9 +83,10 @@ func newTaskBench(b testing.TB, opts ...func(*store.Options)) *taskBench {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	deps := &tools.Deps{Store: adapt.Health(st), Specs: st, Version: "bench", Workspace: b.TempDir(), TokenBudget: core.DefaultTokenBudget,
+	repo := specstore.New(st, nil)
+	deps := &tools.Deps{Store: st, Specs: repo, Version: "bench", Workspace: b.TempDir(), TokenBudget: core.DefaultTokenBudget,
 		Runtime: mcptool.Runtime{Deadline: time.Minute}}
-	return &taskBench{reg: tools.New(deps), deps: deps, st: st}
+	return &taskBench{reg: tools.New(deps), deps: deps, st: repo}
 }
 
 // seed stores a copy of the benchmark spec under a fresh id and returns it.
@@ -113,7 +114,7 @@ func (e *taskBench) run(b testing.TB, tool string, args map[string]any) map[stri
 
 // leafIDs lists the work leaves of the spec in execution order (tasks only
 // when onlyTasks).
-func leafIDs(b testing.TB, st *store.Store, specID string, onlyTasks bool) []string {
+func leafIDs(b testing.TB, st *specstore.Repo, specID string, onlyTasks bool) []string {
 	var out []string
 	err := st.ReadSpec(context.Background(), specID, func(sp *specs.Spec, _ specs.JournalReader) error {
 		for n := range specs.ExecutionOrder(sp, specs.RootID) {
@@ -222,7 +223,7 @@ func BenchmarkTaskStdioClaimComplete1000(b *testing.B) {
 			b.Fatal(err)
 		}
 		sp, _ := taskBenchDoc(b, 1_000, false)
-		if err := st.ImportSpec(context.Background(), sp, nil, false); err != nil {
+		if err := specstore.New(st, nil).ImportSpec(context.Background(), sp, nil, false); err != nil {
 			b.Fatal(err)
 		}
 		_ = st.Close()

@@ -12,9 +12,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
-	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // stdioOnStore starts the built binary on the store file db (shared with
@@ -166,10 +166,10 @@ func TestTaskAgentLoopTwoProcesses(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel() // each protocol on a store of its own
 			deps := newDeps(t, false)
-			st := deps.Specs.(*store.Store)
+			st := deps.Specs.(*specstore.Repo)
 			a, _ := inProcess(t, deps, p)
 			specID, leaves := seedWorkSpec(t, a)
-			b := stdioOnStore(t, st.Path(), p)
+			b := stdioOnStore(t, deps.Store.Path(), p)
 
 			var wg sync.WaitGroup
 			results := make([]agentResult, 2)
@@ -219,7 +219,7 @@ func TestTaskAgentLoopTwoProcesses(t *testing.T) {
 // checkFinishedSpec opens the store in-test and checks every invariant,
 // that every leaf is completed with started_by, completed_at and one
 // started and one completed journal entry, and the journal's totals.
-func checkFinishedSpec(t *testing.T, st *store.Store, specID string, leaves []string, wantTitles map[string]int) {
+func checkFinishedSpec(t *testing.T, st *specstore.Repo, specID string, leaves []string, wantTitles map[string]int) {
 	t.Helper()
 	err := st.ReadSpec(context.Background(), specID, func(sp *specs.Spec, j specs.JournalReader) error {
 		if vs := specs.CheckInvariants(sp); len(vs) > 0 {
@@ -341,7 +341,7 @@ func TestTaskClaimsAreAtomicAcrossSessions(t *testing.T) {
 			len(claimedBy), notFound, len(claimable), agents*attempts-len(claimable))
 	}
 	// Every claim is in the store under its claimer's session.
-	if err := deps.Specs.(*store.Store).ReadSpec(context.Background(), specID, func(sp *specs.Spec, _ specs.JournalReader) error {
+	if err := deps.Specs.(*specstore.Repo).ReadSpec(context.Background(), specID, func(sp *specs.Spec, _ specs.JournalReader) error {
 		for id := range claimable {
 			if n := sp.Node(id); n.Status != specs.StatusInProgress || n.StartedBy() == "" {
 				return fmt.Errorf("%s: %s started_by %q", id, n.Status, n.StartedBy())
@@ -357,10 +357,10 @@ func TestTaskClaimsAreAtomicAcrossSessions(t *testing.T) {
 	if errorCode(env) != "CONFLICT" || det["started_by"] == "" || det["started_at"] == "" {
 		t.Fatalf("start of a held task: %v", env)
 	}
-	checkStoreInvariants(t, deps.Specs.(*store.Store), specID)
+	checkStoreInvariants(t, deps.Specs.(*specstore.Repo), specID)
 }
 
-func checkStoreInvariants(t *testing.T, st *store.Store, specID string) {
+func checkStoreInvariants(t *testing.T, st *specstore.Repo, specID string) {
 	t.Helper()
 	if err := st.ReadSpec(context.Background(), specID, func(sp *specs.Spec, _ specs.JournalReader) error {
 		if vs := specs.CheckInvariants(sp); len(vs) > 0 {

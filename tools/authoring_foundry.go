@@ -6,18 +6,18 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/errlog"
 	"github.com/specd/specd/core/fuzzy"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
 
 // NotesStore is what the intake inbox and the error tool need of the
-// store; core/store implements it, every method one transaction.
+// store: the domain's inbox port and core's error log port
+// (specs/specstore implements both, every method one transaction).
 type NotesStore interface {
-	IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error)
-	IntakeList(ctx context.Context, status, after string, limit int) ([]specs.IntakeItem, string, error)
-	IntakeDismiss(ctx context.Context, id, reason, now string) (specs.IntakeItem, bool, error)
-	ErrorLog
+	specs.Inbox
+	errlog.Store
 }
 
 // authoringFoundryParams are the authoring parameters only these actions

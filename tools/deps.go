@@ -1,34 +1,21 @@
 package tools
 
 import (
-	"context"
 	"time"
 
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/store/bucketstore"
+	"github.com/specd/specd/research/researchstore"
+	"github.com/specd/specd/specs/specstore"
 )
 
-// StoreHealth is what health and server need of the store.
-type StoreHealth interface {
-	Path() string
-	// CheckWritable proves the store can be locked and written without
-	// changing it. It may answer LOCK_TIMEOUT.
-	CheckWritable(ctx context.Context) error
-	// Describe reads the store's identity and size.
-	Describe(ctx context.Context) (StoreInfo, error)
-}
-
-// StoreInfo describes the store.
-type StoreInfo struct {
-	Path          string `json:"path"`
-	SizeBytes     int64  `json:"size_bytes"`
-	SchemaVersion int    `json:"schema_version"`
-	InstallID     string `json:"install_id"`
-}
-
 // Deps are the services and facts the tools are built over. cmd/specd fills
-// it; tests fill it with real stores in temporary directories.
+// it (OverStore); tests fill it with real stores in temporary directories.
 type Deps struct {
-	Store StoreHealth
+	// Store is the store's health (a narrow view of the one store port,
+	// bucketstore.Store; the subscription watcher also uses its
+	// ChangeStamp when Store is the whole port).
+	Store bucketstore.Health
 	Specs SpecRepo
 	// Research is the archive and digest store of the research tool (the
 	// same store as Specs); nil makes its storing actions UNAVAILABLE.
@@ -78,4 +65,23 @@ type Deps struct {
 	// session's write lock with bypass_autonomy_lock and a bypass_reason
 	// (off unless --allow-lock-bypass, as foundry's allow_lock_bypass).
 	AllowLockBypass bool
+}
+
+// OverStore fills d's store services over st, the one store port: Store
+// (its health and change stamp), Specs and Notes (specs/specstore: specs,
+// journal, history, intake inbox, error log) and Research
+// (research/researchstore's archive and digests, with the spec journal
+// ranges that archive ids pin). It returns the spec repository.
+func (d *Deps) OverStore(st bucketstore.Store) *specstore.Repo {
+	repo := specstore.New(st, nil)
+	d.Store, d.Specs, d.Notes = st, repo, repo
+	d.Research = researchOverStore{researchstore.New(st, nil), repo}
+	return repo
+}
+
+// researchOverStore is ResearchStore over the one store: research's archive
+// and digests, and the spec journal's ranges.
+type researchOverStore struct {
+	*researchstore.Store
+	*specstore.Repo
 }

@@ -9,15 +9,6 @@ import (
 	"github.com/specd/specd/core/mcptool"
 )
 
-// ErrorLog is the store's record of the error answers specd gave (bounded
-// to errlog.MaxRecords); every method is one transaction.
-type ErrorLog interface {
-	ErrorRecord(ctx context.Context, recs ...errlog.Record) error
-	Errors(ctx context.Context, f errlog.Filter, before string, limit int) ([]errlog.Record, bool, error)
-	ErrorGet(ctx context.Context, id string) (errlog.Record, error)
-	ErrorCleanup(ctx context.Context, before string, dryRun bool) (int, error)
-}
-
 const errorDescription = `Use this when calls fail: the errors this server gave. Use server instead for parameters. error patterns → error get.`
 
 // errorScan bounds how many records stats and patterns read: all that are
@@ -81,7 +72,7 @@ func errorFilter(a mcptool.Args) errlog.Filter {
 
 // errorLog is the store's error log with every error answered so far
 // written (the recorder's queue flushed).
-func (d *Deps) errorLog(ctx context.Context, rec *mcptool.ErrorRecorder) (ErrorLog, error) {
+func (d *Deps) errorLog(ctx context.Context, rec *mcptool.ErrorRecorder) (errlog.Store, error) {
 	n, err := d.notes()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/specd/specd/core/diskspace"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // minFreeBytes is the free space below which the store's disk counts as
@@ -97,11 +98,11 @@ func (d *Deps) healthReadiness(ctx context.Context, r *mcptool.Request) mcptool.
 // work) or unavailable; the details (store, disk, flags) unless
 // include_details is false, as in foundry.
 type HealthCheckAnswer struct {
-	Status  string       `json:"status"`
-	Version string       `json:"version"`
-	Store   *StoreInfo   `json:"store,omitempty"`
-	Disk    *DiskInfo    `json:"disk,omitempty"`
-	Flags   *FlagsHealth `json:"flags,omitempty"`
+	Status  string            `json:"status"`
+	Version string            `json:"version"`
+	Store   *bucketstore.Info `json:"store,omitempty"`
+	Disk    *DiskInfo         `json:"disk,omitempty"`
+	Flags   *FlagsHealth      `json:"flags,omitempty"`
 }
 
 // DiskInfo is the free space of the disk holding the store, when the
@@ -121,7 +122,7 @@ type FlagsHealth struct {
 }
 
 func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	info, err := d.Store.Describe(ctx)
+	info, err := d.Store.Info(ctx)
 	a := HealthCheckAnswer{Status: "ok", Version: d.Version}
 	var opts []core.MetaOption
 	if err != nil {

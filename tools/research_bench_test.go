@@ -27,9 +27,9 @@ var benchResearchText = func() string {
 // (Registry.Dispatch, then ToResult, which encodes the envelope) over a real
 // store in a temporary directory.
 func benchResearch(b *testing.B) func(args map[string]any) {
-	st := storetest.Open(b)
 	d := testDeps()
-	d.Specs, d.Research = st, &storeResearch{Store: st}
+	d.OverStore(storetest.Open(b))
+	d.Research = &storeResearch{ResearchStore: d.Research}
 	reg := New(d)
 	tool, _ := reg.Tool("research")
 	rt := d.Runtime

@@ -11,7 +11,7 @@ import (
 
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
-	"github.com/specd/specd/core/store"
+
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research"
 )
@@ -20,7 +20,7 @@ import (
 // t.TempDir()) that also records the cutoffs of ArchiveSweep; every call
 // goes through to the store.
 type storeResearch struct {
-	*store.Store
+	ResearchStore
 	mu     sync.Mutex
 	sweeps []time.Time
 }
@@ -29,14 +29,15 @@ func (a *storeResearch) ArchiveSweep(ctx context.Context, cutoff time.Time) (int
 	a.mu.Lock()
 	a.sweeps = append(a.sweeps, cutoff)
 	a.mu.Unlock()
-	return a.Store.ArchiveSweep(ctx, cutoff)
+	return a.ResearchStore.ArchiveSweep(ctx, cutoff)
 }
 
 // researchDeps is testDeps with a real research store and a clock the test
 // moves.
 func researchDeps(t *testing.T, now *time.Time) (*Deps, *storeResearch) {
-	st := &storeResearch{Store: storetest.Open(t)}
 	d := testDeps()
+	d.OverStore(storetest.Open(t))
+	st := &storeResearch{ResearchStore: d.Research}
 	d.Research = st
 	d.Runtime.Now = func() time.Time { return *now }
 	return d, st

@@ -9,7 +9,9 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // Resource subscriptions to specd://specs/{spec_id} and
@@ -31,17 +33,7 @@ import (
 // SubscriptionPollInterval is how often the watcher looks at the store.
 const SubscriptionPollInterval = mcptool.DefaultPollInterval
 
-// specWatchStore is what the watcher needs of the store beyond SpecRepo;
-// *store.Store has it. Without it, every interval reads the versions.
-type specWatchStore interface {
-	// ChangeStamp describes the file from one stat, without the lock; see
-	// store.ChangeStamp.
-	ChangeStamp() (token string, fresh bool)
-	// SpecVersions reads the versions of the specs that exist, in one read.
-	SpecVersions(ctx context.Context, ids []string) (map[string]int64, error)
-}
-
-// changeNotifier is the store's kernel change feed; *store.Store has it.
+// changeNotifier is the store's kernel change feed; the bbolt store has it.
 type changeNotifier interface {
 	// ChangeNotify sends when the store may have changed; see
 	// store.ChangeNotify.
@@ -49,13 +41,16 @@ type changeNotifier interface {
 }
 
 // installSubscriptions watches the spec versions behind the subscribable
-// URIs (subscribedSpec) for the server's subscribers.
+// URIs (subscribedSpec) for the server's subscribers. When Specs is the
+// store's spec repository (specs/specstore) and Store the whole store
+// port, the watcher reads versions only when its ChangeStamp moved.
 func installSubscriptions(s *server.MCPServer, d *Deps) *mcptool.Subscriptions {
 	w := mcptool.Watch{Key: subscribedSpec, Versions: d.specVersions, Interval: SubscriptionPollInterval, Logger: d.Runtime.Logger}
-	if ws, ok := d.Specs.(specWatchStore); ok {
-		w.Stamp = ws.ChangeStamp
+	_, batched := d.Specs.(*specstore.Repo)
+	if st, ok := d.Store.(bucketstore.Store); ok && batched {
+		w.Stamp = st.ChangeStamp
 	}
-	if cn, ok := d.Specs.(changeNotifier); ok {
+	if cn, ok := d.Store.(changeNotifier); ok && batched {
 		w.Wake = cn.ChangeNotify
 	}
 	return mcptool.InstallSubscriptions(s, w)
@@ -76,9 +71,9 @@ func subscribedSpec(uri string) string {
 }
 
 // specVersions reads the versions of the specs among ids that exist: in one
-// read through specWatchStore, else one ReadSpec each.
+// read through specs/specstore's SpecVersions, else one ReadSpec each.
 func (d *Deps) specVersions(ctx context.Context, ids []string) (map[string]int64, error) {
-	if w, ok := d.Specs.(specWatchStore); ok {
+	if w, ok := d.Specs.(*specstore.Repo); ok {
 		return w.SpecVersions(ctx, ids)
 	}
 	out := map[string]int64{}

@@ -10,6 +10,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // fakeStore is the store seam for unit tests of the tools layer.
@@ -17,8 +18,8 @@ type fakeStore struct{ writableErr error }
 
 func (f fakeStore) Path() string                            { return "/tmp/fake.db" }
 func (f fakeStore) CheckWritable(ctx context.Context) error { return f.writableErr }
-func (f fakeStore) Describe(ctx context.Context) (StoreInfo, error) {
-	return StoreInfo{Path: "/tmp/fake.db", SchemaVersion: 1, InstallID: "id"}, nil
+func (f fakeStore) Info(ctx context.Context) (bucketstore.Info, error) {
+	return bucketstore.Info{Path: "/tmp/fake.db", SchemaVersion: 1, InstallID: "id"}, nil
 }
 
 func testDeps() *Deps {

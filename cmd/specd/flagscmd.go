@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/flags"
 	"github.com/specd/specd/tools"
 )
@@ -69,7 +70,7 @@ func (fc *flagsConfig) display(workspace string) string {
 }
 
 // openFlags starts the flags service of c.
-func openFlags(c *config, logger *slog.Logger, st storePort, transport string) (*flags.Service, error) {
+func openFlags(c *config, logger *slog.Logger, st bucketstore.Store, transport string) (*flags.Service, error) {
 	return flags.Open(context.Background(), flags.Options{
 		Path: c.Flags.Path, Provider: c.Flags.Provider, FlagdHost: c.Flags.FlagdHost, FlagdPort: c.Flags.FlagdPort,
 		Display:       c.Flags.display(c.Workspace),
@@ -80,7 +81,7 @@ func openFlags(c *config, logger *slog.Logger, st storePort, transport string) (
 }
 
 // attachFlags wires the flags service into deps (the hook build calls).
-func attachFlags(c *config, logger *slog.Logger, deps *tools.Deps, st storePort) error {
+func attachFlags(c *config, logger *slog.Logger, deps *tools.Deps, st bucketstore.Store) error {
 	transport := ""
 	if len(deps.Transports) > 0 {
 		transport = deps.Transports[0]
@@ -182,7 +183,7 @@ func flagsCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
-	st, _, err := openStore(c, logger)
+	st, err := openStore(c, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1

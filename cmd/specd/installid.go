@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // installIDReader reads the store's install id for the flag identity
@@ -83,7 +85,7 @@ func (r *installIDReader) Load() (string, error) {
 // installIDLoader is the flag identity's install-id read for c: an
 // installIDReader whose reads wait within the call's deadline for specd
 // call (c.callCtx), else within the store's own request timeout.
-func installIDLoader(c *config, st storePort) func() (string, error) {
+func installIDLoader(c *config, st bucketstore.Store) func() (string, error) {
 	return newInstallIDReader(func() (string, error) {
 		ctx := context.Background()
 		if c.callCtx != nil {

@@ -32,6 +32,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/procrun"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/tools"
 )
 
@@ -187,15 +188,12 @@ type config struct {
 }
 
 // build opens the store and assembles the tools over it.
-func build(c *config, logger *slog.Logger, transports []string) (storePort, *tools.Deps, error) {
-	st, health, err := openStore(c, logger)
+func build(c *config, logger *slog.Logger, transports []string) (bucketstore.Store, *tools.Deps, error) {
+	st, err := openStore(c, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	deps := &tools.Deps{
-		Store:         health,
-		Specs:         st,
-		Research:      st,
 		Version:       serverVersion(),
 		Workspace:     c.Workspace,
 		ConfigSource:  strings.Join(c.Source, ", "),
@@ -205,9 +203,7 @@ func build(c *config, logger *slog.Logger, transports []string) (storePort, *too
 		TokenBudget:   c.TokenBudget,
 		Runtime:       mcptool.Runtime{Logger: logger, Deadline: c.Deadline},
 	}
-	if notes, ok := st.(tools.NotesStore); ok {
-		deps.Notes = notes // the intake inbox and the error log (core/store/bucketstore/notes.go, both engines)
-	}
+	deps.OverStore(st) // the domain stores over the engine: specs, research, notes
 	deps.VerificationExecute = c.VerifyExec
 	deps.VerifyTimeout = c.VerifyTimeout
 	deps.TestCommand = c.TestCommand

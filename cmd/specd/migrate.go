@@ -24,16 +24,8 @@ import (
 // import the same bucketstore.Entry.
 type record = bucketstore.Entry
 
-// migrateEngine is what migrate needs of a store: its entries out and in
-// (store.Store and etcdstore.Store both have them).
-type migrateEngine interface {
-	Export(ctx context.Context, fn func(record) error) error
-	Import(ctx context.Context, rs []record) error
-	Close() error
-}
-
 // exportAll reads every entry of st.
-func exportAll(ctx context.Context, st migrateEngine) ([]record, error) {
+func exportAll(ctx context.Context, st bucketstore.Store) ([]record, error) {
 	var out []record
 	err := st.Export(ctx, func(e record) error {
 		out = append(out, e)
@@ -42,14 +34,14 @@ func exportAll(ctx context.Context, st migrateEngine) ([]record, error) {
 	return out, err
 }
 
-func openMigrateEngine(u string, logger *slog.Logger) (migrateEngine, error) {
+func openMigrateEngine(u string, logger *slog.Logger) (bucketstore.Store, error) {
 	switch {
 	case strings.HasPrefix(u, "bolt://"):
 		p, err := filepath.Abs(strings.TrimPrefix(u, "bolt://"))
 		if err != nil || strings.TrimPrefix(u, "bolt://") == "" {
 			return nil, fmt.Errorf("%q: want bolt://PATH", u)
 		}
-		st, err := store.Open(store.Options{Path: p, Logger: logger, Workspace: filepath.Dir(p)})
+		st, err := store.Open(store.Options{Path: p, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: filepath.Dir(p)})
 		if err != nil {
 			return nil, err
 		}

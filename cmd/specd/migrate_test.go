@@ -12,15 +12,18 @@ import (
 	"github.com/specd/specd/core/etcdstore"
 	"github.com/specd/specd/core/etcdstore/etcdtest"
 	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/research"
+	"github.com/specd/specd/research/researchstore"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
 var migrateClock = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 
 // fill writes a spec with phases, journal entries and history, a digest
 // and an archived item.
-func fill(t *testing.T, st storetestPort) string {
+func fill(t *testing.T, st domainStores) string {
 	t.Helper()
 	ctx := context.Background()
 	h, err := st.CreateSpec(ctx, specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
@@ -49,17 +52,20 @@ func fill(t *testing.T, st storetestPort) string {
 	return h.SpecID
 }
 
-type storetestPort interface {
-	CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error)
-	MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error)
-	ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error
-	History(ctx context.Context, specID string, before int64, limit int) ([]specs.RepoVersion, bool, error)
-	research.Store
+// domainStores are the domain stores over one engine, as a server
+// assembles them.
+type domainStores struct {
+	*specstore.Repo
+	*researchstore.Store
+}
+
+func domainOf(st bucketstore.Store) domainStores {
+	return domainStores{specstore.New(st, nil), researchstore.New(st, nil)}
 }
 
 // view is what a reader sees of a spec: version, node count, journal
 // titles, history versions, the digest and the archived text.
-func view(t *testing.T, st storetestPort, id string) string {
+func view(t *testing.T, st domainStores, id string) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
@@ -95,8 +101,8 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := fill(t, src)
-	want := view(t, src, id)
+	id := fill(t, domainOf(src))
+	want := view(t, domainOf(src), id)
 	src.Close()
 
 	run := func(from, to string) (int, string) {
@@ -115,11 +121,11 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer et.Close()
-	if got := view(t, et, id); got != want {
+	if got := view(t, domainOf(et), id); got != want {
 		t.Fatalf("etcd reads\n%s\nbbolt read\n%s", got, want)
 	}
 	// The copy goes on working: the next journal entry gets the next seq.
-	if _, err := et.MutateSpec(context.Background(), id, specs.RepoWriteOptions{}, func(_ *specs.Spec, j specs.JournalWriter) error {
+	if _, err := domainOf(et).MutateSpec(context.Background(), id, specs.RepoWriteOptions{}, func(_ *specs.Spec, j specs.JournalWriter) error {
 		j.Append(specs.JournalEntry{Title: "after", Content: "c", EntryType: "note", Timestamp: specs.FormatTime(migrateClock())})
 		return nil
 	}); err != nil {
@@ -130,7 +136,7 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 		t.Fatalf("etcd → bolt: exit %d\n%s", code, out)
 	}
 	b, _ := store.Open(store.Options{Path: filepath.Join(dir, "b.db")})
-	got := view(t, b, id)
+	got := view(t, domainOf(b), id)
 	b.Close()
 	if !strings.Contains(got, "4:after,") || !strings.Contains(got, "3:note 2,") {
 		t.Fatalf("etcd → bolt reads %s", got)
@@ -138,7 +144,7 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 	// A destination holding data the source does not: the copy does not
 	// verify, and the extra entry is not deleted.
 	a, _ := store.Open(store.Options{Path: filepath.Join(dir, "a.db")})
-	if _, err := a.DigestPut(context.Background(), research.DigestRecord{SourceID: "only-here", QueryHash: "q", Payload: []byte(`{}`)}); err != nil {
+	if _, err := domainOf(a).DigestPut(context.Background(), research.DigestRecord{SourceID: "only-here", QueryHash: "q", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
@@ -147,7 +153,7 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 	}
 	a, _ = store.Open(store.Options{Path: filepath.Join(dir, "a.db")})
 	defer a.Close()
-	if _, err := a.DigestGet(context.Background(), "only-here", "q"); err != nil {
+	if _, err := domainOf(a).DigestGet(context.Background(), "only-here", "q"); err != nil {
 		t.Fatalf("migrate deleted the destination's own entry: %v", err)
 	}
 }

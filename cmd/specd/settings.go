@@ -15,6 +15,7 @@ import (
 	"github.com/specd/specd/core/httpguard"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/specs/specstore"
 	"github.com/specd/specd/tools"
 )
 
@@ -103,7 +104,7 @@ func settings() []setting {
 		{name: "strict-complete", env: "SPECD_STRICT_COMPLETE", def: "false", boolean: true,
 			usage: "task complete refuses tasks that were never started",
 			parse: func(c *config, v string) (err error) { c.StrictComplete, err = parseBool(v); return err }},
-		{name: "history-keep", env: "SPECD_HISTORY_KEEP", def: strconv.Itoa(store.DefaultHistoryKeep), usage: "`versions` of history kept per spec, 1 to 10000",
+		{name: "history-keep", env: "SPECD_HISTORY_KEEP", def: strconv.Itoa(specstore.DefaultHistoryKeep), usage: "`versions` of history kept per spec, 1 to 10000",
 			parse: intSetting(func(c *config) *int { return &c.HistoryKeep }, 1, 10_000)},
 		{name: "token-budget", env: "SPECD_TOKEN_BUDGET", def: strconv.Itoa(core.DefaultTokenBudget), usage: "answer budget in `tokens` (bytes/4), 1000 to 1000000",
 			parse: intSetting(func(c *config) *int { return &c.TokenBudget }, 1_000, 1_000_000)},

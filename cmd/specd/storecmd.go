@@ -12,6 +12,8 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store"
+	"github.com/specd/specd/core/store/bucketstore"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // storeCommand runs the store maintenance commands ("backup", "check") and
@@ -45,7 +47,7 @@ func openForMaintenance(name string, args []string, stderr io.Writer) (*store.St
 		return nil, nil, 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.LogLevel}))
-	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace})
+	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: c.Workspace})
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return nil, nil, 1
@@ -113,7 +115,7 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 	if !force {
 		// A copy of a damaged store carries the damage and looks like a
 		// good backup: check first, as specd check does.
-		findings, err := st.Verify(context.Background())
+		findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
 		if err != nil {
 			storeFailure(stderr, "backup", err)
 			fmt.Fprintln(stderr, "specd backup: nothing was written; pass --force to copy the file anyway.")
@@ -149,7 +151,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: specd check [--db FILE]")
 		return 2
 	}
-	findings, err := st.Verify(context.Background())
+	findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
 	if err != nil {
 		storeFailure(stderr, "check", err)
 		return 1

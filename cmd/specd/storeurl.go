@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -12,20 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core/etcdstore"
 	"github.com/specd/specd/core/store"
-	"github.com/specd/specd/tools"
+	"github.com/specd/specd/core/store/bucketstore"
 )
-
-// storePort is what cmd needs of a store engine: the tools' ports, its
-// identity for flags, and Close.
-type storePort interface {
-	tools.SpecRepo
-	tools.ResearchStore
-	InstallID(ctx context.Context) (string, error)
-	Close() error
-}
 
 // parseStoreURL reads --store: "" or bolt://PATH (the embedded file; PATH
 // relative to the current directory) or etcd://h1:2379,h2:2379/prefix with
@@ -105,27 +94,19 @@ func etcdOptions(v string) (etcdstore.Options, error) {
 
 // openStore opens the configured engine: etcd when --store names a
 // cluster, else the bbolt file (--db / --store bolt://).
-func openStore(c *config, logger *slog.Logger) (storePort, tools.StoreHealth, error) {
+func openStore(c *config, logger *slog.Logger) (bucketstore.Store, error) {
 	if c.Store != "" {
 		o, err := etcdOptions(c.Store)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		o.Logger = logger
 		if c.Deadline > 0 && c.Deadline < etcdstore.DefaultDialTimeout {
 			o.DialTimeout = c.Deadline // a dial (with auth, Open waits for a token) never outlives a call's deadline
 		}
-		st, err := etcdstore.Open(o)
-		if err != nil {
-			return nil, nil, err
-		}
-		return st, adapt.EtcdHealth(st), nil
+		return etcdstore.Open(o)
 	}
-	st, err := store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, Logger: logger, Workspace: c.Workspace, OnLockWait: c.HTTP.lockWait()})
-	if err != nil {
-		return nil, nil, err
-	}
-	return st, adapt.Health(st), nil
+	return store.Open(store.Options{Path: c.DB, LockTimeout: c.LockTimeout, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: c.Workspace, OnLockWait: c.HTTP.lockWait()})
 }
 
 // storeName is the store as logs name it: the etcd URL without its query,

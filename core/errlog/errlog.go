@@ -1,11 +1,12 @@
 // Package errlog is specd's record of the error answers it gave: one Record
 // per failed call (tool, action, code, type, message, when), kept bounded in
-// the store (core/store keeps the newest MaxRecords), and the summaries the
+// the store (Store; the newest MaxRecords), and the summaries the
 // error tool answers with (Stats, Patterns). It imports only the standard
 // library.
 package errlog
 
 import (
+	"context"
 	"sort"
 	"strings"
 )
@@ -13,6 +14,24 @@ import (
 // MaxRecords is how many records the store keeps; older ones are dropped
 // as new ones arrive.
 const MaxRecords = 1000
+
+// Store is the store's record of the error answers specd gave (bounded to
+// MaxRecords, oldest dropped first); every method is one transaction
+// (specs/specstore implements it over the store port).
+type Store interface {
+	// ErrorRecord appends recs (each gets its id and seq).
+	ErrorRecord(ctx context.Context, recs ...Record) error
+	// Errors returns the records newest first that pass f, at most limit
+	// (0: all), below the id before ("" = from the newest), and whether
+	// older matching records remain.
+	Errors(ctx context.Context, f Filter, before string, limit int) ([]Record, bool, error)
+	// ErrorGet reads one record by id. NOT_FOUND when it is not (or no
+	// longer) kept.
+	ErrorGet(ctx context.Context, id string) (Record, error)
+	// ErrorCleanup deletes the records older than before (RFC 3339; ""
+	// deletes every record), or with dryRun only counts them.
+	ErrorCleanup(ctx context.Context, before string, dryRun bool) (int, error)
+}
 
 // Record is one error answer specd gave.
 type Record struct {

@@ -12,9 +12,11 @@ import (
 	"github.com/specd/specd/core/etcdstore"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/specstore"
 )
 
-// engine is the part of the port the benchmarks use.
+// engine is the part of the spec repository (specs/specstore over each
+// engine) the benchmarks use.
 type engine interface {
 	CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error)
 	MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error)
@@ -32,8 +34,8 @@ func engines(b *testing.B) map[string]engine {
 	}
 	b.Cleanup(func() { _ = bolt.Close() })
 	return map[string]engine{
-		"bbolt": bolt,
-		"etcd":  openStore(b, eps[0], func(o *etcdstore.Options) { o.Endpoints = eps; o.MaxTxnOps = 4096 }),
+		"bbolt": specstore.New(bolt, nil),
+		"etcd":  specstore.New(openStore(b, eps[0], func(o *etcdstore.Options) { o.Endpoints = eps; o.MaxTxnOps = 4096 }), nil),
 	}
 }
 

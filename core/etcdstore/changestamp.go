@@ -6,12 +6,12 @@ import (
 )
 
 // ChangeStamp is the subscription watcher's cheap "did anything change?"
-// (tools' specWatchStore; the bbolt store answers it from one stat of its
+// (bucketstore.Store's; the bbolt store answers it from one stat of its
 // file). Here the token is the revision of the newest spec change this
 // store's watch has seen: the first call starts one watch (Changes) for
 // the store's lifetime, so a spec changed through any specd server on the
 // cluster moves the token of every server, and the watcher then reads the
-// subscribed specs' versions (SpecVersions). fresh is always false: a
+// subscribed specs' versions (specs/specstore's SpecVersions). fresh is always false: a
 // watch event arrives after its commit, so an unchanged token means no
 // change was reported since. Before the watch's first event the token is
 // "0", which differs from the watcher's initial "" (it reads once).

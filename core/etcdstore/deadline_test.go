@@ -8,6 +8,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/errlog"
 	"github.com/specd/specd/core/etcdstore"
+	"github.com/specd/specd/specs/specstore"
 )
 
 // hangBound is how long a test waits for an answer that must come long
@@ -52,7 +53,7 @@ func TestCallerDeadlineOnDeadClusterIsUnavailable(t *testing.T) {
 	st := deadStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	err := answerWithin(t, "read", func() error { _, err := st.SpecIDs(ctx); return err })
+	err := answerWithin(t, "read", func() error { _, err := specstore.New(st, nil).SpecIDs(ctx); return err })
 	if codeOf(err) != errcode.Unavailable {
 		t.Fatalf("want UNAVAILABLE, got %v", err)
 	}
@@ -65,10 +66,11 @@ func TestCallerDeadlineOnDeadClusterIsUnavailable(t *testing.T) {
 func TestWaitingWriterKeepsItsDeadline(t *testing.T) {
 	t.Parallel()
 	st := deadStore(t)
+	repo := specstore.New(st, nil)
 	bg, stopFirst := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() {
-		first <- st.ErrorRecord(bg, errlog.Record{At: "2026-01-01T00:00:00Z", RequestID: "r1", Tool: "spec", Code: "UNAVAILABLE"})
+		first <- repo.ErrorRecord(bg, errlog.Record{At: "2026-01-01T00:00:00Z", RequestID: "r1", Tool: "spec", Code: "UNAVAILABLE"})
 	}()
 	defer func() { stopFirst(); <-first }()
 	time.Sleep(100 * time.Millisecond) // lets the first write take the locks first (the test holds either way)
@@ -77,9 +79,9 @@ func TestWaitingWriterKeepsItsDeadline(t *testing.T) {
 		call func(context.Context) error
 	}{
 		{"write", func(ctx context.Context) error {
-			return st.ErrorRecord(ctx, errlog.Record{At: "2026-01-01T00:00:01Z", RequestID: "r2", Tool: "spec", Code: "UNAVAILABLE"})
+			return repo.ErrorRecord(ctx, errlog.Record{At: "2026-01-01T00:00:01Z", RequestID: "r2", Tool: "spec", Code: "UNAVAILABLE"})
 		}},
-		{"read", func(ctx context.Context) error { _, err := st.SpecIDs(ctx); return err }},
+		{"read", func(ctx context.Context) error { _, err := repo.SpecIDs(ctx); return err }},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		err := answerWithin(t, c.what, func() error { return c.call(ctx) })

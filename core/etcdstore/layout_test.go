@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/specd/specd/core/etcdstore"
 	"github.com/specd/specd/core/store"
@@ -15,20 +14,13 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// exporter is what both engines offer specd migrate.
-type exporter interface {
-	storetest.Port
-	Export(ctx context.Context, fn func(bucketstore.Entry) error) error
-}
-
 // TestSameRecordsAsBolt: the same operations through bbolt and through etcd
 // store the same buckets, keys, values and sequences byte for byte (the
 // Export of both is one set of records), so a store migrated either way
 // hashes the same and either engine reads the other's records.
 func TestSameRecordsAsBolt(t *testing.T) {
-	clock := func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 	ep := startEtcd(t, 4096)
-	engines := map[string]exporter{
+	engines := map[string]bucketstore.Store{
 		"bbolt": storetest.Open(t, func(o *store.Options) { o.Now = clock }),
 		"etcd": openStore(t, ep, func(o *etcdstore.Options) {
 			o.MaxTxnOps = 4096
@@ -38,7 +30,7 @@ func TestSameRecordsAsBolt(t *testing.T) {
 	records := map[string][]string{}
 	for name, st := range engines {
 		ctx := context.Background()
-		h, err := st.CreateSpec(ctx, specs.RepoWriteOptions{Action: "authoring.spec-create"},
+		h, err := repoOf(st).CreateSpec(ctx, specs.RepoWriteOptions{Action: "authoring.spec-create"},
 			func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
 				sp, err := specs.NewSpec(specs.NewSpecInput{Name: "same", Mission: "m"}, clock, exists)
 				return sp, nil, err
@@ -48,7 +40,7 @@ func TestSameRecordsAsBolt(t *testing.T) {
 		}
 		// Four mutations with two versions kept: history is pruned.
 		for i := range 4 {
-			_, err := st.MutateSpec(ctx, h.SpecID, specs.RepoWriteOptions{Action: "authoring.phase-add", Keep: 2},
+			_, err := repoOf(st).MutateSpec(ctx, h.SpecID, specs.RepoWriteOptions{Action: "authoring.phase-add", Keep: 2},
 				func(sp *specs.Spec, j specs.JournalWriter) error {
 					sp.Clock = clock
 					res, err := specs.AddPhase(sp, specs.PhaseInput{Title: fmt.Sprintf("phase %d", i)})
@@ -65,13 +57,13 @@ func TestSameRecordsAsBolt(t *testing.T) {
 				t.Fatalf("%s: mutate %d: %v", name, i, err)
 			}
 		}
-		if _, err := st.RollbackSpec(ctx, h.SpecID, 4, specs.RepoWriteOptions{Action: "spec.rollback", Keep: 2}, func() string { return specs.FormatTime(clock()) }); err != nil {
+		if _, err := repoOf(st).RollbackSpec(ctx, h.SpecID, 4, specs.RepoWriteOptions{Action: "spec.rollback", Keep: 2}, func() string { return specs.FormatTime(clock()) }); err != nil {
 			t.Fatalf("%s: rollback: %v", name, err)
 		}
-		if _, _, err := st.ArchivePut(ctx, []byte("archived text"), research.ArchiveMeta{ContentID: "c1", ItemType: "note"}); err != nil {
+		if _, _, err := researchOf(st).ArchivePut(ctx, []byte("archived text"), research.ArchiveMeta{ContentID: "c1", ItemType: "note"}); err != nil {
 			t.Fatalf("%s: archive: %v", name, err)
 		}
-		if _, err := st.DigestPut(ctx, research.DigestRecord{SourceID: "src", QueryHash: "q1", Payload: []byte(`{"a":1}`)}); err != nil {
+		if _, err := researchOf(st).DigestPut(ctx, research.DigestRecord{SourceID: "src", QueryHash: "q1", Payload: []byte(`{"a":1}`)}); err != nil {
 			t.Fatalf("%s: digest: %v", name, err)
 		}
 		err = st.Export(ctx, func(e bucketstore.Entry) error {

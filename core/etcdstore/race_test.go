@@ -28,14 +28,14 @@ func codeOf(err error) string {
 
 func specWithTasks(t testing.TB, st *etcdstore.Store, n int) (string, error) {
 	t.Helper()
-	h, err := st.CreateSpec(context.Background(), specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+	h, err := repoOf(st).CreateSpec(context.Background(), specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
 		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "fleet", Mission: "m"}, clock, exists)
 		return sp, nil, err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.MutateSpec(context.Background(), h.SpecID, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+	_, err = repoOf(st).MutateSpec(context.Background(), h.SpecID, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
 		sp.Clock = clock
 		in := make([]specs.TaskInput, n)
 		for i := range in {
@@ -75,7 +75,7 @@ func TestClaimsAcrossServers(t *testing.T) {
 				defer wg.Done()
 				for {
 					var got string
-					_, err := st.MutateSpec(context.Background(), id, specs.RepoWriteOptions{Action: "task.next"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+					_, err := repoOf(st).MutateSpec(context.Background(), id, specs.RepoWriteOptions{Action: "task.next"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
 						sp.Clock = clock
 						got = ""
 						if next := specs.NextTask(sp); next.Found {
@@ -108,7 +108,7 @@ func TestClaimsAcrossServers(t *testing.T) {
 	if len(claimed) != tasks {
 		t.Errorf("claimed %d distinct tasks, want %d", len(claimed), tasks)
 	}
-	_ = first.ReadSpec(context.Background(), id, func(sp *specs.Spec, _ specs.JournalReader) error {
+	_ = repoOf(first).ReadSpec(context.Background(), id, func(sp *specs.Spec, _ specs.JournalReader) error {
 		n := 0
 		for _, nid := range sp.IDs() {
 			if nd := sp.Node(nid); nd.Type == specs.TypeTask && nd.Status == specs.StatusInProgress {
@@ -133,13 +133,13 @@ func TestBeyondClusterLimitsIsRefusedWhole(t *testing.T) {
 	if codeOf(err) != errcode.PayloadTooLarge {
 		t.Fatalf("150 tasks in one transaction: want PAYLOAD_TOO_LARGE, got %v", err)
 	}
-	_ = st.ReadSpec(context.Background(), id, func(sp *specs.Spec, _ specs.JournalReader) error {
+	_ = repoOf(st).ReadSpec(context.Background(), id, func(sp *specs.Spec, _ specs.JournalReader) error {
 		if sp.Header.Version != 1 || len(sp.IDs()) != 1 {
 			t.Fatalf("refused mutation left version %d, %d nodes", sp.Header.Version, len(sp.IDs()))
 		}
 		return nil
 	})
-	_, _, err = st.ArchivePut(context.Background(), []byte(strings.Repeat("x", 2<<20)), researchMeta())
+	_, _, err = researchOf(st).ArchivePut(context.Background(), []byte(strings.Repeat("x", 2<<20)), researchMeta())
 	if codeOf(err) != errcode.PayloadTooLarge {
 		t.Fatalf("2 MiB archive put: want PAYLOAD_TOO_LARGE, got %v", err)
 	}
@@ -159,7 +159,7 @@ func TestUnreachableClusterIsUnavailable(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Code != errcode.Unavailable || ce.Details["retry_after_ms"] == nil {
 		t.Fatalf("want UNAVAILABLE with retry_after_ms, got %v", err)
 	}
-	if _, err := st.SpecIDs(context.Background()); codeOf(err) != errcode.Unavailable {
+	if _, err := repoOf(st).SpecIDs(context.Background()); codeOf(err) != errcode.Unavailable {
 		t.Fatalf("read: want UNAVAILABLE, got %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {

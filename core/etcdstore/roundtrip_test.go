@@ -22,7 +22,7 @@ func TestRoundTripsPerCall(t *testing.T) {
 	trips := etcdstore.CountRoundTrips(st)
 
 	next := func() {
-		if err := st.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
+		if err := repoOf(st).ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
 			if !specs.NextTask(sp).Found {
 				t.Fatal("nothing next")
 			}
@@ -34,7 +34,7 @@ func TestRoundTripsPerCall(t *testing.T) {
 	var claimed string
 	// Claims and completes keep 5 versions of history: each prunes one.
 	claim := func() {
-		if _, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{Keep: 5}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		if _, err := repoOf(st).MutateSpec(ctx, id, specs.RepoWriteOptions{Keep: 5}, func(sp *specs.Spec, _ specs.JournalWriter) error {
 			sp.Clock = clock
 			n := specs.NextTask(sp)
 			claimed = n.TaskID
@@ -45,7 +45,7 @@ func TestRoundTripsPerCall(t *testing.T) {
 		}
 	}
 	complete := func() {
-		if _, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{Keep: 5}, func(sp *specs.Spec, j specs.JournalWriter) error {
+		if _, err := repoOf(st).MutateSpec(ctx, id, specs.RepoWriteOptions{Keep: 5}, func(sp *specs.Spec, j specs.JournalWriter) error {
 			sp.Clock = clock
 			_, err := specs.Complete(sp, claimed, specs.TransitionOptions{})
 			j.Append(specs.JournalEntry{Title: "done", Content: "x", EntryType: "note", TaskID: claimed, Timestamp: specs.FormatTime(clock())})
@@ -55,7 +55,7 @@ func TestRoundTripsPerCall(t *testing.T) {
 		}
 	}
 	get := func() {
-		if err := st.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
+		if err := repoOf(st).ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
 			for _, nid := range sp.IDs() {
 				_ = sp.Node(nid)
 			}
@@ -115,7 +115,7 @@ func TestRoundTripsPerCall(t *testing.T) {
 // mutate runs fn as one mutation of spec id through st.
 func mutate(t testing.TB, st *etcdstore.Store, id string, fn func(sp *specs.Spec) error) {
 	t.Helper()
-	if _, err := st.MutateSpec(context.Background(), id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+	if _, err := repoOf(st).MutateSpec(context.Background(), id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
 		sp.Clock = clock
 		return fn(sp)
 	}); err != nil {
@@ -137,7 +137,7 @@ func lastTask(sp *specs.Spec) string {
 // phasedSpec creates a spec of phases×tasks tasks, one phase per mutation.
 func phasedSpec(t testing.TB, st *etcdstore.Store, phases, tasks int) string {
 	t.Helper()
-	h, err := st.CreateSpec(context.Background(), specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+	h, err := repoOf(st).CreateSpec(context.Background(), specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
 		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "trips", Mission: "m"}, clock, exists)
 		return sp, nil, err
 	})
@@ -145,7 +145,7 @@ func phasedSpec(t testing.TB, st *etcdstore.Store, phases, tasks int) string {
 		t.Fatal(err)
 	}
 	for range phases {
-		if _, err := st.MutateSpec(context.Background(), h.SpecID, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		if _, err := repoOf(st).MutateSpec(context.Background(), h.SpecID, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
 			sp.Clock = clock
 			in := make([]specs.TaskInput, tasks)
 			for i := range in {

@@ -25,7 +25,7 @@ func TestWarmReadsFollowOtherServers(t *testing.T) {
 	id := phasedSpec(t, a, 2, 20)
 	state := func(st *etcdstore.Store) string {
 		var out strings.Builder
-		if err := st.ReadSpec(context.Background(), id, func(sp *specs.Spec, _ specs.JournalReader) error {
+		if err := repoOf(st).ReadSpec(context.Background(), id, func(sp *specs.Spec, _ specs.JournalReader) error {
 			fmt.Fprintf(&out, "version %d\n", sp.Header.Version)
 			ids := sp.IDs()
 			slices.Sort(ids)

@@ -1,6 +1,5 @@
 // Package etcdstore is specd's store on an etcd v3 cluster: the same port as
-// core/store (tools.SpecRepo, tools.ResearchStore, tools.StoreHealth), the
-// same buckets and keys under a prefix (several workspaces or teams share one
+// core/store (bucketstore.Store), the same buckets and keys under a prefix (several workspaces or teams share one
 // cluster), the same answers and error codes, for several specd servers in
 // front of one replicated store.
 //
@@ -86,20 +85,17 @@ type Options struct {
 	MaxTxnOps       int
 	MaxRequestBytes int
 	MaxRetries      int
-	Logger          *slog.Logger
-	Now             func() time.Time
-	NewID           func() string
+	// Logger, Now and NewID: see bucketstore.EngineOptions.
+	bucketstore.EngineOptions
 	// Client, when set, is used instead of dialling Endpoints (tests, or a
 	// caller that shares one client); Close leaves it open.
 	Client *clientv3.Client
 }
 
-// Store is the etcd store. It is safe for concurrent use. The store port's
-// operations (specs, journal, history, archive, digests) are bucketstore's,
-// run in this store's guarded transactions.
+// Store is the etcd store: the store port (bucketstore.Store), its
+// transactions run as guarded etcd transactions. It is safe for concurrent
+// use.
 type Store struct {
-	*bucketstore.Repo
-
 	opts   Options
 	log    *slog.Logger
 	cli    *clientv3.Client
@@ -114,9 +110,8 @@ type Store struct {
 	// it only as long as its operation's budget (lock).
 	wmu chan struct{}
 
-	metaMu    chan struct{} // guards installID and createdAt; cap 1, as wmu
+	metaMu    chan struct{} // guards installID; cap 1, as wmu
 	installID string
-	createdAt string
 
 	stampOnce sync.Once          // starts the change watch of ChangeStamp
 	stampRev  atomic.Int64       // newest spec change revision that watch saw
@@ -154,18 +149,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.MaxRetries <= 0 {
 		opts.MaxRetries = DefaultMaxRetries
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.NewID == nil {
-		opts.NewID = core.NewUUID
-	}
+	opts.EngineOptions = opts.EngineOptions.WithDefaults()
 	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs",
 		wmu: make(chan struct{}, 1), metaMu: make(chan struct{}, 1)}
-	s.Repo = bucketstore.New((*etcdEngine)(s), opts.Now)
 	if opts.Client != nil {
 		s.cli = opts.Client
 	} else {
@@ -441,25 +427,22 @@ func (s *Store) meta(ctx, op context.Context) error {
 		return core.NewError(errcode.Unavailable, fmt.Sprintf("The store has schema version %d; this specd understands up to %d. Upgrade specd.", v, SchemaVersion),
 			map[string]any{"schema_version": v, "supported": SchemaVersion})
 	}
-	s.installID, s.createdAt = vals[keyInstallID], vals[keyCreatedAt]
+	s.installID = vals[keyInstallID]
 	s.noteRevision(resp.Header.Revision)
 	return nil
 }
 
-// Info describes the store for health checks.
-type Info = bucketstore.Info
-
 // Info reads the store's identity; SizeBytes is the cluster's database
 // size as the first reachable member reports it. UNAVAILABLE when the
 // cluster cannot serve.
-func (s *Store) Info(ctx context.Context) (Info, error) {
-	info := Info{Path: s.Path(), SchemaVersion: SchemaVersion}
+func (s *Store) Info(ctx context.Context) (bucketstore.Info, error) {
+	info := bucketstore.Info{Path: s.Path(), SchemaVersion: SchemaVersion}
 	op, cancel := s.callCtx(ctx)
 	defer cancel()
 	if err := s.meta(ctx, op); err != nil {
 		return info, err
 	}
-	info.InstallID, info.CreatedAt = s.metaValues()
+	info.InstallID = s.metaInstallID()
 	for _, ep := range s.cli.Endpoints() {
 		if st, err := s.cli.Status(op, ep); err == nil {
 			info.SizeBytes = st.DbSize
@@ -469,11 +452,11 @@ func (s *Store) Info(ctx context.Context) (Info, error) {
 	return info, nil
 }
 
-// metaValues are the install id and creation time meta read ("" before).
-func (s *Store) metaValues() (installID, createdAt string) {
+// metaInstallID is the install id meta read ("" before).
+func (s *Store) metaInstallID() string {
 	s.metaMu <- struct{}{}
 	defer unlock(s.metaMu)
-	return s.installID, s.createdAt
+	return s.installID
 }
 
 // InstallID is this store's stable UUID, created on first use: the meta
@@ -483,8 +466,7 @@ func (s *Store) InstallID(ctx context.Context) (string, error) {
 	if err := s.ensureMeta(ctx); err != nil {
 		return "", err
 	}
-	id, _ := s.metaValues()
-	return id, nil
+	return s.metaInstallID(), nil
 }
 
 // CheckWritable proves the cluster has quorum without changing anything: a
@@ -514,14 +496,16 @@ func (s *Store) Check(ctx context.Context) error {
 	})
 }
 
-// etcdEngine runs bucketstore's transactions as the Store's own (revision
-// guards, bounded retries, limits).
-type etcdEngine Store
+var _ bucketstore.Store = (*Store)(nil)
 
-func (e *etcdEngine) View(ctx context.Context, fn func(bucketstore.Tx) error) error {
-	return (*Store)(e).view(ctx, func(t *txn) error { return fn(t) })
+// View runs fn over one consistent snapshot (one revision) of the store.
+func (s *Store) View(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return s.view(ctx, func(t *txn) error { return fn(t) })
 }
 
-func (e *etcdEngine) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
-	return (*Store)(e).update(ctx, func(t *txn) error { return fn(t) })
+// Update runs fn in one guarded transaction: its commit compares what fn
+// read, and a lost race re-runs fn from a fresh read (at most MaxRetries
+// times, then CONFLICT); nothing of a failed fn is written.
+func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return s.update(ctx, func(t *txn) error { return fn(t) })
 }

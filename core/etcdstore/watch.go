@@ -33,9 +33,8 @@ type ChangeFeed interface {
 var _ ChangeFeed = (*Store)(nil)
 
 // Changes watches the store's specs (see ChangeFeed). Every change also
-// drops the spec's decoded nodes from this server's cache (invalidation by
-// revision: the cache never serves a node older than a change it was told
-// of) and advances Revision.
+// advances Revision. (The decoded-node cache of specs/specstore needs no
+// invalidation: it serves a node only while its stored bytes are unchanged.)
 func (s *Store) Changes(ctx context.Context) <-chan Change {
 	out := make(chan Change, 64)
 	prefix := s.root + "specs/"
@@ -62,7 +61,6 @@ func (s *Store) Changes(ctx context.Context) <-chan Change {
 					if !ok || strings.Contains(id, "/") || key != bucketstore.SpecHeaderKey {
 						continue // only headers: one event per committed mutation
 					}
-					s.ForgetSpec(id)
 					s.noteRevision(ev.Kv.ModRevision)
 					rev = ev.Kv.ModRevision
 					select {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // ErrBackupExists is returned by Backup when the destination exists and
@@ -69,43 +71,33 @@ func (s *Store) Backup(ctx context.Context, dst string, force bool) (int64, erro
 	return n, nil
 }
 
-// Finding is one problem `specd check` reports.
-type Finding struct {
-	SpecID  string `json:"spec_id,omitempty"` // empty: the file itself
-	Problem string `json:"problem"`
-}
-
-func (f Finding) String() string {
-	if f.SpecID == "" {
-		return "store: " + f.Problem
-	}
-	return f.SpecID + ": " + f.Problem
-}
-
 // Verify checks the whole store in one read transaction: bbolt's
-// consistency check of every page, then every spec's invariants
-// (specs.CheckInvariants) and that its records decode; a file shorter than
-// its pages is reported as truncated without reading them. It returns every
+// consistency check of every page, then, when the pages are sound and
+// check is not nil, check's findings over the same transaction (the
+// domain's: specs/specstore.CheckSpecs verifies every spec's invariants
+// and that its records decode); a file shorter than its pages is reported
+// as truncated without reading them. It returns every
 // finding (none: the store is sound). A file that cannot be opened at all
 // is the error STORE_CORRUPT; other errors: LOCK_TIMEOUT, STORE_READ_ONLY
 // (unreadable), UNAVAILABLE.
-func (s *Store) Verify(ctx context.Context) ([]Finding, error) {
-	var out []Finding
+func (s *Store) Verify(ctx context.Context, check func(bucketstore.Tx) ([]bucketstore.Finding, error)) ([]bucketstore.Finding, error) {
+	var out []bucketstore.Finding
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		if why := s.truncated(tx); why != "" {
-			out = append(out, Finding{Problem: why})
+			out = append(out, bucketstore.Finding{Problem: why})
 			return nil // reading pages past the end would fault
 		}
 		for err := range tx.Check() {
-			out = append(out, Finding{Problem: err.Error()})
+			out = append(out, bucketstore.Finding{Problem: err.Error()})
 		}
 		if len(out) > 0 {
 			return nil // the pages are damaged: reading specs could fault
 		}
-		problems, err := s.CheckSpecs((*boltTx)(tx))
-		for _, p := range problems {
-			out = append(out, Finding{SpecID: p.SpecID, Problem: p.Problem})
+		if check == nil {
+			return nil
 		}
+		problems, err := check((*boltTx)(tx))
+		out = append(out, problems...)
 		return err
 	})
 	return out, err

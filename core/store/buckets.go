@@ -6,27 +6,28 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core/store/bucketstore"
-	"github.com/specd/specd/research"
 )
 
-// The store's logic lives in bucketstore, over its Bucket interface; this
-// file is the bbolt side of it. The adapters are conversions of bbolt's own
-// pointers (no wrapper is allocated per bucket or cursor): a call costs one
-// interface dispatch.
+// The store port (bucketstore) on bbolt. The adapters are conversions of
+// bbolt's own pointers (no wrapper is allocated per bucket or cursor): a
+// call costs one interface dispatch.
 
-// DefaultHistoryKeep is how many versions of history a spec keeps.
-const DefaultHistoryKeep = bucketstore.DefaultHistoryKeep
+var (
+	_ bucketstore.Store = (*Store)(nil)
+	_ bucketstore.Lazy  = (*Store)(nil)
+)
 
-// boltEngine runs bucketstore's transactions as the Store's own (file lock,
-// corruption and full-disk handling included).
-type boltEngine Store
-
-func (e *boltEngine) View(ctx context.Context, fn func(bucketstore.Tx) error) error {
-	return (*Store)(e).view(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
+// View runs fn over one consistent snapshot of the file (see view for the
+// errors besides fn's).
+func (s *Store) View(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return s.view(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
 }
 
-func (e *boltEngine) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
-	return (*Store)(e).update(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
+// Update runs fn in one read-write transaction that commits only when fn
+// returns nil (see update for the errors besides fn's): nothing of a
+// failed fn is kept.
+func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return s.update(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
 }
 
 type boltTx bolt.Tx
@@ -75,5 +76,3 @@ func (c *boltCursor) Last() ([]byte, []byte)            { return c.raw().Last() 
 func (c *boltCursor) Seek(seek []byte) ([]byte, []byte) { return c.raw().Seek(seek) }
 func (c *boltCursor) Next() ([]byte, []byte)            { return c.raw().Next() }
 func (c *boltCursor) Prev() ([]byte, []byte)            { return c.raw().Prev() }
-
-var _ research.Store = (*Store)(nil)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,9 +14,10 @@ import (
 // through bbolt costs the lock (and, when this process does not hold the
 // file open, an open and a close). Looking at the file's metadata costs one
 // stat and no lock: every commit writes the file, so it changes the file's
-// modification time (and often its size). ChangeStamp is that stat, and
-// SpecVersions the locked read a watcher makes only when the stamp says the
-// file may have changed.
+// modification time (and often its size). ChangeStamp is that stat,  and
+// the versions of the subscribed specs (specs/specstore's SpecVersions) the
+// locked read a watcher makes only when the stamp says the file may have
+// changed.
 
 // freshFor is how long after a write a file's stamp is not trusted to
 // change again: file systems keep modification times at a coarse
@@ -45,18 +45,9 @@ func (s *Store) ChangeStamp() (token string, fresh bool) {
 	return fmt.Sprintf("%d:%d:%d", ino, st.Size(), mt.UnixNano()), time.Since(mt) < freshFor
 }
 
-// SpecVersions reads the current version of each of ids in one read
-// transaction; a spec that does not exist (or an id that is not a spec id)
-// is absent from the map. A store file that does not exist yet answers an
-// empty map without creating it. Errors: LOCK_TIMEOUT, STORE_CORRUPT,
-// INTERNAL_ERROR (an unreadable header).
-func (s *Store) SpecVersions(ctx context.Context, ids []string) (map[string]int64, error) {
-	out := make(map[string]int64, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	if _, err := os.Stat(s.opts.Path); errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
-	return s.Repo.SpecVersions(ctx, ids)
+// Exists reports whether the store file exists yet (bucketstore.Lazy): a
+// reader that must not create it (a subscription poll) looks first.
+func (s *Store) Exists() bool {
+	_, err := os.Stat(s.opts.Path)
+	return !errors.Is(err, fs.ErrNotExist)
 }

@@ -123,17 +123,13 @@ func newerSchemaError(version int) *core.Error {
 
 func (e errNewerSchema) Error() string { return fmt.Sprintf("schema version %d is newer", e.version) }
 
-// Info describes the store for health checks.
-type Info = bucketstore.Info
-
 // Info reads the store's identity. It opens the file (creating it on first
 // use) and may answer LOCK_TIMEOUT.
-func (s *Store) Info(ctx context.Context) (Info, error) {
-	var info Info
+func (s *Store) Info(ctx context.Context) (bucketstore.Info, error) {
+	var info bucketstore.Info
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketMeta)
 		info.InstallID = string(b.Get(keyInstallID))
-		info.CreatedAt = string(b.Get(keyCreatedAt))
 		info.SchemaVersion, _ = strconv.Atoi(string(b.Get(keySchemaVersion)))
 		info.SizeBytes = tx.Size()
 		return nil

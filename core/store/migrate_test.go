@@ -2,20 +2,24 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/specd/specd/core"
-	"github.com/specd/specd/specs"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // TestMigrationBuildsJournalTaskIndex opens a layout-1 file (a spec whose
 // journal has no task index) and checks that the migration to layout 2
-// indexes every entry, in the same transaction that records the version.
+// indexes every entry that names a task, in the same transaction that
+// records the version.
 func TestMigrationBuildsJournalTaskIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "specd.db")
 	ctx := context.Background()
@@ -23,14 +27,30 @@ func TestMigrationBuildsJournalTaskIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := core.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
-	h, err := s.CreateSpec(ctx, specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
-		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "old"}, clock, exists)
-		var j []specs.JournalEntry
-		for i := 0; i < 6; i++ {
-			j = append(j, specs.JournalEntry{Timestamp: "2026-01-01T00:00:00Z", EntryType: "note", Title: strconv.Itoa(i), TaskID: "task-1-" + strconv.Itoa(i%2+1)})
+	const specID = "old-2026-01-01-001"
+	err = s.Update(ctx, func(tx bucketstore.Tx) error {
+		spec, err := tx.Bucket(bucketstore.BucketSpecs).CreateBucket([]byte(specID))
+		if err != nil {
+			return err
 		}
-		return sp, j, err
+		j, err := spec.CreateBucket(bucketstore.BucketJournal)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < 7; i++ {
+			seq, err := j.NextSequence()
+			if err != nil {
+				return err
+			}
+			entry := `{"title":"` + strconv.Itoa(i) + `","task_id":"task-1-` + strconv.Itoa(i%2+1) + `"}`
+			if i == 6 {
+				entry = `{"title":"no task"}`
+			}
+			if err := j.Put(binary.BigEndian.AppendUint64(nil, seq), []byte(entry)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,17 +58,12 @@ func TestMigrationBuildsJournalTaskIndex(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Turn the file back into layout 1.
+	// Make the file a layout-1 file.
 	db, err := bolt.Open(path, 0o644, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket([]byte("specs")).Bucket([]byte(h.SpecID)).DeleteBucket([]byte("journal_task")); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte("1"))
-	})
+	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte("1")) })
 	_ = db.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -63,19 +78,27 @@ func TestMigrationBuildsJournalTaskIndex(t *testing.T) {
 	if err != nil || info.SchemaVersion != SchemaVersion {
 		t.Fatalf("after migration: %+v %v", info, err)
 	}
-	err = s2.ReadSpec(ctx, h.SpecID, func(_ *specs.Spec, j specs.JournalReader) error {
-		got, more, err := j.TaskEntries("task-1-2", 0, 10, nil)
-		if err != nil || more || len(got) != 3 || got[0].Title != "5" || got[2].Title != "1" {
-			t.Fatalf("task entries after migration: %+v %v %v", got, more, err)
+	var got []string
+	err = s2.View(ctx, func(tx bucketstore.Tx) error {
+		index := tx.Bucket(bucketstore.BucketSpecs).Bucket([]byte(specID)).Bucket(bucketstore.BucketJournalTask)
+		if index == nil {
+			return errors.New("no journal_task index after the migration")
 		}
-		page, more, _ := j.TaskEntries("task-1-2", got[0].Seq, 1, nil)
-		if len(page) != 1 || page[0].Title != "3" || !more {
-			t.Fatalf("paging the index: %+v %v", page, more)
-		}
-		return nil
+		return index.ForEach(func(k, _ []byte) error { got = append(got, fmt.Sprintf("%q", k)); return nil })
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var want []string
+	for _, task := range []string{"task-1-1", "task-1-2"} {
+		for seq := uint64(1); seq <= 6; seq++ {
+			if task == "task-1-"+strconv.Itoa(int(seq-1)%2+1) {
+				want = append(want, fmt.Sprintf("%q", bucketstore.TaskIndexKey(task, seq)))
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("journal_task index\n%v\nwant\n%v", got, want)
 	}
 	if err := s2.Check(ctx); err != nil {
 		t.Fatal(err)

@@ -69,12 +69,8 @@ type Options struct {
 	// MaxHold is how long one process may keep the file open while busy
 	// before it drains its in-flight work and releases it (default 250 ms).
 	MaxHold time.Duration
-	// Logger receives store events (default: slog.Default()).
-	Logger *slog.Logger
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-	// NewID generates install ids (default core.NewUUID).
-	NewID func() string
+	// Logger, Now and NewID: see bucketstore.EngineOptions.
+	bucketstore.EngineOptions
 	// Workspace, when set, is the folder answers name the store file
 	// relative to (else they use its base name; never an absolute path).
 	Workspace string
@@ -84,12 +80,9 @@ type Options struct {
 	OnLockWait func(time.Duration)
 }
 
-// Store is the specd store. It is safe for concurrent use. The store port's
-// operations (specs, journal, history, archive, digests) are bucketstore's,
-// run in this store's transactions.
+// Store is the specd store on bbolt: the store port (bucketstore.Store),
+// its transactions run in bbolt's. It is safe for concurrent use.
 type Store struct {
-	*bucketstore.Repo
-
 	opts Options
 	log  *slog.Logger
 
@@ -131,15 +124,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.MaxHold <= 0 {
 		opts.MaxHold = DefaultMaxHold
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.NewID == nil {
-		opts.NewID = core.NewUUID
-	}
+	opts.EngineOptions = opts.EngineOptions.WithDefaults()
 	abs, err := filepath.Abs(opts.Path)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -147,7 +132,6 @@ func Open(opts Options) (*Store, error) {
 	opts.Path = abs
 	s := &Store{opts: opts, log: opts.Logger}
 	s.cond = sync.NewCond(&s.mu)
-	s.Repo = bucketstore.New((*boltEngine)(s), opts.Now)
 	return s, nil
 }
 

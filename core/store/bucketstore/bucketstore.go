@@ -1,21 +1,21 @@
-// Package bucketstore is specd's store logic written once over ordered
-// buckets: the spec, journal, history, archive and digest layout and every
-// operation of the store port on it. Each engine supplies only what is
-// really its own — transactions (Engine) and a bucket type (Bucket) over
-// its keys: core/store adapts *bbolt.Bucket, core/etcdstore its key ranges
-// of one etcd transaction — so a rule fixed here holds on every engine,
-// and both engines keep the same keys and values byte for byte.
+// Package bucketstore declares specd's store port: ordered buckets of
+// bytes (keys in byte order, nested buckets, per-bucket sequences) read and
+// written in transactions, plus the store's identity and health (Store).
+// Both engines implement it — core/store over *bbolt.Bucket, core/etcdstore
+// over key ranges of one guarded etcd transaction — and keep the same keys
+// and values byte for byte; core/store/storetest is the conformance suite
+// both pass.
 //
-// A Repo's operations run fn inside one Engine transaction each: a mutation
-// either commits entirely or, on any error, changes nothing.
+// The port knows no domain: the spec, journal, history and notes layout
+// lives in specs/specstore, the archive and digests in
+// research/researchstore, each over an Engine. An Update either commits
+// entirely or, on any error, changes nothing, so each of their operations
+// (one Update) is atomic and its guards (expected_version) hold on every
+// engine. It imports nothing of the project but core (its error type).
 package bucketstore
 
 import (
 	"context"
-	"sync/atomic"
-	"time"
-
-	"github.com/specd/specd/specs"
 )
 
 // Engine runs transactions. View runs fn over one consistent snapshot;
@@ -30,15 +30,17 @@ type Engine interface {
 // Tx is one transaction: the top-level buckets of the layout always exist
 // in it (the engine creates them: TopBuckets).
 type Tx interface {
-	// Bucket returns the top-level bucket name, or nil when it is absent.
+	// Bucket returns the top-level bucket name of the layout (TopBuckets,
+	// MetaBucket). Other names are outside the port (bbolt answers nil,
+	// etcd an empty bucket).
 	Bucket(name []byte) Bucket
 }
 
 // Bucket is bbolt's bucket contract, as much of it as the store uses: keys
 // in byte order, nested buckets (a nested bucket reads as a nil value in
-// ForEach and cursors), and a per-bucket sequence. Values returned are
-// valid for the transaction only. Writes fail only on a read-only or
-// closed transaction. No method keeps or changes the key it is given (Put
+// cursors), and a per-bucket sequence. Values returned are valid for the
+// transaction only. Writes fail only on a read-only or closed transaction
+// (a write inside View is never kept: bbolt refuses it, etcd drops it). No method keeps or changes the key it is given (Put
 // and CreateBucket store a copy), so callers may reuse one key buffer.
 type Bucket interface {
 	Get(key []byte) []byte
@@ -49,7 +51,10 @@ type Bucket interface {
 	// CreateBucket makes the nested bucket name; an error when it exists.
 	CreateBucket(name []byte) (Bucket, error)
 	CreateBucketIfNotExists(name []byte) (Bucket, error)
-	// ForEach calls fn for every key in order (value nil: a nested bucket).
+	// ForEach calls fn for every key in order. Whether it also visits the
+	// nested buckets (with a nil value) is the engine's (bbolt does, etcd
+	// does not): callers skip nil values and list nested buckets with
+	// ForEachBucket.
 	ForEach(fn func(k, v []byte) error) error
 	// ForEachBucket calls fn for every nested bucket's name in order.
 	ForEachBucket(fn func(name []byte) error) error
@@ -68,46 +73,49 @@ type Cursor interface {
 	Prev() (key, value []byte)
 }
 
-// Repo is the store port over an Engine. It is safe for concurrent use
-// when the Engine is.
-type Repo struct {
-	eng   Engine
-	now   func() time.Time
-	nodes nodeCache // decoded spec nodes, validated by their stored bytes
-	// intakeCap is the intake inbox's capacity (SetIntakeCapacity; 0:
-	// specs.MaxIntakeItems).
-	intakeCap atomic.Int64
+// Store is the store port: transactions over the buckets (Engine), the
+// store's identity and health (Health), and the change stamp resource
+// subscriptions poll. core/store and core/etcdstore implement it; the
+// domain stores (specs/specstore, research/researchstore) run over its
+// Engine, and the tools see its Health.
+type Store interface {
+	Engine
+	Health
+	// InstallID is the store's stable UUID, created on first use.
+	InstallID(ctx context.Context) (string, error)
+	// ChangeStamp is a token that differs whenever a spec changed since
+	// another stamp was taken, unless that stamp was fresh (then a later
+	// change may keep the token): a watcher re-reads when the token changed
+	// or the previous stamp was fresh. It takes no lock.
+	ChangeStamp() (token string, fresh bool)
+	// Export calls fn for every bucket and key but the meta bucket's,
+	// parents before children, in key order, from one snapshot (specd
+	// migrate).
+	Export(ctx context.Context, fn func(Entry) error) error
+	// Import writes entries (as Export gives them): buckets created as
+	// needed, keys overwritten, sequences raised to the entry's; importing
+	// the same entries again changes nothing.
+	Import(ctx context.Context, entries []Entry) error
+	// Close releases the store; later calls answer UNAVAILABLE.
+	Close() error
 }
 
-// SetIntakeCapacity sets how many items the intake inbox holds before it
-// forgets dismissed ones or refuses new ones (n ≤ 0: specs.MaxIntakeItems).
-func (s *Repo) SetIntakeCapacity(n int) { s.intakeCap.Store(int64(n)) }
-
-func (s *Repo) intakeCapacity() int {
-	if n := s.intakeCap.Load(); n > 0 {
-		return int(n)
-	}
-	return specs.MaxIntakeItems
+// Health is what health and server checks read of the store.
+type Health interface {
+	// Path names the store: the bbolt file, or etcd://<endpoints><prefix>.
+	Path() string
+	// CheckWritable proves the store can be locked and written without
+	// changing it. It may answer LOCK_TIMEOUT, UNAVAILABLE, STORE_FULL,
+	// STORE_READ_ONLY, STORE_CORRUPT.
+	CheckWritable(ctx context.Context) error
+	// Info reads the store's identity and size (creating the store on
+	// first use).
+	Info(ctx context.Context) (Info, error)
 }
 
-// New returns the store over eng; now is the clock of archive and digest
-// timestamps (nil: time.Now).
-func New(eng Engine, now func() time.Time) *Repo {
-	if now == nil {
-		now = time.Now
-	}
-	return &Repo{eng: eng, now: now}
-}
-
-func (s *Repo) view(ctx context.Context, fn func(Tx) error) error { return s.eng.View(ctx, fn) }
-
-func (s *Repo) update(ctx context.Context, fn func(Tx) error) error {
-	return s.eng.Update(ctx, fn)
-}
-
-// TopBuckets lists the layout's top-level buckets besides meta (each
-// engine's own): an engine whose buckets must be created makes them all.
-var TopBuckets = [][]byte{
-	bucketArchiveData, bucketArchiveMeta, bucketArchiveIDs, bucketDigests,
-	bucketSpecs, bucketLifecycle,
+// Lazy is a Store whose storage may not exist yet (the bbolt file before
+// its first use). A reader that must not create it (a subscription poll)
+// checks Exists first.
+type Lazy interface {
+	Exists() bool
 }

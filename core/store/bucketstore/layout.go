@@ -1,14 +1,8 @@
 package bucketstore
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
-
-	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/specs"
 )
 
 // SchemaVersion is the layout version this build writes, on every engine.
@@ -22,10 +16,43 @@ var (
 	KeyCreatedAt     = []byte("created_at")
 )
 
+// The layout's top-level buckets besides meta. Their contents are the
+// domain stores' (specs/specstore: specs, lifecycle, intake, error_log;
+// research/researchstore: archive_*, digests); an engine creates them all
+// so a read never finds one missing.
+var (
+	BucketSpecs       = []byte("specs")
+	BucketLifecycle   = []byte("lifecycle")
+	BucketIntake      = []byte("intake")
+	BucketErrorLog    = []byte("error_log")
+	BucketArchiveData = []byte("archive_data")
+	BucketArchiveMeta = []byte("archive_meta")
+	BucketArchiveIDs  = []byte("archive_ids")
+	BucketDigests     = []byte("digests")
+)
+
+// TopBuckets lists the layout's top-level buckets besides meta (each
+// engine's own): an engine whose buckets must be created makes them all.
+var TopBuckets = [][]byte{
+	BucketArchiveData, BucketArchiveMeta, BucketArchiveIDs, BucketDigests,
+	BucketSpecs, BucketLifecycle, BucketIntake, BucketErrorLog,
+}
+
 // SpecHeaderKey is the key of a spec's header in its bucket
 // (specs/<spec_id>/header): every stored mutation of a spec writes it, so
-// one change of it is one committed mutation.
+// one change of it is one committed mutation (what an engine's change feed
+// watches).
 const SpecHeaderKey = "header"
+
+// Buckets of one spec's bucket (specs/<spec_id>/…): its nodes, its journal
+// (keys: 8-byte big-endian sequence numbers) and the journal's by-task
+// index (keys: <task_id>\x00<seq>).
+var (
+	BucketNodes       = []byte("nodes")
+	BucketJournal     = []byte("journal")
+	BucketJournalTask = []byte("journal_task")
+	BucketHistory     = []byte("history")
+)
 
 // Info describes a store for health checks.
 type Info struct {
@@ -33,7 +60,19 @@ type Info struct {
 	SizeBytes     int64  `json:"size_bytes"`
 	SchemaVersion int    `json:"schema_version"`
 	InstallID     string `json:"install_id"`
-	CreatedAt     string `json:"created_at,omitempty"`
+}
+
+// Finding is one problem a store check reports (`specd check`).
+type Finding struct {
+	SpecID  string `json:"spec_id,omitempty"` // empty: the store itself
+	Problem string `json:"problem"`
+}
+
+func (f Finding) String() string {
+	if f.SpecID == "" {
+		return "store: " + f.Problem
+	}
+	return f.SpecID + ": " + f.Problem
 }
 
 // Entry is one record of a store for copying it to another engine (specd
@@ -48,20 +87,29 @@ type Entry struct {
 	Seq    uint64
 }
 
+// TaskIndexKey is the key of journal entry seq in a spec's journal_task
+// index: <task_id>\x00<seq as 8-byte big endian>.
+func TaskIndexKey(taskID string, seq uint64) []byte {
+	k := make([]byte, 0, len(taskID)+9)
+	k = append(k, taskID...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
 // IndexJournalsByTask builds every spec's journal_task index from its
 // journal (the layout upgrade from version 1 to 2).
 func IndexJournalsByTask(tx Tx) error {
-	all := tx.Bucket(bucketSpecs)
+	all := tx.Bucket(BucketSpecs)
 	if all == nil {
 		return nil
 	}
 	return all.ForEachBucket(func(id []byte) error {
 		spec := all.Bucket(id)
-		index, err := spec.CreateBucketIfNotExists(bucketJournalTask)
+		index, err := spec.CreateBucketIfNotExists(BucketJournalTask)
 		if err != nil {
 			return err
 		}
-		j := spec.Bucket(bucketJournal)
+		j := spec.Bucket(BucketJournal)
 		if j == nil {
 			return nil
 		}
@@ -72,75 +120,7 @@ func IndexJournalsByTask(tx Tx) error {
 			if json.Unmarshal(v, &e) != nil || e.TaskID == "" {
 				return nil
 			}
-			return index.Put(taskIndexKey(e.TaskID, binary.BigEndian.Uint64(k)), nil)
+			return index.Put(TaskIndexKey(e.TaskID, binary.BigEndian.Uint64(k)), nil)
 		})
 	})
 }
-
-// SpecProblem is one finding of CheckSpecs.
-type SpecProblem struct {
-	SpecID  string
-	Problem string
-}
-
-// CheckSpecs verifies every spec in tx: its header and nodes decode and
-// satisfy the spec invariants (specs.CheckInvariants). It returns every
-// problem found (none: the specs are sound); fn errors only on a read the
-// engine could not serve.
-func (s *Repo) CheckSpecs(tx Tx) ([]SpecProblem, error) {
-	all := tx.Bucket(bucketSpecs)
-	if all == nil {
-		return []SpecProblem{{Problem: "no specs bucket"}}, nil
-	}
-	var out []SpecProblem
-	err := all.ForEachBucket(func(k []byte) error {
-		id := string(k)
-		b, h, err := loadSpec(tx, id)
-		if err != nil {
-			out = append(out, SpecProblem{SpecID: id, Problem: err.Error()})
-			return nil
-		}
-		src := s.newSource(id, b.Bucket(bucketNodes))
-		for _, v := range specs.CheckInvariants(specs.NewSpecView(h, src)) {
-			out = append(out, SpecProblem{SpecID: id, Problem: v.String()})
-		}
-		if src.err != nil {
-			out = append(out, SpecProblem{SpecID: id, Problem: fmt.Sprintf("a node does not decode: %v", src.err)})
-		}
-		return nil
-	})
-	return out, err
-}
-
-// SpecVersions reads the current version of each of ids in one read
-// transaction; a spec that does not exist (or an id that is not a spec id)
-// is absent from the map. Errors: the engine's, INTERNAL_ERROR (an
-// unreadable header).
-func (s *Repo) SpecVersions(ctx context.Context, ids []string) (map[string]int64, error) {
-	out := make(map[string]int64, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	err := s.view(ctx, func(tx Tx) error {
-		for _, id := range ids {
-			_, h, err := loadSpec(tx, id)
-			if err != nil {
-				if core.AsError(err).Code == errcode.SpecNotFound {
-					continue
-				}
-				return err
-			}
-			out[id] = h.Version
-		}
-		return nil
-	})
-	return out, err
-}
-
-// ForgetSpec drops the decoded nodes of specID from the cache (an engine
-// that learns of another server's change to it, e.g. by a watch).
-func (s *Repo) ForgetSpec(specID string) { s.nodes.dropSpec(specID) }
-
-// AsStoreError passes coded errors through and hides the engine's behind
-// INTERNAL_ERROR.
-func AsStoreError(err error) error { return asStoreError(err) }

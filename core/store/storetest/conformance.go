@@ -1,107 +1,239 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/research"
-	"github.com/specd/specd/specs"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
-// Port is the store port every engine implements (tools.SpecRepo,
-// tools.ResearchStore and the health calls; declared again here because the
-// tools' own tests import this package).
-type Port interface {
-	ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error
-	MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error)
-	CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error)
-	ListSpecs(ctx context.Context, folder, after string, limit int) ([]specs.RepoSummary, string, error)
-	SpecIDs(ctx context.Context) ([]string, error)
-	History(ctx context.Context, specID string, before int64, limit int) ([]specs.RepoVersion, bool, error)
-	ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error
-	RollbackSpec(ctx context.Context, specID string, version int64, o specs.RepoWriteOptions, now func() string) (specs.RepoWriteResult, error)
-	ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error
-	JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error)
-	research.Store
-	Path() string
-	CheckWritable(ctx context.Context) error
-	InstallID(ctx context.Context) (string, error)
-}
-
 // Opener opens an empty store of the engine under test for t (closed and
-// checked when t ends). now, when not nil, is the store's clock.
-type Opener func(t testing.TB, now func() time.Time) Port
+// checked when t ends).
+type Opener func(t testing.TB) bucketstore.Store
 
-// Run is the store-port conformance suite: the same tests, the same
-// answers and error codes, for every engine (core/store on bbolt,
-// core/etcdstore on etcd).
+// Run is the store port's conformance suite: every engine (core/store on
+// bbolt, core/etcdstore on etcd) keeps ordered buckets of bytes with the
+// same semantics — key order, nested buckets, sequences, whole-or-nothing
+// updates, serialized read-modify-writes — and the same identity calls.
+// The domain stores' own suite (specs/specstore) runs over both engines on
+// top of this one.
 func Run(t *testing.T, open Opener) {
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, Opener)
 	}{
-		{"SpecLifecycleOfWrites", testSpecLifecycleOfWrites},
-		{"JournalAndHistoryPruning", testJournalAndHistoryPruning},
-		{"ListSpecsPagesByFolder", testListSpecsPagesByFolder},
-		{"ArchiveRoundTripAndSweep", testArchiveRoundTripAndSweep},
-		{"DigestStorePagesBySource", testDigestStorePagesBySource},
-		{"RollbackHonoursExpectedVersion", testRollbackHonoursExpectedVersion},
-		{"FailedMutationKeepsNothing", testFailedMutationKeepsNothing},
-		{"ConcurrentClaimsAreExclusive", testConcurrentClaimsAreExclusive},
-		{"ImportReplaceAndJournalRange", testImportReplaceAndJournalRange},
-		{"ErrorLogIsBounded", testErrorLogIsBounded},
-		{"IntakeInbox", testIntakeInbox},
-		{"FullIntakeMakesRoom", testFullIntakeMakesRoom},
+		{"TopBucketsExist", testTopBucketsExist},
+		{"KeysInOrderAndNestedBuckets", testKeysInOrderAndNestedBuckets},
+		{"CursorWalksBothWays", testCursorWalksBothWays},
+		{"SequencesPersist", testSequencesPersist},
+		{"FailedUpdateKeepsNothing", testFailedUpdateKeepsNothing},
+		{"ViewKeepsNoWrites", testViewKeepsNoWrites},
+		{"ConcurrentUpdatesSerialize", testConcurrentUpdatesSerialize},
+		{"Identity", testIdentity},
+		{"ExportImportRoundTrip", testExportImportRoundTrip},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
 	}
 }
 
-var clock = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+// scratch is the top-level bucket the suite writes under: a bucket of the
+// layout, so every engine has it.
+var scratch = bucketstore.BucketSpecs
 
-func createSpec(t testing.TB, st Port, name string) string {
+func update(t testing.TB, st bucketstore.Store, fn func(b bucketstore.Bucket) error) {
 	t.Helper()
-	h, err := st.CreateSpec(context.Background(), specs.RepoWriteOptions{Action: "authoring.spec-create"},
-		func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
-			sp, err := specs.NewSpec(specs.NewSpecInput{Name: name, Mission: "m"}, clock, exists)
-			return sp, nil, err
-		})
-	if err != nil {
+	if err := st.Update(context.Background(), func(tx bucketstore.Tx) error { return fn(tx.Bucket(scratch)) }); err != nil {
 		t.Fatal(err)
 	}
-	return h.SpecID
 }
 
-func codeOf(err error) string {
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		return ce.Code
-	}
-	return ""
-}
-
-func addPhase(t testing.TB, st Port, id, title string, m core.Mutation) (specs.RepoWriteResult, error) {
+func view(t testing.TB, st bucketstore.Store, fn func(b bucketstore.Bucket) error) {
 	t.Helper()
-	return st.MutateSpec(context.Background(), id, specs.RepoWriteOptions{DryRun: m.DryRun, ExpectedVersion: m.ExpectedVersion, Action: "authoring.phase-add"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-		sp.Clock = clock
-		_, err := specs.AddPhase(sp, specs.PhaseInput{Title: title})
-		return err
+	if err := st.View(context.Background(), func(tx bucketstore.Tx) error { return fn(tx.Bucket(scratch)) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testTopBucketsExist: a fresh store has every top-level bucket of the
+// layout, in a read as in a write.
+func testTopBucketsExist(t *testing.T, open Opener) {
+	st := open(t)
+	for _, run := range []func(context.Context, func(bucketstore.Tx) error) error{st.View, st.Update} {
+		if err := run(context.Background(), func(tx bucketstore.Tx) error {
+			for _, name := range bucketstore.TopBuckets {
+				if tx.Bucket(name) == nil {
+					return fmt.Errorf("no top-level bucket %q", name)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testKeysInOrderAndNestedBuckets: keys come back in byte order whatever
+// order they were written in, a nested bucket is listed by ForEachBucket
+// (and by ForEach, if at all, as a nil value), Delete removes, and
+// CreateBucket refuses an existing name while CreateBucketIfNotExists
+// returns it.
+func testKeysInOrderAndNestedBuckets(t *testing.T, open Opener) {
+	st := open(t)
+	update(t, st, func(b bucketstore.Bucket) error {
+		n, err := b.CreateBucket([]byte("n"))
+		if err != nil {
+			return err
+		}
+		if _, err := b.CreateBucket([]byte("n")); err == nil {
+			return errors.New("CreateBucket of an existing bucket succeeded")
+		}
+		for _, k := range []string{"c", "a\x00z", "b", "a", "\xff"} {
+			if err := n.Put([]byte(k), []byte("v"+k)); err != nil {
+				return err
+			}
+		}
+		if _, err := n.CreateBucket([]byte("a\x01")); err != nil {
+			return err
+		}
+		return n.Delete([]byte("c"))
+	})
+	view(t, st, func(b bucketstore.Bucket) error {
+		n := b.Bucket([]byte("n"))
+		if n == nil || b.Bucket([]byte("m")) != nil {
+			return errors.New("nested bucket lookup")
+		}
+		var keys []string
+		if err := n.ForEach(func(k, v []byte) error {
+			if v == nil {
+				if string(k) != "a\x01" {
+					return fmt.Errorf("ForEach gives %q a nil value, but it is no nested bucket", k)
+				}
+				return nil
+			}
+			keys = append(keys, string(k))
+			if !bytes.Equal(v, []byte("v"+string(k))) {
+				return fmt.Errorf("value of %q is %q", k, v)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if want := []string{"a", "a\x00z", "b", "\xff"}; !reflect.DeepEqual(keys, want) {
+			return fmt.Errorf("ForEach keys %q, want %q", keys, want)
+		}
+		var nested []string
+		if err := n.ForEachBucket(func(k []byte) error { nested = append(nested, string(k)); return nil }); err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(nested, []string{"a\x01"}) {
+			return fmt.Errorf("ForEachBucket %q", nested)
+		}
+		if n.Get([]byte("c")) != nil {
+			return errors.New("a deleted key is still there")
+		}
+		return nil
+	})
+	update(t, st, func(b bucketstore.Bucket) error {
+		n, err := b.CreateBucketIfNotExists([]byte("n"))
+		if err != nil || n.Get([]byte("a")) == nil {
+			return fmt.Errorf("CreateBucketIfNotExists of an existing bucket: %v", err)
+		}
+		return nil
 	})
 }
 
-// testFailedMutationKeepsNothing: an error from fn, or a deadline that
-// passes while fn runs, stores nothing (no version, no node, no journal).
-func testFailedMutationKeepsNothing(t *testing.T, open Opener) {
-	st := open(t, nil)
-	id := createSpec(t, st, "atomic")
+// testCursorWalksBothWays: First, Last, Seek, Next and Prev visit keys in
+// order and answer nil past either end.
+func testCursorWalksBothWays(t *testing.T, open Opener) {
+	st := open(t)
+	update(t, st, func(b bucketstore.Bucket) error {
+		n, err := b.CreateBucket([]byte("cur"))
+		if err != nil {
+			return err
+		}
+		for _, k := range []string{"k2", "k4", "k1", "k3"} {
+			if err := n.Put([]byte(k), []byte(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	view(t, st, func(b bucketstore.Bucket) error {
+		c := b.Bucket([]byte("cur")).Cursor()
+		var fwd, back []string
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			fwd = append(fwd, string(k))
+		}
+		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+			back = append(back, string(k))
+		}
+		if !reflect.DeepEqual(fwd, []string{"k1", "k2", "k3", "k4"}) || !reflect.DeepEqual(back, []string{"k4", "k3", "k2", "k1"}) {
+			return fmt.Errorf("forward %q, backward %q", fwd, back)
+		}
+		if k, v := c.Seek([]byte("k25")); string(k) != "k3" || string(v) != "k3" {
+			return fmt.Errorf("cursor: Seek(k25) = %q %q, want k3", k, v)
+		}
+		if k, _ := c.Seek([]byte("k9")); k != nil {
+			return fmt.Errorf("cursor: Seek past the end = %q", k)
+		}
+		if k, _ := c.Last(); string(k) != "k4" {
+			return fmt.Errorf("cursor: Last = %q", k)
+		}
+		if k, _ := c.Next(); k != nil {
+			return fmt.Errorf("cursor: Next past the end = %q", k)
+		}
+		if k, _ := c.First(); string(k) != "k1" {
+			return fmt.Errorf("cursor: First = %q", k)
+		}
+		if k, _ := c.Prev(); k != nil {
+			return fmt.Errorf("cursor: Prev before the start = %q", k)
+		}
+		return nil
+	})
+}
+
+// testSequencesPersist: NextSequence counts from 1 per bucket, across
+// transactions.
+func testSequencesPersist(t *testing.T, open Opener) {
+	st := open(t)
+	var got []uint64
+	for range 3 {
+		update(t, st, func(b bucketstore.Bucket) error {
+			n, err := b.CreateBucketIfNotExists([]byte("seq"))
+			if err != nil {
+				return err
+			}
+			s, err := n.NextSequence()
+			got = append(got, s)
+			return err
+		})
+	}
+	update(t, st, func(b bucketstore.Bucket) error {
+		n, err := b.CreateBucketIfNotExists([]byte("other"))
+		if err != nil {
+			return err
+		}
+		s, err := n.NextSequence()
+		got = append(got, s)
+		return err
+	})
+	if !reflect.DeepEqual(got, []uint64{1, 2, 3, 1}) {
+		t.Fatalf("sequences %v, want [1 2 3 1]", got)
+	}
+}
+
+// testFailedUpdateKeepsNothing: an update whose fn fails, or whose context
+// ends while fn runs, keeps none of its writes.
+func testFailedUpdateKeepsNothing(t *testing.T, open Opener) {
+	st := open(t)
 	boom := errors.New("boom")
 	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	for _, c := range []struct {
 		name string
 		ctx  context.Context
@@ -109,468 +241,156 @@ func testFailedMutationKeepsNothing(t *testing.T, open Opener) {
 		want error
 	}{
 		{"fn error", context.Background(), func() error { return boom }, boom},
-		{"deadline passes", cctx, func() error { cancel(); return nil }, context.Canceled},
+		{"context ends", cctx, func() error { cancel(); return nil }, context.Canceled},
 	} {
-		_, err := st.MutateSpec(c.ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, j specs.JournalWriter) error {
-			sp.Clock = clock
-			if _, err := specs.AddPhase(sp, specs.PhaseInput{Title: "lost"}); err != nil {
+		err := st.Update(c.ctx, func(tx bucketstore.Tx) error {
+			b := tx.Bucket(scratch)
+			n, err := b.CreateBucket([]byte("lost"))
+			if err != nil {
 				return err
 			}
-			j.Append(specs.JournalEntry{Title: "lost", Content: "x", EntryType: "note", Timestamp: specs.FormatTime(clock())})
+			if err := n.Put([]byte("k"), []byte("v")); err != nil {
+				return err
+			}
+			if err := b.Put([]byte("lost-key"), []byte("v")); err != nil {
+				return err
+			}
 			return c.fail()
 		})
 		if !errors.Is(err, c.want) {
 			t.Fatalf("%s: want %v, got %v", c.name, c.want, err)
 		}
-		_ = st.ReadSpec(context.Background(), id, func(sp *specs.Spec, j specs.JournalReader) error {
-			if sp.Header.Version != 1 || len(sp.Node(specs.RootID).Children) != 0 {
-				t.Fatalf("%s: partial write kept: version %d, children %v", c.name, sp.Header.Version, sp.Node(specs.RootID).Children)
-			}
-			if es, _, _ := j.Entries(0, 10, nil); len(es) != 0 {
-				t.Fatalf("%s: journal kept %d entries", c.name, len(es))
+		view(t, st, func(b bucketstore.Bucket) error {
+			if b.Bucket([]byte("lost")) != nil || b.Get([]byte("lost-key")) != nil {
+				return fmt.Errorf("%s: a failed update kept its writes", c.name)
 			}
 			return nil
 		})
 	}
 }
 
-// testConcurrentClaimsAreExclusive: workers that each read the next pending
-// task and start it in one mutation never claim the same task twice, and
-// every task is claimed once (the atomic next(claim)).
-func testConcurrentClaimsAreExclusive(t *testing.T, open Opener) {
-	st := open(t, nil)
-	ctx := context.Background()
-	id := createSpec(t, st, "claims")
-	const tasks, workers = 24, 6
-	_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-		sp.Clock = clock
-		in := make([]specs.TaskInput, tasks)
-		for i := range in {
-			in[i] = specs.TaskInput{Title: fmt.Sprintf("task %d", i)}
-		}
-		_, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "work"}, in)
-		return err
+// testViewKeepsNoWrites: a write inside View is not kept (bbolt refuses
+// it, etcd drops it).
+func testViewKeepsNoWrites(t *testing.T, open Opener) {
+	st := open(t)
+	_ = st.View(context.Background(), func(tx bucketstore.Tx) error {
+		_ = tx.Bucket(scratch).Put([]byte("k"), []byte("v"))
+		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	claimed := map[string]int{}
+	view(t, st, func(b bucketstore.Bucket) error {
+		if b.Get([]byte("k")) != nil {
+			return errors.New("a read transaction wrote")
+		}
+		return nil
+	})
+}
+
+// testConcurrentUpdatesSerialize: concurrent read-modify-write updates of
+// one key lose no increment (what every guard of the domain stores, e.g.
+// expected_version, builds on).
+func testConcurrentUpdatesSerialize(t *testing.T, open Opener) {
+	st := open(t)
+	const workers, each = 4, 5
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				var got string
-				_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{Action: "task.next"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-					sp.Clock = clock
-					got = ""
-					next := specs.NextTask(sp)
-					if !next.Found {
-						return nil
+			for range each {
+				err := st.Update(context.Background(), func(tx bucketstore.Tx) error {
+					b := tx.Bucket(scratch)
+					n := 0
+					if v := b.Get([]byte("counter")); v != nil {
+						if _, err := fmt.Sscan(string(v), &n); err != nil {
+							return err
+						}
 					}
-					got = next.TaskID
-					_, err := specs.Start(sp, got, specs.TransitionOptions{})
-					return err
+					return b.Put([]byte("counter"), []byte(fmt.Sprint(n+1)))
 				})
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				if got == "" {
-					return
-				}
-				mu.Lock()
-				claimed[got]++
-				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	n := 0
-	for id, c := range claimed {
-		if c != 1 {
-			t.Errorf("task %s claimed %d times", id, c)
+	view(t, st, func(b bucketstore.Bucket) error {
+		if got, want := string(b.Get([]byte("counter"))), fmt.Sprint(workers*each); got != want {
+			return fmt.Errorf("counter %s after %s increments", got, want)
 		}
-		n++
-	}
-	if n != tasks {
-		t.Errorf("claimed %d distinct tasks, want %d", n, tasks)
-	}
+		return nil
+	})
 }
 
-// testImportReplaceAndJournalRange: an import is DUPLICATE_ENTRY unless
-// replace is set, a replacement is a new version, and JournalRange reads the
-// entries pinned by seq.
-func testImportReplaceAndJournalRange(t *testing.T, open Opener) {
-	st := open(t, nil)
+// testIdentity: the install id is stable and is Info's; Info names the
+// layout version; a fresh store is writable.
+func testIdentity(t *testing.T, open Opener) {
+	st := open(t)
 	ctx := context.Background()
-	id := createSpec(t, st, "import")
-	for i := 0; i < 3; i++ {
-		if _, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(_ *specs.Spec, j specs.JournalWriter) error {
-			j.Append(specs.JournalEntry{Title: fmt.Sprintf("e%d", i), Content: "c", EntryType: "note", Timestamp: specs.FormatTime(clock())})
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+	id, err := st.InstallID(ctx)
+	if err != nil || id == "" {
+		t.Fatalf("InstallID %q, %v", id, err)
 	}
-	es, err := st.JournalRange(ctx, id, 2, 3)
-	if err != nil || len(es) != 2 || es[0].Title != "e1" || es[1].Seq != 3 {
-		t.Fatalf("journal range: %v %+v", err, es)
-	}
-	var sp *specs.Spec
-	_ = st.ReadSpec(ctx, id, func(s *specs.Spec, _ specs.JournalReader) error {
-		sp = specs.NewSpecView(s.Header.Clone(), specs.NewMemorySource())
-		for _, nid := range s.IDs() {
-			sp.Put(s.Node(nid).Clone())
-		}
-		return nil
-	})
-	if err := st.ImportSpec(ctx, sp, nil, false); codeOf(err) != errcode.DuplicateEntry {
-		t.Fatalf("import over an existing spec: want DUPLICATE_ENTRY, got %v", err)
-	}
-	if err := st.ImportSpec(ctx, sp, nil, true); err != nil {
-		t.Fatal(err)
-	}
-	_ = st.ReadSpec(ctx, id, func(s *specs.Spec, _ specs.JournalReader) error {
-		if s.Header.Version != 5 {
-			t.Fatalf("replaced spec at version %d, want 5", s.Header.Version)
-		}
-		return nil
-	})
-	if _, err := st.JournalRange(ctx, "no-such-spec", 1, 2); codeOf(err) != errcode.SpecNotFound {
-		t.Fatalf("want SPEC_NOT_FOUND, got %v", err)
-	}
-}
-
-// testSpecLifecycleOfWrites runs one spec through its life of writes, as
-// ordered steps on one store (each step relies on the ones before, so the
-// first failing step ends the test).
-func testSpecLifecycleOfWrites(t *testing.T, open Opener) {
-	st := open(t, nil)
-	id := createSpec(t, st, "Demo Feature")
-	for _, step := range []struct {
-		name string
-		fn   func(t *testing.T, st Port, id string)
-	}{
-		{"SecondSpecOfTheDayNumbered", lifecycleSecondSpecNumbered},
-		{"DryRunStoresNothing", lifecycleDryRunStoresNothing},
-		{"WriteBumpsVersionOnce", lifecycleWriteBumpsVersion},
-		{"StaleExpectedVersionConflicts", lifecycleStaleVersionConflicts},
-		{"FailedMutationKeepsNothing", lifecycleFailedMutationKeepsNothing},
-		{"HistoryAndVersionReads", lifecycleHistoryAndVersions},
-		{"RollbackRestoresAndIsUndoable", lifecycleRollback},
-	} {
-		if !t.Run(step.name, func(t *testing.T) { step.fn(t, st, id) }) {
-			return
-		}
-	}
-}
-
-// lifecycleSecondSpecNumbered: a second spec with the same name on the same
-// day gets the next sequence number (-002).
-func lifecycleSecondSpecNumbered(t *testing.T, st Port, id string) {
-	if id2 := createSpec(t, st, "Demo Feature"); id2 != id[:len(id)-3]+"002" {
-		t.Fatalf("second spec of the day got %s", id2)
-	}
-}
-
-// lifecycleDryRunStoresNothing: a dry run reports its changes and stores
-// nothing (the spec stays at version 1).
-func lifecycleDryRunStoresNothing(t *testing.T, st Port, id string) {
-	res, err := addPhase(t, st, id, "Dry", core.Mutation{DryRun: true})
-	if err != nil || !res.DryRun || len(res.Changes) == 0 {
-		t.Fatalf("dry run: %+v %v", res, err)
-	}
-	_ = st.ReadSpec(context.Background(), id, func(sp *specs.Spec, j specs.JournalReader) error {
-		if sp.Header.Version != 1 || sp.Node("phase-1") != nil {
-			t.Fatalf("dry run stored something: v%d", sp.Header.Version)
-		}
-		return nil
-	})
-}
-
-// lifecycleWriteBumpsVersion: a real mutation bumps the version once (to 2).
-func lifecycleWriteBumpsVersion(t *testing.T, st Port, id string) {
-	res, err := addPhase(t, st, id, "Build it", core.Mutation{})
-	if err != nil || res.Version != 2 {
-		t.Fatalf("phase-add: %+v %v", res, err)
-	}
-}
-
-// lifecycleStaleVersionConflicts: an expected_version that is not the
-// current one is VERSION_CONFLICT.
-func lifecycleStaleVersionConflicts(t *testing.T, st Port, id string) {
-	stale := int64(1)
-	if _, err := addPhase(t, st, id, "Stale", core.Mutation{ExpectedVersion: &stale}); codeOf(err) != errcode.VersionConflict {
-		t.Fatalf("want VERSION_CONFLICT, got %v", err)
-	}
-}
-
-// lifecycleFailedMutationKeepsNothing: a mutation whose function fails
-// returns its error and keeps nothing, neither its node nor a version (the
-// stale and failed writes before leave the next write at version 3), and the
-// stored spec keeps its invariants.
-func lifecycleFailedMutationKeepsNothing(t *testing.T, st Port, id string) {
-	ctx := context.Background()
-	_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-		_, _ = specs.AddPhase(sp, specs.PhaseInput{Title: "half"})
-		return core.NewError(errcode.Validation, "boom", nil)
-	})
-	if codeOf(err) != errcode.Validation {
-		t.Fatal(err)
-	}
-	res, err := addPhase(t, st, id, "Ship it", core.Mutation{})
-	if err != nil || res.Version != 3 {
-		t.Fatalf("second phase-add: %+v %v", res, err)
-	}
-	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
-		if v := specs.CheckInvariants(sp); len(v) != 0 {
-			t.Fatalf("invariants after store round trip: %v", v)
-		}
-		if sp.Node("phase-2") == nil || sp.Node("phase-3") != nil {
-			t.Fatalf("failed mutation leaked")
-		}
-		return nil
-	})
-}
-
-// lifecycleHistoryAndVersions: History lists the kept versions newest first;
-// ReadVersion reconstructs an earlier version (nodes, header and document)
-// and answers VERSION_NOT_FOUND for a version never written.
-func lifecycleHistoryAndVersions(t *testing.T, st Port, id string) {
-	ctx := context.Background()
-	hist, more, err := st.History(ctx, id, 0, 10)
-	if err != nil || more || len(hist) != 2 || hist[0].Version != 3 {
-		t.Fatalf("history: %+v %v %v", hist, more, err)
-	}
-	err = st.ReadVersion(ctx, id, 2, func(a specs.VersionView) error {
-		if a.NodeAt("phase-2") != nil || a.NodeAt("phase-1") == nil || a.VersionHeader().Version != 2 {
-			t.Fatalf("version 2 reconstructed wrong")
-		}
-		doc := a.Document()
-		if _, ok := doc.Hierarchy["phase-2"]; ok {
-			t.Fatalf("document at v2 has phase-2")
-		}
-		return nil
-	})
+	info, err := st.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ReadVersion(ctx, id, 9, func(specs.VersionView) error { return nil }); codeOf(err) != errcode.VersionNotFound {
-		t.Fatalf("want VERSION_NOT_FOUND, got %v", err)
+	if info.InstallID != id || info.SchemaVersion != bucketstore.SchemaVersion || info.Path != st.Path() || st.Path() == "" {
+		t.Fatalf("Info %+v (install id %q, path %q)", info, id, st.Path())
+	}
+	if again, _ := st.InstallID(ctx); again != id {
+		t.Fatalf("install id changed: %q then %q", id, again)
+	}
+	if err := st.CheckWritable(ctx); err != nil {
+		t.Fatalf("CheckWritable: %v", err)
+	}
+	if other, _ := open(t).InstallID(ctx); other == id {
+		t.Fatalf("two stores share the install id %q", id)
 	}
 }
 
-// lifecycleRollback: rolling back to version 1 writes a new version (4) with
-// version 1's content and the invariants kept; the rolled-back-over version 3
-// stays readable, so a rollback is itself undoable.
-func lifecycleRollback(t *testing.T, st Port, id string) {
-	ctx := context.Background()
-	rb, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{Action: "authoring.spec-rollback"}, func() string { return specs.FormatTime(clock()) })
-	if err != nil || rb.Version != 4 {
-		t.Fatalf("rollback: %+v %v", rb, err)
-	}
-	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
-		if sp.Node("phase-1") != nil || len(sp.Root().Children) != 0 || sp.Header.Version != 4 {
-			t.Fatalf("rollback did not restore v1: %v", sp.Root().Children)
-		}
-		if v := specs.CheckInvariants(sp); len(v) != 0 {
-			t.Fatalf("invariants after rollback: %v", v)
-		}
-		return nil
-	})
-	if err := st.ReadVersion(ctx, id, 3, func(a specs.VersionView) error {
-		if a.NodeAt("phase-2") == nil {
-			t.Fatalf("version 3 lost after rollback")
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func testJournalAndHistoryPruning(t *testing.T, open Opener) {
-	st := open(t, nil)
-	ctx := context.Background()
-	id := createSpec(t, st, "journal")
-	for i := 0; i < 60; i++ {
-		_, err := st.MutateSpec(ctx, id, specs.RepoWriteOptions{Keep: 5}, func(sp *specs.Spec, j specs.JournalWriter) error {
-			j.Append(specs.JournalEntry{Timestamp: "t", EntryType: "note", Title: fmt.Sprint(i)})
-			return nil
-		})
+// testExportImportRoundTrip: what one store exports, another imports into
+// the same buckets, keys and sequences (specd migrate), and importing it
+// again changes nothing.
+func testExportImportRoundTrip(t *testing.T, open Opener) {
+	src, dst := open(t), open(t)
+	update(t, src, func(b bucketstore.Bucket) error {
+		n, err := b.CreateBucket([]byte("x"))
 		if err != nil {
+			return err
+		}
+		if _, err := n.NextSequence(); err != nil {
+			return err
+		}
+		if _, err := n.CreateBucket([]byte("y")); err != nil {
+			return err
+		}
+		return n.Put([]byte("k"), []byte("v"))
+	})
+	ctx := context.Background()
+	export := func(st bucketstore.Store) []bucketstore.Entry {
+		t.Helper()
+		var out []bucketstore.Entry
+		if err := st.Export(ctx, func(e bucketstore.Entry) error { out = append(out, e); return nil }); err != nil {
 			t.Fatal(err)
 		}
+		return out
 	}
-	hist, _, _ := st.History(ctx, id, 0, 100)
-	if len(hist) != 5 {
-		t.Fatalf("kept %d versions, want 5", len(hist))
-	}
-	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
-		page, more, err := j.Entries(0, 10, nil)
-		if err != nil || !more || len(page) != 10 || page[0].Title != "59" || page[0].Seq != 60 {
-			t.Fatalf("journal first page: %+v %v %v", page, more, err)
+	entries := export(src)
+	for range 2 {
+		if err := dst.Import(ctx, entries); err != nil {
+			t.Fatal(err)
 		}
-		next, _, _ := j.Entries(page[9].Seq, 10, nil)
-		if next[0].Seq != page[9].Seq-1 {
-			t.Fatalf("journal paging skipped: %d after %d", next[0].Seq, page[9].Seq)
+		if got := export(dst); !reflect.DeepEqual(got, entries) {
+			t.Fatalf("imported store exports\n%v\nwant\n%v", got, entries)
 		}
-		return nil
-	})
-}
-
-func testListSpecsPagesByFolder(t *testing.T, open Opener) {
-	st := open(t, nil)
-	ctx := context.Background()
-	var ids []string
-	for i := 0; i < 7; i++ {
-		ids = append(ids, createSpec(t, st, fmt.Sprintf("spec %d", i)))
 	}
-	_, err := st.MutateSpec(ctx, ids[3], specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-		_, err := specs.MoveLifecycle(sp, specs.LifecycleActive, false)
+	update(t, dst, func(b bucketstore.Bucket) error {
+		s, err := b.Bucket([]byte("x")).NextSequence()
+		if err == nil && s != 2 {
+			err = fmt.Errorf("sequence after import %d, want 2", s)
+		}
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	after := ""
-	for {
-		rows, next, err := st.ListSpecs(ctx, "pending", after, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rows {
-			got = append(got, r.SpecID)
-		}
-		if next == "" {
-			break
-		}
-		after = next
-	}
-	if len(got) != 6 {
-		t.Fatalf("pending folder: %v", got)
-	}
-	active, _, _ := st.ListSpecs(ctx, "active", "", 10)
-	if len(active) != 1 || active[0].SpecID != ids[3] || active[0].Lifecycle != "active" {
-		t.Fatalf("active folder: %+v", active)
-	}
-	all, _, _ := st.ListSpecs(ctx, "all", "", 100)
-	if len(all) != 7 {
-		t.Fatalf("all: %d", len(all))
-	}
-	if err := st.ReadSpec(ctx, "spec-0-2026", func(*specs.Spec, specs.JournalReader) error { return nil }); codeOf(err) != errcode.SpecNotFound {
-		t.Fatalf("want SPEC_NOT_FOUND, got %v", err)
-	}
-}
-
-func testArchiveRoundTripAndSweep(t *testing.T, open Opener) {
-	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	st := open(t, func() time.Time { return now })
-	ctx := context.Background()
-	m, created, err := st.ArchivePut(ctx, []byte("the canonical text"), research.ArchiveMeta{ContentID: "src-1", ItemType: "source"})
-	if err != nil || !created || m.Hash != research.ArchiveKey([]byte("the canonical text")) {
-		t.Fatalf("put: %+v %v %v", m, created, err)
-	}
-	if _, again, _ := st.ArchivePut(ctx, []byte("the canonical text"), research.ArchiveMeta{}); again {
-		t.Fatal("the same bytes were stored twice")
-	}
-	for _, q := range []struct{ hash, id string }{{m.Hash, ""}, {"", "src-1"}} {
-		got, meta, err := st.ArchiveGet(ctx, q.hash, q.id)
-		if err != nil || string(got) != "the canonical text" || meta.ItemType != "source" {
-			t.Fatalf("get %+v: %q %+v %v", q, got, meta, err)
-		}
-	}
-	if _, _, err := st.ArchiveGet(ctx, "sha256:"+fmt.Sprintf("%064d", 0), ""); codeOf(err) != errcode.ArchiveNotFound {
-		t.Fatalf("unknown hash: %v", err)
-	}
-	// Nothing expires before the cutoff; everything archived earlier does.
-	if n, err := st.ArchiveSweep(ctx, now.Add(-time.Hour)); err != nil || n != 0 {
-		t.Fatalf("early sweep removed %d (%v)", n, err)
-	}
-	if n, err := st.ArchiveSweep(ctx, now.Add(time.Hour)); err != nil || n != 1 {
-		t.Fatalf("sweep removed %d (%v)", n, err)
-	}
-	if _, _, err := st.ArchiveGet(ctx, "", "src-1"); codeOf(err) != errcode.ArchiveNotFound {
-		t.Fatalf("swept content id still resolves: %v", err)
-	}
-}
-
-func testDigestStorePagesBySource(t *testing.T, open Opener) {
-	st := open(t, nil)
-	ctx := context.Background()
-	for _, src := range []string{"a", "b"} {
-		for i := 0; i < 3; i++ {
-			if _, err := st.DigestPut(ctx, research.DigestRecord{SourceID: src, QueryHash: fmt.Sprintf("%08x", i), Payload: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	replaced, _ := st.DigestPut(ctx, research.DigestRecord{SourceID: "a", QueryHash: "00000000", Payload: []byte(`{"v":2}`)})
-	if !replaced {
-		t.Fatal("second put of the same key must report a replacement")
-	}
-	var got []string
-	after := ""
-	for {
-		rows, next, err := st.DigestList(ctx, "a", after, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rows {
-			got = append(got, r.SourceID+"/"+r.QueryHash)
-		}
-		if next == "" {
-			break
-		}
-		after = next
-	}
-	if len(got) != 3 || got[0] != "a/00000000" {
-		t.Fatalf("listing a: %v", got)
-	}
-	all, _, _ := st.DigestList(ctx, "", "", 100)
-	if len(all) != 6 {
-		t.Fatalf("all: %d", len(all))
-	}
-	if err := st.DigestDelete(ctx, "a", "00000001"); err != nil {
-		t.Fatal(err)
-	}
-	_, err := st.DigestGet(ctx, "a", "00000001")
-	if codeOf(err) != errcode.DigestNotFound {
-		t.Fatalf("deleted digest: %v", err)
-	}
-}
-
-// TestRollbackHonoursExpectedVersion (issue 8 item 17): spec-rollback with a
-// stale expected_version is VERSION_CONFLICT and changes nothing (no new
-// version, no node restored); with the current one it rolls back.
-func testRollbackHonoursExpectedVersion(t *testing.T, open Opener) {
-	st := open(t, nil)
-	ctx := context.Background()
-	id := createSpec(t, st, "rollback guard")
-	for _, title := range []string{"one", "two"} {
-		if _, err := addPhase(t, st, id, title, core.Mutation{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	now := func() string { return specs.FormatTime(clock()) }
-	for _, stale := range []int64{1, 2, 4} {
-		_, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{ExpectedVersion: &stale}, now)
-		if codeOf(err) != errcode.VersionConflict {
-			t.Fatalf("expected_version %d of a spec at 3: want VERSION_CONFLICT, got %v", stale, err)
-		}
-		_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
-			if sp.Header.Version != 3 || sp.Node("phase-2") == nil {
-				t.Fatalf("a refused rollback changed the spec: v%d", sp.Header.Version)
-			}
-			return nil
-		})
-	}
-	current := int64(3)
-	res, err := st.RollbackSpec(ctx, id, 1, specs.RepoWriteOptions{ExpectedVersion: &current}, now)
-	if err != nil || res.Version != 4 {
-		t.Fatalf("rollback with the current version: %+v %v", res, err)
-	}
 }

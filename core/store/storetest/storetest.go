@@ -1,6 +1,9 @@
-// Package storetest opens throwaway stores for tests. Every store it opens is
-// checked with bbolt's consistency check when the test ends, so a test that
-// corrupts the file fails even if its assertions pass.
+// Package storetest is the store port's conformance suite (Run), which both
+// engines pass, and opens throwaway bbolt stores for tests (Open). Every
+// store Open opens is checked with bbolt's consistency check when the test
+// ends, so a test that corrupts the file fails even if its assertions pass.
+// It knows no domain: specs/specstore runs the domain stores' suite over
+// both engines.
 package storetest
 
 import (

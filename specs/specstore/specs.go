@@ -1,4 +1,4 @@
-package bucketstore
+package specstore
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/fuzzy"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
 )
 
@@ -25,15 +26,18 @@ import (
 //	specs/<spec_id>/history/<v>   reverse delta of version v: the header and the
 //	                              nodes as they were before v was written
 //	lifecycle/<folder>\x00<id>    the lifecycle index, for listing by folder
+//
+// The names are the store port's (bucketstore), which both engines and the
+// layout migrations share.
 var (
-	bucketSpecs     = []byte("specs")
-	bucketLifecycle = []byte("lifecycle")
+	bucketSpecs     = bucketstore.BucketSpecs
+	bucketLifecycle = bucketstore.BucketLifecycle
 
-	keyHeader         = []byte(SpecHeaderKey)
-	bucketNodes       = []byte("nodes")
-	bucketJournal     = []byte("journal")
-	bucketJournalTask = []byte("journal_task") // <task_id>\x00<seq> → nothing
-	bucketHistory     = []byte("history")
+	keyHeader         = []byte(bucketstore.SpecHeaderKey)
+	bucketNodes       = bucketstore.BucketNodes
+	bucketJournal     = bucketstore.BucketJournal
+	bucketJournalTask = bucketstore.BucketJournalTask // <task_id>\x00<seq> → nothing
+	bucketHistory     = bucketstore.BucketHistory
 )
 
 // DefaultHistoryKeep is how many versions of history a spec keeps.
@@ -45,19 +49,19 @@ func u64(v uint64) []byte { b := make([]byte, 8); binary.BigEndian.PutUint64(b, 
 // at most once per transaction. A node that fails to decode is recorded in
 // err and reads as absent; callers check Err after the operation.
 type nodeSource struct {
-	b      Bucket
+	b      bucketstore.Bucket
 	cache  map[string]*specs.Node
 	err    error
 	shared *nodeCache
 	specID string
-	key    []byte // reused for lookups (Get keeps no key): a conversion per read would escape through the Bucket interface
+	key    []byte // reused for lookups (Get keeps no key): a conversion per read would escape through the bucketstore.Bucket interface
 }
 
-func (s *Repo) newSource(specID string, b Bucket) *nodeSource {
+func (s *Repo) newSource(specID string, b bucketstore.Bucket) *nodeSource {
 	return &nodeSource{b: b, cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
 }
 
-func newSource(b Bucket) *nodeSource {
+func newSource(b bucketstore.Bucket) *nodeSource {
 	return &nodeSource{b: b, cache: map[string]*specs.Node{}}
 }
 
@@ -137,7 +141,7 @@ func (s *nodeSource) IDs() []string {
 
 // specBucket returns the bucket of specID or SPEC_NOT_FOUND with the closest
 // existing ids.
-func specBucket(tx Tx, specID string) (Bucket, error) {
+func specBucket(tx bucketstore.Tx, specID string) (bucketstore.Bucket, error) {
 	if specID != "" {
 		if b := tx.Bucket(bucketSpecs).Bucket([]byte(specID)); b != nil {
 			return b, nil
@@ -146,7 +150,7 @@ func specBucket(tx Tx, specID string) (Bucket, error) {
 	return nil, specNotFound(tx, specID)
 }
 
-func specNotFound(tx Tx, specID string) *core.Error {
+func specNotFound(tx bucketstore.Tx, specID string) *core.Error {
 	var ids []string
 	_ = tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
 	return core.NewError(errcode.SpecNotFound, fmt.Sprintf("No spec %q.", specID),
@@ -156,7 +160,7 @@ func specNotFound(tx Tx, specID string) *core.Error {
 
 // loadSpec returns the bucket and header of specID: SPEC_NOT_FOUND (with the
 // closest ids) when absent, INTERNAL_ERROR when the header is unreadable.
-func loadSpec(tx Tx, specID string) (Bucket, specs.Header, error) {
+func loadSpec(tx bucketstore.Tx, specID string) (bucketstore.Bucket, specs.Header, error) {
 	b, err := specBucket(tx, specID)
 	if err != nil {
 		return nil, specs.Header{}, err
@@ -168,7 +172,7 @@ func loadSpec(tx Tx, specID string) (Bucket, specs.Header, error) {
 	return b, h, nil
 }
 
-func readHeader(b Bucket) (specs.Header, error) {
+func readHeader(b bucketstore.Bucket) (specs.Header, error) {
 	var h specs.Header
 	raw := b.Get(keyHeader)
 	if raw == nil {
@@ -182,9 +186,9 @@ func readHeader(b Bucket) (specs.Header, error) {
 
 // journalReader implements specs.JournalReader over a spec's journal and
 // its task index.
-type journalReader struct{ b, index, spec Bucket }
+type journalReader struct{ b, index, spec bucketstore.Bucket }
 
-func newJournalReader(spec Bucket) journalReader {
+func newJournalReader(spec bucketstore.Bucket) journalReader {
 	return journalReader{b: spec.Bucket(bucketJournal), index: spec.Bucket(bucketJournalTask), spec: spec}
 }
 
@@ -196,7 +200,7 @@ func (r journalReader) Records(space string) specs.Records {
 
 // records implements specs.Records over one nested bucket of a spec.
 type records struct {
-	spec Bucket
+	spec bucketstore.Bucket
 	name []byte
 }
 
@@ -300,9 +304,7 @@ func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep
 	return out, false, nil
 }
 
-func taskIndexKey(taskID string, seq uint64) []byte {
-	return append([]byte(taskID+"\x00"), u64(seq)...)
-}
+func taskIndexKey(taskID string, seq uint64) []byte { return bucketstore.TaskIndexKey(taskID, seq) }
 
 // journalWriter queues entries for the mutation's transaction.
 type journalWriter struct {
@@ -312,7 +314,7 @@ type journalWriter struct {
 
 func (w *journalWriter) Append(e specs.JournalEntry) { w.pending = append(w.pending, e) }
 
-func readJournal(b Bucket, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
+func readJournal(b bucketstore.Bucket, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	out := []specs.JournalEntry{}
 	if b == nil {
 		return out, false, nil
@@ -350,7 +352,7 @@ func readJournal(b Bucket, before uint64, limit int, keep func(*specs.JournalEnt
 // its journal. fn must not keep either after it returns. Errors:
 // SPEC_NOT_FOUND, LOCK_TIMEOUT, INTERNAL_ERROR on a corrupt record.
 func (s *Repo) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Spec, j specs.JournalReader) error) error {
-	return s.view(ctx, func(tx Tx) error {
+	return s.view(ctx, func(tx bucketstore.Tx) error {
 		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
@@ -379,7 +381,7 @@ var errDryRun = errors.New("dry run")
 // nothing writes nothing and keeps the version.
 func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
@@ -440,7 +442,7 @@ func headerEqual(a, b specs.Header) bool {
 	return bytes.Equal(x, y)
 }
 
-func describeChanges(put []*specs.Node, deleted []string, nodes Bucket, header bool) []specs.RepoChange {
+func describeChanges(put []*specs.Node, deleted []string, nodes bucketstore.Bucket, header bool) []specs.RepoChange {
 	out := []specs.RepoChange{}
 	if header {
 		out = append(out, specs.RepoChange{Op: "update", Target: "spec"})
@@ -458,7 +460,7 @@ func describeChanges(put []*specs.Node, deleted []string, nodes Bucket, header b
 	return out
 }
 
-func putHeader(b Bucket, h specs.Header) error {
+func putHeader(b bucketstore.Bucket, h specs.Header) error {
 	raw, err := json.Marshal(h)
 	if err != nil {
 		return err
@@ -467,7 +469,7 @@ func putHeader(b Bucket, h specs.Header) error {
 }
 
 // appendJournal appends entries to the spec's journal and its task index.
-func appendJournal(spec Bucket, entries []specs.JournalEntry) ([]specs.JournalEntry, error) {
+func appendJournal(spec bucketstore.Bucket, entries []specs.JournalEntry) ([]specs.JournalEntry, error) {
 	out := make([]specs.JournalEntry, 0, len(entries))
 	if len(entries) == 0 {
 		return out, nil
@@ -507,7 +509,7 @@ func indexKey(l specs.Lifecycle, specID string) []byte {
 	return []byte(string(l) + "\x00" + specID)
 }
 
-func moveIndex(tx Tx, specID string, from, to specs.Lifecycle) error {
+func moveIndex(tx bucketstore.Tx, specID string, from, to specs.Lifecycle) error {
 	if from == to {
 		return nil
 	}
@@ -525,7 +527,7 @@ func moveIndex(tx Tx, specID string, from, to specs.Lifecycle) error {
 func (s *Repo) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build func(exists func(id string) bool) (*specs.Spec, []specs.JournalEntry, error)) (specs.Header, error) {
 	var out specs.Header
 	if o.DryRun {
-		err := s.view(ctx, func(tx Tx) error {
+		err := s.view(ctx, func(tx bucketstore.Tx) error {
 			sp, _, err := build(specExists(tx))
 			if err == nil {
 				out = sp.Header
@@ -534,7 +536,7 @@ func (s *Repo) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build f
 		})
 		return out, err
 	}
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		sp, journal, err := build(specExists(tx))
 		if err != nil {
 			return err
@@ -548,14 +550,14 @@ func (s *Repo) CreateSpec(ctx context.Context, o specs.RepoWriteOptions, build f
 	return out, err
 }
 
-func specExists(tx Tx) func(string) bool {
+func specExists(tx bucketstore.Tx) func(string) bool {
 	return func(id string) bool { return tx.Bucket(bucketSpecs).Bucket([]byte(id)) != nil }
 }
 
 // writeNewSpec writes every node of sp as a new spec (replacing an existing
 // one when replace is set: its history and journal are kept, and the
 // replacement is recorded as a new version).
-func writeNewSpec(tx Tx, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
+func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
 	id := sp.Header.SpecID
 	all := tx.Bucket(bucketSpecs)
 	if old := all.Bucket([]byte(id)); old != nil {
@@ -599,7 +601,7 @@ func writeNewSpec(tx Tx, sp *specs.Spec, journal []specs.JournalEntry, replace b
 
 // replaceSpec overwrites an existing spec's nodes and header with sp as a
 // new version (history keeps what was replaced; the journal is appended to).
-func replaceSpec(tx Tx, b Bucket, sp *specs.Spec, journal []specs.JournalEntry) error {
+func replaceSpec(tx bucketstore.Tx, b bucketstore.Bucket, sp *specs.Spec, journal []specs.JournalEntry) error {
 	h, err := readHeader(b)
 	if err != nil {
 		return core.Internal(err)
@@ -638,7 +640,7 @@ func replaceSpec(tx Tx, b Bucket, sp *specs.Spec, journal []specs.JournalEntry) 
 // page.
 func (s *Repo) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []specs.RepoSummary, next string, err error) {
 	rows = []specs.RepoSummary{}
-	err = s.view(ctx, func(tx Tx) error {
+	err = s.view(ctx, func(tx bucketstore.Tx) error {
 		all := tx.Bucket(bucketSpecs)
 		emit := func(id string) (bool, error) {
 			if len(rows) == limit {
@@ -694,7 +696,7 @@ func (s *Repo) ListSpecs(ctx context.Context, folder, after string, limit int) (
 
 // readSummary decodes only the header fields a listing shows (not the
 // metadata maps), which is most of a list page's cost.
-func readSummary(b Bucket) (specs.RepoSummary, error) {
+func readSummary(b bucketstore.Bucket) (specs.RepoSummary, error) {
 	raw := b.Get(keyHeader)
 	if raw == nil {
 		return specs.RepoSummary{}, errors.New("spec has no header")
@@ -733,7 +735,7 @@ func summaryOf(h specs.Header) specs.RepoSummary {
 // SpecIDs lists every spec id (for fuzzy matching and find).
 func (s *Repo) SpecIDs(ctx context.Context) ([]string, error) {
 	var ids []string
-	err := s.view(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx bucketstore.Tx) error {
 		return tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
 	})
 	return ids, err
@@ -742,7 +744,7 @@ func (s *Repo) SpecIDs(ctx context.Context) ([]string, error) {
 // ImportSpec stores a complete spec (from a foundry document), replacing an
 // existing one with the same id when replace is set. Errors: DUPLICATE_ENTRY.
 func (s *Repo) ImportSpec(ctx context.Context, sp *specs.Spec, journal []specs.JournalEntry, replace bool) error {
-	return s.update(ctx, func(tx Tx) error { return writeNewSpec(tx, sp, journal, replace) })
+	return s.update(ctx, func(tx bucketstore.Tx) error { return writeNewSpec(tx, sp, journal, replace) })
 }
 
 func rankIDs(q string, ids []string) []string {
@@ -763,7 +765,7 @@ func checkVersion(o specs.RepoWriteOptions, current int64) *core.Error {
 // archive id reads the same at any later version.
 func (s *Repo) JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error) {
 	out := []specs.JournalEntry{}
-	err := s.view(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx bucketstore.Tx) error {
 		b, err := specBucket(tx, specID)
 		if err != nil {
 			return err
@@ -780,16 +782,4 @@ func (s *Repo) JournalRange(ctx context.Context, specID string, from, to uint64)
 		return nil
 	})
 	return out, err
-}
-
-// dropSpec forgets the cached nodes of specID.
-func (c *nodeCache) dropSpec(specID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := specID + "\x00"
-	for k := range c.entries {
-		if strings.HasPrefix(k, p) {
-			delete(c.entries, k)
-		}
-	}
 }

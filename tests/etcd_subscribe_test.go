@@ -1,4 +1,4 @@
-package etcdstore_test
+package tests
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/specd/specd/cmd/specd/adapt"
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/etcdstore"
+	"github.com/specd/specd/core/etcdstore/etcdtest"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/tools"
 )
@@ -21,13 +21,12 @@ import (
 // watcher reads the versions and sends notifications/resources/updated.
 // A change to another spec notifies nothing.
 func TestSubscriptionAcrossServers(t *testing.T) {
-	ep := startEtcd(t, 4096)
-	a := openStore(t, ep, nil)
-	b := openStore(t, ep, func(o *etcdstore.Options) { o.Prefix = a.Prefix() })
+	ep := etcdtest.Start(t, 4096)
+	a, b := openEtcd(t, ep, "/subscribe"), openEtcd(t, ep, "/subscribe")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ca, cb := mcpClient(t, ctx, a), mcpClient(t, ctx, b)
-	watched, other := createSpec(t, ctx, ca, "watched"), createSpec(t, ctx, ca, "other")
+	ca, cb := etcdClient(t, ctx, a), etcdClient(t, ctx, b)
+	watched, other := etcdSpecCreate(t, ctx, ca, "watched"), etcdSpecCreate(t, ctx, ca, "other")
 	updates := make(chan string, 16)
 	cb.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationResourceUpdated {
@@ -42,8 +41,8 @@ func TestSubscriptionAcrossServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * tools.SubscriptionPollInterval) // the watcher has read the versions once
-	toolCall(t, ctx, ca, "authoring", map[string]any{"action": "phase-add", "spec_id": other, "title": "elsewhere"})
-	toolCall(t, ctx, ca, "authoring", map[string]any{"action": "phase-add", "spec_id": watched, "title": "through A"})
+	etcdToolCall(t, ctx, ca, "authoring", map[string]any{"action": "phase-add", "spec_id": other, "title": "elsewhere"})
+	etcdToolCall(t, ctx, ca, "authoring", map[string]any{"action": "phase-add", "spec_id": watched, "title": "through A"})
 	select {
 	case uri := <-updates:
 		if uri != req.Params.URI {
@@ -59,11 +58,25 @@ func TestSubscriptionAcrossServers(t *testing.T) {
 	}
 }
 
-func mcpClient(t *testing.T, ctx context.Context, st *etcdstore.Store) *client.Client {
+// openEtcd opens a store on the member at ep under prefix, closed when t
+// ends.
+func openEtcd(t *testing.T, ep, prefix string) *etcdstore.Store {
 	t.Helper()
-	deps := &tools.Deps{Store: adapt.EtcdHealth(st), Specs: st, Research: st, Version: "test", Workspace: t.TempDir(),
+	st, err := etcdstore.Open(etcdstore.Options{Endpoints: []string{ep}, Prefix: prefix, MaxTxnOps: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// etcdClient is an in-process client of a server over st.
+func etcdClient(t *testing.T, ctx context.Context, st *etcdstore.Store) *client.Client {
+	t.Helper()
+	deps := &tools.Deps{Version: "test", Workspace: t.TempDir(),
 		ConfigSource: "test", Transports: []string{"stdio"}, Started: time.Now(), TokenBudget: core.DefaultTokenBudget,
 		Runtime: mcptool.Runtime{Deadline: 10 * time.Second}}
+	deps.OverStore(st)
 	srv, _ := tools.NewMCPServer(deps)
 	c, err := client.NewInProcessClientWithOptions(srv, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
 	if err != nil {
@@ -82,7 +95,7 @@ func mcpClient(t *testing.T, ctx context.Context, st *etcdstore.Store) *client.C
 	return c
 }
 
-func toolCall(t *testing.T, ctx context.Context, c *client.Client, tool string, args map[string]any) map[string]any {
+func etcdToolCall(t *testing.T, ctx context.Context, c *client.Client, tool string, args map[string]any) map[string]any {
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = tool, args
@@ -97,48 +110,7 @@ func toolCall(t *testing.T, ctx context.Context, c *client.Client, tool string, 
 	return env["data"].(map[string]any)
 }
 
-func createSpec(t *testing.T, ctx context.Context, c *client.Client, name string) string {
+func etcdSpecCreate(t *testing.T, ctx context.Context, c *client.Client, name string) string {
 	t.Helper()
-	return toolCall(t, ctx, c, "authoring", map[string]any{"action": "spec-create", "name": name})["spec_id"].(string)
-}
-
-// TestChangeStampFollowsTheCluster: server B's change stamp moves when a
-// spec changes through server A (so B's subscription watcher reads versions
-// only then), stays put across reads, and SpecVersions reads the versions of
-// the specs that exist.
-func TestChangeStampFollowsTheCluster(t *testing.T) {
-	ep := startEtcd(t, 4096)
-	a := openStore(t, ep, nil)
-	b := openStore(t, ep, func(o *etcdstore.Options) { o.Prefix = a.Prefix() })
-	ctx := context.Background()
-	first, fresh := b.ChangeStamp()
-	if fresh {
-		t.Fatal("an etcd stamp is never fresh")
-	}
-	time.Sleep(100 * time.Millisecond) // let the watch start
-	id, err := specWithTasks(t, a, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	moved, _ := b.ChangeStamp()
-	for moved == first && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-		moved, _ = b.ChangeStamp()
-	}
-	if moved == first {
-		t.Fatalf("the stamp stayed %s after a change through the other server", first)
-	}
-	time.Sleep(200 * time.Millisecond)
-	settled, _ := b.ChangeStamp()
-	vs, err := b.SpecVersions(ctx, []string{id, "no-such-spec"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again, _ := b.ChangeStamp(); again != settled {
-		t.Fatalf("a read moved the stamp: %s → %s", settled, again)
-	}
-	if _, missing := vs["no-such-spec"]; missing || vs[id] < 1 {
-		t.Fatalf("versions %v", vs)
-	}
+	return etcdToolCall(t, ctx, c, "authoring", map[string]any{"action": "spec-create", "name": name})["spec_id"].(string)
 }

@@ -1,4 +1,4 @@
-package storetest
+package specstore_test
 
 import (
 	"context"
@@ -10,30 +10,15 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// NotesPort is the workspace notes part of the store (the intake inbox and
-// the error log); both engines have it.
-type NotesPort interface {
-	IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error)
-	IntakeList(ctx context.Context, status, after string, limit int) ([]specs.IntakeItem, string, error)
-	IntakeDismiss(ctx context.Context, id, reason, now string) (specs.IntakeItem, bool, error)
-	ErrorRecord(ctx context.Context, recs ...errlog.Record) error
-	Errors(ctx context.Context, f errlog.Filter, before string, limit int) ([]errlog.Record, bool, error)
-	ErrorGet(ctx context.Context, id string) (errlog.Record, error)
-}
-
-func notesOf(t *testing.T, open Opener) NotesPort {
+func notesOf(t *testing.T, open portOpener) Port {
 	t.Helper()
-	n, ok := open(t, nil).(NotesPort)
-	if !ok {
-		t.Fatal("the store has no workspace notes (intake inbox, error log)")
-	}
-	return n
+	return open(t, nil)
 }
 
 // testErrorLogIsBounded: past errlog.MaxRecords the oldest records go (in
 // batches, as the error writer records them), the ids keep counting, and
 // list pages newest first without gaps.
-func testErrorLogIsBounded(t *testing.T, open Opener) {
+func testErrorLogIsBounded(t *testing.T, open portOpener) {
 	st := notesOf(t, open)
 	ctx := context.Background()
 	n := errlog.MaxRecords + 25
@@ -65,7 +50,7 @@ func testErrorLogIsBounded(t *testing.T, open Opener) {
 
 // testIntakeInbox: add numbers items, list filters by status and pages,
 // dismiss keeps the first dismissal, a missing item is NOT_FOUND.
-func testIntakeInbox(t *testing.T, open Opener) {
+func testIntakeInbox(t *testing.T, open portOpener) {
 	st := notesOf(t, open)
 	ctx := context.Background()
 	for _, title := range []string{"a", "b", "c"} {
@@ -110,9 +95,9 @@ func testIntakeInbox(t *testing.T, open Opener) {
 
 // testFullIntakeMakesRoom: a full inbox forgets its oldest dismissed item
 // to take a new one, and answers CONFLICT when none is dismissed.
-func testFullIntakeMakesRoom(t *testing.T, open Opener) {
+func testFullIntakeMakesRoom(t *testing.T, open portOpener) {
 	st := notesOf(t, open)
-	capped, ok := st.(interface{ SetIntakeCapacity(int) })
+	capped, ok := any(st).(interface{ SetIntakeCapacity(int) })
 	if !ok {
 		t.Fatal("the store's intake capacity cannot be set")
 	}

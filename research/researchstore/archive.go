@@ -1,4 +1,8 @@
-package bucketstore
+// Package researchstore is research's persistence over the store port
+// (core/store/bucketstore): the content-addressed archive and the digest
+// store (research.Store), stored as the JSON their records' tags describe,
+// the same bytes on every engine.
+package researchstore
 
 import (
 	"bytes"
@@ -9,8 +13,34 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/research"
 )
+
+// Store is research.Store over an Engine: the content-addressed archive
+// and the digests. Each method is one Engine transaction. It is safe for
+// concurrent use when the Engine is.
+type Store struct {
+	eng bucketstore.Engine
+	now func() time.Time
+}
+
+// New returns the archive and digest store over eng; now is the clock of
+// archive and digest timestamps (nil: time.Now).
+func New(eng bucketstore.Engine, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{eng: eng, now: now}
+}
+
+func (s *Store) view(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return s.eng.View(ctx, fn)
+}
+
+func (s *Store) update(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	return s.eng.Update(ctx, fn)
+}
 
 // Archive layout: content-addressed by "sha256:<hex>" of the bytes.
 //
@@ -18,16 +48,16 @@ import (
 //	archive_meta/<hash>    research.ArchiveMeta JSON
 //	archive_ids/<content_id> → <hash>   lookup by the caller's id
 var (
-	bucketArchiveData = []byte("archive_data")
-	bucketArchiveMeta = []byte("archive_meta")
-	bucketArchiveIDs  = []byte("archive_ids")
+	bucketArchiveData = bucketstore.BucketArchiveData
+	bucketArchiveMeta = bucketstore.BucketArchiveMeta
+	bucketArchiveIDs  = bucketstore.BucketArchiveIDs
 )
 
 // ArchivePut stores content under its hash (idempotent: the same bytes are
 // stored once; a later put refreshes archived_at so retention restarts) and
 // maps contentID to it when given. It returns the metadata and whether the
 // bytes were new.
-func (s *Repo) ArchivePut(ctx context.Context, content []byte, m research.ArchiveMeta) (research.ArchiveMeta, bool, error) {
+func (s *Store) ArchivePut(ctx context.Context, content []byte, m research.ArchiveMeta) (research.ArchiveMeta, bool, error) {
 	m.Hash = research.ArchiveKey(content)
 	m.SizeBytes = len(content)
 	m.OriginalTokens = (len(content) + 3) / 4
@@ -35,7 +65,7 @@ func (s *Repo) ArchivePut(ctx context.Context, content []byte, m research.Archiv
 		m.ArchivedAt = s.now().UTC().Format(time.RFC3339)
 	}
 	created := false
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
 		key := []byte(m.Hash)
 		if data.Get(key) == nil {
@@ -72,7 +102,7 @@ func (s *Repo) ArchivePut(ctx context.Context, content []byte, m research.Archiv
 		return nil
 	})
 	if err != nil {
-		return m, false, asStoreError(err)
+		return m, false, bucketstore.AsStoreError(err)
 	}
 	return m, created, nil
 }
@@ -81,10 +111,10 @@ func (s *Repo) ArchivePut(ctx context.Context, content []byte, m research.Archiv
 // under contentID), verifying the hash on read. A read never writes.
 // Errors: ARCHIVE_NOT_FOUND (unknown or swept), INTERNAL_ERROR when the
 // stored bytes no longer match their hash.
-func (s *Repo) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, research.ArchiveMeta, error) {
+func (s *Store) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, research.ArchiveMeta, error) {
 	var content []byte
 	var m research.ArchiveMeta
-	err := s.view(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx bucketstore.Tx) error {
 		key := []byte(hash)
 		if hash == "" {
 			key = tx.Bucket(bucketArchiveIDs).Get([]byte(contentID))
@@ -108,7 +138,7 @@ func (s *Repo) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte, 
 		}
 		return nil
 	})
-	return content, m, asStoreError(err)
+	return content, m, bucketstore.AsStoreError(err)
 }
 
 func archiveNotFound(hash, contentID string) *core.Error {
@@ -123,9 +153,9 @@ func archiveNotFound(hash, contentID string) *core.Error {
 
 // ArchiveSweep removes items archived before cutoff and returns how many
 // went. Retention 0 means keep forever: callers skip the sweep then.
-func (s *Repo) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) {
+func (s *Store) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
 		var expired [][]byte
 		err := meta.ForEach(func(k, v []byte) error {
@@ -166,38 +196,11 @@ func (s *Repo) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) 
 		}
 		return nil
 	})
-	return removed, asStoreError(err)
-}
-
-// asStoreError passes coded errors through and hides the engine's.
-func asStoreError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *core.Error
-	if asCore(err, &ce) {
-		return ce
-	}
-	return core.Internal(err)
-}
-
-func asCore(err error, target **core.Error) bool {
-	for e := err; e != nil; {
-		if c, ok := e.(*core.Error); ok {
-			*target = c
-			return true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = u.Unwrap()
-	}
-	return false
+	return removed, bucketstore.AsStoreError(err)
 }
 
 // Digests layout: digests/<source_id>\x00<query_hash> → research.DigestRecord JSON.
-var bucketDigests = []byte("digests")
+var bucketDigests = bucketstore.BucketDigests
 
 func digestKey(sourceID, queryHash string) []byte {
 	return []byte(sourceID + "\x00" + queryHash)
@@ -205,12 +208,12 @@ func digestKey(sourceID, queryHash string) []byte {
 
 // DigestPut stores (or replaces) the digest for (source_id, query_hash) and
 // reports whether one was replaced.
-func (s *Repo) DigestPut(ctx context.Context, rec research.DigestRecord) (bool, error) {
+func (s *Store) DigestPut(ctx context.Context, rec research.DigestRecord) (bool, error) {
 	if rec.StoredAt == "" {
 		rec.StoredAt = s.now().UTC().Format(time.RFC3339)
 	}
 	replaced := false
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		b := tx.Bucket(bucketDigests)
 		k := digestKey(rec.SourceID, rec.QueryHash)
 		replaced = b.Get(k) != nil
@@ -220,24 +223,24 @@ func (s *Repo) DigestPut(ctx context.Context, rec research.DigestRecord) (bool, 
 		}
 		return b.Put(k, raw)
 	})
-	return replaced, asStoreError(err)
+	return replaced, bucketstore.AsStoreError(err)
 }
 
 // DigestGet returns the digest for (source_id, query_hash). DIGEST_NOT_FOUND
 // lists the query hashes stored for that source as candidates.
-func (s *Repo) DigestGet(ctx context.Context, sourceID, queryHash string) (research.DigestRecord, error) {
+func (s *Store) DigestGet(ctx context.Context, sourceID, queryHash string) (research.DigestRecord, error) {
 	var rec research.DigestRecord
-	err := s.view(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx bucketstore.Tx) error {
 		v := tx.Bucket(bucketDigests).Get(digestKey(sourceID, queryHash))
 		if v == nil {
 			return digestNotFound(tx, sourceID, queryHash)
 		}
 		return json.Unmarshal(v, &rec)
 	})
-	return rec, asStoreError(err)
+	return rec, bucketstore.AsStoreError(err)
 }
 
-func digestNotFound(tx Tx, sourceID, queryHash string) *core.Error {
+func digestNotFound(tx bucketstore.Tx, sourceID, queryHash string) *core.Error {
 	var hashes []string
 	prefix := []byte(sourceID + "\x00")
 	c := tx.Bucket(bucketDigests).Cursor()
@@ -251,8 +254,8 @@ func digestNotFound(tx Tx, sourceID, queryHash string) *core.Error {
 
 // DigestDelete removes the digest; DIGEST_NOT_FOUND when absent. The
 // archived source text stays (other digests may cite it; retention sweeps it).
-func (s *Repo) DigestDelete(ctx context.Context, sourceID, queryHash string) error {
-	return asStoreError(s.update(ctx, func(tx Tx) error {
+func (s *Store) DigestDelete(ctx context.Context, sourceID, queryHash string) error {
+	return bucketstore.AsStoreError(s.update(ctx, func(tx bucketstore.Tx) error {
 		b := tx.Bucket(bucketDigests)
 		k := digestKey(sourceID, queryHash)
 		if b.Get(k) == nil {
@@ -265,9 +268,9 @@ func (s *Repo) DigestDelete(ctx context.Context, sourceID, queryHash string) err
 // DigestList pages digests in (source_id, query_hash) order after the key
 // `after` (from a previous page), optionally for one source. next is "" on
 // the last page. Cost O(page): one cursor seek.
-func (s *Repo) DigestList(ctx context.Context, sourceID, after string, limit int) (rows []research.DigestRecord, next string, err error) {
+func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit int) (rows []research.DigestRecord, next string, err error) {
 	rows = []research.DigestRecord{}
-	err = s.view(ctx, func(tx Tx) error {
+	err = s.view(ctx, func(tx bucketstore.Tx) error {
 		c := tx.Bucket(bucketDigests).Cursor()
 		var prefix []byte
 		if sourceID != "" {
@@ -298,8 +301,8 @@ func (s *Repo) DigestList(ctx context.Context, sourceID, after string, limit int
 		}
 		return nil
 	})
-	return rows, next, asStoreError(err)
+	return rows, next, bucketstore.AsStoreError(err)
 }
 
 // The store is research's archive and digest store.
-var _ research.Store = (*Repo)(nil)
+var _ research.Store = (*Store)(nil)

@@ -1,4 +1,4 @@
-package bucketstore
+package specstore
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/errlog"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
 )
 
@@ -21,11 +22,9 @@ import (
 //	intake/<seq>     → specs.IntakeItem JSON
 //	error_log/<seq>  → errlog.Record JSON (the newest errlog.MaxRecords)
 var (
-	bucketIntake   = []byte("intake")
-	bucketErrorLog = []byte("error_log")
+	bucketIntake   = bucketstore.BucketIntake
+	bucketErrorLog = bucketstore.BucketErrorLog
 )
-
-func init() { TopBuckets = append(TopBuckets, bucketIntake, bucketErrorLog) }
 
 func seqKey(n uint64) []byte {
 	var k [8]byte
@@ -45,7 +44,7 @@ func seqOf(id, prefix string) (uint64, bool) {
 
 // bucket returns the top-level bucket name (TopBuckets: the engine makes
 // it; a store opened read-only before the bucket existed has none).
-func bucket(tx Tx, name []byte) (Bucket, error) {
+func bucket(tx bucketstore.Tx, name []byte) (bucketstore.Bucket, error) {
 	if b := tx.Bucket(name); b != nil {
 		return b, nil
 	}
@@ -57,7 +56,7 @@ func bucket(tx Tx, name []byte) (Bucket, error) {
 // (SetIntakeCapacity, default specs.MaxIntakeItems) makes room by forgetting its oldest dismissed item; CONFLICT when
 // none is dismissed.
 func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error) {
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		b, err := bucket(tx, bucketIntake)
 		if err != nil {
 			return err
@@ -85,7 +84,7 @@ func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.Inta
 		}
 		return b.Put(seqKey(seq), raw)
 	})
-	return item, asStoreError(err)
+	return item, bucketstore.AsStoreError(err)
 }
 
 // IntakeList pages inbox items oldest first after the id after (""), those
@@ -93,7 +92,7 @@ func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.Inta
 // every one); next is the id to resume after ("" at the end).
 func (s *Repo) IntakeList(ctx context.Context, status, after string, limit int) (items []specs.IntakeItem, next string, err error) {
 	items = []specs.IntakeItem{}
-	err = s.view(ctx, func(tx Tx) error {
+	err = s.view(ctx, func(tx bucketstore.Tx) error {
 		b := tx.Bucket(bucketIntake)
 		if b == nil {
 			return nil
@@ -119,14 +118,14 @@ func (s *Repo) IntakeList(ctx context.Context, status, after string, limit int) 
 		}
 		return nil
 	})
-	return items, next, asStoreError(err)
+	return items, next, bucketstore.AsStoreError(err)
 }
 
 // IntakeDismiss marks the item id dismissed with reason, at now, in one
 // transaction (dismissing a dismissed item keeps its first dismissal and
 // reports already true). NOT_FOUND when there is no such item.
 func (s *Repo) IntakeDismiss(ctx context.Context, id, reason, now string) (item specs.IntakeItem, already bool, err error) {
-	err = s.update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx bucketstore.Tx) error {
 		b, err := bucket(tx, bucketIntake)
 		if err != nil {
 			return err
@@ -154,7 +153,7 @@ func (s *Repo) IntakeDismiss(ctx context.Context, id, reason, now string) (item 
 		}
 		return b.Put(seqKey(n), out)
 	})
-	return item, already, asStoreError(err)
+	return item, already, bucketstore.AsStoreError(err)
 }
 
 // ErrorRecord appends recs to the error log in order (their ids are set
@@ -168,7 +167,7 @@ func (s *Repo) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return asStoreError(s.update(ctx, func(tx Tx) error {
+	return bucketstore.AsStoreError(s.update(ctx, func(tx bucketstore.Tx) error {
 		b, err := bucket(tx, bucketErrorLog)
 		if err != nil {
 			return err
@@ -201,7 +200,7 @@ func (s *Repo) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 // more reports whether older matching records remain.
 func (s *Repo) Errors(ctx context.Context, f errlog.Filter, before string, limit int) (recs []errlog.Record, more bool, err error) {
 	recs = []errlog.Record{}
-	err = s.view(ctx, func(tx Tx) error {
+	err = s.view(ctx, func(tx bucketstore.Tx) error {
 		b := tx.Bucket(bucketErrorLog)
 		if b == nil {
 			return nil
@@ -228,13 +227,13 @@ func (s *Repo) Errors(ctx context.Context, f errlog.Filter, before string, limit
 		}
 		return nil
 	})
-	return recs, more, asStoreError(err)
+	return recs, more, bucketstore.AsStoreError(err)
 }
 
 // ErrorGet returns the record id. NOT_FOUND when it is not (or no longer)
 // kept.
 func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err error) {
-	err = s.view(ctx, func(tx Tx) error {
+	err = s.view(ctx, func(tx bucketstore.Tx) error {
 		var raw []byte
 		if b := tx.Bucket(bucketErrorLog); b != nil {
 			if n, ok := seqOf(id, "err"); ok {
@@ -247,7 +246,7 @@ func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err 
 		}
 		return json.Unmarshal(raw, &rec)
 	})
-	return rec, asStoreError(err)
+	return rec, bucketstore.AsStoreError(err)
 }
 
 // ErrorCleanup deletes the records older than before (RFC 3339; "" deletes
@@ -255,7 +254,7 @@ func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err 
 // reports how many.
 func (s *Repo) ErrorCleanup(ctx context.Context, before string, dryRun bool) (int, error) {
 	n := 0
-	fn := func(tx Tx) error {
+	fn := func(tx bucketstore.Tx) error {
 		b := tx.Bucket(bucketErrorLog)
 		if b == nil {
 			return nil
@@ -284,15 +283,15 @@ func (s *Repo) ErrorCleanup(ctx context.Context, before string, dryRun bool) (in
 		return nil
 	}
 	if dryRun {
-		return n, asStoreError(s.view(ctx, fn))
+		return n, bucketstore.AsStoreError(s.view(ctx, fn))
 	}
-	return n, asStoreError(s.update(ctx, fn))
+	return n, bucketstore.AsStoreError(s.update(ctx, fn))
 }
 
 // intakeFull reports whether the inbox b holds capacity items
 // and none of them can go: when it is full, the oldest dismissed item is
 // deleted (in the caller's transaction) to make room.
-func intakeFull(b Bucket, capacity int) (bool, error) {
+func intakeFull(b bucketstore.Bucket, capacity int) (bool, error) {
 	n := 0
 	var oldestDismissed []byte
 	c := b.Cursor()

@@ -1,4 +1,4 @@
-package bucketstore
+package specstore
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
 )
 
@@ -32,7 +33,7 @@ type historyRecord struct {
 // that changes on every mutation (a phase, the root) is not a decode; if the
 // transaction rolls back, the stored bytes differ and the entry never hits.
 // The caller must not modify the nodes in put afterwards.
-func writeVersion(b Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, cache *nodeCache, specID string) error {
+func writeVersion(b bucketstore.Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, cache *nodeCache, specID string) error {
 	nodes := b.Bucket(bucketNodes)
 	if err := writeDelta(b, before, put, deleted, nodes, o, after); err != nil {
 		return err
@@ -58,7 +59,7 @@ func writeVersion(b Bucket, before specs.Header, put []*specs.Node, deleted []st
 	return nil
 }
 
-func writeDelta(b Bucket, before specs.Header, put []*specs.Node, deleted []string, nodes Bucket, o specs.RepoWriteOptions, after specs.Header) error {
+func writeDelta(b bucketstore.Bucket, before specs.Header, put []*specs.Node, deleted []string, nodes bucketstore.Bucket, o specs.RepoWriteOptions, after specs.Header) error {
 	hb, err := json.Marshal(before)
 	if err != nil {
 		return err
@@ -111,7 +112,7 @@ func writeDelta(b Bucket, before specs.Header, put []*specs.Node, deleted []stri
 // at most limit; more reports whether older ones exist.
 func (s *Repo) History(ctx context.Context, specID string, before int64, limit int) (out []specs.RepoVersion, more bool, err error) {
 	out = []specs.RepoVersion{}
-	err = s.view(ctx, func(tx Tx) error {
+	err = s.view(ctx, func(tx bucketstore.Tx) error {
 		b, err := specBucket(tx, specID)
 		if err != nil {
 			return err
@@ -216,7 +217,7 @@ func (a *AtVersion) Document() specs.Document {
 // reads the current spec). Only the reverse deltas newer than version are
 // read. Errors: SPEC_NOT_FOUND, VERSION_NOT_FOUND (pruned or never existed).
 func (s *Repo) ReadVersion(ctx context.Context, specID string, version int64, fn func(v specs.VersionView) error) error {
-	return s.view(ctx, func(tx Tx) error {
+	return s.view(ctx, func(tx bucketstore.Tx) error {
 		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
@@ -226,7 +227,7 @@ func (s *Repo) ReadVersion(ctx context.Context, specID string, version int64, fn
 }
 
 // readVersionTx reconstructs specID at version inside an open transaction.
-func readVersionTx(b Bucket, specID string, h specs.Header, version int64, fn func(a *AtVersion) error) error {
+func readVersionTx(b bucketstore.Bucket, specID string, h specs.Header, version int64, fn func(a *AtVersion) error) error {
 	src := newSource(b.Bucket(bucketNodes))
 	a := &AtVersion{Header: h, Changed: map[string]*specs.Node{}, Current: specs.NewSpecView(h, src)}
 	if version > h.Version || version < 0 {
@@ -273,7 +274,7 @@ func readVersionTx(b Bucket, specID string, h specs.Header, version int64, fn fu
 }
 
 // oldestVersion is the oldest version that can still be reconstructed.
-func oldestVersion(b Bucket, current int64) int64 {
+func oldestVersion(b bucketstore.Bucket, current int64) int64 {
 	k, _ := b.Bucket(bucketHistory).Cursor().First()
 	if k == nil {
 		return current
@@ -291,7 +292,7 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 	var at *AtVersion
 	var res specs.RepoWriteResult
 	// Reconstruct and write in one transaction, so nothing can change between.
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		b, h, err := loadSpec(tx, specID)
 		if err != nil {
 			return err
