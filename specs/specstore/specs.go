@@ -194,15 +194,25 @@ func newJournalReader(spec bucketstore.Bucket) journalReader {
 
 // Records is the spec's record space: the nested bucket records_<space>
 // of the spec's bucket, made on its first write (specs/<spec_id>/records_<space>/<key>).
+// Read through a ReadSpec view, the space refuses writes (etcd would drop
+// them silently).
 func (r journalReader) Records(space string) specs.Records {
-	return &records{spec: r.spec, name: []byte("records_" + space)}
+	return &records{spec: r.spec, name: []byte("records_" + space), readOnly: true}
+}
+
+// Records is the writable record space of a mutation.
+func (w *journalWriter) Records(space string) specs.Records {
+	return &records{spec: w.spec, name: []byte("records_" + space)}
 }
 
 // records implements specs.Records over one nested bucket of a spec.
 type records struct {
-	spec bucketstore.Bucket
-	name []byte
+	spec     bucketstore.Bucket
+	name     []byte
+	readOnly bool
 }
+
+var errReadOnlyRecords = errors.New("records written through a read transaction")
 
 func (r *records) Get(key string) []byte {
 	b := r.spec.Bucket(r.name)
@@ -213,6 +223,9 @@ func (r *records) Get(key string) []byte {
 }
 
 func (r *records) Put(key string, value []byte) error {
+	if r.readOnly {
+		return core.Internal(errReadOnlyRecords)
+	}
 	b, err := r.spec.CreateBucketIfNotExists(r.name)
 	if err != nil {
 		return core.Internal(err)
@@ -224,6 +237,9 @@ func (r *records) Put(key string, value []byte) error {
 }
 
 func (r *records) Delete(key string) error {
+	if r.readOnly {
+		return core.Internal(errReadOnlyRecords)
+	}
 	b := r.spec.Bucket(r.name)
 	if b == nil {
 		return nil
