@@ -152,7 +152,6 @@ func Next(sp *specs.Spec, j specs.JournalWriter, r Records, in NextInput, now ti
 	if in.Heartbeat {
 		s.Context.LastHeartbeatAt = stamp(now)
 	}
-	plan := planOf(sp)
 	last := s.LastStepIssued
 	if last != nil {
 		issued, _ := parseStamp(last.IssuedAt)
@@ -195,7 +194,7 @@ func Next(sp *specs.Spec, j specs.JournalWriter, r Records, in NextInput, now ti
 		}
 		s.LastStepIssued = nil
 	}
-	return finish(r, s, res, now, advance(sp, r, s, plan, now))
+	return finish(r, s, res, now, advance(sp, r, s, planOf(sp), now)) // planned after the outcome changed the spec
 }
 
 func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }
