@@ -574,21 +574,28 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request) mcptoo
 			}
 			if s == nil {
 				all, err := autonomy.Sessions(rec)
-				if err != nil || len(all) == 0 {
+				if err != nil {
 					return nil, err
 				}
-				s = all[0]
+				if len(all) > 0 {
+					s = all[0]
+				}
 			}
-			sid = s.ID
+			if s != nil {
+				sid = s.ID
+			}
 		} else if _, err := autonomy.LoadSession(rec, sid); err != nil {
 			return nil, err
 		}
-		out.SessionID = &sid
-		page, err := mcptool.OpenPage(r, "task", "session-events", specID, core.PageJournal,
-			map[string]any{"action": "session-events", "spec_id": specID, "session_id": sid}, sid)
-		if err != nil {
-			return nil, err
+		restart := map[string]any{"action": "session-events", "spec_id": specID}
+		if sid != "" {
+			restart["session_id"] = sid
 		}
+		page, err := mcptool.OpenPage(r, "task", "session-events", specID, core.PageJournal, restart, sid)
+		if err != nil || sid == "" {
+			return nil, err // no session: an empty page
+		}
+		out.SessionID = &sid
 		after, _ := strconv.ParseInt(page.After, 10, 64)
 		evs, more, err := autonomy.Events(rec, sid, after, page.Limit)
 		if err != nil {
