@@ -9,8 +9,7 @@ import (
 	"github.com/specd/specd/core/mcptool"
 )
 
-const reviewDescription = `Use this in an autonomy session's run_fidelity_gate step: fidelity-gate computes the phase gate's verdict from evidence alone — every task and verify node of the phase done, each verification receipt with exit code 0 for the verify node's own command, the recorded results passed — and stores it with an HMAC integrity checksum for the step's report. ` +
-	`No language model reviews anything: foundry's model-written reviews (spec, fidelity, parse-feedback) are not offered.`
+const reviewDescription = `Use this in an autonomy session's run_fidelity_gate step: fidelity-gate computes the phase gate's verdict from evidence (tasks done, verification receipts exit 0 for each verify command, results passed), no language model.`
 
 // reviewTool is the review tool: foundry's fidelity gate, deterministic.
 // Its model-backed actions answer NOT_SUPPORTED (reviewRefusal).
