@@ -356,3 +356,127 @@ func copyMap(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// drive reports every step of the session of spec (running the gate of
+// each gate step) until a step of type until or a pause; it returns the
+// answer that issued it and the step types issued on the way.
+func drive(t *testing.T, c *client.Client, spec, sid string, clk *steppedClock, a map[string]any, until string) (map[string]any, []string) {
+	t.Helper()
+	var seen []string
+	for i := 0; i < 20; i++ {
+		st := stepOf(t, a)
+		seen = append(seen, st["type"].(string))
+		if st["type"] == until || st["type"] == "pause" {
+			return a, seen
+		}
+		if st["type"] == "run_fidelity_gate" {
+			ok(t, c, "review", map[string]any{"action": "fidelity-gate", "spec_id": spec, "session_id": sid, "phase_id": st["phase_id"], "step_id": st["step_id"]})
+		}
+		a = ok(t, c, "task", map[string]any{"action": "session-step", "command": "next", "spec_id": spec, "heartbeat": true, "last_step_result": reportOf(st, clk)})
+	}
+	t.Fatalf("no %s step after 20 steps: %v", until, seen)
+	return nil, nil
+}
+
+// TestAutonomyStopOnPhaseCompletion: with stop_on_phase_completion the
+// session pauses once with phase_complete after phase one's gate, and the
+// resume reaches phase two (foundry pauses again after every resume) and
+// the end of the spec.
+func TestAutonomyStopOnPhaseCompletion(t *testing.T) {
+	t.Parallel()
+	deps := newDeps(t, false)
+	clk := &steppedClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	deps.Runtime.Now = clk.now
+	c, _ := inProcess(t, deps, protocols[0])
+	spec, ids := autonomySpec(t, c)
+	sid := ok(t, c, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec, "stop_on_phase_completion": true})["session_id"].(string)
+	next := map[string]any{"action": "session-step", "command": "next", "spec_id": spec, "heartbeat": true}
+	a, seen := drive(t, c, spec, sid, clk, ok(t, c, "task", next), "complete_spec")
+	if st := stepOf(t, a); st["type"] != "pause" || st["reason"] != "phase_complete" || a["loop_signal"] != "phase_complete" || a["status"] != "paused" {
+		t.Fatalf("after phase one (%v): %v", seen, a)
+	}
+	if fmt.Sprint(a["satisfied_gates"]) != fmt.Sprintf("[%s]", ids["p1"]) {
+		t.Fatalf("phase one's gate: %v", a["satisfied_gates"])
+	}
+	if again := ok(t, c, "task", next); again["loop_signal"] != "phase_complete" || stepOf(t, again)["step_id"] != stepOf(t, a)["step_id"] {
+		t.Fatalf("next while paused is not the same pause: %v", again)
+	}
+	ok(t, c, "task", map[string]any{"action": "session", "command": "resume", "spec_id": spec})
+	a = ok(t, c, "task", next)
+	if st := stepOf(t, a); st["type"] != "implement_task" || st["task_id"] != ids["t3"] {
+		t.Fatalf("after resume: %v", a)
+	}
+	a, seen = drive(t, c, spec, sid, clk, a, "complete_spec")
+	if a["loop_signal"] != "spec_complete" || strings.Join(seen, " ") != "implement_task execute_verification run_fidelity_gate complete_spec" {
+		t.Fatalf("phase two (%v): %v", seen, a)
+	}
+}
+
+// TestAutonomyManualGateWaiverAndBypass: a manual gate pauses for review
+// and its acknowledgement is recorded; a maintainer's gate waiver (with
+// phase_id) closes a phase; a write-lock bypass needs the server setting
+// and a reason and is audited; waivers are off unless enabled.
+func TestAutonomyManualGateWaiverAndBypass(t *testing.T) {
+	t.Parallel()
+	off := newDeps(t, false)
+	cOff, _ := inProcess(t, off, protocols[0])
+	specOff, _ := autonomySpec(t, cOff)
+	ok(t, cOff, "task", map[string]any{"action": "session", "command": "start", "spec_id": specOff})
+	if env := call(t, cOff, "task", map[string]any{"action": "gate-waiver", "spec_id": specOff, "phase_id": "phase-1", "reason_code": "testing"}); errorCode(env) != "GATE_WAIVER_DISABLED" {
+		t.Fatalf("waiver on a server without --allow-gate-waiver: %v", env)
+	}
+
+	deps := newDeps(t, false)
+	deps.AllowGateWaiver, deps.AllowLockBypass = true, true
+	clk := &steppedClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	deps.Runtime.Now = clk.now
+	c, _ := inProcess(t, deps, protocols[0])
+	spec, ids := autonomySpec(t, c)
+	sid := ok(t, c, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec, "gate_policy": "manual"})["session_id"].(string)
+	next := map[string]any{"action": "session-step", "command": "next", "spec_id": spec, "heartbeat": true}
+	a, _ := drive(t, c, spec, sid, clk, ok(t, c, "task", next), "run_fidelity_gate")
+	gate := stepOf(t, a)
+	ok(t, c, "review", map[string]any{"action": "fidelity-gate", "spec_id": spec, "session_id": sid, "phase_id": gate["phase_id"], "step_id": gate["step_id"]})
+	a = ok(t, c, "task", map[string]any{"action": "session-step", "command": "next", "spec_id": spec, "last_step_result": reportOf(gate, clk)})
+	if st := stepOf(t, a); st["reason"] != "gate_review_required" || a["loop_signal"] != "paused_needs_attention" {
+		t.Fatalf("manual gate: %v", a)
+	}
+	// The refusal's recovery is the acknowledgement itself: failsWith runs it.
+	d := failsWith(t, c, "MANUAL_GATE_ACK_REQUIRED", "task", map[string]any{"action": "session", "command": "resume", "spec_id": spec})
+	if d["details"].(map[string]any)["gate_attempt_id"] != gate["gate_attempt_id"] {
+		t.Fatalf("ack refusal: %v", d)
+	}
+	s := ok(t, c, "task", map[string]any{"action": "session", "command": "status", "spec_id": spec})
+	g := s["phase_gates"].(map[string]any)[ids["p1"]].(map[string]any)
+	if s["status"] != "running" || g["status"] != "passed" || g["acknowledged_at"] == nil {
+		t.Fatalf("the acknowledgement is not recorded: %v", s)
+	}
+
+	// Bypass: the setting is on; a reason is still needed; it is audited.
+	failsWith(t, c, "AUTONOMY_WRITE_LOCK_ACTIVE", "task", map[string]any{"action": "update-metadata", "spec_id": spec, "task_id": ids["t3"],
+		"status_note": "x", "bypass_autonomy_lock": true})
+	ok(t, c, "task", map[string]any{"action": "update-metadata", "spec_id": spec, "task_id": ids["t3"], "status_note": "x",
+		"bypass_autonomy_lock": true, "bypass_reason": "operator fix"})
+
+	a = ok(t, c, "task", next)
+	a, _ = drive(t, c, spec, sid, clk, a, "run_fidelity_gate")
+	gate2 := stepOf(t, a)
+	failsWith(t, c, "GATE_NOT_FOUND", "task", map[string]any{"action": "gate-waiver", "spec_id": spec, "phase_id": "phase-9", "reason_code": "operator_override"})
+	w := ok(t, c, "task", map[string]any{"action": "gate-waiver", "spec_id": spec, "phase_id": gate2["phase_id"], "reason_code": "operator_override", "reason_detail": "reviewed by hand"})
+	if w["gate"].(map[string]any)["status"] != "waived" || w["phase_id"] != ids["p2"] {
+		t.Fatalf("waiver: %v", w)
+	}
+	rep := reportOf(gate2, clk)
+	rep["outcome"] = "skipped"
+	a = ok(t, c, "task", map[string]any{"action": "session-step", "command": "next", "spec_id": spec, "last_step_result": rep})
+	if a["loop_signal"] != "spec_complete" {
+		t.Fatalf("after the waiver: %v", a)
+	}
+	types := map[string]bool{}
+	for _, e := range ok(t, c, "task", map[string]any{"action": "session-events", "spec_id": spec, "limit": 1000})["events"].([]any) {
+		types[e.(map[string]any)["event_type"].(string)] = true
+	}
+	if !types["bypass"] || !types["gate_waived"] || !types["gate_passed"] {
+		t.Fatalf("events: %v", types)
+	}
+}

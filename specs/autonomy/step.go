@@ -393,6 +393,10 @@ func record(sp *specs.Spec, j specs.JournalWriter, r Records, s *Session, res *S
 		}
 	case StepRunFidelityGate:
 		g := s.gate(res.PhaseID)
+		if g.Status == GateWaived { // a maintainer waived it while the step was out
+			s.PendingGateEvidence = nil
+			break
+		}
 		g.GateAttemptID, g.EvaluatedAt = res.GateAttemptID, stamp(now)
 		e := s.PendingGateEvidence
 		s.PendingGateEvidence = nil
