@@ -10,7 +10,7 @@ STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME    ?= 10s
 GOFILES      = $(shell find . -name '*.go' -not -path './tests/inspector/node_modules/*' -not -path './tests/conformance/node_modules/*')
 
-.PHONY: all build run test unit check fmt vet lint layout inspector conformance bench coldstart fuzz clean e2e-etcd
+.PHONY: all build run test unit check fmt vet lint layout inspector conformance bench coldstart fuzz clean e2e-etcd chromium
 
 all: build
 
@@ -39,11 +39,19 @@ test: fmt vet lint unit inspector conformance e2e-etcd
 ## two cores): the end-to-end tests mostly wait on child processes, sockets
 ## and timers, so four at a time keep both cores busy.
 NORACE_RUN := Property|^TestBudgetSpecGetCountsWholeEnvelope$$|^TestSwapRaceStaysInside$$|^TestResearchPathAndLargeText$$
-unit: build
+unit: build chromium
+	mkdir -p bin/artefacts
 	SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '$(NORACE_RUN)' ./specs ./tests > bin/norace.log 2>&1 & norace=$$!; \
-	GORACE=atexit_sleep_ms=0 SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -parallel 4 ./tests ./core/etcdstore ./...; race=$$?; \
+	GORACE=atexit_sleep_ms=0 SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -parallel 4 -artifacts -outputdir $(CURDIR)/bin/artefacts ./tests ./core/etcdstore ./...; race=$$?; \
 	wait $$norace; full=$$?; echo "without -race, full counts:"; cat bin/norace.log; \
 	[ $$race -eq 0 ] && [ $$full -eq 0 ]
+
+## chromium: Debian's chromium, which the board's browser tests drive
+## (tests/board_browser_test.go, through chromedp); installed with apt-get
+## where /usr/bin/chromium is missing (a fresh CI machine). Their
+## screenshots are kept under bin/artefacts/.
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then apt-get update && apt-get install -y chromium; fi
 
 check: fmt vet lint layout
 

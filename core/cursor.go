@@ -10,7 +10,8 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// cursorPayload is the JSON inside a cursor (contract §5).
+// cursorPayload is the JSON inside a cursor: a version, the last key returned
+// and the listing's fingerprint. Clients treat cursors as opaque.
 type cursorPayload struct {
 	V int    `json:"v"`
 	K string `json:"k"`

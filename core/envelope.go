@@ -22,7 +22,8 @@ const Version = "response-v2"
 // FidelitySchemaVersion accompanies meta.content_fidelity.
 const FidelitySchemaVersion = "1.0"
 
-// Content fidelity levels (contract §6), from most to least complete.
+// Content fidelity levels of a budgeted answer (README "Big specs and big
+// answers"), from most to least complete.
 const (
 	FidelityFull          = "full"
 	FidelityPartial       = "partial"
@@ -30,7 +31,8 @@ const (
 	FidelityReferenceOnly = "reference_only"
 )
 
-// Warning codes of contract §2. Tools may add their own SCREAMING_SNAKE codes.
+// Warning codes of meta.warning_details shared by every tool. Tools may add
+// their own SCREAMING_SNAKE codes.
 const (
 	WarnContentTruncated     = "CONTENT_TRUNCATED"
 	WarnStaleCache           = "STALE_CACHE"
@@ -57,8 +59,8 @@ type Envelope struct {
 	encoded []byte // compact JSON recorded by Encode; see encoded.go
 }
 
-// Meta carries everything that is not the payload (contract §2). Optional keys
-// are omitted when unset.
+// Meta carries everything that is not the payload: metadata never goes into
+// data. Optional keys are omitted when unset.
 type Meta struct {
 	Version                      string            `json:"version"`
 	RequestID                    string            `json:"request_id"`

@@ -16,8 +16,8 @@ type NextCall struct {
 	Args map[string]any `json:"args"`
 }
 
-// Recovery is a failure's next call (contract §3): rendered as
-// recovery.suggested_tool and suggested_args (null when Tool is ""), with
+// Recovery is a failure's next call, one the caller can make as given: rendered
+// as recovery.suggested_tool and suggested_args (null when Tool is ""), with
 // the existing names closest to what the caller gave.
 type Recovery struct {
 	NextCall
@@ -34,7 +34,19 @@ type Error struct {
 	Details     map[string]any // field, constraint, received, …
 	Recovery    *Recovery
 	Extra       map[string]any // additional top-level data keys (e.g. retry_after_seconds, feature)
-	cause       error          // logged, never sent
+	// Step is the next step as the layer that refused knows it, when that
+	// layer may not name tools (the domain and its stores): a domain fact
+	// the MCP face turns into Recovery's call (mcptool's
+	// Registry.StepCallsWith). Never rendered.
+	Step  *Step
+	cause error // logged, never sent
+}
+
+// Step is a refusal's next step as a domain fact: what to do (Kind, e.g.
+// "spec-history") on what (Args: the subject's identifiers, e.g. spec_id).
+type Step struct {
+	Kind string
+	Args map[string]any
 }
 
 // Error implements error.
@@ -76,6 +88,14 @@ func (e *Error) WithRecovery(tool string, args map[string]any, matches []string)
 // WithNext sets the next call c with fuzzy matches and returns e.
 func (e *Error) WithNext(c NextCall, matches []string) *Error {
 	e.Recovery = &Recovery{NextCall: c, FuzzyMatches: matches}
+	return e
+}
+
+// WithStep sets the next step as a domain fact (Step), with fuzzy matches,
+// and returns e: the MCP face names the call that takes it.
+func (e *Error) WithStep(kind string, args map[string]any, matches []string) *Error {
+	e.Step = &Step{Kind: kind, Args: args}
+	e.Recovery = &Recovery{FuzzyMatches: matches}
 	return e
 }
 

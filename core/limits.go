@@ -7,8 +7,9 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// Input caps of contract §4. A parameter may declare a larger cap for itself
-// (research text takes up to 5 MB).
+// Input caps of every call (exceeding one is PAYLOAD_TOO_LARGE naming the field
+// and the cap). A parameter may declare a larger cap for itself (research text
+// takes up to 5 MB).
 const (
 	MaxRequestBytes = 100 * 1024
 	MaxStringChars  = 10_000
@@ -21,7 +22,8 @@ const (
 	MaxMessageBytes = 8 << 20
 )
 
-// Page sizes of contract §5: default and maximum per kind of list.
+// Page sizes: default and maximum per kind of list (a limit above the maximum
+// is INVALID_FORMAT).
 type PageLimits struct{ Default, Max int }
 
 var (

@@ -2,9 +2,9 @@ package core
 
 import "github.com/specd/specd/core/errcode"
 
-// Mutation carries the plumbing every mutating action accepts (contract §4):
-// dry_run (compute the answer, store nothing) and expected_version (optimistic
-// concurrency against the spec's version).
+// Mutation carries the plumbing every mutating action accepts: dry_run (compute
+// the answer, store nothing) and expected_version (optimistic concurrency
+// against the spec's version).
 type Mutation struct {
 	DryRun          bool
 	ExpectedVersion *int64

@@ -30,7 +30,8 @@ func RequestID(tool, id string) string {
 	return string(clean) + "_" + hex
 }
 
-// ValidRequestID reports whether s has the request-id shape of contract §2.
+// ValidRequestID reports whether s has the shape of meta.request_id: letters,
+// digits, _ and - only.
 func ValidRequestID(s string) bool { return requestIDPattern.MatchString(s) }
 
 // NewUUID returns a UUIDv7 string, falling back to v4 if the clock source

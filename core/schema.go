@@ -7,9 +7,10 @@ import (
 )
 
 // EnvelopeSchema returns the JSON Schema of the response-v2 envelope, success
-// and failure alike; every tool publishes it as its outputSchema. It carries
-// no $schema keyword (client compatibility, contract §9). A failure must have
-// a string error and the error data keys; a success has error null.
+// and failure alike; every tool publishes it as its outputSchema. It carries no
+// $schema keyword (several clients reject or drop tools whose schemas carry
+// one). A failure must have a string error and the error data keys; a success
+// has error null.
 func EnvelopeSchema() json.RawMessage { return envelopeSchemaJSON }
 
 var envelopeSchemaJSON = mustJSON(envelopeSchema())

@@ -1,7 +1,7 @@
-// Package research implements research digests: the DigestPayload v1.0
-// schema (seed 001), its validator, the canonical source text that hashes
-// and locators refer to, evidence locators, and a deterministic digest
-// producer that needs no language model.
+// Package research implements research digests: the DigestPayload v1.0 schema
+// (README "Research digests"; its constants in payload.go), its validator, the
+// canonical source text that hashes and locators refer to, evidence locators,
+// and a deterministic digest producer that needs no language model.
 //
 // The package does no I/O of its own, keeps no storage and reads no clock:
 // Store, FileReader, SpecVersions and JournalReader are ports that others
@@ -32,9 +32,10 @@
 //     subtree walk). Errors are *core.Error (code, message, details,
 //     remediation), the domain's own or the ports'; none names a tool.
 //
-// # Departures from seed 001 (design/contract.md §9)
+// # Two readings of the schema, on purpose
 //
 // Locator offsets are into the whole canonical text, also in the paged form
-// "page:N:char:S-E" (whose range must lie inside page N), and unknown payload
-// fields are warnings, not violations.
+// "page:N:char:S-E" (whose range must lie inside page N; not page-relative, as
+// foundry-mcp's code reads them), and unknown payload fields are warnings, not
+// violations (newer producers may add fields).
 package research

@@ -8,7 +8,7 @@ import (
 	"math"
 )
 
-// Schema constants of DigestPayload v1.0 (seed 001, design/research.md).
+// Schema constants of DigestPayload v1.0 (README "Research digests").
 const (
 	Version             = "1.0"
 	ContentType         = "digest/v1"

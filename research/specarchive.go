@@ -16,7 +16,8 @@ import (
 // Spec archive ids. Spec items dropped from budgeted answers are not copied
 // into the archive (a read never writes) but pinned by archive ids
 // "spec:<spec_id>@<version>/<item>" and served from the spec store at that
-// version (contract §6), hashed exactly as the budgeted answer hashed them.
+// version (a read never writes), hashed exactly as the budgeted answer hashed
+// them.
 
 // SpecVersions reads a spec as it was at a version (the tools' spec
 // repository satisfies it). VERSION_NOT_FOUND, SPEC_NOT_FOUND.
@@ -31,8 +32,9 @@ type JournalReader interface {
 }
 
 // SpecItems serves spec archive ids. Hash and ArchiveID are the ones the
-// budgeted answers use, so an item and its parts hash and are named the
-// same wherever they are computed; Tokens is the contract §6 estimate.
+// budgeted answers use, so an item and its parts hash and are named the same
+// wherever they are computed; Tokens is the answer budget's estimate (compact
+// JSON bytes / 4).
 type SpecItems struct {
 	// Specs nil, or Journal nil for a journal item, is UNAVAILABLE.
 	Specs     SpecVersions

@@ -33,27 +33,24 @@ func BatchTaskOf(s *Spec, n *Node) BatchTask {
 	return t
 }
 
-// PreparedBatch is prepare-batch's answer; an empty batch also says
-// whether the spec is complete and which tasks failed (the same items next
-// reports, each with its retry call).
-type PreparedBatch struct {
-	SpecID       string            `json:"spec_id"`
-	Tasks        []BatchTask       `json:"tasks"`
-	Count        int               `json:"count"`
-	TaskIDs      []string          `json:"task_ids"`
-	Skipped      []BatchSkip       `json:"skipped"`
-	StoppedBy    string            `json:"stopped_by"`
-	Version      int64             `json:"version"`
-	Hint         string            `json:"hint"`
-	SpecComplete *bool             `json:"spec_complete,omitempty"`
-	Failed       *[]FailedTaskItem `json:"failed,omitempty"`
+// Batch is prepare-batch's selection: the tasks agents can work on at
+// the same time, the candidates skipped and why the selection stopped. An
+// empty batch also says why (next's view of the spec): whether the spec
+// is complete, the failed tasks (each retried by RetryStep) and a hint.
+type Batch struct {
+	Tasks        []BatchTask
+	Skipped      []BatchSkip
+	StoppedBy    string
+	SpecComplete bool
+	Failed       []FailedTask
+	Hint         string
 }
 
 // PrepareBatch selects up to o.MaxTasks tasks agents can work on at the
 // same time (SelectBatch). Without o.Tokens a task's tokens are its
 // BatchTask's JSON size / 4, so o.TokenBudget bounds the answer's tasks.
 // Read-only: start-batch starts them.
-func PrepareBatch(s *Spec, o BatchOptions) PreparedBatch {
+func PrepareBatch(s *Spec, o BatchOptions) Batch {
 	if o.Tokens == nil {
 		o.Tokens = func(n *Node) int {
 			b, _ := json.Marshal(BatchTaskOf(s, n))
@@ -61,19 +58,15 @@ func PrepareBatch(s *Spec, o BatchOptions) PreparedBatch {
 		}
 	}
 	sel := SelectBatch(s, o)
-	a := PreparedBatch{SpecID: s.Header.SpecID, Tasks: make([]BatchTask, len(sel.Selected)), TaskIDs: make([]string, len(sel.Selected)),
-		Skipped: orEmpty(sel.Skipped), StoppedBy: sel.StoppedBy, Version: s.Header.Version,
-		Hint: "Start them together with task start-batch(task_ids), one agent per task."}
+	b := Batch{Tasks: make([]BatchTask, len(sel.Selected)), Skipped: orEmpty(sel.Skipped), StoppedBy: sel.StoppedBy}
 	for i, n := range sel.Selected {
-		a.Tasks[i], a.TaskIDs[i] = BatchTaskOf(s, n), n.ID
+		b.Tasks[i] = BatchTaskOf(s, n)
 	}
-	a.Count = len(a.Tasks)
-	if a.Count == 0 {
+	if len(b.Tasks) == 0 {
 		nr := NextTask(s)
-		failed := FailedItems(s.Header.SpecID, nr.Failed)
-		a.SpecComplete, a.Failed, a.Hint = &nr.SpecComplete, &failed, nr.Hint
+		b.SpecComplete, b.Failed, b.Hint = nr.SpecComplete, nr.Failed, nr.Hint
 	}
-	return a
+	return b
 }
 
 // StartedBatch lists the tasks start-batch started.

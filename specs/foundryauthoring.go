@@ -6,7 +6,7 @@ import (
 )
 
 // Authoring inputs foundry-mcp callers send that specd reads its own way
-// (issue 11 §1).
+// (README "Coming from foundry-mcp").
 
 // AssumptionsOfType are the assumptions tagged "[kind] " (as
 // AddTaggedAssumption stores them; the kind in any letter case), all of

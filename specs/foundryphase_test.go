@@ -8,8 +8,9 @@ import (
 )
 
 // TestAddPhaseBulkFoundryFields covers the phase-add-bulk inputs foundry-mcp
-// callers send (issue 11 §1): the verify scaffold only when asked, details
-// as the description, "category" in the defaults, the phase's estimate.
+// callers send (README "Coming from foundry-mcp"): the verify scaffold only
+// when asked, details as the description, "category" in the defaults, the
+// phase's estimate.
 func TestAddPhaseBulkFoundryFields(t *testing.T) {
 	tests := []struct {
 		name  string

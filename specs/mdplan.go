@@ -23,6 +23,13 @@ var PlanTemplates = map[string][]string{
 // PlanTemplateNames are the names of PlanTemplates.
 var PlanTemplateNames = []string{"simple", "detailed"}
 
+// PlanTemplateSynonyms are the words for PlanTemplateNames (see the
+// synonym tables in model.go).
+var PlanTemplateSynonyms = map[string]string{
+	"basic": "simple", "minimal": "simple", "short": "simple", "quick": "simple",
+	"full": "detailed", "complete": "detailed", "long": "detailed", "thorough": "detailed",
+}
+
 // PlanMarkdown is a new plan named name from template: a title and each
 // section with a bracketed placeholder to replace.
 func PlanMarkdown(name, template string) string {

@@ -112,6 +112,79 @@ var (
 	DependencyTypes     = []string{"blocks", "blocked_by", "depends"}
 )
 
+// Synonyms of the enumerations' values: the words agents use for them,
+// mapped to the declared value, one table beside each enumeration (the
+// three scales low/medium/high share LevelSynonyms). Keys are lower case
+// with '_' for '-' and ' '. A refused value that is a synonym is offered its
+// value first (recovery.fuzzy_matches); the value is never taken silently.
+var (
+	TaskCategorySynonyms = map[string]string{
+		"feature": "implementation", "coding": "implementation", "code": "implementation", "build": "implementation", "bugfix": "implementation", "fix": "implementation",
+		"refactor": "refactoring", "cleanup": "refactoring", "restructure": "refactoring",
+		"investigate": "investigation", "spike": "investigation", "explore": "investigation", "analysis": "investigation",
+		"design": "decision", "choice": "decision", "adr": "decision",
+		"study": "research", "reading": "research",
+	}
+	LevelSynonyms = map[string]string{
+		"trivial": "low", "easy": "low", "simple": "low", "minor": "low", "small": "low", "unlikely": "low", "rare": "low", "minimal": "low",
+		"moderate": "medium", "normal": "medium", "average": "medium", "med": "medium", "mid": "medium", "possible": "medium",
+		"hard": "high", "difficult": "high", "complex": "high", "severe": "high", "critical": "high", "major": "high", "large": "high", "likely": "high", "certain": "high",
+	}
+	VerificationTypeSynonyms = map[string]string{
+		"tests": "run-tests", "test": "run-tests", "run_tests": "run-tests", "automated": "run-tests", "unit_tests": "run-tests",
+		"review": "fidelity", "spec_review": "fidelity", "conformance": "fidelity",
+		"human": "manual", "by_hand": "manual", "manual_check": "manual",
+	}
+	VerificationResultSynonyms = map[string]string{
+		"pass": "PASSED", "ok": "PASSED", "success": "PASSED", "succeeded": "PASSED", "green": "PASSED",
+		"fail": "FAILED", "failure": "FAILED", "error": "FAILED", "red": "FAILED",
+		"partially": "PARTIAL", "mixed": "PARTIAL", "some": "PARTIAL",
+	}
+	BlockerTypeSynonyms = map[string]string{
+		"dep": "dependency", "depends": "dependency", "blocked_by": "dependency", "upstream": "dependency",
+		"tech": "technical", "bug": "technical", "error": "technical",
+		"people": "resource", "time": "resource", "capacity": "resource", "access": "resource",
+		"question": "decision", "approval": "decision", "design": "decision",
+	}
+	BlockingModeSynonyms = map[string]string{
+		"off": "none", "never": "none", "no": "none",
+		"warn": "soft", "advisory": "soft",
+		"strict": "hard", "block": "hard", "blocking": "hard", "required": "hard",
+	}
+	RequirementTypeSynonyms = map[string]string{
+		"acceptance_criteria": "acceptance", "ac": "acceptance", "criterion": "acceptance", "criteria": "acceptance",
+		"tech": "technical", "implementation": "technical",
+		"limit": "constraint", "restriction": "constraint",
+	}
+	JournalEntryTypeSynonyms = map[string]string{
+		"status": "status_change", "state_change": "status_change", "transition": "status_change",
+		"change": "deviation", "departure": "deviation", "divergence": "deviation",
+		"issue": "blocker", "problem": "blocker", "blocked": "blocker", "impediment": "blocker",
+		"choice": "decision", "decided": "decision", "adr": "decision",
+		"comment": "note", "info": "note", "log": "note", "memo": "note",
+	}
+	DependencyTypeSynonyms = map[string]string{
+		"block": "blocks", "blocking": "blocks", "before": "blocks",
+		"requires": "blocked_by", "needs": "blocked_by", "after": "blocked_by", "waits_for": "blocked_by",
+		"depends_on": "depends", "related": "depends", "informational": "depends",
+	}
+	// LifecycleSynonyms are the words for the lifecycle folders (Lifecycles).
+	LifecycleSynonyms = map[string]string{
+		"new": "pending", "draft": "pending", "planned": "pending", "backlog": "pending", "todo": "pending",
+		"in_progress": "active", "started": "active", "current": "active", "open": "active", "wip": "active",
+		"done": "completed", "finished": "completed", "complete": "completed", "closed": "completed",
+		"archive": "archived", "abandoned": "archived", "dropped": "archived", "shelved": "archived", "cancelled": "archived", "canceled": "archived",
+	}
+	// StatusSynonyms are the words for the task statuses a caller sets.
+	StatusSynonyms = map[string]string{
+		"done": "completed", "finished": "completed", "complete": "completed", "closed": "completed", "resolved": "completed", "success": "completed",
+		"todo": "pending", "to_do": "pending", "open": "pending", "new": "pending", "not_started": "pending", "ready": "pending", "queued": "pending",
+		"wip": "in_progress", "started": "in_progress", "doing": "in_progress", "active": "in_progress", "working": "in_progress", "ongoing": "in_progress", "inprogress": "in_progress", "progress": "in_progress",
+		"stuck": "blocked", "waiting": "blocked", "on_hold": "blocked", "held": "blocked",
+		"error": "failed", "errored": "failed", "broken": "failed", "failure": "failed",
+	}
+)
+
 // FormatTime renders t as UTC RFC 3339 with a Z suffix (second precision).
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

@@ -313,7 +313,7 @@ func notReserved(ws *workspacefs.Dir, dir, specID string) error {
 		return nil
 	}
 	shown := workspacefs.Show(dir)
-	args := map[string]any{"action": "export", "path": "specs"}
+	args := map[string]any{"path": "specs"}
 	if specID != "" {
 		args["spec_id"] = specID
 	}
@@ -321,7 +321,7 @@ func notReserved(ws *workspacefs.Dir, dir, specID string) error {
 		fmt.Sprintf("path %q is (or leads into) %s, which specd and git keep for themselves; spec files are never written there.", shown, f),
 		map[string]any{"field": workspacefs.Field, "constraint": "a folder inside the workspace, outside .specd and .git", "received": shown}).
 		WithRemediation("Export to a folder of your own inside the workspace, e.g. specs.").
-		WithRecovery("spec", args, nil)
+		WithStep("export-to", args, nil)
 }
 
 // ExportFiles writes each spec (specID, or every stored spec when empty)
@@ -338,23 +338,9 @@ func notReserved(ws *workspacefs.Dir, dir, specID string) error {
 // below, or resolves into) one of ReservedFolders, checked before anything
 // is written; SPEC_NOT_FOUND; ctx's error.
 func ExportFiles(ctx context.Context, repo Repo, ws *workspacefs.Dir, path, specID string) (ExportResult, error) {
-	dir, err := ws.Rel(path)
+	dir, err := prepareExportFolder(ws, path, specID)
 	if err != nil {
 		return ExportResult{}, err
-	}
-	if err := notReserved(ws, dir, specID); err != nil {
-		return ExportResult{}, err
-	}
-	if err := ws.MkdirAll(dir); err != nil {
-		return ExportResult{}, err
-	}
-	if err := notReserved(ws, dir, specID); err != nil { // as made, symlinks followed
-		return ExportResult{}, err
-	}
-	for f := range lifecycleFolders {
-		if err := ws.CheckFolder(filepath.Join(dir, f)); err != nil {
-			return ExportResult{}, err
-		}
 	}
 	ids := []string{specID}
 	if specID == "" {
@@ -382,6 +368,63 @@ func ExportFiles(ctx context.Context, repo Repo, ws *workspacefs.Dir, path, spec
 	return res, nil
 }
 
+// PrepareExportFolder checks and makes path as spec export's folder, the
+// way ExportFiles does before writing (and the spec mirror, specs/mirror,
+// when it starts): path is turned into a clean workspace-relative name,
+// made, and checked as made (symlinks followed) to be outside
+// ReservedFolders, with no lifecycle folder under it that is a file. It
+// returns the relative name.
+//
+// Errors: INVALID_FORMAT as ExportFiles'.
+func PrepareExportFolder(ws *workspacefs.Dir, path string) (string, error) {
+	return prepareExportFolder(ws, path, "")
+}
+
+func prepareExportFolder(ws *workspacefs.Dir, path, specID string) (string, error) {
+	dir, err := ws.Rel(path)
+	if err != nil {
+		return "", err
+	}
+	if err := notReserved(ws, dir, specID); err != nil {
+		return "", err
+	}
+	if err := ws.MkdirAll(dir); err != nil {
+		return "", err
+	}
+	if err := notReserved(ws, dir, specID); err != nil { // as made, symlinks followed
+		return "", err
+	}
+	for f := range lifecycleFolders {
+		if err := ws.CheckFolder(filepath.Join(dir, f)); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// ExportFolder is the lifecycle folder spec export files a spec with
+// lifecycle l under (pending for a lifecycle it does not know).
+func ExportFolder(l Lifecycle) string {
+	if _, ok := lifecycleFolders[string(l)]; ok {
+		return string(l)
+	}
+	return string(LifecyclePending)
+}
+
+// EncodeExport is the bytes spec export writes for doc: indented JSON,
+// HTML characters unescaped, ending in a newline. spec import of those
+// bytes stores doc again.
+func EncodeExport(doc Document) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, core.Internal(err)
+	}
+	return buf.Bytes(), nil
+}
+
 // exportOne writes spec id (with its whole journal, oldest first) to
 // <dir>/<lifecycle>/<id>.json and removes its copies from the other
 // lifecycle folders.
@@ -390,19 +433,13 @@ func exportOne(ctx context.Context, repo Repo, ws *workspacefs.Dir, dir, id stri
 	if err != nil {
 		return ExportedFile{}, err
 	}
-	folder := string(doc.Lifecycle)
-	if _, ok := lifecycleFolders[folder]; !ok {
-		folder = string(LifecyclePending)
-	}
+	folder := ExportFolder(doc.Lifecycle)
 	name := filepath.Join(folder, id+".json")
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return ExportedFile{}, core.Internal(err)
+	raw, err := EncodeExport(doc)
+	if err != nil {
+		return ExportedFile{}, err
 	}
-	if err := ws.WriteFileAtomic(ctx, filepath.Join(dir, name), buf.Bytes()); err != nil {
+	if err := ws.WriteFileAtomic(ctx, filepath.Join(dir, name), raw); err != nil {
 		return ExportedFile{}, err
 	}
 	// A spec moved to another folder since the last export must not
@@ -414,7 +451,7 @@ func exportOne(ctx context.Context, repo Repo, ws *workspacefs.Dir, dir, id stri
 			}
 		}
 	}
-	return ExportedFile{SpecID: id, File: workspacefs.Show(name), Version: doc.Version, Bytes: buf.Len()}, nil
+	return ExportedFile{SpecID: id, File: workspacefs.Show(name), Version: doc.Version, Bytes: len(raw)}, nil
 }
 
 // FullDocument reads spec id with its whole journal, oldest first, in one

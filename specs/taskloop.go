@@ -3,12 +3,11 @@ package specs
 import (
 	"strings"
 	"unicode/utf8"
-
-	"github.com/specd/specd/core"
 )
 
-// The work loop as answers: a transition's outcome, next (with or without
-// a claim), prepare's context bundle, info and check-deps.
+// The work loop as results: a transition's outcome, next (with or without
+// a claim), prepare's context bundle, info and check-deps. The tools turn
+// them into answers (and a next step into the call that takes it).
 
 // Transition is one status change of the domain (Start, Complete, Block,
 // Unblock, Reopen, or UpdateStatus bound to a target status).
@@ -52,14 +51,14 @@ func ApplyTransition(s *Spec, j JournalWriter, do Transition, id string, o Trans
 		Progress: ProgressOf(s), Phase: PhaseBriefOf(s, n), Warnings: tr.Warnings}, nil
 }
 
-// NextView is next's answer: the task found (FoundTask), or why none is
-// actionable (NothingActionable).
-type NextView struct {
-	Found        bool `json:"found"`
-	SpecComplete bool `json:"spec_complete"`
-	Claimed      bool `json:"claimed"`
-	*FoundTask
-	*NothingActionable
+// NextOutcome is next's result: the task found (Task, started when
+// Claimed), or why none is actionable (Idle).
+type NextOutcome struct {
+	Found        bool
+	SpecComplete bool
+	Claimed      bool
+	Task         *FoundTask
+	Idle         *Idle
 }
 
 // FoundTask is the task next found.
@@ -73,31 +72,15 @@ type FoundTask struct {
 	Metadata map[string]any `json:"metadata"`
 }
 
-// NothingActionable explains an empty next: blocked tasks with what they
-// wait on, failed tasks with the call that retries each, tasks in progress
-// with who started them, and the next step to take.
-type NothingActionable struct {
-	Blocked    []BlockedTask    `json:"blocked"`
-	Failed     []FailedTaskItem `json:"failed"`
-	InProgress []InProgressTask `json:"in_progress"`
-	Hint       string           `json:"hint"`
-	// Next is the step to take (nil: none); NextCall is the call that
-	// takes it, which the MCP face fills in (the domain names no tools).
-	Next     *NextStep      `json:"-"`
-	NextCall *core.NextCall `json:"next_call,omitempty"`
-}
-
-// FailedTaskItem is a failed task with retry: the call that retries it as
-// given (task reopen with a reason: back to pending, retry_count kept, so
-// that next and prepare-batch offer it again).
-type FailedTaskItem struct {
-	TaskID     string `json:"task_id"`
-	RetryCount int    `json:"retry_count"`
-	// Step retries the task; Retry is the call that takes it, which the
-	// MCP face fills in (the domain names no tools).
-	Step          NextStep      `json:"-"`
-	Retry         core.NextCall `json:"retry"`
-	FailureReason string        `json:"failure_reason,omitempty"`
+// Idle is why nothing is actionable: blocked tasks with what they wait
+// on, failed tasks (each retried by RetryStep), tasks in progress with who
+// started them, a hint, and the next step to take (Next, nil: none).
+type Idle struct {
+	Blocked    []BlockedTask
+	Failed     []FailedTask
+	InProgress []InProgressTask
+	Hint       string
+	Next       *NextStep
 }
 
 // InProgressTask is a task someone is working on.
@@ -108,32 +91,32 @@ type InProgressTask struct {
 	StartedAt string `json:"started_at"`
 }
 
-// Next is next's answer without a claim (NextTask).
-func Next(s *Spec) NextView { return nextView(s, NextTask(s)) }
+// Next is next's result without a claim (NextTask).
+func Next(s *Spec) NextOutcome { return nextOutcome(s, NextTask(s)) }
 
 // ClaimNext is next with claim: the task found is also started (Start with
 // o, its journal entry appended to j) in the caller's transaction, so
 // concurrent claimers each get a different task. Errors are Start's.
-func ClaimNext(s *Spec, j JournalWriter, o TransitionOptions) (NextView, error) {
+func ClaimNext(s *Spec, j JournalWriter, o TransitionOptions) (NextOutcome, error) {
 	nr := NextTask(s)
 	if !nr.Found {
-		return nextView(s, nr), nil
+		return nextOutcome(s, nr), nil
 	}
 	if _, err := ApplyTransition(s, j, Start, nr.TaskID, o); err != nil {
-		return NextView{}, err
+		return NextOutcome{}, err
 	}
-	v := nextView(s, nr)
+	v := nextOutcome(s, nr)
 	v.Claimed = true
 	return v, nil
 }
 
-// nextView is next's answer for nr (not claimed).
-func nextView(s *Spec, nr NextResult) NextView {
+// nextOutcome is next's result for nr (not claimed).
+func nextOutcome(s *Spec, nr NextResult) NextOutcome {
 	if !nr.Found {
-		return NextView{SpecComplete: nr.SpecComplete, NothingActionable: Nothing(s, nr)}
+		return NextOutcome{SpecComplete: nr.SpecComplete, Idle: Nothing(s, nr)}
 	}
 	n := s.Node(nr.TaskID)
-	return NextView{Found: true, FoundTask: &FoundTask{TaskID: n.ID, Title: n.Title, Type: n.Type, Status: n.Status,
+	return NextOutcome{Found: true, Task: &FoundTask{TaskID: n.ID, Title: n.Title, Type: n.Type, Status: n.Status,
 		Parent: n.Parent, PhaseID: nr.PhaseID, Metadata: MetadataOf(n)}}
 }
 
@@ -141,7 +124,7 @@ func nextView(s *Spec, nr NextResult) NextView {
 // a failed task's retry comes first (it is the only work an agent can
 // unlock by itself), then the spec's completion, a blocked task's
 // check-deps, an in-progress task's info.
-func Nothing(s *Spec, nr NextResult) *NothingActionable {
+func Nothing(s *Spec, nr NextResult) *Idle {
 	inProgress := make([]InProgressTask, 0, len(nr.InProgress))
 	for _, id := range nr.InProgress {
 		if n := s.Node(id); n != nil {
@@ -149,43 +132,40 @@ func Nothing(s *Spec, nr NextResult) *NothingActionable {
 		}
 	}
 	specID := s.Header.SpecID
-	failed := FailedItems(specID, nr.Failed)
-	na := &NothingActionable{Blocked: nr.Blocked, Failed: failed, InProgress: inProgress, Hint: nr.Hint}
+	idle := &Idle{Blocked: nr.Blocked, Failed: nr.Failed, InProgress: inProgress, Hint: nr.Hint}
 	switch {
 	case nr.SpecComplete:
-		na.Next = &NextStep{Kind: StepCompleteSpec, SpecID: specID}
-	case len(failed) > 0:
-		na.Next = &failed[0].Step
+		idle.Next = &NextStep{Kind: StepCompleteSpec, SpecID: specID}
+	case len(nr.Failed) > 0:
+		step := RetryStep(specID, nr.Failed[0])
+		idle.Next = &step
 	case len(nr.Blocked) > 0:
-		na.Next = &NextStep{Kind: StepCheckDeps, SpecID: specID, TaskID: nr.Blocked[0].TaskID}
+		idle.Next = &NextStep{Kind: StepCheckDeps, SpecID: specID, TaskID: nr.Blocked[0].TaskID}
 	case len(nr.InProgress) > 0:
-		na.Next = &NextStep{Kind: StepTaskInfo, SpecID: specID, TaskID: nr.InProgress[0]}
+		idle.Next = &NextStep{Kind: StepTaskInfo, SpecID: specID, TaskID: nr.InProgress[0]}
 	}
-	return na
+	return idle
 }
 
-// FailedItems lists failed tasks, each with the step that retries it.
-func FailedItems(specID string, failed []FailedTask) []FailedTaskItem {
-	out := make([]FailedTaskItem, 0, len(failed))
-	for _, f := range failed {
-		out = append(out, FailedTaskItem{TaskID: f.TaskID, RetryCount: f.RetryCount, FailureReason: f.Reason,
-			Step: NextStep{Kind: StepRetry, SpecID: specID, TaskID: f.TaskID}})
-	}
-	return out
+// RetryStep is the step that retries the failed task f of spec specID:
+// reopen it (back to pending, retry_count kept), so that next and
+// prepare-batch offer it again.
+func RetryStep(specID string, f FailedTask) NextStep {
+	return NextStep{Kind: StepRetry, SpecID: specID, TaskID: f.TaskID}
 }
 
 // PrepareExcerptChars bounds the previous sibling's journal excerpt.
 const PrepareExcerptChars = 500
 
-// PrepareView is prepare's answer: the task's context bundle, or (no task
-// named and nothing actionable) why nothing is. D is the type of a research
-// node's linked digests, which the caller reads outside the spec.
-type PrepareView[D any] struct {
-	SpecID       string `json:"spec_id"`
-	Found        bool   `json:"found"`
-	SpecComplete *bool  `json:"spec_complete,omitempty"`
-	*PreparedTask[D]
-	*NothingActionable
+// Prepared is prepare's result: the context bundle of one task (Task),
+// or, with no task named and nothing actionable, why nothing is (Idle,
+// and whether the spec is complete). D is the type of a research node's
+// linked digests, which the caller reads outside the spec.
+type Prepared[D any] struct {
+	SpecID       string
+	Task         *PreparedTask[D]
+	SpecComplete bool
+	Idle         *Idle
 }
 
 // PreparedTask is the context bundle of one task.
@@ -227,15 +207,15 @@ type JournalExcerpt struct {
 }
 
 // Prepare is prepare's bundle for n, or, for n nil, for the next task (not
-// claimed); with nothing actionable the view says why (Nothing). The
+// claimed); with nothing actionable the result says why (Nothing). The
 // journal is read through its task index (Surroundings). Errors are the
 // journal's.
-func Prepare[D any](s *Spec, j JournalReader, n *Node) (PrepareView[D], error) {
-	v := PrepareView[D]{SpecID: s.Header.SpecID}
+func Prepare[D any](s *Spec, j JournalReader, n *Node) (Prepared[D], error) {
+	v := Prepared[D]{SpecID: s.Header.SpecID}
 	if n == nil {
 		nr := NextTask(s)
 		if !nr.Found {
-			v.SpecComplete, v.NothingActionable = &nr.SpecComplete, Nothing(s, nr)
+			v.SpecComplete, v.Idle = nr.SpecComplete, Nothing(s, nr)
 			return v, nil
 		}
 		n = s.Node(nr.TaskID)
@@ -244,7 +224,7 @@ func Prepare[D any](s *Spec, j JournalReader, n *Node) (PrepareView[D], error) {
 	if err != nil {
 		return v, err
 	}
-	v.Found, v.PreparedTask = true, &PreparedTask[D]{TaskID: n.ID, Task: NodeOf(n), Dependencies: ts.Deps, Context: contextOf[D](ts),
+	v.Task = &PreparedTask[D]{TaskID: n.ID, Task: NodeOf(n), Dependencies: ts.Deps, Context: contextOf[D](ts),
 		Hints: prepareHints(n, ts.Deps, ts.Previous), Version: s.Header.Version}
 	return v, nil
 }

@@ -115,11 +115,11 @@ func TestNothingNamesTheNextStep(t *testing.T) {
 			s := twoPhases(t)
 			tc.setup(s)
 			v := Next(s)
-			if v.Found || v.NothingActionable == nil || v.Next == nil {
+			if v.Found || v.Idle == nil || v.Idle.Next == nil {
 				t.Fatalf("next: %+v", v)
 			}
-			if want := (NextStep{Kind: tc.kind, SpecID: s.Header.SpecID, TaskID: tc.taskID}); *v.Next != want || v.NextCall != nil {
-				t.Fatalf("next step %+v (call %v), want %+v and no call (the domain names no tools)", *v.Next, v.NextCall, want)
+			if want := (NextStep{Kind: tc.kind, SpecID: s.Header.SpecID, TaskID: tc.taskID}); *v.Idle.Next != want {
+				t.Fatalf("next step %+v, want %+v", *v.Idle.Next, want)
 			}
 		})
 	}
@@ -134,11 +134,12 @@ func TestNextAndPrepareBatchShareFailedItems(t *testing.T) {
 	must[TransitionResult](t)(Fail(s, "task-1-1", TransitionOptions{Reason: "broke"}))
 	b := PrepareBatch(s, BatchOptions{MaxTasks: 3})
 	n := Next(s)
-	if b.Count != 0 || b.Failed == nil || n.NothingActionable == nil {
+	if len(b.Tasks) != 0 || b.Failed == nil || n.Idle == nil {
 		t.Fatalf("batch %+v next %+v", b, n)
 	}
-	if !reflect.DeepEqual(*b.Failed, n.Failed) || len(n.Failed) != 1 || n.Failed[0].Step.Kind != StepRetry || n.Failed[0].Step.TaskID != "task-1-1" {
-		t.Fatalf("batch failed %+v, next failed %+v", *b.Failed, n.Failed)
+	if !reflect.DeepEqual(b.Failed, n.Idle.Failed) || len(n.Idle.Failed) != 1 || n.Idle.Failed[0].TaskID != "task-1-1" ||
+		RetryStep(s.Header.SpecID, n.Idle.Failed[0]) != (NextStep{Kind: StepRetry, SpecID: s.Header.SpecID, TaskID: "task-1-1"}) {
+		t.Fatalf("batch failed %+v, next failed %+v", b.Failed, n.Idle.Failed)
 	}
 }
 
@@ -147,8 +148,8 @@ func TestClaimNextStartsAndJournals(t *testing.T) {
 	j := &appended{}
 	v, err := ClaimNext(s, j, TransitionOptions{Agent: "s1"})
 	noErr(t, err)
-	if !v.Found || !v.Claimed || v.TaskID != "task-1-1" || s.Node("task-1-1").Status != StatusInProgress || len(j.entries) != 1 {
-		t.Fatalf("claim: %+v, status %s, %d entries", v.FoundTask, s.Node("task-1-1").Status, len(j.entries))
+	if !v.Found || !v.Claimed || v.Task.TaskID != "task-1-1" || s.Node("task-1-1").Status != StatusInProgress || len(j.entries) != 1 {
+		t.Fatalf("claim: %+v, status %s, %d entries", v.Task, s.Node("task-1-1").Status, len(j.entries))
 	}
 }
 

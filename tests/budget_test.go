@@ -21,7 +21,7 @@ import (
 )
 
 // The token budget applies to every answer, tool or resource, on the whole
-// envelope (contract §6, README "Big specs"). Expected archive hashes are
+// envelope (README "Big specs and big answers"). Expected archive hashes are
 // computed here with this file's own canonical JSON, not the server's.
 
 // callSized is call that also returns the size of the answer as sent

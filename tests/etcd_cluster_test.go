@@ -25,10 +25,10 @@ import (
 	"github.com/specd/specd/specs/specstore"
 )
 
-// The 3-member cluster end-to-end run (issue 13). It needs real processes:
-// an etcd binary ($SPECD_ETCD_BIN; make e2e-etcd builds it from the etcd
-// module at the version go.mod pins) and specd ($SPECD_BIN). Without
-// SPECD_ETCD_E2E=1 it is skipped (make unit stays fast).
+// The 3-member cluster end-to-end run (README "Tested on real clusters"). It
+// needs real processes: an etcd binary ($SPECD_ETCD_BIN; make e2e-etcd builds
+// it from the etcd module at the version go.mod pins) and specd ($SPECD_BIN).
+// Without SPECD_ETCD_E2E=1 it is skipped (make unit stays fast).
 
 type etcdMember struct {
 	name, client, peer, dir string

@@ -13,19 +13,20 @@ import (
 	"github.com/specd/specd/core/etcdstore/etcdtest"
 )
 
-// hangMargin is how long past its deadline a call may still be running
-// before it counts as hung: far above noise on a loaded machine, far below
-// what the deadline's leaks cost (before issue 18 item 10, specd call
-// --deadline 2s on a dead cluster printed at 11 s). A bound on a hang, not
-// a latency measurement.
+// hangMargin is how long past its deadline a call may still be running before
+// it counts as hung: far above noise on a loaded machine, far below what the
+// deadline's leaks cost (before the store's dial and the install-id read lived
+// within the deadline, specd call --deadline 2s on a dead cluster printed at 11
+// s). A bound on a hang, not a latency measurement.
 const hangMargin = 5 * time.Second
 
-// TestDeadEtcdCallEndsByItsDeadline (issue 18 item 10): with the etcd
-// member gone, `specd call --deadline 2s` (a read and a write), set-up and
-// exit included, ends by its deadline with the store's UNAVAILABLE
-// envelope (the cluster is unreachable, retry_after_ms, a recovery block),
-// and without --deadline by the store's request timeout (3 s); a running `specd serve` answers a write the same way by the README's
-// request timeout (3 s), and so does one started after the member died.
+// TestDeadEtcdCallEndsByItsDeadline: with the etcd member gone, `specd call
+// --deadline 2s` (a read and a write), set-up and exit included, ends by its
+// deadline with the store's UNAVAILABLE envelope (the cluster is unreachable,
+// retry_after_ms, a recovery block), and without --deadline by the store's
+// request timeout (3 s); a running `specd serve` answers a write the same way
+// by the README's request timeout (3 s), and so does one started after the
+// member died.
 func TestDeadEtcdCallEndsByItsDeadline(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {

@@ -7,10 +7,10 @@ import (
 )
 
 // foundryAuthorRows: authoring, lifecycle and verification parameters as
-// foundry-mcp callers send them (issue 11 §1). The fixture spec is active
-// with phase-1 (task-1-1, task-1-2, verify-1-1, verify-1-2); the rows build
-// on each other: phase-2 and phase-3 come from phase-add-bulk, phase-4 from
-// phase-add.
+// foundry-mcp callers send them (README "Coming from foundry-mcp"). The fixture
+// spec is active with phase-1 (task-1-1, task-1-2, verify-1-1, verify-1-2); the
+// rows build on each other: phase-2 and phase-3 come from phase-add-bulk,
+// phase-4 from phase-add.
 var foundryAuthorRows = []foundryRow{
 	// phase-add-bulk: details, category, top-level metadata_defaults,
 	// phase.estimated_hours, and no verify scaffold unless asked.

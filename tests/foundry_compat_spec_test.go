@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// foundrySpecRows: the spec, journal, health and server parameters of
-// issue 11 §1 (versions as timestamps, diff limit, create_backup /
-// auto_fix, list-unjournaled paging, health and server filters, spec list
-// rows), each as a foundry agent sends it.
+// foundrySpecRows: the spec, journal, health and server parameters foundry-mcp
+// callers send (versions as timestamps, diff limit, create_backup / auto_fix,
+// list-unjournaled paging, health and server filters, spec list rows), each as
+// a foundry agent sends it.
 var foundrySpecRows = []foundryRow{
 	// A version given as a moment: foundry's backup ids, RFC 3339.
 	{name: "spec-rollback to a foundry backup id (after every version: the current one)", tool: "authoring",

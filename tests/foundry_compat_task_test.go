@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// foundryTaskRows: issue 11 §1's task tool parameters and positions, each a
-// call a foundry-mcp agent sends (learned from foundry's task handlers),
-// with a check of foundry's meaning. Rows run in order on one fixture
-// (phase-1: $task_id, $task_id_2 and the verify nodes; the spec active).
+// foundryTaskRows: the task tool's foundry-mcp parameters and positions, each a
+// call a foundry-mcp agent sends (learned from foundry's task handlers), with a
+// check of foundry's meaning. Rows run in order on one fixture (phase-1:
+// $task_id, $task_id_2 and the verify nodes; the spec active).
 var foundryTaskRows = []foundryRow{
 	// note: the status change's journal entry (foundry journals it as the
 	// entry's content).

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// foundryRow is one foundry-mcp style call (issue 11 §1): the arguments a
-// foundry agent sends, with fixture placeholders ("$spec_id", …), and what
-// specd must answer. code "" means success; check, when set, inspects the
-// envelope of a success.
+// foundryRow is one foundry-mcp style call (README "Coming from foundry-mcp"):
+// the arguments a foundry agent sends, with fixture placeholders ("$spec_id",
+// …), and what specd must answer. code "" means success; check, when set,
+// inspects the envelope of a success.
 type foundryRow struct {
 	name  string
 	tool  string

@@ -44,9 +44,10 @@ func pretty(t *testing.T, v any) []byte {
 	return append(b, '\n')
 }
 
-// TestToolSchemasGolden snapshots every tool's input and output schema as
-// seen through tools/list (seed 004's layout: <tool>.json and
-// <tool>.output.json), and asserts tools/list carries exactly those files.
+// TestToolSchemasGolden snapshots every tool's input and output schema as seen
+// through tools/list (one testdata/schemas/<tool>.json and one
+// <tool>.output.json per tool), and asserts tools/list carries exactly those
+// files.
 func TestToolSchemasGolden(t *testing.T) {
 	t.Parallel()
 	c, _ := inProcess(t, newDeps(t, true), protocols[0])

@@ -12,12 +12,12 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// TestImportEveryFoundrySpec is issue 11 section 3: a foundry specs/ folder
-// (pending/active/completed/archived) holding a spec written by foundry's
-// own auto-fix (subtasks and a verify node reset to spec-root,
-// implementation tasks without file_path) imports with its hierarchy
-// repaired from the ids and every invariant holding; only a bad spec_id and
-// a dependency cycle are rejected, each named by its file.
+// TestImportEveryFoundrySpec: a foundry specs/ folder
+// (pending/active/completed/archived) holding a spec written by foundry's own
+// auto-fix (subtasks and a verify node reset to spec-root, implementation tasks
+// without file_path) imports with its hierarchy repaired from the ids and every
+// invariant holding; only a bad spec_id and a dependency cycle are rejected,
+// each named by its file.
 func TestImportEveryFoundrySpec(t *testing.T) {
 	t.Parallel()
 	deps := newDeps(t, false)

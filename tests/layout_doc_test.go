@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,7 +41,8 @@ func layoutPackages(t *testing.T) []layoutPackage {
 // checkSources checks what the sources say (TestLayout): the "imports
 // only" claims of package doc comments are true; core declares the one
 // exported type named Error; the domain (specs, research) fills no tool
-// slot with a tool name (toolSlots).
+// slot with a tool name (toolSlots) and declares no answer field for a
+// call (callFields).
 func checkSources(t *testing.T) {
 	claims, errorTypes := 0, 0
 	for _, p := range layoutPackages(t) {
@@ -55,6 +57,9 @@ func checkSources(t *testing.T) {
 		if under(p.rel, "specs") || under(p.rel, "research") {
 			for _, s := range toolSlots(files) {
 				t.Errorf("%s names a tool (%s): the domain names no tools; return a domain fact the tools turn into the call", p.path, s)
+			}
+			for _, f := range callFields(files) {
+				t.Errorf("%s declares an answer field for a call (%s): calls are named by tools; return a specs.NextStep", p.path, f)
 			}
 		}
 	}
@@ -203,6 +208,54 @@ func toolSlots(files []*ast.File) []string {
 	return out
 }
 
+// callFields finds the struct fields in files that hold a call for the
+// answer: a field of type NextCall (any package, pointer or not) or one
+// encoded as JSON "next_call" or "retry". Only tools fill such fields, so
+// a domain type that declares one is an answer shape in the wrong place.
+func callFields(files []*ast.File) []string {
+	var out []string
+	isCall := func(e ast.Expr) bool {
+		if st, ok := e.(*ast.StarExpr); ok {
+			e = st.X
+		}
+		switch x := e.(type) {
+		case *ast.Ident:
+			return x.Name == "NextCall"
+		case *ast.SelectorExpr:
+			return x.Sel.Name == "NextCall"
+		}
+		return false
+	}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			st, ok := n.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, fld := range st.Fields.List {
+				name := "(embedded)"
+				if len(fld.Names) > 0 {
+					name = fld.Names[0].Name
+				}
+				jsonName := ""
+				if fld.Tag != nil {
+					if tag, err := strconv.Unquote(fld.Tag.Value); err == nil {
+						jsonName, _, _ = strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+					}
+				}
+				switch {
+				case isCall(fld.Type):
+					out = append(out, name+" NextCall")
+				case jsonName == "next_call" || jsonName == "retry":
+					out = append(out, name+` json:"`+jsonName+`"`)
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
 // TestLayoutChecksCatch proves the source checks of TestLayout find what
 // they look for, and only that.
 func TestLayoutChecksCatch(t *testing.T) {
@@ -227,6 +280,20 @@ var alsoFine = map[string]any{"field": "task", "action": "spec"}
 `))
 	if got, want := strings.Join(slots, " | "), `Tool: "task" | "tool": … | WithRecovery("lifecycle", …) | .Tool = "research"`; got != want {
 		t.Errorf("tool slots %s, want %s", got, want)
+	}
+	fields := callFields(parse(`package p
+type A struct {
+	Next *core.NextCall
+	Retry NextCall
+	R map[string]any ` + "`json:\"retry,omitempty\"`" + `
+	N string ` + "`json:\"next_call\"`" + `
+	Step NextStep ` + "`json:\"step\"`" + `
+	RetryCount int ` + "`json:\"retry_count\"`" + `
+	Hidden NextStep ` + "`json:\"-\"`" + `
+}
+`))
+	if got, want := strings.Join(fields, " | "), `Next NextCall | Retry NextCall | R json:"retry" | N json:"next_call"`; got != want {
+		t.Errorf("call fields %s, want %s", got, want)
 	}
 	if n := exportedErrorTypes(parse("package p\ntype Error struct{}\ntype errorBox struct{}\ntype (\n\tError2 int\n)\n")); n != 1 {
 		t.Errorf("found %d Error types, want 1", n)

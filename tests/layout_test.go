@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestLayout enforces the dependency rules of the design (overview.md):
+// TestLayout enforces the dependency rules of README "Development":
 //   - specs and research depend (transitively) on none of mcp-go, bbolt,
 //     OpenFeature;
 //   - core/store is the only package importing bbolt;
@@ -21,15 +21,18 @@ import (
 //     gates, imports only the standard library (tools read it);
 //   - core/mcptool, the tool framework, depends on no tool, domain or
 //     store: not tools, specs, research, flags, core/store nor bbolt (tools
-//     are data it is given; issue 9);
+//     are data it is given);
 //   - core is the ground floor: no package under core/ depends
 //     (transitively) on a package of the project outside core/, and its
 //     tests import neither the MCP face (tools) nor the wiring (cmd) nor
 //     flags;
 //   - no package is named util, common or helpers;
+//   - comments cite only what a reader can open (TestLayoutComments, run
+//     with this one by make layout);
 //   - the sources agree (checkSources): package docs' "imports only" claims
 //     are true, core.Error is the one Error type, and the domain (specs,
-//     research) names no tools.
+//     research) names no tools and declares no answer field for a call
+//     (a NextCall, or JSON next_call or retry: callFields).
 func TestLayout(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}|{{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "github.com/specd/specd/...").Output()

@@ -76,7 +76,7 @@ type mpLedger struct {
 	clientMS, serverMS                 []float64
 }
 
-// mpCall calls and retries LOCK_TIMEOUT after retry_after_ms (contract §3),
+// mpCall calls and retries LOCK_TIMEOUT after its details.retry_after_ms,
 // recording latencies. It returns the final envelope.
 func (l *mpLedger) call(t testing.TB, c *client.Client, tool string, args map[string]any) map[string]any {
 	for attempt := 0; ; attempt++ {

@@ -21,8 +21,8 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// Issue 8 items 1–6: nothing a caller names can make specd read, write or
-// delete outside the workspace, block on a non-regular file, or show a
+// Paths (README "Security"): nothing a caller names can make specd read, write
+// or delete outside the workspace, block on a non-regular file, or show a
 // server path. Every call goes through the real dispatcher and store.
 
 // pathsSetup returns a client on a fresh store, the workspace and an
@@ -442,7 +442,7 @@ func TestResourceURIsRefuseBadIDs(t *testing.T) {
 	}
 }
 
-// TestExportRefusesReservedFolders (issue 18 item 4d): spec export into
+// TestExportRefusesReservedFolders: spec export into
 // .specd or .git, below them, or into a folder that resolves there (./, ..,
 // case, an absolute path, a symlink to them or below them) is
 // INVALID_FORMAT with a remediation and a recovery that runs as given (an

@@ -46,10 +46,10 @@ until a timeout expires. Café owners rarely care, but agents running in paralle
 <ul><li>Transactions are cheap.</li><li>Cursors seek in O(log n).</li></ul>
 </body></html>`
 
-// TestResearchDigestLifecycle is issue 5's "done" through a real MCP client:
-// a consumer creates a digest from a document, stores it with its source,
-// fetches it back, later verifies every locator against the archived source,
-// and reads the archived source itself.
+// TestResearchDigestLifecycle is the digest lifecycle through a real MCP
+// client: a consumer creates a digest from a document, stores it with its
+// source, fetches it back, later verifies every locator against the archived
+// source, and reads the archived source itself.
 func TestResearchDigestLifecycle(t *testing.T) {
 	t.Parallel()
 	connections(t, func(t *testing.T, c *client.Client) {

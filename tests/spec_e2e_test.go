@@ -11,9 +11,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 )
 
-// TestSpecAuthoringScenario is issue 3's "done": through a real MCP client an
-// agent creates a spec from nothing, adds phases in bulk, validates, fixes,
-// activates, journals, reads history and rolls back.
+// TestSpecAuthoringScenario: through a real MCP client an agent creates a spec
+// from nothing, adds phases in bulk, validates, fixes, activates, journals,
+// reads history and rolls back.
 func TestSpecAuthoringScenario(t *testing.T) {
 	t.Parallel()
 	connections(t, func(t *testing.T, c *client.Client) {

@@ -88,11 +88,11 @@ func warningCodes(env map[string]any) []string {
 	return out
 }
 
-// TestCorruptStoreCLI (issue 8 item 7, end to end): a truncated store makes
-// `specd call` answer STORE_CORRUPT (type unavailable, the file named
-// relative to the workspace), health check report it (status unavailable,
-// a warning) and readiness say not ready, `specd check` exit 1; a backup
-// taken before restores it and checks clean.
+// TestCorruptStoreCLI (end to end): a truncated store makes `specd call` answer
+// STORE_CORRUPT (type unavailable, the file named relative to the workspace),
+// health check report it (status unavailable, a warning) and readiness say not
+// ready, `specd check` exit 1; a backup taken before restores it and checks
+// clean.
 func TestCorruptStoreCLI(t *testing.T) {
 	t.Parallel()
 	bin := specdBinary(t)
@@ -193,10 +193,10 @@ func binaryForAll(t *testing.T) string {
 	return p
 }
 
-// TestReadOnlyStoreServesReads (issue 8 item 9): a 0444 store file opened
-// by an unprivileged user serves reads, refuses writes with STORE_READ_ONLY
-// (registered, type unavailable) and changes nothing; health reports
-// degraded with a warning and readiness not ready.
+// TestReadOnlyStoreServesReads: a 0444 store file opened by an unprivileged
+// user serves reads, refuses writes with STORE_READ_ONLY (registered, type
+// unavailable) and changes nothing; health reports degraded with a warning and
+// readiness not ready.
 func TestReadOnlyStoreServesReads(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
@@ -357,7 +357,7 @@ tr -d '\n' < %[5]s/rl.json
 	}
 }
 
-// TestCheckNamesEveryTruncation (issue 18 item 4a, end to end): `specd
+// TestCheckNamesEveryTruncation (end to end): `specd
 // check` of a store cut to any size short of its pages exits 1 with
 // STORE_CORRUPT, a message saying what is wrong and the way out (a backup),
 // never INTERNAL_ERROR or an empty message.
@@ -389,7 +389,7 @@ func TestCheckNamesEveryTruncation(t *testing.T) {
 	}
 }
 
-// TestBackupRefusesADamagedStore (issue 18 item 4b): `specd backup` of a
+// TestBackupRefusesADamagedStore: `specd backup` of a
 // store that `specd check` finds damaged exits 1, says why, names --force
 // and writes nothing; with --force it copies.
 func TestBackupRefusesADamagedStore(t *testing.T) {

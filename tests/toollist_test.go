@@ -10,11 +10,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// maxToolListBytes is the ceiling of tools/list with every tool (issue 11
-// §4): the JSON of the tools array an agent carries in its context. Issue
-// 23's autonomy sessions (foundry's 31 session parameters on task and the
-// review tool, about 2.5 KB even without descriptions or bounds) raised it
-// from 20 000.
+// maxToolListBytes is the ceiling of tools/list with every tool (README "The
+// tool list is lean"): the JSON of the tools array an agent carries in its
+// context. Issue 23's autonomy sessions (foundry's 31 session parameters on
+// task and the review tool, about 2.5 KB even without descriptions or
+// bounds) raised it from 20 000.
 const maxToolListBytes = 23_000
 
 // listTools is tools/list through c.

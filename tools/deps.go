@@ -6,12 +6,17 @@ import (
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/research/researchstore"
+	"github.com/specd/specd/specs/mirror"
 	"github.com/specd/specd/specs/specstore"
 )
 
 // Deps are the services and facts the tools are built over. cmd/specd fills
 // it (OverStore); tests fill it with real stores in temporary directories.
 type Deps struct {
+	// Subscriptions is the spec subscription registry NewMCPServer
+	// installs (nil before, or without a spec store); in-process readers
+	// such as the board follow spec changes through its Watch.
+	Subscriptions *mcptool.Subscriptions
 	// Store is the store's health (a narrow view of the one store port,
 	// bucketstore.Store; the subscription watcher also uses its
 	// ChangeStamp when Store is the whole port).
@@ -65,6 +70,9 @@ type Deps struct {
 	// session's write lock with bypass_autonomy_lock and a bypass_reason
 	// (off unless --allow-lock-bypass, as foundry's allow_lock_bypass).
 	AllowLockBypass bool
+	// Mirror, when set, is the spec mirror folder (--mirror); health check
+	// reports its conflicts and failures.
+	Mirror *mirror.Mirror
 }
 
 // OverStore fills d's store services over st, the one store port: Store

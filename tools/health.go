@@ -135,6 +135,7 @@ func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Resu
 		a.Status = "degraded"
 		opts = append(opts, warn(core.AsError(perr).Code, errorSummary(perr), map[string]any{"error_code": core.AsError(perr).Code}))
 	}
+	opts = append(opts, d.mirrorWarnings()...)
 	if r.Args.Has("include_details") && !r.Args.Bool("include_details") {
 		return mcptool.OK(a, opts...)
 	}

@@ -24,7 +24,7 @@ func journalTool(d *Deps) *mcptool.Tool {
 			pSpecID, pDryRun, pExpectedVersion, pCursor, pLimit(core.PageJournal),
 			{Name: "title", Type: mcptool.String, MaxLength: 500, MinLength: 1, Description: "Entry title."},
 			{Name: "content", Type: mcptool.String, Description: "Entry body."},
-			{Name: "entry_type", Type: mcptool.String, Enum: specs.JournalEntryTypes, Description: "decision, deviation, blocker, note or status_change (add defaults to note)."},
+			{Name: "entry_type", Type: mcptool.String, Enum: specs.JournalEntryTypes, Synonyms: specs.JournalEntryTypeSynonyms, Description: "decision, deviation, blocker, note or status_change (add defaults to note)."},
 			idParam("task_id", "The task the entry is about."),
 		},
 		Actions: []mcptool.Action{

@@ -28,8 +28,9 @@ func TestListDescriptionsLint(t *testing.T) {
 }
 
 // TestListInputSchemaIsFlatAndComplete: the tools/list input schema keeps
-// contract §4's shape and every parameter and action of the tool (only
-// descriptions and default limits are left to server schema).
+// mcptool.InputSchema's shape (flat, action an enum) and every parameter and
+// action of the tool (only descriptions and default limits are left to server
+// schema).
 func TestListInputSchemaIsFlatAndComplete(t *testing.T) {
 	reg := New(testDeps())
 	reg.Add(specTool(testDeps()))

@@ -26,7 +26,7 @@ func lifecycleTool(d *Deps) *mcptool.Tool {
 		Description: lifecycleDescription,
 		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion,
-			{Name: "to_folder", Type: mcptool.String, Enum: folders, Description: "Target folder: pending, active, completed or archived."},
+			{Name: "to_folder", Type: mcptool.String, Enum: folders, Synonyms: specs.LifecycleSynonyms, Description: "Target folder: pending, active, completed or archived."},
 			{Name: "force", Type: mcptool.Boolean, Description: "complete/move to completed: allow it below 100% progress; activate/archive accept it without effect, as foundry-mcp does."},
 			lockBypassParams[0], lockBypassParams[1],
 		},

@@ -14,11 +14,11 @@ import (
 	"github.com/specd/specd/core/mcptool"
 )
 
-// modelTools are foundry-mcp's tools whose every action needs a language
-// model (issue 11 §2). specd does not offer them — they are not in
-// tools/list, costing an agent nothing — but a foundry agent that calls one
-// gets an envelope, not a protocol error: NOT_SUPPORTED naming what to do
-// instead, with a recovery that runs as given.
+// modelTools are foundry-mcp's tools whose every action needs a language model
+// (README "Coming from foundry-mcp", Not offered). specd does not offer them —
+// they are not in tools/list, costing an agent nothing — but a foundry agent
+// that calls one gets an envelope, not a protocol error: NOT_SUPPORTED naming
+// what to do instead, with a recovery that runs as given.
 var modelTools = map[string]struct {
 	why, instead string
 	// recovery builds the next call from the caller's arguments.

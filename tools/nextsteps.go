@@ -59,22 +59,77 @@ var stepCalls = map[specs.StepKind]specCall{
 // stepCall is the call that takes step s.
 func stepCall(s specs.NextStep) core.NextCall { return stepCalls[s.Kind].on(s.SpecID, s.TaskID) }
 
-// nameFailed fills in the retry call of every failed task.
-func nameFailed(failed []specs.FailedTaskItem) {
-	for i := range failed {
-		failed[i].Retry = stepCall(failed[i].Step)
-	}
+// NothingActionable is the answer's account of an empty next: blocked
+// tasks with what they wait on, failed tasks with the call that retries
+// each, tasks in progress with who started them, a hint, and the call that
+// takes the next step (omitted: none).
+type NothingActionable struct {
+	Blocked    []specs.BlockedTask    `json:"blocked"`
+	Failed     []FailedTaskItem       `json:"failed"`
+	InProgress []specs.InProgressTask `json:"in_progress"`
+	Hint       string                 `json:"hint"`
+	NextCall   *core.NextCall         `json:"next_call,omitempty"`
 }
 
-// nameNothing fills in the calls of a nothing-actionable answer (nil:
-// none).
-func nameNothing(na *specs.NothingActionable) {
-	if na == nil {
-		return
+// FailedTaskItem is a failed task with retry: the call that retries it as
+// given (task reopen with a reason: back to pending, retry_count kept, so
+// that next and prepare-batch offer it again).
+type FailedTaskItem struct {
+	TaskID        string        `json:"task_id"`
+	RetryCount    int           `json:"retry_count"`
+	Retry         core.NextCall `json:"retry"`
+	FailureReason string        `json:"failure_reason,omitempty"`
+}
+
+// failedItems are the failed tasks of spec specID, each with the call that
+// takes its retry step (specs.RetryStep); never nil.
+func failedItems(specID string, failed []specs.FailedTask) []FailedTaskItem {
+	out := make([]FailedTaskItem, 0, len(failed))
+	for _, f := range failed {
+		out = append(out, FailedTaskItem{TaskID: f.TaskID, RetryCount: f.RetryCount, FailureReason: f.Reason,
+			Retry: stepCall(specs.RetryStep(specID, f))})
 	}
-	nameFailed(na.Failed)
-	if na.Next != nil {
-		c := stepCall(*na.Next)
+	return out
+}
+
+// nothingActionable is idle (nil: nil) as the answer shows it, every step
+// turned into the call that takes it.
+func nothingActionable(specID string, idle *specs.Idle) *NothingActionable {
+	if idle == nil {
+		return nil
+	}
+	na := &NothingActionable{Blocked: idle.Blocked, Failed: failedItems(specID, idle.Failed), InProgress: idle.InProgress, Hint: idle.Hint}
+	if idle.Next != nil {
+		c := stepCall(*idle.Next)
 		na.NextCall = &c
 	}
+	return na
+}
+
+// refusalSteps is the call that takes each step a refusal of the domain or
+// its stores carries (core.Error.Step): the step's args are the subject's
+// identifiers, added to the call's action.
+var refusalSteps = map[string]specCall{
+	"spec-list":    callSpecList,
+	"spec-get":     callSpecGet,
+	"spec-history": callSpecHistory,
+	"export-to":    {tool: "spec", action: "export", noSpec: true},
+	"intake-list":  {tool: "authoring", action: "intake-list", noSpec: true},
+	"error-list":   {tool: "error", action: "list", noSpec: true},
+	"digest-list":  {tool: "research", action: "digest-list", noSpec: true},
+}
+
+// refusalCall is the call that takes a refusal's step s (mcptool's
+// StepCalls): its action and fixed arguments, then s's identifiers.
+func refusalCall(s *core.Step) (core.NextCall, bool) {
+	c, ok := refusalSteps[s.Kind]
+	if !ok {
+		return core.NextCall{}, false
+	}
+	spec, _ := s.Args["spec_id"].(string)
+	next := c.on(spec, "")
+	for k, v := range s.Args {
+		next.Args[k] = v
+	}
+	return next, true
 }

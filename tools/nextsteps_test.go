@@ -9,7 +9,7 @@ import (
 )
 
 // TestStepCalls: every step the domain suggests becomes the call that takes
-// it, and nameNothing fills in the answer's next call and every retry.
+// it, and nothingActionable names the answer's next call and every retry.
 func TestStepCalls(t *testing.T) {
 	const spec = "s-1"
 	for _, tc := range []struct {
@@ -26,10 +26,11 @@ func TestStepCalls(t *testing.T) {
 		}
 	}
 	retry := specs.NextStep{Kind: specs.StepRetry, SpecID: spec, TaskID: "task-1"}
-	na := &specs.NothingActionable{Failed: []specs.FailedTaskItem{{TaskID: "task-1", Step: retry}}, Next: &retry}
-	nameNothing(na)
-	if na.NextCall == nil || na.NextCall.Args["action"] != "reopen" || na.Failed[0].Retry.Args["task_id"] != "task-1" {
+	na := nothingActionable(spec, &specs.Idle{Failed: []specs.FailedTask{{TaskID: "task-1", RetryCount: 2}}, Next: &retry})
+	if na.NextCall == nil || na.NextCall.Args["action"] != "reopen" || len(na.Failed) != 1 || na.Failed[0].Retry.Args["task_id"] != "task-1" || na.Failed[0].RetryCount != 2 {
 		t.Fatalf("%+v", na)
 	}
-	nameNothing(nil)
+	if nothingActionable(spec, nil) != nil {
+		t.Fatal("no idle, yet an account of nothing actionable")
+	}
 }

@@ -17,7 +17,7 @@ func planTool(d *Deps) *mcptool.Tool {
 		Description: "Use this when you draft a plan before a spec. Use authoring instead for specs. plan create → plan review.",
 		Params: []mcptool.Param{
 			{Name: "name", Type: mcptool.String, MaxLength: 200, MinLength: 1, Description: "create: the plan's title."},
-			{Name: "template", Type: mcptool.String, Enum: specs.PlanTemplateNames, Description: "create: default detailed."},
+			{Name: "template", Type: mcptool.String, Enum: specs.PlanTemplateNames, Synonyms: specs.PlanTemplateSynonyms, Description: "create: default detailed."},
 			{Name: "plan", Type: mcptool.String, MaxLength: 200, Description: "review: the plan's slug."},
 		},
 		Actions: []mcptool.Action{

@@ -11,9 +11,9 @@ import (
 	"github.com/specd/specd/research"
 )
 
-// The research tool (design/research.md, tools.md "research"): research
-// digests (DigestPayload v1.0) and the content-addressed archive, which also
-// serves the archive ids of budgeted spec answers (contract §6).
+// The research tool (README "Research digests"): research digests
+// (DigestPayload v1.0) and the content-addressed archive, which also serves the
+// archive ids of budgeted spec answers (README "Big specs and big answers").
 
 const researchDescription = `Use this when you work with research sources: turn a document (text, HTML, pages[] of a PDF, or a workspace file) into a deterministic digest whose evidence snippets cite exact locators (digest-create), check any DigestPayload and every locator against its source (digest-validate: an invalid payload is a successful report listing every violation), store, fetch, list and delete digests keyed by (source_id, query_hash), archive content by sha256 (archive-put), and read archived content back with its hash verified — including what a budgeted spec get left out (archive-get with an id from meta.content_archive_hashes). ` +
 	`Use spec instead to read a spec itself, and task to work on a research node. ` +

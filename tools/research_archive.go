@@ -12,11 +12,11 @@ import (
 	"github.com/specd/specd/research"
 )
 
-// The archive actions. Research content lives in the store's
-// content-addressed archive; spec items dropped from budgeted answers are
-// not copied there (a read never writes) but pinned by archive ids
-// "spec:<spec_id>@<version>/<item>" and served from the store at that
-// version (contract §6, research.SpecItems).
+// The archive actions. Research content lives in the store's content-addressed
+// archive; spec items dropped from budgeted answers are not copied there (a
+// read never writes) but pinned by archive ids
+// "spec:<spec_id>@<version>/<item>" and served from the store at that version
+// (a read never writes; research.SpecItems).
 
 func archivePut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *research.Sweeper) mcptool.Result {
 	svc := researchService(d)

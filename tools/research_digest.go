@@ -12,7 +12,7 @@ import (
 // Digest actions: validate, create, put, get, list, delete. Each binds its
 // arguments, calls one research.Service method and wraps the result.
 
-// Warning codes of the research tool (contract §2 lets tools add their own).
+// Warning codes of the research tool (tools may add their own to core's).
 const (
 	warnSourceNotChecked = "SOURCE_NOT_CHECKED"
 	warnHashMismatch     = "HASH_MISMATCH"

@@ -147,7 +147,7 @@ func TestResearchWithoutStoreIsUnavailable(t *testing.T) {
 func TestResearchDescriptionLint(t *testing.T) {
 	d := researchTool(testDeps()).Description
 	if !strings.HasPrefix(d, "Use this when") || !strings.Contains(d, "Use spec instead") || !strings.Contains(d, "→") || len(d) > 1200 {
-		t.Errorf("research description breaks contract §8: %q", d)
+		t.Errorf("research description breaks the description rules (Use this when, Use spec instead, a composition, at most 1200 bytes): %q", d)
 	}
 }
 

@@ -40,7 +40,7 @@ func specTool(d *Deps) *mcptool.Tool {
 		Description: specDescription,
 		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion, pCursor, pLimit(core.PageList),
-			{Name: "status", Type: mcptool.String, Enum: folders, Description: "Lifecycle folder to list (default all)."},
+			{Name: "status", Type: mcptool.String, Enum: folders, Synonyms: specs.LifecycleSynonyms, Description: "Lifecycle folder to list (default all)."},
 			{Name: "include_progress", Type: mcptool.Boolean, Description: "Include task counts and progress in list rows (default true)."},
 			{Name: "query", Type: mcptool.String, MaxLength: 200, Description: "find: text to match against spec ids and titles."},
 			{Name: "max_tokens", Type: mcptool.Integer, Min: f64(200), Max: f64(float64(budget)), Clamp: true, Description: "get: a smaller token budget for this answer (default the server's budget)."},

@@ -7,8 +7,8 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// specFoundryActions are the spec actions foundry-mcp has that need no
-// language model (issue 11 §2).
+// specFoundryActions are the spec actions foundry-mcp has that need no language
+// model (README "foundry-mcp's actions that need no language model").
 func specFoundryActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h mcptool.Handler) mcptool.Action) []mcptool.Action {
 	hours := func(name, key string) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: "Sets each phase's " + key + " to the sum over its work leaves and the spec's to the sum over phases; dry_run shows the sums.",

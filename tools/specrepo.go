@@ -86,7 +86,8 @@ func withSpecNextCall(err error, specID string) error {
 		return e.WithNext(c.on(specID, taskID), e.Matches())
 	}
 	if rereads(e, specID) {
-		// A conflict's next call is the re-read (contract §3: "re-read first").
+		// A conflict's next call is the re-read: a conflict is retried only
+		// after reading again.
 		return e.WithNext(callSpecGet.on(specID, ""), e.Matches())
 	}
 	return e

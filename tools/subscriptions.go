@@ -53,7 +53,8 @@ func installSubscriptions(s *server.MCPServer, d *Deps) *mcptool.Subscriptions {
 	if cn, ok := d.Store.(changeNotifier); ok && batched {
 		w.Wake = cn.ChangeNotify
 	}
-	return mcptool.InstallSubscriptions(s, w)
+	d.Subscriptions = mcptool.InstallSubscriptions(s, w)
+	return d.Subscriptions
 }
 
 // subscribedSpec is the spec id a subscribable URI names ("" for any other

@@ -15,8 +15,36 @@ import (
 // domain's (specs/batchops.go); the handlers bind the arguments (strictly:
 // complete-batch items name completions[i].field) and wrap.
 
-// TaskPrepareBatchAnswer is prepare-batch's answer.
-type TaskPrepareBatchAnswer = specs.PreparedBatch
+// TaskPrepareBatchAnswer is prepare-batch's answer; an empty batch also
+// says whether the spec is complete and which tasks failed (the same items
+// next reports, each with its retry call).
+type TaskPrepareBatchAnswer struct {
+	SpecID       string            `json:"spec_id"`
+	Tasks        []specs.BatchTask `json:"tasks"`
+	Count        int               `json:"count"`
+	TaskIDs      []string          `json:"task_ids"`
+	Skipped      []specs.BatchSkip `json:"skipped"`
+	StoppedBy    string            `json:"stopped_by"`
+	Version      int64             `json:"version"`
+	Hint         string            `json:"hint"`
+	SpecComplete *bool             `json:"spec_complete,omitempty"`
+	Failed       *[]FailedTaskItem `json:"failed,omitempty"`
+}
+
+// prepareBatchAnswer is the selection b of spec sp as the answer shows it.
+func prepareBatchAnswer(sp *specs.Spec, b specs.Batch) TaskPrepareBatchAnswer {
+	a := TaskPrepareBatchAnswer{SpecID: sp.Header.SpecID, Tasks: b.Tasks, Count: len(b.Tasks), TaskIDs: make([]string, len(b.Tasks)),
+		Skipped: b.Skipped, StoppedBy: b.StoppedBy, Version: sp.Header.Version,
+		Hint: "Start them together with task start-batch(task_ids), one agent per task."}
+	for i, t := range b.Tasks {
+		a.TaskIDs[i] = t.TaskID
+	}
+	if a.Count == 0 {
+		failed := failedItems(sp.Header.SpecID, b.Failed)
+		a.SpecComplete, a.Failed, a.Hint = &b.SpecComplete, &failed, b.Hint
+	}
+	return a
+}
 
 // TaskStartBatchAnswer lists the tasks start-batch started.
 type TaskStartBatchAnswer struct {
@@ -42,11 +70,7 @@ type TaskResetBatchAnswer struct {
 func (d *Deps) taskPrepareBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	o := specs.BatchOptions{MaxTasks: r.Args.IntOr("max_tasks", 3), TokenBudget: r.Args.IntOr("token_budget", 0)}
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskPrepareBatchAnswer, error) {
-		b := specs.PrepareBatch(sp, o)
-		if b.Failed != nil {
-			nameFailed(*b.Failed)
-		}
-		return b, nil
+		return prepareBatchAnswer(sp, specs.PrepareBatch(sp, o)), nil
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Listings: list, query, hierarchy, list-blocked (paged in execution order,
-// contract §5) and progress. The rows and pages are the domain's
+// depth-first over children) and progress. The rows and pages are the domain's
 // (specs/tasklists.go); pagedTasks is the one pager over them.
 
 // Answers of the listings.

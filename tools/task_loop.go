@@ -69,7 +69,23 @@ func (d *Deps) taskUpdateStatus(ctx context.Context, r *mcptool.Request) mcptool
 // actionable.
 type TaskNextAnswer struct {
 	Mutation
-	specs.NextView
+	NextView
+}
+
+// NextView is next's answer without its mutation: the task found
+// (specs.FoundTask), or why none is actionable (NothingActionable).
+type NextView struct {
+	Found        bool `json:"found"`
+	SpecComplete bool `json:"spec_complete"`
+	Claimed      bool `json:"claimed"`
+	*specs.FoundTask
+	*NothingActionable
+}
+
+// nextView is next's result o on spec specID as the answer shows it.
+func nextView(specID string, o specs.NextOutcome) NextView {
+	return NextView{Found: o.Found, SpecComplete: o.SpecComplete, Claimed: o.Claimed, FoundTask: o.Task,
+		NothingActionable: nothingActionable(specID, o.Idle)}
 }
 
 // taskNext answers the next actionable task (specs.Next). With claim it
@@ -83,27 +99,40 @@ func (d *Deps) taskNext(ctx context.Context, r *mcptool.Request) mcptool.Result 
 	var res mcptool.Result
 	if !r.Args.Bool("claim") {
 		res = readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskNextAnswer, error) {
-			return TaskNextAnswer{Mutation: Mutation{SpecID: sp.Header.SpecID, Version: sp.Header.Version}, NextView: specs.Next(sp)}, nil
+			return TaskNextAnswer{Mutation: Mutation{SpecID: sp.Header.SpecID, Version: sp.Header.Version}, NextView: nextView(sp.Header.SpecID, specs.Next(sp))}, nil
 		})
 	} else {
 		res = mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskNextAnswer, error) {
-			v, err := specs.ClaimNext(sp, j, d.transitionOptions(r))
-			return TaskNextAnswer{NextView: v}, err
+			o, err := specs.ClaimNext(sp, j, d.transitionOptions(r))
+			return TaskNextAnswer{NextView: nextView(sp.Header.SpecID, o)}, err
 		})
 	}
-	if a, ok := res.Data.(TaskNextAnswer); ok {
-		nameNothing(a.NothingActionable)
-		if !a.Found && !a.SpecComplete {
-			res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
-				"No task can start now: see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
-		}
+	if a, ok := res.Data.(TaskNextAnswer); ok && !a.Found && !a.SpecComplete {
+		res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
+			"No task can start now: see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
 	}
 	return res
 }
 
 // TaskPrepareAnswer is prepare's answer: the task's context bundle (a
 // research node's with its linked digests), or why nothing is actionable.
-type TaskPrepareAnswer = specs.PrepareView[LinkedDigest]
+type TaskPrepareAnswer struct {
+	SpecID       string `json:"spec_id"`
+	Found        bool   `json:"found"`
+	SpecComplete *bool  `json:"spec_complete,omitempty"`
+	*specs.PreparedTask[LinkedDigest]
+	*NothingActionable
+}
+
+// prepareAnswer is prepare's result p as the answer shows it:
+// spec_complete only when nothing is actionable.
+func prepareAnswer(p specs.Prepared[LinkedDigest]) TaskPrepareAnswer {
+	a := TaskPrepareAnswer{SpecID: p.SpecID, Found: p.Task != nil, PreparedTask: p.Task, NothingActionable: nothingActionable(p.SpecID, p.Idle)}
+	if p.Idle != nil {
+		a.SpecComplete = &p.SpecComplete
+	}
+	return a
+}
 
 // taskPrepare assembles the context bundle of task_id (default: the next
 // task, not claimed; specs.Prepare). A research node's linked digests
@@ -118,12 +147,12 @@ func (d *Deps) taskPrepare(ctx context.Context, r *mcptool.Request) mcptool.Resu
 				return TaskPrepareAnswer{SpecID: sp.Header.SpecID}, err
 			}
 		}
-		return specs.Prepare[LinkedDigest](sp, j, n)
+		p, err := specs.Prepare[LinkedDigest](sp, j, n)
+		return prepareAnswer(p), err
 	})
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	nameNothing(a.NothingActionable)
 	if p := a.PreparedTask; p != nil && d.Research != nil && p.Task.Type == specs.TypeResearch {
 		if ids := digestIDsOf(p.Task.Metadata); len(ids) > 0 {
 			digests := d.digestSummaries(ctx, ids)

@@ -18,6 +18,8 @@ func New(d *Deps) *mcptool.Registry {
 	rec := d.errorRecorder()
 	r := mcptool.NewRegistry(d.TokenBudget, rec)
 	r.NarrowWith(specGetInstead)
+	r.StepCallsWith(refusalCall)
+	r.CandidatesWith(d.missingCandidates)
 	r.ServeArchiveWith("research", "archive-get")
 	r.Add(healthTool(d))
 	r.Add(serverTool(d, r))

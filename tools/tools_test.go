@@ -62,9 +62,9 @@ func TestInputSchemasAreFlatStrictAndMatchDispatch(t *testing.T) {
 	}
 }
 
-// TestDescriptionsLint holds every tool description to contract §8: it
-// leads with "Use this when", says when to use another tool instead, and
-// names a composition (an arrow between calls).
+// TestDescriptionsLint holds every tool description to the rule that it leads
+// with "Use this when", says when to use another tool instead, and names a
+// composition (an arrow between calls).
 func TestDescriptionsLint(t *testing.T) {
 	reg := New(testDeps())
 	for _, tool := range reg.Tools() {

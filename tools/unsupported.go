@@ -24,10 +24,10 @@ var digestInstead = modelCall{why: "it has a language model research the questio
 	tool: "research", args: map[string]any{"action": "digest-create", "text": "<the source text you fetched>", "query": "<your question>"},
 	instead: "Fetch the sources yourself and build a deterministic digest of each with research(action=\"digest-create\")."}
 
-// modelCalls are foundry-mcp's model-backed actions, by tool and action
-// (issue 11 §2). They are not offered (not in the action enum): specd calls
-// no language model, the agent calling it is one. A call answers
-// NOT_SUPPORTED with a recovery that runs as given.
+// modelCalls are foundry-mcp's model-backed actions, by tool and action (README
+// "Coming from foundry-mcp", Not offered). They are not offered (not in the
+// action enum): specd calls no language model, the agent calling it is one. A
+// call answers NOT_SUPPORTED with a recovery that runs as given.
 var modelCalls = map[string]map[string]modelCall{
 	"research": {
 		"chat":          {why: "it asks a language model", instead: "Answer the question yourself; keep what you learn with journal(action=\"add\") or research(action=\"digest-create\")."},

@@ -36,7 +36,7 @@ func verificationTool(d *Deps) *mcptool.Tool {
 		Params: []mcptool.Param{
 			pSpecID, pDryRun, pExpectedVersion,
 			idParam("verify_id", "The verify node, e.g. verify-1-1."),
-			{Name: "result", Type: mcptool.String, Enum: specs.VerificationResults, Description: "PASSED, FAILED or PARTIAL."},
+			{Name: "result", Type: mcptool.String, Enum: specs.VerificationResults, Synonyms: specs.VerificationResultSynonyms, Description: "PASSED, FAILED or PARTIAL."},
 			{Name: "command", Type: mcptool.String, MaxLength: 2000, Description: "add: the command that was run (default: the node's command)."},
 			{Name: "output", Type: mcptool.String, MaxLength: specs.MaxVerificationOutput, Description: "add: what the check printed (at most 10,000 characters)."},
 			{Name: "issues", Type: mcptool.String, Description: "add: problems found."},

@@ -1,5 +1,6 @@
 // Command specd-load drives a running `specd serve --transport http` on
-// loopback, for the figures of issue 12 (never run by the tests).
+// loopback, for the load figures of README "Running a shared server for a team"
+// (never run by the tests).
 //
 //	specd-load -url http://127.0.0.1:7777 -key KEY mixed -clients 16 -specs 10 -duration 60s
 //	specd-load -url … -key … -pid PID abuse body|sessions|slow|idle

@@ -38,6 +38,10 @@ type httpConfig struct {
 	ShutdownTimeout   time.Duration
 	Metrics           *httpguard.Metrics // made by lockWait for --transport http
 	serving           bool               // --transport http
+	// mount wraps the front door with the board (boardcmd.go); listening
+	// hears the address once the server listens. Both may be nil.
+	mount     func(http.Handler) http.Handler
+	listening func(addr string)
 }
 
 // lockWait is the store's lock-wait hook: the metric of an HTTP server (it
@@ -101,8 +105,14 @@ func serveHTTP(ctx context.Context, c *config, deps *tools.Deps, srv *server.MCP
 		Metrics:           access.Metrics,
 		Logger:            logger,
 	}, mcptool.HTTPInput(mcpHTTP, core.MaxMessageBytes))
+	if h.mount != nil {
+		hs.Handler = h.mount(hs.Handler)
+	}
 	logger.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "endpoint", "/mcp", "store", c.DB,
 		"version", deps.Version, "keys", h.Keys.Len(), "max_conns", h.MaxConns, "rate", h.RatePerSecond, "burst", h.RateBurst)
+	if h.listening != nil {
+		h.listening(ln.Addr().String())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(conns.Listener(ln)) }()
 	select {

@@ -50,7 +50,7 @@ func TestKeysAdd(t *testing.T) {
 	}
 }
 
-// TestKeysAddRefusesAFileOthersCanWrite (issue 18 item 4c): keys add does
+// TestKeysAddRefusesAFileOthersCanWrite: keys add does
 // not append to a keys file that others can write (the server would refuse
 // it); the file is left as it was and the message names the fix.
 func TestKeysAddRefusesAFileOthersCanWrite(t *testing.T) {

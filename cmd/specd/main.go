@@ -109,12 +109,18 @@ const usage = `specd — specs, tasks and research digests for coding agents, ov
 Usage:
   specd serve [flags]            serve MCP on stdio (default) or streamable HTTP
   specd call TOOL JSON [flags]   run one tool call, print its response-v2 envelope
+  specd spec list                a table of the specs with their progress (--json: the envelope)
+  specd spec show SPEC_ID        a spec's phase → task tree: status, progress, who holds what, blockers
+  specd task next SPEC_ID        the next task to start
+  specd journal SPEC_ID          the spec's journal, newest first (--limit N, --cursor C)
+  specd board [--addr A]         serve the live board on loopback and print its URL
   specd init                     write the default feature flag file to .specd/flags.json
   specd flags [eval --client ID] print the feature flags (and, with --url, a server's rollout health)
   specd version                  print the version
   specd backup PATH [--force]    write a consistent copy of the store (safe while servers run)
   specd migrate --from URL --to URL  copy a store between bolt://PATH and etcd://h1:2379,.../prefix, then verify counts and hashes
   specd check                    check the store file and every spec; exit 1 on any problem
+  specd mirror status|sync --mirror DIR  bring the spec files in DIR up to date; list hand-edited ones
 
 Run "specd serve -h" for the flags, their defaults and their environment
 variables (SPECD_DB, SPECD_WORKSPACE, SPECD_LOG_LEVEL, SPECD_LOG_FORMAT,
@@ -128,6 +134,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if code, ok := storeCommand(args[0], args[1:], stdout, stderr); ok {
+		return code
+	}
+	if code, ok := personCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
 	switch args[0] {
@@ -144,6 +153,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return flagsCmd(args[1:], stdout, stderr)
 	case "keys":
 		return keysCmd(args[1:], stdout, stderr)
+	case "board":
+		return boardCmd(args[1:], stdin, stdout, stderr)
+	case "mirror":
+		return mirrorCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -181,6 +194,7 @@ type config struct {
 	HTTP             *httpConfig   // shared HTTP server (httpserve.go)
 	Toolsets         []string      // the tools offered (nil: every tool)
 	ReadOnly         bool          // offer only read actions
+	Mirror           string        // spec mirror folder, "" for none (mirrorcmd.go)
 
 	// callCtx, when set, is the context of the one call this process makes
 	// (specd call), with its general deadline: the store reads that are not
@@ -218,10 +232,21 @@ func build(c *config, logger *slog.Logger, transports []string) (bucketstore.Sto
 		st.Close()
 		return nil, nil, err
 	}
+	if err := attachMirror(c, logger, deps, st); err != nil {
+		closeFlags(deps)
+		st.Close()
+		return nil, nil, err
+	}
 	return st, deps, nil
 }
 
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return serveWith(args, stdin, stdout, stderr, nil)
+}
+
+// serveWith is serve; listening, when set, hears the HTTP server's address
+// once it listens (specd board prints its URL).
+func serveWith(args []string, stdin io.Reader, stdout, stderr io.Writer, listening func(addr string)) int {
 	c, _, err := parseConfig("serve", args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -243,9 +268,12 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	access := httpAccess(c, deps)
 	srv, reg := tools.NewMCPServer(deps)
 	defer reg.FlushErrors(context.Background()) // before the store closes
+	c.HTTP.listening = listening
+	attachBoard(c, deps, reg, logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer runMirror(ctx, deps, st)() // before the store closes
 
 	switch c.Transport {
 	case "http":
@@ -318,6 +346,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(c.Deadline))
 	defer cancel()
 	c.callCtx = ctx
+	quietOneShot(c)
 	logger := newLogger(c, stderr)
 	st, deps, err := build(c, logger, []string{"cli"})
 	if err != nil {
@@ -345,10 +374,13 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 			ctx = longer
 		}
 	}
+	bar := startProgress(stderr, "specd call "+toolName) // spec import/export of many specs take a while
 	env := reg.Dispatch(ctx, t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli", Holder: "cli"}, deps.Runtime)
+	bar.Done()
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(env)
+	syncMirrorOnce(ctx, deps)
 	if !env.Success {
 		return 1
 	}

@@ -248,10 +248,11 @@ func TestVersionFromBuild(t *testing.T) {
 }
 
 // TestLogFormatJSON: --log-format json writes every log line as JSON,
-// including the one line of each call.
+// including the one line of each call (at --log-level info: a one-shot
+// command's default is warn, see TestCallQuietByDefault).
 func TestLogFormatJSON(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"call", "health", `{"action":"liveness"}`, "--db", filepath.Join(t.TempDir(), "s.db"), "--log-format", "json"}, strings.NewReader(""), &out, &errb); code != 0 {
+	if code := run([]string{"call", "health", `{"action":"liveness"}`, "--db", filepath.Join(t.TempDir(), "s.db"), "--log-format", "json", "--log-level", "info"}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	calls := 0
@@ -266,5 +267,26 @@ func TestLogFormatJSON(t *testing.T) {
 	}
 	if calls != 1 {
 		t.Fatalf("want one call line, got %d:\n%s", calls, errb.String())
+	}
+}
+
+// TestCallQuietByDefault: specd call and the person commands log at warn
+// unless told otherwise, so a person sees only the output; SPECD_LOG_LEVEL
+// (like --log-level) still brings the info line back.
+func TestCallQuietByDefault(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	for _, args := range [][]string{
+		{"call", "health", `{"action":"liveness"}`, "--db", db},
+		{"spec", "list", "--db", db},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, strings.NewReader(""), &out, &errb); code != 0 || errb.Len() != 0 || out.Len() == 0 {
+			t.Fatalf("%v: exit %d, stderr %q (want none), stdout %d bytes", args, code, errb.String(), out.Len())
+		}
+	}
+	t.Setenv("SPECD_LOG_LEVEL", "info")
+	var out, errb bytes.Buffer
+	if code := run([]string{"call", "health", `{"action":"liveness"}`, "--db", db}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(errb.String(), "level=INFO") {
+		t.Fatalf("SPECD_LOG_LEVEL=info: exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -159,17 +159,24 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 	defer dst.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
+	bar := startProgress(stderr, "specd migrate")
+	bar.Step("reading the source")
 	rs, err := exportAll(ctx, src)
 	if err != nil {
+		bar.Done()
 		storeFailure(stderr, "migrate (reading the source)", err)
 		return 1
 	}
 	want := summarize(rs)
+	bar.Step("writing %d entries to the destination", len(rs))
 	if err := dst.Import(ctx, rs); err != nil {
+		bar.Done()
 		storeFailure(stderr, "migrate (writing the destination)", err)
 		return 1
 	}
+	bar.Step("verifying the destination")
 	back, err := exportAll(ctx, dst)
+	bar.Done()
 	if err != nil {
 		storeFailure(stderr, "migrate (verifying the destination)", err)
 		return 1

@@ -159,6 +159,8 @@ func settings() []setting {
 			parse: intSetting(func(c *config) *int { return &c.HTTP.RateBurst }, 1, 1_000_000)},
 		{name: "shutdown-timeout", env: "SPECD_SHUTDOWN_TIMEOUT", def: "10s", usage: "on SIGINT/SIGTERM, how long (a `duration`) calls in flight may finish",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.ShutdownTimeout }, false)},
+		{name: "mirror", env: "SPECD_MIRROR", usage: "keep every spec's JSON (as spec export writes it) in `folder` inside the workspace, DIR/{pending,active,completed,archived}/<id>.json, after every change (default none)",
+			parse: parseMirror},
 		{name: "archive-retention", env: "SPECD_ARCHIVE_RETENTION", def: shortDuration(tools.DefaultArchiveRetention), usage: "how long (a `duration`) archived research content is kept; 0 keeps it forever",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.ArchiveRetention }, true)},
 	}

@@ -129,7 +129,9 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	bar := startProgress(stderr, "specd backup")
 	n, err := st.Backup(context.Background(), abs, force)
+	bar.Done()
 	if err != nil {
 		storeFailure(stderr, "backup", err)
 		return 1

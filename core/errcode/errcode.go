@@ -1,8 +1,8 @@
-// Package errcode declares every error code of contract §3 once: the code
+// Package errcode declares every error code of the envelope once: the code
 // constants, the error types, and the registry table mapping each code to its
-// type and default remediation. It imports only the standard library, so
-// both core (the envelope builder) and the domain packages (specs, research)
-// can use it.
+// type and default remediation. It imports only the standard library, so both
+// core (the envelope builder) and the domain packages (specs, research) can use
+// it.
 //
 // A code that is not in the table is reported to clients as INTERNAL_ERROR
 // (core.Error.Payload); the tests of this package and of the domain make sure every
@@ -12,7 +12,10 @@ package errcode
 
 import "sort"
 
-// Error types of contract §3.
+// Error types: the data.error_type of a failure, which says whether and how to
+// retry (validation, not_found and the like: not unchanged; conflict: re-read
+// first; rate_limit: after retry_after_seconds; internal and unavailable: with
+// backoff).
 const (
 	TypeValidation     = "validation"
 	TypeAuthentication = "authentication"
@@ -25,7 +28,7 @@ const (
 	TypeUnavailable    = "unavailable"
 )
 
-// Error codes of contract §3 and those added since (store damage).
+// Error codes: the data.error_code of a failure.
 const (
 	Validation         = "VALIDATION_ERROR"
 	InvalidFormat      = "INVALID_FORMAT"
@@ -62,6 +65,7 @@ const (
 	StoreCorrupt       = "STORE_CORRUPT"
 	StoreFull          = "STORE_FULL"
 	StoreReadOnly      = "STORE_READ_ONLY"
+	StorePathInvalid   = "STORE_PATH_INVALID"
 	WorkspaceMismatch  = "WORKSPACE_MISMATCH"
 	NotSupported       = "NOT_SUPPORTED"
 )
@@ -72,18 +76,15 @@ const (
 	SessionNotFound            = "SESSION_NOT_FOUND"
 	NoActiveSession            = "NO_ACTIVE_SESSION"
 	InvalidStateTransition     = "INVALID_STATE_TRANSITION"
-	IdempotencyMismatch        = "IDEMPOTENCY_MISMATCH"
 	StepResultRequired         = "STEP_RESULT_REQUIRED"
 	StepMismatch               = "STEP_MISMATCH"
 	StepProofMissing           = "STEP_PROOF_MISSING"
 	StepProofMismatch          = "STEP_PROOF_MISMATCH"
 	StepProofConflict          = "STEP_PROOF_CONFLICT"
-	StepStale                  = "STEP_STALE"
 	VerificationReceiptMissing = "VERIFICATION_RECEIPT_MISSING"
 	VerificationReceiptInvalid = "VERIFICATION_RECEIPT_INVALID"
 	InvalidGateEvidence        = "INVALID_GATE_EVIDENCE"
 	GateIntegrityChecksum      = "GATE_INTEGRITY_CHECKSUM"
-	RequiredGateUnsatisfied    = "REQUIRED_GATE_UNSATISFIED"
 	ManualGateAckRequired      = "MANUAL_GATE_ACK_REQUIRED"
 	InvalidGateAck             = "INVALID_GATE_ACK"
 	SpecRebaseRequired         = "SPEC_REBASE_REQUIRED"
@@ -144,18 +145,15 @@ var table = []Info{
 	{SessionNotFound, TypeNotFound, "Use a session_id from task(action=\"session\", command=\"list\")."},
 	{NoActiveSession, TypeNotFound, "Start a session with task(action=\"session\", command=\"start\")."},
 	{InvalidStateTransition, TypeConflict, "Check the session's status (data.details.current_status) before this command."},
-	{IdempotencyMismatch, TypeConflict, "Reuse the idempotency_key only with the same session parameters, or pick a new key."},
 	{StepResultRequired, TypeValidation, "Report the outcome of the last issued step (last_step_result) before asking for the next one."},
 	{StepMismatch, TypeConflict, "Report the step_id, step_type and task_id or phase_id of the last issued step (replay shows it)."},
 	{StepProofMissing, TypeValidation, "Include the step_proof of the issued step in the report."},
 	{StepProofMismatch, TypeConflict, "Use the step_proof of the latest issued step (replay shows it)."},
 	{StepProofConflict, TypeConflict, "This step_proof was already used with a different report: resend exactly the first report, or replay."},
-	{StepStale, TypeUnavailable, "The step was issued too long ago: replay it, or end the session and start again."},
 	{VerificationReceiptMissing, TypeValidation, "Report an execute_verification success with its verification_receipt {command_hash, exit_code, output_digest, issued_at, step_id}."},
 	{VerificationReceiptInvalid, TypeValidation, "Run the verify node's own command for this step and report its receipt (command_hash = sha256 of the command)."},
 	{InvalidGateEvidence, TypeValidation, "Run review(action=\"fidelity-gate\") for this step and report its gate_attempt_id."},
 	{GateIntegrityChecksum, TypeConflict, "The gate evidence does not verify: run the gate again for fresh evidence."},
-	{RequiredGateUnsatisfied, TypeAuthorization, "Pass the phase's gate, or have a maintainer waive it with task(action=\"gate-waiver\")."},
 	{ManualGateAckRequired, TypeValidation, "Resume with acknowledge_gate_review=true and the acknowledged_gate_attempt_id in data.details."},
 	{InvalidGateAck, TypeValidation, "Acknowledge the gate attempt named in data.details.expected."},
 	{SpecRebaseRequired, TypeConflict, "The spec's structure changed under the session: rebase it with task(action=\"session\", command=\"rebase\")."},
@@ -165,6 +163,7 @@ var table = []Info{
 	{GateAlreadyWaived, TypeConflict, "The gate is already waived."},
 	{AutonomyWriteLockActive, TypeConflict, "An autonomy session drives this spec: report through task(action=\"session-step\"), or end the session first."},
 	{AuditChainBroken, TypeInternal, "The audit ledger does not verify: keep the store for inspection and report it to the operator."},
+	{StorePathInvalid, TypeUnavailable, "The store cannot be created where it is configured (data.details.store): point --db / SPECD_DB at a folder this user can create; server(action=\"context\") shows the store path and where it was configured."},
 	{StoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
 }
 

@@ -3,10 +3,15 @@
 //
 // The measure: both strings are lower-cased and '_' is read as '-'. The score
 // is 1 − d/max(len(a), len(b)), where d is the optimal-string-alignment
-// (Damerau–Levenshtein with adjacent transpositions) distance in runes. A
-// candidate that contains the query, or is contained by it, scores at least
-// 0.75, and one that starts with the query at least 0.8 (so "task-1" finds
-// "task-1-10"). Candidates scoring below 0.4 are
+// (Damerau–Levenshtein with adjacent transpositions) distance in runes.
+// Containment and shared words rank above raw edit distance: a candidate
+// that contains the query, or is contained by it, scores at least 0.75; one
+// that starts with the query at least 0.8 (so "task-1" finds "task-1-10");
+// one that holds every word of a query of two or more words ('-'-separated)
+// at least 0.85 (so "detect-runner" finds "detect-test-runner" before
+// "detect"). A candidate equal to the query after normalisation but spelt
+// differently ("phase_1" for "phase-1") scores 1 and comes first: it is
+// almost certainly what was meant. Candidates scoring below 0.4 are
 // dropped; the rest are ordered by score, then by name, and at most n are
 // returned.
 //
@@ -21,6 +26,7 @@
 package fuzzy
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -35,8 +41,9 @@ type Match struct {
 }
 
 // Rank returns up to n candidates most similar to query (see the package
-// comment for the measure). An exact match (after normalisation) is never
-// returned: the caller is asking because the query did not match.
+// comment for the measure). A candidate identical to query is never
+// returned (the caller is asking because the query did not match); one
+// equal to it after normalisation is returned first.
 func Rank(query string, candidates []string, n int) []string {
 	ms := Score(query, candidates)
 	out := make([]string, 0, min(n, len(ms)))
@@ -52,6 +59,7 @@ func Rank(query string, candidates []string, n int) []string {
 // Score returns every candidate scoring at least MinScore, best first.
 func Score(query string, candidates []string) []Match {
 	q := normalise(query)
+	qWords := strings.Split(q, "-")
 	seen := make(map[string]bool, len(candidates))
 	var ms []Match
 	for _, c := range candidates {
@@ -59,13 +67,17 @@ func Score(query string, candidates []string) []Match {
 			continue
 		}
 		seen[c] = true
-		nc := normalise(c)
-		if nc == q {
+		if c == query {
 			continue
 		}
+		nc := normalise(c)
 		s := Similarity(q, nc)
 		switch {
 		case q == "":
+		case nc == q:
+			s = 1
+		case len(qWords) > 1 && holdsWords(nc, qWords) && s < 0.85:
+			s = 0.85
 		case strings.HasPrefix(nc, q) && s < 0.8:
 			s = 0.8
 		case (strings.Contains(nc, q) || strings.Contains(q, nc)) && s < 0.75:
@@ -82,6 +94,18 @@ func Score(query string, candidates []string) []Match {
 		return ms[i].Name < ms[j].Name
 	})
 	return ms
+}
+
+// holdsWords reports whether every one of words is a '-'-separated word of
+// name.
+func holdsWords(name string, words []string) bool {
+	have := strings.Split(name, "-")
+	for _, w := range words {
+		if w == "" || !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 func normalise(s string) string {

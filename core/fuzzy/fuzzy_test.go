@@ -15,7 +15,8 @@ func TestRank(t *testing.T) {
 	}{
 		{"typo", "livenes", 5, []string{"liveness"}},
 		{"transposition", "chekc", 5, []string{"check"}},
-		{"snake case of an existing name is not a match", "list_blocked", 5, []string{"list"}},
+		{"snake case of an existing name comes first", "list_blocked", 5, []string{"list-blocked", "list"}},
+		{"every word of the query ranks above containment", "complete-batches", 2, []string{"complete-batch", "complete"}},
 		{"snake case typo", "list_blokced", 1, []string{"list-blocked"}},
 		{"prefix", "complet", 2, []string{"complete", "complete-batch"}},
 		{"nothing close", "zzzzzzzz", 5, []string{}},
@@ -45,6 +46,23 @@ func TestSimilarity(t *testing.T) {
 		if got := Similarity(tt.a, tt.b); got-tt.want > 1e-9 || tt.want-got > 1e-9 {
 			t.Errorf("Similarity(%q,%q) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// TestRankWordsAndNormalisedIDs: the rankings agents rely on — the candidate that
+// holds every word of the query ranks above one the query merely contains,
+// and an id equal to the query after '_'→'-' comes first instead of being
+// dropped (which offered the agent a sibling).
+func TestRankWordsAndNormalisedIDs(t *testing.T) {
+	env := []string{"detect", "detect-test-runner", "verify-toolchain", "verify-env", "get-config", "init", "setup"}
+	if got := Rank("detect-runner", env, 2); !reflect.DeepEqual(got, []string{"detect-test-runner", "detect"}) {
+		t.Errorf("detect-runner: %q", got)
+	}
+	if got := Rank("phase_1", []string{"phase-2", "phase-1", "phase-10"}, 3); len(got) == 0 || got[0] != "phase-1" {
+		t.Errorf("phase_1: %q, want phase-1 first", got)
+	}
+	if got := Rank("Task_1_1", []string{"task-1-2", "task-1-1"}, 2); len(got) == 0 || got[0] != "task-1-1" {
+		t.Errorf("Task_1_1: %q, want task-1-1 first", got)
 	}
 }
 

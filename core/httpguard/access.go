@@ -14,9 +14,10 @@ import (
 // RATE_LIMIT_APPROACHING.
 const approachingShare = 0.10
 
-// Access decides each tool call of an HTTP caller (the hook tools.Dispatch
-// calls): the rate budget of its key and what its role may run. Calls
-// without an identity in their context (stdio, the CLI) pass untouched.
+// Access decides each tool call of an HTTP caller (it implements
+// mcptool.Access, the hook every call passes through): the rate budget of its
+// key and what its role may run. Calls without an identity in their context
+// (stdio, the CLI) pass untouched.
 type Access struct {
 	Rate    *RateLimiter // nil: no rate limit
 	Metrics *Metrics     // nil: nothing recorded
@@ -28,8 +29,9 @@ type Access struct {
 // Charge spends one call of the caller's rate budget. The options put
 // meta.rate_limit {limit, remaining, reset_seconds} on the answer, and a
 // RATE_LIMIT_APPROACHING warning when under 10% is left; an empty bucket
-// answers RATE_LIMIT_EXCEEDED with data.retry_after_seconds (also in
-// data.details).
+// answers RATE_LIMIT_EXCEEDED with data.retry_after_seconds and
+// retry_after_ms (also in data.details); the dispatcher makes the same call
+// its recovery.
 func (a *Access) Charge(ctx context.Context) ([]core.MetaOption, *core.Error) {
 	id, ok := IdentityFrom(ctx)
 	if !ok || a == nil || a.Rate == nil {
@@ -41,7 +43,7 @@ func (a *Access) Charge(ctx context.Context) ([]core.MetaOption, *core.Error) {
 		a.Metrics.RateRejected(bucket(id))
 		e := core.NewError(errcode.RateLimitExceeded,
 			fmt.Sprintf("Rate limit of key %s reached (%d calls at once, refilling over %d s); nothing was done.", bucket(id), q.Limit, q.ResetSeconds),
-			map[string]any{"retry_after_seconds": q.RetryAfterSeconds, "limit": q.Limit}).
+			map[string]any{"retry_after_seconds": q.RetryAfterSeconds, "retry_after_ms": q.RetryAfterMS, "limit": q.Limit}).
 			WithRemediation(fmt.Sprintf("Wait %d seconds (data.retry_after_seconds), then send the same call again.", q.RetryAfterSeconds))
 		e.Extra = map[string]any{"retry_after_seconds": q.RetryAfterSeconds}
 		return opts, e

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// TestLoadKeysRefusesFilesOthersCanWrite (issue 18 item 4c): a keys file
+// TestLoadKeysRefusesFilesOthersCanWrite: a keys file
 // that group or others can write is refused, naming its mode and the
 // chmod 600 fix, as ssh refuses such key files; so is one that is not a
 // regular file (a FIFO is not waited on). Owner-only and read-only-for-

@@ -38,6 +38,7 @@ type Quota struct {
 	Remaining         int // whole calls left now
 	ResetSeconds      int // seconds until the bucket is full again
 	RetryAfterSeconds int // when refused: seconds until one call is allowed
+	RetryAfterMS      int // when refused: the same wait in milliseconds (rounded up, at least 1)
 }
 
 // Take spends one call of key's budget and reports what is left.
@@ -56,6 +57,7 @@ func (l *RateLimiter) Take(key string) Quota {
 	q.ResetSeconds = secondsFor(float64(l.burst)-tokens, l.perSecond)
 	if !q.Allowed {
 		q.RetryAfterSeconds = max(secondsFor(1-tokens, l.perSecond), 1)
+		q.RetryAfterMS = max(secondsFor((1-tokens)*1000, l.perSecond), 1)
 	}
 	return q
 }

@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// Vectors derived from RFC 8785: the number samples of Appendix B (IEEE 754
-// bit patterns and the ECMAScript Number.prototype.toString form they must
-// serialise to), the sample document of §3.2.2, and the sorting example of
-// §3.2.3.
+// Vectors derived from RFC 8785: the number samples of Appendix B (IEEE 754 bit
+// patterns and the ECMAScript Number.prototype.toString form they must
+// serialise to), the sample document of RFC 8785 §3.2.2, and the sorting
+// example of RFC 8785 §3.2.3.
 
 func TestRFC8785Numbers(t *testing.T) {
 	for _, tc := range []struct {
@@ -148,8 +148,8 @@ func TestRFC8785Sample(t *testing.T) {
 	}
 }
 
-// TestRFC8785Sorting is the example of §3.2.3: keys ordered by UTF-16 code
-// units, which puts the surrogate pair of U+1F600 before U+FB33 (by code
+// TestRFC8785Sorting is the example of RFC 8785 §3.2.3: keys ordered by UTF-16
+// code units, which puts the surrogate pair of U+1F600 before U+FB33 (by code
 // point it would come last).
 func TestRFC8785Sorting(t *testing.T) {
 	in := `{

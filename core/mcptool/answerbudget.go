@@ -10,7 +10,8 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// The answer budget (contract §6). Every tool answer passes through one
+// The answer budget (README "Big specs and big answers"). Every tool
+// answer passes through one
 // step, fitAnswer, after its handler returns and before it is encoded for
 // the transport: the whole envelope — data and meta — is encoded once and
 // measured as tokens = compact JSON bytes / 4. Under the budget, those same
@@ -58,7 +59,15 @@ type Fit struct {
 	ArchiveServed bool
 }
 
-// tokensOfBytes is contract §6's estimate: bytes / 4, rounded up.
+// widestDurationMS stands in for meta.telemetry.duration_ms while a
+// degraded answer is measured: no call takes 10⁸ ms (27 hours), and every
+// duration below it, with its two decimals, is at most as long in JSON.
+// Measuring with the duration of the moment instead made the fit depend
+// on timing: a page that fit by a byte was sent a few microseconds later
+// with a longer number, over the budget, and refused as PAYLOAD_TOO_LARGE.
+const widestDurationMS = 99999999.99
+
+// tokensOfBytes is the budget's estimate: bytes / 4, rounded up.
 func tokensOfBytes(n int) int { return (n + 3) / 4 }
 
 // answerBudget is the budget of one call: the server's, or the call's
@@ -92,7 +101,12 @@ func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res
 	answerTokens := tokensOfBytes(len(b))
 	if res.Degrade != nil {
 		measure := func(data any, meta []core.MetaOption) int {
-			b, err := json.Marshal(call.Success(data, joinMeta(res.Meta, meta)...))
+			env := call.Success(data, joinMeta(res.Meta, meta)...)
+			// Measured with the widest duration the answer may carry: it is
+			// encoded again when sent, with the duration at that moment,
+			// whose number may have grown a digit since (9.99 → 10.01).
+			env.Meta.Telemetry.DurationMS = widestDurationMS
+			b, err := json.Marshal(env)
 			if err != nil {
 				return budget + 1
 			}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -103,5 +105,55 @@ func TestAnswerBudgetStep(t *testing.T) {
 	ctx := env.Meta.WarningDetails[0].Context
 	if env.Meta.WarningDetails[0].Code != core.WarnContentTruncated || ctx["dropped_count"] != 40-kept || ctx["total_count"] != 40 || ctx["reason"] != "token_budget" {
 		t.Fatalf("warning: %+v", env.Meta.WarningDetails[0])
+	}
+}
+
+// TestListFitHoldsWhileTheCallRuns: the budget step measures each degraded
+// form of an answer, and the answer sent is encoded again afterwards with
+// the call's duration_ms at that moment; a longer number then (9.99 →
+// 10.01 ms) must not push a page that fit over the budget.
+// TestBudgetOtherLists failed that way under -race -parallel 4: page 3 of
+// task list answered PAYLOAD_TOO_LARGE where the page should have shrunk.
+// Here the clock reads 1.11 ms while the forms are measured and 11111111.11
+// ms (seven characters longer) once they are; across 80 paddings of the
+// answer some forms fit within those seven bytes.
+func TestListFitHoldsWhileTheCallRuns(t *testing.T) {
+	const budget = 1000
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for pad := 0; pad < 80; pad++ {
+		items := make([]map[string]any, 300)
+		for i := range items {
+			items[i] = map[string]any{"id": i, "text": "rr"}
+		}
+		var started, measured atomic.Bool
+		clock := func() time.Time {
+			switch {
+			case !started.Swap(true):
+				return t0
+			case measured.Load():
+				return t0.Add(11111111110 * time.Microsecond)
+			}
+			return t0.Add(1110 * time.Microsecond)
+		}
+		tool := &Tool{Name: "t", Description: "Use this when testing.", Actions: []Action{
+			{Name: "list", Summary: "s", SideEffects: EffectRead, Latency: LatencyFast,
+				Handler: func(context.Context, *Request) Result {
+					data := map[string]any{"rows": items, "pad": strings.Repeat("p", pad)}
+					list := &ListAnswer[map[string]any]{Data: data, Key: "rows", Items: items, PageSize: 300,
+						ID:   func(i int) string { return "item:r" },
+						Next: func(kept int) string { return "after" }}
+					return Result{Data: data, Degrade: DegradeFunc(func(f Fit) (any, []core.MetaOption, bool, error) {
+						defer measured.Store(true)
+						return list.Degrade(f)
+					})}
+				}},
+		}}
+		reg := &Registry{budget: budget}
+		reg.Add(tool)
+		env := reg.Dispatch(context.Background(), tool, map[string]any{"action": "list"}, Session{ID: "s"}, Runtime{Now: clock})
+		b := []byte(ToResult(env).Content[0].(mcp.TextContent).Text)
+		if !env.Success || len(b) > budget*4 {
+			t.Fatalf("pad %d: %d bytes, success %v: %.300s", pad, len(b), env.Success, b)
+		}
 	}
 }

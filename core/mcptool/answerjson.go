@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 )
 
-// TokensOf is the token estimate of contract §6: bytes of v's compact JSON
+// TokensOf is the answer budget's token estimate: bytes of v's compact JSON
 // / 4, rounded up; 0 when v cannot be encoded.
 func TokensOf(v any) int {
 	b, err := json.Marshal(v)

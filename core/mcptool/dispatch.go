@@ -112,6 +112,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		raw = map[string]any{}
 	}
 	if e := rt.charge(ctx, call); e != nil {
+		if e.Code == errcode.RateLimitExceeded {
+			e = rateLimited(t.Name, raw, e)
+		}
 		return call.Failure(e)
 	}
 	if e := t.refuseWrite(raw); e != nil {
@@ -124,10 +127,13 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	}
 	a, args, notes, verr := validateNoting(t, raw)
 	if verr != nil {
-		return call.Failure(withNextCall(t, verr))
+		return call.Failure(withNextCall(t, action, r.heal(ctx, t, raw, verr)))
 	}
 	call.Action = a.Name
 	if e := rt.permit(ctx, t, a); e != nil {
+		if e.Code == errcode.Forbidden {
+			e = rt.forbidden(ctx, t, raw, e)
+		}
 		return call.Failure(e)
 	}
 	var gerr *core.Error
@@ -161,7 +167,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		if e.Code == errcode.Internal && e.Cause() != nil {
 			log.Error("internal error", "err", e.Cause())
 		}
-		return fitFailure(call, withNextCall(t, e), res.Meta, answerBudget(r.budget, args))
+		return fitFailure(call, withNextCall(t, a.Name, r.takeStep(e)), res.Meta, answerBudget(r.budget, args))
 	}
 	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed)
 }
@@ -174,6 +180,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 func (rt *Runtime) RefuseUnlisted(ctx context.Context, req mcp.CallToolRequest, call *core.Call, e *core.Error) *mcp.CallToolResult {
 	if limited := rt.charge(ctx, call); limited != nil {
 		e = limited
+		if e.Code == errcode.RateLimitExceeded {
+			e = rateLimited(call.Tool, req.GetArguments(), e)
+		}
 	}
 	env := call.Failure(e)
 	sess := sessionOf(ctx, req, *rt)

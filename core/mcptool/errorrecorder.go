@@ -21,7 +21,7 @@ const maxPendingErrors = 256
 
 // unrecorded are the codes not recorded: the store itself is the problem,
 // so writing to it would fail or wait again.
-var unrecorded = map[string]bool{errcode.LockTimeout: true, errcode.StoreCorrupt: true, errcode.StoreFull: true, errcode.StoreReadOnly: true}
+var unrecorded = map[string]bool{errcode.LockTimeout: true, errcode.StoreCorrupt: true, errcode.StoreFull: true, errcode.StoreReadOnly: true, errcode.StorePathInvalid: true}
 
 // ErrorRecorder keeps the error answers in the store without slowing them:
 // Dispatch queues a record and a writer goroutine (started when the queue
@@ -76,9 +76,9 @@ type ErrorSink interface {
 
 // NewErrorRecorder records error answers into sink, logging a failed write
 // to logger() at debug level. Answers whose code means the store itself is
-// failing (LOCK_TIMEOUT, STORE_CORRUPT, STORE_FULL, STORE_READ_ONLY) are not
-// recorded; past maxPendingErrors queued records new ones are dropped and
-// counted in a warning.
+// failing (LOCK_TIMEOUT, STORE_CORRUPT, STORE_FULL, STORE_READ_ONLY,
+// STORE_PATH_INVALID) are not recorded; past maxPendingErrors queued
+// records new ones are dropped and counted in a warning.
 func NewErrorRecorder(sink ErrorSink, logger func() *slog.Logger) *ErrorRecorder {
 	return &ErrorRecorder{log: sink, logger: logger}
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // MaxListDescription is the longest parameter description tools/list
-// carries (issue 11 §4: the whole list under 20 KB with every tool); 0
+// carries (tests/toollist_test.go: the list under 20 KB, every tool); 0
 // since the foundry tools were added: names and enums say it there, and
 // server(action="schema", tool_name=…) always gives every description.
 const MaxListDescription = 0
@@ -23,8 +23,8 @@ var listEnvelopeSchema = json.RawMessage(`{"type":"object","properties":{"succes
 // sentence. Patterns (the id grammar on every id parameter) and length and
 // item caps are left to the validator — whose INVALID_FORMAT and
 // PAYLOAD_TOO_LARGE name the rule and the cap — and to server schema, which
-// shows them all: they were a third of the list (issue 11 §4: the whole
-// list under 20 KB with every tool).
+// shows them all: they were a third of the list (tests/toollist_test.go:
+// the whole list under 20 KB with every tool).
 func (p Param) listSchema() map[string]any {
 	s := p.schema(nil)
 	for _, k := range []string{"description", "pattern", "maxLength", "minLength", "maxItems"} {
@@ -66,7 +66,7 @@ func (t *Tool) listToolDescription() string {
 	return d + " Docs: server(action=schema, tool_name=" + t.Name + ")."
 }
 
-// ListInputSchema is the flat input schema (contract §4) as tools/list
+// ListInputSchema is the flat input schema (InputSchema) as tools/list
 // carries it: "action" as a bare enum, every parameter as listSchema gives
 // it, both limited to what the tool offers (on a read-only server, its
 // read actions and their parameters); required ["action"],

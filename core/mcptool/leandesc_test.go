@@ -7,7 +7,7 @@ import (
 
 func TestListDescription(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"Short one.", ""}, // maxListDescription 0: none (issue 11: room for the foundry tools)
+		{"Short one.", ""}, // maxListDescription 0: none (room for the foundry tools)
 		{"Two sentences. Second.", ""},
 		{strings.Repeat("x", MaxListDescription+1), ""},
 	} {

@@ -20,8 +20,8 @@ func (rt *Runtime) result(ctx context.Context, sess Session, env core.Envelope) 
 	return LegacyResult(env)
 }
 
-// LegacyResult is the v1 shape of env (contract §7, response_contract_v2
-// off): on success the bare data object as JSON text, plus cursor and
+// LegacyResult is the v1 shape of env (response_contract_v2 off; see
+// README): on success the bare data object as JSON text, plus cursor and
 // has_more at its top level when the answer is paged; on failure
 // {"error": message, "error_code": CODE} with isError. Text content only,
 // never structuredContent. Validation, storage and error codes are the

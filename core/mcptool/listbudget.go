@@ -8,8 +8,8 @@ import (
 	"github.com/specd/specd/core/jcs"
 )
 
-// ListAnswer is the Degrader of an answer built around one list (contract
-// §6, level partial): Data[Key] holds Items in order of importance, most
+// ListAnswer is the Degrader of an answer built around one list (fidelity
+// partial): Data[Key] holds Items in order of importance, most
 // important first. Over the budget it keeps the longest prefix that fits —
 // at least one item — and reports the rest: content_fidelity partial,
 // dropped_content_ids, content_archive_hashes for the dropped items the

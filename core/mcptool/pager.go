@@ -8,7 +8,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 )
 
-// Page is one call's position in a cursor-paged listing (contract §5): the
+// Page is one call's position in a cursor-paged listing: the
 // key to resume after, the page size, and how to restart the listing. It is
 // the one place where a cursor is decoded, a limit is chosen and the next
 // cursor is encoded, so every paged action behaves the same way.

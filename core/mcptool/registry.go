@@ -15,6 +15,7 @@ package mcptool
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +39,8 @@ const (
 	IntOrString ParamType = "integer|string"
 )
 
-// Side effects of an action (contract §8).
+// Side effects of an action, as server schema reports them; a tool's MCP
+// annotations are the most cautious over its actions.
 const (
 	EffectNone  = "none"
 	EffectRead  = "read"
@@ -58,13 +60,19 @@ type Param struct {
 	Name        string
 	Type        ParamType
 	Description string
-	Enum        []string  // closed set of string values
-	Min, Max    *float64  // numeric bounds
-	MaxLength   int       // max characters for strings (0 = core.MaxStringChars)
-	MinLength   int       // min characters for strings
-	MaxItems    int       // max items for arrays (0 = core.MaxArrayItems)
-	Items       ParamType // element type of arrays ("" = any)
-	Pattern     string    // regular expression for strings
+	Enum        []string // closed set of string values
+	// Synonyms maps words agents use for enum values to the declared value
+	// ("done" → "completed"); keys are lower case with '_' for '-' and ' '.
+	// A refused value that is a synonym offers its value first in
+	// recovery.fuzzy_matches, before edit-distance matches. Declare the
+	// table beside the enum's own declaration; every value must be in Enum.
+	Synonyms  map[string]string
+	Min, Max  *float64  // numeric bounds
+	MaxLength int       // max characters for strings (0 = core.MaxStringChars)
+	MinLength int       // min characters for strings
+	MaxItems  int       // max items for arrays (0 = core.MaxArrayItems)
+	Items     ParamType // element type of arrays ("" = any)
+	Pattern   string    // regular expression for strings
 	// Clamp: a number above Max is lowered to Max with a meta.warnings
 	// entry (LIMIT_CLAMPED) instead of refused, as foundry-mcp does for page
 	// sizes; tools/list then publishes no maximum, the description names it.
@@ -221,11 +229,35 @@ func (a *Action) Params() []string {
 
 // Registry holds every tool. It is built once at start-up and read-only after.
 type Registry struct {
-	tools   []*Tool
-	budget  int            // token budget of every answer (0: core.DefaultTokenBudget)
-	errors  *ErrorRecorder // where error answers are recorded (nil: nowhere)
-	narrow  Narrower       // the recovery of a read over the budget (nil: none)
-	archive [2]string      // tool and action serving archived content (ServeArchiveWith)
+	tools  []*Tool
+	budget int            // token budget of every answer (0: core.DefaultTokenBudget)
+	errors *ErrorRecorder // where error answers are recorded (nil: nowhere)
+	narrow Narrower       // the recovery of a read over the budget (nil: none)
+	// candidates names the values of a missing required parameter (nil:
+	// none; see Candidates).
+	candidates Candidates
+	archive    [2]string // tool and action serving archived content (ServeArchiveWith)
+	steps      StepCalls // the calls that take refusals' domain steps (nil: none)
+}
+
+// StepCalls names the call that takes a refusal's domain step (core.Step),
+// or false when it knows none; see Registry.StepCallsWith.
+type StepCalls func(s *core.Step) (core.NextCall, bool)
+
+// StepCallsWith makes f name the call of every refusal that carries a
+// domain step (core.Error.Step) and names no call yet, before the type's
+// default (withNextCall) applies. Call it at start-up.
+func (r *Registry) StepCallsWith(f StepCalls) { r.steps = f }
+
+// takeStep is e with its step's call, when f names one.
+func (r *Registry) takeStep(e *core.Error) *core.Error {
+	if e == nil || e.Step == nil || e.NamesCall() || r.steps == nil {
+		return e
+	}
+	if c, ok := r.steps(e.Step); ok {
+		return e.WithNext(c, e.Matches())
+	}
+	return e
 }
 
 // NewRegistry is an empty registry whose answers fit budget tokens (0:
@@ -287,6 +319,11 @@ func (t *Tool) check() error {
 			return fmt.Errorf("parameter %q declared twice or reserved", p.Name)
 		}
 		seen[p.Name] = true
+		for word, v := range p.Synonyms {
+			if !slices.Contains(p.Enum, v) || word != synonymKey(word) {
+				return fmt.Errorf("parameter %q: synonym %q → %q: not a value of the enum, or a key not in synonymKey form", p.Name, word, v)
+			}
+		}
 	}
 	names := map[string]bool{}
 	for _, a := range t.Actions {

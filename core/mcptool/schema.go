@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// InputSchema is the flat input schema of contract §4: one object with
+// InputSchema is a tool's flat input schema: one object with
 // "action" (enum of kebab-case names) plus the union of every action's
 // parameters, each described with "Used by: …"; required ["action"];
 // additionalProperties false; no root composition keywords and no $schema.

@@ -79,7 +79,11 @@ type Subscriptions struct {
 	sessions map[string]map[string]bool // subscriber → subscribed URIs
 	// listens are the subscribers that are subscriptions/listen streams
 	// (keyed "listen:…"); the others are session ids (resources/subscribe).
-	listens  map[string]listenStream
+	listens map[string]listenStream
+	// locals are in-process subscribers (Watch; keyed "local:N"): a
+	// function hears the change instead of a session.
+	locals   map[string]func(uri string)
+	nlocal   int
 	versions map[string]int64 // key → version last seen (-1: absent)
 	running  bool
 }
@@ -101,7 +105,7 @@ func InstallSubscriptions(s *server.MCPServer, w Watch) *Subscriptions {
 		logger = slog.Default()
 	}
 	subs := &Subscriptions{srv: s, watch: w, log: logger,
-		sessions: map[string]map[string]bool{}, versions: map[string]int64{}, listens: map[string]listenStream{}}
+		sessions: map[string]map[string]bool{}, versions: map[string]int64{}, listens: map[string]listenStream{}, locals: map[string]func(string){}}
 	h := s.GetHooks()
 	if h == nil {
 		h = &server.Hooks{}
@@ -154,11 +158,38 @@ func (s *Subscriptions) listen(ctx context.Context, l listenStream, uris []strin
 	}()
 }
 
+// Watch subscribes fn to uri for as long as ctx lives, like a session's
+// resources/subscribe: fn(uri) runs, on the watcher's goroutine, within one
+// interval of every change of the key behind uri, whichever process or
+// server made it. fn must not block (hand the news to a channel). This is
+// how in-process readers (the board's event streams) follow specs through
+// the one watcher the MCP subscribers share.
+func (s *Subscriptions) Watch(ctx context.Context, uri string, fn func(uri string)) {
+	s.mu.Lock()
+	s.nlocal++
+	key := fmt.Sprintf("local:%d", s.nlocal)
+	s.locals[key] = fn
+	s.mu.Unlock()
+	s.subscribe(ctx, key, uri)
+	go func() {
+		<-ctx.Done()
+		s.mu.Lock()
+		delete(s.locals, key)
+		s.mu.Unlock()
+		s.dropSession(key)
+	}()
+}
+
 // notify sends notifications/resources/updated {uri} to a subscriber.
 func (s *Subscriptions) notify(subscriber, uri string) error {
 	s.mu.Lock()
 	l, isListen := s.listens[subscriber]
+	local := s.locals[subscriber]
 	s.mu.Unlock()
+	if local != nil {
+		local(uri)
+		return nil
+	}
 	if !isListen {
 		return s.srv.SendNotificationToSpecificClient(subscriber, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
 	}

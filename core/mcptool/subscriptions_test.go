@@ -176,3 +176,38 @@ func TestSubscriptionsLookOnWake(t *testing.T) {
 		})
 	}
 }
+
+// TestSubscriptionsWatchCallsInProcessSubscriber follows a key with Watch
+// (the board's way in): a move of its version calls the function with the
+// URI, a move of another key does not, and once the context ends a move
+// calls nothing.
+func TestSubscriptionsWatchCallsInProcessSubscriber(t *testing.T) {
+	src := &versionSource{versions: map[string]int64{"a": 1, "b": 1}, token: "t1"}
+	srv := server.NewMCPServer("test", "0", server.WithResourceCapabilities(true, false))
+	subs := mcptool.InstallSubscriptions(srv, src.watch())
+	got := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	subs.Watch(ctx, "test://a", func(uri string) { got <- uri })
+	next := func(wait time.Duration) string {
+		select {
+		case uri := <-got:
+			return uri
+		case <-time.After(wait):
+			return ""
+		}
+	}
+	src.set("b", 2, "t2")
+	if uri := next(100 * time.Millisecond); uri != "" {
+		t.Fatalf("called for %s, an unwatched key", uri)
+	}
+	src.set("a", 2, "t3")
+	if uri := next(5 * time.Second); uri != "test://a" {
+		t.Fatalf("called with %q, want test://a", uri)
+	}
+	cancel()
+	time.Sleep(50 * time.Millisecond) // the forgetting goroutine runs
+	src.set("a", 3, "t4")
+	if uri := next(100 * time.Millisecond); uri != "" {
+		t.Fatalf("called for %s after the context ended", uri)
+	}
+}

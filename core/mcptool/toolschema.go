@@ -23,7 +23,9 @@ type ToolSchema struct {
 }
 
 // Schema is the contract of tool toolName, with only action actionName
-// when that is given. Errors: NOT_FOUND (field tool_name, with the allowed
+// when that is given (and an input schema of that action's parameters
+// only: the recovery of a refused call reads one action, about 1–4 KB, not
+// the whole tool's). Errors: NOT_FOUND (field tool_name, with the allowed
 // names, fuzzy matches and server tools as recovery; or field action_name,
 // with server schema of the tool as recovery).
 func (r *Registry) Schema(toolName, actionName string) (ToolSchema, *Tool, error) {
@@ -42,6 +44,7 @@ func (r *Registry) Schema(toolName, actionName string) (ToolSchema, *Tool, error
 				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(actionName, t.ActionNames(), 5))
 		}
 		actions = slices.DeleteFunc(actions, func(as ActionSchema) bool { return as.Name != a.Name })
+		return ToolSchema{ToolName: t.Name, Description: t.Description, Annotations: t.Annotations(), InputSchema: t.actionInputSchema(a), Actions: actions}, t, nil
 	}
 	return ToolSchema{ToolName: t.Name, Description: t.Description, Annotations: t.Annotations(), InputSchema: t.InputSchema(), Actions: actions}, t, nil
 }
@@ -61,4 +64,26 @@ func (s ToolSchema) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 		fmt.Sprintf("answer_schema left out of every action to fit the token budget; server(action=\"schema\", tool_name=%q, action_name=…) gives one action's.", s.ToolName),
 		map[string]any{"dropped": "answer_schema", "tool_name": s.ToolName})}
 	return short, meta, f.Measure(short, meta) <= f.Budget, nil
+}
+
+// actionInputSchema is the input schema of a alone: "action" (a's name)
+// and a's parameters, with a's required ones; the parameters' descriptions
+// are left to the action's own parameters list, which has them.
+func (t *Tool) actionInputSchema(a *Action) map[string]any {
+	props := map[string]any{
+		"action": map[string]any{"type": "string", "enum": []string{a.Name}, "description": a.Summary},
+	}
+	for _, name := range a.Params() {
+		if p, ok := t.Param(name); ok {
+			ps := p.schema(nil)
+			delete(ps, "description")
+			props[name] = ps
+		}
+	}
+	return map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             append([]string{"action"}, a.Required...),
+		"additionalProperties": false,
+	}
 }

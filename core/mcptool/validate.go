@@ -18,7 +18,8 @@ import (
 
 // Validate checks raw arguments against t and returns the action and the
 // arguments without "action". It is the one validator every call goes
-// through before its handler (contract §4). Errors, in the order checked:
+// through before its handler (its errors reach callers as envelopes,
+// never as JSON-RPC errors). Errors, in the order checked:
 //
 //   - PAYLOAD_TOO_LARGE: the request over 100 KB (parameters that declare a
 //     larger MaxLength are counted against their own cap instead);
@@ -118,6 +119,12 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 		}
 		v = canonicalEnum(p, v)
 		if err := checkValue(p, v); err != nil {
+			if fixed, ok := coerce(p, v); ok {
+				return nil, nil, coercible(t, p, raw, v, fixed)
+			}
+			if err.Recovery != nil && err.Recovery.Tool == "" {
+				err.Recovery.Tool, err.Recovery.Args = "server", schemaCall(t, a.Name)
+			}
 			return nil, nil, err
 		}
 		args[k] = v
@@ -127,7 +134,7 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 			return nil, nil, core.NewError(errcode.MissingRequired,
 				fmt.Sprintf("%s action %q needs %q.", t.Name, a.Name, r),
 				map[string]any{"field": r, "action": a.Name, "required": a.Required}).
-				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
+				WithRecovery("server", schemaCall(t, a.Name), nil)
 		}
 	}
 	return a, args, nil
@@ -142,38 +149,41 @@ func checkNames(t *Tool, a *Action, raw map[string]any, keys []string) *core.Err
 			continue
 		}
 		if _, known := t.Param(k); !known {
-			names := make([]string, 0, len(t.Params))
-			for _, p := range t.Params {
-				names = append(names, p.Name)
-			}
-			return core.NewError(errcode.UnknownParameter,
-				fmt.Sprintf("%s has no parameter %q.", t.Name, k),
-				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
-				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, rankPreferring(k, a.Params(), names))
+			return unknownParameter(t, a, raw, k, fmt.Sprintf("%s has no parameter %q.", t.Name, k), renames(t, a, raw, k))
 		}
 		if !a.takes(k) {
-			return core.NewError(errcode.UnknownParameter,
-				fmt.Sprintf("%s action %q does not take %q.", t.Name, a.Name, k),
-				map[string]any{"field": k, "action": a.Name, "allowed": a.Params()}).
-				WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(k, a.Params(), 5))
+			return unknownParameter(t, a, raw, k, fmt.Sprintf("%s action %q does not take %q.", t.Name, a.Name, k), renames(t, a, raw, k))
 		}
 	}
 	return nil
 }
 
-// rankPreferring ranks name against the action's parameters first, then the
-// rest of the tool's, so the likeliest fix comes first.
-func rankPreferring(name string, first, all []string) []string {
-	out := fuzzy.Rank(name, first, 5)
-	for _, m := range fuzzy.Rank(name, all, 5) {
-		if len(out) == 5 {
-			break
+// unknownParameter is UNKNOWN_PARAMETER for key k: with close names the
+// call has not used (matches), the action's schema as the next call; with
+// none, the same call without k.
+func unknownParameter(t *Tool, a *Action, raw map[string]any, k, msg string, matches []string) *core.Error {
+	e := core.NewError(errcode.UnknownParameter, msg, map[string]any{"field": k, "action": a.Name, "allowed": a.Params()})
+	if len(matches) == 0 {
+		return e.WithRecovery(t.Name, withoutKey(t, raw, k), nil)
+	}
+	return e.WithRecovery("server", schemaCall(t, a.Name), matches)
+}
+
+// renames are the names an unknown parameter k may have been meant as: the
+// action's parameters closest to k that the call has not used and that
+// take k's value (as given, or converted as coerce would). A name the
+// action does not take, one the call already has, or one that would refuse
+// the value only leads to another refusal, or loses a value, so none is
+// offered.
+func renames(t *Tool, a *Action, raw map[string]any, k string) []string {
+	var out []string
+	for _, m := range absent(fuzzy.Rank(k, a.Params(), 5), raw) {
+		p, _ := t.Param(m)
+		v := raw[k]
+		if f, ok := goNumber(v); ok {
+			v = f
 		}
-		dup := false
-		for _, o := range out {
-			dup = dup || o == m
-		}
-		if !dup {
+		if _, ok := coerce(p, v); ok || checkValue(p, canonicalEnum(p, v)) == nil {
 			out = append(out, m)
 		}
 	}
@@ -263,7 +273,7 @@ func checkString(p Param, v any) *core.Error {
 	}
 	if len(p.Enum) > 0 && !contains(p.Enum, s) {
 		return invalid(p, v, "one of "+strings.Join(p.Enum, ", "), map[string]any{"allowed": p.Enum}).
-			WithRecovery("", nil, fuzzy.Rank(s, p.Enum, 5))
+			WithRecovery("", nil, enumMatches(p, s))
 	}
 	if p.Pattern != "" && !patternMatches(p.Pattern, s) {
 		return invalid(p, v, "a string matching "+p.Pattern, nil)

@@ -84,7 +84,7 @@ func openStore(t *testing.T, path string, lockTimeout time.Duration, mods ...fun
 	return st
 }
 
-// TestCorruptStoreIsNamedAndReleased (issue 8 item 7): a store truncated to
+// TestCorruptStoreIsNamedAndReleased: a store truncated to
 // half its size or to 8 KB answers STORE_CORRUPT naming the file relative to
 // the workspace, on every call (never LOCK_TIMEOUT: the lock taken by the
 // failed open is released), to a second Store on the same file too, and the
@@ -189,7 +189,7 @@ func expectCorrupt(t *testing.T, err error, ws string) {
 	}
 }
 
-// TestEmptyStoreFileIsRefused (issue 8 item 8): an existing 0-byte store
+// TestEmptyStoreFileIsRefused: an existing 0-byte store
 // file is STORE_CORRUPT, not silently a new empty store; a file this
 // process creates is initialised.
 func TestEmptyStoreFileIsRefused(t *testing.T) {
@@ -255,7 +255,7 @@ func truncationSizes() []int {
 	return sizes
 }
 
-// TestEveryTruncationIsStoreCorrupt (issue 18 item 4a): a store cut to any
+// TestEveryTruncationIsStoreCorrupt: a store cut to any
 // size short of its pages is STORE_CORRUPT saying what is wrong and how to
 // recover, both when opened for a call and when verified (specd check),
 // never INTERNAL_ERROR or an empty message.
@@ -289,7 +289,7 @@ func TestEveryTruncationIsStoreCorrupt(t *testing.T) {
 	}
 }
 
-// TestEveryDamagedPageIsStoreCorrupt (issue 18 item 4a): a store with one
+// TestEveryDamagedPageIsStoreCorrupt: a store with one
 // page overwritten by garbage (a sample of pages, the roots among them) either still opens (the page was free or
 // only data) or is STORE_CORRUPT with a message; opening and verifying it
 // (specd check) never panic and never answer INTERNAL_ERROR.

@@ -362,7 +362,7 @@ func (s *Store) openLocked(ctx context.Context) error {
 	}
 	s.yielded = time.Time{}
 	if err := os.MkdirAll(filepath.Dir(s.opts.Path), 0o755); err != nil {
-		return s.storageError("create the folder of", err)
+		return s.PathError(err)
 	}
 	ensureGitignore(filepath.Dir(s.opts.Path))
 	timeout := s.opts.LockTimeout

@@ -249,7 +249,7 @@ func digestNotFound(tx bucketstore.Tx, sourceID, queryHash string) *core.Error {
 	}
 	return core.NewError(errcode.DigestNotFound, fmt.Sprintf("No digest for source %q and query hash %q.", sourceID, queryHash),
 		map[string]any{"field": "query_hash", "received": queryHash, "source_id": sourceID, "stored_query_hashes": hashes}).
-		WithRecovery("research", map[string]any{"action": "digest-list", "source_id": sourceID}, nil)
+		WithStep("digest-list", map[string]any{"source_id": sourceID}, nil)
 }
 
 // DigestDelete removes the digest; DIGEST_NOT_FOUND when absent. The

@@ -624,7 +624,7 @@ func LoopSignal(status, pauseReason, code string) string {
 		return SignalSpecComplete
 	}
 	switch code {
-	case errcode.RequiredGateUnsatisfied, errcode.GateIntegrityChecksum, errcode.StepProofMissing, errcode.StepProofMismatch,
+	case errcode.GateIntegrityChecksum, errcode.StepProofMissing, errcode.StepProofMismatch,
 		errcode.StepProofConflict, errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid, errcode.Forbidden,
 		errcode.AutonomyWriteLockActive:
 		return SignalBlockedRuntime

@@ -586,7 +586,7 @@ func testDigestStorePagesBySource(t *testing.T, open portOpener) {
 	}
 }
 
-// TestRollbackHonoursExpectedVersion (issue 8 item 17): spec-rollback with a
+// TestRollbackHonoursExpectedVersion: spec-rollback with a
 // stale expected_version is VERSION_CONFLICT and changes nothing (no new
 // version, no node restored); with the current one it rolls back.
 func testRollbackHonoursExpectedVersion(t *testing.T, open portOpener) {

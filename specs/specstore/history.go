@@ -155,7 +155,7 @@ func versionNotFound(specID string, v, oldest, current int64) *core.Error {
 	return core.NewError(errcode.VersionNotFound,
 		fmt.Sprintf("Spec %s has no stored version %d (kept: %d to %d).", specID, v, oldest, current),
 		map[string]any{"field": "version", "received": v, "oldest_version": oldest, "current_version": current}).
-		WithRecovery("spec", map[string]any{"action": "history", "spec_id": specID}, nil)
+		WithStep("spec-history", map[string]any{"spec_id": specID}, nil)
 }
 
 // AtVersion is a spec as it was at one version: its header and, for the

@@ -15,9 +15,9 @@ import (
 	"github.com/specd/specd/specs"
 )
 
-// Workspace notes layout (issue 11 §2): the intake inbox and the record of
-// error answers, each keyed by an 8-byte big-endian sequence so keys sort in
-// the order items arrived.
+// Workspace notes layout (README "Coming from foundry-mcp"): the intake
+// inbox and the record of error answers, each keyed by an 8-byte
+// big-endian sequence so keys sort in the order items arrived.
 //
 //	intake/<seq>     → specs.IntakeItem JSON
 //	error_log/<seq>  → errlog.Record JSON (the newest errlog.MaxRecords)
@@ -68,7 +68,7 @@ func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.Inta
 		if full {
 			return core.NewError(errcode.Conflict, fmt.Sprintf("The intake inbox is full (%d items).", s.intakeCapacity()), map[string]any{"limit": s.intakeCapacity()}).
 				WithRemediation("Dismiss items you have turned into specs or no longer need, then add again.").
-				WithRecovery("authoring", map[string]any{"action": "intake-list"}, nil)
+				WithStep("intake-list", nil, nil)
 		}
 		seq, err := b.NextSequence()
 		if err != nil {
@@ -137,7 +137,7 @@ func (s *Repo) IntakeDismiss(ctx context.Context, id, reason, now string) (item 
 		}
 		if raw == nil {
 			return core.NewError(errcode.NotFound, fmt.Sprintf("No intake item %s.", id), map[string]any{"field": "intake_id", "received": id}).
-				WithRecovery("authoring", map[string]any{"action": "intake-list"}, nil)
+				WithStep("intake-list", nil, nil)
 		}
 		if err := json.Unmarshal(raw, &item); err != nil {
 			return err
@@ -242,7 +242,7 @@ func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err 
 		}
 		if raw == nil {
 			return core.NewError(errcode.NotFound, fmt.Sprintf("No recorded error %s (the newest %d are kept).", id, errlog.MaxRecords), map[string]any{"field": "error_id", "received": id}).
-				WithRecovery("error", map[string]any{"action": "list"}, nil)
+				WithStep("error-list", nil, nil)
 		}
 		return json.Unmarshal(raw, &rec)
 	})

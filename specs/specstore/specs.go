@@ -155,7 +155,7 @@ func specNotFound(tx bucketstore.Tx, specID string) *core.Error {
 	_ = tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
 	return core.NewError(errcode.SpecNotFound, fmt.Sprintf("No spec %q.", specID),
 		map[string]any{"field": "spec_id", "received": specID}).
-		WithRecovery("spec", map[string]any{"action": "list"}, rankIDs(specID, ids))
+		WithStep("spec-list", nil, rankIDs(specID, ids))
 }
 
 // loadSpec returns the bucket and header of specID: SPEC_NOT_FOUND (with the
@@ -580,7 +580,7 @@ func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntr
 		if !replace {
 			return core.NewError(errcode.DuplicateEntry, fmt.Sprintf("A spec %q already exists.", id),
 				map[string]any{"field": "spec_id", "received": id}).
-				WithRecovery("spec", map[string]any{"action": "get", "spec_id": id}, nil)
+				WithStep("spec-get", map[string]any{"spec_id": id}, nil)
 		}
 		return replaceSpec(tx, old, sp, journal)
 	}

@@ -1,8 +1,8 @@
-// Package degrade fits a spec document into a token budget (contract §6):
-// the application step between the tools, which measure whole answers, and
-// the specs domain, which owns the document. It degrades in the fixed order
-// of the contract — full, partial, summary, reference_only — and names every
-// item it leaves out so that research archive-get can serve it by hash.
+// Package degrade fits a spec document into a token budget (README "Big specs
+// and big answers"): the application step between the tools, which measure
+// whole answers, and the specs domain, which owns the document. It degrades in
+// the fixed order full, partial, summary, reference_only — and names every item
+// it leaves out so that research archive-get can serve it by hash.
 //
 // It imports no transport: the caller hashes dropped items (Hasher); the
 // usual one is HashMemo.Hasher, which hashes with jcs.Hash and names items
@@ -81,7 +81,7 @@ type PhaseRef struct {
 // Result is a document fitted to a budget.
 type Result struct {
 	Answer   Answer
-	Fidelity string            // core.Fidelity*
+	Fidelity string            // core.FidelityFull … core.FidelityReferenceOnly
 	Dropped  []string          // items left out (Hasher's item names), sorted at partial
 	Archive  map[string]string // archive id → hash of each dropped item
 	Total    int               // items considered for dropping (journal entries + nodes)
@@ -97,8 +97,8 @@ const minNodeBytes = 150
 // the metadata listing dropped items stays small.
 const MaxDroppedNodes = 50
 
-// Fit fits doc (with its journal) into budget tokens (compact JSON bytes /
-// 4), degrading in the fixed order of contract §6:
+// Fit fits doc (with its journal) into budget tokens (compact JSON bytes / 4),
+// degrading in this fixed order:
 //
 //  1. partial: drop the oldest journal entries (one journal range item),
 //     then the metadata of completed nodes, oldest completion first (one
@@ -342,7 +342,7 @@ func (f *fitter) reference(phaseIDs []string) Answer {
 	}
 }
 
-// tokensOf is the token estimate of contract §6: bytes of compact JSON / 4.
+// tokensOf is the answer budget's token estimate: bytes of compact JSON / 4.
 func tokensOf(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -1,0 +1,395 @@
+// Package board is specd's live board: server-rendered pages (html/template,
+// a little plain JavaScript, all embedded, nothing from another origin)
+// that show a person the specs by lifecycle folder with their progress and,
+// per spec, the phase tree with statuses, who holds each task, blockers, a
+// small dependency graph, the journal and history with diffs. Pages update
+// within moments of any change, made by any process or server, through
+// server-sent events fed by the MCP server's subscription registry
+// (mcptool.Subscriptions.Watch).
+//
+// It reads through planview, that is through the same tool dispatch as MCP,
+// always as an observer: the Access hook applies roles and rate limits to
+// its calls as to any MCP call. With API keys configured the board asks
+// for a key once (a form) and keeps a server-side session behind an
+// HttpOnly, SameSite=Strict cookie that carries a random token, never the
+// key; without a session it shows nothing of the plan.
+package board
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/specd/specd/cmd/specd/planview"
+	"github.com/specd/specd/core/httpguard"
+	"github.com/specd/specd/core/mcptool"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Defaults of Config's limits.
+const (
+	DefaultMaxSessions      = 1024
+	DefaultSessionTTL       = 12 * time.Hour
+	DefaultMaxStreamsPerKey = 16
+	DefaultMaxStreams       = 256
+	// MaxFormBytes caps the login form's body.
+	MaxFormBytes = 4096
+	// heartbeat keeps idle event streams (and the proxies between) open.
+	heartbeat = 25 * time.Second
+)
+
+// CookieName is the board's session cookie.
+const CookieName = "specd_board"
+
+// ContentSecurityPolicy is sent with every page: only this origin's
+// scripts, styles and connections; no inline script or style, no frames,
+// no plugins.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Config is what the board reads through and its limits.
+type Config struct {
+	Registry *mcptool.Registry
+	Runtime  mcptool.Runtime
+	// Subscriptions feeds the live updates; nil: pages never update.
+	Subscriptions *mcptool.Subscriptions
+	// Keys are the server's API keys; none: the board is open (loopback).
+	Keys *httpguard.Keys
+	// MaxSessions caps the cookie sessions kept (the oldest goes first).
+	MaxSessions int
+	// SessionTTL is a cookie session's lifetime.
+	SessionTTL time.Duration
+	// MaxStreamsPerKey and MaxStreams cap the open event streams per key
+	// (the keyless caller counts as one) and in all.
+	MaxStreamsPerKey int
+	MaxStreams       int
+	Logger           *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Board is the board's HTTP handler.
+type Board struct {
+	cfg   Config
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]session // cookie token → session
+	streams  map[string]int     // key id → open event streams
+	nstreams int
+}
+
+type session struct {
+	keyID   string
+	created time.Time
+	expires time.Time
+}
+
+// New makes the board; next serves every path the board does not (the MCP
+// endpoint, /healthz, /metrics).
+func New(cfg Config, next http.Handler) *Board {
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.MaxStreamsPerKey <= 0 {
+		cfg.MaxStreamsPerKey = DefaultMaxStreamsPerKey
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	b := &Board{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger,
+		sessions: map[string]session{}, streams: map[string]int{}, pages: map[string]*template.Template{}}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	for _, p := range []string{"index", "spec", "login"} {
+		b.pages[p] = template.Must(template.New(p).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+p+".html"))
+	}
+	static, _ := fs.Sub(assets, "assets/static")
+	b.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	b.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	b.mux.HandleFunc("GET /{$}", b.authed(b.index))
+	b.mux.HandleFunc("GET /specs/{id}", b.authed(b.spec))
+	b.mux.HandleFunc("GET /events", b.authed(b.events))
+	b.mux.HandleFunc("GET /login", b.loginForm)
+	b.mux.HandleFunc("POST /login", b.login)
+	b.mux.HandleFunc("POST /logout", b.logout)
+	if next != nil {
+		b.mux.Handle("/", next)
+	}
+	return b
+}
+
+// ServeHTTP sets the security headers every board answer carries and
+// routes.
+func (b *Board) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isBoardPath(r.URL.Path) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+	}
+	b.mux.ServeHTTP(w, r)
+}
+
+func isBoardPath(p string) bool {
+	return p == "/" || p == "/login" || p == "/logout" || p == "/events" || p == "/favicon.ico" ||
+		strings.HasPrefix(p, "/specs/") || strings.HasPrefix(p, "/static/")
+}
+
+// viewer is the board's caller: the key behind the session (or none).
+type viewer struct {
+	keyID  string
+	keyed  bool // the server has keys (a logout button is shown)
+	reader *planview.Reader
+	ctx    context.Context
+}
+
+// authed resolves the caller: without keys everyone may look; with keys
+// the session cookie must name a live session, else a page goes to the
+// login form and anything else gets 401. The call context carries an
+// observer identity, so every read passes through the roles and the rate
+// limit of its key.
+func (b *Board) authed(next func(w http.ResponseWriter, r *http.Request, v viewer)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v := viewer{keyed: b.cfg.Keys.Len() > 0}
+		if v.keyed {
+			s, ok := b.sessionOf(r)
+			if !ok {
+				if r.URL.Path == "/events" || r.URL.Query().Get("part") != "" {
+					http.Error(w, "sign in first", http.StatusUnauthorized)
+					return
+				}
+				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.Path), http.StatusSeeOther)
+				return
+			}
+			v.keyID = s.keyID
+		}
+		v.ctx = httpguard.WithIdentity(r.Context(), httpguard.Identity{KeyID: v.keyID, Role: httpguard.Observer})
+		v.reader = &planview.Reader{Registry: b.cfg.Registry, Runtime: b.cfg.Runtime,
+			Session: mcptool.Session{ID: "board", ClientName: "specd-board"}}
+		next(w, r, v)
+	}
+}
+
+// sessionOf is the live session the request's cookie names.
+func (b *Board) sessionOf(r *http.Request) (session, bool) {
+	c, err := r.Cookie(CookieName)
+	if err != nil || c.Value == "" {
+		return session{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.sessions[c.Value]
+	if ok && !b.cfg.Now().Before(s.expires) {
+		delete(b.sessions, c.Value)
+		return session{}, false
+	}
+	return s, ok
+}
+
+// newSession keeps a session for keyID and returns its token. Expired
+// sessions are dropped; at the cap the oldest goes.
+func (b *Board) newSession(keyID string) (string, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	now := b.cfg.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for t, s := range b.sessions {
+		if !now.Before(s.expires) {
+			delete(b.sessions, t)
+		}
+	}
+	for len(b.sessions) >= b.cfg.MaxSessions {
+		oldest, when := "", now
+		for t, s := range b.sessions {
+			if oldest == "" || s.created.Before(when) {
+				oldest, when = t, s.created
+			}
+		}
+		delete(b.sessions, oldest)
+	}
+	b.sessions[token] = session{keyID: keyID, created: now, expires: now.Add(b.cfg.SessionTTL)}
+	return token, nil
+}
+
+// Sessions is the number of cookie sessions kept.
+func (b *Board) Sessions() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.sessions)
+}
+
+// sameOrigin: a form post must come from the board's own pages (or from
+// no browser at all).
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" || o == "null" && r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && strings.EqualFold(u.Host, r.Host)
+}
+
+// safeNext keeps a post-login target on this site's pages.
+func safeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/"
+	}
+	return next
+}
+
+func (b *Board) loginForm(w http.ResponseWriter, r *http.Request) {
+	if b.cfg.Keys.Len() == 0 {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	b.render(w, "login", page{Title: "Sign in", Next: safeNext(r.URL.Query().Get("next"))}, false)
+}
+
+func (b *Board) login(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		http.Error(w, "cross-origin form post refused", http.StatusForbidden)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "the form is too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	next := safeNext(r.PostForm.Get("next"))
+	k, ok := b.cfg.Keys.Lookup(strings.TrimSpace(r.PostForm.Get("key")))
+	if !ok {
+		w.WriteHeader(http.StatusUnauthorized)
+		b.render(w, "login", page{Title: "Sign in", Next: next, Error: "That key is not known to this server."}, false)
+		return
+	}
+	token, err := b.newSession(k.ID)
+	if err != nil {
+		http.Error(w, "could not start a session", http.StatusInternalServerError)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(b.cfg.SessionTTL / time.Second)})
+	b.log.Info("board sign-in", "key_id", k.ID)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (b *Board) logout(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		http.Error(w, "cross-origin form post refused", http.StatusForbidden)
+		return
+	}
+	if c, err := r.Cookie(CookieName); err == nil {
+		b.mu.Lock()
+		delete(b.sessions, c.Value)
+		b.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// events is the server-sent event stream of a page: one "change" event
+// (data: the spec id) whenever a watched spec changes. ?spec= names the
+// specs, at most 200. Streams are capped per key and in all.
+func (b *Board) events(w http.ResponseWriter, r *http.Request, v viewer) {
+	ids := r.URL.Query()["spec"]
+	if len(ids) == 0 || len(ids) > 200 {
+		http.Error(w, "name 1 to 200 specs with ?spec=", http.StatusBadRequest)
+		return
+	}
+	if b.cfg.Subscriptions == nil {
+		http.Error(w, "live updates are off", http.StatusNotFound)
+		return
+	}
+	if !b.openStream(v.keyID) {
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, fmt.Sprintf("too many open board streams for this key (at most %d)", b.cfg.MaxStreamsPerKey), http.StatusTooManyRequests)
+		return
+	}
+	defer b.closeStream(v.keyID)
+	// Watch first: each subscription reads its spec's version as of now,
+	// so once the client sees the stream open every later change is sent.
+	changed := make(chan string, 16)
+	ctx := r.Context()
+	for _, id := range ids {
+		b.cfg.Subscriptions.Watch(ctx, "specd://specs/"+id, func(uri string) {
+			select {
+			case changed <- strings.TrimPrefix(uri, "specd://specs/"):
+			default: // a change is already queued; the page reloads its part once
+			}
+		})
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the write timeout
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_, _ = fmt.Fprint(w, "retry: 2000\n: open\n\n")
+	_ = rc.Flush()
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-changed:
+			if _, err := fmt.Fprintf(w, "event: change\ndata: %s\n\n", id); err != nil {
+				return
+			}
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+				return
+			}
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+func (b *Board) openStream(keyID string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.streams[keyID] >= b.cfg.MaxStreamsPerKey || b.nstreams >= b.cfg.MaxStreams {
+		return false
+	}
+	b.streams[keyID]++
+	b.nstreams++
+	return true
+}
+
+func (b *Board) closeStream(keyID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.streams[keyID]--; b.streams[keyID] <= 0 {
+		delete(b.streams, keyID)
+	}
+	b.nstreams--
+}

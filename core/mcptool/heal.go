@@ -1,0 +1,295 @@
+package mcptool
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+	"github.com/specd/specd/core/fuzzy"
+)
+
+// How a refusal names its fix (README: "What an agent can rely on to recover"). An agent that reads only
+// recovery (suggested_tool, suggested_args, fuzzy_matches) and
+// details.field/received must be able to recover without reading English:
+//
+//   - a value of the wrong type that converts to the right one ("5" for an
+//     integer, "yes" for a boolean) is refused with the corrected call as
+//     recovery (coerce);
+//   - an enum value that is a synonym of a declared one offers it first
+//     (Param.Synonyms), before edit-distance matches;
+//   - an action the tool lacks but another tool has is refused with that
+//     tool's call, same arguments (Registry.elsewhere);
+//   - a parameter fuzzy match never offers a key the call already has, and
+//     an unknown key with no close match is refused with the same call
+//     without it;
+//   - a missing required parameter names the call that lists its
+//     candidates, or the corrected call when exactly one fits (Candidates);
+//   - schema suggestions name the action (action_name), so the agent reads
+//     one action's contract, not the tool's.
+
+// synonymKey is the form of a Param.Synonyms key: lower case, with '_' for
+// '-' and ' '.
+func synonymKey(s string) string {
+	return strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToLower(strings.TrimSpace(s)))
+}
+
+// enumMatches ranks s against p's enum: the value s is a synonym of first,
+// then the closest by edit distance; at most 5.
+func enumMatches(p Param, s string) []string {
+	var out []string
+	if v, ok := p.Synonyms[synonymKey(s)]; ok {
+		out = append(out, v)
+	}
+	for _, m := range fuzzy.Rank(s, p.Enum, 5) {
+		if len(out) < 5 && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// coerce converts v to p's type when v is the right value in the wrong
+// type: a number written as a string for a number, a boolean word ("true",
+// "yes", "on", "1", and their opposites) or 0/1 for a boolean. ok is false
+// when no conversion applies or the converted value is still refused. A
+// number given for a string (an id such as 42) is not converted: that is
+// rarely the value meant.
+func coerce(p Param, v any) (any, bool) {
+	var out any
+	switch p.Type {
+	case Integer, Number:
+		s, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, false
+		}
+		out = f
+	case Boolean:
+		switch x := v.(type) {
+		case string:
+			switch strings.ToLower(strings.TrimSpace(x)) {
+			case "true", "yes", "y", "on", "1":
+				out = true
+			case "false", "no", "n", "off", "0":
+				out = false
+			default:
+				return nil, false
+			}
+		case float64:
+			switch x {
+			case 1:
+				out = true
+			case 0:
+				out = false
+			default:
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	out = canonicalEnum(p, out)
+	if checkValue(p, out) != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// callArgs is the call as the client sent it (every non-null argument,
+// "action" included), for a recovery that corrects it.
+func callArgs(raw map[string]any) map[string]any {
+	out := make(map[string]any, len(raw))
+	for k, v := range raw {
+		if v != nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// coercible is the refusal of a value of the wrong type that converts to
+// the right one: INVALID_FORMAT as before, with the corrected call (the
+// converted value in place) as recovery and the value in
+// details.suggested_value.
+func coercible(t *Tool, p Param, raw map[string]any, v, fixed any) *core.Error {
+	corrected := callArgs(raw)
+	corrected[p.Name] = fixed
+	return invalid(p, v, "a "+string(p.Type), map[string]any{"suggested_value": fixed}).
+		WithRecovery(t.Name, corrected, nil)
+}
+
+// schemaCall is the recovery that reads the contract of t's action (the
+// whole tool's when action is "").
+func schemaCall(t *Tool, action string) map[string]any {
+	args := map[string]any{"action": "schema", "tool_name": t.Name}
+	if action != "" {
+		args["action_name"] = action
+	}
+	return args
+}
+
+// withoutKey is the recovery of an unknown parameter that matches nothing:
+// the same call without it.
+func withoutKey(t *Tool, raw map[string]any, key string) map[string]any {
+	out := callArgs(raw)
+	delete(out, key)
+	return out
+}
+
+// absent drops from matches the names the call already has: renaming a
+// key to one that is present would lose a value.
+func absent(matches []string, raw map[string]any) []string {
+	return slices.DeleteFunc(matches, func(m string) bool { return raw[m] != nil })
+}
+
+// elsewhere is the recovery of an action t lacks: the call of the one other
+// tool that offers the action (preferring, among several, the one whose
+// action takes every argument given), with the same arguments; ok false
+// when no tool, or more than one equally, has it.
+func (r *Registry) elsewhere(t *Tool, name string, raw map[string]any) (string, bool) {
+	var has, fits []string
+	for _, o := range r.Tools() {
+		if o == t {
+			continue
+		}
+		a, ok := o.Action(name)
+		if !ok || !o.offered(a) {
+			continue
+		}
+		has = append(has, o.Name)
+		all := true
+		for k, v := range raw {
+			if k != "action" && v != nil && !a.takes(k) {
+				all = false
+			}
+		}
+		if all {
+			fits = append(fits, o.Name)
+		}
+	}
+	switch {
+	case len(fits) == 1:
+		return fits[0], true
+	case len(fits) == 0 && len(has) == 1:
+		return has[0], true
+	}
+	return "", false
+}
+
+// Candidates names what could fill a required parameter a call left out:
+// the values that fit (values) and the call that lists them (listTool with
+// listArgs, "action" included; "" for none). A refusal for the missing
+// parameter names the corrected call when exactly one value fits, else the
+// listing call.
+type Candidates func(ctx context.Context, tool, action, param string, args Args) (values []string, listTool string, listArgs map[string]any)
+
+// CandidatesWith makes c name the candidates of missing required
+// parameters (see Candidates). Call it at start-up, before the registry
+// serves calls.
+func (r *Registry) CandidatesWith(c Candidates) { r.candidates = c }
+
+// heal gives a validation refusal the next call that fixes it where the
+// validator alone cannot: the tool that has the action (UNKNOWN_ACTION),
+// the candidates of a missing parameter (MISSING_REQUIRED).
+func (r *Registry) heal(ctx context.Context, t *Tool, raw map[string]any, e *core.Error) *core.Error {
+	field, _ := e.Details["field"].(string)
+	switch e.Code {
+	case errcode.UnknownAction:
+		name, _ := raw["action"].(string)
+		if other, ok := r.elsewhere(t, name, raw); ok {
+			e.Message += fmt.Sprintf(" %s has it: call %s with the same arguments.", other, other)
+			e.Details["tool"] = other
+			return e.WithRecovery(other, callArgs(raw), nil)
+		}
+	case errcode.MissingRequired:
+		if r.candidates == nil || field == "" || field == "action" {
+			return e
+		}
+		action, _ := raw["action"].(string)
+		values, listTool, listArgs := r.candidates(ctx, t.Name, action, field, Args(callArgs(raw)))
+		switch {
+		case len(values) == 1:
+			corrected := callArgs(raw)
+			corrected[field] = values[0]
+			return e.WithDetail("candidates", values).WithRecovery(t.Name, corrected, values)
+		case listTool != "":
+			if len(values) > 0 {
+				e = e.WithDetail("candidates", values[:min(len(values), 20)])
+			}
+			return e.WithRecovery(listTool, listArgs, nil)
+		}
+	}
+	return e
+}
+
+// forbidden adds to a role's FORBIDDEN the calls the role may make: the
+// actions of t it is permitted (details.allowed), and as recovery the one
+// of them that takes the most of the call's arguments and has every
+// required one among them (the first declared on a tie), with the call's
+// arguments it takes — a read about what the agent meant to change; else
+// server context.
+func (rt *Runtime) forbidden(ctx context.Context, t *Tool, raw map[string]any, e *core.Error) *core.Error {
+	var allowed []string
+	var next *Action
+	best := -1
+	for i := range t.Actions {
+		a := &t.Actions[i]
+		if !t.offered(a) || rt.permit(ctx, t, a) != nil {
+			continue
+		}
+		allowed = append(allowed, a.Name)
+		fits, taken := true, 0
+		for _, p := range a.Required {
+			fits = fits && raw[p] != nil
+		}
+		for k, v := range raw {
+			if k != "action" && v != nil && a.takes(k) {
+				taken++
+			}
+		}
+		if fits && taken > best {
+			next, best = a, taken
+		}
+	}
+	e = e.WithDetail("allowed", allowed)
+	if next == nil {
+		return e.WithRecovery("server", map[string]any{"action": "context"}, nil)
+	}
+	args := map[string]any{"action": next.Name}
+	for k, v := range raw {
+		if v != nil && next.takes(k) {
+			args[k] = v
+		}
+	}
+	return e.WithRecovery(t.Name, args, nil)
+}
+
+// rateLimited makes RATE_LIMIT_EXCEEDED name its next call: the same call,
+// after details.retry_after_ms (also a top-level data key).
+func rateLimited(tool string, raw map[string]any, e *core.Error) *core.Error {
+	if _, ok := e.Details["retry_after_ms"]; !ok {
+		if s, ok := e.Details["retry_after_seconds"].(int); ok {
+			e = e.WithDetail("retry_after_ms", s*1000)
+		}
+	}
+	if ms, ok := e.Details["retry_after_ms"]; ok {
+		extra := maps.Clone(e.Extra)
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		extra["retry_after_ms"] = ms
+		e.Extra = extra
+	}
+	return e.WithRecovery(tool, callArgs(raw), nil)
+}
