@@ -484,3 +484,49 @@ func TestAutonomyManualGateWaiverAndBypass(t *testing.T) {
 		t.Fatalf("events: %v", types)
 	}
 }
+
+// TestAutonomyRebaseAndReset: a phase added under a running session fails
+// it with SPEC_REBASE_REQUIRED at the next step (the report is not
+// consumed); the refusal's recovery, rebase, re-plans it and resume goes on
+// with the same report; a session failed again is reset (deleted) with a
+// reason code, which frees the spec's write lock.
+func TestAutonomyRebaseAndReset(t *testing.T) {
+	t.Parallel()
+	deps := newDeps(t, false)
+	clk := &steppedClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	deps.Runtime.Now = clk.now
+	c, _ := inProcess(t, deps, protocols[0])
+	spec, ids := autonomySpec(t, c)
+	ok(t, c, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec})
+	next := func(rep map[string]any) map[string]any {
+		return call(t, c, "task", map[string]any{"action": "session-step", "command": "next", "spec_id": spec, "heartbeat": true, "last_step_result": rep})
+	}
+	st := stepOf(t, ok(t, c, "task", map[string]any{"action": "session-step", "command": "next", "spec_id": spec, "heartbeat": true}))
+	ok(t, c, "authoring", map[string]any{"action": "phase-add", "spec_id": spec, "title": "Phase three"})
+	rep := reportOf(st, clk)
+	env := next(rep)
+	if errorCode(env) != "SPEC_REBASE_REQUIRED" || data(env)["loop_signal"] != "failed" {
+		t.Fatalf("structure change: %v", env)
+	}
+	rec := data(env)["recovery"].(map[string]any)
+	rb := ok(t, c, rec["suggested_tool"].(string), rec["suggested_args"].(map[string]any))
+	if rb["rebase_result"].(map[string]any)["result"] != "success" || rb["status"] != "paused" {
+		t.Fatalf("rebase: %v", rb)
+	}
+	ok(t, c, "task", map[string]any{"action": "session", "command": "resume", "spec_id": spec})
+	env = next(rep)
+	if env["success"] != true || stepOf(t, data(env))["task_id"] != ids["t2"] {
+		t.Fatalf("the report after the rebase: %v", env)
+	}
+	ok(t, c, "authoring", map[string]any{"action": "phase-add", "spec_id": spec, "title": "Phase four"})
+	if env := next(reportOf(stepOf(t, data(env)), clk)); errorCode(env) != "SPEC_REBASE_REQUIRED" {
+		t.Fatalf("second structure change: %v", env)
+	}
+	failsWith(t, c, "AUTONOMY_WRITE_LOCK_ACTIVE", "task", map[string]any{"action": "complete", "spec_id": spec, "task_id": ids["t2"]})
+	r := ok(t, c, "task", map[string]any{"action": "session", "command": "reset", "spec_id": spec, "reason_code": "corrupt_state"})
+	if r["deleted"] != true || r["status"] != "failed" {
+		t.Fatalf("reset: %v", r)
+	}
+	failsWith(t, c, "NO_ACTIVE_SESSION", "task", map[string]any{"action": "session", "command": "status", "spec_id": spec})
+	ok(t, c, "task", map[string]any{"action": "complete", "spec_id": spec, "task_id": ids["t2"]})
+}
