@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/specd/specd/core/store/bucketstore"
@@ -113,7 +115,14 @@ func TestAutonomySessionWholeRun(t *testing.T) {
 	c, _ := inProcess(t, deps, protocols[0])
 	spec, ids := autonomySpec(t, c)
 	task := func(args map[string]any) map[string]any { args["spec_id"] = spec; return call(t, c, "task", args) }
-	okTask := func(args map[string]any) map[string]any { args["spec_id"] = spec; return ok(t, c, "task", args) }
+	okTask := func(args map[string]any) map[string]any {
+		args["spec_id"] = spec
+		d := ok(t, c, "task", args)
+		if a := args["action"].(string); strings.HasPrefix(a, "session") {
+			checkActionAnswer(t, c, "task", a, d)
+		}
+		return d
+	}
 	failTask := func(code string, args map[string]any) map[string]any {
 		args["spec_id"] = spec
 		return failsWith(t, c, code, "task", args)
@@ -241,6 +250,7 @@ func TestAutonomySessionWholeRun(t *testing.T) {
 
 	// The gate: a verdict from evidence with its integrity checksum.
 	g := ok(t, c, "review", map[string]any{"action": "fidelity-gate", "spec_id": spec, "session_id": sid, "phase_id": st["phase_id"], "step_id": st["step_id"]})
+	checkActionAnswer(t, c, "review", "fidelity-gate", g)
 	if g["verdict"] != "pass" || g["gate_passed_preview"] != true || len(g["integrity_checksum"].(string)) != 64 || g["gate_attempt_id"] != st["gate_attempt_id"] {
 		t.Fatalf("fidelity gate: %v", g)
 	}
@@ -467,6 +477,7 @@ func TestAutonomyManualGateWaiverAndBypass(t *testing.T) {
 	gate2 := stepOf(t, a)
 	failsWith(t, c, "GATE_NOT_FOUND", "task", map[string]any{"action": "gate-waiver", "spec_id": spec, "phase_id": "phase-9", "reason_code": "operator_override"})
 	w := ok(t, c, "task", map[string]any{"action": "gate-waiver", "spec_id": spec, "phase_id": gate2["phase_id"], "reason_code": "operator_override", "reason_detail": "reviewed by hand"})
+	checkActionAnswer(t, c, "task", "gate-waiver", w)
 	if w["gate"].(map[string]any)["status"] != "waived" || w["phase_id"] != ids["p2"] {
 		t.Fatalf("waiver: %v", w)
 	}
@@ -529,4 +540,29 @@ func TestAutonomyRebaseAndReset(t *testing.T) {
 	}
 	failsWith(t, c, "NO_ACTIVE_SESSION", "task", map[string]any{"action": "session", "command": "status", "spec_id": spec})
 	ok(t, c, "task", map[string]any{"action": "complete", "spec_id": spec, "task_id": ids["t2"]})
+}
+
+// checkActionAnswer validates data against the answer_schema server schema
+// publishes for tool's action (asked with action_name: the task tool's
+// whole description is over the budget and comes without answer schemas).
+func checkActionAnswer(t *testing.T, c *client.Client, tool, action string, data any) {
+	t.Helper()
+	env := call(t, c, "server", map[string]any{"action": "schema", "tool_name": tool, "action_name": action})
+	raw, _ := json.Marshal(env["data"])
+	var desc struct {
+		Actions []struct {
+			Name         string             `json:"name"`
+			AnswerSchema *jsonschema.Schema `json:"answer_schema"`
+		} `json:"actions"`
+	}
+	must(t, json.Unmarshal(raw, &desc))
+	if len(desc.Actions) != 1 || desc.Actions[0].AnswerSchema == nil {
+		t.Fatalf("server schema %s %s: no answer_schema: %s", tool, action, raw)
+	}
+	rs, err := desc.Actions[0].AnswerSchema.Resolve(nil)
+	must(t, err)
+	if err := rs.Validate(data); err != nil {
+		b, _ := json.Marshal(data)
+		t.Errorf("%s %s: answer does not match its answer_schema: %v\nanswer: %.2000s", tool, action, err, b)
+	}
 }

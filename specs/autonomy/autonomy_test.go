@@ -476,3 +476,38 @@ func TestGateWaiverAndFailedGateFeedback(t *testing.T) {
 		t.Fatalf("after the waiver: %+v", ans.NextStep)
 	}
 }
+
+// A PARTIAL verification result makes the verdict warn: lenient passes
+// it; strict fails the gate and, with auto-retry, issues
+// address_fidelity_feedback, after which the gate runs again.
+func TestWarnVerdictLenientPassesStrictRetries(t *testing.T) {
+	for _, policy := range []string{GateLenient, GateStrict} {
+		ru := newRun(t, StartInput{GatePolicy: policy})
+		ans := ru.mustNext(nil)
+		for ans.NextStep.Type != StepRunFidelityGate {
+			ans = ru.mustNext(ru.report(ans.NextStep))
+		}
+		if _, err := specs.RecordVerification(ru.sp, "verify-1-1", specs.VerificationRecord{Result: "PARTIAL"}); err != nil {
+			t.Fatal(err)
+		}
+		rep := ru.report(ans.NextStep)
+		s, _ := LoadSession(ru.r, ru.sid)
+		if s.PendingGateEvidence.Verdict != VerdictWarn {
+			t.Fatalf("%s: verdict %s, want warn", policy, s.PendingGateEvidence.Verdict)
+		}
+		ans = ru.mustNext(rep)
+		switch policy {
+		case GateLenient:
+			if ans.NextStep.TaskID != "task-2-1" {
+				t.Fatalf("lenient: %+v", ans.NextStep)
+			}
+		case GateStrict:
+			if ans.NextStep.Type != StepAddressFidelityFeedback || ans.NextStep.PhaseID != "phase-1" {
+				t.Fatalf("strict: %+v", ans.NextStep)
+			}
+			if ans = ru.mustNext(ru.report(ans.NextStep)); ans.NextStep.Type != StepRunFidelityGate {
+				t.Fatalf("after the feedback: %+v", ans.NextStep)
+			}
+		}
+	}
+}
