@@ -668,7 +668,7 @@ func (d *Deps) reviewFidelityGate(ctx context.Context, r *mcptool.Request) mcpto
 // supervisor branches on; other errors go through withSpecNextCall.
 func autonomyError(err error, specID, sessionID string) error {
 	e := core.AsError(err)
-	if e == nil || e.NamesCall() && e.Code != errcode.InvalidCursor {
+	if e.NamesCall() {
 		return withSpecNextCall(err, specID)
 	}
 	call := func(action string, args ...any) core.NextCall {
