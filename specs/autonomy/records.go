@@ -85,20 +85,26 @@ func ActiveSession(r Records) (*Session, error) {
 	return s, nil
 }
 
-// Resolve returns session id, or the spec's active session when id is "".
-// SESSION_NOT_FOUND, NO_ACTIVE_SESSION.
+// Resolve returns session id, or, when id is "", the spec's active
+// session, else its newest (a completed or ended session still answers
+// status, replay and the replayed report of its last step).
+// SESSION_NOT_FOUND, NO_ACTIVE_SESSION (the spec never had one).
 func Resolve(r Records, id string) (*Session, error) {
 	if id != "" {
 		return LoadSession(r, id)
 	}
 	s, err := ActiveSession(r)
+	if err != nil || s != nil {
+		return s, err
+	}
+	all, err := Sessions(r)
 	if err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return nil, core.NewError(errcode.NoActiveSession, "This spec has no active autonomy session.", map[string]any{"field": "session_id"})
+	if len(all) == 0 {
+		return nil, core.NewError(errcode.NoActiveSession, "This spec has no autonomy session.", map[string]any{"field": "session_id"})
 	}
-	return s, nil
+	return all[0], nil
 }
 
 // Sessions lists every session of the spec, newest first.

@@ -377,11 +377,15 @@ func (s *Session) gate(phase string) *GateRecord {
 }
 
 // GateWaiver waives phase's gate (maintainer only and off unless enabled:
-// the tool layer checks both). GATE_NOT_FOUND, GATE_ALREADY_PASSED,
-// GATE_ALREADY_WAIVED, INVALID_FORMAT.
+// the tool layer checks both) of a session that has not ended.
+// GATE_NOT_FOUND, GATE_ALREADY_PASSED, GATE_ALREADY_WAIVED, INVALID_FORMAT,
+// INVALID_STATE_TRANSITION.
 func GateWaiver(r Records, s *Session, phaseID, reasonCode, detail, role string, now time.Time) (*GateRecord, error) {
 	if err := validReason(reasonCode); err != nil {
 		return nil, err
+	}
+	if Terminal(s.Status) {
+		return nil, transitionErr(s, s.Status, "a "+s.Status+" session's gates are final")
 	}
 	g := s.PhaseGates[phaseID]
 	if g == nil {
