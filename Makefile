@@ -105,6 +105,15 @@ bench: build
 coldstart: build
 	SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench 'ColdStart' -benchtime 50x -count 5 ./tests/
 
+## load: the write load of issue 22 (not part of test): the built server
+## over HTTP, CLIENTS (16) clients adding tasks to SPECS (4) specs for
+## DURATION (10s), every acknowledged task read back (fails if one is
+## missing), then one sequential stdio client; prints writes/s, p50, p99.
+.PHONY: load
+load: build
+	$(GO) build -o bin/specd-load ./cmd/specd-load
+	bash cmd/specd-load/load.sh $(BIN) bin/specd-load
+
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \

@@ -173,11 +173,12 @@ func NewNodeID(s *Spec, parentID string, t NodeType) string {
 	}
 	max := 0
 	if parent != nil {
+		dash := prefix + "-" // once, not once per child: a phase may hold thousands
 		for _, c := range parent.Children {
-			if !strings.HasPrefix(c, prefix+"-") {
+			if !strings.HasPrefix(c, dash) {
 				continue
 			}
-			if n, err := strconv.Atoi(c[len(prefix)+1:]); err == nil && n > max {
+			if n, err := strconv.Atoi(c[len(dash):]); err == nil && n > max {
 				max = n
 			}
 		}

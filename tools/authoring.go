@@ -17,12 +17,12 @@ const authoringDescription = `Use this when you shape a spec: create it (spec-cr
 	`Typical composition: authoring spec-create → authoring phase-add-bulk (per phase) → spec validate → lifecycle activate → task next. Every mutation takes dry_run and expected_version.`
 
 func authoringTool(d *Deps) *mcptool.Tool {
-	write := func(name, summary string, required, optional []string, destructive bool, answer any, h mcptool.Handler) mcptool.Action {
+	write := func(name, summary string, required, optional []string, destructive bool, answer any, h mcptool.TypedHandler) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: summary, Required: required, Optional: append(optional, mutationArgs...),
-			SideEffects: mcptool.EffectWrite, Destructive: destructive, Latency: mcptool.LatencyFast, Answer: answer, Handler: h}
+			SideEffects: mcptool.EffectWrite, Destructive: destructive, Latency: mcptool.LatencyFast, Answer: answer, Typed: h}
 	}
-	read := func(name, summary string, answer any, h mcptool.Handler) mcptool.Action {
-		return mcptool.Action{Name: name, Summary: summary, Required: []string{"spec_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: answer, Handler: h}
+	read := func(name, summary string, answer any, h mcptool.TypedHandler) mcptool.Action {
+		return mcptool.Action{Name: name, Summary: summary, Required: []string{"spec_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: answer, Typed: h}
 	}
 	return &mcptool.Tool{
 		Name:        "authoring",
@@ -73,50 +73,50 @@ func authoringTool(d *Deps) *mcptool.Tool {
 				Name: "spec-create", Summary: "Creates a spec (id = slug-YYYY-MM-DD-NNN; the same name twice on one day gets -002) with an optional template.",
 				Required: []string{"name"}, Optional: []string{"mission", "description", "category", "template", "plan_path", "plan_review_path", "dry_run"},
 				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: map[string]any{"name": "Contract test spec", "template": "feature"},
-				Answer: SpecCreateAnswer{}, Handler: d.specCreate,
+				Answer: SpecCreateAnswer{}, Typed: mcptool.Typed(d.specCreate),
 			},
 			{
 				Name: "spec-template", Summary: "Lists the shipped templates (empty, feature, bugfix, refactor), shows one, or applies one to an existing spec.",
 				Optional:    []string{"template_action", "template", "template_name", "spec_id", "dry_run", "expected_version"},
 				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: map[string]any{"template_action": "list"},
-				Answer: SpecTemplateAnswer{}, Handler: d.specTemplate,
+				Answer: SpecTemplateAnswer{}, Typed: mcptool.Typed(d.specTemplate),
 			},
 			write("spec-update-frontmatter", "Sets one top-level field (title, description, mission, category, plan paths, hours, objectives or a free-form metadata key); list-typed fields have their own actions.",
-				[]string{"spec_id", "key"}, []string{"value"}, false, FrontmatterAnswer{}, d.specUpdateFrontmatter),
+				[]string{"spec_id", "key"}, []string{"value"}, false, FrontmatterAnswer{}, mcptool.Typed(d.specUpdateFrontmatter)),
 			write("phase-add", "Adds a phase with its verify scaffold (Run tests → Review against the spec), blocked by the previous phase unless link_previous is false.",
-				[]string{"spec_id", "title"}, []string{"description", "purpose", "estimated_hours", "position", "link_previous"}, false, PhaseAnswer{}, d.phaseAdd),
+				[]string{"spec_id", "title"}, []string{"description", "purpose", "estimated_hours", "position", "link_previous"}, false, PhaseAnswer{}, mcptool.Typed(d.phaseAdd)),
 			write("phase-add-bulk", "Adds a phase and all its tasks in one atomic call (the verify scaffold only with verify_scaffold, and not when the tasks contain verify nodes); any invalid task rejects the whole call.",
-				[]string{"spec_id", "phase", "tasks"}, []string{"metadata_defaults", "verify_scaffold", "position", "link_previous"}, false, PhaseAnswer{}, d.phaseAddBulk),
+				[]string{"spec_id", "phase", "tasks"}, []string{"metadata_defaults", "verify_scaffold", "position", "link_previous"}, false, PhaseAnswer{}, mcptool.Typed(d.phaseAddBulk)),
 			write("phase-remove", "Removes a phase and its subtree, re-linking dependencies through it (A→phase→C becomes A→C); force is needed when it holds started or finished work.",
-				[]string{"spec_id", "phase_id"}, []string{"force"}, true, PhaseRemoveAnswer{}, d.phaseRemove),
+				[]string{"spec_id", "phase_id"}, []string{"force"}, true, PhaseRemoveAnswer{}, mcptool.Typed(d.phaseRemove)),
 			write("phase-move", "Moves a phase to a 0-based position among the phases (0 is first); with link_previous (default true) the phases' blocked-by chain follows it.",
-				[]string{"spec_id", "phase_id", "position"}, []string{"link_previous"}, false, PhaseMoveAnswer{}, d.phaseMove),
+				[]string{"spec_id", "phase_id", "position"}, []string{"link_previous"}, false, PhaseMoveAnswer{}, mcptool.Typed(d.phaseMove)),
 			write("phase-update-metadata", "Sets phase metadata keys (title, description, purpose, estimated_hours or free-form; null deletes), given in metadata or as top-level description, purpose, estimated_hours.",
-				[]string{"spec_id", "phase_id"}, []string{"metadata", "description", "purpose", "estimated_hours"}, false, PhaseMetadataAnswer{}, d.phaseUpdateMetadata),
-			write("assumption-add", "Records an assumption.", []string{"spec_id", "text"}, []string{"assumption_type", "author"}, false, AssumptionAddAnswer{}, d.assumptionAdd),
+				[]string{"spec_id", "phase_id"}, []string{"metadata", "description", "purpose", "estimated_hours"}, false, PhaseMetadataAnswer{}, mcptool.Typed(d.phaseUpdateMetadata)),
+			write("assumption-add", "Records an assumption.", []string{"spec_id", "text"}, []string{"assumption_type", "author"}, false, AssumptionAddAnswer{}, mcptool.Typed(d.assumptionAdd)),
 			{
 				Name: "assumption-list", Summary: "Lists the assumptions (those tagged assumption_type when given).",
 				Required: []string{"spec_id"}, Optional: []string{"assumption_type"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-				Answer: AssumptionListAnswer{}, Handler: d.assumptionList,
+				Answer: AssumptionListAnswer{}, Typed: mcptool.Typed(d.assumptionList),
 			},
 			write("constraint-add", "Records a constraint.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddConstraint, func(a *ItemAddAnswer, t string) { a.Constraint = t })),
-			read("constraint-list", "Lists the constraints.", ConstraintListAnswer{}, d.constraintList),
+			read("constraint-list", "Lists the constraints.", ConstraintListAnswer{}, mcptool.Typed(d.constraintList)),
 			write("risk-add", "Records a risk with likelihood, impact (low|medium|high) and mitigation.",
-				[]string{"spec_id", "description"}, []string{"likelihood", "impact", "mitigation"}, false, RiskAddAnswer{}, d.riskAdd),
-			read("risk-list", "Lists the risks.", RiskListAnswer{}, d.riskList),
+				[]string{"spec_id", "description"}, []string{"likelihood", "impact", "mitigation"}, false, RiskAddAnswer{}, mcptool.Typed(d.riskAdd)),
+			read("risk-list", "Lists the risks.", RiskListAnswer{}, mcptool.Typed(d.riskList)),
 			write("question-add", "Records an open question.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddQuestion, func(a *ItemAddAnswer, t string) { a.Question = t })),
-			read("question-list", "Lists the open questions.", QuestionListAnswer{}, d.questionList),
+			read("question-list", "Lists the open questions.", QuestionListAnswer{}, mcptool.Typed(d.questionList)),
 			write("success-criterion-add", "Records a success criterion.", []string{"spec_id", "text"}, nil, false, ItemAddAnswer{}, d.itemAdd(specs.AddSuccessCriterion, func(a *ItemAddAnswer, t string) { a.SuccessCriterion = t })),
-			read("success-criteria-list", "Lists the success criteria.", SuccessCriteriaListAnswer{}, d.successCriteriaList),
+			read("success-criteria-list", "Lists the success criteria.", SuccessCriteriaListAnswer{}, mcptool.Typed(d.successCriteriaList)),
 			write("revision-add", "Records a human revision note (changelog or changes; version default the spec's version, today's date) in metadata.revision_history.",
-				[]string{"spec_id"}, []string{"changelog", "changes", "version", "author"}, false, RevisionAddAnswer{}, d.revisionAdd),
+				[]string{"spec_id"}, []string{"changelog", "changes", "version", "author"}, false, RevisionAddAnswer{}, mcptool.Typed(d.revisionAdd)),
 			write("spec-find-replace", "Finds and replaces text (literal, or a regular expression of at most 256 characters; case_sensitive false matches any case) in titles and/or descriptions; at most 1,000 replacements, with samples.",
-				[]string{"spec_id", "find"}, []string{"replace", "use_regex", "scope", "case_sensitive"}, false, FindReplaceAnswer{}, d.specFindReplace),
+				[]string{"spec_id", "find"}, []string{"replace", "use_regex", "scope", "case_sensitive"}, false, FindReplaceAnswer{}, mcptool.Typed(d.specFindReplace)),
 			{
 				Name: "spec-rollback", Summary: "Restores the spec to an earlier version (spec history lists them) as a new version; the journal is untouched.",
 				Required: []string{"spec_id", "version"}, Optional: mutationArgs,
 				SideEffects: mcptool.EffectWrite, Destructive: true, Latency: mcptool.LatencyFast,
-				Answer: RollbackAnswer{}, Handler: d.specRollback,
+				Answer: RollbackAnswer{}, Typed: mcptool.Typed(d.specRollback),
 			},
 		},
 	}
@@ -133,31 +133,13 @@ func missingOrUnknownTemplate(name string) *core.Error {
 		WithRecovery("authoring", map[string]any{"action": "spec-template", "template_action": "list"}, fuzzy.Rank(name, templateNames(), 5))
 }
 
-// phaseInput binds phase-add's phase (and phase-add-bulk's position and
-// link_previous).
-func phaseInput(a mcptool.Args, testCommand string) specs.PhaseInput {
-	in := specs.PhaseInput{Title: a.String("title"), Description: a.String("description"), Purpose: a.String("purpose"), TestCommand: testCommand,
-		VerifyScaffold: a.Bool("verify_scaffold")}
-	if h, ok := a.Float("estimated_hours"); ok {
-		in.EstimatedHours = &h
-	}
-	if p, ok := a.Int("position"); ok {
-		in.Position = &p
-	}
-	if a.Has("link_previous") {
-		v := a.Bool("link_previous")
-		in.LinkPrevious = &v
-	}
-	return in
-}
-
 // phaseFields are the keys of phase-add-bulk's phase object.
 var phaseFields = []string{"title", "description", "purpose", "estimated_hours", "metadata", "metadata_defaults"}
 
-// phaseObject binds phase-add-bulk's phase object strictly (objectArg);
-// its title is required.
-func phaseObject(m map[string]any, a mcptool.Args, testCommand string) (specs.PhaseInput, error) {
-	in := phaseInput(a, testCommand)
+// phaseObject binds phase-add-bulk's phase object strictly (objectArg)
+// over in (the call's other arguments); its title is required. defaults are
+// the call's top-level metadata_defaults.
+func phaseObject(m map[string]any, in specs.PhaseInput, defaults map[string]any) (specs.PhaseInput, error) {
 	o := mcptool.BindObject(m, "phase", "authoring", phaseFields)
 	for _, f := range []struct {
 		key string
@@ -169,7 +151,7 @@ func phaseObject(m map[string]any, a mcptool.Args, testCommand string) (specs.Ph
 	}
 	in.Metadata, in.EstimatedHours = o.Object("metadata"), o.Hours("estimated_hours")
 	// foundry-mcp: top-level metadata_defaults under phase.metadata_defaults.
-	in.MetadataDefaults = maps.Clone(a.Object("metadata_defaults"))
+	in.MetadataDefaults = maps.Clone(defaults)
 	if d := o.Object("metadata_defaults"); d != nil {
 		if in.MetadataDefaults == nil {
 			in.MetadataDefaults = map[string]any{}

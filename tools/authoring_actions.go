@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"maps"
-	"strconv"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -23,12 +21,11 @@ type SpecCreateAnswer struct {
 	Template  string          `json:"template"`
 }
 
-func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	o := d.writeOptions(r, "spec-create")
+func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request, a specCreateArgs) mcptool.Result {
+	o := d.writeOptionsOf(r, writeArgs{DryRun: a.DryRun}, "spec-create")
 	in := specs.NewSpecInput{
-		Name: r.Args.String("name"), Mission: r.Args.String("mission"), Description: r.Args.String("description"),
-		Category: r.Args.String("category"), Template: r.Args.String("template"),
-		PlanPath: r.Args.String("plan_path"), PlanReviewPath: r.Args.String("plan_review_path"), TestCommand: d.TestCommand,
+		Name: a.Name, Mission: a.Mission, Description: a.Description, Category: a.Category, Template: a.Template,
+		PlanPath: a.PlanPath, PlanReviewPath: a.PlanReviewPath, TestCommand: d.TestCommand,
 	}
 	h, err := d.Specs.CreateSpec(ctx, o, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
 		return specs.CreateSpec(in, d.clock(), exists, author(r))
@@ -36,11 +33,11 @@ func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request) mcptool.Resul
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, ""))
 	}
-	a := SpecCreateAnswer{Mutation: Mutation{SpecID: h.SpecID, Version: h.Version}, Title: h.Title, Lifecycle: h.Lifecycle, Template: r.Args.String("template")}
+	ans := SpecCreateAnswer{Mutation: Mutation{SpecID: h.SpecID, Version: h.Version}, Title: h.Title, Lifecycle: h.Lifecycle, Template: a.Template}
 	if o.DryRun {
-		a.DryRun, a.Changes = true, []specs.RepoChange{{Op: "add", Target: "spec", Detail: h.SpecID}}
+		ans.DryRun, ans.Changes = true, []specs.RepoChange{{Op: "add", Target: "spec", Detail: h.SpecID}}
 	}
-	return mcptool.OK(a)
+	return mcptool.OK(ans)
 }
 
 // SpecTemplateAnswer is authoring spec-template's answer: templates (list),
@@ -60,28 +57,26 @@ func (a *SpecTemplateAnswer) mutated(m Mutation) {
 	a.SpecID, a.Version, a.DryRun, a.Changes = m.SpecID, m.Version, m.DryRun, m.Changes
 }
 
-func (d *Deps) specTemplate(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	if !r.Args.Has("template") && r.Args.Has("template_name") {
-		r.Args["template"] = r.Args["template_name"] // foundry-mcp's name
-	}
-	switch r.Args.String("template_action") {
+func (d *Deps) specTemplate(ctx context.Context, r *mcptool.Request, a specTemplateArgs) mcptool.Result {
+	name := a.template()
+	switch a.TemplateAction {
 	case "", "list":
 		return mcptool.OK(SpecTemplateAnswer{Templates: specs.TemplateCatalogue()})
 	case "show":
-		t, ok := specs.TemplateByName(r.Args.String("template"))
+		t, ok := specs.TemplateByName(name)
 		if !ok {
-			return mcptool.Fail(missingOrUnknownTemplate(r.Args.String("template")))
+			return mcptool.Fail(missingOrUnknownTemplate(name))
 		}
 		return mcptool.OK(SpecTemplateAnswer{Template: &t})
 	}
-	if !r.Args.Has("spec_id") {
+	if a.SpecID == "" {
 		return mcptool.Fail(core.NewError(errcode.MissingRequired, "template_action=apply needs spec_id.", map[string]any{"field": "spec_id", "action": "spec-template"}))
 	}
-	if _, ok := specs.TemplateByName(r.Args.String("template")); !ok {
-		return mcptool.Fail(missingOrUnknownTemplate(r.Args.String("template")))
+	if _, ok := specs.TemplateByName(name); !ok {
+		return mcptool.Fail(missingOrUnknownTemplate(name))
 	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecTemplateAnswer, error) {
-		res, err := specs.ApplyTemplate(sp, r.Args.String("template"), d.TestCommand)
+	return mutateTo(ctx, d, r, a.write(), func(sp *specs.Spec, _ specs.JournalWriter) (SpecTemplateAnswer, error) {
+		res, err := specs.ApplyTemplate(sp, name, d.TestCommand)
 		return SpecTemplateAnswer{Phases: res}, err
 	})
 }
@@ -92,9 +87,9 @@ type FrontmatterAnswer struct {
 	specs.Frontmatter
 }
 
-func (d *Deps) specUpdateFrontmatter(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (FrontmatterAnswer, error) {
-		v, err := specs.SetFrontmatter(sp, r.Args.String("key"), r.Args.String("value"), r.Args.Has("value"))
+func (d *Deps) specUpdateFrontmatter(ctx context.Context, r *mcptool.Request, a frontmatterArgs) mcptool.Result {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (FrontmatterAnswer, error) {
+		v, err := specs.SetFrontmatter(sp, a.Key, deref(a.Value), a.Value != nil)
 		return FrontmatterAnswer{Frontmatter: v}, err
 	})
 }
@@ -105,23 +100,26 @@ type PhaseAnswer struct {
 	specs.PhaseResult
 }
 
-func (d *Deps) phaseAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
-		res, err := specs.AddPhase(sp, phaseInput(r.Args, d.TestCommand))
+func (d *Deps) phaseAdd(ctx context.Context, r *mcptool.Request, a phaseAddArgs) mcptool.Result {
+	in := specs.PhaseInput{Title: a.Title, Description: a.Description, Purpose: a.Purpose, TestCommand: d.TestCommand,
+		EstimatedHours: a.EstimatedHours, Position: a.Position, LinkPrevious: a.LinkPrevious}
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
+		res, err := specs.AddPhase(sp, in)
 		return PhaseAnswer{PhaseResult: res}, err
 	})
 }
 
-func (d *Deps) phaseAddBulk(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	tasks, err := taskInputs(r.Args.List("tasks"))
+func (d *Deps) phaseAddBulk(ctx context.Context, r *mcptool.Request, a phaseAddBulkArgs) mcptool.Result {
+	tasks, err := taskInputs(a.Tasks)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	in, err := phaseObject(r.Args.Object("phase"), r.Args, d.TestCommand)
+	base := specs.PhaseInput{TestCommand: d.TestCommand, VerifyScaffold: a.VerifyScaffold, Position: a.Position, LinkPrevious: a.LinkPrevious}
+	in, err := phaseObject(a.Phase, base, a.MetadataDefaults)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseAnswer, error) {
 		res, err := specs.AddPhaseBulk(sp, in, tasks)
 		return PhaseAnswer{PhaseResult: res}, err
 	})
@@ -133,9 +131,9 @@ type PhaseRemoveAnswer struct {
 	specs.RemovePhaseResult
 }
 
-func (d *Deps) phaseRemove(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseRemoveAnswer, error) {
-		res, err := specs.RemovePhase(sp, r.Args.String("phase_id"), r.Args.Bool("force"))
+func (d *Deps) phaseRemove(ctx context.Context, r *mcptool.Request, a phaseRemoveArgs) mcptool.Result {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseRemoveAnswer, error) {
+		res, err := specs.RemovePhase(sp, a.PhaseID, a.Force)
 		return PhaseRemoveAnswer{RemovePhaseResult: res}, err
 	})
 }
@@ -147,11 +145,10 @@ type PhaseMoveAnswer struct {
 	specs.PhaseMove
 }
 
-func (d *Deps) phaseMove(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	pos, _ := r.Args.Int("position")
-	link := !r.Args.Has("link_previous") || r.Args.Bool("link_previous")
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMoveAnswer, error) {
-		v, err := specs.MovePhaseLinked(sp, r.Args.String("phase_id"), pos, link)
+func (d *Deps) phaseMove(ctx context.Context, r *mcptool.Request, a phaseMoveArgs) mcptool.Result {
+	link := a.LinkPrevious == nil || *a.LinkPrevious
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMoveAnswer, error) {
+		v, err := specs.MovePhaseLinked(sp, a.PhaseID, a.Position, link)
 		return PhaseMoveAnswer{PhaseMove: v}, err
 	})
 }
@@ -164,18 +161,9 @@ type PhaseMetadataAnswer struct {
 	Changed []string `json:"changed"`
 }
 
-func (d *Deps) phaseUpdateMetadata(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	id := r.Args.String("phase_id")
-	updates := maps.Clone(r.Args.Object("metadata"))
-	for _, k := range []string{"description", "purpose", "estimated_hours"} { // foundry-mcp's top-level keys
-		if r.Args.Has(k) {
-			if updates == nil {
-				updates = map[string]any{}
-			}
-			updates[k] = r.Args[k]
-		}
-	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMetadataAnswer, error) {
+func (d *Deps) phaseUpdateMetadata(ctx context.Context, r *mcptool.Request, a phaseMetadataArgs) mcptool.Result {
+	id, updates := a.PhaseID, a.updates()
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (PhaseMetadataAnswer, error) {
 		changed, err := specs.UpdatePhaseMetadata(sp, id, updates)
 		return PhaseMetadataAnswer{PhaseID: id, Changed: changed}, err
 	})
@@ -190,10 +178,10 @@ type AssumptionAddAnswer struct {
 	Author string `json:"author,omitempty"`
 }
 
-func (d *Deps) assumptionAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (AssumptionAddAnswer, error) {
-		v, err := specs.AddTaggedAssumption(sp, r.Args.String("assumption_type"), r.Args.String("text"))
-		return AssumptionAddAnswer{AddedAssumption: v, Author: r.Args.String("author")}, err
+func (d *Deps) assumptionAdd(ctx context.Context, r *mcptool.Request, a assumptionAddArgs) mcptool.Result {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (AssumptionAddAnswer, error) {
+		v, err := specs.AddTaggedAssumption(sp, a.AssumptionType, a.Text)
+		return AssumptionAddAnswer{AddedAssumption: v, Author: a.Author}, err
 	})
 }
 
@@ -212,16 +200,15 @@ type ItemAddAnswer struct {
 
 // itemAdd is the handler of one list-item add: add stores the text, name
 // puts it under the item's name.
-func (d *Deps) itemAdd(add func(*specs.Spec, string) (int, error), name func(*ItemAddAnswer, string)) mcptool.Handler {
-	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (ItemAddAnswer, error) {
-			text := r.Args.String("text")
-			n, err := add(sp, text)
-			a := ItemAddAnswer{Index: n, Count: n}
-			name(&a, text)
-			return a, err
+func (d *Deps) itemAdd(add func(*specs.Spec, string) (int, error), name func(*ItemAddAnswer, string)) mcptool.TypedHandler {
+	return mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a specTextArgs) mcptool.Result {
+		return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (ItemAddAnswer, error) {
+			n, err := add(sp, a.Text)
+			ans := ItemAddAnswer{Index: n, Count: n}
+			name(&ans, a.Text)
+			return ans, err
 		})
-	}
+	})
 }
 
 // AssumptionListAnswer is authoring assumption-list's answer.
@@ -252,33 +239,32 @@ type SuccessCriteriaListAnswer struct {
 	Count           int      `json:"count"`
 }
 
-// readStrings reads one of the spec's string lists (never nil).
-func (d *Deps) readStrings(ctx context.Context, r *mcptool.Request, get func(*specs.Spec) []string, answer func(specID string, items []string) any) mcptool.Result {
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (any, error) {
+// readStrings reads one of spec specID's string lists (never nil).
+func (d *Deps) readStrings(ctx context.Context, specID string, get func(*specs.Spec) []string, answer func(specID string, items []string) any) mcptool.Result {
+	return readTo(ctx, d, specID, func(sp *specs.Spec, _ specs.JournalReader) (any, error) {
 		items := get(sp)
 		if items == nil {
 			items = []string{}
 		}
-		return answer(r.Args.String("spec_id"), items), nil
+		return answer(specID, items), nil
 	})
 }
 
-func (d *Deps) assumptionList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	kind := r.Args.String("assumption_type")
-	ofType := func(sp *specs.Spec) []string { return specs.AssumptionsOfType(sp, kind) }
-	return d.readStrings(ctx, r, ofType, func(id string, l []string) any { return AssumptionListAnswer{id, l, len(l)} })
+func (d *Deps) assumptionList(ctx context.Context, _ *mcptool.Request, a assumptionListArgs) mcptool.Result {
+	ofType := func(sp *specs.Spec) []string { return specs.AssumptionsOfType(sp, a.AssumptionType) }
+	return d.readStrings(ctx, a.SpecID, ofType, func(id string, l []string) any { return AssumptionListAnswer{id, l, len(l)} })
 }
 
-func (d *Deps) constraintList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return d.readStrings(ctx, r, specs.Constraints, func(id string, l []string) any { return ConstraintListAnswer{id, l, len(l)} })
+func (d *Deps) constraintList(ctx context.Context, _ *mcptool.Request, a specArgs) mcptool.Result {
+	return d.readStrings(ctx, a.SpecID, specs.Constraints, func(id string, l []string) any { return ConstraintListAnswer{id, l, len(l)} })
 }
 
-func (d *Deps) questionList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return d.readStrings(ctx, r, specs.Questions, func(id string, l []string) any { return QuestionListAnswer{id, l, len(l)} })
+func (d *Deps) questionList(ctx context.Context, _ *mcptool.Request, a specArgs) mcptool.Result {
+	return d.readStrings(ctx, a.SpecID, specs.Questions, func(id string, l []string) any { return QuestionListAnswer{id, l, len(l)} })
 }
 
-func (d *Deps) successCriteriaList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return d.readStrings(ctx, r, specs.SuccessCriteria, func(id string, l []string) any { return SuccessCriteriaListAnswer{id, l, len(l)} })
+func (d *Deps) successCriteriaList(ctx context.Context, _ *mcptool.Request, a specArgs) mcptool.Result {
+	return d.readStrings(ctx, a.SpecID, specs.SuccessCriteria, func(id string, l []string) any { return SuccessCriteriaListAnswer{id, l, len(l)} })
 }
 
 // RiskAddAnswer is authoring risk-add's answer.
@@ -288,10 +274,9 @@ type RiskAddAnswer struct {
 	Count int        `json:"count"`
 }
 
-func (d *Deps) riskAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	risk := specs.Risk{Description: r.Args.String("description"), Likelihood: r.Args.String("likelihood"),
-		Impact: r.Args.String("impact"), Mitigation: r.Args.String("mitigation")}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (RiskAddAnswer, error) {
+func (d *Deps) riskAdd(ctx context.Context, r *mcptool.Request, a riskAddArgs) mcptool.Result {
+	risk := specs.Risk{Description: a.Description, Likelihood: a.Likelihood, Impact: a.Impact, Mitigation: a.Mitigation}
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (RiskAddAnswer, error) {
 		n, err := specs.AddRisk(sp, risk)
 		return RiskAddAnswer{Risk: risk, Count: n}, err
 	})
@@ -304,13 +289,13 @@ type RiskListAnswer struct {
 	Count  int          `json:"count"`
 }
 
-func (d *Deps) riskList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (RiskListAnswer, error) {
+func (d *Deps) riskList(ctx context.Context, _ *mcptool.Request, a specArgs) mcptool.Result {
+	return readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (RiskListAnswer, error) {
 		risks := specs.Risks(sp)
 		if risks == nil {
 			risks = []specs.Risk{}
 		}
-		return RiskListAnswer{SpecID: r.Args.String("spec_id"), Risks: risks, Count: len(risks)}, nil
+		return RiskListAnswer{SpecID: a.SpecID, Risks: risks, Count: len(risks)}, nil
 	})
 }
 
@@ -320,19 +305,10 @@ type RevisionAddAnswer struct {
 	Revision specs.Revision `json:"revision"`
 }
 
-func (d *Deps) revisionAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	who := r.Args.String("author")
-	if who == "" {
-		who = author(r)
-	}
-	rev := specs.Revision{Changelog: r.Args.String("changelog"), Author: who, Version: r.Args.String("version")}
-	if rev.Changelog == "" {
-		rev.Changelog = r.Args.String("changes") // foundry-mcp's name
-	}
-	if v, ok := r.Args.Int("version"); ok && rev.Version == "" {
-		rev.Version = strconv.Itoa(v)
-	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (RevisionAddAnswer, error) {
+func (d *Deps) revisionAdd(ctx context.Context, r *mcptool.Request, a revisionAddArgs) mcptool.Result {
+	// changes is foundry-mcp's name of changelog.
+	rev := specs.Revision{Changelog: orElse(a.Changelog, a.Changes), Author: orElse(a.Author, author(r)), Version: versionText(a.Version)}
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (RevisionAddAnswer, error) {
 		rev, err := specs.AddRevision(sp, rev)
 		return RevisionAddAnswer{Revision: rev}, err
 	})
@@ -344,10 +320,10 @@ type FindReplaceAnswer struct {
 	specs.FindReplaceResult
 }
 
-func (d *Deps) specFindReplace(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	in := specs.FindReplaceInput{Find: r.Args.String("find"), Replace: r.Args.String("replace"),
-		Regex: r.Args.Bool("use_regex"), Scope: r.Args.String("scope"), IgnoreCase: r.Args.Has("case_sensitive") && !r.Args.Bool("case_sensitive")}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (FindReplaceAnswer, error) {
+func (d *Deps) specFindReplace(ctx context.Context, r *mcptool.Request, a findReplaceArgs) mcptool.Result {
+	in := specs.FindReplaceInput{Find: a.Find, Replace: a.Replace, Regex: a.UseRegex, Scope: a.Scope,
+		IgnoreCase: a.CaseSensitive != nil && !*a.CaseSensitive}
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (FindReplaceAnswer, error) {
 		res, err := specs.FindReplace(sp, in)
 		return FindReplaceAnswer{FindReplaceResult: res}, err
 	})
@@ -363,11 +339,20 @@ type RollbackAnswer struct {
 
 // specRollback restores the version given as a number or a timestamp
 // (specs.Rollback).
-func (d *Deps) specRollback(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	specID := r.Args.String("spec_id")
-	v, res, err := specs.Rollback(ctx, d.Specs, specID, versionRef(r.Args, "version"), d.writeOptions(r, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
+func (d *Deps) specRollback(ctx context.Context, r *mcptool.Request, a rollbackArgs) mcptool.Result {
+	specID := a.SpecID
+	v, res, err := specs.Rollback(ctx, d.Specs, specID, versionText(a.Version), d.writeOptionsOf(r, a.writeArgs, "spec-rollback"), func() string { return specs.FormatTime(d.clock()()) })
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
 	return mcptool.OK(RollbackAnswer{Mutation: mutationOf(specID, res), RestoredVersion: v, NodesRestored: len(res.Changes)})
+}
+
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

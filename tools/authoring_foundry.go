@@ -35,16 +35,16 @@ func authoringFoundryActions(d *Deps) []mcptool.Action {
 	return []mcptool.Action{
 		{Name: "phase-template", Summary: "Shipped phase templates (planning, implementation, testing, security, documentation) as phase-add-bulk's phase and tasks.",
 			Optional: []string{"phase_template"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
-			Answer: PhaseTemplateAnswer{}, Handler: phaseTemplate},
+			Answer: PhaseTemplateAnswer{}, Typed: mcptool.Typed(phaseTemplate)},
 		{Name: "intake-add", Summary: "Adds a note to the workspace's intake inbox (ideas and requests not yet in a spec).",
 			Required: []string{"title"}, Optional: []string{"description"}, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
-			Example: map[string]any{"title": "Idea"}, Answer: IntakeAnswer{}, Handler: d.intakeAdd},
+			Example: map[string]any{"title": "Idea"}, Answer: IntakeAnswer{}, Typed: mcptool.Typed(d.intakeAdd)},
 		{Name: "intake-list", Summary: "Inbox items not dismissed, oldest first, paged.",
 			Optional: []string{"cursor", "limit"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Example: map[string]any{}, Answer: IntakeListAnswer{}, Handler: d.intakeList},
+			Example: map[string]any{}, Answer: IntakeListAnswer{}, Typed: mcptool.Typed(d.intakeList)},
 		{Name: "intake-dismiss", Summary: "Marks an inbox item dismissed (kept, no longer listed).",
 			Required: []string{"intake_id"}, Optional: []string{"reason"}, SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyFast,
-			Answer: IntakeAnswer{}, Handler: d.intakeDismiss},
+			Answer: IntakeAnswer{}, Typed: mcptool.Typed(d.intakeDismiss)},
 	}
 }
 
@@ -55,9 +55,9 @@ type PhaseTemplateAnswer struct {
 	Apply     string                `json:"apply"`
 }
 
-func phaseTemplate(_ context.Context, r *mcptool.Request) mcptool.Result {
+func phaseTemplate(_ context.Context, _ *mcptool.Request, args phaseTemplateArgs) mcptool.Result {
 	names := specs.PhaseTemplateNames()
-	if n := strings.ToLower(r.Args.String("phase_template")); n != "" {
+	if n := strings.ToLower(args.PhaseTemplate); n != "" {
 		if _, ok := specs.PhaseTemplateByName(n); !ok {
 			return mcptool.Fail(core.NewError(errcode.NotFound, "No phase template "+n+".", map[string]any{"field": "phase_template", "received": n, "allowed": names}).
 				WithRecovery("authoring", map[string]any{"action": "phase-template"}, fuzzy.Rank(n, names, 5)))
@@ -94,17 +94,17 @@ func (d *Deps) notes() (NotesStore, error) {
 	return d.Notes, nil
 }
 
-func (d *Deps) intakeAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) intakeAdd(ctx context.Context, r *mcptool.Request, a intakeAddArgs) mcptool.Result {
 	n, err := d.notes()
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	item, err := n.IntakeAdd(ctx, specs.IntakeItem{Title: strings.TrimSpace(r.Args.String("title")), Description: r.Args.String("description"),
+	item, err := n.IntakeAdd(ctx, specs.IntakeItem{Title: strings.TrimSpace(a.Title), Description: a.Description,
 		CreatedAt: specs.FormatTime(d.clock()()), CreatedBy: author(r)})
 	return answer(IntakeAnswer{Item: item}, err)
 }
 
-func (d *Deps) intakeList(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) intakeList(ctx context.Context, r *mcptool.Request, _ intakeListArgs) mcptool.Result {
 	n, err := d.notes()
 	if err != nil {
 		return mcptool.Fail(err)
@@ -120,12 +120,12 @@ func (d *Deps) intakeList(ctx context.Context, r *mcptool.Request) mcptool.Resul
 	return mcptool.OK(IntakeListAnswer{Items: items, Count: len(items)}, p.Meta(p.Cursor(last, last != "")))
 }
 
-func (d *Deps) intakeDismiss(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) intakeDismiss(ctx context.Context, _ *mcptool.Request, a intakeDismissArgs) mcptool.Result {
 	n, err := d.notes()
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	item, already, err := n.IntakeDismiss(ctx, r.Args.String("intake_id"), r.Args.String("reason"), specs.FormatTime(d.clock()()))
+	item, already, err := n.IntakeDismiss(ctx, a.IntakeID, a.Reason, specs.FormatTime(d.clock()()))
 	return answer(IntakeAnswer{Item: item, Already: already}, err)
 }
 

@@ -82,9 +82,83 @@ var lockBypassParams = []mcptool.Param{
 // lockArgs are the names of lockBypassParams.
 var lockArgs = []string{"bypass_autonomy_lock", "bypass_reason"}
 
+// lockedWriteArgs are the typed arguments every task and lifecycle
+// mutation shares: writeArgs and the write-lock bypass (checkWriteLock
+// reads them).
+type lockedWriteArgs struct {
+	writeArgs
+	BypassAutonomyLock bool   `arg:"bypass_autonomy_lock"`
+	BypassReason       string `arg:"bypass_reason"`
+}
+
 // stepReportParams are the fields of a report given at the top level
 // (session-step report, or next without last_step_result).
 var stepReportParams = []string{"step_id", "step_type", "outcome", "task_id", "phase_id", "gate_attempt_id", "step_proof", "verification_receipt", "note", "files_touched"}
+
+// The session actions' typed arguments (mcptool.Typed).
+type (
+	sessionArgs struct {
+		Command                         string `arg:"command,required"`
+		SpecID                          string `arg:"spec_id"`
+		SessionID                       string `arg:"session_id"`
+		IdempotencyKey                  string `arg:"idempotency_key"`
+		Force                           bool   `arg:"force"`
+		GatePolicy                      string `arg:"gate_policy"`
+		MaxTasksPerSession              int    `arg:"max_tasks_per_session"`
+		MaxConsecutiveErrors            int    `arg:"max_consecutive_errors"`
+		ContextThresholdPct             int    `arg:"context_threshold_pct"`
+		HeartbeatStaleMinutes           int    `arg:"heartbeat_stale_minutes"`
+		HeartbeatGraceMinutes           int    `arg:"heartbeat_grace_minutes"`
+		StepStaleMinutes                int    `arg:"step_stale_minutes"`
+		MaxFidelityReviewCyclesPerPhase int    `arg:"max_fidelity_review_cycles_per_phase"`
+		StopOnPhaseCompletion           *bool  `arg:"stop_on_phase_completion"`
+		AutoRetryFidelityGate           *bool  `arg:"auto_retry_fidelity_gate"`
+		EnforceAutonomyWriteLock        *bool  `arg:"enforce_autonomy_write_lock"`
+		Reason                          string `arg:"reason"`
+		AcknowledgeGateReview           bool   `arg:"acknowledge_gate_review"`
+		AcknowledgedGateAttemptID       string `arg:"acknowledged_gate_attempt_id"`
+		ReasonCode                      string `arg:"reason_code"`
+		ReasonDetail                    string `arg:"reason_detail"`
+		pageArgs
+	}
+	sessionStepArgs struct {
+		Command             string         `arg:"command,required"`
+		SpecID              string         `arg:"spec_id"`
+		SessionID           string         `arg:"session_id"`
+		LastStepResult      map[string]any `arg:"last_step_result"`
+		ContextUsagePct     *int           `arg:"context_usage_pct"`
+		EstimatedTokensUsed *int           `arg:"estimated_tokens_used"`
+		Heartbeat           bool           `arg:"heartbeat"`
+		StepID              *string        `arg:"step_id"`
+		StepType            string         `arg:"step_type"`
+		Outcome             string         `arg:"outcome"`
+		TaskID              string         `arg:"task_id"`
+		PhaseID             string         `arg:"phase_id"`
+		GateAttemptID       string         `arg:"gate_attempt_id"`
+		StepProof           *string        `arg:"step_proof"`
+		VerificationReceipt map[string]any `arg:"verification_receipt"`
+		Note                string         `arg:"note"`
+		FilesTouched        []string       `arg:"files_touched"`
+	}
+	sessionEventsArgs struct {
+		specArgs
+		SessionID string `arg:"session_id"`
+		pageArgs
+	}
+	gateWaiverArgs struct {
+		specArgs
+		PhaseID      string `arg:"phase_id,required"`
+		ReasonCode   string `arg:"reason_code,required"`
+		SessionID    string `arg:"session_id"`
+		ReasonDetail string `arg:"reason_detail"`
+	}
+	fidelityGateArgs struct {
+		specArgs
+		SessionID string `arg:"session_id,required"`
+		PhaseID   string `arg:"phase_id,required"`
+		StepID    string `arg:"step_id,required"`
+	}
+)
 
 // autonomyTaskActions declares the session actions.
 func autonomyTaskActions(d *Deps) []mcptool.Action {
@@ -96,16 +170,16 @@ func autonomyTaskActions(d *Deps) []mcptool.Action {
 	return []mcptool.Action{
 		{Name: "session", Summary: "Autonomy session of a spec (foundry v0.16): command start|status|pause|resume|rebase|end|list|reset.",
 			Required: []string{"command"}, Optional: sessionOpt, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
-			Answer: SessionAnswer{}, Handler: d.taskSession},
+			Answer: SessionAnswer{}, Typed: mcptool.Typed(d.taskSession)},
 		{Name: "session-step", Summary: "The session's steps: command next (report the last step, get the next), report, replay, heartbeat.",
 			Required: []string{"command"}, Optional: stepOpt, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
-			Answer: SessionStepAnswer{}, Handler: d.taskSessionStep},
+			Answer: SessionStepAnswer{}, Typed: mcptool.Typed(d.taskSessionStep)},
 		{Name: "session-events", Summary: "The session's audit events, hash-chained, oldest first (paged; the cursor is bound to the session).",
 			Required: []string{"spec_id"}, Optional: []string{"session_id", "cursor", "limit"}, SideEffects: mcptool.EffectRead, Idempotent: true,
-			Latency: mcptool.LatencyFast, Answer: SessionEventsAnswer{}, Handler: d.taskSessionEvents},
+			Latency: mcptool.LatencyFast, Answer: SessionEventsAnswer{}, Typed: mcptool.Typed(d.taskSessionEvents)},
 		{Name: "gate-waiver", Summary: "Waives a phase's gate (maintainer; off unless the server runs with --allow-gate-waiver).",
 			Required: []string{"spec_id", "phase_id", "reason_code"}, Optional: []string{"session_id", "reason_detail"}, SideEffects: mcptool.EffectWrite,
-			Latency: mcptool.LatencyFast, Answer: GateWaiverAnswer{}, Handler: d.taskGateWaiver},
+			Latency: mcptool.LatencyFast, Answer: GateWaiverAnswer{}, Typed: mcptool.Typed(d.taskGateWaiver)},
 	}
 }
 
@@ -205,8 +279,7 @@ type FidelityGateAnswer = autonomy.GateAnswer
 // autonomyTx runs fn over the call's spec and its autonomy records in one
 // store transaction (a write one unless read). A failure of fn keeps
 // nothing; refusal, when fn sets it, is returned after the commit.
-func (d *Deps) autonomyTx(ctx context.Context, r *mcptool.Request, read bool, fn func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error)) error {
-	specID := r.Args.String("spec_id")
+func (d *Deps) autonomyTx(ctx context.Context, r *mcptool.Request, specID, sessionID string, read bool, fn func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error)) error {
 	var refusal *core.Error
 	var err error
 	if read {
@@ -216,8 +289,7 @@ func (d *Deps) autonomyTx(ctx context.Context, r *mcptool.Request, read bool, fn
 			return ferr
 		})
 	} else {
-		o := d.writeOptions(r, r.Call.Action)
-		o.DryRun, o.ExpectedVersion = false, nil
+		o := d.writeOptionsOf(r, writeArgs{}, r.Call.Action)
 		_, err = d.Specs.MutateSpec(ctx, specID, o, func(sp *specs.Spec, j specs.JournalWriter) error {
 			sp.Clock = d.clock()
 			var ferr error
@@ -226,17 +298,16 @@ func (d *Deps) autonomyTx(ctx context.Context, r *mcptool.Request, read bool, fn
 		})
 	}
 	if err != nil {
-		return autonomyError(err, specID, r.Args.String("session_id"))
+		return autonomyError(err, specID, sessionID)
 	}
 	if refusal != nil {
-		return autonomyError(refusal, specID, r.Args.String("session_id"))
+		return autonomyError(refusal, specID, sessionID)
 	}
 	return nil
 }
 
 // commandOf reads and checks the command argument.
-func commandOf(r *mcptool.Request, allowed []string) (string, error) {
-	c := r.Args.String("command")
+func commandOf(c string, allowed []string) (string, error) {
 	if slices.Contains(allowed, c) {
 		return c, nil
 	}
@@ -245,54 +316,37 @@ func commandOf(r *mcptool.Request, allowed []string) (string, error) {
 		WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session", "command": "list"}}, nil)
 }
 
-func needSpec(r *mcptool.Request) error {
-	if r.Args.String("spec_id") != "" {
+func needSpec(specID string) error {
+	if specID != "" {
 		return nil
 	}
 	return core.NewError(errcode.MissingRequired, "spec_id is required for this command.", map[string]any{"field": "spec_id"}).
 		WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session", "command": "list"}}, nil)
 }
 
-func intPtr(r *mcptool.Request, name string) *int {
-	if v, ok := r.Args.Int(name); ok {
-		return &v
-	}
-	return nil
-}
-
-func boolPtr(r *mcptool.Request, name string) *bool {
-	if !r.Args.Has(name) {
-		return nil
-	}
-	b := r.Args.Bool(name)
-	return &b
-}
-
 // taskSession is task(action="session", command=…).
-func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	cmd, err := commandOf(r, sessionCommands)
+func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArgs) mcptool.Result {
+	cmd, err := commandOf(a.Command, sessionCommands)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
 	if cmd == "list" {
-		return d.sessionList(ctx, r)
+		return d.sessionList(ctx, r, a)
 	}
-	if err := needSpec(r); err != nil {
+	if err := needSpec(a.SpecID); err != nil {
 		return mcptool.Fail(err)
 	}
 	now := d.clock()()
-	sid := r.Args.String("session_id")
+	sid := a.SessionID
 	var out SessionAnswer
 	read := cmd == "status"
-	err = d.autonomyTx(ctx, r, read, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+	err = d.autonomyTx(ctx, r, a.SpecID, sid, read, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 		if cmd == "start" {
-			in := autonomy.StartInput{IdempotencyKey: r.Args.String("idempotency_key"), Force: r.Args.Bool("force"), GatePolicy: r.Args.String("gate_policy"),
-				StopOnPhaseCompletion: boolPtr(r, "stop_on_phase_completion"), AutoRetryFidelityGate: boolPtr(r, "auto_retry_fidelity_gate"),
-				EnforceWriteLock: boolPtr(r, "enforce_autonomy_write_lock"),
-				Limits: autonomy.Limits{MaxTasksPerSession: r.Args.IntOr("max_tasks_per_session", 0), MaxConsecutiveErrors: r.Args.IntOr("max_consecutive_errors", 0),
-					ContextThresholdPct: r.Args.IntOr("context_threshold_pct", 0), HeartbeatStaleMinutes: r.Args.IntOr("heartbeat_stale_minutes", 0),
-					HeartbeatGraceMinutes: r.Args.IntOr("heartbeat_grace_minutes", 0), StepStaleMinutes: r.Args.IntOr("step_stale_minutes", 0),
-					MaxFidelityReviewCyclesPerPhase: r.Args.IntOr("max_fidelity_review_cycles_per_phase", 0)}}
+			in := autonomy.StartInput{IdempotencyKey: a.IdempotencyKey, Force: a.Force, GatePolicy: a.GatePolicy,
+				StopOnPhaseCompletion: a.StopOnPhaseCompletion, AutoRetryFidelityGate: a.AutoRetryFidelityGate, EnforceWriteLock: a.EnforceAutonomyWriteLock,
+				Limits: autonomy.Limits{MaxTasksPerSession: a.MaxTasksPerSession, MaxConsecutiveErrors: a.MaxConsecutiveErrors,
+					ContextThresholdPct: a.ContextThresholdPct, HeartbeatStaleMinutes: a.HeartbeatStaleMinutes, HeartbeatGraceMinutes: a.HeartbeatGraceMinutes,
+					StepStaleMinutes: a.StepStaleMinutes, MaxFidelityReviewCyclesPerPhase: a.MaxFidelityReviewCyclesPerPhase}}
 			s, reused, err := autonomy.Start(sp, rec, in, now)
 			if err != nil {
 				return nil, err
@@ -308,18 +362,18 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request) mcptool.Resu
 		var rebase *autonomy.RebaseResult
 		switch cmd {
 		case "pause":
-			err = autonomy.Pause(rec, s, r.Args.String("reason"), now)
+			err = autonomy.Pause(rec, s, a.Reason, now)
 		case "resume":
-			err = autonomy.Resume(sp, rec, s, autonomy.ResumeInput{AcknowledgeGateReview: r.Args.Bool("acknowledge_gate_review"),
-				AcknowledgedGateAttemptID: r.Args.String("acknowledged_gate_attempt_id"), Force: r.Args.Bool("force")}, now)
+			err = autonomy.Resume(sp, rec, s, autonomy.ResumeInput{AcknowledgeGateReview: a.AcknowledgeGateReview,
+				AcknowledgedGateAttemptID: a.AcknowledgedGateAttemptID, Force: a.Force}, now)
 		case "rebase":
 			var res autonomy.RebaseResult
-			res, err = autonomy.Rebase(sp, rec, s, r.Args.Bool("force"), now)
+			res, err = autonomy.Rebase(sp, rec, s, a.Force, now)
 			rebase = &res
 		case "end":
-			err = autonomy.End(rec, s, r.Args.String("reason_code"), r.Args.String("reason_detail"), now)
+			err = autonomy.End(rec, s, a.ReasonCode, a.ReasonDetail, now)
 		case "reset":
-			if err = autonomy.Reset(rec, s, r.Args.String("reason_code"), r.Args.String("reason_detail"), now); err == nil {
+			if err = autonomy.Reset(rec, s, a.ReasonCode, a.ReasonDetail, now); err == nil {
 				v := autonomy.View(sp, s, now)
 				out = SessionAnswer{SessionView: &v, Deleted: true}
 				return nil, nil
@@ -344,8 +398,8 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request) mcptool.Resu
 
 // sessionList lists the sessions of spec_id, or of every spec, newest
 // first (paged by offset).
-func (d *Deps) sessionList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	specID := r.Args.String("spec_id")
+func (d *Deps) sessionList(ctx context.Context, r *mcptool.Request, a sessionArgs) mcptool.Result {
+	specID := a.SpecID
 	restart := map[string]any{"action": "session", "command": "list"}
 	if specID != "" {
 		restart["spec_id"] = specID
@@ -392,10 +446,10 @@ func (d *Deps) sessionList(ctx context.Context, r *mcptool.Request) mcptool.Resu
 }
 
 // stepResult binds a report: last_step_result, else the top-level fields.
-func stepResult(r *mcptool.Request) (*autonomy.StepResult, error) {
-	raw := r.Args.Object("last_step_result")
+func stepResult(r *mcptool.Request, a sessionStepArgs) (*autonomy.StepResult, error) {
+	raw := a.LastStepResult
 	if raw == nil {
-		if !r.Args.Has("step_id") && !r.Args.Has("step_proof") {
+		if a.StepID == nil && a.StepProof == nil {
 			return nil, nil
 		}
 		raw = map[string]any{}
@@ -415,37 +469,37 @@ func stepResult(r *mcptool.Request) (*autonomy.StepResult, error) {
 	if err := dec.Decode(&res); err != nil {
 		return nil, core.NewError(errcode.Validation, "Invalid last_step_result: "+err.Error()+".",
 			map[string]any{"field": "last_step_result", "allowed": stepReportParams}).
-			WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session-step", "command": "replay", "spec_id": r.Args.String("spec_id")}}, nil)
+			WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session-step", "command": "replay", "spec_id": a.SpecID}}, nil)
 	}
 	return &res, nil
 }
 
 // taskSessionStep is task(action="session-step", command=…).
-func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	cmd, err := commandOf(r, stepCommands)
+func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessionStepArgs) mcptool.Result {
+	cmd, err := commandOf(a.Command, stepCommands)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	if err := needSpec(r); err != nil {
+	if err := needSpec(a.SpecID); err != nil {
 		return mcptool.Fail(err)
 	}
 	now := d.clock()()
-	sid := r.Args.String("session_id")
+	sid := a.SessionID
 	var out SessionStepAnswer
 	switch cmd {
 	case "replay":
-		err = d.autonomyTx(ctx, r, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
-			a, err := autonomy.Replay(rec, sid)
-			out = SessionStepAnswer{StepAnswer: a}
+		err = d.autonomyTx(ctx, r, a.SpecID, sid, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+			ans, err := autonomy.Replay(rec, sid)
+			out = SessionStepAnswer{StepAnswer: ans}
 			return nil, err
 		})
 	case "heartbeat":
-		err = d.autonomyTx(ctx, r, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 			s, err := autonomy.Resolve(rec, sid)
 			if err != nil {
 				return nil, err
 			}
-			if err := autonomy.Heartbeat(rec, s, intPtr(r, "context_usage_pct"), intPtr(r, "estimated_tokens_used"), now); err != nil {
+			if err := autonomy.Heartbeat(rec, s, a.ContextUsagePct, a.EstimatedTokensUsed, now); err != nil {
 				return nil, err
 			}
 			v := autonomy.View(sp, s, now)
@@ -455,16 +509,16 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request) mcptool.
 			return nil, nil
 		})
 	default: // next, report
-		res, berr := stepResult(r)
+		res, berr := stepResult(r, a)
 		if berr != nil {
 			return mcptool.Fail(berr)
 		}
 		if cmd == "report" && res == nil {
 			return mcptool.Fail(core.NewError(errcode.MissingRequired, "session-step report needs the step's report (step_id, step_type, outcome, step_proof, …).",
-				map[string]any{"field": "step_id"}).WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session-step", "command": "replay", "spec_id": r.Args.String("spec_id")}}, nil))
+				map[string]any{"field": "step_id"}).WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session-step", "command": "replay", "spec_id": a.SpecID}}, nil))
 		}
-		err = d.autonomyTx(ctx, r, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
-			o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: sid, Result: res, ContextUsagePct: intPtr(r, "context_usage_pct"), Heartbeat: r.Args.Bool("heartbeat")}, now)
+		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+			o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: sid, Result: res, ContextUsagePct: a.ContextUsagePct, Heartbeat: a.Heartbeat}, now)
 			out = SessionStepAnswer{StepAnswer: o.Answer}
 			return o.Refusal, err
 		})
@@ -562,13 +616,13 @@ func recommendedActions(signal, pauseReason, code string) []RecommendedAction {
 
 // taskSessionEvents pages the session's audit events (the active session,
 // else the newest; none: an empty page).
-func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sessionEventsArgs) mcptool.Result {
 	var out SessionEventsAnswer
 	var meta []core.MetaOption
-	specID := r.Args.String("spec_id")
-	err := d.autonomyTx(ctx, r, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+	specID := a.SpecID
+	err := d.autonomyTx(ctx, r, specID, a.SessionID, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 		out = SessionEventsAnswer{SpecID: specID, Events: []SessionEvent{}}
-		sid := r.Args.String("session_id")
+		sid := a.SessionID
 		if sid == "" {
 			s, err := autonomy.ActiveSession(rec)
 			if err != nil {
@@ -623,23 +677,23 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request) mcptoo
 
 // taskGateWaiver is task(action="gate-waiver"): off unless enabled, and a
 // write (a maintainer's: observers are refused before the handler).
-func (d *Deps) taskGateWaiver(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) taskGateWaiver(ctx context.Context, r *mcptool.Request, a gateWaiverArgs) mcptool.Result {
 	if !d.AllowGateWaiver {
 		return mcptool.Fail(core.NewError(errcode.GateWaiverDisabled, "Gate waivers are disabled on this server.",
 			map[string]any{"action": "gate-waiver", "setting": "--allow-gate-waiver"}))
 	}
 	now := d.clock()()
 	var out GateWaiverAnswer
-	err := d.autonomyTx(ctx, r, false, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
-		s, err := autonomy.Resolve(rec, r.Args.String("session_id"))
+	err := d.autonomyTx(ctx, r, a.SpecID, a.SessionID, false, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+		s, err := autonomy.Resolve(rec, a.SessionID)
 		if err != nil {
 			return nil, err
 		}
-		g, err := autonomy.GateWaiver(rec, s, r.Args.String("phase_id"), r.Args.String("reason_code"), r.Args.String("reason_detail"), "maintainer", now)
+		g, err := autonomy.GateWaiver(rec, s, a.PhaseID, a.ReasonCode, a.ReasonDetail, "maintainer", now)
 		if err != nil {
 			return nil, err
 		}
-		out = GateWaiverAnswer{SessionID: s.ID, SpecID: s.SpecID, PhaseID: r.Args.String("phase_id"), Gate: g, Status: s.Status}
+		out = GateWaiverAnswer{SessionID: s.ID, SpecID: s.SpecID, PhaseID: a.PhaseID, Gate: g, Status: s.Status}
 		return nil, nil
 	})
 	if err != nil {
@@ -649,12 +703,12 @@ func (d *Deps) taskGateWaiver(ctx context.Context, r *mcptool.Request) mcptool.R
 }
 
 // reviewFidelityGate is review(action="fidelity-gate").
-func (d *Deps) reviewFidelityGate(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) reviewFidelityGate(ctx context.Context, r *mcptool.Request, a fidelityGateArgs) mcptool.Result {
 	now := d.clock()()
 	var out FidelityGateAnswer
-	err := d.autonomyTx(ctx, r, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+	err := d.autonomyTx(ctx, r, a.SpecID, a.SessionID, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 		var err error
-		out, err = autonomy.FidelityGate(sp, rec, r.Args.String("session_id"), r.Args.String("phase_id"), r.Args.String("step_id"), now)
+		out, err = autonomy.FidelityGate(sp, rec, a.SessionID, a.PhaseID, a.StepID, now)
 		return nil, err
 	})
 	if err != nil {

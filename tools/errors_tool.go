@@ -16,9 +16,9 @@ const errorDescription = `Use this when calls fail: the errors this server gave.
 const errorScan = errlog.MaxRecords
 
 func errorTool(d *Deps, rec *mcptool.ErrorRecorder) *mcptool.Tool {
-	read := func(name, summary string, optional []string, answer any, h mcptool.Handler) mcptool.Action {
+	read := func(name, summary string, optional []string, answer any, h mcptool.TypedHandler) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: summary, Optional: optional, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Example: map[string]any{}, Answer: answer, Handler: h}
+			Example: map[string]any{}, Answer: answer, Typed: h}
 	}
 	filters := []string{"tool_name", "error_code"}
 	return &mcptool.Tool{
@@ -32,20 +32,43 @@ func errorTool(d *Deps, rec *mcptool.ErrorRecorder) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			read("list", "Recorded error answers newest first, filtered, paged.", append(filters, "cursor", "limit"), ErrorListAnswer{}, withRecorder(d.errorList, rec)),
 			{Name: "get", Summary: "One recorded error answer.", Required: []string{"error_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-				Answer: errlog.Record{}, Handler: withRecorder(d.errorGet, rec)},
+				Answer: errlog.Record{}, Typed: withRecorder(d.errorGet, rec)},
 			read("stats", "Counts by error_code, error_type and tool.", filters, errlog.Stats{}, withRecorder(d.errorStats, rec)),
 			read("patterns", "Errors that recur (same tool, action and code), most frequent first.", append(filters, "limit"), ErrorPatternsAnswer{}, withRecorder(d.errorPatterns, rec)),
 			{Name: "cleanup", Summary: "Deletes every recorded error; dry_run counts them.",
 				Optional: []string{"dry_run"}, SideEffects: mcptool.EffectWrite, Idempotent: true, Destructive: true, Latency: mcptool.LatencyFast,
-				Example: map[string]any{"dry_run": true}, Answer: ErrorCleanupAnswer{}, Handler: withRecorder(d.errorCleanup, rec)},
+				Example: map[string]any{"dry_run": true}, Answer: ErrorCleanupAnswer{}, Typed: withRecorder(d.errorCleanup, rec)},
 		},
 	}
 }
 
 // withRecorder binds an error handler to the recorder it flushes.
-func withRecorder(h func(context.Context, *mcptool.Request, *mcptool.ErrorRecorder) mcptool.Result, rec *mcptool.ErrorRecorder) mcptool.Handler {
-	return func(ctx context.Context, r *mcptool.Request) mcptool.Result { return h(ctx, r, rec) }
+func withRecorder[A any](h func(context.Context, *mcptool.Request, A, *mcptool.ErrorRecorder) mcptool.Result, rec *mcptool.ErrorRecorder) mcptool.TypedHandler {
+	return mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a A) mcptool.Result { return h(ctx, r, a, rec) })
 }
+
+// The error tool's typed arguments (mcptool.Typed).
+type (
+	// errorFilterArgs filter the recorded errors.
+	errorFilterArgs struct {
+		ToolName  string `arg:"tool_name"`
+		ErrorCode string `arg:"error_code"`
+	}
+	errorListArgs struct {
+		errorFilterArgs
+		pageArgs
+	}
+	errorPatternsArgs struct {
+		errorFilterArgs
+		Limit *int `arg:"limit"`
+	}
+	errorGetArgs struct {
+		ErrorID string `arg:"error_id,required"`
+	}
+	errorCleanupArgs struct {
+		DryRun bool `arg:"dry_run"`
+	}
+)
 
 // ErrorListAnswer is error list's answer.
 type ErrorListAnswer struct {
@@ -66,8 +89,9 @@ type ErrorCleanupAnswer struct {
 	DryRun  bool `json:"dry_run,omitempty"`
 }
 
-func errorFilter(a mcptool.Args) errlog.Filter {
-	return errlog.Filter{Tool: a.String("tool_name"), Code: a.String("error_code")}
+// filter is the errlog filter a asks for.
+func (a errorFilterArgs) filter() errlog.Filter {
+	return errlog.Filter{Tool: a.ToolName, Code: a.ErrorCode}
 }
 
 // errorLog is the store's error log with every error answered so far
@@ -81,12 +105,12 @@ func (d *Deps) errorLog(ctx context.Context, rec *mcptool.ErrorRecorder) (errlog
 	return n, nil
 }
 
-func (d *Deps) errorList(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
+func (d *Deps) errorList(ctx context.Context, r *mcptool.Request, a errorListArgs, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	f := errorFilter(r.Args)
+	f := a.filter()
 	p, err := mcptool.OpenPage(r, "error", "list", "", core.PageList, map[string]any{"action": "list"}, f.Tool, f.Code)
 	if err != nil {
 		return mcptool.Fail(err)
@@ -102,39 +126,39 @@ func (d *Deps) errorList(ctx context.Context, r *mcptool.Request, rec *mcptool.E
 	return mcptool.OK(ErrorListAnswer{Errors: recs, Count: len(recs)}, p.Meta(next))
 }
 
-func (d *Deps) errorGet(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
+func (d *Deps) errorGet(ctx context.Context, _ *mcptool.Request, a errorGetArgs, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	return answer(log.ErrorGet(ctx, r.Args.String("error_id")))
+	return answer(log.ErrorGet(ctx, a.ErrorID))
 }
 
-func (d *Deps) errorStats(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
+func (d *Deps) errorStats(ctx context.Context, _ *mcptool.Request, a errorFilterArgs, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	recs, _, err := log.Errors(ctx, errorFilter(r.Args), "", errorScan)
+	recs, _, err := log.Errors(ctx, a.filter(), "", errorScan)
 	return answer(errlog.Summarize(recs), err)
 }
 
-func (d *Deps) errorPatterns(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
+func (d *Deps) errorPatterns(ctx context.Context, _ *mcptool.Request, a errorPatternsArgs, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	recs, _, err := log.Errors(ctx, errorFilter(r.Args), "", errorScan)
-	ps := errlog.Patterns(recs, 2, r.Args.IntOr("limit", core.PageList.Default))
+	recs, _, err := log.Errors(ctx, a.filter(), "", errorScan)
+	ps := errlog.Patterns(recs, 2, intOr(a.Limit, core.PageList.Default))
 	return answer(ErrorPatternsAnswer{Patterns: ps, Count: len(ps), Scanned: len(recs)}, err)
 }
 
-func (d *Deps) errorCleanup(ctx context.Context, r *mcptool.Request, rec *mcptool.ErrorRecorder) mcptool.Result {
+func (d *Deps) errorCleanup(ctx context.Context, _ *mcptool.Request, a errorCleanupArgs, rec *mcptool.ErrorRecorder) mcptool.Result {
 	log, err := d.errorLog(ctx, rec)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	dry := r.Args.Bool("dry_run")
+	dry := a.DryRun
 	n, err := log.ErrorCleanup(ctx, "", dry)
 	return answer(ErrorCleanupAnswer{Deleted: n, DryRun: dry}, err)
 }

@@ -64,11 +64,18 @@ func flagsAction(d *Deps) mcptool.Action {
 	return mcptool.Action{
 		Name: "flags", Summary: "Rollout health since start, per feature flag and variant: sessions, calls, errors by error_type, p50/p99 call latency; with the provider and flag file.",
 		SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
-		Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result {
+		Typed: mcptool.Typed(func(context.Context, *mcptool.Request, noArgs) mcptool.Result {
 			if d.Runtime.Flags == nil {
-				return mcptool.OK(map[string]any{"provider": "none", "rows": []any{}})
+				return mcptool.OK(noFlagsAnswer{Provider: "none", Rows: []any{}})
 			}
 			return mcptool.OK(d.Runtime.Flags.Health())
-		},
+		}),
 	}
+}
+
+// noFlagsAnswer is server flags' answer on a server without a flag
+// provider.
+type noFlagsAnswer struct {
+	Provider string `json:"provider"`
+	Rows     []any  `json:"rows"`
 }

@@ -46,17 +46,17 @@ func healthTool(d *Deps) *mcptool.Tool {
 			{
 				Name: "liveness", Summary: "Answers immediately if the server process is running; touches nothing.",
 				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
-				Answer: LivenessAnswer{}, Handler: d.healthLiveness,
+				Answer: LivenessAnswer{}, Typed: withoutArgs(d.healthLiveness),
 			},
 			{
 				Name: "readiness", Summary: "Reports whether the store can be locked and written (without writing). Not ready (locked, damaged, read-only, disk full) is a success with ready=false and a warning.",
 				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
-				Answer: ReadinessAnswer{}, Handler: d.healthReadiness,
+				Answer: ReadinessAnswer{}, Typed: withoutArgs(d.healthReadiness),
 			},
 			{
 				Name: "check", Summary: "Detailed health: store path, size, schema version, install id, free disk, flag provider state (include_details false: status and version only). status is ok, degraded (read-only store, disk full: reads work) or unavailable (damaged store), with a warning.",
 				Optional: []string{"include_details"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
-				Answer: HealthCheckAnswer{}, Handler: d.healthCheck,
+				Answer: HealthCheckAnswer{}, Typed: mcptool.Typed(d.healthCheck),
 			},
 		},
 	}
@@ -121,7 +121,7 @@ type FlagsHealth struct {
 	State    string `json:"state"`
 }
 
-func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) healthCheck(ctx context.Context, _ *mcptool.Request, args healthCheckArgs) mcptool.Result {
 	info, err := d.Store.Info(ctx)
 	a := HealthCheckAnswer{Status: "ok", Version: d.Version}
 	var opts []core.MetaOption
@@ -136,7 +136,7 @@ func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Resu
 		opts = append(opts, warn(core.AsError(perr).Code, errorSummary(perr), map[string]any{"error_code": core.AsError(perr).Code}))
 	}
 	opts = append(opts, d.mirrorWarnings()...)
-	if r.Args.Has("include_details") && !r.Args.Bool("include_details") {
+	if args.IncludeDetails != nil && !*args.IncludeDetails {
 		return mcptool.OK(a, opts...)
 	}
 	a.Disk = &DiskInfo{}
@@ -153,4 +153,10 @@ func (d *Deps) healthCheck(ctx context.Context, r *mcptool.Request) mcptool.Resu
 		}
 	}
 	return mcptool.OK(a, opts...)
+}
+
+// healthCheckArgs are health check's typed arguments (mcptool.Typed):
+// details are included unless include_details is false.
+type healthCheckArgs struct {
+	IncludeDetails *bool `arg:"include_details"`
 }

@@ -31,17 +31,17 @@ func journalTool(d *Deps) *mcptool.Tool {
 			{
 				Name: "add", Summary: "Appends an entry; with task_id the task's needs_journaling is cleared.",
 				Required: []string{"spec_id", "title"}, Optional: append([]string{"content", "entry_type", "task_id"}, mutationArgs...),
-				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Answer: JournalAddAnswer{}, Handler: d.journalAdd,
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Answer: JournalAddAnswer{}, Typed: mcptool.Typed(d.journalAdd),
 			},
 			{
 				Name: "list", Summary: "Entries newest first, optionally for one task or entry type, paged by sequence.",
 				Required: []string{"spec_id"}, Optional: []string{"task_id", "entry_type", "cursor", "limit"},
-				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: JournalListAnswer{}, Handler: d.journalList,
+				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: JournalListAnswer{}, Typed: mcptool.Typed(d.journalList),
 			},
 			{
 				Name: "list-unjournaled", Summary: "Completed tasks that still need a journal entry, in execution order; limit pages them (default all).",
 				Required: []string{"spec_id"}, Optional: []string{"cursor", "limit"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-				Answer: UnjournaledAnswer{}, Handler: d.journalListUnjournaled,
+				Answer: UnjournaledAnswer{}, Typed: mcptool.Typed(d.journalListUnjournaled),
 			},
 		},
 	}
@@ -53,10 +53,9 @@ type JournalAddAnswer struct {
 	Entry specs.JournalEntry `json:"entry"`
 }
 
-func (d *Deps) journalAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	e := specs.JournalEntry{EntryType: r.Args.String("entry_type"), Title: r.Args.String("title"),
-		Content: r.Args.String("content"), Author: author(r), TaskID: r.Args.String("task_id")}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (JournalAddAnswer, error) {
+func (d *Deps) journalAdd(ctx context.Context, r *mcptool.Request, a journalAddArgs) mcptool.Result {
+	e := specs.JournalEntry{EntryType: a.EntryType, Title: a.Title, Content: a.Content, Author: author(r), TaskID: a.TaskID}
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, j specs.JournalWriter) (JournalAddAnswer, error) {
 		e, err := specs.AddJournalEntry(sp, j, e)
 		return JournalAddAnswer{Entry: e}, err
 	})
@@ -71,8 +70,8 @@ type JournalListAnswer struct {
 
 // journalList pages the journal by sequence (the cursor is the last seq
 // listed); over the token budget the page's oldest entries go first.
-func (d *Deps) journalList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	specID, taskID, et := r.Args.String("spec_id"), r.Args.String("task_id"), r.Args.String("entry_type")
+func (d *Deps) journalList(ctx context.Context, r *mcptool.Request, args journalListArgs) mcptool.Result {
+	specID, taskID, et := args.SpecID, args.TaskID, args.EntryType
 	p, err := mcptool.OpenPage(r, "journal", "list", specID, core.PageJournal, map[string]any{"action": "list", "spec_id": specID}, taskID, et)
 	if err != nil {
 		return mcptool.Fail(err)
@@ -83,7 +82,7 @@ func (d *Deps) journalList(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	}
 	var more bool
 	var version int64
-	res := readTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (JournalListAnswer, error) {
+	res := readTo(ctx, d, specID, func(sp *specs.Spec, j specs.JournalReader) (JournalListAnswer, error) {
 		version = sp.Header.Version
 		entries, m, err := specs.ReadJournal(j, taskID, et, before, p.Limit)
 		more = m
@@ -113,8 +112,8 @@ type UnjournaledAnswer struct {
 // journalListUnjournaled pages the waiting tasks by their place in the
 // execution order (specs.UnjournaledAfter; the cursor is the last task
 // listed). Without limit or cursor it answers them all, as before paging.
-func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	specID := r.Args.String("spec_id")
+func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request, args journalUnjournaledArgs) mcptool.Result {
+	specID := args.SpecID
 	restart := map[string]any{"action": "list-unjournaled", "spec_id": specID}
 	p, err := mcptool.OpenPage(r, "journal", "list-unjournaled", specID, core.PageLimits{}, restart)
 	if err != nil {
@@ -122,7 +121,7 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request) m
 	}
 	var page specs.UnjournaledPage
 	var version int64
-	res := readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (UnjournaledAnswer, error) {
+	res := readTo(ctx, d, specID, func(sp *specs.Spec, _ specs.JournalReader) (UnjournaledAnswer, error) {
 		var err error
 		page, err = specs.UnjournaledAfter(sp, p.After, p.Limit)
 		version = sp.Header.Version
@@ -136,7 +135,7 @@ func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request) m
 	}
 	a, nodes := res.Data.(UnjournaledAnswer), page.Nodes
 	cursor := func(kept int) string { return p.Cursor(nodes[kept-1].ID, true) }
-	if r.Args.Has("limit") || r.Args.Has("cursor") {
+	if args.paged() {
 		next := ""
 		if page.More {
 			next = cursor(len(nodes))
@@ -173,3 +172,24 @@ func journalPage(entries []specs.JournalEntry, specID string, version int64, lim
 		Continue: mcptool.ContinueWith("journal", map[string]any{"action": "list", "spec_id": specID}, args, "task_id", "entry_type", "limit"),
 	}
 }
+
+// The journal tool's typed arguments (mcptool.Typed).
+type (
+	journalAddArgs struct {
+		writeArgs
+		Title     string `arg:"title,required"`
+		Content   string `arg:"content"`
+		EntryType string `arg:"entry_type"`
+		TaskID    string `arg:"task_id"`
+	}
+	journalListArgs struct {
+		specArgs
+		pageArgs
+		TaskID    string `arg:"task_id"`
+		EntryType string `arg:"entry_type"`
+	}
+	journalUnjournaledArgs struct {
+		specArgs
+		pageArgs
+	}
+)

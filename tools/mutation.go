@@ -36,6 +36,20 @@ func mutationOf(specID string, res specs.RepoWriteResult) Mutation {
 	return m
 }
 
+// specArgs names the spec a call works on: the typed argument every spec
+// action embeds.
+type specArgs struct {
+	SpecID string `arg:"spec_id,required"`
+}
+
+// writeArgs are a spec mutation's typed arguments: its spec, dry_run and
+// expected_version (mutationArgs).
+type writeArgs struct {
+	specArgs
+	DryRun          bool `arg:"dry_run"`
+	ExpectedVersion *int `arg:"expected_version"`
+}
+
 // mutateAnswer runs fn as the call's one store transaction over its spec
 // (MutateSpec: expected_version, dry_run, the journal in the same
 // transaction) and returns fn's typed result with its Mutation filled in.
@@ -43,10 +57,9 @@ func mutationOf(specID string, res specs.RepoWriteResult) Mutation {
 func mutateAnswer[T any, P interface {
 	*T
 	mutated
-}](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) (T, error) {
-	specID := r.Args.String("spec_id")
+}](ctx context.Context, d *Deps, r *mcptool.Request, w writeArgs, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) (T, error) {
 	var out T
-	res, err := d.Specs.MutateSpec(ctx, specID, d.writeOptions(r, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
+	res, err := d.Specs.MutateSpec(ctx, w.SpecID, d.writeOptionsOf(r, w, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
 		sp.Clock = d.clock()
 		if err := d.checkWriteLock(r, j); err != nil {
 			return err
@@ -57,18 +70,17 @@ func mutateAnswer[T any, P interface {
 	})
 	if err != nil {
 		if core.CodeOf(err) == errcode.AutonomyWriteLockActive {
-			return out, autonomyError(err, specID, "")
+			return out, autonomyError(err, w.SpecID, "")
 		}
-		return out, withSpecNextCall(err, specID)
+		return out, withSpecNextCall(err, w.SpecID)
 	}
-	P(&out).mutated(mutationOf(specID, res))
+	P(&out).mutated(mutationOf(w.SpecID, res))
 	return out, nil
 }
 
-// readAnswer runs fn over the call's spec in one read transaction and
-// returns its typed result.
-func readAnswer[T any](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) (T, error) {
-	specID := r.Args.String("spec_id")
+// readAnswer runs fn over spec specID in one read transaction and returns
+// its typed result.
+func readAnswer[T any](ctx context.Context, d *Deps, specID string, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) (T, error) {
 	var out T
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
 		var err error
@@ -85,11 +97,11 @@ func readAnswer[T any](ctx context.Context, d *Deps, r *mcptool.Request, fn func
 func mutateTo[T any, P interface {
 	*T
 	mutated
-}](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) mcptool.Result {
-	return answer(mutateAnswer[T, P](ctx, d, r, fn))
+}](ctx context.Context, d *Deps, r *mcptool.Request, w writeArgs, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) mcptool.Result {
+	return answer(mutateAnswer[T, P](ctx, d, r, w, fn))
 }
 
 // readTo is readAnswer wrapped as the handler's Result.
-func readTo[T any](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) mcptool.Result {
-	return answer(readAnswer(ctx, d, r, fn))
+func readTo[T any](ctx context.Context, d *Deps, specID string, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) mcptool.Result {
+	return answer(readAnswer(ctx, d, specID, fn))
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
-	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/specs"
 )
 
 // TestObjectArgsBindStrictly: phase-add-bulk's phase and tasks[i] and
@@ -54,15 +54,15 @@ func TestObjectArgsBindStrictly(t *testing.T) {
 			return errOrNil(err)
 		}, errcode.InvalidFormat, "completions[0].note", ""},
 		{"phase unknown keys: the first sorted", func() error {
-			_, err := phaseObject(map[string]any{"title": "P", "zz": 1, "colour": 1, "size": 1}, mcptool.Args{}, "")
+			_, err := phaseObject(map[string]any{"title": "P", "zz": 1, "colour": 1, "size": 1}, specs.PhaseInput{}, nil)
 			return err
 		}, errcode.UnknownParameter, "phase.colour", "authoring"},
 		{"phase without title", func() error {
-			_, err := phaseObject(map[string]any{"description": "d"}, mcptool.Args{}, "")
+			_, err := phaseObject(map[string]any{"description": "d"}, specs.PhaseInput{}, nil)
 			return err
 		}, errcode.MissingRequired, "phase.title", ""},
 		{"phase metadata not an object", func() error {
-			_, err := phaseObject(map[string]any{"title": "P", "metadata": "x"}, mcptool.Args{}, "")
+			_, err := phaseObject(map[string]any{"title": "P", "metadata": "x"}, specs.PhaseInput{}, nil)
 			return err
 		}, errcode.InvalidFormat, "phase.metadata", ""},
 	} {

@@ -23,11 +23,11 @@ func planTool(d *Deps) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			{Name: "create", Summary: "Writes specs/.plans/<slug>.md from a template (simple or detailed); DUPLICATE_ENTRY when it exists.",
 				Required: []string{"name"}, Optional: []string{"template"}, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
-				Example: map[string]any{"name": "Contract plan"}, Answer: PlanCreateAnswer{}, Handler: d.planCreate},
+				Example: map[string]any{"name": "Contract plan"}, Answer: PlanCreateAnswer{}, Typed: mcptool.Typed(d.planCreate)},
 			{Name: "list", Summary: "The plans in specs/.plans, by slug.", SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-				Example: map[string]any{}, Answer: PlanListAnswer{}, Handler: d.planList},
+				Example: map[string]any{}, Answer: PlanListAnswer{}, Typed: mcptool.Typed(d.planList)},
 			{Name: "review", Summary: "Checks a plan's sections against its template: missing, empty, placeholders left; ready when none.",
-				Required: []string{"plan"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: PlanReviewAnswer{}, Handler: d.planReview},
+				Required: []string{"plan"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: PlanReviewAnswer{}, Typed: mcptool.Typed(d.planReview)},
 		},
 	}
 }
@@ -66,10 +66,10 @@ func planError(err error, slug string) error {
 	return e
 }
 
-func (d *Deps) planCreate(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	name := r.Args.String("name")
+func (d *Deps) planCreate(ctx context.Context, _ *mcptool.Request, a planCreateArgs) mcptool.Result {
+	name := a.Name
 	p, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.CreatedPlan, error) {
-		return specs.CreatePlanFile(ctx, ws, name, r.Args.String("template"))
+		return specs.CreatePlanFile(ctx, ws, name, a.Template)
 	})
 	if err != nil {
 		return mcptool.Fail(planError(err, specs.PlanSlug(strings.TrimSpace(name))))
@@ -77,7 +77,7 @@ func (d *Deps) planCreate(ctx context.Context, r *mcptool.Request) mcptool.Resul
 	return mcptool.OK(PlanCreateAnswer{Plan: p.Slug, Path: p.Path, Template: p.Template})
 }
 
-func (d *Deps) planList(ctx context.Context, _ *mcptool.Request) mcptool.Result {
+func (d *Deps) planList(ctx context.Context, _ *mcptool.Request, _ noArgs) mcptool.Result {
 	plans, err := withWorkspace(d, func(ws *workspacefs.Dir) ([]string, error) { return specs.ListPlanFiles(ctx, ws) })
 	if err != nil {
 		return mcptool.Fail(err)
@@ -85,11 +85,22 @@ func (d *Deps) planList(ctx context.Context, _ *mcptool.Request) mcptool.Result 
 	return mcptool.OK(PlanListAnswer{Plans: plans, Count: len(plans)})
 }
 
-func (d *Deps) planReview(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	slug := r.Args.String("plan")
+func (d *Deps) planReview(ctx context.Context, _ *mcptool.Request, a planReviewArgs) mcptool.Result {
+	slug := a.Plan
 	rev, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.PlanReview, error) { return specs.ReviewPlanFile(ctx, ws, slug) })
 	if err != nil {
 		return mcptool.Fail(planError(err, slug))
 	}
 	return mcptool.OK(PlanReviewAnswer{Plan: slug, Path: specs.PlanPath(slug), PlanReview: rev})
 }
+
+// The plan tool's typed arguments (mcptool.Typed).
+type (
+	planCreateArgs struct {
+		Name     string `arg:"name,required"`
+		Template string `arg:"template"`
+	}
+	planReviewArgs struct {
+		Plan string `arg:"plan,required"`
+	}
+)

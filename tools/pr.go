@@ -22,7 +22,7 @@ func prTool(d *Deps) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			{Name: "get-context", Summary: "The spec's progress, its 20 newest journal entries and the uncommitted diff summary (git diff --numstat HEAD).",
 				Required: []string{"spec_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, OpenWorld: true, Latency: mcptool.LatencyModerate,
-				Example: map[string]any{"spec_id": "$spec_id"}, Answer: PRContextAnswer{}, Handler: d.prContext},
+				Example: map[string]any{"spec_id": "$spec_id"}, Answer: PRContextAnswer{}, Typed: mcptool.Typed(d.prContext)},
 		},
 	}
 }
@@ -40,8 +40,8 @@ type PRContextAnswer struct {
 	Diff           gitdiff.Summary      `json:"diff"`
 }
 
-func (d *Deps) prContext(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	res := readTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (PRContextAnswer, error) {
+func (d *Deps) prContext(ctx context.Context, _ *mcptool.Request, args specArgs) mcptool.Result {
+	res := readTo(ctx, d, args.SpecID, func(sp *specs.Spec, j specs.JournalReader) (PRContextAnswer, error) {
 		h := sp.Header
 		entries, _, err := j.Entries(0, prJournal, func(*specs.JournalEntry) bool { return true })
 		if entries == nil {

@@ -83,57 +83,73 @@ func researchTool(d *Deps) *mcptool.Tool {
 			Name: "digest-validate", Summary: "Checks a DigestPayload v1.0 and reports every violation with its JSON path, constraint and received value; with the source (text, pages, path, the source archived under source_id, or the archive entry under payload.source_text_hash) it verifies source_text_hash and every locator; with query, the query_hash.",
 			Required: []string{"payload"}, Optional: append(append([]string{}, source...), "source_id", "query"),
 			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyModerate,
-			Answer:  research.ValidateResult{},
-			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestValidate(ctx, d, r) },
+			Answer: research.ValidateResult{},
+			Typed: mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a digestValidateArgs) mcptool.Result {
+				return digestValidate(ctx, d, r, a)
+			}),
 		},
 		{
 			Name: "digest-create", Summary: "Builds a digest from a source and a query, deterministically and without a language model: summary, key points and up to max_snippets evidence snippets with exact locators; the result always validates against its own source.",
 			Required: []string{"query"}, Optional: append(append([]string{}, source...), "source_id", "max_snippets"),
 			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyModerate,
-			Answer:  research.CreateResult{},
-			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestCreate(ctx, d, r) },
+			Answer: research.CreateResult{},
+			Typed: mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a digestCreateArgs) mcptool.Result {
+				return digestCreate(ctx, d, r, a)
+			}),
 		},
 		{
 			Name: "digest-put", Summary: "Validates and stores a digest under (source_id, payload.query_hash), replacing an existing one; a given source is canonicalised, archived under content_id = source_id and used to verify every locator (without one, the archived source under payload.source_text_hash is used when present). An invalid payload is VALIDATION_ERROR with details.violations.",
 			Required: []string{"source_id", "payload"}, Optional: source,
 			SideEffects: mcptool.EffectWrite, Idempotent: true, Destructive: true, Latency: mcptool.LatencyModerate,
-			Answer:  research.PutResult{},
-			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestPut(ctx, d, r, sweeper) },
+			Answer: research.PutResult{},
+			Typed: mcptool.Typed(func(ctx context.Context, _ *mcptool.Request, a digestPutArgs) mcptool.Result {
+				return digestPut(ctx, d, a, sweeper)
+			}),
 		},
 		{
 			Name: "digest-get", Summary: "The stored digest for (source_id, query_hash) with stored_at and whether its source text is in the archive.",
 			Required:    []string{"source_id", "query_hash"},
 			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Answer:  research.GetResult{},
-			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestGet(ctx, d, r) },
+			Answer: research.GetResult{},
+			Typed: mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a digestGetArgs) mcptool.Result {
+				return digestGet(ctx, d, r, a)
+			}),
 		},
 		{
 			Name: "digest-list", Summary: "Stored digests in (source_id, query_hash) order, optionally for one source, paged; each with a summary excerpt, digest_chars and stored_at (digest-get has the full payload).",
 			Optional:    []string{"source_id", "cursor", "limit"},
 			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Answer:  research.ListResult{},
-			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestList(ctx, d, r) },
+			Answer: research.ListResult{},
+			Typed: mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a digestListArgs) mcptool.Result {
+				return digestList(ctx, d, r, a)
+			}),
 		},
 		{
 			Name: "digest-delete", Summary: "Deletes the digest for (source_id, query_hash); the archived source text stays until retention removes it.",
 			Required:    []string{"source_id", "query_hash"},
 			SideEffects: mcptool.EffectWrite, Destructive: true, Latency: mcptool.LatencyFast,
-			Answer:  research.DeleteResult{},
-			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return digestDelete(ctx, d, r) },
+			Answer: research.DeleteResult{},
+			Typed: mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a digestDeleteArgs) mcptool.Result {
+				return digestDelete(ctx, d, r, a)
+			}),
 		},
 		{
 			Name: "archive-put", Summary: "Archives content under sha256 of its bytes (idempotent; a repeated put restarts its retention), optionally under your content_id; answers the hash.",
 			Required: []string{"content"}, Optional: []string{"content_id", "item_type"},
 			SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyFast,
-			Answer:  research.ArchivePutResult{},
-			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return archivePut(ctx, d, r, sweeper) },
+			Answer: research.ArchivePutResult{},
+			Typed: mcptool.Typed(func(ctx context.Context, _ *mcptool.Request, a archivePutArgs) mcptool.Result {
+				return archivePut(ctx, d, a, sweeper)
+			}),
 		},
 		{
 			Name: "archive-get", Summary: "Reads archived content by hash, content_id or archive_id (including spec:<id>@<version>/… ids of budgeted spec answers, served from the store at that version), verifying its hash; never writes. Text over the token budget is paged with offset/max_chars; a spec item over it is answered with the archive ids of its parts.",
 			Optional:    []string{"hash", "content_id", "archive_id", "expected_hash", "offset", "max_chars"},
 			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Answer:  research.ArchiveGetResult{},
-			Handler: func(ctx context.Context, r *mcptool.Request) mcptool.Result { return archiveGet(ctx, d, r, budget) },
+			Answer: research.ArchiveGetResult{},
+			Typed: mcptool.Typed(func(ctx context.Context, _ *mcptool.Request, a archiveGetArgs) mcptool.Result {
+				return archiveGet(ctx, d, a, budget)
+			}),
 		},
 	}
 	return t

@@ -18,20 +18,20 @@ import (
 // "spec:<spec_id>@<version>/<item>" and served from the store at that version
 // (a read never writes; research.SpecItems).
 
-func archivePut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *research.Sweeper) mcptool.Result {
+func archivePut(ctx context.Context, d *Deps, a archivePutArgs, sweeper *research.Sweeper) mcptool.Result {
 	svc := researchService(d)
 	svc.Sweeper = sweeper
-	res, err := svc.ArchivePut(ctx, research.ArchivePutArgs{Content: r.Args.String("content"), ContentID: r.Args.String("content_id"),
-		HasContentID: r.Args.Has("content_id"), ItemType: r.Args.String("item_type")})
+	res, err := svc.ArchivePut(ctx, research.ArchivePutArgs{Content: a.Content, ContentID: deref(a.ContentID),
+		HasContentID: a.ContentID != nil, ItemType: a.ItemType})
 	if err != nil {
 		return mcptool.Fail(err)
 	}
 	return mcptool.OK(res)
 }
 
-func archiveGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int) mcptool.Result {
-	a := research.ArchiveGetArgs{Given: givenArgs(r, "hash", "content_id", "archive_id"), Hash: r.Args.String("hash"),
-		ContentID: r.Args.String("content_id"), ArchiveID: r.Args.String("archive_id"), ExpectedHash: r.Args.String("expected_hash")}
+func archiveGet(ctx context.Context, d *Deps, args archiveGetArgs, budget int) mcptool.Result {
+	a := research.ArchiveGetArgs{Given: givenNames([]string{"hash", "content_id", "archive_id"}, args.Hash != nil, args.ContentID != nil, args.ArchiveID != nil),
+		Hash: deref(args.Hash), ContentID: deref(args.ContentID), ArchiveID: deref(args.ArchiveID), ExpectedHash: args.ExpectedHash}
 	if research.CheckArchiveGet(a) == nil && research.IsSpecArchiveID(a.ArchiveID) {
 		return archiveGetSpec(ctx, d, a, budget)
 	}
@@ -44,7 +44,7 @@ func archiveGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int) mc
 		}
 		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: rec}))
 	}
-	return archiveWindowAnswer(c, r.Args.IntOr("offset", 0), r.Args.IntOr("max_chars", 0), budget)
+	return archiveWindowAnswer(c, args.Offset, args.MaxChars, budget)
 }
 
 // archiveWindowAnswer answers archived content with the window of its text

@@ -18,23 +18,75 @@ const (
 	warnHashMismatch     = "HASH_MISMATCH"
 )
 
-// sourceArgs binds the call's source document: which of text, pages and
-// path it gives, and their values.
-func sourceArgs(r *mcptool.Request) research.SourceArgs {
-	return research.SourceArgs{Given: givenArgs(r, "text", "pages", "path"),
-		Text: r.Args.String("text"), Pages: r.Args.Strings("pages"), Path: r.Args.String("path")}
+// sourceParams are a call's source document: text, pages or path (nil
+// when not given).
+type sourceParams struct {
+	Text  *string  `arg:"text"`
+	Pages []string `arg:"pages"`
+	Path  *string  `arg:"path"`
 }
 
-// givenArgs lists which of keys the call gives, in the order of keys.
-func givenArgs(r *mcptool.Request, keys ...string) []string {
-	var given []string
-	for _, k := range keys {
-		if r.Args.Has(k) {
-			given = append(given, k)
+// source is the call's source document as research takes it: which of
+// text, pages and path it gives, and their values.
+func (s sourceParams) source() research.SourceArgs {
+	return research.SourceArgs{Given: givenNames([]string{"text", "pages", "path"}, s.Text != nil, s.Pages != nil, s.Path != nil),
+		Text: deref(s.Text), Pages: orEmpty(s.Pages), Path: deref(s.Path)}
+}
+
+// givenNames lists the names whose flag in given is set, in order.
+func givenNames(names []string, given ...bool) []string {
+	var out []string
+	for i, g := range given {
+		if g {
+			out = append(out, names[i])
 		}
 	}
-	return given
+	return out
 }
+
+// The research tool's typed arguments (mcptool.Typed).
+type (
+	digestValidateArgs struct {
+		sourceParams
+		Payload  map[string]any `arg:"payload,required"`
+		SourceID string         `arg:"source_id"`
+		Query    *string        `arg:"query"`
+	}
+	digestCreateArgs struct {
+		sourceParams
+		Query       string  `arg:"query,required"`
+		SourceID    *string `arg:"source_id"`
+		MaxSnippets int     `arg:"max_snippets"`
+	}
+	digestPutArgs struct {
+		sourceParams
+		SourceID string         `arg:"source_id,required"`
+		Payload  map[string]any `arg:"payload,required"`
+	}
+	digestKeyArgs struct {
+		SourceID  string `arg:"source_id,required"`
+		QueryHash string `arg:"query_hash,required"`
+	}
+	digestGetArgs    = digestKeyArgs
+	digestDeleteArgs = digestKeyArgs
+	digestListArgs   struct {
+		pageArgs
+		SourceID string `arg:"source_id"`
+	}
+	archivePutArgs struct {
+		Content   string  `arg:"content,required"`
+		ContentID *string `arg:"content_id"`
+		ItemType  string  `arg:"item_type"`
+	}
+	archiveGetArgs struct {
+		Hash         *string `arg:"hash"`
+		ContentID    *string `arg:"content_id"`
+		ArchiveID    *string `arg:"archive_id"`
+		ExpectedHash string  `arg:"expected_hash"`
+		Offset       int     `arg:"offset"`
+		MaxChars     int     `arg:"max_chars"`
+	}
+)
 
 // sourceNotChecked is the warning of a validation made without the source.
 func sourceNotChecked(action string) core.MetaOption {
@@ -43,12 +95,8 @@ func sourceNotChecked(action string) core.MetaOption {
 		map[string]any{"action": action})
 }
 
-func digestValidate(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
-	a := research.ValidateArgs{Payload: r.Args.Object("payload"), Source: sourceArgs(r), SourceID: r.Args.String("source_id")}
-	if r.Args.Has("query") {
-		q := r.Args.String("query")
-		a.Query = &q
-	}
+func digestValidate(ctx context.Context, d *Deps, _ *mcptool.Request, args digestValidateArgs) mcptool.Result {
+	a := research.ValidateArgs{Payload: args.Payload, Source: args.source(), SourceID: args.SourceID, Query: args.Query}
 	res, err := researchService(d).Validate(ctx, a)
 	if err != nil {
 		// Nothing archived under source_id: list what is stored for it.
@@ -60,19 +108,19 @@ func digestValidate(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Re
 	return mcptool.OK(res)
 }
 
-func digestCreate(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
-	res, err := researchService(d).Create(ctx, research.CreateArgs{Source: sourceArgs(r), Query: r.Args.String("query"),
-		SourceID: r.Args.String("source_id"), HasSourceID: r.Args.Has("source_id"), MaxSnippets: r.Args.IntOr("max_snippets", 0)})
+func digestCreate(ctx context.Context, d *Deps, _ *mcptool.Request, a digestCreateArgs) mcptool.Result {
+	res, err := researchService(d).Create(ctx, research.CreateArgs{Source: a.source(), Query: a.Query,
+		SourceID: deref(a.SourceID), HasSourceID: a.SourceID != nil, MaxSnippets: a.MaxSnippets})
 	if err != nil {
 		return mcptool.Fail(err)
 	}
 	return mcptool.OK(res)
 }
 
-func digestPut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *research.Sweeper) mcptool.Result {
+func digestPut(ctx context.Context, d *Deps, a digestPutArgs, sweeper *research.Sweeper) mcptool.Result {
 	svc := researchService(d)
 	svc.Sweeper = sweeper
-	res, err := svc.Put(ctx, research.PutArgs{SourceID: r.Args.String("source_id"), Payload: r.Args.Object("payload"), Source: sourceArgs(r)})
+	res, err := svc.Put(ctx, research.PutArgs{SourceID: a.SourceID, Payload: a.Payload, Source: a.source()})
 	if err != nil {
 		return mcptool.Fail(err)
 	}
@@ -82,16 +130,16 @@ func digestPut(ctx context.Context, d *Deps, r *mcptool.Request, sweeper *resear
 	return mcptool.OK(res)
 }
 
-func digestGet(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
-	res, err := researchService(d).Get(ctx, r.Args.String("source_id"), r.Args.String("query_hash"))
+func digestGet(ctx context.Context, d *Deps, _ *mcptool.Request, a digestGetArgs) mcptool.Result {
+	res, err := researchService(d).Get(ctx, a.SourceID, a.QueryHash)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
 	return mcptool.OK(res)
 }
 
-func digestList(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
-	sourceID := r.Args.String("source_id")
+func digestList(ctx context.Context, d *Deps, r *mcptool.Request, a digestListArgs) mcptool.Result {
+	sourceID := a.SourceID
 	restart := map[string]any{"action": "digest-list"}
 	if sourceID != "" {
 		restart["source_id"] = sourceID
@@ -107,8 +155,8 @@ func digestList(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result
 	return mcptool.OK(res, page.Meta(page.Cursor(next, next != "")))
 }
 
-func digestDelete(ctx context.Context, d *Deps, r *mcptool.Request) mcptool.Result {
-	res, err := researchService(d).Delete(ctx, r.Args.String("source_id"), r.Args.String("query_hash"))
+func digestDelete(ctx context.Context, d *Deps, _ *mcptool.Request, a digestDeleteArgs) mcptool.Result {
+	res, err := researchService(d).Delete(ctx, a.SourceID, a.QueryHash)
 	if err != nil {
 		return mcptool.Fail(err)
 	}

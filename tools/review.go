@@ -27,7 +27,7 @@ func reviewTool(d *Deps) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			{Name: "fidelity-gate", Summary: "A phase gate's verdict (pass|warn|fail) from evidence, stored as the gate step's evidence with its integrity checksum.",
 				Required: []string{"spec_id", "session_id", "phase_id", "step_id"}, SideEffects: mcptool.EffectWrite, Idempotent: true,
-				Latency: mcptool.LatencyFast, Answer: FidelityGateAnswer{}, Handler: d.reviewFidelityGate},
+				Latency: mcptool.LatencyFast, Answer: FidelityGateAnswer{}, Typed: mcptool.Typed(d.reviewFidelityGate)},
 		},
 	}
 }

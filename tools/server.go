@@ -37,23 +37,23 @@ func serverTool(d *Deps, reg *mcptool.Registry) *mcptool.Tool {
 			{
 				Name: "tools", Summary: "Lists the tools with their actions, descriptions, category and tags, paged by tool name; category and tag filter them.",
 				Optional: []string{"cursor", "limit", "category", "tag", "include_deprecated"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast,
-				Example: map[string]any{"limit": 1}, Answer: ServerToolsAnswer{}, Handler: serverTools(reg),
+				Example: map[string]any{"limit": 1}, Answer: ServerToolsAnswer{}, Typed: mcptool.Typed(serverTools(reg)),
 			},
 			{
 				Name: "schema", Summary: "Describes one tool: its input schema, its MCP annotations and, per action (or only action_name), parameters, required ones, side effects, idempotence, latency hint and answer_schema; over the token budget the answer schemas are left out (a warning names the call that gives one).",
 				Required: []string{"tool_name"}, Optional: []string{"action_name"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast,
-				Example: map[string]any{"tool_name": "health"}, Answer: ServerSchemaAnswer{}, Handler: d.serverSchema(reg),
+				Example: map[string]any{"tool_name": "health"}, Answer: ServerSchemaAnswer{}, Typed: mcptool.Typed(d.serverSchema(reg)),
 			},
 			{
 				Name: "capabilities", Summary: "Response version, input limits, page sizes, token budget, feature flags and transports.",
 				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
-				Answer: CapabilitiesAnswer{}, Handler: d.serverCapabilities(reg),
+				Answer: CapabilitiesAnswer{}, Typed: withoutArgs(d.serverCapabilities(reg)),
 			},
 			{
 				Name: "context", Summary: "Server version, store path (relative to the workspace), configuration source, this caller's session and, unless turned off (include_*: false), the workspace folder name, workflow, llm (specd calls none) and capabilities.",
 				Optional:    []string{"include_llm", "include_workflow", "include_workspace", "include_capabilities"},
 				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
-				Answer: ContextAnswer{}, Handler: d.serverContext(reg),
+				Answer: ContextAnswer{}, Typed: mcptool.Typed(d.serverContext(reg)),
 			},
 			flagsAction(d),
 		},
@@ -80,9 +80,9 @@ type ToolInfo struct {
 // serverTools pages the tools by name, only those of category and with tag
 // when given (toolCategory, toolTags); the total counts the matching ones.
 // include_deprecated changes nothing: no tool is deprecated.
-func serverTools(reg *mcptool.Registry) mcptool.Handler {
-	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		category, tag := r.Args.String("category"), r.Args.String("tag")
+func serverTools(reg *mcptool.Registry) func(context.Context, *mcptool.Request, serverToolsArgs) mcptool.Result {
+	return func(ctx context.Context, r *mcptool.Request, args serverToolsArgs) mcptool.Result {
+		category, tag := args.Category, args.Tag
 		p, err := mcptool.OpenPage(r, "server", "tools", "", core.PageList, map[string]any{"action": "tools"}, category, tag)
 		if err != nil {
 			return mcptool.Fail(err)
@@ -122,9 +122,9 @@ type ServerSchemaAnswer = mcptool.ToolSchema
 // serverSchema answers one tool's contract, with the actions this caller
 // cannot call marked unavailable (markAvailability); over the token budget
 // the answer schemas go first (ToolSchema.Degrade).
-func (d *Deps) serverSchema(reg *mcptool.Registry) mcptool.Handler {
-	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		ans, t, err := reg.Schema(r.Args.String("tool_name"), r.Args.String("action_name"))
+func (d *Deps) serverSchema(reg *mcptool.Registry) func(context.Context, *mcptool.Request, serverSchemaArgs) mcptool.Result {
+	return func(ctx context.Context, r *mcptool.Request, args serverSchemaArgs) mcptool.Result {
+		ans, t, err := reg.Schema(args.ToolName, args.ActionName)
 		if err != nil {
 			return mcptool.Fail(err)
 		}
@@ -233,9 +233,9 @@ type SessionInfo struct {
 	ClientVersion string `json:"client_version"`
 }
 
-func (d *Deps) serverContext(reg *mcptool.Registry) mcptool.Handler {
+func (d *Deps) serverContext(reg *mcptool.Registry) func(context.Context, *mcptool.Request, serverContextArgs) mcptool.Result {
 	capabilities := d.serverCapabilities(reg)
-	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
+	return func(ctx context.Context, r *mcptool.Request, args serverContextArgs) mcptool.Result {
 		sources := d.ConfigSources
 		if sources == nil {
 			sources = map[string]string{}
@@ -246,21 +246,48 @@ func (d *Deps) serverContext(reg *mcptool.Registry) mcptool.Handler {
 			ConfigSource: d.ConfigSource, ConfigSources: sources,
 			Session: SessionInfo{ID: r.Session.ID, ClientName: r.Session.ClientName, ClientVersion: r.Session.ClientVersion},
 		}
-		include := func(name string) bool { return !r.Args.Has(name) || r.Args.Bool(name) }
-		if include("include_workspace") {
+		include := func(given *bool) bool { return given == nil || *given }
+		if include(args.IncludeWorkspace) {
 			root := showServerPath("", d.Workspace)
 			a.WorkspaceRoot = &root
 		}
-		if include("include_workflow") {
+		if include(args.IncludeWorkflow) {
 			a.Workflow = &contextWorkflow
 		}
-		if include("include_llm") {
+		if include(args.IncludeLLM) {
 			a.LLM = &contextLLM
 		}
-		if include("include_capabilities") {
+		if include(args.IncludeCapabilities) {
 			c := capabilities(ctx, r).Data.(CapabilitiesAnswer)
 			a.Capabilities = &c
 		}
 		return mcptool.OK(a)
 	}
+}
+
+// The server tool's typed arguments (mcptool.Typed).
+type (
+	serverToolsArgs struct {
+		pageArgs
+		Category          string `arg:"category"`
+		Tag               string `arg:"tag"`
+		IncludeDeprecated bool   `arg:"include_deprecated"`
+	}
+	serverSchemaArgs struct {
+		ToolName   string `arg:"tool_name,required"`
+		ActionName string `arg:"action_name"`
+	}
+	// serverContextArgs: each part is included unless turned off (nil:
+	// not given).
+	serverContextArgs struct {
+		IncludeLLM          *bool `arg:"include_llm"`
+		IncludeWorkflow     *bool `arg:"include_workflow"`
+		IncludeWorkspace    *bool `arg:"include_workspace"`
+		IncludeCapabilities *bool `arg:"include_capabilities"`
+	}
+)
+
+// withoutArgs is h as the handler of an action that takes no arguments.
+func withoutArgs(h mcptool.Handler) mcptool.TypedHandler {
+	return mcptool.Typed(func(ctx context.Context, r *mcptool.Request, _ noArgs) mcptool.Result { return h(ctx, r) })
 }

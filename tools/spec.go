@@ -30,9 +30,9 @@ func specTool(d *Deps) *mcptool.Tool {
 		folders = append(folders, string(l))
 	}
 	memo := &degrade.HashMemo{} // per tool instance: archive ids are unique per store, not per process
-	readAction := func(name, summary string, required, optional []string, latency string, answer any, h mcptool.Handler) mcptool.Action {
+	readAction := func(name, summary string, required, optional []string, latency string, answer any, h mcptool.TypedHandler) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: summary, Required: required, Optional: optional,
-			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: latency, Answer: answer, Handler: h}
+			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: latency, Answer: answer, Typed: h}
 	}
 	t := &mcptool.Tool{
 		Name:        "spec",
@@ -53,33 +53,35 @@ func specTool(d *Deps) *mcptool.Tool {
 	}
 	t.Actions = []mcptool.Action{
 		readAction("find", "Finds a spec by exact spec_id, or by text over ids and titles (query), and says which folder it is in.",
-			nil, []string{"spec_id", "query"}, mcptool.LatencyFast, SpecFindAnswer{}, d.specFind),
+			nil, []string{"spec_id", "query"}, mcptool.LatencyFast, SpecFindAnswer{}, mcptool.Typed(d.specFind)),
 		readAction("get", "The whole spec document with its journal; within the token budget (max_tokens), degrading partial → summary → reference_only.",
-			[]string{"spec_id"}, []string{"max_tokens", "version"}, mcptool.LatencyModerate, SpecGetAnswer{}, func(ctx context.Context, r *mcptool.Request) mcptool.Result { return specGet(ctx, d, r, budget, memo) }),
+			[]string{"spec_id"}, []string{"max_tokens", "version"}, mcptool.LatencyModerate, SpecGetAnswer{}, mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a specGetArgs) mcptool.Result {
+				return specGet(ctx, d, r, a, budget, memo)
+			})),
 		readAction("list", "Specs of a lifecycle folder (status: all, pending, active, completed, archived), in spec id order (as foundry's), paged; a row's status is its folder, work_status the spec's own.",
-			nil, []string{"status", "include_progress", "cursor", "limit"}, mcptool.LatencyFast, SpecListAnswer{}, d.specList),
+			nil, []string{"status", "include_progress", "cursor", "limit"}, mcptool.LatencyFast, SpecListAnswer{}, mcptool.Typed(d.specList)),
 		readAction("validate", "Validation diagnostics {code, message, severity, category, location, suggested_fix, auto_fixable, fix_id}; is_valid means no errors.",
-			[]string{"spec_id"}, []string{"auto_fix", "create_backup"}, mcptool.LatencyModerate, SpecValidateAnswer{}, d.specValidate),
+			[]string{"spec_id"}, []string{"auto_fix", "create_backup"}, mcptool.LatencyModerate, SpecValidateAnswer{}, mcptool.Typed(d.specValidate)),
 		{
 			Name: "fix", Summary: "Applies every auto-fixable diagnostic (recount, align parent/child, attach orphans, add missing fields, sync reverse edges, map synonyms); never invents a file_path. dry_run shows the fixes.",
 			Required: []string{"spec_id"}, Optional: append([]string{"auto_fix", "create_backup"}, mutationArgs...), SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyModerate,
-			Answer: SpecFixAnswer{}, Handler: d.specFix,
+			Answer: SpecFixAnswer{}, Typed: mcptool.Typed(d.specFix),
 		},
 		readAction("schema", "The enums specs use: node types, statuses, task categories, verification types, journal entry types, blocker types, lifecycle folders and more.",
-			nil, nil, mcptool.LatencyFast, SpecSchemaAnswer{}, specSchema),
+			nil, nil, mcptool.LatencyFast, SpecSchemaAnswer{}, mcptool.Typed(specSchema)),
 		readAction("history", "Stored versions newest first (the last 50 are kept), each with the action that made it and the nodes it changed; paged; version starts the list at that version (or timestamp).",
-			[]string{"spec_id"}, []string{"version", "cursor", "limit"}, mcptool.LatencyFast, SpecHistoryAnswer{}, d.specHistory),
+			[]string{"spec_id"}, []string{"version", "cursor", "limit"}, mcptool.LatencyFast, SpecHistoryAnswer{}, mcptool.Typed(d.specHistory)),
 		{
 			Name: "export", Summary: "Writes spec JSON files in the specs/{pending,active,completed,archived}/ layout under a directory inside the workspace (one spec, or all).",
 			Required: []string{"path"}, Optional: []string{"spec_id"},
 			// Destructive: it overwrites the spec files already at the path.
-			SideEffects: mcptool.EffectWrite, Idempotent: true, Destructive: true, Latency: mcptool.LatencySlow, Answer: SpecExportAnswer{}, Handler: d.specExport,
+			SideEffects: mcptool.EffectWrite, Idempotent: true, Destructive: true, Latency: mcptool.LatencySlow, Answer: SpecExportAnswer{}, Typed: mcptool.Typed(d.specExport),
 		},
 		{
 			Name: "import", Summary: "Imports foundry-format spec JSON (one file, or a specs/ folder with pending/active/completed/archived subfolders) from inside the workspace: validates, fixes (auto_fix), maps folder → lifecycle, reports per file.",
 			Required: []string{"path"}, Optional: []string{"auto_fix", "overwrite", "dry_run"},
 			// Destructive: with overwrite it replaces existing specs (history keeps them).
-			SideEffects: mcptool.EffectWrite, Destructive: true, Latency: mcptool.LatencySlow, Answer: SpecImportAnswer{}, Handler: d.specImport,
+			SideEffects: mcptool.EffectWrite, Destructive: true, Latency: mcptool.LatencySlow, Answer: SpecImportAnswer{}, Typed: mcptool.Typed(d.specImport),
 		},
 	}
 	t.Params = append(t.Params, analysisParams...)
@@ -102,13 +104,13 @@ type SpecFindAnswer struct {
 	Count   *int                 `json:"count,omitempty"`
 }
 
-func (d *Deps) specFind(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	id, q := r.Args.String("spec_id"), strings.ToLower(r.Args.String("query"))
+func (d *Deps) specFind(ctx context.Context, _ *mcptool.Request, a specFindArgs) mcptool.Result {
+	id, q := a.SpecID, strings.ToLower(a.Query)
 	if id == "" && q == "" {
 		return mcptool.Fail(core.NewError(errcode.MissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
 	}
 	if id != "" {
-		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
+		return readTo(ctx, d, id, func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
 			return SpecFindAnswer{Found: true, SpecID: id, Title: sp.Header.Title, Folder: specs.LifecycleOf(sp), Version: sp.Header.Version}, nil
 		})
 	}
@@ -128,12 +130,12 @@ func (d *Deps) specFind(ctx context.Context, r *mcptool.Request) mcptool.Result 
 	return res
 }
 
-func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo *degrade.HashMemo) mcptool.Result {
-	specID := r.Args.String("spec_id")
-	if mt, ok := r.Args.Int("max_tokens"); ok && mt < budget {
-		budget = mt
+func specGet(ctx context.Context, d *Deps, r *mcptool.Request, a specGetArgs, budget int, memo *degrade.HashMemo) mcptool.Result {
+	specID := a.SpecID
+	if a.MaxTokens != nil && *a.MaxTokens < budget {
+		budget = *a.MaxTokens
 	}
-	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionRef(r.Args, "version"), maxJournalInGet)
+	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionText(a.Version), maxJournalInGet)
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
@@ -157,11 +159,8 @@ type SpecListAnswer struct {
 // SpecRow is one spec of spec list (specs.ListRows).
 type SpecRow = specs.SpecRow
 
-func (d *Deps) specList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	folder := r.Args.String("status")
-	if folder == "" {
-		folder = "all"
-	}
+func (d *Deps) specList(ctx context.Context, r *mcptool.Request, a specListArgs) mcptool.Result {
+	folder := orElse(a.Status, "all")
 	p, err := mcptool.OpenPage(r, "spec", "list", "", core.PageList, map[string]any{"action": "list", "status": folder}, folder)
 	if err != nil {
 		return mcptool.Fail(err)
@@ -170,7 +169,7 @@ func (d *Deps) specList(ctx context.Context, r *mcptool.Request) mcptool.Result 
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	withProgress := !r.Args.Has("include_progress") || r.Args.Bool("include_progress")
+	withProgress := a.IncludeProgress == nil || *a.IncludeProgress
 	items := specs.ListRows(rows, withProgress)
 	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder} }
 	res := mcptool.OK(answer(len(items)), p.Meta(p.Cursor(next, next != "")))
@@ -191,8 +190,8 @@ type SpecHistoryAnswer struct {
 	Revisions []specs.Revision    `json:"revisions"`
 }
 
-func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	specID := r.Args.String("spec_id")
+func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request, a specHistoryArgs) mcptool.Result {
+	specID := a.SpecID
 	p, err := mcptool.OpenPage(r, "spec", "history", specID, core.PageHistory, map[string]any{"action": "history", "spec_id": specID})
 	if err != nil {
 		return mcptool.Fail(err)
@@ -204,7 +203,7 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	if p.Limit > core.PageHistory.Max {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
 	}
-	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionRef(r.Args, "version"), int64(before), p.Limit)
+	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionText(a.Version), int64(before), p.Limit)
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
@@ -230,20 +229,20 @@ type SpecValidateAnswer struct {
 const historyKeepsVersions = "No backup file is written: specd keeps every version in history (spec history; authoring spec-rollback restores one)."
 
 // foundryNotes are the answers to create_backup and auto_fix, when given.
-func foundryNotes(a mcptool.Args, autoFix string) (backup, fix string) {
-	if a.Has("create_backup") {
+func (a foundryNoteArgs) foundryNotes(autoFix string) (backup, fix string) {
+	if a.CreateBackup != nil {
 		backup = historyKeepsVersions
 	}
-	if a.Has("auto_fix") {
+	if a.AutoFix != nil {
 		fix = autoFix
 	}
 	return backup, fix
 }
 
-func (d *Deps) specValidate(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	backup, fix := foundryNotes(r.Args, "validate never changes the spec; spec fix applies the auto-fixable diagnostics.")
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
-		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.ValidateSpec(sp), Backup: backup, AutoFix: fix}, nil
+func (d *Deps) specValidate(ctx context.Context, _ *mcptool.Request, a specValidateArgs) mcptool.Result {
+	backup, fix := a.foundryNotes("validate never changes the spec; spec fix applies the auto-fixable diagnostics.")
+	return readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
+		return SpecValidateAnswer{SpecID: a.SpecID, ValidationReport: specs.ValidateSpec(sp), Backup: backup, AutoFix: fix}, nil
 	})
 }
 
@@ -261,9 +260,20 @@ type SpecFixAnswer struct {
 	AutoFix      string             `json:"auto_fix,omitempty"` // auto_fix given
 }
 
-func (d *Deps) specFix(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	backup, fix := foundryNotes(r.Args, "fix always applies every auto-fixable diagnostic (dry_run only shows them).")
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
+func (d *Deps) specFix(ctx context.Context, r *mcptool.Request, a specFixArgs) mcptool.Result {
+	backup, fix := a.foundryNotes("fix always applies every auto-fixable diagnostic (dry_run only shows them).")
+	return d.fixSpec(ctx, r, a.writeArgs, backup, fix)
+}
+
+// validateFix is foundry's validate-fix: fix without its notes.
+func (d *Deps) validateFix(ctx context.Context, r *mcptool.Request, a writeArgs) mcptool.Result {
+	return d.fixSpec(ctx, r, a, "", "")
+}
+
+// fixSpec applies every auto-fixable diagnostic of w's spec, answering
+// backup and fix as the notes to create_backup and auto_fix.
+func (d *Deps) fixSpec(ctx context.Context, r *mcptool.Request, w writeArgs, backup, fix string) mcptool.Result {
+	return mutateTo(ctx, d, r, w, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
 		res := specs.FixSpec(sp, d.clock())
 		return SpecFixAnswer{Applied: res.Applied, Skipped: res.Skipped, AppliedCount: len(res.Applied),
 			IsValid: res.Report.IsValid, ErrorCount: res.Report.ErrorCount, WarningCount: res.Report.WarningCount, Backup: backup, AutoFix: fix}, nil
@@ -273,6 +283,6 @@ func (d *Deps) specFix(ctx context.Context, r *mcptool.Request) mcptool.Result {
 // SpecSchemaAnswer is spec schema's answer: the enums specs use.
 type SpecSchemaAnswer = specs.Enums
 
-func specSchema(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func specSchema(context.Context, *mcptool.Request, noArgs) mcptool.Result {
 	return mcptool.OK(specs.SpecEnums())
 }

@@ -23,31 +23,30 @@ var analysisParams = []mcptool.Param{
 	{Name: "bottleneck_threshold", Type: mcptool.Integer, Min: f64(1), Max: f64(1000), Description: "analyze-deps: a node that blocks at least this many others is a bottleneck (default 3)."},
 }
 
-func specAnalysisActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h mcptool.Handler) mcptool.Action) []mcptool.Action {
+func specAnalysisActions(d *Deps, readAction func(name, summary string, required, optional []string, latency string, answer any, h mcptool.TypedHandler) mcptool.Action) []mcptool.Action {
 	return []mcptool.Action{
 		readAction("stats", "Counts of nodes, phases, tasks, subtasks and verifications, status counts, max depth, verification coverage and progress.",
-			[]string{"spec_id"}, nil, mcptool.LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ mcptool.Args) StatsAnswer { return specs.StatsOf(sp) })),
+			[]string{"spec_id"}, nil, mcptool.LatencyModerate, StatsAnswer{}, analysis(d, func(sp *specs.Spec, _ specArgs) StatsAnswer { return specs.StatsOf(sp) })),
 		readAction("analyze-deps", "Dependency count, bottlenecks (nodes blocking at least bottleneck_threshold others) and cycles over blocked_by edges.",
-			[]string{"spec_id"}, []string{"bottleneck_threshold"}, mcptool.LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a mcptool.Args) DepsAnswer {
-				return specs.DepsAnalysisOf(sp, a.IntOr("bottleneck_threshold", 3))
+			[]string{"spec_id"}, []string{"bottleneck_threshold"}, mcptool.LatencyModerate, DepsAnswer{}, analysis(d, func(sp *specs.Spec, a analyzeDepsArgs) DepsAnswer {
+				return specs.DepsAnalysisOf(sp, intOr(a.BottleneckThreshold, 3))
 			})),
 		readAction("completeness-check", "A 0–100 completeness score (titles 25%, descriptions 40%, file paths 35%, over the categories that have items) with the issues found.",
-			[]string{"spec_id"}, nil, mcptool.LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ mcptool.Args) CompletenessAnswer { return specs.CompletenessOf(sp) })),
+			[]string{"spec_id"}, nil, mcptool.LatencyModerate, CompletenessAnswer{}, analysis(d, func(sp *specs.Spec, _ specArgs) CompletenessAnswer { return specs.CompletenessOf(sp) })),
 		readAction("duplicate-detection", "Pairs of task/verify nodes whose titles (or descriptions) are similar above threshold; the measure is described in the answer.",
-			[]string{"spec_id"}, []string{"threshold", "max_pairs", "scope"}, mcptool.LatencyModerate, DuplicatesAnswer{}, analysis(d, func(sp *specs.Spec, a mcptool.Args) DuplicatesAnswer {
-				th, _ := a.Float("threshold")
-				return specs.DuplicatesOf(sp, specs.DuplicateOptions{Threshold: th, MaxPairs: a.IntOr("max_pairs", 0), Scope: a.String("scope")})
+			[]string{"spec_id"}, []string{"threshold", "max_pairs", "scope"}, mcptool.LatencyModerate, DuplicatesAnswer{}, analysis(d, func(sp *specs.Spec, a duplicatesArgs) DuplicatesAnswer {
+				return specs.DuplicatesOf(sp, specs.DuplicateOptions{Threshold: a.Threshold, MaxPairs: a.MaxPairs, Scope: a.Scope})
 			})),
 		readAction("diff", "Node-level differences (added, removed, modified with field-level old/new) between a stored version and the current spec, or between two specs; limit and the token budget cut modified in node order; cursor continues it.",
-			[]string{"spec_id"}, []string{"version", "target", "cursor", "limit"}, mcptool.LatencyModerate, SpecDiffAnswer{}, d.specDiff),
+			[]string{"spec_id"}, []string{"version", "target", "cursor", "limit"}, mcptool.LatencyModerate, SpecDiffAnswer{}, mcptool.Typed(d.specDiff)),
 	}
 }
 
 // analysis is the handler of a read-only analysis: fn over the call's spec.
-func analysis[T any](d *Deps, fn func(sp *specs.Spec, a mcptool.Args) T) mcptool.Handler {
-	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (T, error) { return fn(sp, r.Args), nil })
-	}
+func analysis[A specArged, T any](d *Deps, fn func(sp *specs.Spec, a A) T) mcptool.TypedHandler {
+	return mcptool.Typed(func(ctx context.Context, _ *mcptool.Request, a A) mcptool.Result {
+		return readTo(ctx, d, a.spec(), func(sp *specs.Spec, _ specs.JournalReader) (T, error) { return fn(sp, a), nil })
+	})
 }
 
 // The analyses' answers are the domain's results.
@@ -69,12 +68,12 @@ type SpecDiffAnswer struct {
 	specs.SpecDiff
 }
 
-func (d *Deps) specDiff(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	c, err := specs.CompareSpecRef(ctx, d.Specs, r.Args.String("spec_id"), r.Args.String("target"), versionRef(r.Args, "version"))
+func (d *Deps) specDiff(ctx context.Context, r *mcptool.Request, a specDiffArgs) mcptool.Result {
+	c, err := specs.CompareSpecRef(ctx, d.Specs, a.SpecID, a.Target, versionText(a.Version))
 	if err != nil {
-		return mcptool.Fail(withSpecNextCall(err, r.Args.String("spec_id")))
+		return mcptool.Fail(withSpecNextCall(err, a.SpecID))
 	}
-	return diffPage(r, c)
+	return diffPage(r, a.SpecID, a.paged(), c)
 }
 
 // diffPage answers the diff from the call's cursor on: cursor pages
@@ -82,13 +81,13 @@ func (d *Deps) specDiff(ctx context.Context, r *mcptool.Request) mcptool.Result 
 // and header, short lists of ids, are repeated on every page); over the
 // token budget, modified is cut in node order. The fingerprint pins the
 // spec, both versions and the target, so a cursor from another comparison
-// is INVALID_CURSOR.
-func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
+// is INVALID_CURSOR. paged: the call gave cursor or limit (then the last
+// page also carries its pagination meta).
+func diffPage(r *mcptool.Request, specID string, paged bool, c specs.Comparison) mcptool.Result {
 	head := SpecDiffAnswer{SpecID: c.OldSpec, Target: c.Target, FromVersion: c.OldVersion}
 	if c.Target != "" {
 		head.ToVersion = c.NewVersion
 	}
-	specID := r.Args.String("spec_id")
 	p, err := mcptool.OpenPage(r, "spec", "diff", specID, core.PageLimits{}, map[string]any{"action": "diff", "spec_id": specID},
 		strconv.FormatInt(c.OldVersion, 10), c.NewSpec, strconv.FormatInt(c.NewVersion, 10))
 	if err != nil {
@@ -106,7 +105,7 @@ func diffPage(r *mcptool.Request, c specs.Comparison) mcptool.Result {
 	var meta []core.MetaOption
 	if more {
 		meta = append(meta, core.WithPagination(p.Cursor(modified[len(modified)-1].ID, true), p.Limit, nil))
-	} else if r.Args.Has("cursor") || r.Args.Has("limit") {
+	} else if paged {
 		meta = append(meta, core.WithPagination("", len(modified), nil))
 	}
 	archive := func(spec string, version int64, n *specs.Node) mcptool.ArchiveRef {

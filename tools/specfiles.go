@@ -21,11 +21,11 @@ type SpecExportAnswer = specs.ExportResult
 //
 // Errors: INVALID_FORMAT / NOT_FOUND for path itself, with server context
 // as the next call; UNAVAILABLE without a workspace.
-func (d *Deps) specImport(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) specImport(ctx context.Context, _ *mcptool.Request, args specImportArgs) mcptool.Result {
 	a, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.ImportResult, error) {
-		return specs.ImportFiles(ctx, d.Specs, ws, r.Args.String("path"), specs.ImportOptions{
-			AutoFix: !r.Args.Has("auto_fix") || r.Args.Bool("auto_fix"), Overwrite: r.Args.Bool("overwrite"),
-			DryRun: r.Args.Bool("dry_run"), Clock: d.clock()})
+		return specs.ImportFiles(ctx, d.Specs, ws, args.Path, specs.ImportOptions{
+			AutoFix: args.AutoFix == nil || *args.AutoFix, Overwrite: args.Overwrite,
+			DryRun: args.DryRun, Clock: d.clock()})
 	})
 	if err != nil {
 		return mcptool.Fail(fileError(err))
@@ -42,10 +42,10 @@ func (d *Deps) specImport(ctx context.Context, r *mcptool.Request) mcptool.Resul
 //
 // Errors: INVALID_FORMAT for path, with server context as the next call;
 // SPEC_NOT_FOUND; UNAVAILABLE without a workspace.
-func (d *Deps) specExport(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	specID := r.Args.String("spec_id")
+func (d *Deps) specExport(ctx context.Context, _ *mcptool.Request, args specExportArgs) mcptool.Result {
+	specID := args.SpecID
 	a, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.ExportResult, error) {
-		return specs.ExportFiles(ctx, d.Specs, ws, r.Args.String("path"), specID)
+		return specs.ExportFiles(ctx, d.Specs, ws, args.Path, specID)
 	})
 	if err != nil {
 		return mcptool.Fail(fileError(withSpecNextCall(err, specID)))

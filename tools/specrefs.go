@@ -7,11 +7,16 @@ import (
 )
 
 // versionRef is the version argument name as the domain takes it
-// (specs.ResolveVersion): a number as its digits, a timestamp as given,
-// "" when absent.
-func versionRef(a mcptool.Args, name string) string {
-	if n, ok := a.Int(name); ok {
+// (versionText).
+func versionRef(a mcptool.Args, name string) string { return versionText(a[name]) }
+
+// versionText is a validated integer|string version argument as the domain
+// takes it (specs.ResolveVersion): a number as its digits, a timestamp as
+// given, "" when absent (or a number int cannot hold).
+func versionText(v any) string {
+	if n, ok := (mcptool.Args{"v": v}).Int("v"); ok {
 		return strconv.Itoa(n)
 	}
-	return a.String(name)
+	s, _ := v.(string)
+	return s
 }

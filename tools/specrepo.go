@@ -31,12 +31,12 @@ func pLimit(p core.PageLimits) mcptool.Param {
 // mutationArgs are the parameters every mutation takes.
 var mutationArgs = []string{"dry_run", "expected_version"}
 
-// writeOptions reads dry_run and expected_version, and applies the history
+// writeOptionsOf are w's dry_run and expected_version, with the history
 // retention.
-func (d *Deps) writeOptions(r *mcptool.Request, action string) specs.RepoWriteOptions {
-	o := specs.RepoWriteOptions{DryRun: r.Args.Bool("dry_run"), Action: r.Call.Tool + "." + action, Author: author(r), Keep: d.HistoryKeep}
-	if v, ok := r.Args.Int("expected_version"); ok {
-		ev := int64(v)
+func (d *Deps) writeOptionsOf(r *mcptool.Request, w writeArgs, action string) specs.RepoWriteOptions {
+	o := specs.RepoWriteOptions{DryRun: w.DryRun, Action: r.Call.Tool + "." + action, Author: author(r), Keep: d.HistoryKeep}
+	if w.ExpectedVersion != nil {
+		ev := int64(*w.ExpectedVersion)
 		o.ExpectedVersion = &ev
 	}
 	return o

@@ -67,9 +67,9 @@ type TaskResetBatchAnswer struct {
 
 // taskPrepareBatch selects up to max_tasks (default 3) tasks agents can
 // work on at the same time, within token_budget (specs.PrepareBatch).
-func (d *Deps) taskPrepareBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	o := specs.BatchOptions{MaxTasks: r.Args.IntOr("max_tasks", 3), TokenBudget: r.Args.IntOr("token_budget", 0)}
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskPrepareBatchAnswer, error) {
+func (d *Deps) taskPrepareBatch(ctx context.Context, _ *mcptool.Request, a taskPrepareBatchArgs) mcptool.Result {
+	o := specs.BatchOptions{MaxTasks: intOr(a.MaxTasks, 3), TokenBudget: a.TokenBudget}
+	return readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (TaskPrepareBatchAnswer, error) {
 		return prepareBatchAnswer(sp, specs.PrepareBatch(sp, o)), nil
 	})
 }
@@ -78,13 +78,13 @@ func (d *Deps) taskPrepareBatch(ctx context.Context, r *mcptool.Request) mcptool
 // (specs.StartBatch): if any cannot start (unknown, blocked, started by
 // another session, wrong status) the call fails with that task's error
 // (details.failed_task_id) and nothing is stored.
-func (d *Deps) taskStartBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	ids := r.Args.Strings("task_ids")
+func (d *Deps) taskStartBatch(ctx context.Context, r *mcptool.Request, a taskStartBatchArgs) mcptool.Result {
+	ids := a.TaskIDs
 	if err := specs.CheckBatchIDs(ids); err != nil {
 		return mcptool.Fail(withSpecNextCall(err, ""))
 	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskStartBatchAnswer, error) {
-		b, err := specs.StartBatch(sp, j, ids, d.transitionOptions(r))
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, j specs.JournalWriter) (TaskStartBatchAnswer, error) {
+		b, err := specs.StartBatch(sp, j, ids, d.transitionOptions(r, transition{Force: a.Force}))
 		return TaskStartBatchAnswer{StartedBatch: b}, err
 	})
 }
@@ -139,16 +139,16 @@ func completionOf(i int, raw any) (specs.Completion, *core.Error) {
 // ok:false and its error, and the others are still applied; then a
 // PARTIAL_FAILURE warning is set. force takes over other sessions' tasks;
 // it never skips prerequisites here.
-func (d *Deps) taskCompleteBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	items, berr := completionsOf(r.Args.List("completions"))
+func (d *Deps) taskCompleteBatch(ctx context.Context, r *mcptool.Request, a taskCompleteBatchArgs) mcptool.Result {
+	items, berr := completionsOf(a.Completions)
 	if berr != nil {
 		return mcptool.Fail(berr)
 	}
 	if len(items) == 0 {
 		return mcptool.Fail(core.NewError(errcode.MissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
 	}
-	res := mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskCompleteBatchAnswer, error) {
-		return TaskCompleteBatchAnswer{CompletedBatch: specs.CompleteBatch(sp, j, items, d.transitionOptions(r))}, nil
+	res := mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, j specs.JournalWriter) (TaskCompleteBatchAnswer, error) {
+		return TaskCompleteBatchAnswer{CompletedBatch: specs.CompleteBatch(sp, j, items, d.transitionOptions(r, transition{Force: a.Force}))}, nil
 	})
 	if a, ok := res.Data.(TaskCompleteBatchAnswer); ok && a.ErrorCount > 0 {
 		res.Meta = append(res.Meta, core.WithWarning("PARTIAL_FAILURE", core.SeverityWarning,
@@ -161,17 +161,13 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *mcptool.Request) mcptoo
 // taskResetBatch reopens the tasks of task_ids (foundry's: whatever their
 // age), or else every work leaf in progress for at least threshold_hours
 // (default 24), in one transaction (specs.ResetBatchOf).
-func (d *Deps) taskResetBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	threshold, ok := r.Args.Float("threshold_hours")
-	if !ok {
-		threshold = 24
+func (d *Deps) taskResetBatch(ctx context.Context, r *mcptool.Request, a taskResetBatchArgs) mcptool.Result {
+	threshold := 24.0
+	if a.ThresholdHours != nil {
+		threshold = *a.ThresholdHours
 	}
-	var ids []string
-	if r.Args.Has("task_ids") {
-		ids = append([]string{}, r.Args.Strings("task_ids")...)
-	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskResetBatchAnswer, error) {
-		b, err := specs.ResetBatchOf(sp, j, d.clock()().UTC(), ids, threshold, d.transitionOptions(r))
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, j specs.JournalWriter) (TaskResetBatchAnswer, error) {
+		b, err := specs.ResetBatchOf(sp, j, d.clock()().UTC(), a.TaskIDs, threshold, d.transitionOptions(r, transition{}))
 		return TaskResetBatchAnswer{ResetBatch: b}, err
 	})
 }

@@ -61,75 +61,60 @@ type (
 )
 
 // taskAdd adds a node under parent (specs.AddTaskView).
-func (d *Deps) taskAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	a := r.Args
+func (d *Deps) taskAdd(ctx context.Context, r *mcptool.Request, a taskAddArgs) mcptool.Result {
 	in := specs.TaskInput{
-		Type: specs.NodeType(a.String("task_type")), Title: a.String("title"), Description: a.String("description"),
-		TaskCategory: a.String("task_category"), FilePath: a.String("file_path"), AcceptanceCriteria: a.Strings("acceptance_criteria"),
-		Complexity: a.String("complexity"), VerificationType: a.String("verification_type"), Command: a.String("command"),
-		Expected: a.String("expected"), BlockingMode: a.String("blocking_mode"), ResearchType: a.String("research_type"),
-		Query: a.String("query"), Metadata: a.Object("metadata"),
+		Type: specs.NodeType(a.TaskType), Title: a.Title, Description: a.Description,
+		TaskCategory: a.TaskCategory, FilePath: a.FilePath, AcceptanceCriteria: orEmpty(a.AcceptanceCriteria),
+		Complexity: a.Complexity, VerificationType: a.VerificationType, Command: a.Command,
+		Expected: a.Expected, BlockingMode: a.BlockingMode, ResearchType: a.ResearchType,
+		Query: a.Query, Metadata: a.Metadata, EstimatedHours: a.EstimatedHours, Position: a.Position,
 	}
-	if h, ok := a.Float("estimated_hours"); ok {
-		in.EstimatedHours = &h
-	}
-	if p, ok := a.Int("position"); ok {
-		in.Position = &p
-	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskAddAnswer, error) {
-		v, err := specs.AddTaskView(sp, a.String("parent"), in)
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskAddAnswer, error) {
+		v, err := specs.AddTaskView(sp, a.Parent, in)
 		return TaskAddAnswer{AddedTask: v}, err
 	})
 }
 
 // taskRemove removes a node, with cascade its children (specs.RemoveTaskView).
-func (d *Deps) taskRemove(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskRemoveAnswer, error) {
-		v, err := specs.RemoveTaskView(sp, r.Args.String("task_id"), r.Args.Bool("cascade"))
+func (d *Deps) taskRemove(ctx context.Context, r *mcptool.Request, a taskRemoveArgs) mcptool.Result {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskRemoveAnswer, error) {
+		v, err := specs.RemoveTaskView(sp, a.TaskID, a.Cascade)
 		return TaskRemoveAnswer{RemovedTasks: v}, err
 	})
 }
 
 // taskMove moves a node to parent/position (specs.MoveTaskView).
-func (d *Deps) taskMove(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	var pos *int
-	if p, ok := r.Args.Int("position"); ok {
-		pos = &p
-	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMoveAnswer, error) {
-		v, err := specs.MoveTaskView(sp, r.Args.String("task_id"), r.Args.String("parent"), pos)
+func (d *Deps) taskMove(ctx context.Context, r *mcptool.Request, a taskMoveArgs) mcptool.Result {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMoveAnswer, error) {
+		v, err := specs.MoveTaskView(sp, a.TaskID, a.Parent, a.Position)
 		return TaskMoveAnswer{MovedTask: v}, err
 	})
 }
 
 // taskDependency is add-dependency / remove-dependency: both halves of the
 // edge in one mutation (specs.EditDependency).
-func (d *Deps) taskDependency(do specs.DependencyEdit) mcptool.Handler {
-	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskDependencyAnswer, error) {
-			v, err := specs.EditDependency(sp, do, r.Args.String("task_id"), r.Args.String("target_id"), r.Args.String("dependency_type"))
+func (d *Deps) taskDependency(do specs.DependencyEdit) func(context.Context, *mcptool.Request, taskDependencyArgs) mcptool.Result {
+	return func(ctx context.Context, r *mcptool.Request, a taskDependencyArgs) mcptool.Result {
+		return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskDependencyAnswer, error) {
+			v, err := specs.EditDependency(sp, do, a.TaskID, a.TargetID, a.DependencyType)
 			return TaskDependencyAnswer{DependencyView: v}, err
 		})
 	}
 }
 
 // taskAddRequirement appends a requirement (specs.AddRequirementView).
-func (d *Deps) taskAddRequirement(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskRequirementAnswer, error) {
-		v, err := specs.AddRequirementView(sp, r.Args.String("task_id"), r.Args.String("requirement_type"), r.Args.String("text"))
+func (d *Deps) taskAddRequirement(ctx context.Context, r *mcptool.Request, a taskRequirementArgs) mcptool.Result {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskRequirementAnswer, error) {
+		v, err := specs.AddRequirementView(sp, a.TaskID, a.RequirementType, a.Text)
 		return TaskRequirementAnswer{AddedRequirement: v}, err
 	})
 }
 
 // taskUpdateEstimate sets estimated_hours and/or complexity
 // (specs.UpdateEstimateView).
-func (d *Deps) taskUpdateEstimate(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	var hours *float64
-	if h, ok := r.Args.Float("estimated_hours"); ok {
-		hours = &h
-	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskEstimateAnswer, error) {
-		v, err := specs.UpdateEstimateView(sp, r.Args.String("task_id"), hours, r.Args.String("complexity"))
+func (d *Deps) taskUpdateEstimate(ctx context.Context, r *mcptool.Request, a taskEstimateArgs) mcptool.Result {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskEstimateAnswer, error) {
+		v, err := specs.UpdateEstimateView(sp, a.TaskID, a.EstimatedHours, a.Complexity)
 		return TaskEstimateAnswer{Estimate: v}, err
 	})
 }
@@ -137,10 +122,10 @@ func (d *Deps) taskUpdateEstimate(ctx context.Context, r *mcptool.Request) mcpto
 // taskUpdateMetadata sets the metadata object's keys (and foundry's
 // custom_metadata's) and the direct fields (specs.MetadataFields;
 // specs.UpdateMetadataView).
-func (d *Deps) taskUpdateMetadata(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	updates := objectUpdates(r.Args, specs.MetadataFields, "custom_metadata", "metadata")
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataAnswer, error) {
-		v, err := specs.UpdateMetadataView(sp, r.Args.String("task_id"), updates)
+func (d *Deps) taskUpdateMetadata(ctx context.Context, r *mcptool.Request, a taskMetadataArgs) mcptool.Result {
+	updates := a.updates()
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataAnswer, error) {
+		v, err := specs.UpdateMetadataView(sp, a.TaskID, updates)
 		return TaskMetadataAnswer{MetadataUpdate: v}, err
 	})
 }
@@ -153,20 +138,18 @@ func (d *Deps) taskUpdateMetadata(ctx context.Context, r *mcptool.Request) mcpto
 // transaction (specs.UpdateMetadataBatch): any invalid update rejects the
 // whole call. At least one filter is required; more than
 // specs.MaxBatchMatches matches is VALIDATION_ERROR.
-func (d *Deps) taskMetadataBatch(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	a := r.Args
-	f := specs.BatchFilters{Status: firstOf(a, "status", "status_filter"), Parent: firstOf(a, "parent", "parent_filter"),
-		Pattern: a.String("pattern"), NodeType: a.String("node_type")}
+func (d *Deps) taskMetadataBatch(ctx context.Context, r *mcptool.Request, a taskMetadataBatchArgs) mcptool.Result {
+	f := a.filters()
 	tf, err := f.Filter()
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, ""))
 	}
-	updates := objectUpdates(a, specs.BatchMetadataFields, "update_metadata", "updates")
+	updates := a.updates()
 	if len(updates) == 0 {
 		return mcptool.Fail(core.NewError(errcode.MissingRequired, "updates (or update_metadata, or a direct field) must set at least one metadata key.",
 			map[string]any{"field": "updates", "action": "metadata-batch", "fields": specs.BatchMetadataFields}))
 	}
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataBatchAnswer, error) {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataBatchAnswer, error) {
 		scope := specs.RootID
 		if f.Parent != "" {
 			if sp.Node(f.Parent) == nil {
@@ -179,30 +162,10 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *mcptool.Request) mcptoo
 	})
 }
 
-// objectUpdates binds a metadata update: the keys of the objects named
-// (later objects win), then the direct fields given.
-func objectUpdates(a mcptool.Args, fields []string, objects ...string) map[string]any {
-	updates := map[string]any{}
-	for _, name := range objects {
-		for k, v := range a.Object(name) {
-			updates[k] = v
-		}
+// orEmpty is l, or an empty list when l is nil (absent).
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
 	}
-	for _, k := range fields {
-		if a.Has(k) {
-			updates[k] = a[k]
-		}
-	}
-	return updates
-}
-
-// firstOf is the first of the named string arguments that is set: specd's
-// name, then foundry's alias.
-func firstOf(a mcptool.Args, names ...string) string {
-	for _, n := range names {
-		if v := a.String(n); v != "" {
-			return v
-		}
-	}
-	return ""
+	return l
 }

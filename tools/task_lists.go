@@ -34,19 +34,19 @@ type taskListing[I, A any] struct {
 	wrap    func(sp *specs.Spec, items []I) A
 }
 
-// pagedTasks answers one page of l over the call's spec: OpenPage binds the
+// pagedTasks answers one page of l over spec specID: OpenPage binds the
 // cursor and limit, specs.Listing walks the page, the next cursor resumes
 // after its last node. Over the token budget the page ends earlier
 // (ListAnswer): the last nodes go and the cursor resumes after the last
 // node kept.
-func pagedTasks[I, A any](ctx context.Context, d *Deps, r *mcptool.Request, l taskListing[I, A]) mcptool.Result {
-	p, err := mcptool.OpenPage(r, "task", l.action, r.Args.String("spec_id"), core.PageTasks, l.restart, l.filters...)
+func pagedTasks[I, A any](ctx context.Context, d *Deps, r *mcptool.Request, specID string, l taskListing[I, A]) mcptool.Result {
+	p, err := mcptool.OpenPage(r, "task", l.action, specID, core.PageTasks, l.restart, l.filters...)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
 	var items []I
 	var page specs.NodePage
-	ans, err := readAnswer(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (A, error) {
+	ans, err := readAnswer(ctx, d, specID, func(sp *specs.Spec, _ specs.JournalReader) (A, error) {
 		var zero A
 		q, err := l.listing(sp)
 		if err != nil {
@@ -89,16 +89,16 @@ func listItemAt(_ *specs.Spec, n *specs.Node, _ int) specs.TaskListItem { return
 // taskList pages every task, subtask, verify and research node in
 // execution order, filtered as foundry's list is by status_filter and
 // include_completed (specs.ListFilters).
-func (d *Deps) taskList(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	f := specs.ListFilters{Status: r.Args.String("status_filter"), ExcludeComplete: r.Args.Has("include_completed") && !r.Args.Bool("include_completed")}
-	restart := map[string]any{"action": "list", "spec_id": r.Args.String("spec_id")}
+func (d *Deps) taskList(ctx context.Context, r *mcptool.Request, a taskListArgs) mcptool.Result {
+	f := specs.ListFilters{Status: a.StatusFilter, ExcludeComplete: a.IncludeCompleted != nil && !*a.IncludeCompleted}
+	restart := map[string]any{"action": "list", "spec_id": a.SpecID}
 	if f.Status != "" {
 		restart["status_filter"] = f.Status
 	}
 	if f.ExcludeComplete {
 		restart["include_completed"] = false
 	}
-	return pagedTasks(ctx, d, r, taskListing[specs.TaskListItem, TaskListAnswer]{action: "list", key: "tasks",
+	return pagedTasks(ctx, d, r, a.SpecID, taskListing[specs.TaskListItem, TaskListAnswer]{action: "list", key: "tasks",
 		restart: restart, filters: []string{f.Status, strconv.FormatBool(f.ExcludeComplete)},
 		listing: func(*specs.Spec) (specs.Listing, error) { return f.Listing(), nil },
 		item:    listItemAt, wrap: specs.PageOf[specs.TaskListItem]})
@@ -106,11 +106,10 @@ func (d *Deps) taskList(ctx context.Context, r *mcptool.Request) mcptool.Result 
 
 // taskQuery pages task nodes filtered by status, node_type and parent (its
 // direct children, see specs.QueryListing).
-func (d *Deps) taskQuery(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	a := r.Args
-	specID := a.String("spec_id")
-	f := specs.QueryFilters{Status: a.String("status"), Parent: a.String("parent"), NodeType: a.String("node_type")}
-	return pagedTasks(ctx, d, r, taskListing[specs.TaskListItem, TaskQueryAnswer]{action: "query", key: "tasks",
+func (d *Deps) taskQuery(ctx context.Context, r *mcptool.Request, a taskQueryArgs) mcptool.Result {
+	specID := a.SpecID
+	f := specs.QueryFilters{Status: a.Status, Parent: a.Parent, NodeType: a.NodeType}
+	return pagedTasks(ctx, d, r, a.SpecID, taskListing[specs.TaskListItem, TaskQueryAnswer]{action: "query", key: "tasks",
 		restart: map[string]any{"action": "query", "spec_id": specID, "status": taskNullable(f.Status), "parent": taskNullable(f.Parent), "node_type": taskNullable(f.NodeType)},
 		filters: []string{f.Status, f.Parent, f.NodeType},
 		listing: func(sp *specs.Spec) (specs.Listing, error) {
@@ -129,11 +128,11 @@ func (d *Deps) taskQuery(ctx context.Context, r *mcptool.Request) mcptool.Result
 // taskHierarchy pages the tree (root excluded) down to max_depth, by real
 // tree depth, in execution order; max_depth 0 is the whole tree (foundry's
 // meaning).
-func (d *Deps) taskHierarchy(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	maxDepth := r.Args.IntOr("max_depth", 2)
-	withMeta := r.Args.Bool("include_metadata")
-	return pagedTasks(ctx, d, r, taskListing[specs.HierarchyNode, TaskHierarchyAnswer]{action: "hierarchy", key: "nodes",
-		restart: map[string]any{"action": "hierarchy", "spec_id": r.Args.String("spec_id"), "max_depth": maxDepth},
+func (d *Deps) taskHierarchy(ctx context.Context, r *mcptool.Request, a taskHierarchyArgs) mcptool.Result {
+	maxDepth := intOr(a.MaxDepth, 2)
+	withMeta := a.IncludeMetadata
+	return pagedTasks(ctx, d, r, a.SpecID, taskListing[specs.HierarchyNode, TaskHierarchyAnswer]{action: "hierarchy", key: "nodes",
+		restart: map[string]any{"action": "hierarchy", "spec_id": a.SpecID, "max_depth": maxDepth},
 		filters: []string{strconv.Itoa(maxDepth), strconv.FormatBool(withMeta)},
 		listing: func(*specs.Spec) (specs.Listing, error) { return specs.Listing{MaxDepth: maxDepth}, nil },
 		item: func(_ *specs.Spec, n *specs.Node, depth int) specs.HierarchyNode {
@@ -146,9 +145,9 @@ func (d *Deps) taskHierarchy(ctx context.Context, r *mcptool.Request) mcptool.Re
 
 // taskListBlocked pages the blocked nodes (specs.BlockedListing) with their
 // blocker and their unfinished prerequisites.
-func (d *Deps) taskListBlocked(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return pagedTasks(ctx, d, r, taskListing[specs.BlockedItem, TaskBlockedAnswer]{action: "list-blocked", key: "tasks",
-		restart: map[string]any{"action": "list-blocked", "spec_id": r.Args.String("spec_id")},
+func (d *Deps) taskListBlocked(ctx context.Context, r *mcptool.Request, a taskListBlockedArgs) mcptool.Result {
+	return pagedTasks(ctx, d, r, a.SpecID, taskListing[specs.BlockedItem, TaskBlockedAnswer]{action: "list-blocked", key: "tasks",
+		restart: map[string]any{"action": "list-blocked", "spec_id": a.SpecID},
 		listing: func(*specs.Spec) (specs.Listing, error) { return specs.BlockedListing(), nil },
 		item:    func(sp *specs.Spec, n *specs.Node, _ int) specs.BlockedItem { return specs.BlockedItemOf(sp, n) },
 		wrap:    specs.PageOf[specs.BlockedItem]})
@@ -156,13 +155,10 @@ func (d *Deps) taskListBlocked(ctx context.Context, r *mcptool.Request) mcptool.
 
 // taskProgress answers the counts of node_id (default the whole spec) and,
 // unless include_phases is false, of every phase (specs.ProgressOfNode).
-func (d *Deps) taskProgress(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	id := r.Args.String("node_id")
-	if id == "" {
-		id = specs.RootID
-	}
-	withPhases := !r.Args.Has("include_phases") || r.Args.Bool("include_phases")
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskProgressAnswer, error) {
+func (d *Deps) taskProgress(ctx context.Context, _ *mcptool.Request, a taskProgressArgs) mcptool.Result {
+	id := orElse(a.NodeID, specs.RootID)
+	withPhases := a.IncludePhases == nil || *a.IncludePhases
+	return readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (TaskProgressAnswer, error) {
 		n := sp.Node(id)
 		if n == nil {
 			return TaskProgressAnswer{}, specs.NodeNotFound(sp, "node_id", id)
@@ -177,4 +173,12 @@ func taskNullable(s string) any {
 		return nil
 	}
 	return s
+}
+
+// intOr is *p, or def when p is nil (not given).
+func intOr(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
 }

@@ -12,23 +12,17 @@ import (
 // function in one store transaction (specs.ApplyTransition, specs.Next,
 // specs.ClaimNext, specs.Prepare, specs.InfoOf, specs.DepsCheckOf).
 
-// transitionOptions binds the transition parameters of a call. The
+// transitionOptions are the options of a status change asking for t. The
 // session's holder (mcptool.HolderOf: key id, client name and a label, never
 // the session id) is what start records as started_by and what decides
 // CONFLICT: a transition of a task another session holds is refused unless force
 // (TakeOver); for complete, force also ignores unfinished prerequisites.
 // foundry's note is the journal content (completion_note wins on complete).
-func (d *Deps) transitionOptions(r *mcptool.Request) specs.TransitionOptions {
+func (d *Deps) transitionOptions(r *mcptool.Request, t transition) specs.TransitionOptions {
 	o := specs.TransitionOptions{
-		Agent: r.Session.Holder, Author: author(r), Force: r.Args.Bool("force"), TakeOver: r.Args.Bool("force"), Strict: d.StrictComplete,
-		Note: r.Args.String("completion_note"), Reason: r.Args.String("reason"), BlockerType: r.Args.String("blocker_type"),
-		Ticket: r.Args.String("ticket"), Resolution: r.Args.String("resolution"),
-	}
-	if o.Note == "" { // foundry's note: the status change's journal content
-		o.Note = r.Args.String("note")
-	}
-	if h, ok := r.Args.Float("actual_hours"); ok {
-		o.ActualHours = &h
+		Agent: r.Session.Holder, Author: author(r), Force: t.Force, TakeOver: t.Force, Strict: d.StrictComplete,
+		Note: orElse(t.CompletionNote, t.Note), Reason: t.Reason, BlockerType: t.BlockerType,
+		Ticket: t.Ticket, Resolution: t.Res, ActualHours: t.ActualHours,
 	}
 	return o
 }
@@ -43,26 +37,31 @@ type TransitionAnswer struct {
 // stored mutation whose journal entry is appended in the same transaction;
 // the domain's warnings (already completed, already started by this
 // session, forced completion) become TASK_UNCHANGED meta warnings.
-func (d *Deps) taskTransition(do specs.Transition) mcptool.Handler {
-	return func(ctx context.Context, r *mcptool.Request) mcptool.Result {
-		id := r.Args.String("task_id")
-		res := mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TransitionAnswer, error) {
-			v, err := specs.ApplyTransition(sp, j, do, id, d.transitionOptions(r))
-			return TransitionAnswer{TransitionView: v}, err
-		})
-		if a, ok := res.Data.(TransitionAnswer); ok {
-			for _, w := range a.Warnings {
-				res.Meta = append(res.Meta, warn("TASK_UNCHANGED", w, map[string]any{"task_id": id}))
-			}
+func taskTransition[T transitionCall](d *Deps, do specs.Transition) mcptool.TypedHandler {
+	return mcptool.Typed(func(ctx context.Context, r *mcptool.Request, a T) mcptool.Result {
+		return d.transitionTo(ctx, r, a, do)
+	})
+}
+
+// transitionTo runs transition do over a's task.
+func (d *Deps) transitionTo(ctx context.Context, r *mcptool.Request, a transitionCall, do specs.Transition) mcptool.Result {
+	id := a.task()
+	res := mutateTo(ctx, d, r, a.write(), func(sp *specs.Spec, j specs.JournalWriter) (TransitionAnswer, error) {
+		v, err := specs.ApplyTransition(sp, j, do, id, d.transitionOptions(r, a.transition()))
+		return TransitionAnswer{TransitionView: v}, err
+	})
+	if ans, ok := res.Data.(TransitionAnswer); ok {
+		for _, w := range ans.Warnings {
+			res.Meta = append(res.Meta, warn("TASK_UNCHANGED", w, map[string]any{"task_id": id}))
 		}
-		return res
 	}
+	return res
 }
 
 // taskUpdateStatus moves task_id to status through the matching
 // transition (specs.To).
-func (d *Deps) taskUpdateStatus(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return d.taskTransition(specs.To(specs.Status(r.Args.String("status"))))(ctx, r)
+func (d *Deps) taskUpdateStatus(ctx context.Context, r *mcptool.Request, a taskUpdateStatusArgs) mcptool.Result {
+	return d.transitionTo(ctx, r, a, specs.To(specs.Status(a.Status)))
 }
 
 // TaskNextAnswer is next's answer: the task found, or why none is
@@ -95,19 +94,19 @@ func nextView(specID string, o specs.NextOutcome) NextView {
 // with found:false, the blocked and in-progress tasks, spec_complete and a
 // hint; when work remains but none is actionable a NO_ACTIONABLE_TASK
 // warning says so.
-func (d *Deps) taskNext(ctx context.Context, r *mcptool.Request) mcptool.Result {
+func (d *Deps) taskNext(ctx context.Context, r *mcptool.Request, a taskNextArgs) mcptool.Result {
 	var res mcptool.Result
-	if !r.Args.Bool("claim") {
-		res = readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskNextAnswer, error) {
+	if !a.Claim {
+		res = readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (TaskNextAnswer, error) {
 			return TaskNextAnswer{Mutation: Mutation{SpecID: sp.Header.SpecID, Version: sp.Header.Version}, NextView: nextView(sp.Header.SpecID, specs.Next(sp))}, nil
 		})
 	} else {
-		res = mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (TaskNextAnswer, error) {
-			o, err := specs.ClaimNext(sp, j, d.transitionOptions(r))
+		res = mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, j specs.JournalWriter) (TaskNextAnswer, error) {
+			o, err := specs.ClaimNext(sp, j, d.transitionOptions(r, transition{}))
 			return TaskNextAnswer{NextView: nextView(sp.Header.SpecID, o)}, err
 		})
 	}
-	if a, ok := res.Data.(TaskNextAnswer); ok && !a.Found && !a.SpecComplete {
+	if ans, ok := res.Data.(TaskNextAnswer); ok && !ans.Found && !ans.SpecComplete {
 		res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
 			"No task can start now: see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
 	}
@@ -138,12 +137,12 @@ func prepareAnswer(p specs.Prepared[LinkedDigest]) TaskPrepareAnswer {
 // task, not claimed; specs.Prepare). A research node's linked digests
 // (summaries, key points, top evidence) come from their own reads, after
 // the spec's transaction has ended.
-func (d *Deps) taskPrepare(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	a, err := readAnswer(ctx, d, r, func(sp *specs.Spec, j specs.JournalReader) (TaskPrepareAnswer, error) {
+func (d *Deps) taskPrepare(ctx context.Context, _ *mcptool.Request, args taskPrepareArgs) mcptool.Result {
+	a, err := readAnswer(ctx, d, args.SpecID, func(sp *specs.Spec, j specs.JournalReader) (TaskPrepareAnswer, error) {
 		var n *specs.Node
-		if r.Args.String("task_id") != "" {
+		if args.TaskID != "" {
 			var err error
-			if n, err = taskArg(sp, r, "task_id"); err != nil {
+			if n, err = taskArg(sp, "task_id", args.TaskID); err != nil {
 				return TaskPrepareAnswer{SpecID: sp.Header.SpecID}, err
 			}
 		}
@@ -166,9 +165,9 @@ func (d *Deps) taskPrepare(ctx context.Context, r *mcptool.Request) mcptool.Resu
 type TaskInfoAnswer = specs.TaskInfo
 
 // taskInfo answers one node with whether it can start (specs.InfoOf).
-func (d *Deps) taskInfo(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskInfoAnswer, error) {
-		n, err := taskArg(sp, r, "task_id")
+func (d *Deps) taskInfo(ctx context.Context, _ *mcptool.Request, a taskNodeArgs) mcptool.Result {
+	return readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (TaskInfoAnswer, error) {
+		n, err := taskArg(sp, "task_id", a.TaskID)
 		if err != nil {
 			return TaskInfoAnswer{}, err
 		}
@@ -181,9 +180,9 @@ type TaskCheckDepsAnswer = specs.TaskDepsCheck
 
 // taskCheckDeps answers a node's prerequisites, inherited ones included
 // (specs.DepsCheckOf).
-func (d *Deps) taskCheckDeps(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (TaskCheckDepsAnswer, error) {
-		n, err := taskArg(sp, r, "task_id")
+func (d *Deps) taskCheckDeps(ctx context.Context, _ *mcptool.Request, a taskNodeArgs) mcptool.Result {
+	return readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (TaskCheckDepsAnswer, error) {
+		n, err := taskArg(sp, "task_id", a.TaskID)
 		if err != nil {
 			return TaskCheckDepsAnswer{}, err
 		}
@@ -191,10 +190,9 @@ func (d *Deps) taskCheckDeps(ctx context.Context, r *mcptool.Request) mcptool.Re
 	})
 }
 
-// taskArg is the node named by the call's field (never the root), or
-// TASK_NOT_FOUND with a recovery that lists the tree.
-func taskArg(sp *specs.Spec, r *mcptool.Request, field string) (*specs.Node, error) {
-	id := r.Args.String(field)
+// taskArg is node id, given as field (never the root), or TASK_NOT_FOUND
+// with a recovery that lists the tree.
+func taskArg(sp *specs.Spec, field, id string) (*specs.Node, error) {
 	n := sp.Node(id)
 	if n == nil || id == specs.RootID {
 		return nil, specs.NodeNotFound(sp, field, id)

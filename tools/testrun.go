@@ -30,10 +30,10 @@ func testRunTool(d *Deps) *mcptool.Tool {
 		},
 		Actions: []mcptool.Action{
 			{Name: "discover", Summary: "The test runner and up to 200 test files of the workspace.", SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyModerate,
-				Example: map[string]any{}, Answer: TestDiscoverAnswer{}, Handler: d.testDiscover},
+				Example: map[string]any{}, Answer: TestDiscoverAnswer{}, Typed: mcptool.Typed(d.testDiscover)},
 			{Name: "run", Summary: "Runs the detected test command (plus target) like verification execute: sh -c in the workspace, minimal environment, timeout, output tail kept.",
 				Optional: []string{"target"}, SideEffects: mcptool.EffectWrite, Destructive: true, OpenWorld: true, Latency: mcptool.LatencySlow, Deadline: executeDeadline,
-				Answer: TestRunAnswer{}, Handler: d.testRun},
+				Answer: TestRunAnswer{}, Typed: mcptool.Typed(d.testRun)},
 		},
 	}
 }
@@ -52,7 +52,7 @@ type TestRunAnswer struct {
 	ExecuteOutcome
 }
 
-func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request) mcptool.Result {
+func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request, _ noArgs) mcptool.Result {
 	ks, ws, err := d.workspaceKinds()
 	if err != nil {
 		return mcptool.Fail(err)
@@ -80,12 +80,12 @@ func testRunDisabled() *core.Error {
 // detected; UNAVAILABLE (no workspace); INVALID_FORMAT for a target with
 // a .. segment or one starting with "-" (it would reach the runner as an
 // option).
-func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	if t := r.Args.String("target"); strings.Contains("/"+t+"/", "/../") {
+func (d *Deps) testRun(ctx context.Context, _ *mcptool.Request, a testRunArgs) mcptool.Result {
+	if t := a.Target; strings.Contains("/"+t+"/", "/../") {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
 			WithRecovery("test", map[string]any{"action": "discover"}, nil))
 	}
-	if t := r.Args.String("target"); strings.HasPrefix(t, "-") {
+	if t := a.Target; strings.HasPrefix(t, "-") {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q starts with \"-\": the test runner would read it as an option, not a target.", t), map[string]any{"field": "target", "received": t}).
 			WithRemediation("Pass a package pattern, test path or make target that does not start with \"-\" (e.g. ./pkg/... or unit); options of the test runner are not accepted.").
 			WithRecovery("test", map[string]any{"action": "discover"}, nil))
@@ -106,12 +106,17 @@ func (d *Deps) testRun(ctx context.Context, r *mcptool.Request) mcptool.Result {
 		return mcptool.Fail(err)
 	}
 	command := ks[0].TestCommand
-	if t := r.Args.String("target"); t != "" {
+	if t := a.Target; t != "" {
 		command = fmt.Sprintf("%s %s", command, t)
 	}
-	out, rec, err := runCommand(ctx, command, dir, d.verifyTimeout(r))
+	out, rec, err := runCommand(ctx, command, dir, d.verifyTimeout(nil))
 	if err != nil {
 		return mcptool.Fail(err)
 	}
 	return mcptool.OK(TestRunAnswer{Result: rec.Result, ExecuteOutcome: out})
+}
+
+// testRunArgs are test run's typed arguments (mcptool.Typed).
+type testRunArgs struct {
+	Target string `arg:"target"`
 }

@@ -48,12 +48,12 @@ func verificationTool(d *Deps) *mcptool.Tool {
 			{
 				Name: "add", Summary: "Records a result on a verify node (history keeps the last 10; last_result is the newest) and journals it; the node's status does not change.",
 				Required: []string{"spec_id", "verify_id", "result"}, Optional: append([]string{"command", "output", "issues", "notes"}, mutationArgs...),
-				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Answer: VerificationAnswer{}, Handler: d.verificationAdd,
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Answer: VerificationAnswer{}, Typed: mcptool.Typed(d.verificationAdd),
 			},
 			{
 				Name: "execute", Summary: "Runs the node's command with sh -c in the workspace root (minimal environment, timeout, output truncated to 10,000 characters) and answers PASSED (exit 0) or FAILED, recorded like add only with record: true; off unless the server was started with --enable-verification-execute and feature flag verification_execute is on for this client.",
 				Required: []string{"spec_id", "verify_id"}, Optional: append([]string{"timeout_seconds", "record"}, mutationArgs...),
-				SideEffects: mcptool.EffectWrite, Destructive: true, OpenWorld: true, Latency: mcptool.LatencySlow, Deadline: executeDeadline, Answer: VerificationAnswer{}, Handler: d.verificationExecute,
+				SideEffects: mcptool.EffectWrite, Destructive: true, OpenWorld: true, Latency: mcptool.LatencySlow, Deadline: executeDeadline, Answer: VerificationAnswer{}, Typed: mcptool.Typed(d.verificationExecute),
 			},
 		},
 	}
@@ -93,20 +93,41 @@ type VerificationDryRunAnswer struct {
 	Changes        []specs.RepoChange `json:"changes"`
 }
 
-// recordVerification stores rec on the call's verify node with a journal
-// note, as one mutation (specs.RecordVerificationNote).
-func (d *Deps) recordVerification(ctx context.Context, r *mcptool.Request, rec specs.VerificationRecord, run *ExecuteOutcome) mcptool.Result {
-	return mutateTo(ctx, d, r, func(sp *specs.Spec, j specs.JournalWriter) (VerificationAnswer, error) {
-		v, err := specs.RecordVerificationNote(sp, j, r.Args.String("verify_id"), rec, author(r))
-		return VerificationAnswer{VerificationRecorded: v, ExecuteOutcome: run}, err
+// The verification tool's typed arguments (mcptool.Typed).
+type (
+	// verifyNodeArgs name the verify node a call records on.
+	verifyNodeArgs struct {
+		writeArgs
+		VerifyID string `arg:"verify_id,required"`
+	}
+	verificationAddArgs struct {
+		verifyNodeArgs
+		Result  string `arg:"result,required"`
+		Command string `arg:"command"`
+		Output  string `arg:"output"`
+		Issues  string `arg:"issues"`
+		Notes   string `arg:"notes"`
+	}
+	verificationExecuteArgs struct {
+		verifyNodeArgs
+		TimeoutSeconds *int `arg:"timeout_seconds"`
+		Record         bool `arg:"record"`
+	}
+)
+
+// recordVerification stores rec on verify node v with a journal note, as
+// one mutation (specs.RecordVerificationNote).
+func (d *Deps) recordVerification(ctx context.Context, r *mcptool.Request, v verifyNodeArgs, rec specs.VerificationRecord, run *ExecuteOutcome) mcptool.Result {
+	return mutateTo(ctx, d, r, v.writeArgs, func(sp *specs.Spec, j specs.JournalWriter) (VerificationAnswer, error) {
+		recorded, err := specs.RecordVerificationNote(sp, j, v.VerifyID, rec, author(r))
+		return VerificationAnswer{VerificationRecorded: recorded, ExecuteOutcome: run}, err
 	})
 }
 
 // verificationAdd records a result the agent obtained itself.
-func (d *Deps) verificationAdd(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	a := r.Args
-	return d.recordVerification(ctx, r, specs.VerificationRecord{Result: a.String("result"), Command: a.String("command"),
-		Output: a.String("output"), Issues: a.String("issues"), Notes: a.String("notes")}, nil)
+func (d *Deps) verificationAdd(ctx context.Context, r *mcptool.Request, a verificationAddArgs) mcptool.Result {
+	return d.recordVerification(ctx, r, a.verifyNodeArgs, specs.VerificationRecord{Result: a.Result, Command: a.Command,
+		Output: a.Output, Issues: a.Issues, Notes: a.Notes}, nil)
 }
 
 // verificationDisabled is the FEATURE_DISABLED answer of execute on a server
@@ -163,11 +184,11 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 	return command, nil
 }
 
-// verifyTimeout is the call's timeout: timeout_seconds, else
-// Deps.VerifyTimeout, else 300 s.
-func (d *Deps) verifyTimeout(r *mcptool.Request) time.Duration {
-	if s, ok := r.Args.Int("timeout_seconds"); ok {
-		return time.Duration(s) * time.Second
+// verifyTimeout is the call's timeout: seconds (timeout_seconds) when
+// given, else Deps.VerifyTimeout, else 300 s.
+func (d *Deps) verifyTimeout(seconds *int) time.Duration {
+	if seconds != nil {
+		return time.Duration(*seconds) * time.Second
 	}
 	if d.VerifyTimeout > 0 {
 		return d.VerifyTimeout
@@ -200,8 +221,8 @@ func runCommand(ctx context.Context, command, dir string, timeout time.Duration)
 // Errors: TASK_NOT_FOUND (checked first); FEATURE_DISABLED
 // (details.feature "verification_execute") unless Deps.VerificationExecute; VALIDATION_ERROR (not a verify
 // node, or no command); UNAVAILABLE (no workspace).
-func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request) mcptool.Result {
-	specID, id := r.Args.String("spec_id"), r.Args.String("verify_id")
+func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request, a verificationExecuteArgs) mcptool.Result {
+	specID, id := a.SpecID, a.VerifyID
 	command, err := d.verifyCommand(ctx, specID, id)
 	if err != nil {
 		return mcptool.Fail(err)
@@ -210,9 +231,9 @@ func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request) mcpt
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	timeout := d.verifyTimeout(r)
-	record := r.Args.Bool("record") // default false, as in foundry-mcp
-	if r.Args.Bool("dry_run") {
+	timeout := d.verifyTimeout(a.TimeoutSeconds)
+	record := a.Record // default false, as in foundry-mcp
+	if a.DryRun {
 		return mcptool.OK(VerificationDryRunAnswer{SpecID: specID, VerifyID: id, Command: command, TimeoutSeconds: int(timeout.Seconds()),
 			Record: record, DryRun: true, Changes: []specs.RepoChange{{Op: "update", Target: "node:" + id, Detail: "verification result"}}})
 	}
@@ -223,5 +244,5 @@ func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request) mcpt
 	if !record {
 		return mcptool.OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out})
 	}
-	return d.recordVerification(ctx, r, rec, &out)
+	return d.recordVerification(ctx, r, a.verifyNodeArgs, rec, &out)
 }

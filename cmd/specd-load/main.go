@@ -4,6 +4,15 @@
 //
 //	specd-load -url http://127.0.0.1:7777 -key KEY mixed -clients 16 -specs 10 -duration 60s
 //	specd-load -url … -key … -pid PID abuse body|sessions|slow|idle
+//	specd-load -url … writes -clients 16 -specs 4 -duration 10s
+//	specd-load -stdio 'bin/specd serve --db /tmp/x.db' writes -clients 1 -specs 1 -duration 10s
+//
+// writes: clients add tasks (only writes) to the specs for the duration,
+// each acknowledged task id is kept, then every spec's tasks are read back
+// (task list, all pages) and every acknowledged id must be there; it prints
+// writes/s, p50, p99 and the missing count, and fails when one is missing.
+// With -stdio each client is its own `specd serve` process on stdio (the
+// command is split on spaces) instead of an HTTP connection.
 //
 // mixed: clients (mcp-go streamable-HTTP) loop over reads (task list, task
 // progress) and writes (task add) on the specs for the duration, then the
@@ -43,8 +52,9 @@ func main() {
 	dur := flag.Duration("duration", 60*time.Second, "how long (mixed)")
 	writes := flag.Float64("writes", 0.3, "share of writes (mixed)")
 	count := flag.Int("count", 0, "attack size (abuse; default per attack)")
+	stdio := flag.String("stdio", "", "connect over stdio to this command instead of -url (writes)")
 	flag.Parse()
-	l := &load{url: strings.TrimRight(*url, "/"), key: *key, probeKey: *probeKey}
+	l := &load{url: strings.TrimRight(*url, "/"), key: *key, probeKey: *probeKey, stdio: strings.Fields(*stdio)}
 	if l.probeKey == "" {
 		l.probeKey = l.key
 	}
@@ -54,8 +64,10 @@ func main() {
 		err = l.mixed(*clients, *nspecs, *dur, *writes)
 	case "abuse":
 		err = l.abuse(flag.Arg(1), *count, *pid)
+	case "writes":
+		err = l.writes(*clients, *nspecs, *dur)
 	default:
-		err = fmt.Errorf("usage: specd-load [flags] mixed | abuse body|sessions|slow|idle")
+		err = fmt.Errorf("usage: specd-load [flags] mixed | writes | abuse body|sessions|slow|idle")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "specd-load:", err)
@@ -63,11 +75,21 @@ func main() {
 	}
 }
 
-type load struct{ url, key, probeKey string }
+type load struct {
+	url, key, probeKey string
+	stdio              []string // command of a stdio server, when set
+}
 
 func (l *load) connect(ctx context.Context) (*client.Client, error) { return l.connectAs(ctx, l.key) }
 
 func (l *load) connectAs(ctx context.Context, key string) (*client.Client, error) {
+	if len(l.stdio) > 0 {
+		tr := transport.NewStdioWithOptions(l.stdio[0], nil, l.stdio[1:], transport.WithCommandStderrWriter(io.Discard))
+		if err := tr.Start(ctx); err != nil {
+			return nil, err
+		}
+		return l.initialize(ctx, client.NewClient(tr))
+	}
 	var opts []transport.StreamableHTTPCOption
 	if key != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
@@ -81,6 +103,10 @@ func (l *load) connectAs(ctx context.Context, key string) (*client.Client, error
 	if err := c.Start(ctx); err != nil {
 		return nil, err
 	}
+	return l.initialize(ctx, c)
+}
+
+func (l *load) initialize(ctx context.Context, c *client.Client) (*client.Client, error) {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.ProtocolVersion20251125
 	req.Params.ClientInfo = mcp.Implementation{Name: "specd-load", Version: "1"}
@@ -488,4 +514,148 @@ func rss(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// writes: clients add tasks to nspecs specs until dur has passed, keeping
+// every acknowledged task id; then every spec's tasks are read back and
+// every acknowledged id must be among them. It prints the figures and
+// fails when an acknowledged write is missing or a call failed.
+func (l *load) writes(clients, nspecs int, dur time.Duration) error {
+	ctx := context.Background()
+	c, err := l.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	specs, err := createLoadSpecs(ctx, c, nspecs)
+	if err != nil {
+		return err
+	}
+	acked := make([]map[string]bool, nspecs)
+	for i := range acked {
+		acked[i] = map[string]bool{}
+	}
+	var mu sync.Mutex
+	var lat []time.Duration
+	var errs atomic.Int64
+	var errKind sync.Map
+	start := time.Now()
+	end := start.Add(dur)
+	var wg sync.WaitGroup
+	for w := 0; w < clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cc, err := l.connect(ctx)
+			if err != nil {
+				errs.Add(1)
+				errKind.Store(err.Error(), true)
+				return
+			}
+			defer cc.Close()
+			var mine []time.Duration
+			for n := 0; time.Now().Before(end); n++ {
+				i := rand.IntN(len(specs))
+				t0 := time.Now()
+				env, err := call(ctx, cc, "task", map[string]any{"action": "add", "spec_id": specs[i].id, "parent": specs[i].phase, "title": fmt.Sprintf("load task %d", n)})
+				mine = append(mine, time.Since(t0))
+				if err != nil {
+					errs.Add(1)
+					errKind.Store(err.Error(), true)
+					continue
+				}
+				id := findString(dataOf(env), "task_id")
+				if id == "" {
+					errs.Add(1)
+					errKind.Store("task add answered no task_id", true)
+					continue
+				}
+				mu.Lock()
+				acked[i][id] = true
+				mu.Unlock()
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	slices.Sort(lat)
+	total, missing := 0, 0
+	for i, s := range specs {
+		have, err := taskIDs(ctx, c, s.id)
+		if err != nil {
+			return err
+		}
+		for id := range acked[i] {
+			total++
+			if !have[id] {
+				missing++
+				if missing <= 10 {
+					fmt.Printf("spec %s: acknowledged task %s is missing\n", s.id, id)
+				}
+			}
+		}
+	}
+	fmt.Printf("writes: clients=%d specs=%d duration=%s acked=%d writes/s=%.0f p50=%s p99=%s errors=%d missing=%d\n",
+		clients, nspecs, dur, total, float64(total)/elapsed.Seconds(), pct(lat, 0.50), pct(lat, 0.99), errs.Load(), missing)
+	errKind.Range(func(k, _ any) bool { fmt.Println("  error:", k); return true })
+	if missing > 0 || errs.Load() > 0 {
+		return fmt.Errorf("%d acknowledged writes missing, %d calls failed", missing, errs.Load())
+	}
+	return nil
+}
+
+// findString returns the first string under key in v (depth first).
+func findString(v any, key string) string {
+	switch t := v.(type) {
+	case map[string]any:
+		if s, ok := t[key].(string); ok {
+			return s
+		}
+		for _, x := range t {
+			if s := findString(x, key); s != "" {
+				return s
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if s := findString(x, key); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// taskIDs reads every task id of a spec (task list, every page).
+func taskIDs(ctx context.Context, c *client.Client, id string) (map[string]bool, error) {
+	out := map[string]bool{}
+	cursor := ""
+	for {
+		args := map[string]any{"action": "list", "spec_id": id, "limit": 100}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		env, err := call(ctx, c, "task", args)
+		if err != nil {
+			return nil, err
+		}
+		tasks, _ := dataOf(env)["tasks"].([]any)
+		for _, t := range tasks {
+			if m, ok := t.(map[string]any); ok {
+				if tid, _ := m["task_id"].(string); tid != "" {
+					out[tid] = true
+				}
+			}
+		}
+		meta, _ := env["meta"].(map[string]any)
+		p, _ := meta["pagination"].(map[string]any)
+		next, _ := p["cursor"].(string)
+		if next == "" || len(tasks) == 0 {
+			return out, nil
+		}
+		cursor = next
+	}
 }

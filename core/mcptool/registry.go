@@ -106,6 +106,10 @@ type Action struct {
 	// in one place. nil: the answer is not typed yet.
 	Answer  any
 	Handler Handler
+	// Typed, instead of Handler, is a handler over a typed argument struct
+	// (Typed(h); bind.go): Add derives Handler from it (replacing any), after checking the
+	// struct's fields against Required, Optional and the tool's Params.
+	Typed TypedHandler
 }
 
 // Tool declares one MCP tool.
@@ -274,6 +278,9 @@ func (r *Registry) NarrowWith(n Narrower) { r.narrow = n }
 // Add registers t after checking its declaration; a malformed declaration is
 // a programming error and panics at start-up, never at call time.
 func (r *Registry) Add(t *Tool) {
+	if err := t.bindTyped(); err != nil {
+		panic(fmt.Sprintf("mcptool: %s: %v", t.Name, err))
+	}
 	if err := t.check(); err != nil {
 		panic(fmt.Sprintf("mcptool: %s: %v", t.Name, err))
 	}

@@ -23,13 +23,6 @@ func (s *Store) View(ctx context.Context, fn func(bucketstore.Tx) error) error {
 	return s.view(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
 }
 
-// Update runs fn in one read-write transaction that commits only when fn
-// returns nil (see update for the errors besides fn's): nothing of a
-// failed fn is kept.
-func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
-	return s.update(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
-}
-
 type boltTx bolt.Tx
 
 func (t *boltTx) Bucket(name []byte) bucketstore.Bucket { return wrap((*bolt.Tx)(t).Bucket(name)) }

@@ -8,8 +8,10 @@
 // workspace (one per agent session or git worktree) therefore take turns on
 // one file instead of one of them owning it.
 //
-// Every mutation is one bbolt read-write transaction: fn either commits
-// entirely or, on any error or panic, changes nothing.
+// Every mutation (Update) is one atomic change: fn either commits entirely
+// or, on any error or panic, changes nothing, and it is fsynced before it
+// answers. Concurrent Updates share one bbolt transaction and one commit
+// (group commit, batch.go), each fn behind a savepoint of its own.
 //
 // A file that cannot serve is named, not hidden: STORE_CORRUPT (damaged,
 // truncated, or an existing empty file; the lock is released, so other
@@ -107,6 +109,8 @@ type Store struct {
 
 	installID string
 	schema    int
+
+	commits commitQueue // Updates waiting to share a commit (batch.go)
 }
 
 // Open prepares the store at opts.Path. It does not take the file lock (so it

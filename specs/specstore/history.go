@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -64,24 +65,12 @@ func writeDelta(b bucketstore.Bucket, before specs.Header, put []*specs.Node, de
 	if err != nil {
 		return err
 	}
-	rec := historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author,
-		HeaderBefore: hb, NodesBefore: map[string]json.RawMessage{}}
-	var key []byte
-	keep := func(id string) {
-		key = append(key[:0], id...)
-		if old := nodes.Get(key); old != nil {
-			rec.NodesBefore[id] = append(json.RawMessage(nil), old...)
-		} else {
-			rec.NodesBefore[id] = json.RawMessage("null")
-		}
-	}
+	ids := make([]string, 0, len(put)+len(deleted))
 	for _, n := range put {
-		keep(n.ID)
+		ids = append(ids, n.ID)
 	}
-	for _, id := range deleted {
-		keep(id)
-	}
-	raw, err := json.Marshal(rec)
+	ids = append(ids, deleted...)
+	raw, err := encodeHistoryRecord(historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author, HeaderBefore: hb}, ids, nodes)
 	if err != nil {
 		return err
 	}
@@ -106,6 +95,88 @@ func writeDelta(b bucketstore.Bucket, before specs.Header, put []*specs.Node, de
 		}
 	}
 	return nil
+}
+
+// encodeHistoryRecord encodes rec with NodesBefore holding, for each of
+// ids, its stored bytes in nodes (null when absent), byte for byte what
+// json.Marshal of the record gives — without it: json.Marshal re-scans and
+// compacts every stored node it embeds, and a phase's node (its children
+// list) grows with the phase, so that scan was a large part of a write.
+// Stored nodes are compact JSON already (EncodeNode); one that is not (an
+// unknown key's raw value kept from an import) goes through json.Marshal.
+func encodeHistoryRecord(rec historyRecord, ids []string, nodes bucketstore.Bucket) ([]byte, error) {
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	head, err := json.Marshal(rec) // nodes_before is empty: {"version":…,"nodes_before":null}
+	if err != nil {
+		return nil, err
+	}
+	const tail = `null}`
+	if !bytes.HasSuffix(head, []byte(tail)) {
+		return nil, fmt.Errorf("history record: unexpected encoding %q", head)
+	}
+	olds := make([][]byte, len(ids))
+	size := len(head) + 2
+	var key []byte
+	for i, id := range ids {
+		key = append(key[:0], id...)
+		olds[i] = nodes.Get(key)
+		size += len(id) + len(olds[i]) + 16 // quotes, escapes, colon, comma, null
+	}
+	out := append(make([]byte, 0, size), head[:len(head)-len(tail)]...)
+	out = append(out, '{')
+	for i, id := range ids {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		k, err := json.Marshal(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, k...), ':')
+		old := olds[i]
+		switch {
+		case old == nil:
+			out = append(out, "null"...)
+		case compactJSON(old):
+			out = append(out, old...)
+		default:
+			v, err := json.Marshal(json.RawMessage(old))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v...)
+		}
+	}
+	return append(out, "}}"...), nil
+}
+
+// compactJSON reports that b needs no change by json.Marshal's compaction:
+// no whitespace outside strings, nothing it escapes for HTML (<, >, &,
+// U+2028, U+2029).
+func compactJSON(b []byte) bool {
+	in, esc := false, false
+	for i, c := range b {
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9):
+			return false
+		case in:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return false
+		}
+	}
+	return !in
 }
 
 // History lists versions newest first, below `before` (0 = from the newest),

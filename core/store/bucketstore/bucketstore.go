@@ -22,6 +22,10 @@ import (
 // Update runs fn in one read-write transaction that commits only when fn
 // returns nil (any error, including the context's, keeps nothing). Both
 // answer fn's errors and the engine's own (lock, availability, storage).
+// An engine may run the fns of concurrent Updates one after another in one
+// transaction and commit them together (bbolt's group commit); each still
+// keeps all or nothing and sees the changes of those before it, so a fn
+// must use its Tx only until it returns, and not wait on other Updates.
 type Engine interface {
 	View(ctx context.Context, fn func(Tx) error) error
 	Update(ctx context.Context, fn func(Tx) error) error
