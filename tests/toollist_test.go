@@ -12,7 +12,7 @@ import (
 
 // maxToolListBytes is the ceiling of tools/list with every tool (README "The
 // tool list is lean"): the JSON of the tools array an agent carries in its
-// context. Issue 23's autonomy sessions (foundry's 31 session parameters on
+// context. The autonomy sessions (foundry's 31 session parameters on
 // task and the review tool, about 2.5 KB even without descriptions or
 // bounds) raised it from 20 000.
 const maxToolListBytes = 23_000

@@ -15,7 +15,7 @@ import (
 	"github.com/specd/specd/specs/autonomy"
 )
 
-// The MCP face of autonomy sessions (issue 23; foundry-mcp v0.16's names):
+// The MCP face of autonomy sessions (README "Autonomous runs"; foundry-mcp v0.16's names):
 // task(action="session", command=…), task(action="session-step",
 // command=…), task(action="session-events"), task(action="gate-waiver")
 // and review(action="fidelity-gate"). Each call is one store transaction

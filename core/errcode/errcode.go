@@ -70,7 +70,7 @@ const (
 	NotSupported       = "NOT_SUPPORTED"
 )
 
-// Error codes of autonomy sessions (foundry-mcp v0.16's names, issue 23).
+// Error codes of autonomy sessions (foundry-mcp v0.16's names; README "Autonomous runs").
 const (
 	SpecSessionExists          = "SPEC_SESSION_EXISTS"
 	SessionNotFound            = "SESSION_NOT_FOUND"

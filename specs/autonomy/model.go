@@ -1,4 +1,4 @@
-// Package autonomy is the domain of autonomy sessions (issue 23): a durable
+// Package autonomy is the domain of autonomy sessions (README "Autonomous runs"): a durable
 // session per spec that feeds an external agent one step at a time, checks
 // each report (one-time step proofs, verification receipts, gate evidence),
 // gates every phase with a verdict computed from evidence, pauses on clear
