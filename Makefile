@@ -131,3 +131,15 @@ clean:
 e2e-etcd: build
 	$(GO) build -o bin/etcd ./tests/etcdmember
 	SPECD_ETCD_E2E=1 SPECD_ETCD_BIN=$(CURDIR)/bin/etcd SPECD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m -run TestEtcdClusterEndToEnd -v ./tests
+
+## load-etcd: writes at team scale on etcd (issue 22; not part of make
+## test): a 3-member cluster on loopback with etcd's default limits, one
+## `specd serve --transport http` on it, and specd-load's 16 clients adding
+## tasks to 4 specs for 20 s (CLIENTS, DURATION, SPECS, WRITES override);
+## prints writes/s and latency, and counts every acknowledged add back
+## (specs_with_lost_writes must be 0).
+.PHONY: load-etcd
+load-etcd: build
+	$(GO) build -o bin/etcd ./tests/etcdmember
+	$(GO) build -o bin/specd-load ./cmd/specd-load
+	SPECD_BIN=$(CURDIR)/$(BIN) ETCD_BIN=$(CURDIR)/bin/etcd LOAD_BIN=$(CURDIR)/bin/specd-load bash tests/load-etcd.sh

@@ -4,7 +4,7 @@ package main
 
 // A build with -tags pprof (never the shipped one) serves net/http/pprof on
 // the loopback address in SPECD_PPROF (e.g. 127.0.0.1:6060), for profiling
-// the server under load (make load, issue 22).
+// the server under load (make load; see README, "Write throughput").
 
 import (
 	"log/slog"

@@ -140,18 +140,37 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// checkCmd is "specd check [flags]": bbolt's consistency check and every
-// spec's invariants (store.Verify). It prints each finding and exits 1 on
-// any (or when the store cannot be opened), 0 when the store is sound.
+// checkCmd is "specd check [--rebuild-index] [flags]": bbolt's consistency
+// check and every spec's invariants and the spec list index (store.Verify).
+// With --rebuild-index the spec list index is first rewritten from the
+// specs' headers (one transaction), e.g. after an older specd wrote to the
+// store. It prints each finding and exits 1 on any (or when the store
+// cannot be opened), 0 when the store is sound.
 func checkCmd(args []string, stdout, stderr io.Writer) int {
-	st, extra, code := openForMaintenance("check", args, stderr)
+	rebuild := false
+	var rest []string
+	for _, a := range args {
+		if a == "--rebuild-index" || a == "-rebuild-index" {
+			rebuild = true
+			continue
+		}
+		rest = append(rest, a)
+	}
+	st, extra, code := openForMaintenance("check", rest, stderr)
 	if code >= 0 {
 		return code
 	}
 	defer st.Close()
 	if len(extra) > 0 {
-		fmt.Fprintln(stderr, "usage: specd check [--db FILE]")
+		fmt.Fprintln(stderr, "usage: specd check [--rebuild-index] [--db FILE]")
 		return 2
+	}
+	if rebuild {
+		if err := specstore.New(st, nil).RebuildSpecIndex(context.Background()); err != nil {
+			storeFailure(stderr, "check", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: spec list index rebuilt\n", st.Path())
 	}
 	findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
 	if err != nil {

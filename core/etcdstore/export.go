@@ -2,11 +2,14 @@ package etcdstore
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/bucketstore"
 )
 
@@ -28,7 +31,7 @@ func (s *Store) Export(ctx context.Context, fn func(Entry) error) error {
 	var raw [][2][]byte
 	key, end := s.root, clientv3.GetPrefixRangeEnd(s.root)
 	var rev int64
-	for {
+	for attempt := 0; ; {
 		cctx, cancel := s.callCtx(ctx)
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(exportPage)}
 		if rev != 0 {
@@ -42,8 +45,26 @@ func (s *Store) Export(ctx context.Context, fn func(Entry) error) error {
 		if rev == 0 {
 			rev = resp.Header.Revision
 		}
+		pending := false
 		for _, kv := range resp.Kvs {
+			if string(kv.Key) == s.pendingKey && attempt < s.opts.MaxRetries {
+				// A change is half applied at rev: finish it, start again.
+				var rec pendingRecord
+				if err := json.Unmarshal(kv.Value, &rec); err != nil {
+					return core.NewError(errcode.StoreCorrupt, "The store's pending-change record does not decode.", map[string]any{"key": s.pendingKey})
+				}
+				if err := s.rollForward(ctx, &pendingError{rec: rec, mod: kv.ModRevision}); err != nil {
+					return s.classify(ctx, err)
+				}
+				pending = true
+				break
+			}
 			raw = append(raw, [2][]byte{kv.Key, kv.Value})
+		}
+		if pending {
+			attempt++
+			raw, key, rev = nil, s.root, 0
+			continue
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
 			break

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -73,13 +74,21 @@ func (t *txn) get(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse,
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
+	if t.rev == 0 {
+		// The first read also reads !pending at its revision (large.go).
+		resp, err := t.s.kv.Txn(ctx).Then(clientv3.OpGet(key, opts...), clientv3.OpGet(t.s.pendingKey)).Commit()
+		if err != nil {
+			t.err = err
+			panic(abort{})
+		}
+		t.rev = resp.Header.Revision
+		t.checkPending(resp.Responses[1].GetResponseRange().Kvs)
+		return (*clientv3.GetResponse)(resp.Responses[0].GetResponseRange()), nil
+	}
 	resp, err := t.s.kv.Get(ctx, key, opts...)
 	if err != nil {
 		t.err = err
 		panic(abort{}) // a read that failed ends the transaction (see run)
-	}
-	if t.rev == 0 {
-		t.rev = resp.Header.Revision
 	}
 	return resp, nil
 }
@@ -254,6 +263,27 @@ func (c *valueCache) put(k string, mod int64, v []byte) {
 	c.entries[k] = cachedValue{mod: mod, v: v}
 }
 
+// savepoint is the transaction's writes at one moment (rollbackTo).
+type savepoint struct {
+	writes map[string]*[]byte
+	order  int
+}
+
+// savepoint records the writes so far, for rollbackTo.
+func (t *txn) savepoint() savepoint {
+	w := make(map[string]*[]byte, len(t.writes))
+	for k, v := range t.writes {
+		w[k] = v
+	}
+	return savepoint{writes: w, order: len(t.order)}
+}
+
+// rollbackTo undoes every write since sp (what the reads recorded stays:
+// a guard on a key that was read is only stricter).
+func (t *txn) rollbackTo(sp savepoint) {
+	t.writes, t.order = sp.writes, t.order[:sp.order]
+}
+
 func (t *txn) put(key string, v []byte) {
 	cp := append([]byte{}, v...)
 	if _, ok := t.writes[key]; !ok {
@@ -303,11 +333,14 @@ func (t *txn) keys(path, sep string) []string {
 
 // maxCompares bounds the compares of one commit (etcd counts them against
 // --max-txn-ops too); past it the guard becomes "nothing under the prefix
-// changed", which is stricter and still one compare.
+// changed" (but the staged chunks of large changes, large.go), which is
+// stricter and two compares.
 const maxCompares = 64
 
 // commit applies the buffered writes in one etcd transaction guarded by the
-// mod revisions of everything read. errConflict when one of them changed.
+// mod revisions of everything read, or, when they exceed one transaction
+// of the cluster, as a redo log (commitLarge). errConflict when one of
+// them changed.
 func (t *txn) commit() error {
 	if t.err != nil {
 		return t.err
@@ -324,8 +357,11 @@ func (t *txn) commit() error {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
 		}
 		if len(cmps) > maxCompares {
-			p := t.s.root
-			cmps = []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(p), "<", t.rev+1).WithRange(clientv3.GetPrefixRangeEnd(p))}
+			p, staged := t.s.root, t.s.root+stagedName
+			cmps = []clientv3.Cmp{
+				clientv3.Compare(clientv3.ModRevision(p), "<", t.rev+1).WithRange(staged),
+				clientv3.Compare(clientv3.ModRevision(clientv3.GetPrefixRangeEnd(staged)), "<", t.rev+1).WithRange(clientv3.GetPrefixRangeEnd(p)),
+			}
 		}
 	}
 	var ops []clientv3.Op
@@ -344,13 +380,17 @@ func (t *txn) commit() error {
 	for _, c := range cmps {
 		size += len(c.KeyBytes()) + 32
 	}
-	if err := t.s.checkLimits(len(ops), len(cmps), size); err != nil {
-		return err
+	if !t.s.fits(len(ops), size) {
+		return t.commitLarge(cmps, t.ops())
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
 	resp, err := t.s.kv.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
+		if tooManyForCluster(err) {
+			// The cluster's limits are lower than the options say.
+			return t.commitLarge(cmps, t.ops())
+		}
 		return err
 	}
 	if !resp.Succeeded {
@@ -359,6 +399,20 @@ func (t *txn) commit() error {
 	t.s.noteRevision(resp.Header.Revision)
 	t.committed(resp.Header.Revision)
 	return nil
+}
+
+// ops lists the buffered writes in key order, keys relative to the root.
+func (t *txn) ops() []op {
+	out := make([]op, 0, len(t.order))
+	for _, k := range t.order {
+		w := t.writes[k]
+		o := op{key: strings.TrimPrefix(k, t.s.root), del: w == nil}
+		if w != nil {
+			o.val = *w
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // committed writes the values the transaction put in its specs (those a
@@ -508,8 +562,16 @@ func (b *bucket) NextSequence() (uint64, error) {
 }
 
 // Cursor walks the bucket's keys and nested buckets (value nil) in order,
-// as bbolt's does (the whole bucket is read once).
-func (b *bucket) Cursor() bucketstore.Cursor { return &cursor{b: b, i: -1} }
+// as bbolt's does: the whole bucket is read once, but for a top-level
+// bucket in a read-only transaction, which is read a page at a time from
+// where the cursor goes (pagedCursor: a page of a list costs one round
+// trip, not the whole index).
+func (b *bucket) Cursor() bucketstore.Cursor {
+	if !b.t.writable && !strings.Contains(b.path[len(b.t.s.root):], "/") {
+		return &pagedCursor{b: b}
+	}
+	return &cursor{b: b, i: -1}
+}
 
 // cursor is a bbolt-like cursor over a loaded bucket.
 type cursor struct {

@@ -139,6 +139,10 @@ func (t *txn) readTxn(ops []clientv3.Op) *clientv3.TxnResponse {
 	if t.err != nil {
 		panic(abort{})
 	}
+	first := t.rev == 0
+	if first {
+		ops = append(ops, clientv3.OpGet(t.s.pendingKey)) // see large.go
+	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
 	resp, err := t.s.kv.Txn(ctx).Then(ops...).Commit()
@@ -146,8 +150,11 @@ func (t *txn) readTxn(ops []clientv3.Op) *clientv3.TxnResponse {
 		t.err = err
 		panic(abort{})
 	}
-	if t.rev == 0 {
+	if first {
 		t.rev = resp.Header.Revision
+		last := len(resp.Responses) - 1
+		t.checkPending(resp.Responses[last].GetResponseRange().Kvs)
+		resp.Responses = resp.Responses[:last]
 	}
 	return resp
 }

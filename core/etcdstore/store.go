@@ -10,9 +10,12 @@
 // them changed) re-runs the whole mutation from a fresh read, at most
 // MaxRetries times, then answers CONFLICT: a change the mutation did not see
 // is never written over, and next(claim) is atomic across every server. A
-// mutation beyond the cluster's limits (MaxTxnOps operations, MaxRequestBytes
-// bytes) answers PAYLOAD_TOO_LARGE before anything is sent: nothing is ever
-// half-applied. An unreachable cluster or one without quorum answers
+// mutation beyond one transaction of the cluster (MaxTxnOps operations,
+// MaxRequestBytes bytes: etcd's defaults are 128 and 1.5 MiB) commits as a
+// redo log — staged, switched in by one small guarded transaction, applied
+// — and no reader ever sees it half applied (large.go); only a single value
+// larger than one request answers PAYLOAD_TOO_LARGE, before anything is
+// visible. An unreachable cluster or one without quorum answers
 // UNAVAILABLE with retry_after_ms after at most RequestTimeout (or the
 // caller's deadline, when that comes first), and the next call tries again
 // (the client reconnects by itself). RequestTimeout bounds a whole store
@@ -80,8 +83,10 @@ type Options struct {
 	// update, with every round trip and retry in it, answers by then.
 	DialTimeout, RequestTimeout time.Duration
 	// MaxTxnOps and MaxRequestBytes are the cluster's --max-txn-ops and
-	// --max-request-bytes: a mutation beyond them answers PAYLOAD_TOO_LARGE
-	// before it is sent.
+	// --max-request-bytes (default: etcd's defaults): a mutation beyond
+	// them commits in several transactions as a redo log (large.go), still
+	// atomically for readers; a cluster that refuses a transaction as too
+	// large makes the mutation take that path too.
 	MaxTxnOps       int
 	MaxRequestBytes int
 	MaxRetries      int
@@ -109,6 +114,9 @@ type Store struct {
 	// A buffered channel (cap 1) rather than a mutex, so a writer waits for
 	// it only as long as its operation's budget (lock).
 	wmu chan struct{}
+	// qmu guards queue, the updates waiting for the next batch (update).
+	qmu   sync.Mutex
+	queue []*writeReq
 
 	metaMu    chan struct{} // guards installID; cap 1, as wmu
 	installID string
@@ -121,6 +129,13 @@ type Store struct {
 	snaps nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
 	// specsRoot is root + "specs", the specs bucket's path.
 	specsRoot string
+	// pendingKey is root + "!pending", the commit point of a change
+	// larger than one transaction (large.go).
+	pendingKey string
+	// afterStage and afterSwitch, when set (tests), run after a large
+	// change's staging and after its switch; an error ends the commit
+	// there, as a crash would.
+	afterStage, afterSwitch func() error
 }
 
 // Open connects to the cluster (without waiting for it: the first call
@@ -150,7 +165,7 @@ func Open(opts Options) (*Store, error) {
 		opts.MaxRetries = DefaultMaxRetries
 	}
 	opts.EngineOptions = opts.EngineOptions.WithDefaults()
-	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs",
+	s := &Store{opts: opts, log: opts.Logger, root: p + "/", specsRoot: p + "/specs", pendingKey: p + "/" + pendingName,
 		wmu: make(chan struct{}, 1), metaMu: make(chan struct{}, 1)}
 	if opts.Client != nil {
 		s.cli = opts.Client
@@ -250,18 +265,6 @@ func (s *Store) noteRevision(rev int64) {
 // Revision is the newest cluster revision this store has seen.
 func (s *Store) Revision() int64 { return s.rev.Load() }
 
-func (s *Store) checkLimits(ops, cmps, size int) error {
-	if ops > s.opts.MaxTxnOps || cmps > s.opts.MaxTxnOps {
-		return tooLarge(fmt.Sprintf("The change needs %d writes in one transaction; the cluster allows %d.", ops, s.opts.MaxTxnOps),
-			map[string]any{"operations": ops, "max_txn_ops": s.opts.MaxTxnOps})
-	}
-	if size+requestOverhead > s.opts.MaxRequestBytes {
-		return tooLarge(fmt.Sprintf("The change is %d bytes in one transaction; the cluster allows %d.", size, s.opts.MaxRequestBytes),
-			map[string]any{"bytes": size, "max_request_bytes": s.opts.MaxRequestBytes})
-	}
-	return nil
-}
-
 func tooLarge(msg string, d map[string]any) *core.Error {
 	return core.NewError(errcode.PayloadTooLarge, msg+" Nothing was stored: split the change (add the phases or tasks in several calls), or raise the cluster's --max-txn-ops / --max-request-bytes and specd's matching options.", d)
 }
@@ -328,6 +331,12 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 		if t.err == nil {
 			return err // fn's own answer
 		}
+		if pe, ok := t.err.(*pendingError); ok && attempt < s.opts.MaxRetries {
+			if err := s.rollForward(op, pe); err != nil {
+				return s.classify(ctx, err)
+			}
+			continue
+		}
 		if retryable(t.err) && attempt < s.opts.MaxRetries {
 			time.Sleep(time.Duration(attempt) * time.Millisecond) // a member catching up on the revision
 			continue
@@ -339,8 +348,17 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 // update runs fn and commits its writes in one etcd transaction guarded by
 // the mod revisions of what it read; a lost race re-runs fn from a fresh
 // read. An error from fn (or a passed deadline) commits nothing. Errors:
-// fn's, CONFLICT (still losing after MaxRetries), PAYLOAD_TOO_LARGE,
-// UNAVAILABLE, the context's.
+// fn's, CONFLICT (still losing after MaxRetries), PAYLOAD_TOO_LARGE (one
+// value beyond a request), UNAVAILABLE, the context's.
+//
+// Concurrent updates of this process share commits (group commit): each
+// queues its fn, and whichever caller takes the writer lock runs every
+// queued fn, in order, in one transaction (runBatch) — each still sees the
+// writes of those before it and checks its guards against them, and one
+// whose fn fails is rolled back to where it started, alone — then commits
+// them all in one etcd transaction: one round trip of consensus for the
+// batch instead of one per write. Each caller answers once its batch
+// committed.
 func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	if s.closed.Load() {
 		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
@@ -350,41 +368,188 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	if err := s.meta(ctx, op); err != nil {
 		return err
 	}
-	if err := s.lock(ctx, op, s.wmu); err != nil {
-		return err
-	}
-	defer unlock(s.wmu)
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		t := s.newTxn(op, true)
-		err := t.run(fn)
-		if t.err == nil && err != nil {
-			return err // fn's own answer: nothing is committed
-		}
-		if t.err != nil {
-			err = t.err
-		}
-		if err == nil {
-			if err = ctx.Err(); err != nil {
-				return err // the deadline passed while fn ran: nothing is kept
+	req := &writeReq{ctx: ctx, op: op, fn: fn, done: make(chan error, 1)}
+	s.qmu.Lock()
+	s.queue = append(s.queue, req)
+	s.qmu.Unlock()
+	for {
+		select {
+		case err := <-req.done:
+			if p, ok := err.(*fnPanic); ok {
+				panic(p.v) // fn panicked: the caller's goroutine panics, as without batching
 			}
+			return err
+		case s.wmu <- struct{}{}:
+			s.lead()
+		case <-op.Done():
+			if !s.withdraw(req) {
+				return <-req.done // a batch has it: its answer comes
+			}
+			if err := ctx.Err(); err != nil {
+				return s.classify(ctx, err)
+			}
+			return UnavailableError(fmt.Errorf("another operation of this server held the store for the whole request timeout (%s)", s.opts.RequestTimeout))
+		}
+	}
+}
+
+// lead runs the queued updates as one batch; the caller holds the writer
+// lock, which lead releases.
+func (s *Store) lead() {
+	defer unlock(s.wmu)
+	s.qmu.Lock()
+	batch := s.queue
+	s.queue = nil
+	if len(batch) > maxBatch {
+		s.queue = batch[maxBatch:]
+		batch = batch[:maxBatch]
+	}
+	s.qmu.Unlock()
+	if len(batch) > 0 {
+		s.runBatch(batch)
+	}
+}
+
+// fnPanic carries a panic of an update's fn to its caller (update panics
+// with v in the caller's goroutine).
+type fnPanic struct{ v any }
+
+func (p *fnPanic) Error() string { return fmt.Sprintf("panic: %v", p.v) }
+
+// callFn runs r's fn over t, turning a panic of fn (but a failed read's
+// abort, which ends the whole batch) into a fnPanic.
+func callFn(r *writeReq, t *txn) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if _, ok := v.(abort); ok {
+				panic(v)
+			}
+			err = &fnPanic{v: v}
+		}
+	}()
+	return r.fn(t)
+}
+
+// maxBatch bounds the updates one commit carries.
+const maxBatch = 64
+
+// writeReq is one queued update: its caller's context and budget, its fn,
+// and where its answer goes.
+type writeReq struct {
+	ctx, op context.Context
+	fn      func(*txn) error
+	done    chan error
+}
+
+// withdraw takes req out of the queue; false when a batch took it first.
+func (s *Store) withdraw(req *writeReq) bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	for i, r := range s.queue {
+		if r == req {
+			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// runBatch runs the fns of batch in one transaction and commits them
+// together (see update), answering each request. A lost race re-runs the
+// batch from a fresh read; an error of the commit itself that retrying
+// will not cure, in a batch of several, commits each request alone, so no
+// request fails for another's sake.
+func (s *Store) runBatch(batch []*writeReq) {
+	// The batch's budget ends with its most urgent caller's; no caller's
+	// cancellation ends it for the others (a caller whose context ends
+	// before its fn runs, or while it runs, is left out).
+	op := context.WithoutCancel(batch[0].op)
+	if d, ok := minDeadline(batch); ok {
+		var cancel context.CancelFunc
+		op, cancel = context.WithDeadline(op, d)
+		defer cancel()
+	}
+	results := make([]error, len(batch))
+	answer := func(err error) {
+		for i, r := range batch {
+			if err != nil {
+				r.done <- s.classify(r.ctx, err)
+			} else {
+				r.done <- results[i]
+			}
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		t := s.newTxn(op, true)
+		live := 0
+		_ = t.run(func(t *txn) error {
+			for i, r := range batch {
+				results[i] = nil
+				if err := r.ctx.Err(); err != nil {
+					results[i] = err
+					continue
+				}
+				mark := t.savepoint()
+				err := callFn(r, t)
+				if err == nil {
+					err = r.ctx.Err() // the deadline passed while fn ran: nothing is kept
+				}
+				if err != nil {
+					t.rollbackTo(mark)
+					results[i] = err
+					continue
+				}
+				live++
+			}
+			return nil
+		})
+		err := t.err
+		if err == nil && live > 0 {
 			err = t.commit()
 		}
 		if err == nil {
-			return nil
+			answer(nil)
+			return
+		}
+		if pe, ok := err.(*pendingError); ok && attempt < s.opts.MaxRetries {
+			if err := s.rollForward(op, pe); err != nil {
+				answer(err)
+				return
+			}
+			continue
 		}
 		if retryable(err) {
 			if attempt >= s.opts.MaxRetries {
-				return core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
-					map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1})
+				for _, r := range batch {
+					r.done <- core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
+						map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1})
+				}
+				return
 			}
 			time.Sleep(time.Duration(rand.IntN(1+attempt*2)) * time.Millisecond)
 			continue
 		}
-		return s.classify(ctx, err)
+		if len(batch) > 1 {
+			for _, r := range batch {
+				s.runBatch([]*writeReq{r})
+			}
+			return
+		}
+		answer(err)
+		return
 	}
+}
+
+// minDeadline is the earliest deadline of the batch's budgets.
+func minDeadline(batch []*writeReq) (time.Time, bool) {
+	var out time.Time
+	ok := false
+	for _, r := range batch {
+		if d, has := r.op.Deadline(); has && (!ok || d.Before(out)) {
+			out, ok = d, true
+		}
+	}
+	return out, ok
 }
 
 // ensureMeta writes the meta keys (schema version, install id, creation

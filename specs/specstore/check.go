@@ -33,6 +33,8 @@ type Repo struct {
 	// intakeCap is the intake inbox's capacity (SetIntakeCapacity; 0:
 	// specs.MaxIntakeItems).
 	intakeCap atomic.Int64
+	// indexed: the store's spec list index was seen complete (speclist.go).
+	indexed atomic.Bool
 }
 
 var _ specs.Repo = (*Repo)(nil)
@@ -66,8 +68,9 @@ func (s *Repo) update(ctx context.Context, fn func(bucketstore.Tx) error) error 
 }
 
 // CheckSpecs verifies every spec in tx: its header and nodes decode and
-// satisfy the spec invariants (specs.CheckInvariants), and its autonomy
-// audit ledger's hash chain holds (autonomy.VerifyChain). It returns every
+// satisfy the spec invariants (specs.CheckInvariants), its autonomy
+// audit ledger's hash chain holds (autonomy.VerifyChain), and the spec list
+// index, when the store has one, matches the headers (checkIndex). It returns every
 // problem found (none: the specs are sound); it errors only on a read the
 // engine could not serve.
 func (s *Repo) CheckSpecs(tx bucketstore.Tx) ([]bucketstore.Finding, error) {
@@ -76,6 +79,7 @@ func (s *Repo) CheckSpecs(tx bucketstore.Tx) ([]bucketstore.Finding, error) {
 		return []bucketstore.Finding{{Problem: "no specs bucket"}}, nil
 	}
 	var out []bucketstore.Finding
+	headers := map[string]specs.Header{}
 	err := all.ForEachBucket(func(k []byte) error {
 		id := string(k)
 		b, h, err := loadSpec(tx, id)
@@ -83,6 +87,7 @@ func (s *Repo) CheckSpecs(tx bucketstore.Tx) ([]bucketstore.Finding, error) {
 			out = append(out, bucketstore.Finding{SpecID: id, Problem: err.Error()})
 			return nil
 		}
+		headers[id] = h
 		src := s.newSource(id, b.Bucket(bucketNodes))
 		for _, v := range specs.CheckInvariants(specs.NewSpecView(h, src)) {
 			out = append(out, bucketstore.Finding{SpecID: id, Problem: v.String()})
@@ -99,7 +104,10 @@ func (s *Repo) CheckSpecs(tx bucketstore.Tx) ([]bucketstore.Finding, error) {
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return append(out, checkIndex(tx, headers)...), nil
 }
 
 // SpecVersions reads the current version of each of ids in one read

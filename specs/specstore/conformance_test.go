@@ -90,6 +90,7 @@ func Run(t *testing.T, open Opener) {
 		{"SpecLifecycleOfWrites", testSpecLifecycleOfWrites},
 		{"JournalAndHistoryPruning", testJournalAndHistoryPruning},
 		{"ListSpecsPagesByFolder", testListSpecsPagesByFolder},
+		{"SpecListIndex", testSpecListIndex},
 		{"ArchiveRoundTripAndSweep", testArchiveRoundTripAndSweep},
 		{"DigestStorePagesBySource", testDigestStorePagesBySource},
 		{"RollbackHonoursExpectedVersion", testRollbackHonoursExpectedVersion},

@@ -410,7 +410,10 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 		if err := writeVersion(b, h, put, deleted, o, newHeader, &s.nodes, specID); err != nil {
 			return core.Internal(err)
 		}
-		return putHeader(b, newHeader)
+		if err := putHeader(b, newHeader); err != nil {
+			return err
+		}
+		return indexSpec(tx, newHeader, h.Lifecycle)
 	})
 	if err == errDryRun {
 		err = nil

@@ -384,6 +384,9 @@ func (s *Repo) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Sp
 	})
 }
 
+// errNoIndex: the store has no spec list index (ListSpecs lists the old way).
+var errNoIndex = errors.New("no spec list index")
+
 // errDryRun aborts the transaction of a dry run after the changes are known.
 var errDryRun = errors.New("dry run")
 
@@ -444,7 +447,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		if err := putHeader(b, sp.Header); err != nil {
 			return core.Internal(err)
 		}
-		return moveIndex(tx, specID, h.Lifecycle, sp.Header.Lifecycle)
+		return indexSpec(tx, sp.Header, h.Lifecycle)
 	})
 	if errors.Is(err, errDryRun) {
 		err = nil
@@ -525,17 +528,6 @@ func indexKey(l specs.Lifecycle, specID string) []byte {
 	return []byte(string(l) + "\x00" + specID)
 }
 
-func moveIndex(tx bucketstore.Tx, specID string, from, to specs.Lifecycle) error {
-	if from == to {
-		return nil
-	}
-	idx := tx.Bucket(bucketLifecycle)
-	if err := idx.Delete(indexKey(from, specID)); err != nil {
-		return err
-	}
-	return idx.Put(indexKey(to, specID), []byte{})
-}
-
 // CreateSpec stores a new spec built by build inside the transaction. build
 // receives an exists func to pick a free id (the same name twice on one day
 // gets -002) and returns the spec view (all its nodes in the view). Errors:
@@ -612,7 +604,10 @@ func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntr
 	if err := putHeader(b, sp.Header); err != nil {
 		return core.Internal(err)
 	}
-	return tx.Bucket(bucketLifecycle).Put(indexKey(sp.Header.Lifecycle, id), []byte{})
+	if err := markNewStoreIndexed(tx, id); err != nil {
+		return core.Internal(err)
+	}
+	return indexSpec(tx, sp.Header, sp.Header.Lifecycle)
 }
 
 // replaceSpec overwrites an existing spec's nodes and header with sp as a
@@ -646,16 +641,34 @@ func replaceSpec(tx bucketstore.Tx, b bucketstore.Bucket, sp *specs.Spec, journa
 	if err := putHeader(b, sp.Header); err != nil {
 		return core.Internal(err)
 	}
-	return moveIndex(tx, sp.Header.SpecID, h.Lifecycle, sp.Header.Lifecycle)
+	return indexSpec(tx, sp.Header, h.Lifecycle)
 }
 
 // ListSpecs returns up to limit specs after the key `after` (a cursor key from
 // a previous page), in spec id order; folder "" or "all" lists every spec,
 // otherwise the lifecycle index of that folder is walked. The cost is
-// O(page): a cursor seek, then one header per row. next is "" on the last
-// page.
+// O(page): a cursor seek over the spec list index (speclist.go), one row
+// per spec; a store without the index (that cannot be written to build it)
+// reads one header per row instead. next is "" on the last page.
 func (s *Repo) ListSpecs(ctx context.Context, folder, after string, limit int) (rows []specs.RepoSummary, next string, err error) {
-	rows = []specs.RepoSummary{}
+	indexed, err := s.ensureIndex(ctx)
+	if err != nil {
+		return []specs.RepoSummary{}, "", err
+	}
+	if indexed {
+		err = s.view(ctx, func(tx bucketstore.Tx) error {
+			if !indexBuilt(tx) {
+				return errNoIndex
+			}
+			rows, next, err = listIndexed(tx, folder, after, limit)
+			return err
+		})
+		if !errors.Is(err, errNoIndex) {
+			return rows, next, err
+		}
+		s.indexed.Store(false) // the store was replaced under this Repo
+	}
+	rows, next = []specs.RepoSummary{}, ""
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
 		all := tx.Bucket(bucketSpecs)
 		emit := func(id string) (bool, error) {

@@ -20,15 +20,33 @@ func Start(t testing.TB, maxTxnOps uint) string {
 	return addr
 }
 
+// StartDefault starts one member with etcd's own default limits (the
+// embedded server's defaults, those of the etcd binary: --max-txn-ops 128,
+// --max-request-bytes 1.5 MiB) and returns its client address.
+func StartDefault(t testing.TB) string {
+	t.Helper()
+	addr, _ := start(t, nil)
+	return addr
+}
+
 // StartStoppable is Start that also returns stop, which ends the member
 // before the test does (a cluster gone dead under its clients: its port
 // refuses connections from then on). stop may be called more than once.
 func StartStoppable(t testing.TB, maxTxnOps uint) (addr string, stop func()) {
 	t.Helper()
+	return start(t, func(cfg *embed.Config) { cfg.MaxTxnOps = maxTxnOps })
+}
+
+// start starts one member, its configuration etcd's defaults changed by
+// mod (nil: none).
+func start(t testing.TB, mod func(*embed.Config)) (addr string, stop func()) {
+	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
 	cfg.LogLevel = "fatal"
-	cfg.MaxTxnOps = maxTxnOps
+	if mod != nil {
+		mod(cfg)
+	}
 	lc, _ := url.Parse("http://127.0.0.1:0")
 	lp, _ := url.Parse("http://127.0.0.1:0")
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*lc}, []url.URL{*lc}

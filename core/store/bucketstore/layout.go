@@ -17,7 +17,7 @@ var (
 )
 
 // The layout's top-level buckets besides meta. Their contents are the
-// domain stores' (specs/specstore: specs, lifecycle, intake, error_log;
+// domain stores' (specs/specstore: specs, lifecycle, spec_list, intake, error_log;
 // research/researchstore: archive_*, digests); an engine creates them all
 // so a read never finds one missing.
 var (
@@ -29,13 +29,14 @@ var (
 	BucketArchiveMeta = []byte("archive_meta")
 	BucketArchiveIDs  = []byte("archive_ids")
 	BucketDigests     = []byte("digests")
+	BucketSpecList    = []byte("spec_list")
 )
 
 // TopBuckets lists the layout's top-level buckets besides meta (each
 // engine's own): an engine whose buckets must be created makes them all.
 var TopBuckets = [][]byte{
 	BucketArchiveData, BucketArchiveMeta, BucketArchiveIDs, BucketDigests,
-	BucketSpecs, BucketLifecycle, BucketIntake, BucketErrorLog,
+	BucketSpecs, BucketLifecycle, BucketIntake, BucketErrorLog, BucketSpecList,
 }
 
 // SpecHeaderKey is the key of a spec's header in its bucket
