@@ -14,6 +14,26 @@ type JournalReader interface {
 	// TaskEntries is Entries restricted to one task's entries, read through
 	// an index: its cost depends on the task's entries, not the journal's.
 	TaskEntries(taskID string, before uint64, limit int, keep func(*JournalEntry) bool) ([]JournalEntry, bool, error)
+	// Records is the spec's record space named space (a small ordered
+	// key-value space the store keeps beside the journal, in the same
+	// transaction: specs/autonomy keeps its sessions there). Writes through
+	// a ReadSpec view fail.
+	Records(space string) Records
+}
+
+// Records is one ordered key-value space of a spec, read and written in the
+// transaction of the spec operation that got it (both engines).
+type Records interface {
+	// Get returns the value of key, nil when absent; valid until the
+	// transaction ends.
+	Get(key string) []byte
+	// Put stores value under key.
+	Put(key string, value []byte) error
+	// Delete removes key (absent is no error).
+	Delete(key string) error
+	// Scan calls fn for every key starting with prefix and greater than
+	// after, in key order, until fn returns false.
+	Scan(prefix, after string, fn func(key string, value []byte) bool) error
 }
 
 // JournalWriter is a JournalReader that can also queue entries for the

@@ -19,7 +19,8 @@ func (a *appended) Entries(uint64, int, func(*JournalEntry) bool) ([]JournalEntr
 func (a *appended) TaskEntries(string, uint64, int, func(*JournalEntry) bool) ([]JournalEntry, bool, error) {
 	return nil, false, nil
 }
-func (a *appended) Append(e JournalEntry) { a.entries = append(a.entries, e) }
+func (a *appended) Append(e JournalEntry)  { a.entries = append(a.entries, e) }
+func (a *appended) Records(string) Records { return nil }
 
 func TestExcerpt(t *testing.T) {
 	for _, tc := range []struct {

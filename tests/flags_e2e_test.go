@@ -443,7 +443,8 @@ func TestFlagsGatesOverStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
-	file := writeFlagFile(t, map[string]string{"task_batch_operations": "off", "research_digests": "off", "content_archive": "off", "verification_execute": "off"})
+	file := writeFlagFile(t, map[string]string{"task_batch_operations": "off", "research_digests": "off", "content_archive": "off", "verification_execute": "off",
+		"autonomy_sessions": "off"})
 	c := overStdio(t, protocols[0], "--flags", file, "--enable-verification-execute")
 	gated := []struct {
 		tool, flag string
@@ -455,6 +456,9 @@ func TestFlagsGatesOverStdio(t *testing.T) {
 		{"research", "content_archive", map[string]any{"action": "archive-get", "hash": "sha256:" + strings.Repeat("0", 64)}},
 		{"research", "content_archive", map[string]any{"action": "archive-put", "content": "x"}},
 		{"verification", "verification_execute", map[string]any{"action": "execute", "spec_id": "s", "verify_id": "verify-1-1"}},
+		{"task", "autonomy_sessions", map[string]any{"action": "session", "command": "start", "spec_id": "s"}},
+		{"task", "autonomy_sessions", map[string]any{"action": "session-step", "command": "next", "spec_id": "s"}},
+		{"review", "autonomy_sessions", map[string]any{"action": "fidelity-gate", "spec_id": "s", "session_id": "x", "phase_id": "phase-1", "step_id": "x"}},
 	}
 	for _, g := range gated {
 		env := call(t, c, g.tool, g.args)
@@ -469,7 +473,7 @@ func TestFlagsGatesOverStdio(t *testing.T) {
 	if env := call(t, c, "authoring", map[string]any{"action": "spec-create", "name": "gates"}); env["success"] != true {
 		t.Fatalf("ungated call: %v", env)
 	}
-	for _, tool := range []string{"task", "research", "verification"} {
+	for _, tool := range []string{"task", "research", "verification", "review"} {
 		for _, a := range data(call(t, c, "server", map[string]any{"action": "schema", "tool_name": tool}))["actions"].([]any) {
 			as := a.(map[string]any)
 			off := as["feature_flag"] != nil

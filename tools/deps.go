@@ -63,6 +63,13 @@ type Deps struct {
 	// actions and refuses the others with FORBIDDEN (--read-only).
 	Toolsets []string
 	ReadOnly bool
+	// AllowGateWaiver enables task gate-waiver (off unless the server is
+	// started with --allow-gate-waiver, as foundry's allow_gate_waiver).
+	AllowGateWaiver bool
+	// AllowLockBypass lets a task or lifecycle mutation bypass an autonomy
+	// session's write lock with bypass_autonomy_lock and a bypass_reason
+	// (off unless --allow-lock-bypass, as foundry's allow_lock_bypass).
+	AllowLockBypass bool
 	// Mirror, when set, is the spec mirror folder (--mirror); health check
 	// reports its conflicts and failures.
 	Mirror *mirror.Mirror

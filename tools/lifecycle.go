@@ -17,7 +17,7 @@ func lifecycleTool(d *Deps) *mcptool.Tool {
 		folders = append(folders, string(l))
 	}
 	w := func(name, summary string, required, optional []string, h mcptool.TypedHandler) mcptool.Action {
-		return mcptool.Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
+		return mcptool.Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(append(optional, mutationArgs...), lockArgs...),
 			SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyFast, Answer: LifecycleMoveAnswer{}, Typed: h}
 	}
 	return &mcptool.Tool{
@@ -28,6 +28,7 @@ func lifecycleTool(d *Deps) *mcptool.Tool {
 			pSpecID, pDryRun, pExpectedVersion,
 			{Name: "to_folder", Type: mcptool.String, Enum: folders, Synonyms: specs.LifecycleSynonyms, Description: "Target folder: pending, active, completed or archived."},
 			{Name: "force", Type: mcptool.Boolean, Description: "complete/move to completed: allow it below 100% progress; activate/archive accept it without effect, as foundry-mcp does."},
+			lockBypassParams[0], lockBypassParams[1],
 		},
 		Actions: []mcptool.Action{
 			w("move", "Moves the spec to to_folder (pending → active|archived; active → pending|completed|archived; completed → active|archived; archived → pending|active).",
@@ -82,7 +83,7 @@ func (d *Deps) moveSpec(ctx context.Context, r *mcptool.Request, a lifecycleArgs
 // The lifecycle tool's typed arguments (mcptool.Typed).
 type (
 	lifecycleArgs struct {
-		writeArgs
+		lockedWriteArgs
 		Force bool `arg:"force"`
 	}
 	lifecycleMoveArgs struct {

@@ -12,7 +12,6 @@ import (
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
-	"github.com/specd/specd/specs"
 )
 
 // modelTools are foundry-mcp's tools whose every action needs a language model
@@ -25,16 +24,6 @@ var modelTools = map[string]struct {
 	// recovery builds the next call from the caller's arguments.
 	recovery func(args map[string]any) (string, map[string]any)
 }{
-	"review": {
-		why:     "its reviews (spec, fidelity, parse-feedback) are written by a language model",
-		instead: "Review the spec yourself: spec(action=\"completeness-check\") and spec(action=\"analyze\") check it deterministically, and verification(action=\"execute\") / task(action=\"check-deps\") check the work against it.",
-		recovery: func(args map[string]any) (string, map[string]any) {
-			if id, ok := args["spec_id"].(string); ok && specs.ValidID(id) {
-				return "spec", map[string]any{"action": "completeness-check", "spec_id": id}
-			}
-			return "spec", map[string]any{"action": "list"}
-		},
-	},
 	"provider": {
 		why:     "it runs a language model provider",
 		instead: "specd calls no language model: the agent calling it is one. server(action=\"capabilities\") reports what this server offers.",

@@ -8,7 +8,7 @@ var foundryCategories = map[string]string{
 	"spec": "specs", "authoring": "specs", "task": "tasks", "journal": "journal",
 	"lifecycle": "lifecycle", "verification": "verification", "health": "health",
 	"server": "server", "research": "research", "plan": "planning", "pr": "workflow",
-	"error": "observability", "environment": "environment", "test": "testing",
+	"error": "observability", "environment": "environment", "test": "testing", "review": "review",
 }
 
 // toolCategory is the category of the tool named name.

@@ -24,7 +24,7 @@ func taskTool(d *Deps) *mcptool.Tool {
 			SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: answer, Typed: h}
 	}
 	writeA := func(name, summary string, required, optional []string, idempotent, destructive bool, answer any, h mcptool.TypedHandler) mcptool.Action {
-		return mcptool.Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(optional, mutationArgs...),
+		return mcptool.Action{Name: name, Summary: summary, Required: append([]string{"spec_id"}, required...), Optional: append(append(optional, mutationArgs...), lockArgs...),
 			SideEffects: mcptool.EffectWrite, Idempotent: idempotent, Destructive: destructive, Latency: mcptool.LatencyFast, Answer: answer, Typed: h}
 	}
 	pages := []string{"cursor", "limit"}
@@ -34,7 +34,7 @@ func taskTool(d *Deps) *mcptool.Tool {
 			nodeTypes = append(nodeTypes, string(t))
 		}
 	}
-	return &mcptool.Tool{
+	t := &mcptool.Tool{
 		Name:        "task",
 		Title:       "specd task",
 		Description: taskDescription,
@@ -62,7 +62,7 @@ func taskTool(d *Deps) *mcptool.Tool {
 			{Name: "task_category", Type: mcptool.String, Enum: specs.TaskCategories, Synonyms: specs.TaskCategorySynonyms, Description: "investigation, implementation, refactoring, decision or research."},
 			{Name: "acceptance_criteria", Type: mcptool.Array, Items: mcptool.String, MaxItems: 50, Description: "Checks that say it is done."},
 			{Name: "verification_type", Type: mcptool.String, Enum: specs.VerificationTypes, Synonyms: specs.VerificationTypeSynonyms, Description: "Verify nodes."},
-			{Name: "command", Type: mcptool.String, MaxLength: 2000, Description: "Verify nodes: the check to run."},
+			{Name: "command", Type: mcptool.String, MaxLength: 2000, Description: "Verify nodes: the check to run. session: start|status|pause|resume|rebase|end|list|reset; session-step: next|report|replay|heartbeat."},
 			{Name: "expected", Type: mcptool.String, Description: "Verify nodes: what passing looks like."},
 			{Name: "blocking_mode", Type: mcptool.String, Enum: specs.BlockingModes, Synonyms: specs.BlockingModeSynonyms, Description: "Research nodes (default soft; hard blocks)."},
 			{Name: "research_type", Type: mcptool.String, MaxLength: 100},
@@ -98,7 +98,7 @@ func taskTool(d *Deps) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			{
 				Name: "next", Summary: "Next actionable task; claim:true starts it atomically. None → found:false with blocked, in_progress, spec_complete.",
-				Required: []string{"spec_id"}, Optional: append([]string{"claim"}, mutationArgs...),
+				Required: []string{"spec_id"}, Optional: append(append([]string{"claim"}, mutationArgs...), lockArgs...),
 				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Answer: TaskNextAnswer{}, Typed: mcptool.Typed(d.taskNext),
 			},
 			readA("prepare", "Context for a task (default: next): deps, previous sibling + journal excerpt, parent, phase progress, last 3 journal entries, hints.",
@@ -160,4 +160,7 @@ func taskTool(d *Deps) *mcptool.Tool {
 				map[string]any{"spec_id": "$spec_id"}),
 		},
 	}
+	t.Params = append(append(t.Params, autonomyParams...), lockBypassParams...)
+	t.Actions = append(t.Actions, autonomyTaskActions(d)...)
+	return t
 }

@@ -23,7 +23,7 @@ func (p pageArgs) paged() bool { return p.Cursor != nil || p.Limit != nil }
 
 type (
 	taskNextArgs struct {
-		writeArgs
+		lockedWriteArgs
 		Claim bool `arg:"claim"`
 	}
 	taskPrepareArgs struct {
@@ -35,13 +35,13 @@ type (
 		taskIDArg
 	}
 	taskStartArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Force bool   `arg:"force"`
 		Note  string `arg:"note"`
 	}
 	taskCompleteArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		CompletionNote string   `arg:"completion_note"`
 		Note           string   `arg:"note"`
@@ -49,13 +49,13 @@ type (
 		ActualHours    *float64 `arg:"actual_hours"`
 	}
 	taskReopenArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Reason string `arg:"reason,required"`
 		Force  bool   `arg:"force"`
 	}
 	taskUpdateStatusArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Status         string `arg:"status,required"`
 		Reason         string `arg:"reason"`
@@ -67,7 +67,7 @@ type (
 		Resolution     string `arg:"resolution"`
 	}
 	taskBlockArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Reason      string `arg:"reason,required"`
 		BlockerType string `arg:"blocker_type"`
@@ -75,7 +75,7 @@ type (
 		Force       bool   `arg:"force"`
 	}
 	taskUnblockArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Resolution string `arg:"resolution"`
 		Force      bool   `arg:"force"`
@@ -85,7 +85,7 @@ type (
 		pageArgs
 	}
 	taskAddArgs struct {
-		writeArgs
+		lockedWriteArgs
 		Parent             string         `arg:"parent,required"`
 		Title              string         `arg:"title,required"`
 		TaskType           string         `arg:"task_type"`
@@ -105,30 +105,30 @@ type (
 		Metadata           map[string]any `arg:"metadata"`
 	}
 	taskRemoveArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Cascade bool `arg:"cascade"`
 	}
 	taskMoveArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Parent   string `arg:"parent"`
 		Position *int   `arg:"position"`
 	}
 	taskDependencyArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		TargetID       string `arg:"target_id,required"`
 		DependencyType string `arg:"dependency_type"`
 	}
 	taskRequirementArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Text            string `arg:"text,required"`
 		RequirementType string `arg:"requirement_type"`
 	}
 	taskEstimateArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		EstimatedHours *float64 `arg:"estimated_hours"`
 		Complexity     string   `arg:"complexity"`
@@ -136,7 +136,7 @@ type (
 	// taskMetadataArgs: update-metadata's objects and direct fields
 	// (specs.MetadataFields); a nil field was not given.
 	taskMetadataArgs struct {
-		writeArgs
+		lockedWriteArgs
 		taskIDArg
 		Metadata           map[string]any `arg:"metadata"`
 		CustomMetadata     map[string]any `arg:"custom_metadata"`
@@ -156,7 +156,7 @@ type (
 	// taskMetadataBatchArgs: metadata-batch's filters, objects and direct
 	// fields (specs.BatchMetadataFields); a nil field was not given.
 	taskMetadataBatchArgs struct {
-		writeArgs
+		lockedWriteArgs
 		Updates        map[string]any `arg:"updates"`
 		UpdateMetadata map[string]any `arg:"update_metadata"`
 		Status         string         `arg:"status"`
@@ -202,17 +202,17 @@ type (
 		TokenBudget int  `arg:"token_budget"`
 	}
 	taskStartBatchArgs struct {
-		writeArgs
+		lockedWriteArgs
 		TaskIDs []string `arg:"task_ids,required"`
 		Force   bool     `arg:"force"`
 	}
 	taskCompleteBatchArgs struct {
-		writeArgs
+		lockedWriteArgs
 		Completions []any `arg:"completions,required"`
 		Force       bool  `arg:"force"`
 	}
 	taskResetBatchArgs struct {
-		writeArgs
+		lockedWriteArgs
 		TaskIDs        []string `arg:"task_ids"`
 		ThresholdHours *float64 `arg:"threshold_hours"`
 	}

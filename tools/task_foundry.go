@@ -37,8 +37,8 @@ func (d *Deps) taskSessionConfig(_ context.Context, r *mcptool.Request, _ noArgs
 // fixVerificationTypes applies only the verification_type fixes (missing →
 // run-tests with a command, else manual; synonyms mapped; unknown →
 // manual), as foundry's fix-verification-types does.
-func (d *Deps) fixVerificationTypes(ctx context.Context, r *mcptool.Request, a writeArgs) mcptool.Result {
-	return mutateTo(ctx, d, r, a, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
+func (d *Deps) fixVerificationTypes(ctx context.Context, r *mcptool.Request, a lockedWriteArgs) mcptool.Result {
+	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (SpecFixAnswer, error) {
 		res := specs.FixSpecWith(sp, specs.FixOptions{Clock: d.clock(), Only: specs.VerificationTypeFixes})
 		return SpecFixAnswer{Applied: res.Applied, Skipped: res.Skipped, AppliedCount: len(res.Applied),
 			IsValid: res.Report.IsValid, ErrorCount: res.Report.ErrorCount, WarningCount: res.Report.WarningCount}, nil

@@ -37,10 +37,11 @@ func New(d *Deps) *mcptool.Registry {
 		r.Add(environmentTool(d))
 		r.Add(testRunTool(d))
 		r.Add(prTool(d))
+		r.Add(reviewTool(d))
 	}
 	for _, t := range r.Tools() {
 		acceptFoundryContext(t, d.Workspace)
-		t.Refuse = unsupported(t.Name)
+		t.Refuse = refusals(t.Name)
 	}
 	restrict(r, d)
 	return r
@@ -103,4 +104,26 @@ func errorSummary(err error) string {
 		return "internal error"
 	}
 	return e.Code + ": " + e.Message
+}
+
+// refusals is a tool's Refuse: foundry's model-backed actions
+// (unsupported), the review tool's model-written reviews, and the task
+// tool's removed session-* action names.
+func refusals(tool string) func(action string) *core.Error {
+	model := unsupported(tool)
+	switch tool {
+	case "task":
+		return func(action string) *core.Error {
+			if e := legacySession(action); e != nil {
+				return e
+			}
+			if model != nil {
+				return model(action)
+			}
+			return nil
+		}
+	case "review":
+		return reviewRefusal
+	}
+	return model
 }

@@ -10,7 +10,7 @@ import (
 
 // ToolNames are the names of every tool New can build, sorted; --toolsets
 // chooses among them (a test keeps the list equal to the registry's).
-var ToolNames = []string{"authoring", "environment", "error", "health", "journal", "lifecycle", "plan", "pr", "research", "server", "spec", "task", "test", "verification"}
+var ToolNames = []string{"authoring", "environment", "error", "health", "journal", "lifecycle", "plan", "pr", "research", "review", "server", "spec", "task", "test", "verification"}
 
 // alwaysOn are the tools every toolset includes: without them an agent
 // cannot learn what the server offers or whether it is up.

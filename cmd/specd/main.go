@@ -185,6 +185,8 @@ type config struct {
 	VerifyTimeout    time.Duration // verification execute's default timeout
 	TestCommand      string        // command of the "Run tests" verify node of new phases
 	StrictComplete   bool          // task complete refuses pending tasks
+	AllowGateWaiver  bool          // task gate-waiver is enabled
+	AllowLockBypass  bool          // the autonomy write lock may be bypassed
 	HistoryKeep      int           // versions of history kept per spec
 	TokenBudget      int           // answer budget in tokens
 	ArchiveRetention time.Duration // how long archived research content is kept (0 = forever)
@@ -222,6 +224,7 @@ func build(c *config, logger *slog.Logger, transports []string) (bucketstore.Sto
 	deps.VerifyTimeout = c.VerifyTimeout
 	deps.TestCommand = c.TestCommand
 	deps.StrictComplete = c.StrictComplete
+	deps.AllowGateWaiver, deps.AllowLockBypass = c.AllowGateWaiver, c.AllowLockBypass
 	deps.HistoryKeep = c.HistoryKeep
 	deps.ArchiveRetention = c.ArchiveRetention
 	deps.Toolsets, deps.ReadOnly = c.Toolsets, c.ReadOnly

@@ -22,7 +22,7 @@ import (
 // The layering (flag over environment over default) is hand-written on
 // purpose; weighed against github.com/peterbourgon/ff (v4.0.0-alpha.4, the
 // only v4 tag, and v3.4.0, both 2023): ff derives each variable from the flag
-// name, but here 1 of the 36 variables is named otherwise
+// name, but here 1 of the 38 variables is named otherwise
 // (SPECD_VERIFICATION_EXECUTE) and 2 settings take none (transport, addr),
 // so the public environment would change; ff records only that a flag was
 // set, not whether by flag or environment, which config_sources reports; and
@@ -101,6 +101,12 @@ func settings() []setting {
 			parse: durationSetting(func(c *config) *time.Duration { return &c.VerifyTimeout }, false)},
 		{name: "test-command", env: "SPECD_TEST_COMMAND", usage: "`command` of the \"Run tests\" verify step new phases get (default none: a manual step)",
 			parse: func(c *config, v string) error { c.TestCommand = v; return nil }},
+		{name: "allow-gate-waiver", env: "SPECD_ALLOW_GATE_WAIVER", def: "false", boolean: true,
+			usage: "let task gate-waiver waive an autonomy session's phase gate (a maintainer's call)",
+			parse: func(c *config, v string) (err error) { c.AllowGateWaiver, err = parseBool(v); return err }},
+		{name: "allow-lock-bypass", env: "SPECD_ALLOW_LOCK_BYPASS", def: "false", boolean: true,
+			usage: "let task and lifecycle mutations bypass an autonomy session's write lock (bypass_autonomy_lock with a bypass_reason; audited)",
+			parse: func(c *config, v string) (err error) { c.AllowLockBypass, err = parseBool(v); return err }},
 		{name: "strict-complete", env: "SPECD_STRICT_COMPLETE", def: "false", boolean: true,
 			usage: "task complete refuses tasks that were never started",
 			parse: func(c *config, v string) (err error) { c.StrictComplete, err = parseBool(v); return err }},

@@ -70,6 +70,32 @@ const (
 	NotSupported       = "NOT_SUPPORTED"
 )
 
+// Error codes of autonomy sessions (foundry-mcp v0.16's names; README "Autonomous runs").
+const (
+	SpecSessionExists          = "SPEC_SESSION_EXISTS"
+	SessionNotFound            = "SESSION_NOT_FOUND"
+	NoActiveSession            = "NO_ACTIVE_SESSION"
+	InvalidStateTransition     = "INVALID_STATE_TRANSITION"
+	StepResultRequired         = "STEP_RESULT_REQUIRED"
+	StepMismatch               = "STEP_MISMATCH"
+	StepProofMissing           = "STEP_PROOF_MISSING"
+	StepProofMismatch          = "STEP_PROOF_MISMATCH"
+	StepProofConflict          = "STEP_PROOF_CONFLICT"
+	VerificationReceiptMissing = "VERIFICATION_RECEIPT_MISSING"
+	VerificationReceiptInvalid = "VERIFICATION_RECEIPT_INVALID"
+	InvalidGateEvidence        = "INVALID_GATE_EVIDENCE"
+	GateIntegrityChecksum      = "GATE_INTEGRITY_CHECKSUM"
+	ManualGateAckRequired      = "MANUAL_GATE_ACK_REQUIRED"
+	InvalidGateAck             = "INVALID_GATE_ACK"
+	SpecRebaseRequired         = "SPEC_REBASE_REQUIRED"
+	GateWaiverDisabled         = "GATE_WAIVER_DISABLED"
+	GateNotFound               = "GATE_NOT_FOUND"
+	GateAlreadyPassed          = "GATE_ALREADY_PASSED"
+	GateAlreadyWaived          = "GATE_ALREADY_WAIVED"
+	AutonomyWriteLockActive    = "AUTONOMY_WRITE_LOCK_ACTIVE"
+	AuditChainBroken           = "AUDIT_CHAIN_BROKEN"
+)
+
 // Info is one row of the registry.
 type Info struct {
 	Code        string
@@ -115,6 +141,28 @@ var table = []Info{
 	{StoreFull, TypeUnavailable, "Free space on the disk holding the store (data.details.store), then retry; nothing of the failed call was written."},
 	{WorkspaceMismatch, TypeValidation, "This server keeps one workspace's specs: omit the workspace/path parameter, or start specd for that folder (specd serve --workspace FOLDER) and call that server."},
 	{NotSupported, TypeValidation, "specd calls no language model: do the step yourself, or make the deterministic call in recovery."},
+	{SpecSessionExists, TypeConflict, "The spec has an active session: continue it (recovery), end it, or start with force=true to replace it."},
+	{SessionNotFound, TypeNotFound, "Use a session_id from task(action=\"session\", command=\"list\")."},
+	{NoActiveSession, TypeNotFound, "Start a session with task(action=\"session\", command=\"start\")."},
+	{InvalidStateTransition, TypeConflict, "Check the session's status (data.details.current_status) before this command."},
+	{StepResultRequired, TypeValidation, "Report the outcome of the last issued step (last_step_result) before asking for the next one."},
+	{StepMismatch, TypeConflict, "Report the step_id, step_type and task_id or phase_id of the last issued step (replay shows it)."},
+	{StepProofMissing, TypeValidation, "Include the step_proof of the issued step in the report."},
+	{StepProofMismatch, TypeConflict, "Use the step_proof of the latest issued step (replay shows it)."},
+	{StepProofConflict, TypeConflict, "This step_proof was already used with a different report: resend exactly the first report, or replay."},
+	{VerificationReceiptMissing, TypeValidation, "Report an execute_verification success with its verification_receipt {command_hash, exit_code, output_digest, issued_at, step_id}."},
+	{VerificationReceiptInvalid, TypeValidation, "Run the verify node's own command for this step and report its receipt (command_hash = sha256 of the command)."},
+	{InvalidGateEvidence, TypeValidation, "Run review(action=\"fidelity-gate\") for this step and report its gate_attempt_id."},
+	{GateIntegrityChecksum, TypeConflict, "The gate evidence does not verify: run the gate again for fresh evidence."},
+	{ManualGateAckRequired, TypeValidation, "Resume with acknowledge_gate_review=true and the acknowledged_gate_attempt_id in data.details."},
+	{InvalidGateAck, TypeValidation, "Acknowledge the gate attempt named in data.details.expected."},
+	{SpecRebaseRequired, TypeConflict, "The spec's structure changed under the session: rebase it with task(action=\"session\", command=\"rebase\")."},
+	{GateWaiverDisabled, TypeAuthorization, "Gate waivers are off: an operator starts the server with --allow-gate-waiver."},
+	{GateNotFound, TypeNotFound, "Waive the gate of a phase the session has run a gate for (session status lists them)."},
+	{GateAlreadyPassed, TypeConflict, "The gate passed: nothing to waive."},
+	{GateAlreadyWaived, TypeConflict, "The gate is already waived."},
+	{AutonomyWriteLockActive, TypeConflict, "An autonomy session drives this spec: report through task(action=\"session-step\"), or end the session first."},
+	{AuditChainBroken, TypeInternal, "The audit ledger does not verify: keep the store for inspection and report it to the operator."},
 	{StorePathInvalid, TypeUnavailable, "The store cannot be created where it is configured (data.details.store): point --db / SPECD_DB at a folder this user can create; server(action=\"context\") shows the store path and where it was configured."},
 	{StoreReadOnly, TypeUnavailable, "Reads still work; to write, make the store file named in data.details.store and its folder writable by this user (or remount the file system read-write)."},
 }

@@ -20,6 +20,7 @@ const (
 	ResearchDigests     = "research_digests"
 	ContentArchive      = "content_archive"
 	VerificationExecute = "verification_execute"
+	AutonomySessions    = "autonomy_sessions"
 )
 
 // Lifecycle states of a flag.
@@ -85,6 +86,9 @@ var Flags = []Flag{
 	{Name: VerificationExecute, State: StateExperimental, Default: false, Owner: "specd verification",
 		Description: "verification execute runs verify nodes' shell commands; only on a server started with --enable-verification-execute.",
 		Gates:       []Gate{{Tool: "verification", Action: "execute"}, {Tool: "test", Action: "run"}}},
+	{Name: AutonomySessions, State: StateBeta, Default: true, Owner: "specd tasks",
+		Description: "Autonomy sessions (foundry v0.16's step engine): the session lifecycle, steps with proofs and receipts, audit events, gate waivers and the evidence gate.",
+		Gates:       append(actions("task", "session", "session-step", "session-events", "gate-waiver"), Gate{Tool: "review", Action: "fidelity-gate"})},
 }
 
 // Lookup returns the registry entry of name.

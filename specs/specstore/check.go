@@ -20,6 +20,7 @@ import (
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
+	"github.com/specd/specd/specs/autonomy"
 )
 
 // Repo is specs.Repo (and the intake inbox, the error log and the journal
@@ -67,7 +68,8 @@ func (s *Repo) update(ctx context.Context, fn func(bucketstore.Tx) error) error 
 }
 
 // CheckSpecs verifies every spec in tx: its header and nodes decode and
-// satisfy the spec invariants (specs.CheckInvariants), and the spec list
+// satisfy the spec invariants (specs.CheckInvariants), its autonomy
+// audit ledger's hash chain holds (autonomy.VerifyChain), and the spec list
 // index, when the store has one, matches the headers (checkIndex). It returns every
 // problem found (none: the specs are sound); it errors only on a read the
 // engine could not serve.
@@ -92,6 +94,13 @@ func (s *Repo) CheckSpecs(tx bucketstore.Tx) ([]bucketstore.Finding, error) {
 		}
 		if src.err != nil {
 			out = append(out, bucketstore.Finding{SpecID: id, Problem: fmt.Sprintf("a node does not decode: %v", src.err)})
+		}
+		rep, err := autonomy.VerifyChain(newJournalReader(b).Records(autonomy.Space))
+		switch {
+		case err != nil:
+			out = append(out, bucketstore.Finding{SpecID: id, Problem: fmt.Sprintf("the autonomy audit ledger does not read: %v", err)})
+		case !rep.Valid:
+			out = append(out, bucketstore.Finding{SpecID: id, Problem: fmt.Sprintf("the autonomy audit ledger breaks at event %d (%s): %s", rep.DivergencePoint, rep.DivergenceType, rep.Detail)})
 		}
 		return nil
 	})

@@ -100,6 +100,8 @@ func Run(t *testing.T, open Opener) {
 		{"ErrorLogIsBounded", testErrorLogIsBounded},
 		{"IntakeInbox", testIntakeInbox},
 		{"FullIntakeMakesRoom", testFullIntakeMakesRoom},
+		{"RecordsLiveInTheSpecTransaction", testRecordsLiveInTheSpecTransaction},
+		{"AutonomySessionsAndTheirChain", testAutonomySessionsAndTheirChain},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, openPort) })
 	}

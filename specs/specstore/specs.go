@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/specd/specd/core"
@@ -185,10 +186,89 @@ func readHeader(b bucketstore.Bucket) (specs.Header, error) {
 
 // journalReader implements specs.JournalReader over a spec's journal and
 // its task index.
-type journalReader struct{ b, index bucketstore.Bucket }
+type journalReader struct{ b, index, spec bucketstore.Bucket }
 
 func newJournalReader(spec bucketstore.Bucket) journalReader {
-	return journalReader{b: spec.Bucket(bucketJournal), index: spec.Bucket(bucketJournalTask)}
+	return journalReader{b: spec.Bucket(bucketJournal), index: spec.Bucket(bucketJournalTask), spec: spec}
+}
+
+// Records is the spec's record space: the nested bucket records_<space>
+// of the spec's bucket, made on its first write (specs/<spec_id>/records_<space>/<key>).
+// Read through a ReadSpec view, the space refuses writes (etcd would drop
+// them silently).
+func (r journalReader) Records(space string) specs.Records {
+	return &records{spec: r.spec, name: []byte("records_" + space), readOnly: true}
+}
+
+// Records is the writable record space of a mutation.
+func (w *journalWriter) Records(space string) specs.Records {
+	return &records{spec: w.spec, name: []byte("records_" + space)}
+}
+
+// records implements specs.Records over one nested bucket of a spec.
+type records struct {
+	spec     bucketstore.Bucket
+	name     []byte
+	readOnly bool
+}
+
+var errReadOnlyRecords = errors.New("records written through a read transaction")
+
+func (r *records) Get(key string) []byte {
+	b := r.spec.Bucket(r.name)
+	if b == nil {
+		return nil
+	}
+	return b.Get([]byte(key))
+}
+
+func (r *records) Put(key string, value []byte) error {
+	if r.readOnly {
+		return core.Internal(errReadOnlyRecords)
+	}
+	b, err := r.spec.CreateBucketIfNotExists(r.name)
+	if err != nil {
+		return core.Internal(err)
+	}
+	if err := b.Put([]byte(key), value); err != nil {
+		return core.Internal(err)
+	}
+	return nil
+}
+
+func (r *records) Delete(key string) error {
+	if r.readOnly {
+		return core.Internal(errReadOnlyRecords)
+	}
+	b := r.spec.Bucket(r.name)
+	if b == nil {
+		return nil
+	}
+	if err := b.Delete([]byte(key)); err != nil {
+		return core.Internal(err)
+	}
+	return nil
+}
+
+func (r *records) Scan(prefix, after string, fn func(key string, value []byte) bool) error {
+	b := r.spec.Bucket(r.name)
+	if b == nil {
+		return nil
+	}
+	start := prefix
+	if after > start {
+		start = after
+	}
+	c := b.Cursor()
+	for k, v := c.Seek([]byte(start)); k != nil && strings.HasPrefix(string(k), prefix); k, v = c.Next() {
+		if v == nil || string(k) <= after {
+			continue
+		}
+		if !fn(string(k), v) {
+			return nil
+		}
+	}
+	return nil
 }
 
 func (r journalReader) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {

@@ -1,0 +1,193 @@
+package autonomy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/errcode"
+)
+
+// GenesisHash is the prev_hash of a ledger's first event.
+var GenesisHash = strings.Repeat("0", 64)
+
+// Event is one audit ledger entry. EventHash is the sha256 (hex) of the
+// event's canonical JSON without event_hash (encoding/json of hashedEvent:
+// fixed field order, map keys sorted), which includes PrevHash, the hash of
+// the event before (GenesisHash for the first): changing, removing or
+// reordering any stored event breaks the chain from there on.
+type Event struct {
+	Sequence  int64          `json:"sequence"`
+	Timestamp string         `json:"timestamp"`
+	EventType string         `json:"event_type"`
+	SpecID    string         `json:"spec_id"`
+	SessionID string         `json:"session_id,omitempty"`
+	StepID    string         `json:"step_id,omitempty"`
+	PhaseID   string         `json:"phase_id,omitempty"`
+	TaskID    string         `json:"task_id,omitempty"`
+	Action    string         `json:"action"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	PrevHash  string         `json:"prev_hash"`
+	EventHash string         `json:"event_hash"`
+}
+
+// hashedEvent is Event without EventHash: what the hash covers.
+type hashedEvent struct {
+	Sequence  int64          `json:"sequence"`
+	Timestamp string         `json:"timestamp"`
+	EventType string         `json:"event_type"`
+	SpecID    string         `json:"spec_id"`
+	SessionID string         `json:"session_id,omitempty"`
+	StepID    string         `json:"step_id,omitempty"`
+	PhaseID   string         `json:"phase_id,omitempty"`
+	TaskID    string         `json:"task_id,omitempty"`
+	Action    string         `json:"action"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	PrevHash  string         `json:"prev_hash"`
+}
+
+// Hash computes e's event hash.
+func (e Event) Hash() string {
+	raw, _ := json.Marshal(hashedEvent{e.Sequence, e.Timestamp, e.EventType, e.SpecID, e.SessionID, e.StepID, e.PhaseID, e.TaskID, e.Action, e.Metadata, e.PrevHash})
+	h := sha256.Sum256(raw)
+	return hex.EncodeToString(h[:])
+}
+
+type auditHead struct {
+	Sequence int64  `json:"sequence"`
+	Hash     string `json:"hash"`
+}
+
+// appendEvent chains e after the ledger's last event and stores it (in the
+// caller's transaction, beside the change it records).
+func appendEvent(r Records, e Event, now time.Time) (Event, error) {
+	var head auditHead
+	if _, err := getJSON(r, keyAuditHead, &head); err != nil {
+		return e, err
+	}
+	if head.Hash == "" {
+		head.Hash = GenesisHash
+	}
+	e.Sequence = head.Sequence + 1
+	e.Timestamp = stamp(now)
+	e.PrevHash = head.Hash
+	// Round-trip the metadata through JSON so the stored event hashes as
+	// its decoded form will (numbers become float64 either way).
+	if e.Metadata != nil {
+		raw, err := json.Marshal(e.Metadata)
+		if err != nil {
+			return e, core.Internal(err)
+		}
+		e.Metadata = nil
+		if err := json.Unmarshal(raw, &e.Metadata); err != nil {
+			return e, core.Internal(err)
+		}
+	}
+	e.EventHash = e.Hash()
+	if err := putJSON(r, auditKey(e.Sequence), e); err != nil {
+		return e, err
+	}
+	return e, putJSON(r, keyAuditHead, auditHead{Sequence: e.Sequence, Hash: e.EventHash})
+}
+
+// audit appends an event about session s.
+func audit(r Records, s *Session, now time.Time, eventType, action string, step *IssuedStep, meta map[string]any) error {
+	e := Event{EventType: eventType, SpecID: s.SpecID, SessionID: s.ID, Action: action, Metadata: meta}
+	if step != nil {
+		e.StepID, e.PhaseID, e.TaskID = step.StepID, step.PhaseID, step.TaskID
+	}
+	_, err := appendEvent(r, e, now)
+	return err
+}
+
+// ChainReport is the result of verifying a spec's ledger.
+type ChainReport struct {
+	Valid           bool   `json:"valid"`
+	TotalEntries    int64  `json:"total_entries"`
+	DivergencePoint int64  `json:"divergence_point,omitempty"`
+	DivergenceType  string `json:"divergence_type,omitempty"`
+	Detail          string `json:"divergence_detail,omitempty"`
+}
+
+// VerifyChain walks the spec's ledger from the genesis: sequences 1, 2, …
+// without gaps, each prev_hash the hash of the event before, each
+// event_hash the event's own hash, and the head naming the last event.
+func VerifyChain(r Records) (ChainReport, error) {
+	rep := ChainReport{Valid: true}
+	prev, want := GenesisHash, int64(1)
+	fail := func(seq int64, typ, detail string) {
+		if rep.Valid {
+			rep.Valid, rep.DivergencePoint, rep.DivergenceType, rep.Detail = false, seq, typ, detail
+		}
+	}
+	err := r.Scan(prefixAudit, "", func(key string, v []byte) bool {
+		var e Event
+		if err := json.Unmarshal(v, &e); err != nil {
+			fail(want, "corrupted_entry", fmt.Sprintf("%s: %v", key, err))
+			return false
+		}
+		rep.TotalEntries++
+		switch {
+		case e.Sequence != want || key != auditKey(e.Sequence):
+			fail(want, "sequence_gap", fmt.Sprintf("expected sequence %d, found %d", want, e.Sequence))
+		case e.PrevHash != prev:
+			fail(e.Sequence, "prev_hash_mismatch", fmt.Sprintf("event %d does not chain to event %d", e.Sequence, e.Sequence-1))
+		case e.Hash() != e.EventHash:
+			fail(e.Sequence, "hash_mismatch", fmt.Sprintf("event %d's content does not match its event_hash", e.Sequence))
+		}
+		prev, want = e.EventHash, e.Sequence+1
+		return rep.Valid
+	})
+	if err != nil {
+		return rep, err
+	}
+	var head auditHead
+	if _, err := getJSON(r, keyAuditHead, &head); err != nil {
+		return rep, err
+	}
+	if rep.Valid && (head.Sequence != want-1 || (head.Sequence > 0 && head.Hash != prev)) {
+		fail(head.Sequence, "head_mismatch", fmt.Sprintf("the ledger head names event %d, the last stored event is %d", head.Sequence, want-1))
+	}
+	return rep, nil
+}
+
+// ChainError is the AUDIT_CHAIN_BROKEN error of a failed report.
+func (rep ChainReport) ChainError(specID string) *core.Error {
+	return core.NewError(errcode.AuditChainBroken, fmt.Sprintf("The autonomy audit ledger of spec %s does not verify at event %d (%s).", specID, rep.DivergencePoint, rep.DivergenceType),
+		map[string]any{"spec_id": specID, "divergence_point": rep.DivergencePoint, "divergence_type": rep.DivergenceType, "detail": rep.Detail})
+}
+
+// Events pages session's audit events in ledger order after sequence after
+// (0 = from the start); more says whether events remain.
+func Events(r Records, sessionID string, after int64, limit int) (out []Event, more bool, err error) {
+	out = []Event{}
+	var ferr error
+	start := ""
+	if after > 0 {
+		start = auditKey(after)
+	}
+	err = r.Scan(prefixAudit, start, func(key string, v []byte) bool {
+		var e Event
+		if err := json.Unmarshal(v, &e); err != nil {
+			ferr = core.Internal(fmt.Errorf("autonomy record %s: %w", key, err))
+			return false
+		}
+		if e.SessionID != sessionID {
+			return true
+		}
+		if len(out) == limit {
+			more = true
+			return false
+		}
+		out = append(out, e)
+		return true
+	})
+	if err == nil {
+		err = ferr
+	}
+	return out, more, err
+}

@@ -1,0 +1,116 @@
+package autonomy
+
+import (
+	"time"
+
+	"github.com/specd/specd/specs"
+)
+
+// PhaseProgress is the active phase's progress.
+type PhaseProgress struct {
+	PhaseID        string `json:"phase_id"`
+	PhaseTitle     string `json:"phase_title,omitempty"`
+	TotalTasks     int    `json:"total_tasks"`
+	CompletedTasks int    `json:"completed_tasks"`
+	BlockedTasks   int    `json:"blocked_tasks"`
+	RemainingTasks int    `json:"remaining_tasks"`
+	CompletionPct  int    `json:"completion_pct"`
+}
+
+// SessionView is session start/status/pause/resume/end's answer
+// (foundry's SessionResponseData).
+type SessionView struct {
+	SessionID            string                 `json:"session_id"`
+	SpecID               string                 `json:"spec_id"`
+	Status               string                 `json:"status"`
+	EffectiveStatus      string                 `json:"effective_status,omitempty"`
+	StaleReason          string                 `json:"stale_reason,omitempty"`
+	PauseReason          string                 `json:"pause_reason,omitempty"`
+	FailureReason        string                 `json:"failure_reason,omitempty"`
+	Counters             Counters               `json:"counters"`
+	Limits               Limits                 `json:"limits"`
+	StopConditions       StopConditions         `json:"stop_conditions"`
+	WriteLockEnforced    bool                   `json:"write_lock_enforced"`
+	GatePolicy           string                 `json:"gate_policy"`
+	ActivePhaseID        string                 `json:"active_phase_id,omitempty"`
+	LastHeartbeatAt      string                 `json:"last_heartbeat_at,omitempty"`
+	ContextUsagePct      int                    `json:"context_usage_pct"`
+	LastStepID           string                 `json:"last_step_id,omitempty"`
+	LastStepType         string                 `json:"last_step_type,omitempty"`
+	CurrentTaskID        string                 `json:"current_task_id,omitempty"`
+	ActivePhaseProgress  *PhaseProgress         `json:"active_phase_progress,omitempty"`
+	PhaseGates           map[string]*GateRecord `json:"phase_gates"`
+	PendingManualGateAck *ManualGateAck         `json:"pending_manual_gate_ack,omitempty"`
+	CompletedTaskIDs     []string               `json:"completed_task_ids"`
+	SessionSignal        string                 `json:"session_signal,omitempty"`
+	StateVersion         int                    `json:"state_version"`
+	IdempotencyKey       string                 `json:"idempotency_key,omitempty"`
+	CreatedAt            string                 `json:"created_at"`
+	UpdatedAt            string                 `json:"updated_at"`
+	RebaseResult         *RebaseResult          `json:"rebase_result,omitempty"`
+}
+
+// View is s as status answers it at now (sp, when given, adds the active
+// phase's progress). effective_status is paused when a running session's
+// step or heartbeat has gone stale (the next step call pauses it).
+func View(sp *specs.Spec, s *Session, now time.Time) SessionView {
+	v := SessionView{SessionID: s.ID, SpecID: s.SpecID, Status: s.Status, PauseReason: s.PauseReason, FailureReason: s.FailureReason,
+		Counters: s.Counters, Limits: s.Limits, StopConditions: s.StopConditions, WriteLockEnforced: s.WriteLockEnforced, GatePolicy: s.GatePolicy,
+		ActivePhaseID: s.ActivePhaseID, LastHeartbeatAt: s.Context.LastHeartbeatAt, ContextUsagePct: s.Context.ContextUsagePct,
+		PhaseGates: s.PhaseGates, PendingManualGateAck: s.PendingManualGateAck, CompletedTaskIDs: s.CompletedTaskIDs,
+		StateVersion: s.StateVersion, IdempotencyKey: s.IdempotencyKey, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+	if v.PhaseGates == nil {
+		v.PhaseGates = map[string]*GateRecord{}
+	}
+	if v.CompletedTaskIDs == nil {
+		v.CompletedTaskIDs = []string{}
+	}
+	if st := s.LastStepIssued; st != nil {
+		v.LastStepID, v.LastStepType, v.CurrentTaskID = st.StepID, st.Type, st.TaskID
+	}
+	if reason := staleness(s, now); reason != "" {
+		v.EffectiveStatus, v.StaleReason = StatusPaused, reason
+	}
+	v.SessionSignal = LoopSignal(s.Status, s.PauseReason, "")
+	if sp != nil && s.ActivePhaseID != "" {
+		if p, ok := phaseOf(planOf(sp), s.ActivePhaseID); ok {
+			pp := &PhaseProgress{PhaseID: p.ID, PhaseTitle: p.Title}
+			for _, n := range append(append([]*specs.Node{}, p.Tasks...), p.Verifies...) {
+				pp.TotalTasks++
+				switch n.Status {
+				case specs.StatusCompleted:
+					pp.CompletedTasks++
+				case specs.StatusBlocked:
+					pp.BlockedTasks++
+				}
+			}
+			pp.RemainingTasks = pp.TotalTasks - pp.CompletedTasks
+			if pp.TotalTasks > 0 {
+				pp.CompletionPct = pp.CompletedTasks * 100 / pp.TotalTasks
+			}
+			v.ActivePhaseProgress = pp
+		}
+	}
+	return v
+}
+
+// staleness is why a running session counts as paused at now: its step
+// (step_stale) or its heartbeat (heartbeat_stale) went stale; "" if not.
+func staleness(s *Session, now time.Time) string {
+	if s.Status != StatusRunning {
+		return ""
+	}
+	if st := s.LastStepIssued; st != nil {
+		if t, ok := parseStamp(st.IssuedAt); ok && now.Sub(t) > minutes(s.Limits.StepStaleMinutes) {
+			return PauseStepStale
+		}
+	}
+	if hb := s.Context.LastHeartbeatAt; hb != "" {
+		if t, ok := parseStamp(hb); ok && now.Sub(t) > minutes(s.Limits.HeartbeatStaleMinutes) {
+			return PauseHeartbeatStale
+		}
+	} else if t, ok := parseStamp(s.CreatedAt); ok && now.Sub(t) > minutes(s.Limits.HeartbeatGraceMinutes) {
+		return PauseHeartbeatStale
+	}
+	return ""
+}
