@@ -217,6 +217,14 @@ func sweep(shellPid int, runID string) {
 				}
 			}
 		}
+		// Stop them all first, then kill: a parent killed after its child
+		// could otherwise run between the two kills and act on the child's
+		// death (a shell prints "Killed" into the call's output).
+		for pid := range ours {
+			if !procs[pid].zombie {
+				_ = unix.Kill(pid, unix.SIGSTOP)
+			}
+		}
 		left := 0
 		for pid := range ours {
 			seen[pid] = true
