@@ -242,6 +242,41 @@ func started(t *testing.T, c *client.Client, fx map[string]string) {
 	mustCall(t, c, "task", map[string]any{"action": "start", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"]})
 }
 
+// completed starts and completes $task_id.
+func completed(t *testing.T, c *client.Client, fx map[string]string) {
+	started(t, c, fx)
+	mustCall(t, c, "task", map[string]any{"action": "complete", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "completion_note": "x"})
+}
+
+// blocked blocks $task_id.
+func blocked(t *testing.T, c *client.Client, fx map[string]string) {
+	mustCall(t, c, "task", map[string]any{"action": "block", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "reason": "waits on a review"})
+}
+
+// thenAgain is intent after the agent, having made the move a refused
+// transition's recovery named (a successful call of another action on the
+// same spec and task), makes its own call again, unchanged: what any agent
+// does once the way is clear. A recovery that was not such a move fails.
+func thenAgain(intent func(*testing.T, *client.Client, map[string]string, *healRun) error) func(*testing.T, *client.Client, map[string]string, *healRun) error {
+	return func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+		first, move := run.Calls[0], run.last()
+		if len(run.Calls) != 2 || move.Env["success"] != true || move.Args["action"] == first.Args["action"] {
+			return fmt.Errorf("the recovery was no move: %s %s → %s", move.Tool, compactJSON(move.Args), compactJSON(data(move.Env)))
+		}
+		for _, k := range []string{"spec_id", "task_id"} {
+			if move.Args[k] != first.Args[k] {
+				return fmt.Errorf("the move %s %s is not on the %s of the call %s", move.Tool, compactJSON(move.Args), k, compactJSON(first.Args))
+			}
+		}
+		again := call(t, c, first.Tool, copyArgs(first.Args))
+		run.Calls = append(run.Calls, healCall{Tool: first.Tool, Args: first.Args, Env: again})
+		if again["success"] != true {
+			return fmt.Errorf("after the move, %s %s is refused again: %s", first.Tool, compactJSON(first.Args), compactJSON(data(again)))
+		}
+		return intent(t, c, fx, run)
+	}
+}
+
 // healCases is the suite. Rows are grouped by the classes.
 func healCases() []healCase {
 	spec := "$spec_id"
@@ -349,13 +384,34 @@ func healCases() []healCase {
 		{name: "format on server context", class: "6", tool: "server", args: map[string]any{"action": "context", "format": "json"}, intent: wantRan("server", "context", nil)},
 		{name: "recursive on test discover", class: "6", tool: "test", args: map[string]any{"action": "discover", "recursive": true}, intent: wantRan("test", "discover", nil)},
 
-		// Classes 7–9 belong to other engineers: rows the lead fills.
-		{name: "start a completed task", class: "7", todo: "class 7 (refused transitions)", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": t1},
+		// 7. Refused transitions: the recovery is the one allowed move
+		// toward what was asked; the agent makes it and then its own call
+		// again (thenAgain). Where more moves fit, it is the read that
+		// lists them, and the agent moves nothing.
+		{name: "start a completed task", class: "7", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": t1},
+			setup: completed, intent: thenAgain(wantStatus(t1, "in_progress"))},
+		{name: "start a blocked task", class: "7", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": t1},
+			setup: blocked, intent: thenAgain(wantStatus(t1, "in_progress"))},
+		{name: "complete a blocked task", class: "7", tool: "task", args: map[string]any{"action": "complete", "spec_id": spec, "task_id": t1, "completion_note": "done"},
+			setup: blocked, intent: thenAgain(wantStatus(t1, "completed"))},
+		{name: "complete a failed task", class: "7", tool: "task", args: map[string]any{"action": "complete", "spec_id": spec, "task_id": t1, "completion_note": "done"},
 			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
 				started(t, c, fx)
-				mustCall(t, c, "task", map[string]any{"action": "complete", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "completion_note": "x"})
-			}, intent: wantStatus(t1, "in_progress")},
-		{name: "complete a pending spec", class: "7", todo: "class 7 (refused transitions)", tool: "lifecycle", args: map[string]any{"action": "complete", "spec_id": "$new_spec", "force": true}, setup: pendingSpec, intent: wantFolder("$new_spec", "completed")},
+				mustCall(t, c, "task", map[string]any{"action": "update-status", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "status": "failed", "reason": "tests fail"})
+			}, intent: func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+				// start and reopen both lead on: the agent reads, moves nothing.
+				if got := taskStatus(t, c, fx["$spec_id"], fx["$task_id"]); got != "failed" {
+					return fmt.Errorf("the agent moved %s to %s on a guess", fx["$task_id"], got)
+				}
+				return run.ranOK("task", "info", map[string]any{"task_id": fx["$task_id"]})
+			}},
+		{name: "complete a pending spec", class: "7", tool: "lifecycle", args: map[string]any{"action": "complete", "spec_id": "$new_spec", "force": true}, setup: pendingSpec,
+			intent: thenAgain(wantFolder("$new_spec", "completed"))},
+		{name: "complete an archived spec", class: "7", tool: "lifecycle", args: map[string]any{"action": "complete", "spec_id": spec, "force": true},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				mustCall(t, c, "lifecycle", map[string]any{"action": "archive", "spec_id": fx["$spec_id"]})
+			}, intent: thenAgain(wantFolder(spec, "completed"))},
+
 		{name: "start a deleted task", class: "8", todo: "class 8 (deleted nodes)", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": "$task_id_2"},
 			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
 				mustCall(t, c, "task", map[string]any{"action": "remove", "spec_id": fx["$spec_id"], "task_id": fx["$task_id_2"]})

@@ -172,7 +172,7 @@ func (d *Deps) taskInfo(ctx context.Context, r *mcptool.Request) mcptool.Result 
 		if err != nil {
 			return TaskInfoAnswer{}, err
 		}
-		return specs.InfoOf(sp, n), nil
+		return specs.InfoOf(sp, n, r.Session.Holder), nil
 	})
 }
 
