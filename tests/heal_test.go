@@ -277,6 +277,27 @@ func thenAgain(intent func(*testing.T, *client.Client, map[string]string, *healR
 	}
 }
 
+// removed deletes $task_id_2.
+func removed(t *testing.T, c *client.Client, fx map[string]string) {
+	mustCall(t, c, "task", map[string]any{"action": "remove", "spec_id": fx["$spec_id"], "task_id": fx["$task_id_2"]})
+}
+
+// wantDeletedNamed is the intent of a call on the deleted $task_id_2: the
+// refusal names it as deleted (details.deleted.version), offers no other
+// node, and the agent reads the spec's history, changing no task.
+func wantDeletedNamed(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+	first := data(run.Calls[0].Env)
+	del, _ := first["details"].(map[string]any)["deleted"].(map[string]any)
+	rec, _ := first["recovery"].(map[string]any)
+	if del["version"] == nil || len(asSlice(rec["fuzzy_matches"])) != 0 {
+		return fmt.Errorf("the refusal does not name %s as deleted, or offers another node: %s", fx["$task_id_2"], compactJSON(first))
+	}
+	if got := taskStatus(t, c, fx["$spec_id"], fx["$task_id"]); got != "pending" {
+		return fmt.Errorf("the agent moved %s, a sibling of the deleted task, to %s", fx["$task_id"], got)
+	}
+	return run.ranOK("spec", "history", map[string]any{"spec_id": fx["$spec_id"]})
+}
+
 // healCases is the suite. Rows are grouped by the classes.
 func healCases() []healCase {
 	spec := "$spec_id"
@@ -412,15 +433,15 @@ func healCases() []healCase {
 				mustCall(t, c, "lifecycle", map[string]any{"action": "archive", "spec_id": fx["$spec_id"]})
 			}, intent: thenAgain(wantFolder(spec, "completed"))},
 
-		{name: "start a deleted task", class: "8", todo: "class 8 (deleted nodes)", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": "$task_id_2"},
-			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
-				mustCall(t, c, "task", map[string]any{"action": "remove", "spec_id": fx["$spec_id"], "task_id": fx["$task_id_2"]})
-			}, intent: func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
-				if taskStatus(t, c, fx["$spec_id"], fx["$task_id"]) != "pending" {
-					return fmt.Errorf("the agent started a sibling of the deleted task")
-				}
-				return run.ranOK("spec", "history", nil)
-			}},
+		// 8. A node that no longer exists is named as deleted, with no
+		// sibling offered: the agent reads the spec's history and changes
+		// no other task.
+		{name: "start a deleted task", class: "8", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": "$task_id_2"},
+			setup: removed, intent: wantDeletedNamed},
+		{name: "info of a deleted task", class: "8", tool: "task", args: map[string]any{"action": "info", "spec_id": spec, "task_id": "$task_id_2"},
+			setup: removed, intent: wantDeletedNamed},
+		{name: "complete a deleted task", class: "8", tool: "task", args: map[string]any{"action": "complete", "spec_id": spec, "task_id": "$task_id_2", "completion_note": "done"},
+			setup: removed, intent: wantDeletedNamed},
 		{name: "rollback version v1", class: "9", todo: "class 9 (domain validation)", tool: "authoring", args: map[string]any{"action": "spec-rollback", "spec_id": spec, "version": "v1"},
 			intent: wantRan("authoring", "spec-rollback", map[string]any{"version": 1})},
 	}
