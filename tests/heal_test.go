@@ -442,8 +442,13 @@ func healCases() []healCase {
 			setup: removed, intent: wantDeletedNamed},
 		{name: "complete a deleted task", class: "8", tool: "task", args: map[string]any{"action": "complete", "spec_id": spec, "task_id": "$task_id_2", "completion_note": "done"},
 			setup: removed, intent: wantDeletedNamed},
-		{name: "rollback version v1", class: "9", todo: "class 9 (domain validation)", tool: "authoring", args: map[string]any{"action": "spec-rollback", "spec_id": spec, "version": "v1"},
+		// 9. Domain validation: the refusal names the value or the call
+		// that fixes it.
+		{name: "rollback version v1", class: "9", tool: "authoring", args: map[string]any{"action": "spec-rollback", "spec_id": spec, "version": "v1"},
 			intent: wantRan("authoring", "spec-rollback", map[string]any{"version": 1})},
+		{name: "spec get version v2", class: "9", tool: "spec", args: map[string]any{"action": "get", "spec_id": spec, "version": "version 2"},
+			intent: wantRan("spec", "get", map[string]any{"spec_id": spec, "version": 2})},
+
 	}
 }
 
