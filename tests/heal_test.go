@@ -446,9 +446,20 @@ func healCases() []healCase {
 		// that fixes it.
 		{name: "rollback version v1", class: "9", tool: "authoring", args: map[string]any{"action": "spec-rollback", "spec_id": spec, "version": "v1"},
 			intent: wantRan("authoring", "spec-rollback", map[string]any{"version": 1})},
+		{name: "error get with a request_id", class: "9", tool: "error", args: map[string]any{"action": "get", "error_id": "$request_id"},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				fx["$request_id"] = requestID(call(t, c, "task", map[string]any{"action": "info", "spec_id": fx["$spec_id"], "task_id": "no-such-task"}))
+			}, intent: func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+				if err := run.ranOK("error", "get", nil); err != nil {
+					return err
+				}
+				if got := data(run.last().Env)["request_id"]; got != fx["$request_id"] {
+					return fmt.Errorf("error get answered the record of %v, want %s's", got, fx["$request_id"])
+				}
+				return nil
+			}},
 		{name: "spec get version v2", class: "9", tool: "spec", args: map[string]any{"action": "get", "spec_id": spec, "version": "version 2"},
 			intent: wantRan("spec", "get", map[string]any{"spec_id": spec, "version": 2})},
-
 	}
 }
 
