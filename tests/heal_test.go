@@ -458,6 +458,8 @@ func healCases() []healCase {
 				}
 				return nil
 			}},
+		{name: "verification add on a task", class: "9", tool: "verification", args: map[string]any{"action": "add", "spec_id": spec, "verify_id": t1, "result": "PASSED"},
+			intent: wantRan("verification", "add", map[string]any{"verify_id": "$verify_id", "result": "PASSED"})},
 		{name: "spec get version v2", class: "9", tool: "spec", args: map[string]any{"action": "get", "spec_id": spec, "version": "version 2"},
 			intent: wantRan("spec", "get", map[string]any{"spec_id": spec, "version": 2})},
 	}
