@@ -258,12 +258,19 @@ func blocked(t *testing.T, c *client.Client, fx map[string]string) {
 // same spec and task), makes its own call again, unchanged: what any agent
 // does once the way is clear. A recovery that was not such a move fails.
 func thenAgain(intent func(*testing.T, *client.Client, map[string]string, *healRun) error) func(*testing.T, *client.Client, map[string]string, *healRun) error {
+	return thenAgainOn([]string{"spec_id", "task_id"}, intent)
+}
+
+// thenAgainOn is thenAgain for a move that shares only the arguments keys
+// with the refused call (removing the edge that closes a cycle names the
+// other end of it).
+func thenAgainOn(keys []string, intent func(*testing.T, *client.Client, map[string]string, *healRun) error) func(*testing.T, *client.Client, map[string]string, *healRun) error {
 	return func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
 		first, move := run.Calls[0], run.last()
 		if len(run.Calls) != 2 || move.Env["success"] != true || move.Args["action"] == first.Args["action"] {
 			return fmt.Errorf("the recovery was no move: %s %s → %s", move.Tool, compactJSON(move.Args), compactJSON(data(move.Env)))
 		}
-		for _, k := range []string{"spec_id", "task_id"} {
+		for _, k := range keys {
 			if move.Args[k] != first.Args[k] {
 				return fmt.Errorf("the move %s %s is not on the %s of the call %s", move.Tool, compactJSON(move.Args), k, compactJSON(first.Args))
 			}
@@ -460,6 +467,22 @@ func healCases() []healCase {
 			}},
 		{name: "verification add on a task", class: "9", tool: "verification", args: map[string]any{"action": "add", "spec_id": spec, "verify_id": t1, "result": "PASSED"},
 			intent: wantRan("verification", "add", map[string]any{"verify_id": "$verify_id", "result": "PASSED"})},
+		{name: "dependency that closes a cycle", class: "9", tool: "task", args: map[string]any{"action": "add-dependency", "spec_id": spec, "task_id": "$task_id_2", "target_id": t1, "dependency_type": "blocks"},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				mustCall(t, c, "task", map[string]any{"action": "add-dependency", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "target_id": fx["$task_id_2"], "dependency_type": "blocks"})
+			}, intent: thenAgainOn([]string{"spec_id"}, func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+				// What was meant holds: task 2 blocks task 1, and the reverse
+				// edge, the one that closed the cycle, is gone.
+				env := call(t, c, "task", map[string]any{"action": "check-deps", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"]})
+				var by []string
+				for _, p := range asSlice(data(env)["blocked_by"]) {
+					by = append(by, fmt.Sprint(p.(map[string]any)["task_id"]))
+				}
+				if !slices.Equal(by, []string{fx["$task_id_2"]}) {
+					return fmt.Errorf("%s is blocked by %v, want %s only", fx["$task_id"], by, fx["$task_id_2"])
+				}
+				return nil
+			})},
 		{name: "spec get version v2", class: "9", tool: "spec", args: map[string]any{"action": "get", "spec_id": spec, "version": "version 2"},
 			intent: wantRan("spec", "get", map[string]any{"spec_id": spec, "version": 2})},
 	}

@@ -123,6 +123,8 @@ var refusalSteps = map[string]specCall{
 	"task-complete":  {tool: "task", action: "complete"},
 	"task-unblock":   {tool: "task", action: "unblock"},
 	"task-reopen":    {tool: "task", action: "reopen"},
+	// The removal of the one stored edge that closes a refused cycle.
+	"task-remove-dependency": {tool: "task", action: "remove-dependency"},
 }
 
 // refusalCall is the call that takes a refusal's step s (mcptool's
