@@ -483,6 +483,12 @@ func healCases() []healCase {
 				}
 				return nil
 			})},
+		{name: "digest-get with the query's text", class: "9", tool: "research", args: map[string]any{"action": "digest-get", "source_id": "$source_id", "query_hash": "archive locators"},
+			intent: wantRan("research", "digest-get", map[string]any{"source_id": "$source_id", "query_hash": "$query_hash"})},
+		{name: "digest-get with the full sha256", class: "9", tool: "research", args: map[string]any{"action": "digest-get", "source_id": "$source_id", "query_hash": "$query_hash_long"},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				fx["$query_hash_long"] = strings.ToUpper(fx["$query_hash"]) + "00ff00ff"
+			}, intent: wantRan("research", "digest-get", map[string]any{"source_id": "$source_id", "query_hash": "$query_hash"})},
 		{name: "spec get version v2", class: "9", tool: "spec", args: map[string]any{"action": "get", "spec_id": spec, "version": "version 2"},
 			intent: wantRan("spec", "get", map[string]any{"spec_id": spec, "version": 2})},
 	}

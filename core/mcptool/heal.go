@@ -59,7 +59,8 @@ func enumMatches(p Param, s string) []string {
 
 // coerce converts v to p's type when v is the right value in the wrong
 // type: a number written as a string for a number, a boolean word ("true",
-// "yes", "on", "1", and their opposites) or 0/1 for a boolean. ok is false
+// "yes", "on", "1", and their opposites) or 0/1 for a boolean; or in the
+// wrong form: a string p.Convert converts. ok is false
 // when no conversion applies or the converted value is still refused. A
 // number given for a string (an id such as 42) is not converted: that is
 // rarely the value meant.
@@ -97,6 +98,14 @@ func coerce(p Param, v any) (any, bool) {
 				return nil, false
 			}
 		default:
+			return nil, false
+		}
+	case String:
+		s, ok := v.(string)
+		if !ok || p.Convert == nil {
+			return nil, false
+		}
+		if out, ok = p.Convert(s); !ok {
 			return nil, false
 		}
 	default:
