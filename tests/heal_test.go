@@ -154,6 +154,9 @@ type healCase struct {
 	setup func(t *testing.T, c *client.Client, fx map[string]string)
 	// intent checks that what the agent meant happened.
 	intent func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error
+	// objects names the arguments whose $placeholder holds a JSON object
+	// the setup made (a payload): they are passed decoded.
+	objects []string
 	// todo names the engineer's class that is still open: the row runs and
 	// its outcome is shown, but it is not counted in the rate either way.
 	todo string
@@ -303,6 +306,21 @@ func wantDeletedNamed(t *testing.T, c *client.Client, fx map[string]string, run 
 		return fmt.Errorf("the agent moved %s, a sibling of the deleted task, to %s", fx["$task_id"], got)
 	}
 	return run.ranOK("spec", "history", map[string]any{"spec_id": fx["$spec_id"]})
+}
+
+// offLocator makes $payload: the fixture's digest of $text whose first
+// snippet's locator is moved off its text by one character.
+func offLocator(t *testing.T, c *client.Client, fx map[string]string) {
+	const text = "Fixture source. The archive keeps canonical text for locators."
+	p := data(mustCall(t, c, "research", map[string]any{"action": "digest-create", "text": text, "query": "archive locators", "source_id": "relocated"}))["payload"].(map[string]any)
+	sn := asSlice(p["evidence_snippets"])[0].(map[string]any)
+	var a, b int
+	if _, err := fmt.Sscanf(sn["locator"].(string), "char:%d-%d", &a, &b); err != nil {
+		t.Fatalf("locator %v: %v", sn["locator"], err)
+	}
+	sn["locator"] = fmt.Sprintf("char:%d-%d", a+1, b+1)
+	raw, _ := json.Marshal(p)
+	fx["$payload"], fx["$text"] = string(raw), text
 }
 
 // healCases is the suite. Rows are grouped by the classes.
@@ -489,6 +507,19 @@ func healCases() []healCase {
 			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
 				fx["$query_hash_long"] = strings.ToUpper(fx["$query_hash"]) + "00ff00ff"
 			}, intent: wantRan("research", "digest-get", map[string]any{"source_id": "$source_id", "query_hash": "$query_hash"})},
+		{name: "digest-put with a locator off its text", class: "9", tool: "research", args: map[string]any{"action": "digest-put", "source_id": "relocated", "payload": "$payload", "text": "$text"},
+			objects: []string{"payload"}, setup: offLocator, intent: func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+				if err := run.ranOK("research", "digest-put", map[string]any{"source_id": "relocated"}); err != nil {
+					return err
+				}
+				// The stored snippet is the text the agent cited, at its place.
+				env := call(t, c, "research", map[string]any{"action": "digest-validate", "payload": data(call(t, c, "research",
+					map[string]any{"action": "digest-get", "source_id": "relocated", "query_hash": fx["$query_hash"]}))["payload"], "text": fx["$text"]})
+				if data(env)["valid"] != true {
+					return fmt.Errorf("the stored digest does not verify: %s", compactJSON(data(env)))
+				}
+				return nil
+			}},
 		{name: "spec get version v2", class: "9", tool: "spec", args: map[string]any{"action": "get", "spec_id": spec, "version": "version 2"},
 			intent: wantRan("spec", "get", map[string]any{"spec_id": spec, "version": 2})},
 	}
@@ -544,7 +575,13 @@ func TestRecoveryScenarios(t *testing.T) {
 			t.Run(hc.class+"/"+hc.name, func(t *testing.T) {
 				t.Parallel()
 				c, fx := healCaseFixture(t, tmpl, hc)
-				run := naiveAgent(t, c, hc.tool, substitute(hc.args, fx).(map[string]any))
+				args := substitute(hc.args, fx).(map[string]any)
+				for _, k := range hc.objects {
+					var v map[string]any
+					must(t, json.Unmarshal([]byte(args[k].(string)), &v))
+					args[k] = v
+				}
+				run := naiveAgent(t, c, hc.tool, args)
 				err := hc.intent(t, c, fx, run)
 				res := healResult{name: hc.name, class: hc.class, todo: hc.todo, ok: err == nil, read: run.Read, wholeSchema: wholeSchema(run)}
 				if err != nil {
