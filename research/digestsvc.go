@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -224,7 +225,8 @@ type PutResult struct {
 // archived under payload.source_text_hash verifies them when present.
 // Errors: UNAVAILABLE, INVALID_FORMAT (source_id, the source), the
 // source's, VALIDATION_ERROR with details.violations for an invalid
-// payload (nothing is stored), the store's.
+// payload (nothing is stored; when only locators miss their snippets' text,
+// details.suggested_value is the payload with them relocated), the store's.
 func (s Service) Put(ctx context.Context, a PutArgs) (PutResult, error) {
 	st, err := s.store()
 	if err != nil {
@@ -248,7 +250,11 @@ func (s Service) Put(ctx context.Context, a PutArgs) (PutResult, error) {
 	}
 	rep := Validate(a.Payload, ValidateOptions{Index: idx})
 	if !rep.Valid {
-		return PutResult{}, invalidPayload(rep)
+		e := invalidPayload(rep)
+		if fixed, ok := relocated(a.Payload, rep, idx); ok {
+			e.WithDetail("suggested_value", fixed)
+		}
+		return PutResult{}, e
 	}
 	queryHash, _ := a.Payload["query_hash"].(string)
 	sourceHash, _ := a.Payload["source_text_hash"].(string)
@@ -289,6 +295,61 @@ func invalidPayload(rep Report) *core.Error {
 		map[string]any{"field": "payload", "constraint": "DigestPayload v1.0", "received": fmt.Sprintf("%d violation(s)", len(rep.Violations)),
 			"violations": rep.Violations, "failed_locators": failed, "text_checked": rep.TextChecked}).
 		WithRemediation("Fix every field listed in details.violations (research digest-validate reports the same), or rebuild the digest with research digest-create from the source, then put it again.")
+}
+
+// relocated is payload with each snippet whose locator does not match its
+// text (locator:text or locator:range) located where that text is in the
+// canonical text (its first occurrence; a paged locator keeps its page
+// form), when that fixes every violation of rep; ok false otherwise.
+func relocated(payload map[string]any, rep Report, idx *TextIndex) (map[string]any, bool) {
+	if idx == nil {
+		return nil, false
+	}
+	for _, v := range rep.Violations {
+		if !strings.HasSuffix(v.Path, ".locator") || (v.Constraint != ConstraintLocatorText && v.Constraint != ConstraintLocatorRange) {
+			return nil, false
+		}
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return nil, false
+	}
+	var fixed map[string]any
+	if json.Unmarshal(raw, &fixed) != nil {
+		return nil, false
+	}
+	snippets, _ := fixed["evidence_snippets"].([]any)
+	for _, c := range rep.Locators {
+		if c.OK {
+			continue
+		}
+		if c.Index < 0 || c.Index >= len(snippets) {
+			return nil, false
+		}
+		sn, _ := snippets[c.Index].(map[string]any)
+		text, _ := sn["text"].(string)
+		b := strings.Index(idx.Text(), text)
+		if sn == nil || text == "" || b < 0 {
+			return nil, false
+		}
+		start := utf8.RuneCountInString(idx.Text()[:b])
+		loc := Locator{Start: start, End: start + utf8.RuneCountInString(text)}
+		if old, err := ParseLocator(c.Locator); err == nil && old.Page > 0 {
+			for i, p := range idx.Pages() {
+				if loc.Start >= p.Start && loc.End <= p.End {
+					loc.Page = i + 1
+				}
+			}
+			if loc.Page == 0 {
+				return nil, false
+			}
+		}
+		sn["locator"] = loc.String()
+	}
+	if !Validate(fixed, ValidateOptions{Index: idx}).Valid {
+		return nil, false
+	}
+	return fixed, true
 }
 
 // encodePayload writes a decoded payload as compact JSON with sorted keys

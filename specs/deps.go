@@ -227,7 +227,8 @@ func PhaseNotFound(s *Spec, field, id string) *core.Error {
 // field task_id or target_id), SELF_REFERENCE, VALIDATION_ERROR (an edge on
 // the spec root), DUPLICATE_ENTRY (the edge exists), CIRCULAR_DEPENDENCY
 // with details.cycle (the edge would close a cycle over inherited edges; see
-// the package's dependency rules).
+// the package's dependency rules), details.cycle_edges and, when one stored
+// edge closes the cycle, its removal as the step (breakCycle).
 func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	defer s.mutate(&err)()
 	if depType == "" {
@@ -268,12 +269,37 @@ func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 		return newErr(errcode.DuplicateEntry, "target_id", "%s is already blocked by %s", waiter, prereq)
 	}
 	if cycle := wouldCycle(s, waiter, prereq); cycle != nil {
-		return newErr(errcode.CircularDependency, "target_id",
+		e := newErr(errcode.CircularDependency, "target_id",
 			"%s blocked by %s would create a circular dependency: %v", waiter, prereq, cycle).WithDetail("cycle", cycle)
+		return breakCycle(s, e, cycle)
 	}
 	linkBlocked(s, waiter, prereq)
 	s.touch()
 	return nil
+}
+
+// breakCycle is the CIRCULAR_DEPENDENCY e over cycle (waiter, prereq, …,
+// waiter) with the stored edges it runs through in details.cycle_edges
+// ({task_id, target_id, dependency_type: blocks}: task_id blocks
+// target_id), and, when exactly one stored edge closes it, the removal of
+// that edge as its step.
+func breakCycle(s *Spec, e *core.Error, cycle []string) *core.Error {
+	edges := []map[string]any{}
+	for i := 1; i+1 < len(cycle); i++ {
+		w, p := cycle[i], cycle[i+1]
+		if n := s.Node(w); n != nil && containsString(n.Dependencies.BlockedBy, p) {
+			edges = append(edges, map[string]any{"task_id": p, "target_id": w, "dependency_type": "blocks"})
+		}
+	}
+	e.WithDetail("cycle_edges", edges)
+	if len(edges) == 1 {
+		args := map[string]any{"spec_id": s.Header.SpecID}
+		for k, v := range edges[0] {
+			args[k] = v
+		}
+		e.WithStep("task-remove-dependency", args, nil)
+	}
+	return e
 }
 
 // linkBlocked writes both halves of "waiter blocked_by prereq" (idempotent).

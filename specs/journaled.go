@@ -46,7 +46,7 @@ type LifecycleState struct {
 	ProgressPercentage int         `json:"progress_percentage"`
 	Version            int64       `json:"version"`
 	Allowed            []Lifecycle `json:"allowed"`
-	CanComplete        bool        `json:"can_complete"`
+	CanComplete        bool        `json:"can_complete"` // lifecycle complete without force succeeds
 	// TotalTasks, CompletedTasks and CanArchive are foundry-mcp's keys of
 	// lifecycle state: the root's task counts, and whether lifecycle archive
 	// succeeds from here.
@@ -55,13 +55,15 @@ type LifecycleState struct {
 	CanArchive     bool `json:"can_archive"`
 }
 
-// StateOf is the spec's lifecycle state.
+// StateOf is the spec's lifecycle state. CanComplete and CanArchive are
+// MoveLifecycle's own rule (lifecycleRefusal): whether lifecycle complete
+// (without force) and lifecycle archive succeed from here.
 func StateOf(s *Spec) LifecycleState {
 	l, h := LifecycleOf(s), s.Header
 	return LifecycleState{SpecID: h.SpecID, Lifecycle: l, Status: h.Status, ProgressPercentage: h.ProgressPercentage,
-		Version: h.Version, Allowed: AllowedLifecycleMoves(l), CanComplete: h.ProgressPercentage == 100,
+		Version: h.Version, Allowed: AllowedLifecycleMoves(l), CanComplete: lifecycleRefusal(s, LifecycleCompleted, false) == nil,
 		TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks,
-		CanArchive: l == LifecycleArchived || containsLifecycle(AllowedLifecycleMoves(l), LifecycleArchived)}
+		CanArchive: lifecycleRefusal(s, LifecycleArchived, false) == nil}
 }
 
 // AddJournalEntry appends e (timestamp now, entry type note when empty) to

@@ -34,39 +34,15 @@ func AllowedLifecycleMoves(from Lifecycle) []Lifecycle {
 // 100% without force; details.allowed, details.progress_percentage).
 func MoveLifecycle(s *Spec, to Lifecycle, force bool) (warnings []string, err error) {
 	defer s.mutate(&err)()
-	if !to.Valid() {
-		names := []string{}
-		for _, l := range Lifecycles() {
-			names = append(names, string(l))
-		}
-		return nil, newErr(errcode.InvalidFormat, "to_folder", "the lifecycle state must be one of %s", strings.Join(names, ", ")).
-			WithDetail("received", truncateForDetails(string(to))).WithDetail("allowed", names)
+	if err := lifecycleRefusal(s, to, force); err != nil {
+		return nil, err
 	}
-	from := s.Header.Lifecycle
-	if from == "" {
-		from = LifecyclePending
-	}
+	from := LifecycleOf(s)
 	if from == to {
 		return []string{"the spec is already " + string(to)}, nil
 	}
-	allowed := lifecycleMoves[from]
-	ok := false
-	for _, l := range allowed {
-		if l == to {
-			ok = true
-		}
-	}
-	if !ok {
-		return nil, newErr(errcode.InvalidTransition, "to_folder", "a spec cannot move from %s to %s", from, to).
-			WithDetail("allowed", allowed).WithDetail("current", string(from))
-	}
 	if to == LifecycleCompleted && !force {
 		RecomputeHeader(s)
-		if p := s.Header.ProgressPercentage; p < 100 || s.Header.TotalTasks == 0 {
-			return nil, newErr(errcode.InvalidTransition, "force",
-				"the spec is %d%% complete; finish the remaining tasks or pass force", p).
-				WithDetail("progress_percentage", p).WithDetail("allowed", allowed).WithDetail("current", string(from))
-		}
 	}
 	if to == LifecycleCompleted && force && s.Header.ProgressPercentage < 100 {
 		warnings = append(warnings, "completed with force below 100% progress")
@@ -77,6 +53,53 @@ func MoveLifecycle(s *Spec, to Lifecycle, force bool) (warnings []string, err er
 	}
 	s.touch()
 	return warnings, nil
+}
+
+// lifecycleRefusal is the one rule of whether MoveLifecycle(s, to, force)
+// succeeds: nil, or the refusal it gives. It changes nothing, so read
+// models (StateOf's CanComplete and CanArchive) ask it too. A move the
+// table does not allow carries, as its step, the one allowed move from
+// which to is reachable, when exactly one is.
+func lifecycleRefusal(s *Spec, to Lifecycle, force bool) error {
+	if !to.Valid() {
+		names := []string{}
+		for _, l := range Lifecycles() {
+			names = append(names, string(l))
+		}
+		return newErr(errcode.InvalidFormat, "to_folder", "the lifecycle state must be one of %s", strings.Join(names, ", ")).
+			WithDetail("received", truncateForDetails(string(to))).WithDetail("allowed", names)
+	}
+	from := LifecycleOf(s)
+	if from == to {
+		return nil
+	}
+	allowed := lifecycleMoves[from]
+	if !containsLifecycle(allowed, to) {
+		e := newErr(errcode.InvalidTransition, "to_folder", "a spec cannot move from %s to %s", from, to).
+			WithDetail("allowed", allowed).WithDetail("current", string(from))
+		var via []Lifecycle
+		for _, l := range allowed {
+			if containsLifecycle(lifecycleMoves[l], to) {
+				via = append(via, l)
+			}
+		}
+		if len(via) == 1 {
+			e.WithStep("lifecycle-move", map[string]any{"spec_id": s.Header.SpecID, "to_folder": string(via[0])}, nil)
+		}
+		return e
+	}
+	if to == LifecycleCompleted && !force {
+		total, done := 0, 0
+		if r := s.Root(); r != nil {
+			total, done = r.TotalTasks, r.CompletedTasks
+		}
+		if p := progress(done, total); p < 100 || total == 0 {
+			return newErr(errcode.InvalidTransition, "force",
+				"the spec is %d%% complete; finish the remaining tasks or pass force", p).
+				WithDetail("progress_percentage", p).WithDetail("allowed", allowed).WithDetail("current", string(from))
+		}
+	}
+	return nil
 }
 
 // LifecycleOf is the spec's lifecycle folder (an unset one counts as

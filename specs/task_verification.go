@@ -2,6 +2,8 @@ package specs
 
 import (
 	"strings"
+
+	"github.com/specd/specd/core"
 	"unicode/utf8"
 
 	"github.com/specd/specd/core/errcode"
@@ -37,16 +39,53 @@ type VerificationRecord struct {
 // VerifyNode is the verify node id of s, the node verification add and
 // execute act on. Errors: TASK_NOT_FOUND (field verify_id; the root
 // included), VALIDATION_ERROR (field verify_id) when id is another kind of
-// node.
+// node, naming the spec's verify nodes (details.verify_ids and fuzzy
+// matches, those of id's phase first).
 func VerifyNode(s *Spec, id string) (*Node, error) {
 	n := s.Node(id)
 	if n == nil || id == RootID {
 		return nil, taskNotFound(s, "verify_id", id)
 	}
 	if n.Type != TypeVerify {
-		return nil, newErr(errcode.Validation, "verify_id", "%s is a %s, not a verify node", id, n.Type).WithDetail("received", id)
+		ids := verifyIDsNear(s, n)
+		e := newErr(errcode.Validation, "verify_id", "%s is a %s, not a verify node", id, n.Type).WithDetail("received", id).WithDetail("verify_ids", ids)
+		if len(ids) > 0 {
+			e.Recovery = &core.Recovery{FuzzyMatches: ids[:min(len(ids), 5)]}
+		}
+		return nil, e
 	}
 	return n, nil
+}
+
+// verifyIDsNear lists the verify nodes of s, those of n's phase first,
+// then the others (each group in id order, SortIDs): the nodes a result meant for n
+// belongs on.
+func verifyIDsNear(s *Spec, n *Node) []string {
+	phase := ""
+	for a, guard := n, 0; a != nil && guard < 10_000; a, guard = s.Node(a.Parent), guard+1 {
+		if a.Type == TypePhase {
+			phase = a.ID
+		}
+	}
+	var near, far []string
+	for _, id := range s.IDs() {
+		v := s.Node(id)
+		if v == nil || v.Type != TypeVerify {
+			continue
+		}
+		inPhase := false
+		for a, guard := v, 0; a != nil && guard < 10_000; a, guard = s.Node(a.Parent), guard+1 {
+			inPhase = inPhase || (phase != "" && a.ID == phase)
+		}
+		if inPhase {
+			near = append(near, id)
+		} else {
+			far = append(far, id)
+		}
+	}
+	SortIDs(near)
+	SortIDs(far)
+	return append(orEmpty(near), far...)
 }
 
 // RecordVerification appends r to the verification history of the verify

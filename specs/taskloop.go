@@ -290,7 +290,8 @@ func Excerpt(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// TaskInfo is one node with whether it can start.
+// TaskInfo is one node with whether it can start (CanStart: task start of
+// it, as given with no force, succeeds).
 type TaskInfo struct {
 	SpecID   string   `json:"spec_id"`
 	TaskID   string   `json:"task_id"`
@@ -300,10 +301,14 @@ type TaskInfo struct {
 	Version  int64    `json:"version"`
 }
 
-// InfoOf is n with its unfinished prerequisites (Blockers).
-func InfoOf(s *Spec, n *Node) TaskInfo {
+// InfoOf is n with its unfinished prerequisites (Blockers) and whether a
+// start of it by the session agent (TransitionOptions.Agent; "" for none)
+// succeeds: CanStart is Start's own rule (startRefusal), so it is false for
+// a completed task and for one another session holds.
+func InfoOf(s *Spec, n *Node, agent string) TaskInfo {
 	b := orEmpty(Blockers(s, n.ID))
-	return TaskInfo{SpecID: s.Header.SpecID, TaskID: n.ID, Task: NodeOf(n), CanStart: len(b) == 0, Blockers: b, Version: s.Header.Version}
+	_, refused := startRefusal(s, n.ID, TransitionOptions{Agent: agent})
+	return TaskInfo{SpecID: s.Header.SpecID, TaskID: n.ID, Task: NodeOf(n), CanStart: refused == nil, Blockers: b, Version: s.Header.Version}
 }
 
 // TaskDepsCheck is a node's dependency check (CheckDeps).

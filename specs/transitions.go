@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -126,13 +127,44 @@ func transitionTarget(s *Spec, id, action string) (*Node, error) {
 	return n, nil
 }
 
-func checkSource(n *Node, action string) error {
+// checkSource refuses action on n when n's status is not one of its
+// sources: INVALID_TRANSITION with details.allowed and, as its step, the
+// one allowed move after which action applies, when exactly one does
+// (moveStep).
+func checkSource(s *Spec, n *Node, action string) error {
 	for _, st := range actionSources[action] {
 		if n.Status == st {
 			return nil
 		}
 	}
-	return invalidTransition(n, action, "")
+	e := invalidTransition(n, action, "")
+	if m, ok := moveStep(n.Status, action); ok {
+		args := map[string]any{"spec_id": s.Header.SpecID, "task_id": n.ID}
+		if m == "reopen" {
+			args["reason"] = "reopened to " + action + " it again"
+		}
+		e.WithStep("task-"+m, args, nil)
+	}
+	return e
+}
+
+// stepMoves are the moves a refusal may offer as its step: those that
+// need no judgement of the caller's (block and fail declare a problem).
+var stepMoves = []string{"start", "complete", "unblock", "reopen"}
+
+// moveStep is the one move allowed from status after which action applies,
+// when exactly one of stepMoves is.
+func moveStep(from Status, action string) (string, bool) {
+	var fit []string
+	for _, m := range AllowedActions(from) {
+		if containsString(stepMoves, m) && slices.Contains(actionSources[action], actionTargets[m]) {
+			fit = append(fit, m)
+		}
+	}
+	if len(fit) != 1 {
+		return "", false
+	}
+	return fit[0], true
 }
 
 func author(o TransitionOptions) string {
@@ -161,6 +193,26 @@ func (s *Spec) finish(id string) {
 	s.touch()
 }
 
+// startRefusal is the one rule of whether Start(s, id, opts) succeeds: the
+// node it would start, or the refusal it would give. It changes nothing,
+// so read models (InfoOf's CanStart) ask it too.
+func startRefusal(s *Spec, id string, opts TransitionOptions) (*Node, error) {
+	n, err := transitionTarget(s, id, "start")
+	if err != nil {
+		return nil, err
+	}
+	if n.Status == StatusInProgress {
+		return n, checkHolder(n, "start", opts)
+	}
+	if err := checkSource(s, n, "start"); err != nil {
+		return nil, err
+	}
+	if b := Blockers(s, id); len(b) > 0 {
+		return nil, blockedErr(id, b)
+	}
+	return n, nil
+}
+
 // Start moves a pending or failed leaf to in_progress and records
 // started_at and started_by (opts.Agent). Starting a task already in
 // progress under the same session (or an unknown one) succeeds with a
@@ -175,15 +227,12 @@ func (s *Spec) finish(id string) {
 // (unfinished prerequisites; details.blocked_by).
 func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err error) {
 	defer s.mutate(&err)()
-	n, err := transitionTarget(s, id, "start")
+	n, err := startRefusal(s, id, opts)
 	if err != nil {
 		return res, err
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusInProgress}
 	if n.Status == StatusInProgress {
-		if err := checkHolder(n, "start", opts); err != nil {
-			return res, err
-		}
 		by := n.StartedBy()
 		if !opts.TakeOver || by == "" || opts.Agent == "" || by == opts.Agent {
 			res.Warnings = append(res.Warnings, id+" is already in progress")
@@ -197,12 +246,6 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 		res.Entry = s.journalEntry(e, "status_change", "Task Taken Over", "Took over "+id+" from session "+by+".", opts, map[string]any{"previous_holder": by})
 		s.touch()
 		return res, nil
-	}
-	if err := checkSource(n, "start"); err != nil {
-		return res, err
-	}
-	if b := Blockers(s, id); len(b) > 0 {
-		return res, blockedErr(id, b)
 	}
 	e := s.Edit(id)
 	e.Status = StatusInProgress
@@ -246,7 +289,7 @@ func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult,
 	if err := checkHolder(n, "complete", opts); err != nil {
 		return res, err
 	}
-	if err := checkSource(n, "complete"); err != nil {
+	if err := checkSource(s, n, "complete"); err != nil {
 		return res, err
 	}
 	if opts.Strict && n.Status == StatusPending {
@@ -311,7 +354,7 @@ func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	if err := checkHolder(n, "block", opts); err != nil {
 		return res, err
 	}
-	if err := checkSource(n, "block"); err != nil {
+	if err := checkSource(s, n, "block"); err != nil {
 		return res, err
 	}
 	if strings.TrimSpace(opts.Reason) == "" {
@@ -358,7 +401,7 @@ func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, 
 		return res, taskNotFound(s, "task_id", id)
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusPending}
-	if err := checkSource(n, "unblock"); err != nil {
+	if err := checkSource(s, n, "unblock"); err != nil {
 		return res, err
 	}
 	if err := checkHolder(n, "unblock", opts); err != nil {
@@ -403,7 +446,7 @@ func Reopen(s *Spec, id string, opts TransitionOptions) (res TransitionResult, e
 		return res, err
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusPending}
-	if err := checkSource(n, "reopen"); err != nil {
+	if err := checkSource(s, n, "reopen"); err != nil {
 		return res, err
 	}
 	if err := checkHolder(n, "reopen", opts); err != nil {
@@ -436,7 +479,7 @@ func Fail(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err
 	if err := checkHolder(n, "fail", opts); err != nil {
 		return res, err
 	}
-	if err := checkSource(n, "fail"); err != nil {
+	if err := checkSource(s, n, "fail"); err != nil {
 		return res, err
 	}
 	e := s.Edit(id)

@@ -41,7 +41,8 @@ func ParseMoment(s string) (time.Time, bool) {
 // caller's default), a positive number is that version, a moment is the
 // version current then — the newest kept version made at or before it.
 // field names the argument in errors.
-// Errors: INVALID_FORMAT (neither a number nor a moment), VERSION_NOT_FOUND
+// Errors: INVALID_FORMAT (neither a number nor a moment; a number written
+// as a word, "v1", is named in details.suggested_value), VERSION_NOT_FOUND
 // (the moment is before the oldest kept version was made), SPEC_NOT_FOUND.
 func ResolveVersion(ctx context.Context, repo Repo, specID, field, ref string) (int64, error) {
 	ref = strings.TrimSpace(ref)
@@ -52,12 +53,29 @@ func ResolveVersion(ctx context.Context, repo Repo, specID, field, ref string) (
 		return n, nil
 	}
 	at, ok := ParseMoment(ref)
+	if n, isWord := versionWord(ref); !ok && isWord {
+		return 0, newErr(errcode.InvalidFormat, field, "%s %q is not a version number; versions are plain numbers (%d)", field, truncateForDetails(ref), n).
+			WithDetail("received", truncateForDetails(ref)).WithDetail("suggested_value", n)
+	}
 	if !ok {
 		return 0, newErr(errcode.InvalidFormat, field,
 			"%s %q is neither a version number nor a timestamp (2025-12-26T18-20-13.456789 or RFC 3339).", field, truncateForDetails(ref)).
 			WithDetail("received", truncateForDetails(ref))
 	}
 	return VersionAt(ctx, repo, specID, field, at)
+}
+
+// versionWord reads a version written as a word around its number — "v1",
+// "V 2", "version 3", "#4", "rev5" — as that number (at least 1).
+func versionWord(ref string) (int64, bool) {
+	s := strings.ToLower(ref)
+	for _, p := range []string{"version", "rev", "v", "#"} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			return n, err == nil && n >= 1
+		}
+	}
+	return 0, false
 }
 
 // VersionAt is the version of spec specID current at moment at: the newest

@@ -154,6 +154,9 @@ type healCase struct {
 	setup func(t *testing.T, c *client.Client, fx map[string]string)
 	// intent checks that what the agent meant happened.
 	intent func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error
+	// objects names the arguments whose $placeholder holds a JSON object
+	// the setup made (a payload): they are passed decoded.
+	objects []string
 	// todo names the engineer's class that is still open: the row runs and
 	// its outcome is shown, but it is not counted in the rate either way.
 	todo string
@@ -240,6 +243,84 @@ func pendingSpec(t *testing.T, c *client.Client, fx map[string]string) {
 // started starts $task_id.
 func started(t *testing.T, c *client.Client, fx map[string]string) {
 	mustCall(t, c, "task", map[string]any{"action": "start", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"]})
+}
+
+// completed starts and completes $task_id.
+func completed(t *testing.T, c *client.Client, fx map[string]string) {
+	started(t, c, fx)
+	mustCall(t, c, "task", map[string]any{"action": "complete", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "completion_note": "x"})
+}
+
+// blocked blocks $task_id.
+func blocked(t *testing.T, c *client.Client, fx map[string]string) {
+	mustCall(t, c, "task", map[string]any{"action": "block", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "reason": "waits on a review"})
+}
+
+// thenAgain is intent after the agent, having made the move a refused
+// transition's recovery named (a successful call of another action on the
+// same spec and task), makes its own call again, unchanged: what any agent
+// does once the way is clear. A recovery that was not such a move fails.
+func thenAgain(intent func(*testing.T, *client.Client, map[string]string, *healRun) error) func(*testing.T, *client.Client, map[string]string, *healRun) error {
+	return thenAgainOn([]string{"spec_id", "task_id"}, intent)
+}
+
+// thenAgainOn is thenAgain for a move that shares only the arguments keys
+// with the refused call (removing the edge that closes a cycle names the
+// other end of it).
+func thenAgainOn(keys []string, intent func(*testing.T, *client.Client, map[string]string, *healRun) error) func(*testing.T, *client.Client, map[string]string, *healRun) error {
+	return func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+		first, move := run.Calls[0], run.last()
+		if len(run.Calls) != 2 || move.Env["success"] != true || move.Args["action"] == first.Args["action"] {
+			return fmt.Errorf("the recovery was no move: %s %s → %s", move.Tool, compactJSON(move.Args), compactJSON(data(move.Env)))
+		}
+		for _, k := range keys {
+			if move.Args[k] != first.Args[k] {
+				return fmt.Errorf("the move %s %s is not on the %s of the call %s", move.Tool, compactJSON(move.Args), k, compactJSON(first.Args))
+			}
+		}
+		again := call(t, c, first.Tool, copyArgs(first.Args))
+		run.Calls = append(run.Calls, healCall{Tool: first.Tool, Args: first.Args, Env: again})
+		if again["success"] != true {
+			return fmt.Errorf("after the move, %s %s is refused again: %s", first.Tool, compactJSON(first.Args), compactJSON(data(again)))
+		}
+		return intent(t, c, fx, run)
+	}
+}
+
+// removed deletes $task_id_2.
+func removed(t *testing.T, c *client.Client, fx map[string]string) {
+	mustCall(t, c, "task", map[string]any{"action": "remove", "spec_id": fx["$spec_id"], "task_id": fx["$task_id_2"]})
+}
+
+// wantDeletedNamed is the intent of a call on the deleted $task_id_2: the
+// refusal names it as deleted (details.deleted.version), offers no other
+// node, and the agent reads the spec's history, changing no task.
+func wantDeletedNamed(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+	first := data(run.Calls[0].Env)
+	del, _ := first["details"].(map[string]any)["deleted"].(map[string]any)
+	rec, _ := first["recovery"].(map[string]any)
+	if del["version"] == nil || len(asSlice(rec["fuzzy_matches"])) != 0 {
+		return fmt.Errorf("the refusal does not name %s as deleted, or offers another node: %s", fx["$task_id_2"], compactJSON(first))
+	}
+	if got := taskStatus(t, c, fx["$spec_id"], fx["$task_id"]); got != "pending" {
+		return fmt.Errorf("the agent moved %s, a sibling of the deleted task, to %s", fx["$task_id"], got)
+	}
+	return run.ranOK("spec", "history", map[string]any{"spec_id": fx["$spec_id"]})
+}
+
+// offLocator makes $payload: the fixture's digest of $text whose first
+// snippet's locator is moved off its text by one character.
+func offLocator(t *testing.T, c *client.Client, fx map[string]string) {
+	const text = "Fixture source. The archive keeps canonical text for locators."
+	p := data(mustCall(t, c, "research", map[string]any{"action": "digest-create", "text": text, "query": "archive locators", "source_id": "relocated"}))["payload"].(map[string]any)
+	sn := asSlice(p["evidence_snippets"])[0].(map[string]any)
+	var a, b int
+	if _, err := fmt.Sscanf(sn["locator"].(string), "char:%d-%d", &a, &b); err != nil {
+		t.Fatalf("locator %v: %v", sn["locator"], err)
+	}
+	sn["locator"] = fmt.Sprintf("char:%d-%d", a+1, b+1)
+	raw, _ := json.Marshal(p)
+	fx["$payload"], fx["$text"] = string(raw), text
 }
 
 // healCases is the suite. Rows are grouped by the classes.
@@ -349,24 +430,98 @@ func healCases() []healCase {
 		{name: "format on server context", class: "6", tool: "server", args: map[string]any{"action": "context", "format": "json"}, intent: wantRan("server", "context", nil)},
 		{name: "recursive on test discover", class: "6", tool: "test", args: map[string]any{"action": "discover", "recursive": true}, intent: wantRan("test", "discover", nil)},
 
-		// Classes 7–9 belong to other engineers: rows the lead fills.
-		{name: "start a completed task", class: "7", todo: "class 7 (refused transitions)", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": t1},
+		// 7. Refused transitions: the recovery is the one allowed move
+		// toward what was asked; the agent makes it and then its own call
+		// again (thenAgain). Where more moves fit, it is the read that
+		// lists them, and the agent moves nothing.
+		{name: "start a completed task", class: "7", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": t1},
+			setup: completed, intent: thenAgain(wantStatus(t1, "in_progress"))},
+		{name: "start a blocked task", class: "7", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": t1},
+			setup: blocked, intent: thenAgain(wantStatus(t1, "in_progress"))},
+		{name: "complete a blocked task", class: "7", tool: "task", args: map[string]any{"action": "complete", "spec_id": spec, "task_id": t1, "completion_note": "done"},
+			setup: blocked, intent: thenAgain(wantStatus(t1, "completed"))},
+		{name: "complete a failed task", class: "7", tool: "task", args: map[string]any{"action": "complete", "spec_id": spec, "task_id": t1, "completion_note": "done"},
 			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
 				started(t, c, fx)
-				mustCall(t, c, "task", map[string]any{"action": "complete", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "completion_note": "x"})
-			}, intent: wantStatus(t1, "in_progress")},
-		{name: "complete a pending spec", class: "7", todo: "class 7 (refused transitions)", tool: "lifecycle", args: map[string]any{"action": "complete", "spec_id": "$new_spec", "force": true}, setup: pendingSpec, intent: wantFolder("$new_spec", "completed")},
-		{name: "start a deleted task", class: "8", todo: "class 8 (deleted nodes)", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": "$task_id_2"},
-			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
-				mustCall(t, c, "task", map[string]any{"action": "remove", "spec_id": fx["$spec_id"], "task_id": fx["$task_id_2"]})
+				mustCall(t, c, "task", map[string]any{"action": "update-status", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "status": "failed", "reason": "tests fail"})
 			}, intent: func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
-				if taskStatus(t, c, fx["$spec_id"], fx["$task_id"]) != "pending" {
-					return fmt.Errorf("the agent started a sibling of the deleted task")
+				// start and reopen both lead on: the agent reads, moves nothing.
+				if got := taskStatus(t, c, fx["$spec_id"], fx["$task_id"]); got != "failed" {
+					return fmt.Errorf("the agent moved %s to %s on a guess", fx["$task_id"], got)
 				}
-				return run.ranOK("spec", "history", nil)
+				return run.ranOK("task", "info", map[string]any{"task_id": fx["$task_id"]})
 			}},
-		{name: "rollback version v1", class: "9", todo: "class 9 (domain validation)", tool: "authoring", args: map[string]any{"action": "spec-rollback", "spec_id": spec, "version": "v1"},
+		{name: "complete a pending spec", class: "7", tool: "lifecycle", args: map[string]any{"action": "complete", "spec_id": "$new_spec", "force": true}, setup: pendingSpec,
+			intent: thenAgain(wantFolder("$new_spec", "completed"))},
+		{name: "complete an archived spec", class: "7", tool: "lifecycle", args: map[string]any{"action": "complete", "spec_id": spec, "force": true},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				mustCall(t, c, "lifecycle", map[string]any{"action": "archive", "spec_id": fx["$spec_id"]})
+			}, intent: thenAgain(wantFolder(spec, "completed"))},
+
+		// 8. A node that no longer exists is named as deleted, with no
+		// sibling offered: the agent reads the spec's history and changes
+		// no other task.
+		{name: "start a deleted task", class: "8", tool: "task", args: map[string]any{"action": "start", "spec_id": spec, "task_id": "$task_id_2"},
+			setup: removed, intent: wantDeletedNamed},
+		{name: "info of a deleted task", class: "8", tool: "task", args: map[string]any{"action": "info", "spec_id": spec, "task_id": "$task_id_2"},
+			setup: removed, intent: wantDeletedNamed},
+		{name: "complete a deleted task", class: "8", tool: "task", args: map[string]any{"action": "complete", "spec_id": spec, "task_id": "$task_id_2", "completion_note": "done"},
+			setup: removed, intent: wantDeletedNamed},
+		// 9. Domain validation: the refusal names the value or the call
+		// that fixes it.
+		{name: "rollback version v1", class: "9", tool: "authoring", args: map[string]any{"action": "spec-rollback", "spec_id": spec, "version": "v1"},
 			intent: wantRan("authoring", "spec-rollback", map[string]any{"version": 1})},
+		{name: "error get with a request_id", class: "9", tool: "error", args: map[string]any{"action": "get", "error_id": "$request_id"},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				fx["$request_id"] = requestID(call(t, c, "task", map[string]any{"action": "info", "spec_id": fx["$spec_id"], "task_id": "no-such-task"}))
+			}, intent: func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+				if err := run.ranOK("error", "get", nil); err != nil {
+					return err
+				}
+				if got := data(run.last().Env)["request_id"]; got != fx["$request_id"] {
+					return fmt.Errorf("error get answered the record of %v, want %s's", got, fx["$request_id"])
+				}
+				return nil
+			}},
+		{name: "verification add on a task", class: "9", tool: "verification", args: map[string]any{"action": "add", "spec_id": spec, "verify_id": t1, "result": "PASSED"},
+			intent: wantRan("verification", "add", map[string]any{"verify_id": "$verify_id", "result": "PASSED"})},
+		{name: "dependency that closes a cycle", class: "9", tool: "task", args: map[string]any{"action": "add-dependency", "spec_id": spec, "task_id": "$task_id_2", "target_id": t1, "dependency_type": "blocks"},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				mustCall(t, c, "task", map[string]any{"action": "add-dependency", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"], "target_id": fx["$task_id_2"], "dependency_type": "blocks"})
+			}, intent: thenAgainOn([]string{"spec_id"}, func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+				// What was meant holds: task 2 blocks task 1, and the reverse
+				// edge, the one that closed the cycle, is gone.
+				env := call(t, c, "task", map[string]any{"action": "check-deps", "spec_id": fx["$spec_id"], "task_id": fx["$task_id"]})
+				var by []string
+				for _, p := range asSlice(data(env)["blocked_by"]) {
+					by = append(by, fmt.Sprint(p.(map[string]any)["task_id"]))
+				}
+				if !slices.Equal(by, []string{fx["$task_id_2"]}) {
+					return fmt.Errorf("%s is blocked by %v, want %s only", fx["$task_id"], by, fx["$task_id_2"])
+				}
+				return nil
+			})},
+		{name: "digest-get with the query's text", class: "9", tool: "research", args: map[string]any{"action": "digest-get", "source_id": "$source_id", "query_hash": "archive locators"},
+			intent: wantRan("research", "digest-get", map[string]any{"source_id": "$source_id", "query_hash": "$query_hash"})},
+		{name: "digest-get with the full sha256", class: "9", tool: "research", args: map[string]any{"action": "digest-get", "source_id": "$source_id", "query_hash": "$query_hash_long"},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				fx["$query_hash_long"] = strings.ToUpper(fx["$query_hash"]) + "00ff00ff"
+			}, intent: wantRan("research", "digest-get", map[string]any{"source_id": "$source_id", "query_hash": "$query_hash"})},
+		{name: "digest-put with a locator off its text", class: "9", tool: "research", args: map[string]any{"action": "digest-put", "source_id": "relocated", "payload": "$payload", "text": "$text"},
+			objects: []string{"payload"}, setup: offLocator, intent: func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+				if err := run.ranOK("research", "digest-put", map[string]any{"source_id": "relocated"}); err != nil {
+					return err
+				}
+				// The stored snippet is the text the agent cited, at its place.
+				env := call(t, c, "research", map[string]any{"action": "digest-validate", "payload": data(call(t, c, "research",
+					map[string]any{"action": "digest-get", "source_id": "relocated", "query_hash": fx["$query_hash"]}))["payload"], "text": fx["$text"]})
+				if data(env)["valid"] != true {
+					return fmt.Errorf("the stored digest does not verify: %s", compactJSON(data(env)))
+				}
+				return nil
+			}},
+		{name: "spec get version v2", class: "9", tool: "spec", args: map[string]any{"action": "get", "spec_id": spec, "version": "version 2"},
+			intent: wantRan("spec", "get", map[string]any{"spec_id": spec, "version": 2})},
 	}
 }
 
@@ -420,7 +575,13 @@ func TestRecoveryScenarios(t *testing.T) {
 			t.Run(hc.class+"/"+hc.name, func(t *testing.T) {
 				t.Parallel()
 				c, fx := healCaseFixture(t, tmpl, hc)
-				run := naiveAgent(t, c, hc.tool, substitute(hc.args, fx).(map[string]any))
+				args := substitute(hc.args, fx).(map[string]any)
+				for _, k := range hc.objects {
+					var v map[string]any
+					must(t, json.Unmarshal([]byte(args[k].(string)), &v))
+					args[k] = v
+				}
+				run := naiveAgent(t, c, hc.tool, args)
 				err := hc.intent(t, c, fx, run)
 				res := healResult{name: hc.name, class: hc.class, todo: hc.todo, ok: err == nil, read: run.Read, wholeSchema: wholeSchema(run)}
 				if err != nil {

@@ -117,6 +117,14 @@ var refusalSteps = map[string]specCall{
 	"intake-list":  {tool: "authoring", action: "intake-list", noSpec: true},
 	"error-list":   {tool: "error", action: "list", noSpec: true},
 	"digest-list":  {tool: "research", action: "digest-list", noSpec: true},
+	// A refused transition's one allowed move toward what was asked.
+	"lifecycle-move": {tool: "lifecycle", action: "move"},
+	"task-start":     {tool: "task", action: "start"},
+	"task-complete":  {tool: "task", action: "complete"},
+	"task-unblock":   {tool: "task", action: "unblock"},
+	"task-reopen":    {tool: "task", action: "reopen"},
+	// The removal of the one stored edge that closes a refused cycle.
+	"task-remove-dependency": {tool: "task", action: "remove-dependency"},
 }
 
 // refusalCall is the call that takes a refusal's step s (mcptool's

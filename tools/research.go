@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/specd/specd/core"
@@ -65,7 +66,8 @@ func researchTool(d *Deps) *mcptool.Tool {
 			{Name: "path", Type: mcptool.String, MaxLength: 4096, Description: "A file inside the workspace standing in for text (one page, up to 5 MB)."},
 			{Name: "query", Type: mcptool.String, Description: "The research query; its hash (first 8 hex of sha256) is the payload's query_hash."},
 			{Name: "source_id", Type: mcptool.String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Identifies the source document (e.g. its URL). digest-create derives one from the text when absent; digest-validate loads the source archived under this id."},
-			{Name: "query_hash", Type: mcptool.String, Pattern: queryHashPattern, Description: "The digest's query_hash (8 lowercase hex)."},
+			{Name: "query_hash", Type: mcptool.String, Pattern: queryHashPattern, Description: "The digest's query_hash (8 lowercase hex).",
+				Convert: queryHashOf},
 			{Name: "max_snippets", Type: mcptool.Integer, Min: f64(1), Max: f64(10), Clamp: true, Description: "Evidence snippets wanted (default 5, at most 10)."},
 			{Name: "content", Type: mcptool.String, MaxLength: core.MaxLargeText, Description: "Content to archive (up to 5 MB); its key is sha256 of its UTF-8 bytes."},
 			{Name: "content_id", Type: mcptool.String, MaxLength: maxSourceIDChars, MinLength: 1, Description: "Your own id for archived content (a later put under the same id re-points it); archive-get can read by it."},
@@ -197,4 +199,15 @@ func withNextCall(err error, code string, c core.NextCall) error {
 		return e.WithNext(c, nil)
 	}
 	return err
+}
+
+// queryHashOf is the query_hash a refused query_hash value means: a
+// longer or upper-case hex digest's first 8 digits in lower case, else the
+// hash of the value as the query's text (research.QueryHash).
+func queryHashOf(v string) (string, bool) {
+	t := strings.ToLower(strings.TrimSpace(v))
+	if len(t) >= 8 && strings.Trim(t, "0123456789abcdef") == "" {
+		return t[:8], true
+	}
+	return research.QueryHash(v), true
 }

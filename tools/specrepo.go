@@ -78,8 +78,8 @@ func withSpecNextCall(err error, specID string) error {
 		return fieldError(fe)
 	}
 	var e *core.Error
-	if !errors.As(err, &e) || e.NamesCall() {
-		return err
+	if !errors.As(err, &e) || e.NamesCall() || e.Step != nil {
+		return err // a domain step's call is named by the registry (refusalCall)
 	}
 	if c, ok := specRecovery(e.Code, e.Details); ok {
 		taskID, _ := e.Details["task_id"].(string)

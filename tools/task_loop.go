@@ -171,7 +171,7 @@ func (d *Deps) taskInfo(ctx context.Context, _ *mcptool.Request, a taskNodeArgs)
 		if err != nil {
 			return TaskInfoAnswer{}, err
 		}
-		return specs.InfoOf(sp, n), nil
+		return specs.InfoOf(sp, n, r.Session.Holder), nil
 	})
 }
 

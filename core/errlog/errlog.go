@@ -25,8 +25,9 @@ type Store interface {
 	// (0: all), below the id before ("" = from the newest), and whether
 	// older matching records remain.
 	Errors(ctx context.Context, f Filter, before string, limit int) ([]Record, bool, error)
-	// ErrorGet reads one record by id. NOT_FOUND when it is not (or no
-	// longer) kept.
+	// ErrorGet reads one record by id, or by the request_id of its call
+	// (the newest such record). NOT_FOUND when it is not (or no longer)
+	// kept.
 	ErrorGet(ctx context.Context, id string) (Record, error)
 	// ErrorCleanup deletes the records older than before (RFC 3339; ""
 	// deletes every record), or with dryRun only counts them.

@@ -167,7 +167,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		if e.Code == errcode.Internal && e.Cause() != nil {
 			log.Error("internal error", "err", e.Cause())
 		}
-		return fitFailure(call, withNextCall(t, a.Name, r.takeStep(e)), res.Meta, answerBudget(r.budget, args))
+		return fitFailure(call, withNextCall(t, a.Name, corrected(t, a, raw, r.takeStep(e))), res.Meta, answerBudget(r.budget, args))
 	}
 	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed)
 }

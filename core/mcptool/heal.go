@@ -31,7 +31,10 @@ import (
 //   - a missing required parameter names the call that lists its
 //     candidates, or the corrected call when exactly one fits (Candidates);
 //   - schema suggestions name the action (action_name), so the agent reads
-//     one action's contract, not the tool's.
+//     one action's contract, not the tool's;
+//   - a handler's refusal that names the fixing value
+//     (details.suggested_value for details.field) is refused with the
+//     corrected call (corrected).
 
 // synonymKey is the form of a Param.Synonyms key: lower case, with '_' for
 // '-' and ' '.
@@ -56,7 +59,8 @@ func enumMatches(p Param, s string) []string {
 
 // coerce converts v to p's type when v is the right value in the wrong
 // type: a number written as a string for a number, a boolean word ("true",
-// "yes", "on", "1", and their opposites) or 0/1 for a boolean. ok is false
+// "yes", "on", "1", and their opposites) or 0/1 for a boolean; or in the
+// wrong form: a string p.Convert converts. ok is false
 // when no conversion applies or the converted value is still refused. A
 // number given for a string (an id such as 42) is not converted: that is
 // rarely the value meant.
@@ -96,6 +100,14 @@ func coerce(p Param, v any) (any, bool) {
 		default:
 			return nil, false
 		}
+	case String:
+		s, ok := v.(string)
+		if !ok || p.Convert == nil {
+			return nil, false
+		}
+		if out, ok = p.Convert(s); !ok {
+			return nil, false
+		}
 	default:
 		return nil, false
 	}
@@ -127,6 +139,22 @@ func coercible(t *Tool, p Param, raw map[string]any, v, fixed any) *core.Error {
 	corrected[p.Name] = fixed
 	return invalid(p, v, "a "+string(p.Type), map[string]any{"suggested_value": fixed}).
 		WithRecovery(t.Name, corrected, nil)
+}
+
+// corrected is a handler's refusal e with the corrected call as its
+// recovery when e names the value that fixes it: details.field, an
+// argument of a that the call gave, and details.suggested_value (a domain
+// fact, e.g. version "v1" → 1). The call as sent with that value in place
+// wins over any lookup the refusal named.
+func corrected(t *Tool, a *Action, raw map[string]any, e *core.Error) *core.Error {
+	field, _ := e.Details["field"].(string)
+	v, ok := e.Details["suggested_value"]
+	if !ok || v == nil || field == "" || raw[field] == nil || !a.takes(field) {
+		return e
+	}
+	args := callArgs(raw)
+	args[field] = v
+	return e.WithRecovery(t.Name, args, e.Matches())
 }
 
 // schemaCall is the recovery that reads the contract of t's action (the

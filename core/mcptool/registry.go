@@ -77,6 +77,12 @@ type Param struct {
 	// entry (LIMIT_CLAMPED) instead of refused, as foundry-mcp does for page
 	// sizes; tools/list then publishes no maximum, the description names it.
 	Clamp bool
+	// Convert turns a string the parameter refuses into the value the
+	// caller meant, when it is that value in another form (a query's text
+	// given for its query_hash → the hash); ok false when it is not. A
+	// refused value that converts is refused with the corrected call, as a
+	// value of the wrong type is.
+	Convert func(s string) (string, bool)
 }
 
 // Action declares one action of a tool.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -219,6 +220,52 @@ func (s *Repo) History(ctx context.Context, specID string, before int64, limit i
 		return nil
 	})
 	return out, more, err
+}
+
+// deletedNode is err, unless err is TASK_NOT_FOUND for a node the kept
+// history shows deleted: then the refusal names it as deleted
+// (details.deleted: the version that removed it, its timestamp, action and
+// author), offers no other node as a match (a sibling is not what was
+// meant), and its step is the spec's history.
+func deletedNode(b bucketstore.Bucket, specID string, err error) error {
+	var e *core.Error
+	if !errors.As(err, &e) || e.Code != errcode.TaskNotFound {
+		return err
+	}
+	id, _ := e.Details["received"].(string)
+	rec, ok := removal(b, id)
+	if !ok {
+		return err
+	}
+	e.Message = fmt.Sprintf("node %q was deleted from spec %s in version %d (%s)", id, specID, rec.Version, rec.Timestamp)
+	e.WithDetail("deleted", map[string]any{"version": rec.Version, "timestamp": rec.Timestamp, "action": rec.Action, "author": rec.Author})
+	return e.WithStep("spec-history", map[string]any{"spec_id": specID}, nil)
+}
+
+// removal is the kept version that deleted node id: the newest history
+// record that changed id, when id existed before it (a node that exists
+// now is not looked up: its caller found none).
+func removal(b bucketstore.Bucket, id string) (historyRecord, bool) {
+	if id == "" {
+		return historyRecord{}, false
+	}
+	key := []byte(`"` + id + `":`)
+	c := b.Bucket(bucketHistory).Cursor()
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		if !bytes.Contains(v, key) {
+			continue
+		}
+		var rec historyRecord
+		if json.Unmarshal(v, &rec) != nil {
+			return historyRecord{}, false
+		}
+		before, changed := rec.NodesBefore[id]
+		if !changed {
+			continue
+		}
+		return rec, string(before) != "null"
+	}
+	return historyRecord{}, false
 }
 
 // versionNotFound is VERSION_NOT_FOUND with the oldest kept version.

@@ -1,6 +1,7 @@
 package specstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -238,6 +239,8 @@ func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err 
 		if b := tx.Bucket(bucketErrorLog); b != nil {
 			if n, ok := seqOf(id, "err"); ok {
 				raw = b.Get(seqKey(n))
+			} else {
+				raw = byRequestID(b, id)
 			}
 		}
 		if raw == nil {
@@ -247,6 +250,22 @@ func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err 
 		return json.Unmarshal(raw, &rec)
 	})
 	return rec, bucketstore.AsStoreError(err)
+}
+
+// byRequestID is the newest kept record of the call with request id id
+// (nil: none): a request_id names the error as well as its err-N id.
+func byRequestID(b bucketstore.Bucket, id string) []byte {
+	want := []byte(`"request_id":"` + id + `"`)
+	c := b.Cursor()
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		if bytes.Contains(v, want) {
+			var rec errlog.Record
+			if json.Unmarshal(v, &rec) == nil && rec.RequestID == id {
+				return v
+			}
+		}
+	}
+	return nil
 }
 
 // ErrorCleanup deletes the records older than before (RFC 3339; "" deletes

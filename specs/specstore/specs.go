@@ -375,7 +375,7 @@ func (s *Repo) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Sp
 		}
 		src := s.newSource(specID, b.Bucket(bucketNodes))
 		if err := fn(specs.NewSpecView(h, src), newJournalReader(b)); err != nil {
-			return err
+			return deletedNode(b, specID, err)
 		}
 		if src.err != nil {
 			return core.Internal(src.err)
@@ -413,7 +413,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		sp := specs.NewSpecView(h.Clone(), src)
 		w := &journalWriter{journalReader: newJournalReader(b)}
 		if err := fn(sp, w); err != nil {
-			return err
+			return deletedNode(b, specID, err)
 		}
 		if src.err != nil {
 			return core.Internal(src.err)
