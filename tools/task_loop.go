@@ -165,7 +165,7 @@ func (d *Deps) taskPrepare(ctx context.Context, _ *mcptool.Request, args taskPre
 type TaskInfoAnswer = specs.TaskInfo
 
 // taskInfo answers one node with whether it can start (specs.InfoOf).
-func (d *Deps) taskInfo(ctx context.Context, _ *mcptool.Request, a taskNodeArgs) mcptool.Result {
+func (d *Deps) taskInfo(ctx context.Context, r *mcptool.Request, a taskNodeArgs) mcptool.Result {
 	return readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (TaskInfoAnswer, error) {
 		n, err := taskArg(sp, "task_id", a.TaskID)
 		if err != nil {
