@@ -142,8 +142,10 @@ func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo 
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	res := mcptool.OK(data, fidelityMeta(b, budget, r.ArchiveServed)...)
-	res.Degrade = deg
+	res := mcptool.OK(data)
+	// Over the whole envelope's budget, deg fits again and its report
+	// replaces this one.
+	res.DataMeta, res.Degrade = fidelityMeta(b, budget, r.ArchiveServed), deg
 	return res
 }
 
