@@ -159,6 +159,9 @@ type CreateResult struct {
 	// Ranking is bm25 or position (RankingBM25, RankingPosition).
 	Ranking    string   `json:"ranking"`
 	QueryTerms []string `json:"query_terms"`
+	// Shortened is CreateInfo.Shortened (the tool reports it as a
+	// warning).
+	Shortened []string `json:"-"`
 }
 
 // Create builds a digest from the call's source (CreateDigest). Errors:
@@ -188,7 +191,7 @@ func (s Service) Create(ctx context.Context, a CreateArgs) (CreateResult, error)
 	}
 	return CreateResult{SourceID: info.SourceID, Payload: p, SourceTextHash: p.SourceTextHash, QueryHash: p.QueryHash,
 		CanonicalChars: p.OriginalChars, DigestChars: p.DigestChars, Paged: info.Paged, PageCount: len(info.PageSpans),
-		Ranking: info.Ranking, QueryTerms: terms}, nil
+		Ranking: info.Ranking, QueryTerms: terms, Shortened: info.Shortened}, nil
 }
 
 // PutArgs is a digest-put call.

@@ -62,3 +62,56 @@ func TestSpecGetPartialListsEachDropOnce(t *testing.T) {
 		t.Fatal("no max_tokens degraded the answer: the test checks nothing")
 	}
 }
+
+// TestDigestNeverLongerThanSource: a source too short to compress gives a
+// digest that keeps the source text (as its summary) with
+// compression_ratio 1, says so in a warning, and still validates against
+// its source; a source that compresses carries no such warning.
+func TestDigestNeverLongerThanSource(t *testing.T) {
+	t.Parallel()
+	c, _ := inProcess(t, newDeps(t, false), protocols[1])
+	const html = "<p>Foxes are quick. Dogs sleep all day long.</p>"
+	env := call(t, c, "research", map[string]any{"action": "digest-create", "text": html, "query": "foxes"})
+	if env["success"] != true {
+		t.Fatalf("digest-create: %v", env)
+	}
+	p := data(env)["payload"].(map[string]any)
+	digest, original := p["digest_chars"].(float64), p["original_chars"].(float64)
+	if digest > original {
+		t.Fatalf("digest of %v characters from a %v-character source: %v", digest, original, p)
+	}
+	if p["summary"] != "Foxes are quick. Dogs sleep all day long." || p["compression_ratio"] != 1.0 {
+		t.Fatalf("the source text is not kept: %v", p)
+	}
+	if !hasWarning(env, "DIGEST_NOT_COMPRESSED") {
+		t.Fatalf("no DIGEST_NOT_COMPRESSED warning: %v", env["meta"])
+	}
+	v := call(t, c, "research", map[string]any{"action": "digest-validate", "payload": p, "text": html})
+	if v["success"] != true || data(v)["valid"] != true {
+		t.Fatalf("the kept digest does not validate: %v", v["data"])
+	}
+	// Longer than a summary may be, but not long enough for summary, key
+	// points and snippets together: the key points and the last snippets go.
+	const sentence = "Foxes run across the open field at dawn while the farm sleeps. Nothing else moves. "
+	mid := strings.Repeat(sentence, 40)
+	env = call(t, c, "research", map[string]any{"action": "digest-create", "text": mid, "query": "foxes"})
+	if p := data(env)["payload"].(map[string]any); p["digest_chars"].(float64) > p["original_chars"].(float64) || !hasWarning(env, "DIGEST_NOT_COMPRESSED") || len(p["key_points"].([]any)) != 0 {
+		t.Fatalf("a %d-character source: %v %v", len(mid), p, env["meta"])
+	}
+	long := strings.Repeat(sentence, 400)
+	env = call(t, c, "research", map[string]any{"action": "digest-create", "text": long, "query": "foxes"})
+	if p := data(env)["payload"].(map[string]any); p["digest_chars"].(float64) >= p["original_chars"].(float64) || hasWarning(env, "DIGEST_NOT_COMPRESSED") || len(p["key_points"].([]any)) == 0 {
+		t.Fatalf("a long source: %v %v", p["compression_ratio"], env["meta"])
+	}
+}
+
+// hasWarning reports whether env's meta carries a warning with code.
+func hasWarning(env map[string]any, code string) bool {
+	ws, _ := env["meta"].(map[string]any)["warning_details"].([]any)
+	for _, w := range ws {
+		if w.(map[string]any)["code"] == code {
+			return true
+		}
+	}
+	return false
+}
