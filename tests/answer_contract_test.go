@@ -8,8 +8,8 @@ import (
 	"github.com/specd/specd/specs/specstore"
 )
 
-// Answer contract (contract.md §2, §6): what a successful answer carries
-// besides its data, checked through a real MCP client.
+// What a successful answer carries besides its data (README "The
+// response-v2 envelope"), checked through a real MCP client.
 
 // TestSpecGetPartialListsEachDropOnce: a spec get cut to fit its budget
 // reports the cut once: every dropped id once, one CONTENT_TRUNCATED
@@ -114,4 +114,107 @@ func hasWarning(env map[string]any, code string) bool {
 		}
 	}
 	return false
+}
+
+// maxLoopBytes bounds what the normal loop costs an agent to read: task
+// next with claim, task prepare of the claimed task, task complete.
+const maxLoopBytes = 2400
+
+// TestLoopCost prints the bytes of the three answers of the normal loop
+// and fails above maxLoopBytes; each answer must still carry what the
+// agent acts on (the task and its description and file, its
+// dependencies and context, the progress and the next call).
+func TestLoopCost(t *testing.T) {
+	t.Parallel()
+	c, _ := inProcess(t, newDeps(t, false), protocols[1])
+	fx := fixture(t, c)
+	specID := fx["$spec_id"]
+	next, nb := callSized(t, c, "task", map[string]any{"action": "next", "spec_id": specID, "claim": true})
+	taskID, _ := data(next)["task_id"].(string)
+	if next["success"] != true || data(next)["claimed"] != true || data(next)["title"] != "First task" ||
+		data(next)["metadata"].(map[string]any)["description"] != "do a" || data(next)["metadata"].(map[string]any)["file_path"] != "a.go" {
+		t.Fatalf("next: %v", next)
+	}
+	prep, pb := callSized(t, c, "task", map[string]any{"action": "prepare", "spec_id": specID, "task_id": taskID})
+	pd := data(prep)
+	if prep["success"] != true || pd["task_id"] != taskID || pd["task"].(map[string]any)["metadata"].(map[string]any)["description"] != "do a" ||
+		pd["dependencies"].(map[string]any)["can_start"] != true || pd["context"].(map[string]any)["phase"] == nil {
+		t.Fatalf("prepare: %v", prep)
+	}
+	done, cb := callSized(t, c, "task", map[string]any{"action": "complete", "spec_id": specID, "task_id": taskID, "completion_note": "done"})
+	cd := data(done)
+	if done["success"] != true || cd["status"] != "completed" || cd["progress"] == nil || cd["phase"] == nil {
+		t.Fatalf("complete: %v", done)
+	}
+	t.Logf("loop: next %d + prepare %d + complete %d = %d bytes (budget %d)", nb, pb, cb, nb+pb+cb, maxLoopBytes)
+	nc, _ := cd["next_calls"].([]any)
+	if len(nc) == 0 {
+		t.Fatalf("complete names no next call: %v", cd)
+	}
+	if nb+pb+cb > maxLoopBytes {
+		t.Fatalf("the loop costs %d bytes, over %d", nb+pb+cb, maxLoopBytes)
+	}
+	// The next call runs as given and leads on: the next task, claimed.
+	first := nc[0].(map[string]any)
+	again := call(t, c, first["tool"].(string), first["args"].(map[string]any))
+	if again["success"] != true || data(again)["task_id"] == taskID || data(again)["claimed"] != true {
+		t.Fatalf("complete's next call %v: %v", first, again)
+	}
+}
+
+// TestNextCallsLeadOn: successes with an obvious next step name it in
+// data.next_calls, and each runs as given and does that step: spec-create
+// → phase-add, an empty spec list → spec-create, a spec with no phase →
+// its task list names phase-add, the last completion → lifecycle complete.
+func TestNextCallsLeadOn(t *testing.T) {
+	t.Parallel()
+	c, _ := inProcess(t, newDeps(t, false), protocols[1])
+	follow := func(what string, env map[string]any) map[string]any {
+		t.Helper()
+		nc, _ := data(env)["next_calls"].([]any)
+		if env["success"] != true || len(nc) != 1 {
+			t.Fatalf("%s: want one next call: %v", what, env)
+		}
+		next := nc[0].(map[string]any)
+		got := call(t, c, next["tool"].(string), next["args"].(map[string]any))
+		if got["success"] != true {
+			t.Fatalf("%s: next call %v failed: %v", what, next, got["data"])
+		}
+		return got
+	}
+	created := follow("empty spec list", call(t, c, "spec", map[string]any{"action": "list"}))
+	specID := data(created)["spec_id"].(string)
+	if list := call(t, c, "spec", map[string]any{"action": "list"}); data(list)["count"] != 1.0 || data(list)["next_calls"] != nil {
+		t.Fatalf("spec list after the first spec: %v", list)
+	}
+	emptyTasks := call(t, c, "task", map[string]any{"action": "list", "spec_id": specID})
+	phase := follow("spec-create", created)
+	if data(phase)["spec_id"] != specID {
+		t.Fatalf("phase-add on another spec: %v", phase)
+	}
+	follow("task list of a spec without phases", emptyTasks)
+	if list := call(t, c, "task", map[string]any{"action": "list", "spec_id": specID}); data(list)["count"].(float64) == 0 || data(list)["next_calls"] != nil {
+		t.Fatalf("task list of a spec with phases: %v", list)
+	}
+	// Complete every task through the loop; the last completion names
+	// lifecycle complete, which completes the spec.
+	call(t, c, "lifecycle", map[string]any{"action": "activate", "spec_id": specID})
+	for i := 0; ; i++ {
+		next := call(t, c, "task", map[string]any{"action": "next", "spec_id": specID, "claim": true})
+		if data(next)["found"] != true {
+			t.Fatalf("ran out of tasks before the spec was complete: %v", next)
+		}
+		done := call(t, c, "task", map[string]any{"action": "complete", "spec_id": specID, "task_id": data(next)["task_id"], "completion_note": "done"})
+		nc := data(done)["next_calls"].([]any)[0].(map[string]any)
+		if nc["tool"] == "lifecycle" {
+			end := follow("the last completion", done)
+			if data(end)["spec_id"] != specID {
+				t.Fatalf("lifecycle complete: %v", end)
+			}
+			return
+		}
+		if nc["tool"] != "task" || nc["args"].(map[string]any)["action"] != "next" || i > 20 {
+			t.Fatalf("complete's next call: %v", nc)
+		}
+	}
 }

@@ -21,6 +21,8 @@ type SpecCreateAnswer struct {
 	Title     string          `json:"title"`
 	Lifecycle specs.Lifecycle `json:"lifecycle"`
 	Template  string          `json:"template"`
+	// NextCalls, for a spec made without a template, adds its first phase.
+	NextCalls []core.NextCall `json:"next_calls,omitempty"`
 }
 
 func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request) mcptool.Result {
@@ -39,6 +41,8 @@ func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request) mcptool.Resul
 	a := SpecCreateAnswer{Mutation: Mutation{SpecID: h.SpecID, Version: h.Version}, Title: h.Title, Lifecycle: h.Lifecycle, Template: r.Args.String("template")}
 	if o.DryRun {
 		a.DryRun, a.Changes = true, []specs.RepoChange{{Op: "add", Target: "spec", Detail: h.SpecID}}
+	} else if a.Template == "" {
+		a.NextCalls = []core.NextCall{callFirstPhase.on(h.SpecID, "")}
 	}
 	return mcptool.OK(a)
 }

@@ -154,7 +154,14 @@ type SpecListAnswer struct {
 	Specs  []SpecRow `json:"specs"`
 	Count  int       `json:"count"`
 	Status string    `json:"status"`
+	// NextCalls, when the store holds no spec in the folder listed (all
+	// or pending), creates the first one.
+	NextCalls []core.NextCall `json:"next_calls,omitempty"`
 }
+
+// callFirstSpec fills an empty spec list: a spec named as a placeholder
+// (authoring spec-create).
+var callFirstSpec = specCall{tool: "authoring", action: "spec-create", noSpec: true, fixed: [][2]string{{"name", "First spec"}}}
 
 // SpecRow is one spec of spec list (specs.ListRows).
 type SpecRow = specs.SpecRow
@@ -174,7 +181,11 @@ func (d *Deps) specList(ctx context.Context, r *mcptool.Request) mcptool.Result 
 	}
 	withProgress := !r.Args.Has("include_progress") || r.Args.Bool("include_progress")
 	items := specs.ListRows(rows, withProgress)
-	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder} }
+	var fill []core.NextCall
+	if len(items) == 0 && p.After == "" && (folder == "all" || folder == string(specs.LifecyclePending)) {
+		fill = []core.NextCall{callFirstSpec.on("", "")}
+	}
+	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder, NextCalls: fill} }
 	res := mcptool.OK(answer(len(items)), p.Meta(p.Cursor(next, next != "")))
 	// Over the token budget, the page ends earlier: the last rows go and
 	// the cursor continues after the last row kept.
