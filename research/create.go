@@ -1,6 +1,7 @@
 package research
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,6 +101,14 @@ var (
 // info.CanonicalText and the query. Errors are returned only for bad input:
 // both Text and Pages set, or MaxSnippets outside 0..10.
 func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
+	return CreateDigestContext(context.Background(), in)
+}
+
+// CreateDigestContext is CreateDigest under ctx: between its stages
+// (canonicalising, splitting, tokenising, ranking chunks, ranking
+// sentences) it stops with ctx's error once ctx is done, so a call's
+// deadline holds for a large source.
+func CreateDigestContext(ctx context.Context, in CreateInput) (DigestPayload, CreateInfo, error) {
 	if in.Text != "" && len(in.Pages) > 0 {
 		return DigestPayload{}, CreateInfo{}, ErrTextAndPages
 	}
@@ -111,6 +120,9 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 		maxSnippets = DefaultMaxSnippets
 	}
 	info, r, hash := canonicalSource(in)
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	chunks, chunkPage, sents := candidates(r, info.PageSpans)
 	info.Chunks, info.Sentences = len(chunks), len(sents)
 
@@ -123,9 +135,21 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 	for i, t := range info.QueryTerms {
 		termIndex[t] = i
 	}
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	tok := tokenize(r, termIndex)
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	chunkScores, method := rank(chunks, tok, len(info.QueryTerms))
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	sentScores, _ := rank(sents, tok, len(info.QueryTerms))
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	info.Ranking = method
 	if len(chunks) == 0 {
 		info.Ranking = RankingPosition

@@ -181,7 +181,10 @@ func (s Service) Create(ctx context.Context, a CreateArgs) (CreateResult, error)
 			return CreateResult{}, err
 		}
 	}
-	p, info, err := CreateDigest(CreateInput{Text: in.Text, Pages: in.Pages, Query: a.Query, SourceID: a.SourceID, MaxSnippets: a.MaxSnippets})
+	p, info, err := CreateDigestContext(ctx, CreateInput{Text: in.Text, Pages: in.Pages, Query: a.Query, SourceID: a.SourceID, MaxSnippets: a.MaxSnippets})
+	if ctx.Err() != nil && err != nil {
+		return CreateResult{}, err // the deadline: the dispatcher's UNAVAILABLE
+	}
 	if err != nil {
 		return CreateResult{}, core.NewError(errcode.InvalidFormat, err.Error(), map[string]any{"field": in.From})
 	}

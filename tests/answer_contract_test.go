@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs/specstore"
 )
 
@@ -215,6 +217,79 @@ func TestNextCallsLeadOn(t *testing.T) {
 		}
 		if nc["tool"] != "task" || nc["args"].(map[string]any)["action"] != "next" || i > 20 {
 			t.Fatalf("complete's next call: %v", nc)
+		}
+	}
+}
+
+// TestDeadlineHoldsForCPUBoundWork: with a 1 ms call deadline, reads that
+// spend their time computing (spec get and validate of a large spec, a
+// 4.5 MB digest-create) answer the dispatcher's deadline refusal —
+// UNAVAILABLE with details.timeout_ms and a recovery — instead of
+// running to the end; with the usual deadline they succeed.
+func TestDeadlineHoldsForCPUBoundWork(t *testing.T) {
+	t.Parallel()
+	deps := newDeps(t, false)
+	specID := seedSpec(t, deps.Specs.(*specstore.Repo), 1500)
+	big := strings.Repeat("Foxes run across the open field at dawn while the farm sleeps. ", 4_500_000/64)
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"spec", map[string]any{"action": "get", "spec_id": specID}},
+		{"spec", map[string]any{"action": "validate", "spec_id": specID}},
+		{"research", map[string]any{"action": "digest-create", "text": big, "query": "foxes"}},
+	}
+	normal, _ := inProcess(t, deps, protocols[1])
+	for _, cl := range calls {
+		// (validate of this spec reports more than the budget holds: it
+		// ran to the end all the same.)
+		if env := call(t, normal, cl.tool, cl.args); env["success"] != true && errorCode(env) != "PAYLOAD_TOO_LARGE" {
+			t.Fatalf("%s %v with the usual deadline: %v", cl.tool, cl.args["action"], errorCode(env))
+		}
+	}
+	short := *deps
+	short.Runtime.Deadline = time.Millisecond
+	c, _ := inProcess(t, &short, protocols[1])
+	for _, cl := range calls {
+		env := call(t, c, cl.tool, cl.args)
+		if env["success"] != false || errorCode(env) != "UNAVAILABLE" || data(env)["details"].(map[string]any)["timeout_ms"] != 1.0 {
+			t.Fatalf("%s %v under a 1 ms deadline: %v %v", cl.tool, cl.args["action"], errorCode(env), env["error"])
+		}
+	}
+}
+
+// TestVerificationExecuteReportsTimeoutAndCut: a verify command the
+// timeout kills says so in a VERIFY_TIMED_OUT warning, and output cut to
+// its end sets content_fidelity partial with a CONTENT_TRUNCATED warning;
+// a short run carries neither.
+func TestVerificationExecuteReportsTimeoutAndCut(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the built binary")
+	}
+	db := storetest.Open(t).Path()
+	on := stdioOnStore(t, db, protocols[1], "--enable-verification-execute", "--flags", writeFlagFile(t, map[string]string{"verification_execute": "on"}))
+	specID, _ := seedWorkSpec(t, on)
+	run := func(command string, record bool) map[string]any {
+		t.Helper()
+		taskOK(t, on, "task", map[string]any{"action": "update-metadata", "spec_id": specID, "task_id": "verify-1-1", "command": command})
+		env := call(t, on, "verification", map[string]any{"action": "execute", "spec_id": specID, "verify_id": "verify-1-1", "timeout_seconds": 1, "record": record})
+		if env["success"] != true {
+			t.Fatalf("%s: %v", command, env)
+		}
+		return env
+	}
+	if env := run("echo ok", false); hasWarning(env, "VERIFY_TIMED_OUT") || env["meta"].(map[string]any)["content_fidelity"] != nil {
+		t.Fatalf("a short run: %v", env["meta"])
+	}
+	for _, record := range []bool{false, true} {
+		if env := run("echo started; sleep 30", record); data(env)["timed_out"] != true || !hasWarning(env, "VERIFY_TIMED_OUT") {
+			t.Fatalf("timed out (record %v): %v %v", record, data(env), env["meta"])
+		}
+		env := run("yes specd | head -c 30000", record)
+		meta := env["meta"].(map[string]any)
+		if data(env)["output_truncated"] != true || meta["content_fidelity"] != "partial" || !hasWarning(env, "CONTENT_TRUNCATED") {
+			t.Fatalf("cut output (record %v): %v", record, meta)
 		}
 	}
 }

@@ -58,14 +58,21 @@ func mutateAnswer[T any, P interface {
 }
 
 // readAnswer runs fn over the call's spec in one read transaction and
-// returns its typed result.
+// returns its typed result. The call's deadline holds for the work a read
+// computes: past it, before fn (loading a large spec) or after it, the
+// answer is ctx's error, which the dispatcher answers as UNAVAILABLE.
 func readAnswer[T any](ctx context.Context, d *Deps, r *mcptool.Request, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) (T, error) {
 	specID := r.Args.String("spec_id")
 	var out T
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var err error
-		out, err = fn(sp, j)
-		return err
+		if out, err = fn(sp, j); err != nil {
+			return err
+		}
+		return ctx.Err()
 	})
 	if err != nil {
 		return out, withSpecNextCall(err, specID)

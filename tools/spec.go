@@ -134,11 +134,17 @@ func specGet(ctx context.Context, d *Deps, r *mcptool.Request, budget int, memo 
 		budget = mt
 	}
 	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionRef(r.Args, "version"), maxJournalInGet)
+	if err == nil {
+		err = ctx.Err() // the deadline holds for the decoding, too
+	}
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
 	deg := &docDegrader{doc: doc, memo: memo, dataBudget: budget}
 	data, b, err := deg.fit(budget)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return mcptool.Fail(err)
 	}
