@@ -293,3 +293,24 @@ func TestVerificationExecuteReportsTimeoutAndCut(t *testing.T) {
 		}
 	}
 }
+
+// TestListsCarryTotalCount: spec history, whose count is known without
+// reading the versions, carries meta.pagination.total_count on every page,
+// equal to the versions its pages list.
+func TestListsCarryTotalCount(t *testing.T) {
+	t.Parallel()
+	c, _ := inProcess(t, newDeps(t, false), protocols[1])
+	specID := fixture(t, c)["$spec_id"]
+	for i := 0; i < 4; i++ {
+		call(t, c, "authoring", map[string]any{"action": "phase-add", "spec_id": specID, "title": fmt.Sprintf("Extra %d", i)})
+	}
+	args := map[string]any{"action": "history", "spec_id": specID, "limit": 2}
+	seen, totals := 0, map[any]bool{}
+	pageThrough(t, c, call(t, c, "spec", args), "spec", args, 25_000, 20, func(page map[string]any) {
+		seen += len(data(page)["versions"].([]any))
+		totals[page["meta"].(map[string]any)["pagination"].(map[string]any)["total_count"]] = true
+	})
+	if len(totals) != 1 || totals[float64(seen)] != true || seen < 5 {
+		t.Fatalf("total_count %v over pages listing %d versions", totals, seen)
+	}
+}

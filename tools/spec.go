@@ -231,7 +231,13 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request) mcptool.Resu
 	if len(h.Versions) > 0 {
 		next = p.Cursor(strconv.FormatInt(h.Versions[len(h.Versions)-1].Version, 10), h.More)
 	}
-	return mcptool.OK(SpecHistoryAnswer{SpecID: specID, Versions: h.Versions, Revisions: h.Revisions}, p.Meta(next))
+	// total_count: every version the listing reaches (not known when it
+	// starts from a given version).
+	var total *int
+	if versionRef(r.Args, "version") == "" {
+		total = &h.Total
+	}
+	return mcptool.OK(SpecHistoryAnswer{SpecID: specID, Versions: h.Versions, Revisions: h.Revisions}, core.WithPagination(next, p.Limit, total))
 }
 
 // SpecValidateAnswer is spec validate's answer. Backup and AutoFix answer
