@@ -103,6 +103,16 @@ func ValidateSpec(sp *Spec) ValidationReport {
 	return Validate(&doc)
 }
 
+// ValidateSpecContext is ValidateSpec under ctx (ValidateContext): it
+// stops with ctx's error once ctx is done.
+func ValidateSpecContext(ctx context.Context, sp *Spec) (ValidationReport, error) {
+	doc := sp.Document()
+	if err := ctx.Err(); err != nil {
+		return ValidationReport{}, err
+	}
+	return ValidateContext(ctx, &doc)
+}
+
 // FixSpec applies every auto-fix (Fix) to the spec's document and, when
 // any applied, makes the spec equal to the fixed document.
 func FixSpec(sp *Spec, clock core.Clock) FixResult { return FixSpecWith(sp, FixOptions{Clock: clock}) }

@@ -268,7 +268,8 @@ func foundryNotes(a mcptool.Args, autoFix string) (backup, fix string) {
 func (d *Deps) specValidate(ctx context.Context, r *mcptool.Request) mcptool.Result {
 	backup, fix := foundryNotes(r.Args, "validate never changes the spec; spec fix applies the auto-fixable diagnostics.")
 	return readTo(ctx, d, r, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
-		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: specs.ValidateSpec(sp), Backup: backup, AutoFix: fix}, nil
+		report, err := specs.ValidateSpecContext(ctx, sp)
+		return SpecValidateAnswer{SpecID: r.Args.String("spec_id"), ValidationReport: report, Backup: backup, AutoFix: fix}, err
 	})
 }
 
