@@ -1,6 +1,7 @@
 package research
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -51,6 +52,10 @@ type CreateInfo struct {
 	// Chunks and Sentences count the candidates scored.
 	Chunks    int `json:"chunks"`
 	Sentences int `json:"sentences"`
+	// Shortened names the parts left out or cut so that the digest is no
+	// longer than its source ("key_points", "evidence_snippets",
+	// "summary"); empty when none was.
+	Shortened []string `json:"-"`
 }
 
 // Errors returned by CreateDigest.
@@ -80,6 +85,14 @@ var (
 //     characters, then put back in document order and joined by spaces.
 //  6. key_points: the CreateKeyPoints best sentences, one each.
 //  7. digest_chars and compression_ratio are computed exactly.
+//  8. A digest is never longer than its source (compression_ratio is at
+//     most 1 and means what it says). A source of at most MaxSummaryChars
+//     that would give a longer digest cannot be compressed: the digest
+//     keeps its canonical text as the summary, with no key points or
+//     snippets. A longer source loses its key points (they repeat
+//     sentences of the summary), then summary sentences, so that the
+//     summary fits beside the snippets. CreateInfo.Shortened names what
+//     went.
 //
 // An empty (or all-markup) source is not an error: the digest is valid with
 // an empty summary and no key points or snippets, original_chars 0 and
@@ -88,6 +101,14 @@ var (
 // info.CanonicalText and the query. Errors are returned only for bad input:
 // both Text and Pages set, or MaxSnippets outside 0..10.
 func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
+	return CreateDigestContext(context.Background(), in)
+}
+
+// CreateDigestContext is CreateDigest under ctx: between its stages
+// (canonicalising, splitting, tokenising, ranking chunks, ranking
+// sentences) it stops with ctx's error once ctx is done, so a call's
+// deadline holds for a large source.
+func CreateDigestContext(ctx context.Context, in CreateInput) (DigestPayload, CreateInfo, error) {
 	if in.Text != "" && len(in.Pages) > 0 {
 		return DigestPayload{}, CreateInfo{}, ErrTextAndPages
 	}
@@ -99,6 +120,9 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 		maxSnippets = DefaultMaxSnippets
 	}
 	info, r, hash := canonicalSource(in)
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	chunks, chunkPage, sents := candidates(r, info.PageSpans)
 	info.Chunks, info.Sentences = len(chunks), len(sents)
 
@@ -111,9 +135,21 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 	for i, t := range info.QueryTerms {
 		termIndex[t] = i
 	}
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	tok := tokenize(r, termIndex)
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	chunkScores, method := rank(chunks, tok, len(info.QueryTerms))
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	sentScores, _ := rank(sents, tok, len(info.QueryTerms))
+	if err := ctx.Err(); err != nil {
+		return DigestPayload{}, CreateInfo{}, err
+	}
 	info.Ranking = method
 	if len(chunks) == 0 {
 		info.Ranking = RankingPosition
@@ -126,21 +162,53 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 		Version:          Version,
 		ContentType:      ContentType,
 		QueryHash:        QueryHash(in.Query),
-		Summary:          summary(r, sents, order),
+		Summary:          summary(r, sents, order, MaxSummaryChars),
 		KeyPoints:        keyPoints(r, sents, order),
 		EvidenceSnippets: evidence(r, chunks, chunkPage, chunkScores, method, maxSnippets),
 		OriginalChars:    len(r),
 		SourceTextHash:   hash,
 	}
-	p.DigestChars = utf8.RuneCountInString(p.Summary)
-	for _, e := range p.EvidenceSnippets {
-		p.DigestChars += utf8.RuneCountInString(e.Text)
-	}
-	for _, k := range p.KeyPoints {
-		p.DigestChars += utf8.RuneCountInString(k)
-	}
+	p.DigestChars = digestChars(p)
+	info.Shortened = keepShorter(&p, info.CanonicalText, r, sents, order)
 	p.CompressionRatio = ExpectedCompressionRatio(p.DigestChars, p.OriginalChars)
 	return p, info, nil
+}
+
+// digestChars is the payload's digest_chars: the code points of its
+// summary, key points and snippet texts.
+func digestChars(p DigestPayload) int {
+	n := utf8.RuneCountInString(p.Summary)
+	for _, e := range p.EvidenceSnippets {
+		n += utf8.RuneCountInString(e.Text)
+	}
+	for _, k := range p.KeyPoints {
+		n += utf8.RuneCountInString(k)
+	}
+	return n
+}
+
+// keepShorter makes *p no longer than its source, whose canonical text is
+// text (step 8 of CreateDigest), and names the parts it shortened;
+// p.DigestChars is kept current.
+func keepShorter(p *DigestPayload, text string, r []rune, sents []Span, order []int) []string {
+	if p.DigestChars <= p.OriginalChars {
+		return nil
+	}
+	if p.OriginalChars <= MaxSummaryChars {
+		p.Summary, p.KeyPoints, p.EvidenceSnippets = text, []string{}, []EvidenceSnippet{}
+		p.DigestChars = p.OriginalChars
+		return []string{"key_points", "evidence_snippets"}
+	}
+	p.KeyPoints = []string{}
+	if p.DigestChars = digestChars(*p); p.DigestChars <= p.OriginalChars {
+		return []string{"key_points"}
+	}
+	// The snippets are distinct parts of the source and the summary alone
+	// is shorter than it: the summary keeps what fits beside them.
+	room := p.OriginalChars - p.DigestChars + utf8.RuneCountInString(p.Summary)
+	p.Summary = summary(r, sents, order, room)
+	p.DigestChars = digestChars(*p)
+	return []string{"key_points", "summary"}
 }
 
 // canonicalSource canonicalises the input (page by page for Pages) and
@@ -202,8 +270,8 @@ func evidence(r []rune, chunks []Span, chunkPage []int, scores []float64, method
 }
 
 // summary takes the sentences in order (best first) while they fit in
-// MaxSummaryChars, and joins them in document order with spaces.
-func summary(r []rune, sents []Span, order []int) string {
+// maxChars, and joins them in document order with spaces.
+func summary(r []rune, sents []Span, order []int, maxChars int) string {
 	chosen := make([]bool, len(sents))
 	summaryLen := 0
 	for _, i := range order {
@@ -215,8 +283,8 @@ func summary(r []rune, sents []Span, order []int) string {
 		if summaryLen > 0 {
 			extra++ // the joining space
 		}
-		if summaryLen+extra > MaxSummaryChars {
-			if MaxSummaryChars-summaryLen < 2 {
+		if summaryLen+extra > maxChars {
+			if maxChars-summaryLen < 2 {
 				break
 			}
 			continue

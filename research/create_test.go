@@ -44,9 +44,14 @@ const foxText = `<h1>Foxes</h1>
 <p>Apart from its large size, the red fox is distinguished from other fox species by its ability to adapt quickly to new environments. Despite its name, the species often produces individuals with other colourings, including leucistic and melanistic individuals.</p>
 <p>Wolves are not foxes. Dogs are not foxes either; they bark.</p>`
 
+// foxTextLong is foxText with enough filler for summary, key points and
+// snippets together (a digest is never longer than its source:
+// TestCreateDigestNeverLonger).
+var foxTextLong = foxText + strings.Repeat("<p>Unrelated filler about the weather in the hills.</p>", 120)
+
 func TestCreateDigestBasic(t *testing.T) {
 	query := "red fox Australia invasive"
-	p, info, err := CreateDigest(CreateInput{Text: foxText, Query: query, MaxSnippets: 3})
+	p, info, err := CreateDigest(CreateInput{Text: foxTextLong, Query: query, MaxSnippets: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +80,7 @@ func TestCreateDigestBasic(t *testing.T) {
 		t.Fatalf("best key point %q", p.KeyPoints[0])
 	}
 	// Deterministic.
-	q, _, _ := CreateDigest(CreateInput{Text: foxText, Query: query, MaxSnippets: 3})
+	q, _, _ := CreateDigest(CreateInput{Text: foxTextLong, Query: query, MaxSnippets: 3})
 	if string(marshal(t, p)) != string(marshal(t, q)) {
 		t.Fatal("not deterministic")
 	}
@@ -138,7 +143,8 @@ func TestCreateDigestHardCuts(t *testing.T) {
 }
 
 func TestCreateDigestPaged(t *testing.T) {
-	pages := []string{"Page one talks about apples. Apples are red.", "", "Page three talks about pears. Pears are green.", "Bananas."}
+	// Page one's filler makes the source long enough to compress.
+	pages := []string{"Page one talks about apples. Apples are red." + strings.Repeat(" Nothing here is about that fruit.", 80), "", "Page three talks about pears. Pears are green.", "Bananas."}
 	query := "pears"
 	p, info, err := CreateDigest(CreateInput{Pages: pages, Query: query, SourceID: "doc-1"})
 	if err != nil {
@@ -178,7 +184,7 @@ func TestCreateDigestEmpty(t *testing.T) {
 }
 
 func TestCreateDigestNoMatch(t *testing.T) {
-	p, info, err := CreateDigest(CreateInput{Text: foxText, Query: "the of and zebra"})
+	p, info, err := CreateDigest(CreateInput{Text: foxTextLong, Query: "the of and zebra"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,5 +227,33 @@ func TestSplitRangeBounds(t *testing.T) {
 	}
 	if spans[len(spans)-1].End != len(r) {
 		t.Fatal("text not covered")
+	}
+}
+
+// TestCreateDigestNeverLonger: a digest is never longer than its source.
+// A source that cannot be compressed keeps its text as the summary; a
+// longer one drops key points, then summary sentences.
+func TestCreateDigestNeverLonger(t *testing.T) {
+	for _, tc := range []struct {
+		text      string
+		snippets  int
+		shortened []string
+	}{
+		{"<p>Foxes are quick. Dogs sleep all day long.</p>", 5, []string{"key_points", "evidence_snippets"}},
+		{foxText, 3, []string{"key_points", "evidence_snippets"}},
+		{foxText + strings.Repeat("<p>Unrelated filler about the weather in the hills.</p>", 40), 10, []string{"key_points", "summary"}},
+		{foxTextLong, 3, nil},
+	} {
+		p, info, err := CreateDigest(CreateInput{Text: tc.text, Query: "fox", MaxSnippets: tc.snippets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDigest(t, p, info, "fox")
+		if p.DigestChars > p.OriginalChars || p.CompressionRatio > 1 || p.Summary == "" {
+			t.Fatalf("%d chars from %d: %+v", p.DigestChars, p.OriginalChars, p)
+		}
+		if strings.Join(info.Shortened, ",") != strings.Join(tc.shortened, ",") {
+			t.Fatalf("shortened %q, want %q", info.Shortened, tc.shortened)
+		}
 	}
 }

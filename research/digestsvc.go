@@ -160,6 +160,9 @@ type CreateResult struct {
 	// Ranking is bm25 or position (RankingBM25, RankingPosition).
 	Ranking    string   `json:"ranking"`
 	QueryTerms []string `json:"query_terms"`
+	// Shortened is CreateInfo.Shortened (the tool reports it as a
+	// warning).
+	Shortened []string `json:"-"`
 }
 
 // Create builds a digest from the call's source (CreateDigest). Errors:
@@ -179,7 +182,10 @@ func (s Service) Create(ctx context.Context, a CreateArgs) (CreateResult, error)
 			return CreateResult{}, err
 		}
 	}
-	p, info, err := CreateDigest(CreateInput{Text: in.Text, Pages: in.Pages, Query: a.Query, SourceID: a.SourceID, MaxSnippets: a.MaxSnippets})
+	p, info, err := CreateDigestContext(ctx, CreateInput{Text: in.Text, Pages: in.Pages, Query: a.Query, SourceID: a.SourceID, MaxSnippets: a.MaxSnippets})
+	if ctx.Err() != nil && err != nil {
+		return CreateResult{}, err // the deadline: the dispatcher's UNAVAILABLE
+	}
 	if err != nil {
 		return CreateResult{}, core.NewError(errcode.InvalidFormat, err.Error(), map[string]any{"field": in.From})
 	}
@@ -189,7 +195,7 @@ func (s Service) Create(ctx context.Context, a CreateArgs) (CreateResult, error)
 	}
 	return CreateResult{SourceID: info.SourceID, Payload: p, SourceTextHash: p.SourceTextHash, QueryHash: p.QueryHash,
 		CanonicalChars: p.OriginalChars, DigestChars: p.DigestChars, Paged: info.Paged, PageCount: len(info.PageSpans),
-		Ranking: info.Ranking, QueryTerms: terms}, nil
+		Ranking: info.Ranking, QueryTerms: terms, Shortened: info.Shortened}, nil
 }
 
 // PutArgs is a digest-put call.

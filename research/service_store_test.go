@@ -100,7 +100,7 @@ func TestServiceDigestLifecycle(t *testing.T) {
 	ctx := context.Background()
 	payload := payloadOf(t, svcText)
 	bad := payloadOf(t, svcText)
-	bad["summary"] = ""
+	bad["summary"] = "not the digest it counts"
 	for _, tc := range []struct {
 		name     string
 		args     research.PutArgs

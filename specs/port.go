@@ -20,6 +20,9 @@ type Repo interface {
 	SpecIDs(ctx context.Context) ([]string, error)
 	// History pages versions newest first below before (0 = newest).
 	History(ctx context.Context, specID string, before int64, limit int) ([]RepoVersion, bool, error)
+	// HistoryCount is how many versions History can list, known without
+	// reading them (total_count of spec history's pages).
+	HistoryCount(ctx context.Context, specID string) (int, error)
 	// ReadVersion runs fn over the spec as it was at version. VERSION_NOT_FOUND.
 	ReadVersion(ctx context.Context, specID string, version int64, fn func(v VersionView) error) error
 	// RollbackSpec restores version as a new version.

@@ -73,6 +73,7 @@ type HistoryPage struct {
 	Versions  []RepoVersion
 	Revisions []Revision // never nil
 	More      bool       // older versions follow
+	Total     int        // every version the history lists (Repo.HistoryCount)
 }
 
 // ReadHistory pages spec specID's versions below before (0: from the
@@ -82,7 +83,11 @@ func ReadHistory(ctx context.Context, repo Repo, specID string, before int64, li
 	if err != nil {
 		return HistoryPage{}, err
 	}
-	p := HistoryPage{Versions: versions, More: more, Revisions: []Revision{}}
+	total, err := repo.HistoryCount(ctx, specID)
+	if err != nil {
+		return HistoryPage{}, err
+	}
+	p := HistoryPage{Versions: versions, More: more, Total: total, Revisions: []Revision{}}
 	_ = repo.ReadSpec(ctx, specID, func(sp *Spec, _ JournalReader) error {
 		if r := Revisions(sp); r != nil {
 			p.Revisions = r
@@ -96,6 +101,16 @@ func ReadHistory(ctx context.Context, repo Repo, specID string, before int64, li
 func ValidateSpec(sp *Spec) ValidationReport {
 	doc := sp.Document()
 	return Validate(&doc)
+}
+
+// ValidateSpecContext is ValidateSpec under ctx (ValidateContext): it
+// stops with ctx's error once ctx is done.
+func ValidateSpecContext(ctx context.Context, sp *Spec) (ValidationReport, error) {
+	doc := sp.Document()
+	if err := ctx.Err(); err != nil {
+		return ValidationReport{}, err
+	}
+	return ValidateContext(ctx, &doc)
 }
 
 // FixSpec applies every auto-fix (Fix) to the spec's document and, when

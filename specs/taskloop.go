@@ -30,7 +30,7 @@ type TransitionView struct {
 	From     Status        `json:"from"`
 	To       Status        `json:"to"`
 	Status   Status        `json:"status"`
-	Task     TaskNode      `json:"task"`
+	Task     *TaskNode     `json:"task,omitempty"`
 	Progress ProgressBrief `json:"progress"`
 	Phase    *PhaseBrief   `json:"phase,omitempty"`
 	Warnings []string      `json:"-"`
@@ -47,7 +47,8 @@ func ApplyTransition(s *Spec, j JournalWriter, do Transition, id string, o Trans
 		j.Append(*tr.Entry)
 	}
 	n := s.Node(tr.TaskID)
-	return TransitionView{TaskID: tr.TaskID, From: tr.From, To: tr.To, Status: n.Status, Task: NodeOf(n),
+	node := NodeOf(n)
+	return TransitionView{TaskID: tr.TaskID, From: tr.From, To: tr.To, Status: n.Status, Task: &node,
 		Progress: ProgressOf(s), Phase: PhaseBriefOf(s, n), Warnings: tr.Warnings}, nil
 }
 

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -84,6 +85,23 @@ type checker struct {
 	issues []issue
 	// flagged records nodes that already have a hierarchy issue this round.
 	flagged map[string]bool
+	// ctx, when set, stops the node loops once done (every ctxEvery
+	// nodes); err is then its error.
+	ctx context.Context
+	err error
+}
+
+// ctxEvery is how many nodes the checker's loops handle between looks at
+// the context: a look costs little next to 256 nodes' checks.
+const ctxEvery = 256
+
+// stopped reports whether the checker stops before the i-th item of a
+// loop: its context is done (looked at every ctxEvery items).
+func (c *checker) stopped(i int) bool {
+	if c.err == nil && c.ctx != nil && i%ctxEvery == 0 {
+		c.err = c.ctx.Err()
+	}
+	return c.err != nil
 }
 
 func (c *checker) add(sev Severity, cat, code, loc, nodeID, suggestion string, fix func(*Document) bool, format string, args ...any) *issue {
@@ -134,6 +152,20 @@ func Validate(doc *Document) ValidationReport {
 	return report(c.issues)
 }
 
+// ValidateContext is Validate that stops with ctx's error once ctx is
+// done, so that a call's deadline holds for a large document.
+func ValidateContext(ctx context.Context, doc *Document) (ValidationReport, error) {
+	if doc == nil {
+		return Validate(nil), nil
+	}
+	c := &checker{d: doc, flagged: map[string]bool{}, ctx: ctx}
+	c.run()
+	if c.err != nil {
+		return ValidationReport{}, c.err
+	}
+	return report(c.issues), nil
+}
+
 func report(issues []issue) ValidationReport {
 	r := ValidationReport{Diagnostics: []Diagnostic{}}
 	for _, is := range issues {
@@ -163,15 +195,27 @@ func (c *checker) run() {
 		ids = append(ids, id)
 	}
 	SortIDs(ids)
-	for _, id := range ids {
+	for i, id := range ids {
+		if c.stopped(i) {
+			return
+		}
 		c.checkNodeFields(id)
 	}
 	c.checkHierarchy(ids)
-	for _, id := range ids {
+	for i, id := range ids {
+		if c.stopped(i) {
+			return
+		}
 		c.checkDeps(id)
 	}
-	for _, id := range ids {
+	for i, id := range ids {
+		if c.stopped(i) {
+			return
+		}
 		c.checkNodeMetadata(id)
+	}
+	if c.stopped(0) {
+		return
 	}
 	c.checkCountsAndCycles()
 	c.checkJournal()

@@ -1,7 +1,9 @@
 package specs
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -315,5 +317,20 @@ func TestFixFoundryAutofixed(t *testing.T) {
 	}
 	if v := CheckInvariants(FromDocument(*fr.Document)); len(v) > 0 {
 		t.Fatalf("invariants: %v", v)
+	}
+}
+
+// TestValidateContextStops: under a done context ValidateContext answers
+// the context's error; under a live one it reports what Validate does.
+func TestValidateContextStops(t *testing.T) {
+	d := loadFixture(t, "foundry_basic.json")
+	r, err := ValidateContext(context.Background(), d)
+	if err != nil || !reflect.DeepEqual(r, Validate(d)) {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ValidateContext(ctx, d); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a done context: %v", err)
 	}
 }

@@ -19,6 +19,8 @@ type SpecCreateAnswer struct {
 	Title     string          `json:"title"`
 	Lifecycle specs.Lifecycle `json:"lifecycle"`
 	Template  string          `json:"template"`
+	// NextCalls, for a spec made without a template, adds its first phase.
+	NextCalls []core.NextCall `json:"next_calls,omitempty"`
 }
 
 func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request, a specCreateArgs) mcptool.Result {
@@ -36,6 +38,8 @@ func (d *Deps) specCreate(ctx context.Context, r *mcptool.Request, a specCreateA
 	ans := SpecCreateAnswer{Mutation: Mutation{SpecID: h.SpecID, Version: h.Version}, Title: h.Title, Lifecycle: h.Lifecycle, Template: a.Template}
 	if o.DryRun {
 		ans.DryRun, ans.Changes = true, []specs.RepoChange{{Op: "add", Target: "spec", Detail: h.SpecID}}
+	} else if a.Template == "" {
+		ans.NextCalls = []core.NextCall{callFirstPhase.on(h.SpecID, "")}
 	}
 	return mcptool.OK(ans)
 }

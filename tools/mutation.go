@@ -79,13 +79,20 @@ func mutateAnswer[T any, P interface {
 }
 
 // readAnswer runs fn over spec specID in one read transaction and returns
-// its typed result.
+// its typed result. The call's deadline holds for the work a read
+// computes: past it, before fn (loading a large spec) or after it, the
+// answer is ctx's error, which the dispatcher answers as UNAVAILABLE.
 func readAnswer[T any](ctx context.Context, d *Deps, specID string, fn func(sp *specs.Spec, j specs.JournalReader) (T, error)) (T, error) {
 	var out T
 	err := d.Specs.ReadSpec(ctx, specID, func(sp *specs.Spec, j specs.JournalReader) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var err error
-		out, err = fn(sp, j)
-		return err
+		if out, err = fn(sp, j); err != nil {
+			return err
+		}
+		return ctx.Err()
 	})
 	if err != nil {
 		return out, withSpecNextCall(err, specID)

@@ -30,6 +30,8 @@ var (
 	callReopen         = specCall{tool: "task", action: "reopen", task: true, fixed: [][2]string{{"reason", "retry after failure"}}}
 	callLifecycleState = specCall{tool: "lifecycle", action: "state"}
 	callCompleteSpec   = specCall{tool: "lifecycle", action: "complete"}
+	// callFirstPhase fills a spec with no phases: its first phase.
+	callFirstPhase = specCall{tool: "authoring", action: "phase-add", fixed: [][2]string{{"title", "Phase 1"}}}
 )
 
 // on is c on spec specID and task taskID.

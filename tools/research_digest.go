@@ -2,6 +2,9 @@ package tools
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -114,8 +117,18 @@ func digestCreate(ctx context.Context, d *Deps, _ *mcptool.Request, a digestCrea
 	if err != nil {
 		return mcptool.Fail(err)
 	}
+	switch ctx := map[string]any{"original_chars": res.CanonicalChars, "digest_chars": res.DigestChars, "shortened": res.Shortened}; {
+	case slices.Contains(res.Shortened, "evidence_snippets"):
+		return mcptool.OK(res, warn(warnDigestNotCompressed, fmt.Sprintf("The source (%d characters) is too short to compress: the digest keeps its text as the summary, with no key points or snippets.", res.CanonicalChars), ctx))
+	case len(res.Shortened) > 0:
+		return mcptool.OK(res, warn(warnDigestNotCompressed, fmt.Sprintf("The digest came out longer than its source: %s left out or cut so that it is not.", strings.Join(res.Shortened, " and ")), ctx))
+	}
 	return mcptool.OK(res)
 }
+
+// warnDigestNotCompressed: digest-create could not make a digest shorter
+// than its source in full, and says what it kept instead.
+const warnDigestNotCompressed = "DIGEST_NOT_COMPRESSED"
 
 func digestPut(ctx context.Context, d *Deps, a digestPutArgs, sweeper *research.Sweeper) mcptool.Result {
 	svc := researchService(d)

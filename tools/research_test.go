@@ -82,7 +82,9 @@ func TestDigestSummariesForResearchNodes(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	d, _ := researchDeps(t, &now)
 	tool := researchTool(d)
-	text := "Locks serialise writers. Readers see snapshots. Compaction needs the write lock. Cursors seek fast."
+	// Long enough to compress (a shorter source keeps its text as the
+	// summary, with no snippets).
+	text := "Locks serialise writers. Readers see snapshots. Compaction needs the write lock. Cursors seek fast." + strings.Repeat(" Pages stay on disk until freed.", 80)
 	p, _, err := research.CreateDigest(research.CreateInput{Text: text, Query: "write lock", MaxSnippets: 5})
 	if err != nil {
 		t.Fatal(err)

@@ -136,16 +136,24 @@ func specGet(ctx context.Context, d *Deps, r *mcptool.Request, a specGetArgs, bu
 		budget = *a.MaxTokens
 	}
 	doc, err := specs.ReadDocumentRef(ctx, d.Specs, specID, versionText(a.Version), maxJournalInGet)
+	if err == nil {
+		err = ctx.Err() // the deadline holds for the decoding, too
+	}
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, specID))
 	}
 	deg := &docDegrader{doc: doc, memo: memo, dataBudget: budget}
 	data, b, err := deg.fit(budget)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	res := mcptool.OK(data, fidelityMeta(b, budget, r.ArchiveServed)...)
-	res.Degrade = deg
+	res := mcptool.OK(data)
+	// Over the whole envelope's budget, deg fits again and its report
+	// replaces this one.
+	res.DataMeta, res.Degrade = fidelityMeta(b, budget, r.ArchiveServed), deg
 	return res
 }
 
@@ -154,7 +162,14 @@ type SpecListAnswer struct {
 	Specs  []SpecRow `json:"specs"`
 	Count  int       `json:"count"`
 	Status string    `json:"status"`
+	// NextCalls, when the store holds no spec in the folder listed (all
+	// or pending), creates the first one.
+	NextCalls []core.NextCall `json:"next_calls,omitempty"`
 }
+
+// callFirstSpec fills an empty spec list: a spec named as a placeholder
+// (authoring spec-create).
+var callFirstSpec = specCall{tool: "authoring", action: "spec-create", noSpec: true, fixed: [][2]string{{"name", "First spec"}}}
 
 // SpecRow is one spec of spec list (specs.ListRows).
 type SpecRow = specs.SpecRow
@@ -171,7 +186,11 @@ func (d *Deps) specList(ctx context.Context, r *mcptool.Request, a specListArgs)
 	}
 	withProgress := a.IncludeProgress == nil || *a.IncludeProgress
 	items := specs.ListRows(rows, withProgress)
-	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder} }
+	var fill []core.NextCall
+	if len(items) == 0 && p.After == "" && (folder == "all" || folder == string(specs.LifecyclePending)) {
+		fill = []core.NextCall{callFirstSpec.on("", "")}
+	}
+	answer := func(k int) any { return SpecListAnswer{Specs: items[:k], Count: k, Status: folder, NextCalls: fill} }
 	res := mcptool.OK(answer(len(items)), p.Meta(p.Cursor(next, next != "")))
 	// Over the token budget, the page ends earlier: the last rows go and
 	// the cursor continues after the last row kept.
@@ -211,7 +230,13 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request, a specHistor
 	if len(h.Versions) > 0 {
 		next = p.Cursor(strconv.FormatInt(h.Versions[len(h.Versions)-1].Version, 10), h.More)
 	}
-	return mcptool.OK(SpecHistoryAnswer{SpecID: specID, Versions: h.Versions, Revisions: h.Revisions}, p.Meta(next))
+	// total_count: every version the listing reaches (not known when it
+	// starts from a given version).
+	var total *int
+	if versionRef(r.Args, "version") == "" {
+		total = &h.Total
+	}
+	return mcptool.OK(SpecHistoryAnswer{SpecID: specID, Versions: h.Versions, Revisions: h.Revisions}, core.WithPagination(next, p.Limit, total))
 }
 
 // SpecValidateAnswer is spec validate's answer. Backup and AutoFix answer
@@ -242,7 +267,8 @@ func (a foundryNoteArgs) foundryNotes(autoFix string) (backup, fix string) {
 func (d *Deps) specValidate(ctx context.Context, _ *mcptool.Request, a specValidateArgs) mcptool.Result {
 	backup, fix := a.foundryNotes("validate never changes the spec; spec fix applies the auto-fixable diagnostics.")
 	return readTo(ctx, d, a.SpecID, func(sp *specs.Spec, _ specs.JournalReader) (SpecValidateAnswer, error) {
-		return SpecValidateAnswer{SpecID: a.SpecID, ValidationReport: specs.ValidateSpec(sp), Backup: backup, AutoFix: fix}, nil
+		report, err := specs.ValidateSpecContext(ctx, sp)
+		return SpecValidateAnswer{SpecID: a.SpecID, ValidationReport: report, Backup: backup, AutoFix: fix}, err
 	})
 }
 

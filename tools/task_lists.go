@@ -15,12 +15,18 @@ import (
 
 // Answers of the listings.
 type (
-	TaskListAnswer      = specs.TaskPage
 	TaskQueryAnswer     = specs.QueryPage
 	TaskBlockedAnswer   = specs.BlockedPage
 	TaskHierarchyAnswer = specs.HierarchyPage
 	TaskProgressAnswer  = specs.NodeProgress
 )
+
+// TaskListAnswer is task list's answer: one page of tasks and, when the
+// spec has no phase yet, the call that adds its first one.
+type TaskListAnswer struct {
+	specs.TaskPage
+	NextCalls []core.NextCall `json:"next_calls,omitempty"`
+}
 
 // taskListing is one paged task listing: which nodes (listing), how each is
 // shown (item) and the answer around the page (wrap).
@@ -101,7 +107,14 @@ func (d *Deps) taskList(ctx context.Context, r *mcptool.Request, a taskListArgs)
 	return pagedTasks(ctx, d, r, a.SpecID, taskListing[specs.TaskListItem, TaskListAnswer]{action: "list", key: "tasks",
 		restart: restart, filters: []string{f.Status, strconv.FormatBool(f.ExcludeComplete)},
 		listing: func(*specs.Spec) (specs.Listing, error) { return f.Listing(), nil },
-		item:    listItemAt, wrap: specs.PageOf[specs.TaskListItem]})
+		item:    listItemAt,
+		wrap: func(sp *specs.Spec, items []specs.TaskListItem) TaskListAnswer {
+			a := TaskListAnswer{TaskPage: specs.PageOf(sp, items)}
+			if root := sp.Node(specs.RootID); len(items) == 0 && root != nil && len(root.Children) == 0 {
+				a.NextCalls = []core.NextCall{callFirstPhase.on(sp.Header.SpecID, "")}
+			}
+			return a
+		}})
 }
 
 // taskQuery pages task nodes filtered by status, node_type and parent (its

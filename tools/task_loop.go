@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
@@ -27,10 +28,34 @@ func (d *Deps) transitionOptions(r *mcptool.Request, t transition) specs.Transit
 	return o
 }
 
-// TransitionAnswer is the answer of a status change.
+// TransitionAnswer is the answer of a status change. A completion names
+// the next step in next_calls (task next with claim, or lifecycle
+// complete once every task is done) and leaves out the task node: the
+// agent has just worked on it, and the next call brings the next one.
 type TransitionAnswer struct {
 	Mutation
 	specs.TransitionView
+	NextCalls []core.NextCall `json:"next_calls,omitempty"`
+}
+
+// callNext is the loop's step after a completion (with claim: true, the
+// next task claimed).
+var callNext = specCall{tool: "task", action: "next"}
+
+// afterCompletion is a's answer once its task is completed: no task
+// node, and the call that takes the next step.
+func afterCompletion(a TransitionAnswer) TransitionAnswer {
+	a.Task = nil
+	if a.DryRun {
+		return a
+	}
+	next := callNext.on(a.SpecID, "")
+	next.Args["claim"] = true
+	if a.Progress.TotalTasks > 0 && a.Progress.CompletedTasks == a.Progress.TotalTasks {
+		next = callCompleteSpec.on(a.SpecID, "")
+	}
+	a.NextCalls = []core.NextCall{next}
+	return a
 }
 
 // taskTransition is the handler of a transition action over task_id: one
@@ -51,6 +76,9 @@ func (d *Deps) transitionTo(ctx context.Context, r *mcptool.Request, a transitio
 		return TransitionAnswer{TransitionView: v}, err
 	})
 	if ans, ok := res.Data.(TransitionAnswer); ok {
+		if ans.To == specs.StatusCompleted {
+			res.Data = afterCompletion(ans)
+		}
 		for _, w := range ans.Warnings {
 			res.Meta = append(res.Meta, warn("TASK_UNCHANGED", w, map[string]any{"task_id": id}))
 		}

@@ -242,7 +242,32 @@ func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request, a ve
 		return mcptool.Fail(err)
 	}
 	if !record {
-		return mcptool.OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out})
+		return mcptool.OK(VerificationRunAnswer{SpecID: specID, VerifyID: id, Result: rec.Result, ExecuteOutcome: out}, executeMeta(out)...)
 	}
-	return d.recordVerification(ctx, r, a.verifyNodeArgs, rec, &out)
+	res := d.recordVerification(ctx, r, a.verifyNodeArgs, rec, &out)
+	if res.Err == nil {
+		res.Meta = append(res.Meta, executeMeta(out)...)
+	}
+	return res
+}
+
+// executeMeta reports what a run's answer does not show in full: a
+// command the timeout killed (a VERIFY_TIMED_OUT warning: its FAILED is
+// the timeout's, not the command's), and output cut to its end (partial
+// content fidelity, item:output dropped in part, a CONTENT_TRUNCATED
+// warning).
+func executeMeta(out specs.ExecuteOutcome) []core.MetaOption {
+	var meta []core.MetaOption
+	if out.TimedOut {
+		meta = append(meta, warn("VERIFY_TIMED_OUT",
+			fmt.Sprintf("The command did not finish within %d s and was killed; its result is FAILED by the timeout (a larger timeout_seconds may let it finish).", out.TimeoutSeconds),
+			map[string]any{"timeout_seconds": out.TimeoutSeconds}))
+	}
+	if out.OutputTruncated {
+		meta = append(meta, core.WithFidelity(core.FidelityPartial, []string{"item:output"}, nil),
+			core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
+				fmt.Sprintf("The command wrote %d bytes; only the end of its output is shown.", out.OutputBytes),
+				map[string]any{"dropped_count": 1, "total_count": 1, "reason": "output_limit", "output_bytes": out.OutputBytes}))
+	}
+	return meta
 }

@@ -91,7 +91,7 @@ func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res
 	if res.Err != nil {
 		return fitFailure(call, core.AsError(res.Err), res.Meta, budget)
 	}
-	env, b, err := core.Encode(call.Success(res.Data, res.Meta...))
+	env, b, err := core.Encode(call.Success(res.Data, joinMeta(res.Meta, res.DataMeta)...))
 	if err != nil {
 		return call.Failure(core.Internal(err))
 	}
@@ -124,7 +124,7 @@ func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res
 		}
 	}
 	if a.SideEffects == EffectWrite {
-		return referenceOnlyWrite(call, env, res.Meta, budget, answerTokens)
+		return referenceOnlyWrite(call, env, joinMeta(res.Meta, res.DataMeta), budget, answerTokens)
 	}
 	return tooLargeRead(call, t, a, args, env, budget, answerTokens, answerBudget(r.budget, nil), r.narrow)
 }

@@ -145,6 +145,10 @@ type Result struct {
 	Data any
 	Err  error
 	Meta []core.MetaOption
+	// DataMeta is meta that describes Data itself (its content fidelity,
+	// what it left out): it goes with Data, so when Degrade replaces Data
+	// its meta replaces DataMeta — one cut is reported once.
+	DataMeta []core.MetaOption
 	// Degrade, when set, says how the answer may shrink when its whole
 	// envelope is over the token budget (see answerbudget.go); without it
 	// an answer over the budget is PAYLOAD_TOO_LARGE (reads) or cut to

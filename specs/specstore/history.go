@@ -268,6 +268,27 @@ func removal(b bucketstore.Bucket, id string) (historyRecord, bool) {
 	return historyRecord{}, false
 }
 
+// HistoryCount is how many versions History lists: the history's keys
+// are contiguous (every mutation adds the next version, pruning drops the
+// oldest), so their count is the span between the first and the last key
+// — two cursor seeks, not a scan.
+func (s *Repo) HistoryCount(ctx context.Context, specID string) (n int, err error) {
+	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		b, err := specBucket(tx, specID)
+		if err != nil {
+			return err
+		}
+		c := b.Bucket(bucketHistory).Cursor()
+		first, _ := c.First()
+		last, _ := c.Last()
+		if first != nil && last != nil {
+			n = int(binary.BigEndian.Uint64(last)-binary.BigEndian.Uint64(first)) + 1
+		}
+		return nil
+	})
+	return n, err
+}
+
 // versionNotFound is VERSION_NOT_FOUND with the oldest kept version.
 func versionNotFound(specID string, v, oldest, current int64) *core.Error {
 	return core.NewError(errcode.VersionNotFound,
