@@ -10,7 +10,10 @@ import (
 // (page form kept for a paged source), which validates; a payload with any
 // other fault, or a snippet whose text is not in the source, names none.
 func TestRelocated(t *testing.T) {
-	pages := []string{"The first page says little of note.", "Foxes are quick. The second page holds the evidence the query wants."}
+	// Long enough (over 2,000 characters) that the digest is not the source
+	// kept whole: it has evidence snippets.
+	filler := strings.Repeat("The first page says little of note, and says it at length. ", 40)
+	pages := []string{filler, "Foxes are quick. The second page holds the evidence the query wants."}
 	p, _, err := CreateDigest(CreateInput{Pages: pages, Query: "quick foxes"})
 	if err != nil {
 		t.Fatal(err)
