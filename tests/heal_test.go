@@ -311,7 +311,10 @@ func wantDeletedNamed(t *testing.T, c *client.Client, fx map[string]string, run 
 // offLocator makes $payload: the fixture's digest of $text whose first
 // snippet's locator is moved off its text by one character.
 func offLocator(t *testing.T, c *client.Client, fx map[string]string) {
-	const text = "Fixture source. The archive keeps canonical text for locators."
+	// Over 2,000 characters, so the digest has snippets (a shorter source
+	// is kept whole as its own digest).
+	text := strings.Repeat("Fixture source, padded so the digest is shorter than it. ", 40) +
+		"The archive keeps canonical text for locators."
 	p := data(mustCall(t, c, "research", map[string]any{"action": "digest-create", "text": text, "query": "archive locators", "source_id": "relocated"}))["payload"].(map[string]any)
 	sn := asSlice(p["evidence_snippets"])[0].(map[string]any)
 	var a, b int
