@@ -88,19 +88,27 @@ func TestBackupWhileWriting(t *testing.T) {
 // TestVerifyWhileWriting: Verify, a read transaction over one consistent
 // snapshot, reports no finding on a sound store while writers of the same
 // store commit concurrently (grouped commits that grow the file, free pages
-// and reuse them, and fns that fail and are undone).
+// and reuse them, and fns that fail and are undone) and another store of
+// the same file takes its turns writing.
 func TestVerifyWhileWriting(t *testing.T) {
-	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), func(o *Options) { o.LockTimeout = 5 * time.Second })
+	path := filepath.Join(t.TempDir(), "specd.db")
+	long := func(o *Options) { o.LockTimeout = 5 * time.Second }
+	s := openTest(t, path, long)
+	other := openTest(t, path, long) // another process, in effect: the file changes hands
 	ctx := context.Background()
-	const writers, rounds = 4, 60
+	const writers, rounds = 5, 60
 	errFail := errors.New("this fn fails and is undone")
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			st := s
+			if w == 0 {
+				st = other
+			}
 			for i := range rounds {
-				err := s.Update(ctx, func(tx bucketstore.Tx) error {
+				err := st.Update(ctx, func(tx bucketstore.Tx) error {
 					b := tx.Bucket(bucketstore.BucketSpecs)
 					// Values of a few pages each: the file grows, bbolt
 					// remaps, and the old pages are freed and reused.
