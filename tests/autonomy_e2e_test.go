@@ -14,7 +14,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs/autonomy"
 	"github.com/specd/specd/specs/specstore"
@@ -351,14 +350,9 @@ func TestAutonomySessionWholeRun(t *testing.T) {
 	if l := okTask(map[string]any{"action": "session", "command": "list"}); l["count"] != 2.0 {
 		t.Fatalf("list: %v", l)
 	}
-	// specd check's spec checks (the audit chains among them); the page
-	// checks of bbolt are core/store's, and the recorder may still write.
-	var findings []bucketstore.Finding
-	if err := st0.View(context.Background(), func(tx bucketstore.Tx) error {
-		var err error
-		findings, err = specstore.New(st0, nil).CheckSpecs(tx)
-		return err
-	}); err != nil || len(findings) != 0 {
+	// specd check (bbolt's page checks, then the spec checks, the audit
+	// chains among them), while the recorder may still write.
+	if findings, err := st0.Verify(context.Background(), specstore.New(st0, nil).CheckSpecs); err != nil || len(findings) != 0 {
 		t.Fatalf("specd check: %v %v", findings, err)
 	}
 }

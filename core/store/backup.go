@@ -71,21 +71,36 @@ func (s *Store) Backup(ctx context.Context, dst string, force bool) (int64, erro
 	return n, nil
 }
 
-// Verify checks the whole store in one read transaction: bbolt's
-// consistency check of every page, then, when the pages are sound and
-// check is not nil, check's findings over the same transaction (the
-// domain's: specs/specstore.CheckSpecs verifies every spec's invariants
-// and that its records decode); a file shorter than its pages is reported
-// as truncated without reading them. It returns every
-// finding (none: the store is sound). A file that cannot be opened at all
-// is the error STORE_CORRUPT; other errors: LOCK_TIMEOUT, STORE_READ_ONLY
+// Verify checks the whole store: bbolt's consistency check of every page,
+// then, when the pages are sound and check is not nil, check's findings
+// over the same transaction (the domain's: specs/specstore.CheckSpecs
+// verifies every spec's invariants and that its records decode); a file
+// shorter than its pages is reported as truncated without reading them.
+// The checks run in a transaction no commit passes (see stillTx): bbolt's
+// check of a read transaction would report a sound file as damaged while
+// this store commits, so the store's writers wait until Verify ends;
+// check must not write (nothing it does is kept). It returns every finding
+// (none: the store is sound). A file that cannot be opened at all is the
+// error STORE_CORRUPT; other errors: LOCK_TIMEOUT, STORE_READ_ONLY
 // (unreadable), UNAVAILABLE.
 func (s *Store) Verify(ctx context.Context, check func(bucketstore.Tx) ([]bucketstore.Finding, error)) ([]bucketstore.Finding, error) {
 	var out []bucketstore.Finding
+	// The length first, in a read transaction: the file never shrinks
+	// under a snapshot, and a write transaction's rollback rereads the
+	// freelist page, which a truncated file may lack.
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		if why := s.truncated(tx); why != "" {
 			out = append(out, bucketstore.Finding{Problem: why})
-			return nil // reading pages past the end would fault
+		}
+		return nil
+	})
+	if err != nil || len(out) > 0 {
+		return out, err // reading pages past the end would fault
+	}
+	err = s.still(ctx, func(tx *bolt.Tx) error {
+		if why := s.truncated(tx); why != "" {
+			out = append(out, bucketstore.Finding{Problem: why})
+			return nil
 		}
 		for err := range tx.Check() {
 			out = append(out, bucketstore.Finding{Problem: err.Error()})

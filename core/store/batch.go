@@ -190,7 +190,7 @@ func (s *Store) commitBatch(batch []*commitReq) {
 		return db.Update(func(tx *bolt.Tx) error {
 			ok := 0
 			for _, r := range batch {
-				if fatal = s.runSaved(db, tx, r); fatal != nil {
+				if fatal = s.runSaved(tx, r); fatal != nil {
 					return fatal
 				}
 				if r.err == nil && !r.pan {
@@ -229,7 +229,7 @@ func (s *Store) commitBatch(batch []*commitReq) {
 // r's context, a panic) its writes are undone. It returns a non-nil error
 // only when the transaction as a whole cannot go on (STORE_CORRUPT, or an
 // undo that failed).
-func (s *Store) runSaved(db *bolt.DB, tx *bolt.Tx, r *commitReq) error {
+func (s *Store) runSaved(tx *bolt.Tx, r *commitReq) error {
 	if err := r.ctx.Err(); err != nil {
 		r.err = err
 		return nil
@@ -243,7 +243,7 @@ func (s *Store) runSaved(db *bolt.DB, tx *bolt.Tx, r *commitReq) error {
 		}()
 		r.err = r.fn(&trackedTx{tx: tx, log: log})
 	}()
-	if r.pan && s.damaged(db) {
+	if r.pan && s.damagedTx(tx) { // tx is the write transaction: no other can begin
 		return s.CorruptError("a page cannot be read", errOpenPanic{r.pv})
 	}
 	if r.err == nil && !r.pan {

@@ -266,6 +266,20 @@ func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) (err error) {
 	return db.View(fn)
 }
 
+// still is view over a transaction no commit passes while fn runs (see
+// stillTx): the writers of this store wait until fn returns. fn must not
+// write; whatever it does is rolled back.
+func (s *Store) still(ctx context.Context, fn func(*bolt.Tx) error) (err error) {
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	defer s.recoverCorrupt(db, &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return s.stillTx(db, fn)
+}
+
 // update runs fn in one read-write transaction; any error rolls it back.
 // Besides fn's errors and view's, it answers STORE_READ_ONLY (opened
 // read-only) and STORE_FULL (the disk, quota or file size limit refused the
@@ -356,8 +370,11 @@ func (s *Store) recoverCorrupt(db *bolt.DB, err *error) {
 
 // damaged runs bbolt's consistency check, reporting true if it finds a
 // problem or itself panics. A file shorter than its pages is damaged
-// without looking further: bbolt's check reads pages in a goroutine of its
-// own, where a fault past the end of the file could not be recovered.
+// without looking further, found in a read transaction (the file never
+// shrinks under a snapshot, so this needs no stillness; and the rollback
+// of a write transaction rereads the freelist page, which could be past
+// the end). It must not run inside a read-write transaction of db (the
+// check takes one, see stillTx); runSaved, which does, uses damagedTx.
 func (s *Store) damaged(db *bolt.DB) (bad bool) {
 	defer func() {
 		if recover() != nil {
@@ -366,16 +383,60 @@ func (s *Store) damaged(db *bolt.DB) (bad bool) {
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	_ = db.View(func(tx *bolt.Tx) error {
-		if s.truncated(tx) != "" {
-			bad = true
-			return nil
-		}
-		for range tx.Check() {
-			bad = true
-		}
+		bad = s.truncated(tx) != ""
+		return nil
+	})
+	if bad {
+		return true
+	}
+	_ = s.stillTx(db, func(tx *bolt.Tx) error {
+		bad = s.damagedTx(tx)
 		return nil
 	})
 	return bad
+}
+
+// damagedTx runs bbolt's consistency check over tx, which no commit may
+// pass while it runs (a read-write transaction, see stillTx), reporting
+// true if it finds a problem or itself panics. A file shorter than its
+// pages is damaged without looking further: bbolt's check reads pages in a
+// goroutine of its own, where a fault past the end of the file could not
+// be recovered.
+func (s *Store) damagedTx(tx *bolt.Tx) (bad bool) {
+	defer func() {
+		if recover() != nil {
+			bad = true
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	if s.truncated(tx) != "" {
+		return true
+	}
+	for range tx.Check() {
+		bad = true
+	}
+	return bad
+}
+
+// stillTx runs fn in a transaction that no commit passes while fn runs,
+// which bbolt's Tx.Check needs: on a read transaction it compares the
+// snapshot's pages with db's live freelist, which a concurrent commit
+// changes (the pages it frees are still the snapshot's, the free pages it
+// takes are not), so a sound file would be reported damaged ("reachable
+// freed", "unreachable unfreed"). It is a read-write transaction, always
+// rolled back (writers of this process wait for fn; other processes are
+// kept out by the file lock anyway), or, on a file opened read-only, where
+// nothing writes, a read transaction. fn's panics go on after the rollback.
+func (s *Store) stillTx(db *bolt.DB, fn func(*bolt.Tx) error) error {
+	if db.IsReadOnly() {
+		return db.View(fn)
+	}
+	tx, err := db.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
 }
 
 // truncated describes how the file is shorter than the pages tx's meta

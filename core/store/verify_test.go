@@ -84,3 +84,73 @@ func TestBackupWhileWriting(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyWhileWriting: Verify, a read transaction over one consistent
+// snapshot, reports no finding on a sound store while writers of the same
+// store commit concurrently (grouped commits that grow the file, free pages
+// and reuse them, and fns that fail and are undone) and another store of
+// the same file takes its turns writing.
+func TestVerifyWhileWriting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "specd.db")
+	long := func(o *Options) { o.LockTimeout = 5 * time.Second }
+	s := openTest(t, path, long)
+	other := openTest(t, path, long) // another process, in effect: the file changes hands
+	ctx := context.Background()
+	const writers, rounds = 5, 60
+	errFail := errors.New("this fn fails and is undone")
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := s
+			if w == 0 {
+				st = other
+			}
+			for i := range rounds {
+				err := st.Update(ctx, func(tx bucketstore.Tx) error {
+					b := tx.Bucket(bucketstore.BucketSpecs)
+					// Values of a few pages each: the file grows, bbolt
+					// remaps, and the old pages are freed and reused.
+					if err := b.Put([]byte(fmt.Sprint("w", w, "-", i%7)), []byte(strings.Repeat(fmt.Sprint(i), 3000))); err != nil {
+						return err
+					}
+					if i%5 == 0 {
+						if err := b.Delete([]byte(fmt.Sprint("w", w, "-", (i+3)%7))); err != nil {
+							return err
+						}
+					}
+					if i%4 == 3 {
+						return errFail
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, errFail) {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var verr error
+	for n := 0; verr == nil; n++ {
+		select {
+		case <-done:
+			n = -1 // the writers are done: one last verify, then stop
+		default:
+		}
+		f, err := s.Verify(ctx, nil)
+		switch {
+		case err != nil:
+			verr = fmt.Errorf("verify %d: %w", n, err)
+		case len(f) != 0:
+			verr = fmt.Errorf("verify %d while writing reported findings on a sound store: %v", n, f)
+		case n < 0:
+			return
+		}
+	}
+	<-done // the writers end before the store closes
+	t.Fatal(verr)
+}
