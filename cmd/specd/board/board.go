@@ -24,6 +24,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -142,8 +143,18 @@ func New(cfg Config, next http.Handler) *Board {
 
 // ServeHTTP sets the security headers every board answer carries and
 // routes.
+//
+// Without keys the board answers only requests addressed to a loopback
+// host (localhost, 127.0.0.0/8, ::1): such a server listens on loopback
+// alone, and a page of another site that re-points its own name at
+// 127.0.0.1 (DNS rebinding) sends its own name as Host, so it is refused
+// (421) instead of reading the plan.
 func (b *Board) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isBoardPath(r.URL.Path) {
+		if b.cfg.Keys.Len() == 0 && !loopbackHost(r.Host) {
+			http.Error(w, "This board answers only on a loopback address (localhost, 127.0.0.1, [::1]).", http.StatusMisdirectedRequest)
+			return
+		}
 		h := w.Header()
 		h.Set("Content-Security-Policy", ContentSecurityPolicy)
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -259,10 +270,32 @@ func sameOrigin(r *http.Request) bool {
 
 // safeNext keeps a post-login target on this site's pages.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') {
+		return "/"
+	}
+	for _, c := range next {
+		if c < 0x20 || c == 0x7f { // a browser drops tabs and newlines: "/\t/evil" would become "//evil"
+			return "/"
+		}
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" {
 		return "/"
 	}
 	return next
+}
+
+// loopbackHost reports whether host (a Host header: name or address, with
+// an optional port) names this machine's loopback.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (b *Board) loginForm(w http.ResponseWriter, r *http.Request) {
