@@ -52,6 +52,10 @@ type ImportOptions struct {
 	Overwrite bool       // replace specs that exist (else skip them)
 	DryRun    bool       // report would_import; store nothing
 	Clock     core.Clock // the fixes' clock
+	// Guard, when set, is asked before an existing spec is replaced, over
+	// that spec's journal: its error fails that file (an autonomy session's
+	// write lock: replacing would also drop the session and its audit).
+	Guard func(j JournalReader) error
 }
 
 // ImportResult is spec import's answer: one report per file, and how many
@@ -195,10 +199,20 @@ func importOne(ctx context.Context, repo Repo, raw []byte, folder string, o Impo
 		return rep
 	}
 	exists := false
-	_ = repo.ReadSpec(ctx, doc.SpecID, func(*Spec, JournalReader) error { exists = true; return nil })
+	var refused error
+	_ = repo.ReadSpec(ctx, doc.SpecID, func(_ *Spec, j JournalReader) error {
+		exists = true
+		if o.Guard != nil {
+			refused = o.Guard(j)
+		}
+		return nil
+	})
 	switch {
 	case exists && !o.Overwrite:
 		rep.Outcome, rep.Reason = "skipped", "a spec with this id exists (pass overwrite to replace it)"
+		return rep
+	case exists && refused != nil:
+		rep.Outcome, rep.Reason = "failed", errorSummary(refused)
 		return rep
 	case o.DryRun:
 		rep.Outcome = "would_import"

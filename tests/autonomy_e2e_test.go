@@ -560,3 +560,33 @@ func checkActionAnswer(t *testing.T, c *client.Client, tool, action string, data
 		t.Errorf("%s %s: answer does not match its answer_schema: %v\nanswer: %.2000s", tool, action, err, b)
 	}
 }
+
+// TestAutonomyLockCoversRollbackAndImport: while a session runs, neither
+// a rollback (which rewrites the task statuses the session relies on) nor
+// an import that replaces the spec (which would also drop the session and
+// its audit) goes through; the completed task stays completed.
+func TestAutonomyLockCoversRollbackAndImport(t *testing.T) {
+	t.Parallel()
+	deps := newDeps(t, false)
+	c, _ := inProcess(t, deps, protocols[0])
+	spec, ids := autonomySpec(t, c)
+	ok(t, c, "task", map[string]any{"action": "start", "spec_id": spec, "task_id": ids["t1"]})
+	ok(t, c, "task", map[string]any{"action": "complete", "spec_id": spec, "task_id": ids["t1"]})
+	ok(t, c, "spec", map[string]any{"action": "export", "spec_id": spec, "path": "exported"})
+	ok(t, c, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec})
+
+	failsWith(t, c, "AUTONOMY_WRITE_LOCK_ACTIVE", "authoring", map[string]any{"action": "spec-rollback", "spec_id": spec, "version": 1})
+	d := ok(t, c, "spec", map[string]any{"action": "import", "path": "exported", "overwrite": true})
+	files, _ := d["files"].([]any)
+	if len(files) != 1 {
+		t.Fatalf("import: %v", d)
+	}
+	f := files[0].(map[string]any)
+	if f["outcome"] != "failed" || !strings.Contains(fmt.Sprint(f["reason"]), "AUTONOMY_WRITE_LOCK_ACTIVE") {
+		t.Fatalf("import over a locked spec: %v", f)
+	}
+	if got := taskStatus(t, c, spec, ids["t1"]); got != "completed" {
+		t.Fatalf("%s is %s after the refused rollback and import, want completed", ids["t1"], got)
+	}
+	ok(t, c, "task", map[string]any{"action": "session", "command": "status", "spec_id": spec})
+}

@@ -821,8 +821,25 @@ func protectedByLock(tool, action string) bool {
 		return !slices.Contains(autonomyActions, action)
 	case "lifecycle":
 		return true
+	case "authoring":
+		// A rollback rewrites task statuses the session relies on.
+		return action == "spec-rollback"
 	}
 	return false
+}
+
+// lockedAgainstReplace refuses replacing (spec import with overwrite) a
+// spec an autonomy session locks: the import would rewrite its tasks and
+// drop the session's records and audit (AUTONOMY_WRITE_LOCK_ACTIVE; no
+// bypass).
+func lockedAgainstReplace(j specs.JournalReader) error {
+	s, err := autonomy.WriteLock(j.Records(autonomy.Space))
+	if err != nil || s == nil {
+		return err
+	}
+	return core.NewError(errcode.AutonomyWriteLockActive,
+		fmt.Sprintf("Autonomy session %s holds spec %s's write lock: replacing the spec by import is refused. End the session first.", s.ID, s.SpecID),
+		map[string]any{"spec_id": s.SpecID, "session_id": s.ID, "session_status": s.Status, "action": "spec import"})
 }
 
 // checkWriteLock refuses a protected mutation of a spec an autonomy session

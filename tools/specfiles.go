@@ -25,7 +25,7 @@ func (d *Deps) specImport(ctx context.Context, _ *mcptool.Request, args specImpo
 	a, err := withWorkspace(d, func(ws *workspacefs.Dir) (specs.ImportResult, error) {
 		return specs.ImportFiles(ctx, d.Specs, ws, args.Path, specs.ImportOptions{
 			AutoFix: args.AutoFix == nil || *args.AutoFix, Overwrite: args.Overwrite,
-			DryRun: args.DryRun, Clock: d.clock()})
+			DryRun: args.DryRun, Clock: d.clock(), Guard: lockedAgainstReplace})
 	})
 	if err != nil {
 		return mcptool.Fail(fileError(err))

@@ -439,6 +439,11 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 		if verr := checkVersion(o, h.Version); verr != nil {
 			return verr
 		}
+		if o.Guard != nil {
+			if err := o.Guard(&journalWriter{journalReader: newJournalReader(b)}); err != nil {
+				return err
+			}
+		}
 		if version == h.Version {
 			res.Version = h.Version
 			return nil
