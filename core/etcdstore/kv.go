@@ -340,7 +340,7 @@ const maxCompares = 64
 // commit applies the buffered writes in one etcd transaction guarded by the
 // mod revisions of everything read, or, when they exceed one transaction
 // of the cluster, as a redo log (commitLarge). errConflict when one of
-// them changed.
+// them changed; an outcomeUnknown when etcd's answer was lost.
 func (t *txn) commit() error {
 	if t.err != nil {
 		return t.err
@@ -391,7 +391,7 @@ func (t *txn) commit() error {
 			// The cluster's limits are lower than the options say.
 			return t.commitLarge(cmps, t.ops())
 		}
-		return err
+		return commitErr(err)
 	}
 	if !resp.Succeeded {
 		return errConflict

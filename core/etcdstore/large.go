@@ -116,7 +116,8 @@ func (s *Store) chunkBytes() int { return s.opts.MaxRequestBytes - requestOverhe
 // commitLarge commits writes (sorted keys, relative to the root) guarded by
 // cmps as a redo log (see the top of this file). errConflict when a guard
 // failed (nothing visible was written); PAYLOAD_TOO_LARGE when one value
-// alone exceeds a request. After the switch the change is committed: an
+// alone exceeds a request; an outcomeUnknown when the switch's answer was
+// lost (the change may be committed). After the switch the change is committed: an
 // error applying it is left to the next reader, and nil is answered.
 func (t *txn) commitLarge(cmps []clientv3.Cmp, writes []op) error {
 	s := t.s
@@ -149,7 +150,12 @@ func (t *txn) commitLarge(cmps []clientv3.Cmp, writes []op) error {
 	resp, err := s.kv.Txn(ctx).If(cmps...).Then(clientv3.OpPut(s.pendingKey, string(rec))).Commit()
 	cancel()
 	if err != nil {
-		return err // unknown outcome: the staged set is rolled forward or collected
+		if refusedUnapplied(err) {
+			s.dropStaged(t.ctx, id)
+			return err
+		}
+		// Unknown outcome: the staged set is rolled forward or collected.
+		return &outcomeUnknown{err: err}
 	}
 	if !resp.Succeeded {
 		s.dropStaged(t.ctx, id)
@@ -158,7 +164,7 @@ func (t *txn) commitLarge(cmps []clientv3.Cmp, writes []op) error {
 	s.noteRevision(resp.Header.Revision)
 	if s.afterSwitch != nil {
 		if err := s.afterSwitch(); err != nil {
-			return err
+			return &outcomeUnknown{err: err} // committed, but the caller never heard
 		}
 	}
 	if err := s.apply(t.ctx, id, resp.Header.Revision, writes); err != nil {
