@@ -137,6 +137,9 @@ type Store struct {
 	// change's staging and after its switch; an error ends the commit
 	// there, as a crash would.
 	afterStage, afterSwitch func() error
+	// stagedAge holds the cluster revisions this server saw, and when by
+	// its own clock, to judge the age of staged sets (large.go).
+	stagedAge revisionMarks
 }
 
 // Open connects to the cluster (without waiting for it: the first call
