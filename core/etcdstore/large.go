@@ -102,6 +102,22 @@ func (t *txn) checkPending(kvs []*mvccpb.KeyValue) {
 	panic(abort{})
 }
 
+// refusedBy is the error of a commit whose guard failed, resp answering
+// its Else read of !pending: a pendingError when a change is pending (the
+// caller rolls it forward before running again, which a write that read
+// nothing needs to make progress), else errConflict.
+func (s *Store) refusedBy(resp *clientv3.TxnResponse) error {
+	if len(resp.Responses) == 1 {
+		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) == 1 {
+			var rec pendingRecord
+			if err := json.Unmarshal(kvs[0].Value, &rec); err == nil && rec.ID != "" {
+				return &pendingError{rec: rec, mod: kvs[0].ModRevision}
+			}
+		}
+	}
+	return errConflict
+}
+
 // fits reports whether a change of ops writes (size bytes) goes in one
 // transaction.
 func (s *Store) fits(ops, size int) bool {
@@ -158,7 +174,7 @@ func (t *txn) commitLarge(cmps []clientv3.Cmp, writes []op) error {
 		clientv3.Compare(clientv3.CreateRevision(s.stagedKey(id, 0)), ">", 0),
 		clientv3.Compare(clientv3.CreateRevision(s.stagedKey(id, len(chunks)-1)), ">", 0))
 	ctx, cancel := s.callCtx(t.ctx)
-	resp, err := s.kv.Txn(ctx).If(cmps...).Then(clientv3.OpPut(s.pendingKey, string(rec))).Commit()
+	resp, err := s.kv.Txn(ctx).If(cmps...).Then(clientv3.OpPut(s.pendingKey, string(rec))).Else(clientv3.OpGet(s.pendingKey)).Commit()
 	cancel()
 	if err != nil {
 		if refusedUnapplied(err) {
@@ -170,7 +186,7 @@ func (t *txn) commitLarge(cmps []clientv3.Cmp, writes []op) error {
 	}
 	if !resp.Succeeded {
 		s.dropStaged(t.ctx, id)
-		return errConflict // a read changed, a change is pending, or the stage was collected: run again
+		return s.refusedBy(resp) // a read changed, a change is pending, or the stage was collected: run again
 	}
 	s.noteRevision(resp.Header.Revision)
 	if s.afterSwitch != nil {

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/specd/specd/core/etcdstore/etcdtest"
+	"github.com/specd/specd/core/store/bucketstore"
 )
 
 // stagedCount is how many staged chunk keys s's prefix holds.
@@ -85,5 +86,31 @@ func TestSkewedCollectorKeepsFreshStage(t *testing.T) {
 		if v, err := getKey(b, c.bucket, "k0299"); err != nil || v != c.want {
 			t.Errorf("%s/k0299 = %q, %v; want %q", c.bucket, v, err, c.want)
 		}
+	}
+}
+
+// TestBlindWriteWaitsForPendingChange: an update that writes without
+// reading while a committed large change is pending (its writer crashed
+// after the switch) does not land before it: the change is finished
+// first, so the roll-forward cannot overwrite the acknowledged write.
+func TestBlindWriteWaitsForPendingChange(t *testing.T) {
+	ep := etcdtest.StartDefault(t)
+	p := fmt.Sprintf("/stagegc/%d", outcomePrefix.Add(1))
+	a := openInternal(t, ep, p, nil)
+	b := openInternal(t, ep, p, nil)
+	a.afterSwitch = func() error { return errors.New("crashed after the switch") }
+	if err := putKeys(a, "x", 300, "A"); err == nil {
+		t.Fatal("the crashed change answered success")
+	}
+	if err := b.Update(context.Background(), func(tx bucketstore.Tx) error {
+		return tx.Bucket([]byte("x")).Put([]byte("k0100"), []byte("B"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := getKey(b, "x", "k0100"); err != nil || v != "B" {
+		t.Errorf("k0100 = %q, %v after the acknowledged later write of B", v, err)
+	}
+	if v, err := getKey(b, "x", "k0299"); err != nil || v != "A" {
+		t.Errorf("k0299 = %q, %v; want the pending change finished", v, err)
 	}
 }
