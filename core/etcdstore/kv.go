@@ -340,7 +340,7 @@ const maxCompares = 64
 // commit applies the buffered writes in one etcd transaction guarded by the
 // mod revisions of everything read, or, when they exceed one transaction
 // of the cluster, as a redo log (commitLarge). errConflict when one of
-// them changed.
+// them changed; an outcomeUnknown when etcd's answer was lost.
 func (t *txn) commit() error {
 	if t.err != nil {
 		return t.err
@@ -349,7 +349,12 @@ func (t *txn) commit() error {
 		return nil
 	}
 	var cmps []clientv3.Cmp
-	if t.rev != 0 {
+	if t.rev == 0 {
+		// Nothing was read (so no snapshot saw !pending): the write is
+		// still guarded on no change being pending, which it would
+		// otherwise land under and the roll-forward overwrite.
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.s.pendingKey), "=", 0))
+	} else {
 		for k, mod := range t.points {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", mod))
 		}
@@ -385,16 +390,16 @@ func (t *txn) commit() error {
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
-	resp, err := t.s.kv.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	resp, err := t.s.kv.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(t.s.pendingKey)).Commit()
 	if err != nil {
 		if tooManyForCluster(err) {
 			// The cluster's limits are lower than the options say.
 			return t.commitLarge(cmps, t.ops())
 		}
-		return err
+		return commitErr(err)
 	}
 	if !resp.Succeeded {
-		return errConflict
+		return t.s.refusedBy(resp)
 	}
 	t.s.noteRevision(resp.Header.Revision)
 	t.committed(resp.Header.Revision)

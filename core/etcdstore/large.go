@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -27,9 +28,14 @@ import (
 //     <prefix>/!staged/<id>/ (as many transactions as they need). Nothing
 //     reads there, so a crash now leaves garbage and no visible change; a
 //     later large change deletes staged sets older than staleStaged that
-//     are not the pending one.
+//     are not the pending one. The age is judged by cluster revisions: a
+//     set is stale when its first chunk was created no later than a
+//     revision the collecting server saw at least staleStaged ago by its
+//     own clock, so a server whose clock is ahead collects nothing early.
 //  2. switch: one small transaction, guarded like any commit (everything
-//     the change read is unchanged, and no other change is pending), puts
+//     the change read is unchanged, and no other change is pending) and on
+//     the staged chunks still existing (a set collected meanwhile fails
+//     the switch, and the change is staged again), puts
 //     <prefix>/!pending = {id, chunks}. This is the commit point.
 //  3. apply: the writes go to their keys in transactions within the
 //     limits, each guarded by "!pending is still this one"; then !pending
@@ -96,6 +102,22 @@ func (t *txn) checkPending(kvs []*mvccpb.KeyValue) {
 	panic(abort{})
 }
 
+// refusedBy is the error of a commit whose guard failed, resp answering
+// its Else read of !pending: a pendingError when a change is pending (the
+// caller rolls it forward before running again, which a write that read
+// nothing needs to make progress), else errConflict.
+func (s *Store) refusedBy(resp *clientv3.TxnResponse) error {
+	if len(resp.Responses) == 1 {
+		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) == 1 {
+			var rec pendingRecord
+			if err := json.Unmarshal(kvs[0].Value, &rec); err == nil && rec.ID != "" {
+				return &pendingError{rec: rec, mod: kvs[0].ModRevision}
+			}
+		}
+	}
+	return errConflict
+}
+
 // fits reports whether a change of ops writes (size bytes) goes in one
 // transaction.
 func (s *Store) fits(ops, size int) bool {
@@ -116,7 +138,8 @@ func (s *Store) chunkBytes() int { return s.opts.MaxRequestBytes - requestOverhe
 // commitLarge commits writes (sorted keys, relative to the root) guarded by
 // cmps as a redo log (see the top of this file). errConflict when a guard
 // failed (nothing visible was written); PAYLOAD_TOO_LARGE when one value
-// alone exceeds a request. After the switch the change is committed: an
+// alone exceeds a request; an outcomeUnknown when the switch's answer was
+// lost (the change may be committed). After the switch the change is committed: an
 // error applying it is left to the next reader, and nil is answered.
 func (t *txn) commitLarge(cmps []clientv3.Cmp, writes []op) error {
 	s := t.s
@@ -144,21 +167,31 @@ func (t *txn) commitLarge(cmps []clientv3.Cmp, writes []op) error {
 		}
 	}
 	rec, _ := json.Marshal(pendingRecord{ID: id, Chunks: len(chunks)})
-	cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.pendingKey), "=", 0))
+	// A collector deletes a whole staged set in one operation, so the first
+	// chunk (staged first) still existing proves none was deleted; the last
+	// is compared too, which costs one compare.
+	cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.pendingKey), "=", 0),
+		clientv3.Compare(clientv3.CreateRevision(s.stagedKey(id, 0)), ">", 0),
+		clientv3.Compare(clientv3.CreateRevision(s.stagedKey(id, len(chunks)-1)), ">", 0))
 	ctx, cancel := s.callCtx(t.ctx)
-	resp, err := s.kv.Txn(ctx).If(cmps...).Then(clientv3.OpPut(s.pendingKey, string(rec))).Commit()
+	resp, err := s.kv.Txn(ctx).If(cmps...).Then(clientv3.OpPut(s.pendingKey, string(rec))).Else(clientv3.OpGet(s.pendingKey)).Commit()
 	cancel()
 	if err != nil {
-		return err // unknown outcome: the staged set is rolled forward or collected
+		if refusedUnapplied(err) {
+			s.dropStaged(t.ctx, id)
+			return err
+		}
+		// Unknown outcome: the staged set is rolled forward or collected.
+		return &outcomeUnknown{err: err}
 	}
 	if !resp.Succeeded {
 		s.dropStaged(t.ctx, id)
-		return errConflict
+		return s.refusedBy(resp) // a read changed, a change is pending, or the stage was collected: run again
 	}
 	s.noteRevision(resp.Header.Revision)
 	if s.afterSwitch != nil {
 		if err := s.afterSwitch(); err != nil {
-			return err
+			return &outcomeUnknown{err: err} // committed, but the caller never heard
 		}
 	}
 	if err := s.apply(t.ctx, id, resp.Header.Revision, writes); err != nil {
@@ -258,9 +291,47 @@ func (s *Store) dropStaged(ctx context.Context, id string) {
 	_, _ = s.kv.Delete(cctx, s.stagedPrefix(id), clientv3.WithPrefix())
 }
 
-// collectStaged deletes the staged sets older than staleStaged that are
-// not pending (left by writers that died before their switch), unless a
-// change was switched in meanwhile. Best effort.
+// revisionMarks remembers cluster revisions a server saw and when, by its
+// own clock, so it can tell which revision is at least staleStaged old
+// without comparing clocks across servers.
+type revisionMarks struct {
+	mu    sync.Mutex
+	marks []revisionMark // oldest first
+}
+
+type revisionMark struct {
+	rev int64
+	at  time.Time
+}
+
+// markInterval spaces the marks kept, bounding them to about
+// staleStaged/markInterval+2.
+const markInterval = time.Minute
+
+// note records that the cluster was at rev at now and answers the newest
+// revision seen at least staleStaged before now (0: none yet, so nothing
+// is old enough). Older marks than that one are dropped.
+func (m *revisionMarks) note(rev int64, now time.Time) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var cutoff int64
+	keep := 0
+	for i, mk := range m.marks {
+		if now.Sub(mk.at) >= staleStaged {
+			cutoff, keep = mk.rev, i
+		}
+	}
+	m.marks = m.marks[keep:]
+	if n := len(m.marks); n == 0 || now.Sub(m.marks[n-1].at) >= markInterval {
+		m.marks = append(m.marks, revisionMark{rev: rev, at: now})
+	}
+	return cutoff
+}
+
+// collectStaged deletes the staged sets that are not pending and whose
+// first chunk was created at or before a revision this server saw at
+// least staleStaged ago (left by writers that died before their switch),
+// unless a change was switched in meanwhile. Best effort.
 func (s *Store) collectStaged(ctx context.Context) {
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
@@ -278,7 +349,10 @@ func (s *Store) collectStaged(ctx context.Context) {
 		_ = json.Unmarshal(p[0].Value, &pending)
 		pmod = p[0].ModRevision
 	}
-	cutoff := s.opts.Now().Add(-staleStaged).UnixNano()
+	cutoff := s.stagedAge.note(resp.Header.Revision, s.opts.Now())
+	if cutoff == 0 {
+		return
+	}
 	var dels []clientv3.Op
 	seen := map[string]bool{}
 	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
@@ -286,9 +360,10 @@ func (s *Store) collectStaged(ctx context.Context) {
 		if seen[id] || id == pending.ID {
 			continue
 		}
+		// Keys come in order, so an id's first key seen is its lowest
+		// chunk left: created first, it dates the set.
 		seen[id] = true
-		var born int64
-		if _, err := fmt.Sscanf(id, "%016x-", &born); err != nil || born > cutoff {
+		if kv.CreateRevision > cutoff {
 			continue
 		}
 		dels = append(dels, clientv3.OpDelete(s.stagedPrefix(id), clientv3.WithPrefix()))

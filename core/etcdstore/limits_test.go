@@ -260,15 +260,28 @@ func TestDefaultLimitsCrash(t *testing.T) {
 		t.Fatal("the reader did not finish the pending change")
 	}
 
-	// Much later, another large change collects the dead writer's staged set.
-	later := open(func(o *etcdstore.Options) { o.Now = func() time.Time { return time.Now().Add(time.Hour) } })
+	// A server's large change notes the cluster's revision; much later by
+	// its own clock, its next large change collects the dead writer's
+	// staged set (older than that revision). The first collects nothing:
+	// a set's age is never judged by comparing clocks.
+	var skew atomic.Int64
+	later := open(func(o *etcdstore.Options) {
+		o.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	})
+	if err := addBulk(repoOf(later), id, 200, specs.RepoWriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if staged, _ := stagedKeys(t, later); staged == 0 {
+		t.Fatal("a server collected a staged set without having seen it get old")
+	}
+	skew.Store(int64(time.Hour))
 	if err := addBulk(repoOf(later), id, 200, specs.RepoWriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if staged, pending := stagedKeys(t, later); staged != 0 || pending != 0 {
 		t.Fatalf("stale staged keys not collected: %d staged, %d pending", staged, pending)
 	}
-	if nodes, total, _ := counts(t, fresh, id); nodes != 400 || total != 400 {
-		t.Fatalf("%d task nodes, total %d; want 400", nodes, total)
+	if nodes, total, _ := counts(t, fresh, id); nodes != 600 || total != 600 {
+		t.Fatalf("%d task nodes, total %d; want 600", nodes, total)
 	}
 }

@@ -137,6 +137,9 @@ type Store struct {
 	// change's staging and after its switch; an error ends the commit
 	// there, as a crash would.
 	afterStage, afterSwitch func() error
+	// stagedAge holds the cluster revisions this server saw, and when by
+	// its own clock, to judge the age of staged sets (large.go).
+	stagedAge revisionMarks
 }
 
 // Open connects to the cluster (without waiting for it: the first call
@@ -288,6 +291,10 @@ func (s *Store) classify(ctx context.Context, err error) error {
 	if errors.As(err, &ce) {
 		return ce
 	}
+	var ou *outcomeUnknown
+	if errors.As(err, &ou) {
+		return outcomeUnknownError(ou.err)
+	}
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && !s.connected() {
 			// The caller's deadline came first, but what it waited for was
@@ -308,6 +315,51 @@ func (s *Store) classify(ctx context.Context, err error) error {
 		return core.Internal(err) // a request the cluster refuses as such: retrying will not help
 	}
 	return UnavailableError(err)
+}
+
+// outcomeUnknown is a commit whose request may have reached the cluster
+// but whose answer did not come back (timeout, lost connection, a crash
+// after the switch of a large change): it may or may not be applied, so
+// it is neither retried nor re-run.
+type outcomeUnknown struct{ err error }
+
+func (e *outcomeUnknown) Error() string {
+	return "etcdstore: the commit's outcome is unknown: " + e.err.Error()
+}
+func (e *outcomeUnknown) Unwrap() error { return e.err }
+
+// outcomeUnknownError is the answer to a commit whose outcome is unknown.
+// UNAVAILABLE, whose next call (core.NoNextCall) is the caller's: re-read
+// before retrying, since the change may already be there.
+func outcomeUnknownError(cause error) *core.Error {
+	d := map[string]any{"retry_after_ms": unavailableRetryMS, "outcome": "unknown"}
+	if cause != nil {
+		d["cause"] = cause.Error()
+	}
+	return core.NewError(errcode.Unavailable, "The etcd cluster did not answer the commit; the change may or may not have been committed. Re-read what it changes before retrying.", d)
+}
+
+// refusedUnapplied reports whether a commit's error proves etcd applied
+// nothing: a request it refuses as such (too large, too many operations,
+// invalid, not permitted) before proposing it.
+func refusedUnapplied(err error) bool {
+	if tooManyForCluster(err) {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.PermissionDenied, codes.Unauthenticated:
+		return true
+	}
+	return false
+}
+
+// commitErr is the error of a commit that etcd answered with err: as is
+// when it proves nothing was applied, else an outcomeUnknown.
+func commitErr(err error) error {
+	if refusedUnapplied(err) {
+		return err
+	}
+	return &outcomeUnknown{err: err}
 }
 
 func retryable(err error) bool {
@@ -457,9 +509,11 @@ func (s *Store) withdraw(req *writeReq) bool {
 
 // runBatch runs the fns of batch in one transaction and commits them
 // together (see update), answering each request. A lost race re-runs the
-// batch from a fresh read; an error of the commit itself that retrying
-// will not cure, in a batch of several, commits each request alone, so no
-// request fails for another's sake.
+// batch from a fresh read; an error that proves nothing was applied and
+// that retrying will not cure, in a batch of several, commits each request
+// alone, so no request fails for another's sake. A commit whose outcome is
+// unknown (outcomeUnknown) is never re-run: every request is answered
+// that it may or may not have been committed.
 func (s *Store) runBatch(batch []*writeReq) {
 	// The batch's budget ends with its most urgent caller's; no caller's
 	// cancellation ends it for the others (a caller whose context ends
@@ -530,7 +584,8 @@ func (s *Store) runBatch(batch []*writeReq) {
 			time.Sleep(time.Duration(rand.IntN(1+attempt*2)) * time.Millisecond)
 			continue
 		}
-		if len(batch) > 1 {
+		var ou *outcomeUnknown
+		if len(batch) > 1 && !errors.As(err, &ou) {
 			for _, r := range batch {
 				s.runBatch([]*writeReq{r})
 			}
