@@ -41,6 +41,31 @@ func (r *Reader) Call(ctx context.Context, tool string, args map[string]any) (co
 }
 
 // decode reads env.Data into v through its JSON form (the form clients see).
+// read calls tool with args and decodes a successful answer's data into
+// a T; a refusal comes back as the envelope with a nil T and no error.
+func read[T any](ctx context.Context, r *Reader, tool string, args map[string]any) (core.Envelope, *T, error) {
+	env, err := r.Call(ctx, tool, args)
+	if err != nil || !env.Success {
+		return env, nil, err
+	}
+	var d T
+	if err := decode(env, &d); err != nil {
+		return env, nil, err
+	}
+	return env, &d, nil
+}
+
+// paged is args with a page's limit (when > 0) and cursor (when set).
+func paged(args map[string]any, limit int, cursor string) map[string]any {
+	if limit > 0 {
+		args["limit"] = limit
+	}
+	if cursor != "" {
+		args["cursor"] = cursor
+	}
+	return args
+}
+
 func decode(env core.Envelope, v any) error {
 	b, err := json.Marshal(env.Data)
 	if err != nil {
@@ -167,21 +192,10 @@ func (l *SpecList) ByFolder() map[string][]SpecRow {
 // List reads one page of specs with their progress (spec list). limit 0
 // takes the tool's default page; cursor "" starts at the beginning.
 func (r *Reader) List(ctx context.Context, limit int, cursor string) (core.Envelope, *SpecList, error) {
-	args := map[string]any{"action": "list", "include_progress": true}
-	if limit > 0 {
-		args["limit"] = limit
-	}
-	if cursor != "" {
-		args["cursor"] = cursor
-	}
-	env, err := r.Call(ctx, "spec", args)
-	if err != nil || !env.Success {
-		return env, nil, err
-	}
-	var d struct {
+	env, d, err := read[struct {
 		Specs []SpecRow `json:"specs"`
-	}
-	if err := decode(env, &d); err != nil {
+	}](ctx, r, "spec", paged(map[string]any{"action": "list", "include_progress": true}, limit, cursor))
+	if d == nil {
 		return env, nil, err
 	}
 	return env, &SpecList{Specs: d.Specs, Page: pageOf(env)}, nil
@@ -429,15 +443,7 @@ type Next struct {
 // NextTask reads the next actionable task of a spec (task next, without
 // claiming it).
 func (r *Reader) NextTask(ctx context.Context, specID string) (core.Envelope, *Next, error) {
-	env, err := r.Call(ctx, "task", map[string]any{"action": "next", "spec_id": specID})
-	if err != nil || !env.Success {
-		return env, nil, err
-	}
-	var n Next
-	if err := decode(env, &n); err != nil {
-		return env, nil, err
-	}
-	return env, &n, nil
+	return read[Next](ctx, r, "task", map[string]any{"action": "next", "spec_id": specID})
 }
 
 // JournalPage is one page of a spec's journal, newest first.
@@ -449,21 +455,10 @@ type JournalPage struct {
 
 // Journal reads one page of a spec's journal (journal list).
 func (r *Reader) Journal(ctx context.Context, specID string, limit int, cursor string) (core.Envelope, *JournalPage, error) {
-	args := map[string]any{"action": "list", "spec_id": specID}
-	if limit > 0 {
-		args["limit"] = limit
-	}
-	if cursor != "" {
-		args["cursor"] = cursor
-	}
-	env, err := r.Call(ctx, "journal", args)
-	if err != nil || !env.Success {
-		return env, nil, err
-	}
-	var d struct {
+	env, d, err := read[struct {
 		Entries []JournalEntry `json:"entries"`
-	}
-	if err := decode(env, &d); err != nil {
+	}](ctx, r, "journal", paged(map[string]any{"action": "list", "spec_id": specID}, limit, cursor))
+	if d == nil {
 		return env, nil, err
 	}
 	return env, &JournalPage{SpecID: specID, Entries: d.Entries, Page: pageOf(env)}, nil
@@ -508,14 +503,10 @@ type Change struct {
 // current spec, not two stored versions, and one diff per version would
 // cost a call each on every refresh of a page.
 func (r *Reader) History(ctx context.Context, specID string, limit int) (core.Envelope, []Version, error) {
-	env, err := r.Call(ctx, "spec", map[string]any{"action": "history", "spec_id": specID, "limit": limit})
-	if err != nil || !env.Success {
-		return env, nil, err
-	}
-	var d struct {
+	env, d, err := read[struct {
 		Versions []Version `json:"versions"`
-	}
-	if err := decode(env, &d); err != nil {
+	}](ctx, r, "spec", map[string]any{"action": "history", "spec_id": specID, "limit": limit})
+	if d == nil {
 		return env, nil, err
 	}
 	if len(d.Versions) > 0 && d.Versions[0].Version > 1 {
