@@ -255,21 +255,20 @@ func (s *Store) release() {
 // answers LOCK_TIMEOUT, UNAVAILABLE (closed), STORE_CORRUPT (the file cannot
 // be opened, or bbolt faults on a damaged page), STORE_READ_ONLY (a file
 // that cannot be read either) or the context's error.
-func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) (err error) {
-	db, err := s.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.release()
-	defer s.recoverCorrupt(db, &err)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return db.View(fn)
+func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
+	return s.reading(ctx, func(db *bolt.DB) error { return db.View(fn) })
 }
 
 // still is view over a transaction no commit passes while fn runs (see
 // stillTx): the writers of this store wait until fn returns. fn must not
 // write; whatever it does is rolled back.
-func (s *Store) still(ctx context.Context, fn func(*bolt.Tx) error) (err error) {
+func (s *Store) still(ctx context.Context, fn func(*bolt.Tx) error) error {
+	return s.reading(ctx, func(db *bolt.DB) error { return s.stillTx(db, fn) })
+}
+
+// reading runs read with the file acquired and a fault on a damaged page
+// answered as STORE_CORRUPT (view's and still's guards, in one place).
+func (s *Store) reading(ctx context.Context, read func(*bolt.DB) error) (err error) {
 	db, err := s.acquire(ctx)
 	if err != nil {
 		return err
@@ -277,7 +276,7 @@ func (s *Store) still(ctx context.Context, fn func(*bolt.Tx) error) (err error) 
 	defer s.release()
 	defer s.recoverCorrupt(db, &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return s.stillTx(db, fn)
+	return read(db)
 }
 
 // update runs fn in one read-write transaction; any error rolls it back.
