@@ -50,10 +50,11 @@ type RepoWriteOptions struct {
 	Action          string // recorded in history, e.g. "authoring.phase-add"
 	Author          string
 	Keep            int // history versions kept (0 = the store's default)
-	// Guard, when set, runs inside the write's transaction before anything
-	// is written (RollbackSpec; MutateSpec callers check in fn): its error
-	// refuses the write, and what it writes through j's records commits
-	// with the change (an autonomy session's write lock and its audit).
+	// Guard, when set, runs inside the write's transaction (MutateSpec,
+	// RollbackSpec) after the version check and before anything is
+	// written: its error refuses the write, and what it writes through j's
+	// records commits with the change (an autonomy session's write lock and
+	// its audit).
 	Guard func(j JournalWriter) error
 }
 

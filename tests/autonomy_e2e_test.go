@@ -575,7 +575,12 @@ func TestAutonomyLockCoversRollbackAndImport(t *testing.T) {
 	ok(t, c, "spec", map[string]any{"action": "export", "spec_id": spec, "path": "exported"})
 	ok(t, c, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec})
 
-	failsWith(t, c, "AUTONOMY_WRITE_LOCK_ACTIVE", "authoring", map[string]any{"action": "spec-rollback", "spec_id": spec, "version": 1})
+	refusal := failsWith(t, c, "AUTONOMY_WRITE_LOCK_ACTIVE", "authoring", map[string]any{"action": "spec-rollback", "spec_id": spec, "version": 1})
+	if rec, _ := refusal["recovery"].(map[string]any); rec["suggested_tool"] != "task" {
+		t.Fatalf("the rollback's lock refusal names no way on: %v", refusal)
+	} else {
+		ok(t, c, "task", rec["suggested_args"].(map[string]any)) // the session's status, as given
+	}
 	d := ok(t, c, "spec", map[string]any{"action": "import", "path": "exported", "overwrite": true})
 	files, _ := d["files"].([]any)
 	if len(files) != 1 {

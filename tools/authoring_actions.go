@@ -346,7 +346,7 @@ type RollbackAnswer struct {
 func (d *Deps) specRollback(ctx context.Context, r *mcptool.Request, a rollbackArgs) mcptool.Result {
 	specID := a.SpecID
 	o := d.writeOptionsOf(r, a.writeArgs, "spec-rollback")
-	o.Guard = func(j specs.JournalWriter) error { return d.checkWriteLock(r, j) } // in the rollback's transaction
+	o.Guard = func(j specs.JournalWriter) error { return d.checkWriteLock(r, j) }
 	v, res, err := specs.Rollback(ctx, d.Specs, specID, versionText(a.Version), o, func() string { return specs.FormatTime(d.clock()()) })
 	if err != nil {
 		return mcptool.Fail(withSpecNextCall(err, specID))

@@ -3,8 +3,6 @@ package tools
 import (
 	"context"
 
-	"github.com/specd/specd/core"
-	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/specs"
 )
@@ -59,19 +57,15 @@ func mutateAnswer[T any, P interface {
 	mutated
 }](ctx context.Context, d *Deps, r *mcptool.Request, w writeArgs, fn func(sp *specs.Spec, j specs.JournalWriter) (T, error)) (T, error) {
 	var out T
-	res, err := d.Specs.MutateSpec(ctx, w.SpecID, d.writeOptionsOf(r, w, r.Call.Action), func(sp *specs.Spec, j specs.JournalWriter) error {
+	o := d.writeOptionsOf(r, w, r.Call.Action)
+	o.Guard = func(j specs.JournalWriter) error { return d.checkWriteLock(r, j) }
+	res, err := d.Specs.MutateSpec(ctx, w.SpecID, o, func(sp *specs.Spec, j specs.JournalWriter) error {
 		sp.Clock = d.clock()
-		if err := d.checkWriteLock(r, j); err != nil {
-			return err
-		}
 		var err error
 		out, err = fn(sp, j)
 		return err
 	})
 	if err != nil {
-		if core.CodeOf(err) == errcode.AutonomyWriteLockActive {
-			return out, autonomyError(err, w.SpecID, "")
-		}
 		return out, withSpecNextCall(err, w.SpecID)
 	}
 	P(&out).mutated(mutationOf(w.SpecID, res))

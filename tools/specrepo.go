@@ -81,6 +81,9 @@ func withSpecNextCall(err error, specID string) error {
 	if !errors.As(err, &e) || e.NamesCall() || e.Step != nil {
 		return err // a domain step's call is named by the registry (refusalCall)
 	}
+	if e.Code == errcode.AutonomyWriteLockActive { // any guarded write: the session's status names the way on
+		return autonomyError(e, specID, "")
+	}
 	if c, ok := specRecovery(e.Code, e.Details); ok {
 		taskID, _ := e.Details["task_id"].(string)
 		return e.WithNext(c.on(specID, taskID), e.Matches())

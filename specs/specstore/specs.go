@@ -408,6 +408,11 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		if verr := checkVersion(o, h.Version); verr != nil {
 			return verr
 		}
+		if o.Guard != nil {
+			if err := o.Guard(&journalWriter{journalReader: newJournalReader(b)}); err != nil {
+				return err
+			}
+		}
 		nodes := b.Bucket(bucketNodes)
 		src := s.newSource(specID, nodes)
 		sp := specs.NewSpecView(h.Clone(), src)
