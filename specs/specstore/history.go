@@ -432,17 +432,9 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 	var res specs.RepoWriteResult
 	// Reconstruct and write in one transaction, so nothing can change between.
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		b, h, err := loadSpec(tx, specID)
+		b, h, err := loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
-		}
-		if verr := checkVersion(o, h.Version); verr != nil {
-			return verr
-		}
-		if o.Guard != nil {
-			if err := o.Guard(&journalWriter{journalReader: newJournalReader(b)}); err != nil {
-				return err
-			}
 		}
 		if version == h.Version {
 			res.Version = h.Version

@@ -390,6 +390,25 @@ var errNoIndex = errors.New("no spec list index")
 // errDryRun aborts the transaction of a dry run after the changes are known.
 var errDryRun = errors.New("dry run")
 
+// loadForWrite loads specID for a write in tx and applies the write's
+// guards before anything is written: expected_version (VERSION_CONFLICT)
+// and o.Guard. Errors: SPEC_NOT_FOUND, VERSION_CONFLICT, o.Guard's.
+func loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (bucketstore.Bucket, specs.Header, error) {
+	b, h, err := loadSpec(tx, specID)
+	if err != nil {
+		return nil, h, err
+	}
+	if verr := checkVersion(o, h.Version); verr != nil {
+		return nil, h, verr
+	}
+	if o.Guard != nil {
+		if err := o.Guard(&journalWriter{journalReader: newJournalReader(b)}); err != nil {
+			return nil, h, err
+		}
+	}
+	return b, h, nil
+}
+
 // MutateSpec runs fn over a writable view of specID in one read-modify-write
 // transaction. Inside it: the header is read, expected_version is checked
 // (VERSION_CONFLICT, nothing changes), fn changes the view, and then only the
@@ -401,17 +420,9 @@ var errDryRun = errors.New("dry run")
 func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		b, h, err := loadSpec(tx, specID)
+		b, h, err := loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
-		}
-		if verr := checkVersion(o, h.Version); verr != nil {
-			return verr
-		}
-		if o.Guard != nil {
-			if err := o.Guard(&journalWriter{journalReader: newJournalReader(b)}); err != nil {
-				return err
-			}
 		}
 		nodes := b.Bucket(bucketNodes)
 		src := s.newSource(specID, nodes)
