@@ -24,9 +24,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -84,12 +86,24 @@ func (l *load) connect(ctx context.Context) (*client.Client, error) { return l.c
 
 func (l *load) connectAs(ctx context.Context, key string) (*client.Client, error) {
 	if len(l.stdio) > 0 {
-		tr := transport.NewStdioWithOptions(l.stdio[0], nil, l.stdio[1:], transport.WithCommandStderrWriter(io.Discard))
-		if err := tr.Start(ctx); err != nil {
-			return nil, err
-		}
-		return l.initialize(ctx, client.NewClient(tr))
+		return l.connectStdio(ctx)
 	}
+	return l.connectHTTP(ctx, key)
+}
+
+// connectStdio starts the stdio server command (its stderr discarded) and
+// initializes a client on it.
+func (l *load) connectStdio(ctx context.Context) (*client.Client, error) {
+	tr := transport.NewStdioWithOptions(l.stdio[0], nil, l.stdio[1:], transport.WithCommandStderrWriter(io.Discard))
+	if err := tr.Start(ctx); err != nil {
+		return nil, err
+	}
+	return l.initialize(ctx, client.NewClient(tr))
+}
+
+// connectHTTP opens a streamable-HTTP client of the server (Bearer key
+// when given) and initializes it.
+func (l *load) connectHTTP(ctx context.Context, key string) (*client.Client, error) {
 	var opts []transport.StreamableHTTPCOption
 	if key != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
@@ -154,52 +168,78 @@ func (l *load) mixed(clients, nspecs int, dur time.Duration, writeShare float64)
 	if err != nil {
 		return err
 	}
-	before := make([]int, nspecs)
-	for i, s := range specs {
-		if before[i], err = taskCount(ctx, c, s.id); err != nil {
-			return err
-		}
+	before, err := taskCounts(ctx, c, specs)
+	if err != nil {
+		return err
 	}
 	st := &mixedStats{added: make([]atomic.Int64, nspecs)}
 	end := time.Now().Add(dur)
-	var wg sync.WaitGroup
-	for w := 0; w < clients; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.mixedClient(ctx, specs, end, writeShare, st)
-		}()
-	}
-	wg.Wait()
+	runClients(clients, func() { l.mixedClient(ctx, specs, end, writeShare, st) })
 	slices.Sort(st.lat)
 	lost, err := lostWrites(ctx, c, specs, before, st.added)
 	if err != nil {
 		return err
 	}
-	var totalAdded int64
-	for i := range st.added {
-		totalAdded += st.added[i].Load()
-	}
 	fmt.Printf("mixed: clients=%d specs=%d duration=%s calls=%d throughput=%.0f/s p50=%s p99=%s errors=%d writes_ok=%d specs_with_lost_writes=%d\n",
-		clients, nspecs, dur, len(st.lat), float64(len(st.lat))/dur.Seconds(), pct(st.lat, 0.50), pct(st.lat, 0.99), st.errs.Load(), totalAdded, lost)
-	st.errKind.Range(func(k, _ any) bool { fmt.Println("  error:", k); return true })
+		clients, nspecs, dur, len(st.lat), float64(len(st.lat))/dur.Seconds(), pct(st.lat, 0.50), pct(st.lat, 0.99), st.errs.Load(), st.totalAdded(), lost)
+	st.printErrors()
 	return nil
 }
 
-// mixedStats collects what the mixed workers saw: every call's latency,
-// the successful adds per spec, and the errors (count and distinct texts).
-type mixedStats struct {
+// runClients runs n copies of work at once and waits for all of them.
+func runClients(n int, work func()) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	wg.Wait()
+}
+
+// callStats collects what the workers saw: every call's latency and the
+// errors (count and distinct texts).
+type callStats struct {
 	mu      sync.Mutex
 	lat     []time.Duration
-	added   []atomic.Int64
 	errs    atomic.Int64
 	errKind sync.Map
 }
 
 // fail counts err and remembers its text.
-func (st *mixedStats) fail(err error) {
+func (st *callStats) fail(err error) {
 	st.errs.Add(1)
 	st.errKind.Store(err.Error(), true)
+}
+
+// addLatencies adds a worker's latencies, once, at its end.
+func (st *callStats) addLatencies(mine []time.Duration) {
+	st.mu.Lock()
+	st.lat = append(st.lat, mine...)
+	st.mu.Unlock()
+}
+
+// printErrors prints each distinct error text.
+func (st *callStats) printErrors() {
+	st.errKind.Range(func(k, _ any) bool { fmt.Println("  error:", k); return true })
+}
+
+// mixedStats are the mixed workers' figures: the calls', and the
+// successful adds per spec.
+type mixedStats struct {
+	callStats
+	added []atomic.Int64
+}
+
+// totalAdded is the number of successful adds on all specs.
+func (st *mixedStats) totalAdded() int64 {
+	var n int64
+	for i := range st.added {
+		n += st.added[i].Load()
+	}
+	return n
 }
 
 // createLoadSpecs creates n specs, each with one phase "load" not linked to
@@ -241,9 +281,7 @@ func (l *load) mixedClient(ctx context.Context, specs []spec, end time.Time, wri
 			st.fail(err)
 		}
 	}
-	st.mu.Lock()
-	st.lat = append(st.lat, mine...)
-	st.mu.Unlock()
+	st.addLatencies(mine)
 }
 
 // mixedCall makes one call on s: with probability writeShare a task add
@@ -253,7 +291,7 @@ func mixedCall(ctx context.Context, cc *client.Client, s spec, n int, writeShare
 	var err error
 	switch r := rand.Float64(); {
 	case r < writeShare:
-		_, err = call(ctx, cc, "task", map[string]any{"action": "add", "spec_id": s.id, "parent": s.phase, "title": fmt.Sprintf("load task %d", n)})
+		_, err = call(ctx, cc, "task", addArgs(s, n))
 		if err == nil {
 			added.Add(1)
 		}
@@ -263,6 +301,11 @@ func mixedCall(ctx context.Context, cc *client.Client, s spec, n int, writeShare
 		_, err = call(ctx, cc, "task", map[string]any{"action": "progress", "spec_id": s.id})
 	}
 	return err
+}
+
+// addArgs are the arguments of the n-th task add of a worker on s.
+func addArgs(s spec, n int) map[string]any {
+	return map[string]any{"action": "add", "spec_id": s.id, "parent": s.phase, "title": fmt.Sprintf("load task %d", n)}
 }
 
 // lostWrites counts the specs whose task count is not before plus added,
@@ -280,6 +323,19 @@ func lostWrites(ctx context.Context, c *client.Client, specs []spec, before []in
 		}
 	}
 	return lost, nil
+}
+
+// taskCounts is each spec's number of task nodes.
+func taskCounts(ctx context.Context, c *client.Client, specs []spec) ([]int, error) {
+	counts := make([]int, len(specs))
+	for i, s := range specs {
+		n, err := taskCount(ctx, c, s.id)
+		if err != nil {
+			return nil, err
+		}
+		counts[i] = n
+	}
+	return counts, nil
 }
 
 // taskCount is the number of task nodes in a spec (task progress).
@@ -307,31 +363,12 @@ func pct(s []time.Duration, p float64) time.Duration {
 // abuse runs one attack while probing with fresh clients and sampling RSS.
 func (l *load) abuse(kind string, count, pid int) error {
 	ctx, cancel := context.WithCancel(context.Background())
-	var probes []time.Duration
-	var probeErrs []string
-	var maxRSS int64
+	var p probes
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for ctx.Err() == nil {
-			t0 := time.Now()
-			pctx, pc := context.WithTimeout(context.Background(), 5*time.Second)
-			c, err := l.connectAs(pctx, l.probeKey)
-			if err == nil {
-				_, err = call(pctx, c, "health", map[string]any{"action": "liveness"})
-				c.Close()
-			}
-			pc()
-			probes = append(probes, time.Since(t0))
-			if err != nil {
-				probeErrs = append(probeErrs, err.Error())
-			}
-			if r := rss(pid); r > maxRSS {
-				maxRSS = r
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
+		l.probe(ctx, pid, &p)
 	}()
 	t0 := time.Now()
 	err := l.attack(kind, count)
@@ -339,41 +376,71 @@ func (l *load) abuse(kind string, count, pid int) error {
 	time.Sleep(time.Second)
 	cancel()
 	wg.Wait()
-	slices.Sort(probes)
+	slices.Sort(p.lat)
 	fmt.Printf("abuse %s: attack_took=%s rss_max=%.1fMB rss_after=%.1fMB fresh_client p50=%s max=%s probes=%d probe_errors=%d\n",
-		kind, took.Round(time.Millisecond), float64(maxRSS)/(1<<20), float64(rss(pid))/(1<<20), pct(probes, 0.5), pct(probes, 1), len(probes), len(probeErrs))
-	for i, e := range probeErrs {
-		if i < 3 {
-			fmt.Println("  probe error:", e)
-		}
+		kind, took.Round(time.Millisecond), float64(p.maxRSS)/(1<<20), float64(rss(pid))/(1<<20), pct(p.lat, 0.5), pct(p.lat, 1), len(p.lat), len(p.errs))
+	for _, e := range p.errs[:min(3, len(p.errs))] {
+		fmt.Println("  probe error:", e)
 	}
 	return err
 }
 
+// probes are what the fresh-client probes of an attack saw.
+type probes struct {
+	lat    []time.Duration
+	errs   []string
+	maxRSS int64
+}
+
+// probe times a fresh client every 250 ms until ctx ends, sampling pid's
+// RSS after each.
+func (l *load) probe(ctx context.Context, pid int, p *probes) {
+	for ctx.Err() == nil {
+		t0 := time.Now()
+		err := l.probeOnce()
+		p.lat = append(p.lat, time.Since(t0))
+		if err != nil {
+			p.errs = append(p.errs, err.Error())
+		}
+		p.maxRSS = max(p.maxRSS, rss(pid))
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// probeOnce is one fresh client (probe key, new connection, initialize)
+// making one liveness call, within 5 s.
+func (l *load) probeOnce() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := l.connectAs(ctx, l.probeKey)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = call(ctx, c, "health", map[string]any{"action": "liveness"})
+	return err
+}
+
+// attackSizes are the abuse cases with their default sizes.
+var attackSizes = map[string]int{"body": 300, "sessions": 20000, "slow": 1000, "idle": 20000}
+
 // attack runs one abuse case with count as its size (0: the case's
 // default): body, sessions, slow or idle.
 func (l *load) attack(kind string, count int) error {
+	def, ok := attackSizes[kind]
+	if !ok {
+		return fmt.Errorf("abuse: body, sessions, slow or idle")
+	}
+	if count == 0 {
+		count = def
+	}
 	switch kind {
 	case "body":
-		if count == 0 {
-			count = 300
-		}
 		l.attackBody(count)
 	case "sessions":
-		if count == 0 {
-			count = 20000
-		}
 		l.attackSessions(count)
-	case "slow", "idle":
-		if count == 0 {
-			count = 1000
-			if kind == "idle" {
-				count = 20000
-			}
-		}
-		l.attackHeld(kind, count)
 	default:
-		return fmt.Errorf("abuse: body, sessions, slow or idle")
+		l.attackHeld(kind, count)
 	}
 	return nil
 }
@@ -453,8 +520,16 @@ func (l *load) attackHeld(kind string, count int) {
 	if l.key != "" {
 		auth = "Authorization: Bearer " + l.key + "\r\n"
 	}
-	var conns []net.Conn
-	failed := 0
+	conns, failed := dialHeld(kind, host, auth, count)
+	fmt.Printf("  %s: opened %d, failed %d; holding them 15 s\n", kind, len(conns), failed)
+	hold(kind, conns)
+	fmt.Printf("  %s: %d of %d still open after 15 s\n", kind, closeCountingOpen(conns), len(conns))
+}
+
+// dialHeld opens count connections to host, each sending the start of a
+// request header (with auth) when kind is slow, and nothing when idle; it
+// returns them and how many dials failed.
+func dialHeld(kind, host, auth string, count int) (conns []net.Conn, failed int) {
 	for i := 0; i < count; i++ {
 		c, err := net.DialTimeout("tcp", host, 2*time.Second)
 		if err != nil {
@@ -466,18 +541,22 @@ func (l *load) attackHeld(kind string, count int) {
 		}
 		conns = append(conns, c)
 	}
-	fmt.Printf("  %s: opened %d, failed %d; holding them 15 s\n", kind, len(conns), failed)
-	if kind == "slow" {
-		for j := 0; j < 15; j++ { // one header byte a second, forever
-			for _, c := range conns {
-				_, _ = c.Write([]byte("X"))
-			}
-			time.Sleep(time.Second)
-		}
-	} else {
+	return conns, failed
+}
+
+// hold keeps conns 15 s: a slow attack writes one header byte a second on
+// each, forever; an idle one sends nothing.
+func hold(kind string, conns []net.Conn) {
+	if kind != "slow" {
 		time.Sleep(15 * time.Second)
+		return
 	}
-	fmt.Printf("  %s: %d of %d still open after 15 s\n", kind, closeCountingOpen(conns), len(conns))
+	for j := 0; j < 15; j++ {
+		for _, c := range conns {
+			_, _ = c.Write([]byte("X"))
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // closeCountingOpen closes conns and returns how many the server still held:
@@ -531,62 +610,87 @@ func (l *load) writes(clients, nspecs int, dur time.Duration) error {
 	if err != nil {
 		return err
 	}
-	acked := make([]map[string]bool, nspecs)
-	for i := range acked {
-		acked[i] = map[string]bool{}
-	}
-	var mu sync.Mutex
-	var lat []time.Duration
-	var errs atomic.Int64
-	var errKind sync.Map
+	st := newWriteStats(nspecs)
 	start := time.Now()
 	end := start.Add(dur)
-	var wg sync.WaitGroup
-	for w := 0; w < clients; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cc, err := l.connect(ctx)
-			if err != nil {
-				errs.Add(1)
-				errKind.Store(err.Error(), true)
-				return
-			}
-			defer cc.Close()
-			var mine []time.Duration
-			for n := 0; time.Now().Before(end); n++ {
-				i := rand.IntN(len(specs))
-				t0 := time.Now()
-				env, err := call(ctx, cc, "task", map[string]any{"action": "add", "spec_id": specs[i].id, "parent": specs[i].phase, "title": fmt.Sprintf("load task %d", n)})
-				mine = append(mine, time.Since(t0))
-				if err != nil {
-					errs.Add(1)
-					errKind.Store(err.Error(), true)
-					continue
-				}
-				id := findString(dataOf(env), "task_id")
-				if id == "" {
-					errs.Add(1)
-					errKind.Store("task add answered no task_id", true)
-					continue
-				}
-				mu.Lock()
-				acked[i][id] = true
-				mu.Unlock()
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	runClients(clients, func() { l.writeClient(ctx, specs, end, st) })
 	elapsed := time.Since(start)
-	slices.Sort(lat)
-	total, missing := 0, 0
+	slices.Sort(st.lat)
+	total, missing, err := missingAcked(ctx, c, specs, st.acked)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("writes: clients=%d specs=%d duration=%s acked=%d writes/s=%.0f p50=%s p99=%s errors=%d missing=%d\n",
+		clients, nspecs, dur, total, float64(total)/elapsed.Seconds(), pct(st.lat, 0.50), pct(st.lat, 0.99), st.errs.Load(), missing)
+	st.printErrors()
+	if missing > 0 || st.errs.Load() > 0 {
+		return fmt.Errorf("%d acknowledged writes missing, %d calls failed", missing, st.errs.Load())
+	}
+	return nil
+}
+
+// writeStats are the write workers' figures: the calls', and the task ids
+// each spec's adds acknowledged (under mu).
+type writeStats struct {
+	callStats
+	acked []map[string]bool
+}
+
+func newWriteStats(nspecs int) *writeStats {
+	st := &writeStats{acked: make([]map[string]bool, nspecs)}
+	for i := range st.acked {
+		st.acked[i] = map[string]bool{}
+	}
+	return st
+}
+
+// ack keeps the task id a task add on spec i answered; an answer without
+// one is an error.
+func (st *writeStats) ack(i int, env map[string]any) error {
+	id := findString(dataOf(env), "task_id")
+	if id == "" {
+		return errors.New("task add answered no task_id")
+	}
+	st.mu.Lock()
+	st.acked[i][id] = true
+	st.mu.Unlock()
+	return nil
+}
+
+// writeClient is one write worker: its own connection (a failed connect
+// is one error), task adds on random specs until end, each acknowledged id
+// kept, its latencies added to st once at the end.
+func (l *load) writeClient(ctx context.Context, specs []spec, end time.Time, st *writeStats) {
+	cc, err := l.connect(ctx)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	defer cc.Close()
+	var mine []time.Duration
+	for n := 0; time.Now().Before(end); n++ {
+		i := rand.IntN(len(specs))
+		t0 := time.Now()
+		env, err := call(ctx, cc, "task", addArgs(specs[i], n))
+		mine = append(mine, time.Since(t0))
+		if err == nil {
+			err = st.ack(i, env)
+		}
+		if err != nil {
+			st.fail(err)
+		}
+	}
+	st.addLatencies(mine)
+}
+
+// missingAcked reads every spec's tasks back and counts the acknowledged
+// ids (total) and those not among them (missing), printing the first 10
+// missing.
+func missingAcked(ctx context.Context, c *client.Client, specs []spec, acked []map[string]bool) (total, missing int, err error) {
 	for i, s := range specs {
 		have, err := taskIDs(ctx, c, s.id)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		for id := range acked[i] {
 			total++
@@ -598,32 +702,24 @@ func (l *load) writes(clients, nspecs int, dur time.Duration) error {
 			}
 		}
 	}
-	fmt.Printf("writes: clients=%d specs=%d duration=%s acked=%d writes/s=%.0f p50=%s p99=%s errors=%d missing=%d\n",
-		clients, nspecs, dur, total, float64(total)/elapsed.Seconds(), pct(lat, 0.50), pct(lat, 0.99), errs.Load(), missing)
-	errKind.Range(func(k, _ any) bool { fmt.Println("  error:", k); return true })
-	if missing > 0 || errs.Load() > 0 {
-		return fmt.Errorf("%d acknowledged writes missing, %d calls failed", missing, errs.Load())
-	}
-	return nil
+	return total, missing, nil
 }
 
 // findString returns the first string under key in v (depth first).
 func findString(v any, key string) string {
+	var children []any
 	switch t := v.(type) {
 	case map[string]any:
 		if s, ok := t[key].(string); ok {
 			return s
 		}
-		for _, x := range t {
-			if s := findString(x, key); s != "" {
-				return s
-			}
-		}
+		children = slices.Collect(maps.Values(t))
 	case []any:
-		for _, x := range t {
-			if s := findString(x, key); s != "" {
-				return s
-			}
+		children = t
+	}
+	for _, x := range children {
+		if s := findString(x, key); s != "" {
+			return s
 		}
 	}
 	return ""
@@ -642,20 +738,32 @@ func taskIDs(ctx context.Context, c *client.Client, id string) (map[string]bool,
 		if err != nil {
 			return nil, err
 		}
-		tasks, _ := dataOf(env)["tasks"].([]any)
-		for _, t := range tasks {
-			if m, ok := t.(map[string]any); ok {
-				if tid, _ := m["task_id"].(string); tid != "" {
-					out[tid] = true
-				}
-			}
-		}
-		meta, _ := env["meta"].(map[string]any)
-		p, _ := meta["pagination"].(map[string]any)
-		next, _ := p["cursor"].(string)
-		if next == "" || len(tasks) == 0 {
+		n := addTaskIDs(out, env)
+		next := nextCursor(env)
+		if next == "" || n == 0 {
 			return out, nil
 		}
 		cursor = next
 	}
+}
+
+// addTaskIDs adds the task ids of a task list answer to out and returns
+// the number of tasks the page held.
+func addTaskIDs(out map[string]bool, env map[string]any) int {
+	tasks, _ := dataOf(env)["tasks"].([]any)
+	for _, t := range tasks {
+		m, _ := t.(map[string]any)
+		if tid, _ := m["task_id"].(string); tid != "" {
+			out[tid] = true
+		}
+	}
+	return len(tasks)
+}
+
+// nextCursor is a list answer's next page cursor ("" on the last page).
+func nextCursor(env map[string]any) string {
+	meta, _ := env["meta"].(map[string]any)
+	p, _ := meta["pagination"].(map[string]any)
+	next, _ := p["cursor"].(string)
+	return next
 }

@@ -75,23 +75,34 @@ func appendEvent(r Records, e Event, now time.Time) (Event, error) {
 	e.Sequence = head.Sequence + 1
 	e.Timestamp = stamp(now)
 	e.PrevHash = head.Hash
-	// Round-trip the metadata through JSON so the stored event hashes as
-	// its decoded form will (numbers become float64 either way).
-	if e.Metadata != nil {
-		raw, err := json.Marshal(e.Metadata)
-		if err != nil {
-			return e, core.Internal(err)
-		}
-		e.Metadata = nil
-		if err := json.Unmarshal(raw, &e.Metadata); err != nil {
-			return e, core.Internal(err)
-		}
+	meta, err := decoded(e.Metadata)
+	if err != nil {
+		return e, err
 	}
+	e.Metadata = meta
 	e.EventHash = e.Hash()
 	if err := putJSON(r, auditKey(e.Sequence), e); err != nil {
 		return e, err
 	}
 	return e, putJSON(r, keyAuditHead, auditHead{Sequence: e.Sequence, Hash: e.EventHash})
+}
+
+// decoded round-trips metadata through JSON so a stored event hashes as
+// its decoded form will (numbers become float64 either way); nil stays
+// nil.
+func decoded(meta map[string]any) (map[string]any, error) {
+	if meta == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return nil, core.Internal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, core.Internal(err)
+	}
+	return out, nil
 }
 
 // audit appends an event about session s.
@@ -117,42 +128,61 @@ type ChainReport struct {
 // without gaps, each prev_hash the hash of the event before, each
 // event_hash the event's own hash, and the head naming the last event.
 func VerifyChain(r Records) (ChainReport, error) {
-	rep := ChainReport{Valid: true}
-	prev, want := GenesisHash, int64(1)
-	fail := func(seq int64, typ, detail string) {
-		if rep.Valid {
-			rep.Valid, rep.DivergencePoint, rep.DivergenceType, rep.Detail = false, seq, typ, detail
-		}
-	}
-	err := r.Scan(prefixAudit, "", func(key string, v []byte) bool {
-		var e Event
-		if err := json.Unmarshal(v, &e); err != nil {
-			fail(want, "corrupted_entry", fmt.Sprintf("%s: %v", key, err))
-			return false
-		}
-		rep.TotalEntries++
-		switch {
-		case e.Sequence != want || key != auditKey(e.Sequence):
-			fail(want, "sequence_gap", fmt.Sprintf("expected sequence %d, found %d", want, e.Sequence))
-		case e.PrevHash != prev:
-			fail(e.Sequence, "prev_hash_mismatch", fmt.Sprintf("event %d does not chain to event %d", e.Sequence, e.Sequence-1))
-		case e.Hash() != e.EventHash:
-			fail(e.Sequence, "hash_mismatch", fmt.Sprintf("event %d's content does not match its event_hash", e.Sequence))
-		}
-		prev, want = e.EventHash, e.Sequence+1
-		return rep.Valid
-	})
-	if err != nil {
-		return rep, err
+	w := &chainWalk{rep: ChainReport{Valid: true}, prev: GenesisHash, want: 1}
+	if err := r.Scan(prefixAudit, "", w.visit); err != nil {
+		return w.rep, err
 	}
 	var head auditHead
 	if _, err := getJSON(r, keyAuditHead, &head); err != nil {
-		return rep, err
+		return w.rep, err
 	}
-	if rep.Valid && (head.Sequence != want-1 || (head.Sequence > 0 && head.Hash != prev)) {
-		fail(head.Sequence, "head_mismatch", fmt.Sprintf("the ledger head names event %d, the last stored event is %d", head.Sequence, want-1))
+	w.checkHead(head)
+	return w.rep, nil
+}
+
+// chainWalk is VerifyChain's walk: the report so far, the hash of the
+// event before and the sequence expected next.
+type chainWalk struct {
+	rep  ChainReport
+	prev string
+	want int64
+}
+
+// fail records the first divergence (later ones are consequences).
+func (w *chainWalk) fail(seq int64, typ, detail string) {
+	if w.rep.Valid {
+		w.rep.Valid, w.rep.DivergencePoint, w.rep.DivergenceType, w.rep.Detail = false, seq, typ, detail
 	}
-	return rep, nil
+}
+
+// visit checks the stored event at key against the chain so far; it stops
+// the walk (false) at the first divergence or an entry that does not
+// decode.
+func (w *chainWalk) visit(key string, v []byte) bool {
+	var e Event
+	if err := json.Unmarshal(v, &e); err != nil {
+		w.fail(w.want, "corrupted_entry", fmt.Sprintf("%s: %v", key, err))
+		return false
+	}
+	w.rep.TotalEntries++
+	switch {
+	case e.Sequence != w.want || key != auditKey(e.Sequence):
+		w.fail(w.want, "sequence_gap", fmt.Sprintf("expected sequence %d, found %d", w.want, e.Sequence))
+	case e.PrevHash != w.prev:
+		w.fail(e.Sequence, "prev_hash_mismatch", fmt.Sprintf("event %d does not chain to event %d", e.Sequence, e.Sequence-1))
+	case e.Hash() != e.EventHash:
+		w.fail(e.Sequence, "hash_mismatch", fmt.Sprintf("event %d's content does not match its event_hash", e.Sequence))
+	}
+	w.prev, w.want = e.EventHash, e.Sequence+1
+	return w.rep.Valid
+}
+
+// checkHead checks, after a valid walk, that the ledger head names the
+// last stored event.
+func (w *chainWalk) checkHead(head auditHead) {
+	if w.rep.Valid && (head.Sequence != w.want-1 || (head.Sequence > 0 && head.Hash != w.prev)) {
+		w.fail(head.Sequence, "head_mismatch", fmt.Sprintf("the ledger head names event %d, the last stored event is %d", head.Sequence, w.want-1))
+	}
 }
 
 // ChainError is the AUDIT_CHAIN_BROKEN error of a failed report.

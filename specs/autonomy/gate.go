@@ -33,53 +33,80 @@ func PhaseVerdict(sp *specs.Spec, s *Session, phaseID string) (verdict string, f
 	if !ok {
 		return VerdictFail, append(findings, Finding{"phase_missing", phaseID, "the phase is not in the spec"})
 	}
-	partialOnly := true
-	add := func(f Finding) {
-		if f.Type != "verification_partial" {
-			partialOnly = false
-		}
-		findings = append(findings, f)
-	}
 	for _, t := range p.Tasks {
 		if t.Status != specs.StatusCompleted {
-			add(Finding{"task_incomplete", t.ID, fmt.Sprintf("task %s is %s, not completed", t.ID, t.Status)})
+			findings = append(findings, Finding{"task_incomplete", t.ID, fmt.Sprintf("task %s is %s, not completed", t.ID, t.Status)})
 		}
 	}
 	for _, v := range p.Verifies {
-		if v.Status != specs.StatusCompleted {
-			add(Finding{"verification_incomplete", v.ID, fmt.Sprintf("verify node %s is %s, not completed", v.ID, v.Status)})
-		}
-		last := lastResult(v)
-		switch last {
-		case "PASSED":
-		case "PARTIAL":
-			add(Finding{"verification_partial", v.ID, fmt.Sprintf("verify node %s's last result is PARTIAL", v.ID)})
-		case "":
-			add(Finding{"verification_unrecorded", v.ID, fmt.Sprintf("verify node %s has no recorded result", v.ID)})
-		default:
-			add(Finding{"verification_failed", v.ID, fmt.Sprintf("verify node %s's last result is %s", v.ID, last)})
-		}
-		cmd := v.MetaString("command")
-		if cmd == "" {
-			continue
-		}
-		rc, ok := s.Receipts[v.ID]
-		switch {
-		case !ok:
-			add(Finding{"receipt_missing", v.ID, fmt.Sprintf("no verification receipt for %s in this session", v.ID)})
-		case rc.CommandHash != SHA256Hex(cmd):
-			add(Finding{"receipt_command_mismatch", v.ID, fmt.Sprintf("the receipt of %s is for another command", v.ID)})
-		case rc.ExitCode != 0:
-			add(Finding{"receipt_nonzero_exit", v.ID, fmt.Sprintf("the receipt of %s has exit code %d", v.ID, rc.ExitCode)})
+		findings = append(findings, verifyFindings(s, v)...)
+	}
+	return verdictOf(findings), findings
+}
+
+// verdictOf is the verdict of findings: pass without any, warn when all
+// are PARTIAL verification results, fail otherwise.
+func verdictOf(findings []Finding) string {
+	if len(findings) == 0 {
+		return VerdictPass
+	}
+	for _, f := range findings {
+		if f.Type != "verification_partial" {
+			return VerdictFail
 		}
 	}
+	return VerdictWarn
+}
+
+// verifyFindings are verify leaf v's findings, in order: not completed,
+// its last result not PASSED, and, when it has a command, its receipt
+// missing, for another command or with a nonzero exit code.
+func verifyFindings(s *Session, v *specs.Node) []Finding {
+	var out []Finding
+	if v.Status != specs.StatusCompleted {
+		out = append(out, Finding{"verification_incomplete", v.ID, fmt.Sprintf("verify node %s is %s, not completed", v.ID, v.Status)})
+	}
+	if f, ok := resultFinding(v); ok {
+		out = append(out, f)
+	}
+	if f, ok := receiptFinding(s, v); ok {
+		out = append(out, f)
+	}
+	return out
+}
+
+// resultFinding is the finding on v's last recorded result (none when it
+// is PASSED).
+func resultFinding(v *specs.Node) (Finding, bool) {
+	switch last := lastResult(v); last {
+	case "PASSED":
+		return Finding{}, false
+	case "PARTIAL":
+		return Finding{"verification_partial", v.ID, fmt.Sprintf("verify node %s's last result is PARTIAL", v.ID)}, true
+	case "":
+		return Finding{"verification_unrecorded", v.ID, fmt.Sprintf("verify node %s has no recorded result", v.ID)}, true
+	default:
+		return Finding{"verification_failed", v.ID, fmt.Sprintf("verify node %s's last result is %s", v.ID, last)}, true
+	}
+}
+
+// receiptFinding is the finding on the session's receipt of v's command
+// (none when v has no command or the receipt proves it).
+func receiptFinding(s *Session, v *specs.Node) (Finding, bool) {
+	cmd := v.MetaString("command")
+	if cmd == "" {
+		return Finding{}, false
+	}
+	rc, ok := s.Receipts[v.ID]
 	switch {
-	case len(findings) == 0:
-		return VerdictPass, findings
-	case partialOnly:
-		return VerdictWarn, findings
+	case !ok:
+		return Finding{"receipt_missing", v.ID, fmt.Sprintf("no verification receipt for %s in this session", v.ID)}, true
+	case rc.CommandHash != SHA256Hex(cmd):
+		return Finding{"receipt_command_mismatch", v.ID, fmt.Sprintf("the receipt of %s is for another command", v.ID)}, true
+	case rc.ExitCode != 0:
+		return Finding{"receipt_nonzero_exit", v.ID, fmt.Sprintf("the receipt of %s has exit code %d", v.ID, rc.ExitCode)}, true
 	}
-	return VerdictFail, findings
+	return Finding{}, false
 }
 
 // lastResult is a verify node's last recorded result, upper case.

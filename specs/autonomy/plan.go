@@ -19,30 +19,33 @@ type phasePlan struct {
 // planOf lists the spec's phases (the root's phase children, in order)
 // with their work leaves.
 func planOf(sp *specs.Spec) []phasePlan {
-	var out []phasePlan
 	root := sp.Root()
 	if root == nil {
 		return nil
 	}
+	var out []phasePlan
 	for _, pid := range root.Children {
-		p := sp.Node(pid)
-		if p == nil || p.Type != specs.TypePhase {
-			continue
+		if p := sp.Node(pid); p != nil && p.Type == specs.TypePhase {
+			out = append(out, phasePlanOf(sp, p))
 		}
-		pp := phasePlan{ID: p.ID, Title: p.Title}
-		for n := range specs.ExecutionOrder(sp, p.ID) {
-			if n.ID == p.ID || !n.IsWorkLeaf() {
-				continue
-			}
-			if n.Type == specs.TypeVerify {
-				pp.Verifies = append(pp.Verifies, n)
-			} else {
-				pp.Tasks = append(pp.Tasks, n)
-			}
-		}
-		out = append(out, pp)
 	}
 	return out
+}
+
+// phasePlanOf is phase p's plan: its work leaves in execution order,
+// verify leaves apart.
+func phasePlanOf(sp *specs.Spec, p *specs.Node) phasePlan {
+	pp := phasePlan{ID: p.ID, Title: p.Title}
+	for n := range specs.ExecutionOrder(sp, p.ID) {
+		switch {
+		case n.ID == p.ID || !n.IsWorkLeaf():
+		case n.Type == specs.TypeVerify:
+			pp.Verifies = append(pp.Verifies, n)
+		default:
+			pp.Tasks = append(pp.Tasks, n)
+		}
+	}
+	return pp
 }
 
 // structureHash is the sha256 of the spec's phase and work-leaf structure

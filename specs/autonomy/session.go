@@ -2,6 +2,7 @@ package autonomy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -28,24 +29,34 @@ func invalid(field, format string, args ...any) *core.Error {
 	return core.NewError(errcode.InvalidFormat, fmt.Sprintf(format, args...), map[string]any{"field": field})
 }
 
+// limitField is one limit of StartInput: where it is, its default and
+// its bounds.
+type limitField struct {
+	v        *int
+	def      int
+	name     string
+	min, max int
+}
+
+// fill gives an unset (zero) limit its default and refuses one out of its
+// bounds (INVALID_FORMAT).
+func (f limitField) fill() error {
+	if *f.v == 0 {
+		*f.v = f.def
+	}
+	if *f.v < f.min || *f.v > f.max {
+		return invalid(f.name, "%s must be between %d and %d.", f.name, f.min, f.max).WithDetail("received", *f.v)
+	}
+	return nil
+}
+
+// resolve fills in's defaults and checks it: every limit within its
+// bounds, the heartbeat grace shorter than the staleness, a known gate
+// policy (INVALID_FORMAT). It returns the session's limits.
 func (in *StartInput) resolve() (Limits, error) {
 	l := in.Limits
 	d := DefaultLimits
-	fill := func(v *int, def int, field string, min, max int) error {
-		if *v == 0 {
-			*v = def
-		}
-		if *v < min || (max > 0 && *v > max) {
-			return invalid(field, "%s must be between %d and %d.", field, min, max).WithDetail("received", *v)
-		}
-		return nil
-	}
-	for _, f := range []struct {
-		v        *int
-		def      int
-		name     string
-		min, max int
-	}{
+	for _, f := range []limitField{
 		{&l.MaxTasksPerSession, d.MaxTasksPerSession, "max_tasks_per_session", 1, 10000},
 		{&l.MaxConsecutiveErrors, d.MaxConsecutiveErrors, "max_consecutive_errors", 1, 1000},
 		{&l.ContextThresholdPct, d.ContextThresholdPct, "context_threshold_pct", 1, 100},
@@ -54,7 +65,7 @@ func (in *StartInput) resolve() (Limits, error) {
 		{&l.StepStaleMinutes, d.StepStaleMinutes, "step_stale_minutes", 1, 10080},
 		{&l.MaxFidelityReviewCyclesPerPhase, d.MaxFidelityReviewCyclesPerPhase, "max_fidelity_review_cycles_per_phase", 1, 100},
 	} {
-		if err := fill(f.v, f.def, f.name, f.min, f.max); err != nil {
+		if err := f.fill(); err != nil {
 			return l, err
 		}
 	}
@@ -85,44 +96,68 @@ func Start(sp *specs.Spec, r Records, in StartInput, now time.Time) (s *Session,
 		return nil, false, err
 	}
 	if cur != nil {
-		switch {
-		case in.IdempotencyKey != "" && cur.IdempotencyKey == in.IdempotencyKey:
+		reuse, err := settleExisting(sp, r, cur, in, now)
+		if err != nil {
+			return nil, false, err
+		}
+		if reuse {
 			return cur, true, nil
-		case in.Force:
-			cur.Status = StatusEnded
-			if err := commit(r, cur, now); err != nil {
-				return nil, false, err
-			}
-			if err := audit(r, cur, now, EventEnd, "force_replaced", nil, map[string]any{"reason": "force_replaced"}); err != nil {
-				return nil, false, err
-			}
-		default:
-			return nil, false, core.NewError(errcode.SpecSessionExists, fmt.Sprintf("Spec %s already has an active autonomy session (%s).", sp.Header.SpecID, cur.ID),
-				map[string]any{"spec_id": sp.Header.SpecID, "existing_session_id": cur.ID, "existing_status": cur.Status})
 		}
 	}
-	plan := planOf(sp)
-	s = &Session{ID: newID("sess_"), SpecID: sp.Header.SpecID, IdempotencyKey: in.IdempotencyKey, SpecStructureHash: structureHash(sp),
-		Status: StatusRunning, CreatedAt: stamp(now), Limits: limits, GatePolicy: in.GatePolicy,
-		StopConditions:    StopConditions{AutoRetryFidelityGate: true},
-		WriteLockEnforced: true, PhaseGates: map[string]*GateRecord{}, RequiredPhaseGates: map[string][]string{}, CompletedTaskIDs: []string{}}
-	if in.StopOnPhaseCompletion != nil {
-		s.StopConditions.StopOnPhaseCompletion = *in.StopOnPhaseCompletion
-	}
-	if in.AutoRetryFidelityGate != nil {
-		s.StopConditions.AutoRetryFidelityGate = *in.AutoRetryFidelityGate
-	}
-	if in.EnforceWriteLock != nil {
-		s.WriteLockEnforced = *in.EnforceWriteLock
-	}
-	for _, p := range plan {
-		s.RequiredPhaseGates[p.ID] = []string{"fidelity"}
-	}
+	s = newSession(sp, in, limits, now)
 	if err := commit(r, s, now); err != nil {
 		return nil, false, err
 	}
 	return s, false, audit(r, s, now, EventStart, "session_start", nil, map[string]any{
 		"gate_policy": s.GatePolicy, "idempotency_key": s.IdempotencyKey, "stop_on_phase_completion": s.StopConditions.StopOnPhaseCompletion})
+}
+
+// settleExisting decides what the spec's non-terminal session cur means
+// for a start: the same idempotency key reuses it (true), force ends it
+// (audited as force_replaced), else SPEC_SESSION_EXISTS.
+func settleExisting(sp *specs.Spec, r Records, cur *Session, in StartInput, now time.Time) (reuse bool, err error) {
+	switch {
+	case in.IdempotencyKey != "" && cur.IdempotencyKey == in.IdempotencyKey:
+		return true, nil
+	case in.Force:
+		cur.Status = StatusEnded
+		if err := commit(r, cur, now); err != nil {
+			return false, err
+		}
+		return false, audit(r, cur, now, EventEnd, "force_replaced", nil, map[string]any{"reason": "force_replaced"})
+	}
+	return false, core.NewError(errcode.SpecSessionExists, fmt.Sprintf("Spec %s already has an active autonomy session (%s).", sp.Header.SpecID, cur.ID),
+		map[string]any{"spec_id": sp.Header.SpecID, "existing_session_id": cur.ID, "existing_status": cur.Status})
+}
+
+// newSession is a running session on sp with in's options (resolved
+// limits) and a required fidelity gate per phase.
+func newSession(sp *specs.Spec, in StartInput, limits Limits, now time.Time) *Session {
+	s := &Session{ID: newID("sess_"), SpecID: sp.Header.SpecID, IdempotencyKey: in.IdempotencyKey, SpecStructureHash: structureHash(sp),
+		Status: StatusRunning, CreatedAt: stamp(now), Limits: limits, GatePolicy: in.GatePolicy,
+		StopConditions:    StopConditions{AutoRetryFidelityGate: true},
+		WriteLockEnforced: true, PhaseGates: map[string]*GateRecord{}, RequiredPhaseGates: requiredGates(planOf(sp)), CompletedTaskIDs: []string{}}
+	override(&s.StopConditions.StopOnPhaseCompletion, in.StopOnPhaseCompletion)
+	override(&s.StopConditions.AutoRetryFidelityGate, in.AutoRetryFidelityGate)
+	override(&s.WriteLockEnforced, in.EnforceWriteLock)
+	return s
+}
+
+// override sets *dst to *v when v is given.
+func override(dst, v *bool) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// requiredGates is the gates a session on plan requires: a fidelity gate
+// per phase.
+func requiredGates(plan []phasePlan) map[string][]string {
+	gates := map[string][]string{}
+	for _, p := range plan {
+		gates[p.ID] = []string{"fidelity"}
+	}
+	return gates
 }
 
 // commit stamps and stores s (state_version + 1).
@@ -169,33 +204,11 @@ type ResumeInput struct {
 // is recorded: the phase gate passes as acknowledged, audited. An issued
 // pause step is consumed by the resume.
 func Resume(sp *specs.Spec, r Records, s *Session, in ResumeInput, now time.Time) error {
-	switch s.Status {
-	case StatusFailed:
-		if !in.Force {
-			return transitionErr(s, StatusRunning, "use force=true to resume a failed session")
-		}
-		if structureHash(sp) != s.SpecStructureHash {
-			return rebaseRequired(s)
-		}
-	case StatusPaused:
-	default:
-		return transitionErr(s, StatusRunning, "only a paused or failed session can be resumed")
+	if err := resumable(sp, s, in.Force); err != nil {
+		return err
 	}
-	if ack := s.PendingManualGateAck; ack != nil {
-		if !in.AcknowledgeGateReview {
-			return core.NewError(errcode.ManualGateAckRequired, fmt.Sprintf("Phase %s's gate needs a manual review acknowledgement before resuming.", ack.PhaseID),
-				map[string]any{"session_id": s.ID, "gate_attempt_id": ack.GateAttemptID, "phase_id": ack.PhaseID, "verdict": ack.Verdict})
-		}
-		if in.AcknowledgedGateAttemptID != ack.GateAttemptID {
-			return core.NewError(errcode.InvalidGateAck, "acknowledged_gate_attempt_id does not name the pending gate attempt.",
-				map[string]any{"field": "acknowledged_gate_attempt_id", "expected": ack.GateAttemptID, "provided": in.AcknowledgedGateAttemptID})
-		}
-		g := s.gate(ack.PhaseID)
-		g.Status, g.Verdict, g.GateAttemptID, g.AcknowledgedAt, g.EvaluatedAt = GatePassed, ack.Verdict, ack.GateAttemptID, stamp(now), stamp(now)
-		s.PendingManualGateAck = nil
-		if err := audit(r, s, now, EventGatePassed, "manual_gate_ack", nil, map[string]any{"phase_id": ack.PhaseID, "gate_attempt_id": ack.GateAttemptID, "verdict": ack.Verdict}); err != nil {
-			return err
-		}
+	if err := acknowledgeGate(r, s, in, now); err != nil {
+		return err
 	}
 	from := s.Status
 	s.Status, s.PauseReason, s.PausedAt, s.FailureReason = StatusRunning, "", "", ""
@@ -206,6 +219,44 @@ func Resume(sp *specs.Spec, r Records, s *Session, in ResumeInput, now time.Time
 		return err
 	}
 	return audit(r, s, now, EventResume, "session_resume", nil, map[string]any{"from": from, "force": in.Force})
+}
+
+// resumable refuses to resume s unless it is paused, or failed with force
+// and an unchanged spec structure (INVALID_STATE_TRANSITION,
+// SPEC_REBASE_REQUIRED).
+func resumable(sp *specs.Spec, s *Session, force bool) error {
+	switch {
+	case s.Status == StatusPaused:
+		return nil
+	case s.Status != StatusFailed:
+		return transitionErr(s, StatusRunning, "only a paused or failed session can be resumed")
+	case !force:
+		return transitionErr(s, StatusRunning, "use force=true to resume a failed session")
+	case structureHash(sp) != s.SpecStructureHash:
+		return rebaseRequired(s)
+	}
+	return nil
+}
+
+// acknowledgeGate passes the gate of a pending manual gate review with
+// the resume's acknowledgement of its attempt (audited); without a pending
+// review there is nothing to do. MANUAL_GATE_ACK_REQUIRED, INVALID_GATE_ACK.
+func acknowledgeGate(r Records, s *Session, in ResumeInput, now time.Time) error {
+	ack := s.PendingManualGateAck
+	switch {
+	case ack == nil:
+		return nil
+	case !in.AcknowledgeGateReview:
+		return core.NewError(errcode.ManualGateAckRequired, fmt.Sprintf("Phase %s's gate needs a manual review acknowledgement before resuming.", ack.PhaseID),
+			map[string]any{"session_id": s.ID, "gate_attempt_id": ack.GateAttemptID, "phase_id": ack.PhaseID, "verdict": ack.Verdict})
+	case in.AcknowledgedGateAttemptID != ack.GateAttemptID:
+		return core.NewError(errcode.InvalidGateAck, "acknowledged_gate_attempt_id does not name the pending gate attempt.",
+			map[string]any{"field": "acknowledged_gate_attempt_id", "expected": ack.GateAttemptID, "provided": in.AcknowledgedGateAttemptID})
+	}
+	g := s.gate(ack.PhaseID)
+	g.Status, g.Verdict, g.GateAttemptID, g.AcknowledgedAt, g.EvaluatedAt = GatePassed, ack.Verdict, ack.GateAttemptID, stamp(now), stamp(now)
+	s.PendingManualGateAck = nil
+	return audit(r, s, now, EventGatePassed, "manual_gate_ack", nil, map[string]any{"phase_id": ack.PhaseID, "gate_attempt_id": ack.GateAttemptID, "verdict": ack.Verdict})
 }
 
 func validReason(code string) error {
@@ -311,54 +362,76 @@ func Rebase(sp *specs.Spec, r Records, s *Session, force bool, now time.Time) (R
 	}
 	plan := planOf(sp)
 	ids := taskIDs(plan)
-	var kept []string
-	for _, id := range s.CompletedTaskIDs {
-		if ids[id] {
-			kept = append(kept, id)
-		} else {
-			res.RemovedTasks = append(res.RemovedTasks, id)
-		}
-	}
-	if len(res.RemovedTasks) > 0 && !force {
+	kept, removed := splitCompleted(s.CompletedTaskIDs, ids)
+	res.RemovedTasks = append(res.RemovedTasks, removed...)
+	if len(removed) > 0 && !force {
 		return res, core.NewError(errcode.SpecRebaseRequired, "Completed tasks of this session left the spec; rebase with force=true to drop them.",
 			map[string]any{"session_id": s.ID, "removed_completed_tasks": res.RemovedTasks})
 	}
-	seen := map[string]bool{}
-	for _, id := range s.CompletedTaskIDs {
-		seen[id] = true
-	}
-	for id := range ids {
-		if !seen[id] {
-			res.AddedTasks = append(res.AddedTasks, id)
-		}
-	}
-	sort.Strings(res.AddedTasks)
-	res.CompletedTasksRemoved = len(res.RemovedTasks)
+	res.AddedTasks = append(res.AddedTasks, addedTasks(ids, s.CompletedTaskIDs)...)
+	res.CompletedTasksRemoved = len(removed)
 	res.Result = "success"
-	if res.CompletedTasksRemoved > 0 {
+	if len(removed) > 0 {
 		res.Result = "completed_tasks_removed"
 	}
+	s.rebaseOnto(plan, ids, kept, hash, now)
+	if err := commit(r, s, now); err != nil {
+		return res, err
+	}
+	return res, audit(r, s, now, EventRebase, "session_rebase", nil, map[string]any{"result": res.Result, "removed_tasks": res.RemovedTasks, "added_tasks": res.AddedTasks})
+}
+
+// splitCompleted splits completed task ids into those still in the spec
+// (ids) and those that left it, in their order.
+func splitCompleted(completed []string, ids map[string]bool) (kept, removed []string) {
+	for _, id := range completed {
+		if ids[id] {
+			kept = append(kept, id)
+		} else {
+			removed = append(removed, id)
+		}
+	}
+	return kept, removed
+}
+
+// addedTasks is the spec's task ids (ids) the session has not completed,
+// sorted.
+func addedTasks(ids map[string]bool, completed []string) []string {
+	var added []string
+	for id := range ids {
+		if !slices.Contains(completed, id) {
+			added = append(added, id)
+		}
+	}
+	sort.Strings(added)
+	return added
+}
+
+// rebaseOnto re-plans s on plan (work leaf ids ids, structure hash hash):
+// it keeps the completed tasks kept, drops the gates of phases that left,
+// requires a gate per phase, withdraws an issued step whose task or phase
+// left, and turns a failed session into a paused one.
+func (s *Session) rebaseOnto(plan []phasePlan, ids map[string]bool, kept []string, hash string, now time.Time) {
 	s.CompletedTaskIDs = append([]string{}, kept...)
 	for pid := range s.PhaseGates {
-		if _, ok := phaseOf(plan, pid); !ok {
+		if !hasPhase(plan, pid) {
 			delete(s.PhaseGates, pid)
 		}
 	}
-	s.RequiredPhaseGates = map[string][]string{}
-	for _, p := range plan {
-		s.RequiredPhaseGates[p.ID] = []string{"fidelity"}
-	}
-	if st := s.LastStepIssued; st != nil && ((st.TaskID != "" && !ids[st.TaskID]) || (st.PhaseID != "" && !hasPhase(plan, st.PhaseID))) {
+	s.RequiredPhaseGates = requiredGates(plan)
+	if st := s.LastStepIssued; st != nil && st.leftPlan(plan, ids) {
 		s.LastStepIssued, s.LastIssuedResponse, s.PendingReceipt, s.PendingGateEvidence = nil, nil, nil, nil
 	}
 	s.SpecStructureHash = hash
 	if s.Status == StatusFailed {
 		s.Status, s.FailureReason, s.PauseReason, s.PausedAt = StatusPaused, "", PauseUser, stamp(now)
 	}
-	if err := commit(r, s, now); err != nil {
-		return res, err
-	}
-	return res, audit(r, s, now, EventRebase, "session_rebase", nil, map[string]any{"result": res.Result, "removed_tasks": res.RemovedTasks, "added_tasks": res.AddedTasks})
+}
+
+// leftPlan reports whether the task or phase step st names is no longer
+// in plan (work leaf ids ids).
+func (st *IssuedStep) leftPlan(plan []phasePlan, ids map[string]bool) bool {
+	return st.TaskID != "" && !ids[st.TaskID] || st.PhaseID != "" && !hasPhase(plan, st.PhaseID)
 }
 
 func hasPhase(plan []phasePlan, id string) bool { _, ok := phaseOf(plan, id); return ok }
@@ -387,15 +460,26 @@ func GateWaiver(r Records, s *Session, phaseID, reasonCode, detail, role string,
 	if Terminal(s.Status) {
 		return nil, transitionErr(s, s.Status, "a "+s.Status+" session's gates are final")
 	}
+	g, err := s.waivable(phaseID)
+	if err != nil {
+		return nil, err
+	}
+	g.Status, g.WaiverReasonCode, g.WaiverReasonDetail, g.WaivedAt, g.WaivedByRole = GateWaived, reasonCode, detail, stamp(now), role
+	s.dropPendingGate(phaseID)
+	if err := commit(r, s, now); err != nil {
+		return nil, err
+	}
+	return g, audit(r, s, now, EventGateWaived, "gate_waiver", nil, map[string]any{"phase_id": phaseID, "reason_code": reasonCode, "reason_detail": detail, "role": role})
+}
+
+// waivable is phaseID's gate record when it may be waived: it exists
+// (GATE_NOT_FOUND, with the known phase gates) and has neither passed
+// (GATE_ALREADY_PASSED) nor been waived (GATE_ALREADY_WAIVED).
+func (s *Session) waivable(phaseID string) (*GateRecord, error) {
 	g := s.PhaseGates[phaseID]
 	if g == nil {
-		var known []string
-		for id := range s.PhaseGates {
-			known = append(known, id)
-		}
-		sort.Strings(known)
 		return nil, core.NewError(errcode.GateNotFound, fmt.Sprintf("Session %s has no gate record for phase %s.", s.ID, phaseID),
-			map[string]any{"field": "phase_id", "received": phaseID, "known_phase_gates": known})
+			map[string]any{"field": "phase_id", "received": phaseID, "known_phase_gates": slices.Sorted(maps.Keys(s.PhaseGates))})
 	}
 	switch g.Status {
 	case GatePassed:
@@ -403,17 +487,18 @@ func GateWaiver(r Records, s *Session, phaseID, reasonCode, detail, role string,
 	case GateWaived:
 		return nil, core.NewError(errcode.GateAlreadyWaived, fmt.Sprintf("Phase %s's gate is already waived.", phaseID), map[string]any{"phase_id": phaseID, "current_status": g.Status})
 	}
-	g.Status, g.WaiverReasonCode, g.WaiverReasonDetail, g.WaivedAt, g.WaivedByRole = GateWaived, reasonCode, detail, stamp(now), role
-	if s.PendingGateEvidence != nil && s.PendingGateEvidence.PhaseID == phaseID {
+	return g, nil
+}
+
+// dropPendingGate forgets the gate evidence and the manual review pending
+// for phaseID's gate.
+func (s *Session) dropPendingGate(phaseID string) {
+	if e := s.PendingGateEvidence; e != nil && e.PhaseID == phaseID {
 		s.PendingGateEvidence = nil
 	}
-	if s.PendingManualGateAck != nil && s.PendingManualGateAck.PhaseID == phaseID {
+	if ack := s.PendingManualGateAck; ack != nil && ack.PhaseID == phaseID {
 		s.PendingManualGateAck = nil
 	}
-	if err := commit(r, s, now); err != nil {
-		return nil, err
-	}
-	return g, audit(r, s, now, EventGateWaived, "gate_waiver", nil, map[string]any{"phase_id": phaseID, "reason_code": reasonCode, "reason_detail": detail, "role": role})
 }
 
 // WriteLock reports the session holding the spec's write lock: its active

@@ -1,6 +1,7 @@
 package autonomy
 
 import (
+	"slices"
 	"time"
 
 	"github.com/specd/specd/specs"
@@ -58,7 +59,8 @@ func View(sp *specs.Spec, s *Session, now time.Time) SessionView {
 		Counters: s.Counters, Limits: s.Limits, StopConditions: s.StopConditions, WriteLockEnforced: s.WriteLockEnforced, GatePolicy: s.GatePolicy,
 		ActivePhaseID: s.ActivePhaseID, LastHeartbeatAt: s.Context.LastHeartbeatAt, ContextUsagePct: s.Context.ContextUsagePct,
 		PhaseGates: s.PhaseGates, PendingManualGateAck: s.PendingManualGateAck, CompletedTaskIDs: s.CompletedTaskIDs,
-		StateVersion: s.StateVersion, IdempotencyKey: s.IdempotencyKey, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+		StateVersion: s.StateVersion, IdempotencyKey: s.IdempotencyKey, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		SessionSignal: LoopSignal(s.Status, s.PauseReason, ""), ActivePhaseProgress: activeProgress(sp, s.ActivePhaseID)}
 	if v.PhaseGates == nil {
 		v.PhaseGates = map[string]*GateRecord{}
 	}
@@ -71,46 +73,64 @@ func View(sp *specs.Spec, s *Session, now time.Time) SessionView {
 	if reason := staleness(s, now); reason != "" {
 		v.EffectiveStatus, v.StaleReason = StatusPaused, reason
 	}
-	v.SessionSignal = LoopSignal(s.Status, s.PauseReason, "")
-	if sp != nil && s.ActivePhaseID != "" {
-		if p, ok := phaseOf(planOf(sp), s.ActivePhaseID); ok {
-			pp := &PhaseProgress{PhaseID: p.ID, PhaseTitle: p.Title}
-			for _, n := range append(append([]*specs.Node{}, p.Tasks...), p.Verifies...) {
-				pp.TotalTasks++
-				switch n.Status {
-				case specs.StatusCompleted:
-					pp.CompletedTasks++
-				case specs.StatusBlocked:
-					pp.BlockedTasks++
-				}
-			}
-			pp.RemainingTasks = pp.TotalTasks - pp.CompletedTasks
-			if pp.TotalTasks > 0 {
-				pp.CompletionPct = pp.CompletedTasks * 100 / pp.TotalTasks
-			}
-			v.ActivePhaseProgress = pp
-		}
-	}
 	return v
 }
 
+// activeProgress is the progress of sp's phase active (nil without a spec,
+// an active phase, or when the phase left the spec).
+func activeProgress(sp *specs.Spec, active string) *PhaseProgress {
+	if sp == nil || active == "" {
+		return nil
+	}
+	p, ok := phaseOf(planOf(sp), active)
+	if !ok {
+		return nil
+	}
+	return progressOf(p)
+}
+
+// progressOf counts p's work leaves (tasks and verify nodes) by status.
+func progressOf(p phasePlan) *PhaseProgress {
+	pp := &PhaseProgress{PhaseID: p.ID, PhaseTitle: p.Title}
+	for _, n := range slices.Concat(p.Tasks, p.Verifies) {
+		pp.TotalTasks++
+		switch n.Status {
+		case specs.StatusCompleted:
+			pp.CompletedTasks++
+		case specs.StatusBlocked:
+			pp.BlockedTasks++
+		}
+	}
+	pp.RemainingTasks = pp.TotalTasks - pp.CompletedTasks
+	if pp.TotalTasks > 0 {
+		pp.CompletionPct = pp.CompletedTasks * 100 / pp.TotalTasks
+	}
+	return pp
+}
+
 // staleness is why a running session counts as paused at now: its step
-// (step_stale) or its heartbeat (heartbeat_stale) went stale; "" if not.
+// (step_stale) or its heartbeat (heartbeat_stale; none yet: within the
+// grace after the start) went stale; "" if not.
 func staleness(s *Session, now time.Time) string {
 	if s.Status != StatusRunning {
 		return ""
 	}
-	if st := s.LastStepIssued; st != nil {
-		if t, ok := parseStamp(st.IssuedAt); ok && now.Sub(t) > minutes(s.Limits.StepStaleMinutes) {
-			return PauseStepStale
-		}
+	if st := s.LastStepIssued; st != nil && expired(st.IssuedAt, now, minutes(s.Limits.StepStaleMinutes)) {
+		return PauseStepStale
 	}
-	if hb := s.Context.LastHeartbeatAt; hb != "" {
-		if t, ok := parseStamp(hb); ok && now.Sub(t) > minutes(s.Limits.HeartbeatStaleMinutes) {
-			return PauseHeartbeatStale
-		}
-	} else if t, ok := parseStamp(s.CreatedAt); ok && now.Sub(t) > minutes(s.Limits.HeartbeatGraceMinutes) {
+	since, limit := s.Context.LastHeartbeatAt, minutes(s.Limits.HeartbeatStaleMinutes)
+	if since == "" {
+		since, limit = s.CreatedAt, minutes(s.Limits.HeartbeatGraceMinutes)
+	}
+	if expired(since, now, limit) {
 		return PauseHeartbeatStale
 	}
 	return ""
+}
+
+// expired reports whether the stamp at is a valid time more than limit
+// before now.
+func expired(at string, now time.Time, limit time.Duration) bool {
+	t, ok := parseStamp(at)
+	return ok && now.Sub(t) > limit
 }

@@ -22,6 +22,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -103,26 +104,9 @@ type session struct {
 // New makes the board; next serves every path the board does not (the MCP
 // endpoint, /healthz, /metrics).
 func New(cfg Config, next http.Handler) *Board {
-	if cfg.MaxSessions <= 0 {
-		cfg.MaxSessions = DefaultMaxSessions
-	}
-	if cfg.SessionTTL <= 0 {
-		cfg.SessionTTL = DefaultSessionTTL
-	}
-	if cfg.MaxStreamsPerKey <= 0 {
-		cfg.MaxStreamsPerKey = DefaultMaxStreamsPerKey
-	}
-	if cfg.MaxStreams <= 0 {
-		cfg.MaxStreams = DefaultMaxStreams
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.withDefaults()
 	b := &Board{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger,
 		sessions: map[string]session{}, streams: map[string]int{}, pages: map[string]*template.Template{}}
-	if b.log == nil {
-		b.log = slog.Default()
-	}
 	for _, p := range []string{"index", "spec", "login"} {
 		b.pages[p] = template.Must(template.New(p).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+p+".html"))
 	}
@@ -139,6 +123,28 @@ func New(cfg Config, next http.Handler) *Board {
 		b.mux.Handle("/", next)
 	}
 	return b
+}
+
+// withDefaults gives every unset (zero or negative) limit its default, and
+// the clock and logger theirs.
+func (cfg *Config) withDefaults() {
+	orDefault(&cfg.MaxSessions, DefaultMaxSessions)
+	orDefault(&cfg.SessionTTL, DefaultSessionTTL)
+	orDefault(&cfg.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
+	orDefault(&cfg.MaxStreams, DefaultMaxStreams)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+}
+
+// orDefault sets *v to def unless it is positive.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // ServeHTTP sets the security headers every board answer carries and
@@ -166,9 +172,11 @@ func (b *Board) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func isBoardPath(p string) bool {
-	return p == "/" || p == "/login" || p == "/logout" || p == "/events" || p == "/favicon.ico" ||
-		strings.HasPrefix(p, "/specs/") || strings.HasPrefix(p, "/static/")
+	return boardPaths[p] || strings.HasPrefix(p, "/specs/") || strings.HasPrefix(p, "/static/")
 }
+
+// boardPaths are the board's own paths besides /specs/ and /static/.
+var boardPaths = map[string]bool{"/": true, "/login": true, "/logout": true, "/events": true, "/favicon.ico": true}
 
 // viewer is the board's caller: the key behind the session (or none).
 type viewer struct {
@@ -232,22 +240,33 @@ func (b *Board) newSession(keyID string) (string, error) {
 	now := b.cfg.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.dropExpired(now)
+	for len(b.sessions) >= b.cfg.MaxSessions {
+		b.dropOldest(now)
+	}
+	b.sessions[token] = session{keyID: keyID, created: now, expires: now.Add(b.cfg.SessionTTL)}
+	return token, nil
+}
+
+// dropExpired forgets the sessions expired at now (b.mu held).
+func (b *Board) dropExpired(now time.Time) {
 	for t, s := range b.sessions {
 		if !now.Before(s.expires) {
 			delete(b.sessions, t)
 		}
 	}
-	for len(b.sessions) >= b.cfg.MaxSessions {
-		oldest, when := "", now
-		for t, s := range b.sessions {
-			if oldest == "" || s.created.Before(when) {
-				oldest, when = t, s.created
-			}
+}
+
+// dropOldest forgets the session created first (b.mu held; sessions are
+// created no later than now).
+func (b *Board) dropOldest(now time.Time) {
+	oldest, when := "", now
+	for t, s := range b.sessions {
+		if oldest == "" || s.created.Before(when) {
+			oldest, when = t, s.created
 		}
-		delete(b.sessions, oldest)
 	}
-	b.sessions[token] = session{keyID: keyID, created: now, expires: now.Add(b.cfg.SessionTTL)}
-	return token, nil
+	delete(b.sessions, oldest)
 }
 
 // Sessions is the number of cookie sessions kept.
@@ -270,19 +289,18 @@ func sameOrigin(r *http.Request) bool {
 
 // safeNext keeps a post-login target on this site's pages.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') ||
+		strings.ContainsFunc(next, isControl) { // a browser drops tabs and newlines: "/\t/evil" would become "//evil"
 		return "/"
-	}
-	for _, c := range next {
-		if c < 0x20 || c == 0x7f { // a browser drops tabs and newlines: "/\t/evil" would become "//evil"
-			return "/"
-		}
 	}
 	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" {
 		return "/"
 	}
 	return next
 }
+
+// isControl reports whether c is an ASCII control character.
+func isControl(c rune) bool { return c < 0x20 || c == 0x7f }
 
 // loopbackHost reports whether host (a Host header: name or address, with
 // an optional port) names this machine's loopback.
@@ -367,18 +385,13 @@ func (b *Board) events(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	defer b.closeStream(v.keyID)
-	// Watch first: each subscription reads its spec's version as of now,
-	// so once the client sees the stream open every later change is sent.
-	changed := make(chan string, 16)
-	ctx := r.Context()
-	for _, id := range ids {
-		b.cfg.Subscriptions.Watch(ctx, "specd://specs/"+id, func(uri string) {
-			select {
-			case changed <- strings.TrimPrefix(uri, "specd://specs/"):
-			default: // a change is already queued; the page reloads its part once
-			}
-		})
-	}
+	stream(r.Context(), w, b.watch(r.Context(), ids))
+}
+
+// stream serves an open event stream: its opening (with the client's
+// retry delay), then every change and a keep-alive comment each
+// heartbeat, until the client goes or a write fails.
+func stream(ctx context.Context, w http.ResponseWriter, changed <-chan string) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the write timeout
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -389,21 +402,44 @@ func (b *Board) events(w http.ResponseWriter, r *http.Request, v viewer) {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case id := <-changed:
-			if _, err := fmt.Fprintf(w, "event: change\ndata: %s\n\n", id); err != nil {
-				return
-			}
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
-				return
-			}
-		}
-		if rc.Flush() != nil {
+		msg, ok := nextEvent(ctx, changed, tick.C)
+		if !ok {
 			return
 		}
+		if _, err := io.WriteString(w, msg); err != nil || rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+// watch subscribes to the specs ids until ctx ends and returns the ids of
+// the specs that changed. Each subscription reads its spec's version as
+// of now, so once the client sees the stream open every later change is
+// sent; a change already queued absorbs the next ones (the page reloads
+// its part once).
+func (b *Board) watch(ctx context.Context, ids []string) <-chan string {
+	changed := make(chan string, 16)
+	for _, id := range ids {
+		b.cfg.Subscriptions.Watch(ctx, "specd://specs/"+id, func(uri string) {
+			select {
+			case changed <- strings.TrimPrefix(uri, "specd://specs/"):
+			default:
+			}
+		})
+	}
+	return changed
+}
+
+// nextEvent waits for what the stream sends next: a change event, or a
+// keep-alive comment at each tick; false when the client has gone.
+func nextEvent(ctx context.Context, changed <-chan string, tick <-chan time.Time) (string, bool) {
+	select {
+	case <-ctx.Done():
+		return "", false
+	case id := <-changed:
+		return fmt.Sprintf("event: change\ndata: %s\n\n", id), true
+	case <-tick:
+		return ": ping\n\n", true
 	}
 }
 

@@ -40,23 +40,16 @@ const maxListPages = 10
 
 func (b *Board) index(w http.ResponseWriter, r *http.Request, v viewer) {
 	p := page{Title: "Specs", Keyed: v.keyed}
+	rows, fail := listAll(v)
+	if fail != nil {
+		b.refused(w, r, p, fail.env, fail.err)
+		return
+	}
 	byFolder := map[string][]planview.SpecRow{}
-	cursor := ""
 	var ids []string
-	for i := 0; i < maxListPages; i++ {
-		env, l, err := v.reader.List(v.ctx, 100, cursor)
-		if err != nil || l == nil {
-			b.refused(w, r, p, env, err)
-			return
-		}
-		for _, s := range l.Specs {
-			byFolder[s.Lifecycle] = append(byFolder[s.Lifecycle], s)
-			ids = append(ids, s.ID)
-		}
-		if !l.Page.HasMore {
-			break
-		}
-		cursor = l.Page.Next
+	for _, s := range rows {
+		byFolder[s.Lifecycle] = append(byFolder[s.Lifecycle], s)
+		ids = append(ids, s.ID)
 	}
 	for _, f := range planview.Folders {
 		p.Folders = append(p.Folders, folder{Name: f, Specs: byFolder[f]})
@@ -66,6 +59,32 @@ func (b *Board) index(w http.ResponseWriter, r *http.Request, v viewer) {
 		p.Live = "/events?" + q.Encode()
 	}
 	b.render(w, "index", p, r.URL.Query().Get("part") == "main")
+}
+
+// failure is a read the board could not make: the refusal envelope, or
+// the error that kept the call from being made.
+type failure struct {
+	env core.Envelope
+	err error
+}
+
+// listAll reads the specs, up to maxListPages pages of 100, or the
+// failure of the first page that was not answered.
+func listAll(v viewer) ([]planview.SpecRow, *failure) {
+	var rows []planview.SpecRow
+	cursor := ""
+	for i := 0; i < maxListPages; i++ {
+		env, l, err := v.reader.List(v.ctx, 100, cursor)
+		if err != nil || l == nil {
+			return nil, &failure{env, err}
+		}
+		rows = append(rows, l.Specs...)
+		if !l.Page.HasMore {
+			break
+		}
+		cursor = l.Page.Next
+	}
+	return rows, nil
 }
 
 // historyVersions is how many versions the spec page shows with diffs.
@@ -101,17 +120,21 @@ func (b *Board) refused(w http.ResponseWriter, r *http.Request, p page, env core
 		f = planview.Refusal{Code: "UNAVAILABLE", Message: err.Error()}
 		status = http.StatusServiceUnavailable
 	}
-	switch f.Code {
-	case "SPEC_NOT_FOUND", "NOT_FOUND":
-		status = http.StatusNotFound
-	case "FORBIDDEN":
-		status = http.StatusForbidden
-	case "RATE_LIMIT_EXCEEDED":
-		status = http.StatusTooManyRequests
+	if s, ok := refusalStatus[f.Code]; ok {
+		status = s
 	}
 	p.Refusal, p.Title = &f, "Not shown"
 	w.WriteHeader(status)
 	b.render(w, "index", p, r.URL.Query().Get("part") == "main")
+}
+
+// refusalStatus is the HTTP status of the refusals that have their own
+// (any other refusal is 400, an unreachable tool 503).
+var refusalStatus = map[string]int{
+	"SPEC_NOT_FOUND":      http.StatusNotFound,
+	"NOT_FOUND":           http.StatusNotFound,
+	"FORBIDDEN":           http.StatusForbidden,
+	"RATE_LIMIT_EXCEEDED": http.StatusTooManyRequests,
 }
 
 // render executes a page, or only its main part (the live update's fetch).
@@ -198,20 +221,20 @@ func layoutGraph(s *planview.Spec) *graph {
 	if len(edges) == 0 {
 		return nil
 	}
-	g := &graph{Pairs: edges}
-	var ids []string
+	ids, kept, cut := boundEdges(edges)
+	g := &graph{Pairs: edges, Cut: cut}
+	g.place(s, ids, columns(ids, kept), kept)
+	return g
+}
+
+// boundEdges keeps the edges, in order, whose nodes fit in maxGraphNodes:
+// ids are the kept edges' nodes in first-seen order, cut counts the edges
+// left out.
+func boundEdges(edges []planview.Edge) (ids []string, kept []planview.Edge, cut int) {
 	in := map[string]bool{}
-	var kept []planview.Edge
 	for _, e := range edges {
-		add := 0
-		if !in[e.From] {
-			add++
-		}
-		if !in[e.To] && e.To != e.From {
-			add++
-		}
-		if len(ids)+add > maxGraphNodes {
-			g.Cut++
+		if len(ids)+newEnds(in, e) > maxGraphNodes {
+			cut++
 			continue
 		}
 		for _, id := range []string{e.From, e.To} {
@@ -222,19 +245,51 @@ func layoutGraph(s *planview.Spec) *graph {
 		}
 		kept = append(kept, e)
 	}
+	return ids, kept, cut
+}
+
+// newEnds is how many distinct nodes e would add to the nodes in.
+func newEnds(in map[string]bool, e planview.Edge) int {
+	n := 0
+	if !in[e.From] {
+		n++
+	}
+	if !in[e.To] && e.To != e.From {
+		n++
+	}
+	return n
+}
+
+// columns gives each node the length of the longest chain of
+// prerequisites before it, bounded: a cycle stops growing after len(ids)
+// rounds.
+func columns(ids []string, edges []planview.Edge) map[string]int {
 	col := map[string]int{}
-	for range ids { // longest path, bounded: a cycle stops growing after len(ids) rounds
-		moved := false
-		for _, e := range kept {
-			if col[e.To] < col[e.From]+1 && col[e.From]+1 < len(ids) {
-				col[e.To] = col[e.From] + 1
-				moved = true
-			}
-		}
-		if !moved {
+	for range ids {
+		if !relax(col, edges, len(ids)) {
 			break
 		}
 	}
+	return col
+}
+
+// relax moves every edge's target to the column after its source's (below
+// limit) when it is further left; it reports whether any moved.
+func relax(col map[string]int, edges []planview.Edge, limit int) bool {
+	moved := false
+	for _, e := range edges {
+		if c := col[e.From] + 1; col[e.To] < c && c < limit {
+			col[e.To] = c
+			moved = true
+		}
+	}
+	return moved
+}
+
+// place lays out ids (sorted by column, stable) in their columns, one row
+// after another, draws the edges between their boxes and sizes the
+// picture.
+func (g *graph) place(s *planview.Spec, ids []string, col map[string]int, edges []planview.Edge) {
 	sort.SliceStable(ids, func(i, j int) bool { return col[ids[i]] < col[ids[j]] })
 	rows := map[int]int{}
 	pos := map[string]graphNode{}
@@ -251,13 +306,12 @@ func layoutGraph(s *planview.Spec) *graph {
 		maxCol, maxRow = max(maxCol, c), max(maxRow, rows[c])
 		rows[c]++
 	}
-	for _, e := range kept {
+	for _, e := range edges {
 		a, z := pos[e.From], pos[e.To]
 		g.Edges = append(g.Edges, graphEdge{X1: a.X + boxWidth, Y1: a.Y + boxHeight/2, X2: z.X, Y2: z.Y + boxHeight/2})
 	}
 	g.Width = 20 + maxCol*colWidth + boxWidth
 	g.Height = 20 + maxRow*rowHeight + boxHeight
-	return g
 }
 
 // String is the graph's accessible summary.
