@@ -41,26 +41,40 @@ const personUsage = `usage:
   specd journal SPEC_ID [--limit N] [--cursor C] [--json] [flags]
 `
 
-// personCommand runs a person command and reports whether args named one.
-func personCommand(name string, args []string, stdout, stderr io.Writer) (int, bool) {
-	sub := ""
-	if len(args) > 0 {
-		sub = args[0]
-	}
-	switch {
-	case name == "spec" && sub == "list":
-		return personRun("spec list", args[1:], 0, true, stdout, stderr, specListView), true
-	case name == "spec" && sub == "show":
-		return personRun("spec show", args[1:], 1, false, stdout, stderr, specShowView), true
-	case name == "task" && sub == "next":
-		return personRun("task next", args[1:], 1, false, stdout, stderr, taskNextView), true
-	case name == "journal":
-		return personRun("journal", args, 1, true, stdout, stderr, journalView), true
-	case name == "spec" || name == "task":
+// personCommand is one person command: the number of positional arguments
+// it takes, whether it pages (--limit, --cursor) and its view.
+type personCommand struct {
+	npos  int
+	paged bool
+	view  personView
+}
+
+// personCommands are the person commands by their full name.
+var personCommands = map[string]personCommand{
+	"spec list": {npos: 0, paged: true, view: specListView},
+	"spec show": {npos: 1, view: specShowView},
+	"task next": {npos: 1, view: taskNextView},
+	"journal":   {npos: 1, paged: true, view: journalView},
+}
+
+// personGroupCmd runs the person commands of group ("spec" or "task"),
+// named by their first argument; a missing or unknown one is a usage error
+// (exit 2).
+func personGroupCmd(group string) func(args []string, stdout, stderr io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int {
+		if len(args) > 0 {
+			if pc, ok := personCommands[group+" "+args[0]]; ok {
+				return pc.run(group+" "+args[0], args[1:], stdout, stderr)
+			}
+		}
 		fmt.Fprint(stderr, personUsage)
-		return 2, true
+		return 2
 	}
-	return 0, false
+}
+
+// journalCmd is `specd journal SPEC_ID`.
+func journalCmd(args []string, stdout, stderr io.Writer) int {
+	return personCommands["journal"].run("journal", args, stdout, stderr)
 }
 
 // personArgs are a person command's own arguments.
@@ -76,50 +90,82 @@ type personArgs struct {
 // own flags (--json, and with paged --limit and --cursor) out of args.
 func splitPersonArgs(args []string, paged bool) (personArgs, error) {
 	var p personArgs
-	i := 0
-	for ; i < len(args) && !strings.HasPrefix(args[i], "-"); i++ {
-		p.pos = append(p.pos, args[i])
-	}
-	for ; i < len(args); i++ {
-		a := args[i]
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") {
-			p.rest = append(p.rest, a)
+	p.pos, args = leadingPositionals(args)
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		f, own := ownPersonFlag(args[i], name, paged)
+		if !own {
+			p.rest = append(p.rest, args[i])
 			continue
 		}
-		switch {
-		case name == "json":
-			v := true
-			if hasVal {
-				b, err := parseBool(val)
-				if err != nil {
-					return p, fmt.Errorf("--json=%q: %v", val, err)
-				}
-				v = b
+		if f.value && !hasVal {
+			if i+1 >= len(args) {
+				return p, fmt.Errorf("--%s needs a value", name)
 			}
-			p.json = v
-		case paged && (name == "limit" || name == "cursor"):
-			if !hasVal {
-				if i+1 >= len(args) {
-					return p, fmt.Errorf("--%s needs a value", name)
-				}
-				i++
-				val = args[i]
-			}
-			if name == "cursor" {
-				p.cursor = val
-				continue
-			}
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 || n > 1000 {
-				return p, fmt.Errorf("--limit=%q: must be a whole number between 1 and 1000", val)
-			}
-			p.limit = n
-		default:
-			p.rest = append(p.rest, a)
+			i++
+			val = args[i]
+		}
+		if err := f.set(&p, val, hasVal); err != nil {
+			return p, err
 		}
 	}
 	return p, nil
+}
+
+// leadingPositionals splits the arguments before the first flag off args.
+func leadingPositionals(args []string) (pos, rest []string) {
+	i := 0
+	for i < len(args) && !strings.HasPrefix(args[i], "-") {
+		i++
+	}
+	return args[:i:i], args[i:]
+}
+
+// personFlag is one of the person commands' own flags.
+type personFlag struct {
+	paged bool // only the paged commands take it
+	value bool // it takes a value: "--name V" or "--name=V"
+	// set stores the flag's value in p; hasVal tells a switch given
+	// alone ("--json") from one given a value ("--json=false").
+	set func(p *personArgs, val string, hasVal bool) error
+}
+
+// personFlags are the person commands' own flags by name.
+var personFlags = map[string]personFlag{
+	"json":   {set: setJSONFlag},
+	"limit":  {paged: true, value: true, set: setLimitFlag},
+	"cursor": {paged: true, value: true, set: func(p *personArgs, val string, _ bool) error { p.cursor = val; return nil }},
+}
+
+// ownPersonFlag reports whether arg, whose name is name, is a flag of the
+// person command (paged or not), and which.
+func ownPersonFlag(arg, name string, paged bool) (personFlag, bool) {
+	f, ok := personFlags[name]
+	return f, ok && strings.HasPrefix(arg, "-") && (paged || !f.paged)
+}
+
+// setJSONFlag is --json: alone it means true, else its value is a boolean.
+func setJSONFlag(p *personArgs, val string, hasVal bool) error {
+	if !hasVal {
+		p.json = true
+		return nil
+	}
+	b, err := parseBool(val)
+	if err != nil {
+		return fmt.Errorf("--json=%q: %v", val, err)
+	}
+	p.json = b
+	return nil
+}
+
+// setLimitFlag is --limit, a whole number from 1 to 1000.
+func setLimitFlag(p *personArgs, val string, _ bool) error {
+	n, err := strconv.Atoi(val)
+	if err != nil || n < 1 || n > 1000 {
+		return fmt.Errorf("--limit=%q: must be a whole number between 1 and 1000", val)
+	}
+	p.limit = n
+	return nil
 }
 
 // personView runs one command: it makes its calls through r, writes the
@@ -127,29 +173,20 @@ func splitPersonArgs(args []string, paged bool) (personArgs, error) {
 // --json; a refusal when not Success, and then out is not used).
 type personView func(ctx context.Context, r *planview.Reader, p personArgs, th theme, out io.Writer) (core.Envelope, error)
 
-// personRun parses, opens the store, reads through the dispatch and
-// renders. npos is the number of positional arguments the command takes.
-func personRun(name string, args []string, npos int, paged bool, stdout, stderr io.Writer, view personView) int {
-	p, err := splitPersonArgs(args, paged)
-	if err == nil && len(p.pos) != npos {
-		err = fmt.Errorf("want %d argument(s), got %d", npos, len(p.pos))
+// run parses args, opens the store, reads through the dispatch and
+// renders; name is the command's full name, for messages.
+func (pc personCommand) run(name string, args []string, stdout, stderr io.Writer) int {
+	p, err := splitPersonArgs(args, pc.paged)
+	if err == nil && len(p.pos) != pc.npos {
+		err = fmt.Errorf("want %d argument(s), got %d", pc.npos, len(p.pos))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "specd %s: %v\n%s", name, err, personUsage)
 		return 2
 	}
-	c, extra, err := parseConfig(name, p.rest, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, personUsage)
-			return 0
-		}
-		fmt.Fprintln(stderr, "specd:", err)
-		return 2
-	}
-	if len(extra) > 0 {
-		fmt.Fprintf(stderr, "specd %s: unexpected %q\n%s", name, extra[0], personUsage)
-		return 2
+	c, code := personConfig(name, p.rest, stderr)
+	if c == nil {
+		return code
 	}
 	quietOneShot(c)
 	logger := newLogger(c, stderr)
@@ -162,26 +199,48 @@ func personRun(name string, args []string, npos int, paged bool, stdout, stderr 
 	defer closeFlags(deps)
 	r := &planview.Reader{Registry: tools.New(deps), Runtime: deps.Runtime,
 		Session: mcptool.Session{ID: "cli", ClientName: "specd-cli"}}
-	th := newTheme(stdout)
-	var buf strings.Builder
-	env, err := view(context.Background(), r, p, th, &buf)
+	var view strings.Builder
+	env, err := pc.view(context.Background(), r, p, newTheme(stdout), &view)
 	if err != nil {
 		fmt.Fprintf(stderr, "specd %s: %v\n", name, err)
 		return 1
 	}
+	return printPersonAnswer(stdout, stderr, name, p.json, env, view.String())
+}
+
+// personConfig is parseConfig for a person command, which takes no
+// arguments beyond its own: it returns the configuration, or nil and the
+// exit status (0 after -h, 2 on a usage error; the usage is printed).
+func personConfig(name string, args []string, stderr io.Writer) (*config, int) {
+	c, extra, err := parseConfig(name, args, stderr)
 	switch {
-	case p.json:
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stderr, personUsage)
+		return nil, 0
+	case err != nil:
+		fmt.Fprintln(stderr, "specd:", err)
+		return nil, 2
+	case len(extra) > 0:
+		fmt.Fprintf(stderr, "specd %s: unexpected %q\n%s", name, extra[0], personUsage)
+		return nil, 2
+	}
+	return c, 0
+}
+
+// printPersonAnswer prints a person command's answer and returns its exit
+// status: with --json the envelope (as specd call prints it), else the
+// view on success or the refusal on stderr; 1 when the envelope is a
+// refusal.
+func printPersonAnswer(stdout, stderr io.Writer, name string, asJSON bool, env core.Envelope, view string) int {
+	switch {
+	case asJSON:
 		printEnvelope(stdout, env)
 	case env.Success:
-		_, _ = io.WriteString(stdout, buf.String())
+		_, _ = io.WriteString(stdout, view)
+	default:
+		printRefusal(stderr, name, planview.RefusalOf(env))
 	}
-	if !env.Success {
-		if !p.json {
-			printRefusal(stderr, name, planview.RefusalOf(env))
-		}
-		return 1
-	}
-	return 0
+	return exitStatus(env)
 }
 
 // quietOneShot lowers the default log level of one-shot commands (call and
