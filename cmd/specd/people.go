@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -346,7 +347,7 @@ func clip(s string, n int) string {
 
 func specListView(ctx context.Context, r *planview.Reader, p personArgs, th theme, out io.Writer) (core.Envelope, error) {
 	env, l, err := r.List(ctx, p.limit, p.cursor)
-	if err != nil || l == nil {
+	if l == nil { // a refusal, or err: planview returns a list only with a nil error
 		return env, err
 	}
 	if len(l.Specs) == 0 {
@@ -354,6 +355,17 @@ func specListView(ctx context.Context, r *planview.Reader, p personArgs, th them
 		fmt.Fprintln(out, `  specd call authoring '{"action":"spec-create","name":"My first spec"}'`)
 		return env, nil
 	}
+	th.specTable(out, l.Specs)
+	if l.Page.HasMore {
+		fmt.Fprintf(out, "more: specd spec list --cursor %s\n", l.Page.Next)
+	}
+	return env, nil
+}
+
+// specTable writes the specs as a table: id, title (clipped to 40
+// characters), folder, progress bar and current phase, with a bold header
+// and no trailing blanks.
+func (th theme) specTable(out io.Writer, specs []planview.SpecRow) {
 	t := table.New().Border(lipgloss.NormalBorder()).BorderStyle(th.dim).
 		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).BorderColumn(false).
 		Headers("ID", "TITLE", "FOLDER", "PROGRESS", "PHASE").
@@ -364,16 +376,12 @@ func specListView(ctx context.Context, r *planview.Reader, p personArgs, th them
 			}
 			return s
 		})
-	for _, s := range l.Specs {
+	for _, s := range specs {
 		t.Row(s.ID, clip(s.Title, 40), s.Lifecycle, th.bar(s.Percent()), s.CurrentPhase)
 	}
 	for _, line := range strings.Split(t.Render(), "\n") {
 		fmt.Fprintln(out, strings.TrimRight(line, " "))
 	}
-	if l.Page.HasMore {
-		fmt.Fprintf(out, "more: specd spec list --cursor %s\n", l.Page.Next)
-	}
-	return env, nil
 }
 
 // nodeLine is one node of the tree: mark, id, title, and who holds it or
@@ -384,15 +392,21 @@ func (th theme) nodeLine(n *planview.Node) string {
 		line = th.mark(n.Status) + " " + th.bold.Render(n.ID+" "+n.Title) + "  " + th.bar(n.Percent()) +
 			th.dim.Render(fmt.Sprintf(" (%d/%d)", n.Completed, n.Total))
 	}
+	return line + th.nodeNote(n)
+}
+
+// nodeNote is what a node's line says after its title: who holds it, what
+// blocks it or what it waits for; "" when none of these applies.
+func (th theme) nodeNote(n *planview.Node) string {
 	switch {
 	case n.Status == "in_progress" && n.HeldBy != "":
-		line += th.run.Render(" — held by " + n.HeldBy)
+		return th.run.Render(" — held by " + n.HeldBy)
 	case n.Status == "blocked":
-		line += th.bad.Render(" — blocked: " + n.Blocker)
+		return th.bad.Render(" — blocked: " + n.Blocker)
 	case n.Status != "completed" && len(n.BlockedBy) > 0:
-		line += th.dim.Render(" — waits for " + strings.Join(n.BlockedBy, ", "))
+		return th.dim.Render(" — waits for " + strings.Join(n.BlockedBy, ", "))
 	}
-	return line
+	return ""
 }
 
 func (th theme) subtree(n *planview.Node) *tree.Tree {
@@ -409,9 +423,26 @@ func (th theme) subtree(n *planview.Node) *tree.Tree {
 
 func specShowView(ctx context.Context, r *planview.Reader, p personArgs, th theme, out io.Writer) (core.Envelope, error) {
 	env, s, err := r.Show(ctx, p.pos[0])
-	if err != nil || s == nil {
+	if s == nil { // a refusal, or err: planview returns a spec only with a nil error
 		return env, err
 	}
+	th.specHeader(out, s)
+	if len(s.Phases) == 0 {
+		fmt.Fprintln(out, "\nNo phases yet.")
+	}
+	for _, ph := range s.Phases {
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, th.subtree(ph).String())
+	}
+	th.heldList(out, s.InProgress())
+	th.blockerList(out, s.Blocked())
+	return env, nil
+}
+
+// specHeader writes a spec's title; its id, folder, status and version;
+// its progress and current phase; and, when the answer was shortened to
+// fit the budget, a note saying so.
+func (th theme) specHeader(out io.Writer, s *planview.Spec) {
 	fmt.Fprintln(out, th.title.Render(s.Title))
 	fmt.Fprintf(out, "%s · %s · %s · version %d\n", s.ID, s.Lifecycle, strings.ReplaceAll(s.Status, "_", " "), s.Version)
 	fmt.Fprintf(out, "%s  %d of %d tasks", th.bar(s.Percent()), s.Completed, s.Total)
@@ -422,66 +453,80 @@ func specShowView(ctx context.Context, r *planview.Reader, p personArgs, th them
 	if s.Fidelity != "" {
 		fmt.Fprintf(out, "%s\n", th.run.Render("(shortened to fit the answer budget: "+s.Fidelity+"; see specd call spec get)"))
 	}
-	if len(s.Phases) == 0 {
-		fmt.Fprintln(out, "\nNo phases yet.")
+}
+
+// heldList writes the "In progress" section: each task in progress, who
+// holds it ("unknown" when no one is named) and since when. It writes
+// nothing when held is empty.
+func (th theme) heldList(out io.Writer, held []*planview.Node) {
+	if len(held) == 0 {
+		return
 	}
-	for _, ph := range s.Phases {
+	fmt.Fprintln(out, "\n"+th.bold.Render("In progress"))
+	for _, n := range held {
+		fmt.Fprintf(out, "  %s %s %s — %s", th.mark(n.Status), n.ID, n.Title, cmp.Or(n.HeldBy, "unknown"))
+		if n.StartedAt != "" {
+			fmt.Fprintf(out, " since %s", n.StartedAt)
+		}
 		fmt.Fprintln(out)
-		fmt.Fprintln(out, th.subtree(ph).String())
 	}
-	if held := s.InProgress(); len(held) > 0 {
-		fmt.Fprintln(out, "\n"+th.bold.Render("In progress"))
-		for _, n := range held {
-			who := n.HeldBy
-			if who == "" {
-				who = "unknown"
-			}
-			fmt.Fprintf(out, "  %s %s %s — %s", th.mark(n.Status), n.ID, n.Title, who)
-			if n.StartedAt != "" {
-				fmt.Fprintf(out, " since %s", n.StartedAt)
-			}
-			fmt.Fprintln(out)
-		}
+}
+
+// blockerList writes the "Blockers" section: each blocked task and why it
+// cannot start. It writes nothing when blocked is empty.
+func (th theme) blockerList(out io.Writer, blocked []*planview.Node) {
+	if len(blocked) == 0 {
+		return
 	}
-	if bl := s.Blocked(); len(bl) > 0 {
-		fmt.Fprintln(out, "\n"+th.bold.Render("Blockers"))
-		for _, n := range bl {
-			why := n.Blocker
-			if len(n.BlockedBy) > 0 {
-				why = strings.TrimPrefix(why+"; waits for "+strings.Join(n.BlockedBy, ", "), "; ")
-			}
-			fmt.Fprintf(out, "  %s %s %s — %s\n", th.mark(n.Status), n.ID, n.Title, why)
-		}
+	fmt.Fprintln(out, "\n"+th.bold.Render("Blockers"))
+	for _, n := range blocked {
+		fmt.Fprintf(out, "  %s %s %s — %s\n", th.mark(n.Status), n.ID, n.Title, waitReason(n.Blocker, n.BlockedBy))
 	}
-	return env, nil
+}
+
+// waitReason is why a task cannot start: reason, then "waits for" the
+// tasks it waits on, joined by "; " (no separator when reason is empty).
+func waitReason(reason string, waitsFor []string) string {
+	if len(waitsFor) == 0 {
+		return reason
+	}
+	return strings.TrimPrefix(reason+"; waits for "+strings.Join(waitsFor, ", "), "; ")
 }
 
 func taskNextView(ctx context.Context, r *planview.Reader, p personArgs, th theme, out io.Writer) (core.Envelope, error) {
 	env, n, err := r.NextTask(ctx, p.pos[0])
-	if err != nil || n == nil {
+	if n == nil { // a refusal, or err: planview returns an answer only with a nil error
 		return env, err
 	}
-	box := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("6")).Padding(0, 1)
-	if n.Found {
-		start, _ := json.Marshal(map[string]any{"action": "start", "spec_id": n.SpecID, "task_id": n.TaskID})
-		body := th.bold.Render("Next task") + "\n" +
-			th.mark(n.Status) + " " + n.TaskID + " " + n.Title + "\n" +
-			th.dim.Render(fmt.Sprintf("%s in %s of %s", n.Type, n.PhaseID, n.SpecID))
-		fmt.Fprintln(out, box.Render(body))
-		fmt.Fprintf(out, "start it: specd call task '%s'\n", start)
-		return env, nil
-	}
-	if n.SpecComplete {
+	switch {
+	case n.Found:
+		th.nextTask(out, n)
+	case n.SpecComplete:
 		fmt.Fprintf(out, "%s %s is complete: nothing left to do.\n", th.ok.Render("✓"), n.SpecID)
-		return env, nil
+	default:
+		th.nothingToStart(out, n)
 	}
+	return env, nil
+}
+
+// nextTask writes the task to start in a box and the call that starts it.
+func (th theme) nextTask(out io.Writer, n *planview.Next) {
+	box := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("6")).Padding(0, 1)
+	start, _ := json.Marshal(map[string]any{"action": "start", "spec_id": n.SpecID, "task_id": n.TaskID})
+	body := th.bold.Render("Next task") + "\n" +
+		th.mark(n.Status) + " " + n.TaskID + " " + n.Title + "\n" +
+		th.dim.Render(fmt.Sprintf("%s in %s of %s", n.Type, n.PhaseID, n.SpecID))
+	fmt.Fprintln(out, box.Render(body))
+	fmt.Fprintf(out, "start it: specd call task '%s'\n", start)
+}
+
+// nothingToStart writes why no task of an unfinished spec can start: the
+// blocked tasks and why, the tasks in progress and who holds them, and the
+// answer's hint.
+func (th theme) nothingToStart(out io.Writer, n *planview.Next) {
 	fmt.Fprintf(out, "Nothing can start now in %s.\n", n.SpecID)
 	for _, b := range n.Blocked {
-		why := b.Reason
-		if len(b.WaitingOn) > 0 {
-			why = strings.TrimPrefix(why+"; waits for "+strings.Join(b.WaitingOn, ", "), "; ")
-		}
-		fmt.Fprintf(out, "  %s %s — %s\n", th.mark("blocked"), b.TaskID, why)
+		fmt.Fprintf(out, "  %s %s — %s\n", th.mark("blocked"), b.TaskID, waitReason(b.Reason, b.WaitingOn))
 	}
 	for _, ip := range n.InProgress {
 		fmt.Fprintf(out, "  %s %s %s — held by %s\n", th.mark("in_progress"), ip.TaskID, ip.Title, ip.StartedBy)
@@ -489,16 +534,11 @@ func taskNextView(ctx context.Context, r *planview.Reader, p personArgs, th them
 	if n.Hint != "" {
 		fmt.Fprintln(out, n.Hint)
 	}
-	return env, nil
 }
 
 func journalView(ctx context.Context, r *planview.Reader, p personArgs, th theme, out io.Writer) (core.Envelope, error) {
-	limit := p.limit
-	if limit == 0 {
-		limit = 20
-	}
-	env, j, err := r.Journal(ctx, p.pos[0], limit, p.cursor)
-	if err != nil || j == nil {
+	env, j, err := r.Journal(ctx, p.pos[0], cmp.Or(p.limit, 20), p.cursor)
+	if j == nil { // a refusal, or err: planview returns a page only with a nil error
 		return env, err
 	}
 	if len(j.Entries) == 0 {
@@ -508,20 +548,26 @@ func journalView(ctx context.Context, r *planview.Reader, p personArgs, th theme
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		fmt.Fprintf(out, "%s  %s  %s  %s\n", th.dim.Render(fmt.Sprintf("#%d", e.Seq)), strings.Replace(e.Timestamp, "T", " ", 1), th.run.Render(e.Type), th.bold.Render(e.Title))
-		by := "by " + e.Author
-		if e.TaskID != "" {
-			by += " · " + e.TaskID
-		}
-		fmt.Fprintln(out, "    "+th.dim.Render(by))
-		for _, line := range strings.Split(strings.TrimSpace(e.Content), "\n") {
-			if line != "" {
-				fmt.Fprintln(out, "    "+line)
-			}
-		}
+		th.journalEntry(out, e)
 	}
 	if j.Page.HasMore {
 		fmt.Fprintf(out, "\nmore: specd journal %s --cursor %s\n", j.SpecID, j.Page.Next)
 	}
 	return env, nil
+}
+
+// journalEntry writes one journal entry: sequence, time, type and title;
+// author and task; then the content's non-blank lines, indented.
+func (th theme) journalEntry(out io.Writer, e planview.JournalEntry) {
+	fmt.Fprintf(out, "%s  %s  %s  %s\n", th.dim.Render(fmt.Sprintf("#%d", e.Seq)), strings.Replace(e.Timestamp, "T", " ", 1), th.run.Render(e.Type), th.bold.Render(e.Title))
+	by := "by " + e.Author
+	if e.TaskID != "" {
+		by += " · " + e.TaskID
+	}
+	fmt.Fprintln(out, "    "+th.dim.Render(by))
+	for _, line := range strings.Split(strings.TrimSpace(e.Content), "\n") {
+		if line != "" {
+			fmt.Fprintln(out, "    "+line)
+		}
+	}
 }
