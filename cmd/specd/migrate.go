@@ -34,29 +34,23 @@ func exportAll(ctx context.Context, st bucketstore.Store) ([]record, error) {
 	return out, err
 }
 
+// openMigrateEngine opens the store of a migrate URL: bolt://PATH (the
+// file, its folder the workspace) or etcd://… (etcdOptions).
 func openMigrateEngine(u string, logger *slog.Logger) (bucketstore.Store, error) {
 	switch {
 	case strings.HasPrefix(u, "bolt://"):
 		p, err := filepath.Abs(strings.TrimPrefix(u, "bolt://"))
-		if err != nil || strings.TrimPrefix(u, "bolt://") == "" {
+		if err != nil || u == "bolt://" {
 			return nil, fmt.Errorf("%q: want bolt://PATH", u)
 		}
-		st, err := store.Open(store.Options{Path: p, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: filepath.Dir(p)})
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
+		return store.Open(store.Options{Path: p, EngineOptions: bucketstore.EngineOptions{Logger: logger}, Workspace: filepath.Dir(p)})
 	case strings.HasPrefix(u, "etcd://"):
 		o, err := etcdOptions(u)
 		if err != nil {
 			return nil, err
 		}
 		o.Logger = logger
-		st, err := etcdstore.Open(o)
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
+		return etcdstore.Open(o)
 	}
 	return nil, fmt.Errorf("%q: want bolt://PATH or etcd://host:port[,...]/prefix", u)
 }
