@@ -338,6 +338,20 @@ func commandConfig(name string, args []string, stderr io.Writer) (*config, []str
 	return c, rest, 0
 }
 
+// parseFlags parses args into fs, which prints its own errors and help;
+// when parsing fails ok is false and code is the exit status: 0 after -h,
+// 2 otherwise.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	case err != nil:
+		return 2, false
+	}
+	return 0, true
+}
+
 // isTerminal reports whether r is a character device (a person at a terminal).
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
