@@ -429,7 +429,7 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 	bar := startProgress(stderr, "specd call "+toolName) // spec import/export of many specs take a while
 	env := reg.Dispatch(ctx, t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli", Holder: "cli"}, deps.Runtime)
 	bar.Done()
-	printEnvelope(stdout, env)
+	printJSON(stdout, env)
 	syncMirrorOnce(ctx, deps)
 	return exitStatus(env)
 }

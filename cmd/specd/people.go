@@ -235,7 +235,7 @@ func personConfig(name string, args []string, stderr io.Writer) (*config, int) {
 func printPersonAnswer(stdout, stderr io.Writer, name string, asJSON bool, env core.Envelope, view string) int {
 	switch {
 	case asJSON:
-		printEnvelope(stdout, env)
+		printJSON(stdout, env)
 	case env.Success:
 		_, _ = io.WriteString(stdout, view)
 	default:
@@ -253,11 +253,12 @@ func quietOneShot(c *config) {
 	}
 }
 
-// printEnvelope writes env as `specd call` does.
-func printEnvelope(w io.Writer, env core.Envelope) {
+// printJSON writes v as indented JSON, as `specd call` writes its
+// envelope.
+func printJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(env)
+	_ = enc.Encode(v)
 }
 
 // printRefusal writes a refusal for a person: the code and message, the
