@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,33 +110,20 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	ws := fs.String("workspace", "", "workspace root (env SPECD_WORKSPACE; default: the git repository's root, else the current directory)")
 	force := fs.Bool("force", false, "overwrite an existing .specd/flags.json")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
-	cwd, err := os.Getwd()
+	root, err := initWorkspace(*ws)
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
 	}
-	wsDir := *ws
-	if wsDir == "" {
-		wsDir = os.Getenv("SPECD_WORKSPACE")
-	}
-	root, _ := resolveWorkspace(wsDir, cwd)
-	dir := filepath.Join(root, ".specd")
-	path := filepath.Join(dir, flagsFileName)
+	path := filepath.Join(root, ".specd", flagsFileName)
 	if fileExists(path) && !*force {
 		fmt.Fprintf(stdout, "%s exists; left as it is (use --force to overwrite it with the defaults).\n", path)
 		return 0
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintln(stderr, "specd:", err)
-		return 1
-	}
-	if err := os.WriteFile(path, flags.DefaultFile, 0o644); err != nil {
+	if err := writeDefaultFlags(path); err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
 	}
@@ -143,41 +131,36 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// initWorkspace is the workspace specd init writes to: --workspace, else
+// SPECD_WORKSPACE, else the one found from the current directory
+// (resolveWorkspace).
+func initWorkspace(explicit string) (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	root, _ := resolveWorkspace(cmp.Or(explicit, os.Getenv("SPECD_WORKSPACE")), cwd)
+	return root, nil
+}
+
+// writeDefaultFlags writes the embedded default flag file to path (0644),
+// making its folder (0755) when missing.
+func writeDefaultFlags(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, flags.DefaultFile, 0o644)
+}
+
 // flagsCmd is "specd flags" (every flag with its value for a client, and
 // the rollout health table of a running HTTP server with --url) and
 // "specd flags eval --client ID".
 func flagsCmd(args []string, stdout, stderr io.Writer) int {
-	eval := len(args) > 0 && args[0] == "eval"
-	if eval {
-		args = args[1:]
+	req, code, ok := parseFlagsCmd(args, stderr)
+	if !ok {
+		return code
 	}
-	fs := flag.NewFlagSet("flags", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	clientID := fs.String("client", "", "targeting key to evaluate for (default: SPECD_CLIENT_ID, else specd-cli@<install id>)")
-	clientName := fs.String("client-name", "specd-cli", "client_name attribute of the evaluation context")
-	url := fs.String("url", "", "a running specd HTTP server (e.g. http://127.0.0.1:7777/mcp) whose rollout health to print")
-	apiKey := fs.String("api-key", "", "API key for --url, sent as Authorization: Bearer (env SPECD_API_KEY)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: specd flags [--url URL [--api-key KEY]] [--client ID] [--client-name NAME] [serve's store and flag settings]\n"+
-			"       specd flags eval --client ID [--client-name NAME] [serve's store and flag settings]\n\n"+
-			"Every flag with its value for a client; with --url, a running HTTP server's rollout health.\n\n")
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nIt also takes serve's store and flag settings (--db, --store, --workspace, --flags, --flags-provider,\n"+
-			"--flagd-host, --flagd-port, --log-level, with their environment variables; see specd serve -h).\n")
-	}
-	// the store and flag settings, as serve takes them
-	rest, cfgArgs := splitFlagArgs(args, fs)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if eval && *clientID == "" {
-		fmt.Fprintln(stderr, "usage: specd flags eval --client ID [--client-name NAME] [--flags PATH]")
-		return 2
-	}
-	c, _, err := parseConfig("flags", cfgArgs, stderr)
+	c, _, err := parseConfig("flags", req.settings, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 2
@@ -189,8 +172,8 @@ func flagsCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	if *clientID != "" {
-		os.Setenv("SPECD_CLIENT_ID", *clientID)
+	if req.clientID != "" {
+		os.Setenv("SPECD_CLIENT_ID", req.clientID)
 	}
 	svc, err := openFlags(c, logger, st, "cli")
 	if err != nil {
@@ -198,26 +181,78 @@ func flagsCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer svc.Close()
-	who := mcptool.FlagContext{SessionID: "cli-" + strconv.FormatInt(time.Now().UnixNano(), 36), ClientName: *clientName}
-	fmt.Fprintf(stdout, "flags from %s (%s provider), client %s\n\n", svc.FileName(), c.Flags.Provider, svc.TargetingKey(who))
-	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	printFlagValues(stdout, svc, c.Flags.Provider, req.clientName)
+	if req.eval {
+		return 0
+	}
+	return printRemoteHealth(stdout, stderr, req.url, req.apiKey)
+}
+
+// flagsRequest is what specd flags was asked for.
+type flagsRequest struct {
+	eval                              bool // specd flags eval
+	clientID, clientName, url, apiKey string
+	settings                          []string // serve's store and flag settings, for parseConfig
+}
+
+// parseFlagsCmd reads specd flags' own flags and sets serve's settings
+// aside; on -h or a usage error (printed on stderr) ok is false and code
+// is the exit status, 0 or 2.
+func parseFlagsCmd(args []string, stderr io.Writer) (req flagsRequest, code int, ok bool) {
+	req.eval = len(args) > 0 && args[0] == "eval"
+	if req.eval {
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("flags", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&req.clientID, "client", "", "targeting key to evaluate for (default: SPECD_CLIENT_ID, else specd-cli@<install id>)")
+	fs.StringVar(&req.clientName, "client-name", "specd-cli", "client_name attribute of the evaluation context")
+	fs.StringVar(&req.url, "url", "", "a running specd HTTP server (e.g. http://127.0.0.1:7777/mcp) whose rollout health to print")
+	fs.StringVar(&req.apiKey, "api-key", "", "API key for --url, sent as Authorization: Bearer (env SPECD_API_KEY)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: specd flags [--url URL [--api-key KEY]] [--client ID] [--client-name NAME] [serve's store and flag settings]\n"+
+			"       specd flags eval --client ID [--client-name NAME] [serve's store and flag settings]\n\n"+
+			"Every flag with its value for a client; with --url, a running HTTP server's rollout health.\n\n")
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\nIt also takes serve's store and flag settings (--db, --store, --workspace, --flags, --flags-provider,\n"+
+			"--flagd-host, --flagd-port, --log-level, with their environment variables; see specd serve -h).\n")
+	}
+	own, settings := splitFlagArgs(args, fs)
+	req.settings = settings
+	if code, ok := parseFlags(fs, own); !ok {
+		return req, code, false
+	}
+	if req.eval && req.clientID == "" {
+		fmt.Fprintln(stderr, "usage: specd flags eval --client ID [--client-name NAME] [--flags PATH]")
+		return req, 2, false
+	}
+	return req, 0, true
+}
+
+// printFlagValues prints every flag of svc with its state, default, value,
+// variant and source for the client clientName (the targeting key svc
+// resolves: SPECD_CLIENT_ID, else specd-cli@<install id>).
+func printFlagValues(w io.Writer, svc *flags.Service, provider, clientName string) {
+	who := mcptool.FlagContext{SessionID: "cli-" + strconv.FormatInt(time.Now().UnixNano(), 36), ClientName: clientName}
+	fmt.Fprintf(w, "flags from %s (%s provider), client %s\n\n", svc.FileName(), provider, svc.TargetingKey(who))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FLAG\tSTATE\tDEFAULT\tVALUE\tVARIANT\tSOURCE")
 	for _, f := range svc.Views(context.Background(), who) {
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\n", f.Name, f.State, onOff(f.Default), onOff(f.Value), f.Variant, f.Source)
 	}
 	tw.Flush()
-	if eval {
-		return 0
-	}
-	if *url == "" {
+}
+
+// printRemoteHealth prints the rollout health of the HTTP server at url,
+// authenticated by apiKey (else SPECD_API_KEY), and returns the exit
+// status: 1 when it cannot be read. Without a url it says where rollout
+// health lives instead (exit 0).
+func printRemoteHealth(stdout, stderr io.Writer, url, apiKey string) int {
+	if url == "" {
 		fmt.Fprintln(stdout, "\nrollout health lives in the server process: pass --url of a running HTTP server, or call server(action=\"flags\").")
 		return 0
 	}
-	key := *apiKey
-	if key == "" {
-		key = os.Getenv("SPECD_API_KEY")
-	}
-	rep, err := remoteHealth(*url, key)
+	rep, err := remoteHealth(url, cmp.Or(apiKey, os.Getenv("SPECD_API_KEY")))
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
@@ -239,13 +274,12 @@ func onOff(v bool) string {
 // (--flags, --db, …), which parseConfig reads.
 func splitFlagArgs(args []string, fs *flag.FlagSet) (own, cfg []string) {
 	for i := 0; i < len(args); i++ {
-		name := strings.TrimLeft(strings.SplitN(args[i], "=", 2)[0], "-")
 		dst := &cfg
-		if fs.Lookup(name) != nil || name == "h" || name == "help" {
+		if isOwnFlag(fs, args[i]) {
 			dst = &own
 		}
 		*dst = append(*dst, args[i])
-		if !strings.Contains(args[i], "=") && strings.HasPrefix(args[i], "-") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+		if valueFollows(args, i) {
 			i++
 			*dst = append(*dst, args[i])
 		}
@@ -253,37 +287,71 @@ func splitFlagArgs(args []string, fs *flag.FlagSet) (own, cfg []string) {
 	return own, cfg
 }
 
+// isOwnFlag reports whether arg names a flag of fs, or -h/-help.
+func isOwnFlag(fs *flag.FlagSet, arg string) bool {
+	name := strings.TrimLeft(strings.SplitN(arg, "=", 2)[0], "-")
+	return fs.Lookup(name) != nil || name == "h" || name == "help"
+}
+
+// valueFollows reports whether args[i] is a flag without "=value" followed
+// by an argument that is not a flag: its value, as in "--name value".
+func valueFollows(args []string, i int) bool {
+	a := args[i]
+	return !strings.Contains(a, "=") && strings.HasPrefix(a, "-") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-")
+}
+
 // remoteHealth reads server(action="flags") from a running HTTP server,
 // sending apiKey as a bearer token when it is not empty.
 func remoteHealth(url, apiKey string) (flags.HealthReport, error) {
-	var rep flags.HealthReport
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	cl, err := connectMCP(ctx, url, apiKey)
+	if err != nil {
+		return flags.HealthReport{}, err
+	}
+	defer cl.Close()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "server"
+	req.Params.Arguments = map[string]any{"action": "flags"}
+	res, err := cl.CallTool(ctx, req)
+	if err != nil {
+		return flags.HealthReport{}, err
+	}
+	return healthOf(res)
+}
+
+// connectMCP starts an MCP session with the streamable HTTP server at url
+// (apiKey, when set, as a bearer token); the caller closes the client.
+// A client that cannot start or initialize is closed before its error
+// returns.
+func connectMCP(ctx context.Context, url, apiKey string) (*client.Client, error) {
 	var opts []transport.StreamableHTTPCOption
 	if apiKey != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + apiKey}))
 	}
 	cl, err := client.NewStreamableHttpClient(url, opts...)
 	if err != nil {
-		return rep, err
-	}
-	defer cl.Close()
-	if err := cl.Start(ctx); err != nil {
-		return rep, err
+		return nil, err
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "specd-flags", Version: serverVersion()}
+	if err := cl.Start(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
 	if _, err := cl.Initialize(ctx, init); err != nil {
-		return rep, err
+		cl.Close()
+		return nil, err
 	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "server"
-	req.Params.Arguments = map[string]any{"action": "flags"}
-	res, err := cl.CallTool(ctx, req)
-	if err != nil {
-		return rep, err
-	}
+	return cl, nil
+}
+
+// healthOf is the rollout health report in server(action="flags")'s
+// answer: the envelope's data, or the whole text for a client served the
+// legacy v1 shape. A refusal or an answer without text is an error.
+func healthOf(res *mcp.CallToolResult) (flags.HealthReport, error) {
+	var rep flags.HealthReport
 	if len(res.Content) == 0 {
 		return rep, errors.New("empty answer from server(action=\"flags\")")
 	}
@@ -301,7 +369,7 @@ func remoteHealth(url, apiKey string) (flags.HealthReport, error) {
 	var env struct {
 		Data flags.HealthReport `json:"data"`
 	}
-	err = json.Unmarshal([]byte(tc.Text), &env)
+	err := json.Unmarshal([]byte(tc.Text), &env)
 	return env.Data, err
 }
 

@@ -113,8 +113,16 @@ func serveHTTP(ctx context.Context, c *config, deps *tools.Deps, srv *server.MCP
 	if h.listening != nil {
 		h.listening(ln.Addr().String())
 	}
+	return serveUntilDone(ctx, hs, mcpHTTP, conns.Listener(ln), h.ShutdownTimeout, logger)
+}
+
+// serveUntilDone serves hs on ln until ctx ends, then shuts mcpHTTP down
+// gracefully: no new connections, calls in flight get shutdownTimeout to
+// finish, then what is left is closed (exit status 0). A server that stops
+// on its own with an error is logged and gives 1.
+func serveUntilDone(ctx context.Context, hs *http.Server, mcpHTTP *server.StreamableHTTPServer, ln net.Listener, shutdownTimeout time.Duration, logger *slog.Logger) int {
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(conns.Listener(ln)) }()
+	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -122,8 +130,8 @@ func serveHTTP(ctx context.Context, c *config, deps *tools.Deps, srv *server.MCP
 			return 1
 		}
 	case <-ctx.Done():
-		logger.Info("shutting down: no new connections; waiting for calls in flight", "timeout", h.ShutdownTimeout.String())
-		sctx, cancel := context.WithTimeout(context.Background(), h.ShutdownTimeout)
+		logger.Info("shutting down: no new connections; waiting for calls in flight", "timeout", shutdownTimeout.String())
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		if err := mcpHTTP.Shutdown(sctx); err != nil {
 			logger.Warn("shutdown timed out; closing the remaining connections", "err", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -16,31 +17,11 @@ import (
 // prints the key once on stdout. The key itself is stored nowhere. A keys
 // file others can write is refused, as the server refuses it.
 func keysCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) < 2 || args[0] != "add" || strings.HasPrefix(args[1], "-") {
-		fmt.Fprintln(stderr, "usage: specd keys add ID --role observer|maintainer|admin [--file FILE]")
+	k, ok := parseKeysAdd(args, stderr)
+	if !ok {
 		return 2
 	}
-	id := args[1]
-	fs := flag.NewFlagSet("keys add", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	roleText := fs.String("role", "", "role of the key: observer, maintainer or admin")
-	file := fs.String("file", "", "keys file (default: $SPECD_API_KEYS, else .specd/api-keys in the current directory)")
-	if err := fs.Parse(args[2:]); err != nil {
-		return 2
-	}
-	role, err := httpguard.ParseRole(*roleText)
-	if err != nil {
-		fmt.Fprintln(stderr, "specd:", err)
-		return 2
-	}
-	path := *file
-	if path == "" {
-		path = os.Getenv("SPECD_API_KEYS")
-	}
-	if path == "" {
-		path = filepath.Join(".specd", "api-keys")
-	}
-	if err := keyIDFree(path, id); err != nil {
+	if err := keyIDFree(k.path, k.id); err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
 	}
@@ -49,39 +30,74 @@ func keysCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
 	}
-	line, err := httpguard.KeyLine(id, role, secret)
+	line, err := httpguard.KeyLine(k.id, k.role, secret)
 	if err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 2
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := appendKeyLine(k.path, line); err != nil {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 1
+	}
+	fmt.Fprintf(stderr, "added key %s (role %s) to %s; the key is shown once, below:\n", k.id, k.role, k.path)
+	fmt.Fprintln(stdout, secret)
+	return 0
+}
+
+// keysAdd is a "specd keys add" request: the key's id and role, and the
+// keys file to append it to.
+type keysAdd struct {
+	id   string
+	role httpguard.Role
+	path string
+}
+
+// parseKeysAdd reads "add ID --role R [--file F]"; the file defaults to
+// $SPECD_API_KEYS, else .specd/api-keys in the current directory. On a
+// usage error (printed on stderr) ok is false.
+func parseKeysAdd(args []string, stderr io.Writer) (k keysAdd, ok bool) {
+	if len(args) < 2 || args[0] != "add" || strings.HasPrefix(args[1], "-") {
+		fmt.Fprintln(stderr, "usage: specd keys add ID --role observer|maintainer|admin [--file FILE]")
+		return k, false
+	}
+	fs := flag.NewFlagSet("keys add", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	roleText := fs.String("role", "", "role of the key: observer, maintainer or admin")
+	file := fs.String("file", "", "keys file (default: $SPECD_API_KEYS, else .specd/api-keys in the current directory)")
+	if err := fs.Parse(args[2:]); err != nil {
+		return k, false
+	}
+	role, err := httpguard.ParseRole(*roleText)
+	if err != nil {
+		fmt.Fprintln(stderr, "specd:", err)
+		return k, false
+	}
+	return keysAdd{id: args[1], role: role, path: cmp.Or(*file, os.Getenv("SPECD_API_KEYS"), filepath.Join(".specd", "api-keys"))}, true
+}
+
+// appendKeyLine appends line to the keys file at path, creating the file
+// (0600) and its folder (0700) when missing. A file others can write is
+// refused (httpguard.CheckKeysFileMode), as the server refuses it, with
+// nothing written.
+func appendKeyLine(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		fmt.Fprintln(stderr, "specd:", err)
-		return 1
+		return err
 	}
-	if fi, err := f.Stat(); err != nil || httpguard.CheckKeysFileMode(path, fi) != nil {
-		if err == nil {
-			err = httpguard.CheckKeysFileMode(path, fi)
-		}
-		_ = f.Close()
-		fmt.Fprintln(stderr, "specd:", err)
-		return 1
+	fi, err := f.Stat()
+	if err == nil {
+		err = httpguard.CheckKeysFileMode(path, fi)
 	}
-	_, werr := fmt.Fprintln(f, line)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+	if err == nil {
+		_, err = fmt.Fprintln(f, line)
 	}
-	if werr != nil {
-		fmt.Fprintln(stderr, "specd:", werr)
-		return 1
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	fmt.Fprintf(stderr, "added key %s (role %s) to %s; the key is shown once, below:\n", id, role, path)
-	fmt.Fprintln(stdout, secret)
-	return 0
+	return err
 }
 
 // keyIDFree fails when the keys file already has id (a missing file has

@@ -44,10 +44,7 @@ func serverVersion() string {
 	if version != "" {
 		return version
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		bi = nil
-	}
+	bi, _ := debug.ReadBuildInfo() // nil when not ok
 	return versionFromBuild(bi)
 }
 
@@ -62,8 +59,17 @@ func versionFromBuild(bi *debug.BuildInfo) string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
+	if rev := vcsRevision(bi.Settings); rev != "" {
+		return rev
+	}
+	return "dev"
+}
+
+// vcsRevision is the VCS revision the toolchain stamped, shortened to 12
+// hex digits and marked "-dirty" when vcs.modified; "" when there is none.
+func vcsRevision(settings []debug.BuildSetting) string {
 	rev, dirty := "", false
-	for _, s := range bi.Settings {
+	for _, s := range settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
@@ -72,11 +78,9 @@ func versionFromBuild(bi *debug.BuildInfo) string {
 		}
 	}
 	if rev == "" {
-		return "dev"
+		return ""
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
+	rev = rev[:min(len(rev), 12)]
 	if dirty {
 		rev += "-dirty"
 	}
@@ -133,37 +137,57 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	if code, ok := storeCommand(args[0], args[1:], stdout, stderr); ok {
-		return code
-	}
-	if code, ok := personCommand(args[0], args[1:], stdout, stderr); ok {
-		return code
-	}
-	switch args[0] {
-	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "specd", serverVersion())
-		return 0
-	case "serve":
-		return serve(args[1:], stdin, stdout, stderr)
-	case "call":
-		return callCmd(args[1:], stdout, stderr)
-	case "init":
-		return initCmd(args[1:], stdout, stderr)
-	case "flags":
-		return flagsCmd(args[1:], stdout, stderr)
-	case "keys":
-		return keysCmd(args[1:], stdout, stderr)
-	case "board":
-		return boardCmd(args[1:], stdin, stdout, stderr)
-	case "mirror":
-		return mirrorCmd(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
+	cmd, ok := commands[args[0]]
+	if !ok {
 		fmt.Fprintf(stderr, "specd: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+	return cmd(args[1:], stdin, stdout, stderr)
+}
+
+// command runs one subcommand with the arguments after its name and returns
+// the process's exit status.
+type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+// commands are the subcommands by name (with the other spellings of
+// version and help).
+var commands = map[string]command{
+	"version":   withoutStdin(versionCmd),
+	"--version": withoutStdin(versionCmd),
+	"-v":        withoutStdin(versionCmd),
+	"help":      withoutStdin(helpCmd),
+	"-h":        withoutStdin(helpCmd),
+	"--help":    withoutStdin(helpCmd),
+	"serve":     serve,
+	"call":      withoutStdin(callCmd),
+	"spec":      withoutStdin(personGroupCmd("spec")),
+	"task":      withoutStdin(personGroupCmd("task")),
+	"journal":   withoutStdin(journalCmd),
+	"board":     boardCmd,
+	"init":      withoutStdin(initCmd),
+	"flags":     withoutStdin(flagsCmd),
+	"keys":      withoutStdin(keysCmd),
+	"backup":    withoutStdin(backupCmd),
+	"check":     withoutStdin(checkCmd),
+	"migrate":   withoutStdin(migrateCmd),
+	"mirror":    withoutStdin(mirrorCmd),
+}
+
+// withoutStdin adapts a command that reads no standard input.
+func withoutStdin(f func(args []string, stdout, stderr io.Writer) int) command {
+	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return f(args, stdout, stderr) }
+}
+
+// versionCmd prints the version; it takes no arguments and ignores any.
+func versionCmd(_ []string, stdout, _ io.Writer) int {
+	fmt.Fprintln(stdout, "specd", serverVersion())
+	return 0
+}
+
+// helpCmd prints the usage on stdout.
+func helpCmd(_ []string, stdout, _ io.Writer) int {
+	fmt.Fprint(stdout, usage)
+	return 0
 }
 
 // config is the resolved configuration of one process.
@@ -247,13 +271,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // serveWith is serve; listening, when set, hears the HTTP server's address
 // once it listens (specd board prints its URL).
 func serveWith(args []string, stdin io.Reader, stdout, stderr io.Writer, listening func(addr string)) int {
-	c, _, err := parseConfig("serve", args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "specd:", err)
-		return 2
+	c, _, code := commandConfig("serve", args, stderr)
+	if c == nil {
+		return code
 	}
 	logger := newLogger(c, stderr)
 	slog.SetDefault(logger)
@@ -275,22 +295,61 @@ func serveWith(args []string, stdin io.Reader, stdout, stderr io.Writer, listeni
 	defer stop()
 	defer runMirror(ctx, deps, st)() // before the store closes
 
-	switch c.Transport {
-	case "http":
+	if c.Transport == "http" {
 		return serveHTTP(ctx, c, deps, srv, logger, access)
-	default:
-		if isTerminal(stdin) {
-			fmt.Fprint(stderr, connectHelp(c))
-		}
-		logger.Debug("serving MCP on stdio", "store", c.storeName(), "workspace", c.Workspace, "version", deps.Version)
-		stdio := server.NewStdioServer(srv)
-		stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
-		if err := stdio.Listen(ctx, mcptool.StdioInput(stdin, core.MaxMessageBytes, logger), mcptool.StdioOutput(stdout)); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
-			logger.Error("stdio server stopped", "err", err)
-			return 1
-		}
-		return 0
 	}
+	return serveStdio(ctx, c, deps, srv, logger, stdin, stdout, stderr)
+}
+
+// serveStdio serves MCP on stdin/stdout until ctx ends or stdin does
+// (exit 0), or the stdio server fails (exit 1, logged). A person at a
+// terminal is told first how to connect an agent instead.
+func serveStdio(ctx context.Context, c *config, deps *tools.Deps, srv *server.MCPServer, logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	if isTerminal(stdin) {
+		fmt.Fprint(stderr, connectHelp(c))
+	}
+	logger.Debug("serving MCP on stdio", "store", c.storeName(), "workspace", c.Workspace, "version", deps.Version)
+	stdio := server.NewStdioServer(srv)
+	stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
+	err := stdio.Listen(ctx, mcptool.StdioInput(stdin, core.MaxMessageBytes, logger), mcptool.StdioOutput(stdout))
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		err = nil // a signal, or the client closed stdin: a normal end
+	}
+	if err != nil {
+		logger.Error("stdio server stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// commandConfig is parseConfig for a command that -h ends with exit 0: it
+// returns the configuration and the arguments left, or a nil configuration
+// and the exit status: 0 after -h (the flag set printed the help), 2 after
+// an unknown flag or a setting that does not parse (printed on stderr).
+func commandConfig(name string, args []string, stderr io.Writer) (*config, []string, int) {
+	c, rest, err := parseConfig(name, args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, nil, 0
+	case err != nil:
+		fmt.Fprintln(stderr, "specd:", err)
+		return nil, nil, 2
+	}
+	return c, rest, 0
+}
+
+// parseFlags parses args into fs, which prints its own errors and help;
+// when parsing fails ok is false and code is the exit status: 0 after -h,
+// 2 otherwise.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	case err != nil:
+		return 2, false
+	}
+	return 0, true
 }
 
 // isTerminal reports whether r is a character device (a person at a terminal).
@@ -343,9 +402,9 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd:", err)
 		return 2
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), start.Add(c.Deadline))
-	defer cancel()
-	c.callCtx = ctx
+	setup, cancelSetup := context.WithDeadline(context.Background(), start.Add(c.Deadline))
+	defer cancelSetup()
+	c.callCtx = setup
 	quietOneShot(c)
 	logger := newLogger(c, stderr)
 	st, deps, err := build(c, logger, []string{"cli"})
@@ -365,22 +424,30 @@ func callCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd: arguments must be a JSON object:", err)
 		return 2
 	}
-	// The dispatcher's rule: an action's own deadline, when longer,
-	// replaces the general one (for the tool call; set-up keeps c.callCtx).
-	if name, _ := m["action"].(string); name != "" {
-		if a, ok := t.Action(name); ok && a.Deadline > c.Deadline {
-			longer, cancelLonger := context.WithDeadline(context.Background(), start.Add(a.Deadline))
-			defer cancelLonger()
-			ctx = longer
-		}
-	}
+	ctx, cancel := context.WithDeadline(context.Background(), start.Add(callDeadline(t, m, c.Deadline)))
+	defer cancel()
 	bar := startProgress(stderr, "specd call "+toolName) // spec import/export of many specs take a while
 	env := reg.Dispatch(ctx, t, m, mcptool.Session{ID: "cli", ClientName: "specd-cli", Holder: "cli"}, deps.Runtime)
 	bar.Done()
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(env)
+	printJSON(stdout, env)
 	syncMirrorOnce(ctx, deps)
+	return exitStatus(env)
+}
+
+// callDeadline is the deadline of the tool call of t with args, by the
+// dispatcher's rule: the action's own when it is longer than general, else
+// general (the set-up keeps general either way).
+func callDeadline(t *mcptool.Tool, args map[string]any, general time.Duration) time.Duration {
+	name, _ := args["action"].(string)
+	if a, ok := t.Action(name); ok && name != "" && a.Deadline > general {
+		return a.Deadline
+	}
+	return general
+}
+
+// exitStatus is the exit status of a command that printed env: 0 on
+// success, 1 on a failure envelope.
+func exitStatus(env core.Envelope) int {
 	if !env.Success {
 		return 1
 	}

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -127,17 +125,13 @@ DIR (or SPECD_MIRROR) is a folder inside the workspace, e.g. specs.
 // Exit 0 when the mirror is exactly the store, 1 when a person's change
 // stands in its way (or the pass failed), 2 on usage errors.
 func mirrorCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "status" && args[0] != "sync") {
+	if len(args) == 0 || mirrorPasses[args[0]] == nil {
 		fmt.Fprint(stderr, mirrorUsage)
 		return 2
 	}
-	c, _, err := parseConfig("mirror "+args[0], args[1:], stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "specd:", err)
-		return 2
+	c, _, code := commandConfig("mirror "+args[0], args[1:], stderr)
+	if c == nil {
+		return code
 	}
 	if c.Mirror == "" {
 		fmt.Fprint(stderr, "specd mirror: no mirror folder; pass --mirror DIR or set SPECD_MIRROR\n\n"+mirrorUsage)
@@ -152,28 +146,35 @@ func mirrorCmd(args []string, stdout, stderr io.Writer) int {
 	defer closeWithin(exitTimeout, logger, func() { closeFlags(deps); _ = deps.Mirror.Close(); st.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), c.Deadline)
 	defer cancel()
-	var out any
-	clean := false
-	if args[0] == "status" {
-		s, err := deps.Mirror.Status(ctx)
-		if err != nil {
-			storeFailure(stderr, "mirror status", err)
-			return 1
-		}
-		out, clean = s, len(s.Conflicts)+len(s.Edited)+len(s.Missing) == 0
-	} else {
-		r, err := deps.Mirror.Sync(ctx)
-		if err != nil {
-			storeFailure(stderr, "mirror sync", err)
-			return 1
-		}
-		out, clean = r, len(r.Conflicts) == 0
+	out, clean, err := mirrorPasses[args[0]](ctx, deps.Mirror)
+	if err != nil {
+		storeFailure(stderr, "mirror "+args[0], err)
+		return 1
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(out)
+	printJSON(stdout, out)
 	if !clean {
 		return 1
 	}
 	return 0
+}
+
+// mirrorPasses are the passes of specd mirror by name: each brings the
+// mirror up to date and returns what to print and whether the mirror is
+// clean, exactly the store.
+var mirrorPasses = map[string]func(context.Context, *mirror.Mirror) (any, bool, error){
+	"status": mirrorStatus,
+	"sync":   mirrorSync,
+}
+
+// mirrorStatus is the status pass: clean when no file is in conflict,
+// edited or missing.
+func mirrorStatus(ctx context.Context, m *mirror.Mirror) (any, bool, error) {
+	s, err := m.Status(ctx)
+	return s, len(s.Conflicts)+len(s.Edited)+len(s.Missing) == 0, err
+}
+
+// mirrorSync is the sync pass: clean when no file is in conflict.
+func mirrorSync(ctx context.Context, m *mirror.Mirror) (any, bool, error) {
+	r, err := m.Sync(ctx)
+	return r, len(r.Conflicts) == 0, err
 }

@@ -48,22 +48,9 @@ type setting struct {
 func settings() []setting {
 	return []setting{
 		{name: "workspace", env: "SPECD_WORKSPACE", usage: "workspace `root` (default: the git repository's root shared by its worktrees, else the current directory)",
-			parse: func(c *config, v string) error {
-				cwd, err := os.Getwd()
-				if err != nil {
-					return err
-				}
-				c.Workspace, c.WorkspaceBy = resolveWorkspace(v, cwd)
-				return nil
-			}},
+			parse: parseWorkspace},
 		{name: "db", env: "SPECD_DB", usage: "store `file` (default <workspace>/.specd/specd.db)",
-			parse: func(c *config, v string) (err error) {
-				if v == "" {
-					v = filepath.Join(c.Workspace, ".specd", "specd.db")
-				}
-				c.DB, err = filepath.Abs(v)
-				return err
-			}},
+			parse: parseDB},
 		{name: "store", env: "SPECD_STORE", usage: "store `url`: bolt://PATH (the embedded file, as --db) or etcd://h1:2379,h2:2379/prefix (a cluster; ?cacert=&cert=&key=&user=&max_txn_ops=, password in SPECD_ETCD_PASSWORD)",
 			parse: parseStoreURL},
 		{name: "log-level", env: "SPECD_LOG_LEVEL", def: "info", usage: "log `level`: debug, info, warn or error",
@@ -71,12 +58,7 @@ func settings() []setting {
 		{name: "log-format", env: "SPECD_LOG_FORMAT", def: "text", usage: "log line `format`: text or json",
 			parse: func(c *config, v string) error { c.LogFormat = v; return oneOf(v, "text", "json") }},
 		{name: "flags", env: "SPECD_FLAGS", usage: "feature flag `file` in flagd's JSON format (default <workspace>/.specd/flags.json when present, else the embedded defaults)",
-			parse: func(c *config, v string) (err error) {
-				if v != "" {
-					c.Flags.Path, err = filepath.Abs(v)
-				}
-				return err
-			}},
+			parse: parseFlagsFile},
 		{name: "flags-provider", env: "SPECD_FLAGS_PROVIDER", def: "file", usage: "where flags come from: `file` (the flag file, watched) or flagd (a flagd daemon)",
 			parse: func(c *config, v string) error { c.Flags.Provider = v; return oneOf(v, "file", "flagd") }},
 		{name: "flagd-host", env: "SPECD_FLAGD_HOST", def: "localhost", usage: "flagd `host` for --flags-provider flagd",
@@ -120,12 +102,7 @@ func settings() []setting {
 			usage: "offer only read actions: write actions leave the tool list and are refused; every tool is annotated read-only",
 			parse: func(c *config, v string) (err error) { c.ReadOnly, err = parseBool(v); return err }},
 		{name: "api-keys", env: "SPECD_API_KEYS", usage: "API keys `file` for --transport http: lines of \"id role sha256-hex\" (specd keys add writes them); without it the server is loopback-only and open",
-			parse: func(c *config, v string) (err error) {
-				if c.HTTP.KeysFile = v; v != "" {
-					c.HTTP.Keys, err = httpguard.LoadKeys(v)
-				}
-				return err
-			}},
+			parse: parseAPIKeys},
 		{name: "allowed-origins", env: "SPECD_ALLOWED_ORIGINS", usage: "comma list of browser `origins` (scheme://host:port) allowed besides the same origin; requests without Origin always pass",
 			parse: func(c *config, v string) error { c.HTTP.AllowedOrigins = splitList(v); return nil }},
 		{name: "max-body", env: "SPECD_MAX_BODY", def: strconv.Itoa(core.MaxMessageBytes), usage: "largest HTTP request body in `bytes`, 1024 to 8388608; larger ones get 413 without being read",
@@ -147,14 +124,7 @@ func settings() []setting {
 		{name: "session-idle-ttl", env: "SPECD_SESSION_IDLE_TTL", def: "30m", usage: "a session unused this long (a `duration`) is ended",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.SessionIdleTTL }, false)},
 		{name: "rate", env: "SPECD_RATE", def: "50", usage: "tool `calls` per second per API key, on average (0.01 to 100000)",
-			parse: func(c *config, v string) error {
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil || f < 0.01 || f > 100_000 {
-					return fmt.Errorf("must be a number between 0.01 and 100000")
-				}
-				c.HTTP.RatePerSecond = f
-				return nil
-			}},
+			parse: parseRate},
 		{name: "rate-burst", env: "SPECD_RATE_BURST", def: "200", usage: "tool `calls` per API key allowed at once (the bucket), 1 to 1000000",
 			parse: intSetting(func(c *config) *int { return &c.HTTP.RateBurst }, 1, 1_000_000)},
 		{name: "shutdown-timeout", env: "SPECD_SHUTDOWN_TIMEOUT", def: "10s", usage: "on SIGINT/SIGTERM, how long (a `duration`) calls in flight may finish",
@@ -164,6 +134,56 @@ func settings() []setting {
 		{name: "archive-retention", env: "SPECD_ARCHIVE_RETENTION", def: shortDuration(tools.DefaultArchiveRetention), usage: "how long (a `duration`) archived research content is kept; 0 keeps it forever",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.ArchiveRetention }, true)},
 	}
+}
+
+// parseWorkspace is the workspace setting: the root given, else the one
+// found from the current directory (resolveWorkspace).
+func parseWorkspace(c *config, v string) error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	c.Workspace, c.WorkspaceBy = resolveWorkspace(v, cwd)
+	return nil
+}
+
+// parseDB is the db setting: the file given, else
+// <workspace>/.specd/specd.db, made absolute.
+func parseDB(c *config, v string) (err error) {
+	if v == "" {
+		v = filepath.Join(c.Workspace, ".specd", "specd.db")
+	}
+	c.DB, err = filepath.Abs(v)
+	return err
+}
+
+// parseFlagsFile is the flags setting: the flag file given, made absolute
+// ("" leaves the choice to findWorkspaceFile).
+func parseFlagsFile(c *config, v string) (err error) {
+	if v != "" {
+		c.Flags.Path, err = filepath.Abs(v)
+	}
+	return err
+}
+
+// parseAPIKeys is the api-keys setting: the keys file given is loaded
+// (httpguard.LoadKeys refuses a file others can write); "" means no keys.
+func parseAPIKeys(c *config, v string) (err error) {
+	if c.HTTP.KeysFile = v; v != "" {
+		c.HTTP.Keys, err = httpguard.LoadKeys(v)
+	}
+	return err
+}
+
+// parseRate is the rate setting: tool calls per second per key, from 0.01
+// to 100000.
+func parseRate(c *config, v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0.01 || f > 100_000 {
+		return fmt.Errorf("must be a number between 0.01 and 100000")
+	}
+	c.HTTP.RatePerSecond = f
+	return nil
 }
 
 func durationSetting(field func(*config) *time.Duration, zeroOK bool) func(*config, string) error {
@@ -264,6 +284,27 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	all := settings()
+	given := declareSettings(fs, all)
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	c := &config{Sources: map[string]string{}, Flags: &flagsConfig{}, HTTP: &httpConfig{}}
+	for i, s := range all {
+		raw, src, where := s.resolve(given[i])
+		if err := s.parse(c, raw); err != nil {
+			return nil, nil, fmt.Errorf("%s=%q: %v", where, raw, err)
+		}
+		c.Sources[s.name] = src
+	}
+	c.Flags.findWorkspaceFile(c.Workspace, c.Sources["flags"])
+	c.Source = []string{"db=" + c.Sources["db"], "workspace=" + c.WorkspaceBy, "log-level=" + c.Sources["log-level"]}
+	return c, fs.Args(), nil
+}
+
+// declareSettings declares a flag on fs for each setting of all (its -h
+// text naming its environment variable) and returns them in the same
+// order, to be read once fs has parsed.
+func declareSettings(fs *flag.FlagSet, all []setting) []*settingFlag {
 	flags := make([]*settingFlag, len(all))
 	for i := range all {
 		s := &all[i]
@@ -274,26 +315,21 @@ func parseConfig(name string, args []string, stderr io.Writer) (*config, []strin
 		}
 		fs.Var(flags[i], s.name, usage)
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
+	return flags
+}
+
+// resolve is the text of s to parse, where it came from (flag, env or
+// default) and how an error names that source: the flag f when it was
+// given, else the environment variable when it is set and not empty, else
+// the default.
+func (s *setting) resolve(f *settingFlag) (raw, src, where string) {
+	if f.set {
+		return f.raw, "flag", "--" + s.name
 	}
-	c := &config{Sources: map[string]string{}, Flags: &flagsConfig{}, HTTP: &httpConfig{}}
-	for i, s := range all {
-		raw, src, where := s.def, "default", "default of --"+s.name
-		if v := os.Getenv(s.env); s.env != "" && v != "" {
-			raw, src, where = v, "env", s.env
-		}
-		if flags[i].set {
-			raw, src, where = flags[i].raw, "flag", "--"+s.name
-		}
-		if err := s.parse(c, raw); err != nil {
-			return nil, nil, fmt.Errorf("%s=%q: %v", where, raw, err)
-		}
-		c.Sources[s.name] = src
+	if v := os.Getenv(s.env); s.env != "" && v != "" {
+		return v, "env", s.env
 	}
-	c.Flags.findWorkspaceFile(c.Workspace, c.Sources["flags"])
-	c.Source = []string{"db=" + c.Sources["db"], "workspace=" + c.WorkspaceBy, "log-level=" + c.Sources["log-level"]}
-	return c, fs.Args(), nil
+	return s.def, "default", "default of --" + s.name
 }
 
 // newLogger is the process's logger on w in the configured format.

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -16,31 +16,13 @@ import (
 	"github.com/specd/specd/specs/specstore"
 )
 
-// storeCommand runs the store maintenance commands ("backup", "check") and
-// reports whether name was one of them.
-func storeCommand(name string, args []string, stdout, stderr io.Writer) (int, bool) {
-	switch name {
-	case "backup":
-		return backupCmd(args, stdout, stderr), true
-	case "check":
-		return checkCmd(args, stdout, stderr), true
-	case "migrate":
-		return migrateCmd(args, stdout, stderr), true
-	}
-	return 0, false
-}
-
 // openForMaintenance resolves the configuration like serve does (--db,
 // --workspace, environment) and opens the store; it does not take the
 // lock until the first operation.
 func openForMaintenance(name string, args []string, stderr io.Writer) (*store.Store, []string, int) {
-	c, rest, err := parseConfig(name, args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, 0
-		}
-		fmt.Fprintln(stderr, "specd:", err)
-		return nil, nil, 2
+	c, rest, code := commandConfig(name, args, stderr)
+	if c == nil {
+		return nil, nil, code
 	}
 	if c.Store != "" {
 		fmt.Fprintf(stderr, "specd %s: works on the bbolt file; for an etcd store use etcd's own tools (etcdctl snapshot save, etcdctl check) or specd migrate --to bolt://PATH\n", name)
@@ -82,28 +64,15 @@ func storeFailure(stderr io.Writer, doing string, err error) {
 // existing PATH. Exit 0 when written, 1 on failure (a damaged store or an
 // existing PATH without --force included), 2 on usage errors.
 func backupCmd(args []string, stdout, stderr io.Writer) int {
-	var dst string
-	force := false
-	var rest []string
-	for i, a := range args {
-		switch {
-		case a == "--force" || a == "-force":
-			force = true
-		case i == 0 && len(a) > 0 && a[0] != '-':
-			dst = a
-		default:
-			rest = append(rest, a)
-		}
-	}
+	dst, args := leadingPath(args)
+	force, rest := takeSwitch(args, "force")
 	st, extra, code := openForMaintenance("backup", rest, stderr)
 	if code >= 0 {
 		return code
 	}
 	defer st.Close()
-	if dst == "" && len(extra) == 1 {
-		dst, extra = extra[0], nil
-	}
-	if dst == "" || len(extra) > 0 {
+	dst, ok := backupTarget(dst, extra)
+	if !ok {
 		fmt.Fprintln(stderr, "usage: specd backup PATH [--force] [--db FILE]")
 		return 2
 	}
@@ -112,22 +81,10 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specd backup:", err)
 		return 2
 	}
-	if !force {
-		// A copy of a damaged store carries the damage and looks like a
-		// good backup: check first, as specd check does.
-		findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
-		if err != nil {
-			storeFailure(stderr, "backup", err)
-			fmt.Fprintln(stderr, "specd backup: nothing was written; pass --force to copy the file anyway.")
-			return 1
-		}
-		if len(findings) > 0 {
-			for _, f := range findings {
-				fmt.Fprintln(stderr, f)
-			}
-			fmt.Fprintf(stderr, "specd backup: the store is damaged (%d problem(s), as specd check reports); a copy would carry the damage and look like a good backup, so nothing was written. Restore an earlier backup, or pass --force to copy it anyway.\n", len(findings))
-			return 1
-		}
+	// A copy of a damaged store carries the damage and looks like a good
+	// backup: without --force, check first, as specd check does.
+	if !force && !soundForBackup(st, stderr) {
+		return 1
 	}
 	bar := startProgress(stderr, "specd backup")
 	n, err := st.Backup(context.Background(), abs, force)
@@ -140,6 +97,66 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// leadingPath splits a first argument that is a path (neither empty nor a
+// flag) off args; it returns "" and args unchanged otherwise.
+func leadingPath(args []string) (string, []string) {
+	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+// takeSwitch removes every --name and -name from args and reports whether
+// there was one; the other arguments keep their order.
+func takeSwitch(args []string, name string) (bool, []string) {
+	on := false
+	var rest []string
+	for _, a := range args {
+		if a == "--"+name || a == "-"+name {
+			on = true
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return on, rest
+}
+
+// backupTarget is the backup's path: the leading path argument, else the
+// one argument left after the settings' flags. ok is false on a usage
+// error (no path, or arguments left over).
+func backupTarget(dst string, extra []string) (string, bool) {
+	if dst == "" && len(extra) == 1 {
+		dst, extra = extra[0], nil
+	}
+	return dst, dst != "" && len(extra) == 0
+}
+
+// soundForBackup verifies st (store.Verify, as specd check) before a backup
+// and reports whether it is sound; when it is not, or cannot be verified,
+// it says so on stderr, where every finding is listed, and that nothing
+// was written.
+func soundForBackup(st *store.Store, stderr io.Writer) bool {
+	findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
+	if err != nil {
+		storeFailure(stderr, "backup", err)
+		fmt.Fprintln(stderr, "specd backup: nothing was written; pass --force to copy the file anyway.")
+		return false
+	}
+	if len(findings) == 0 {
+		return true
+	}
+	printFindings(stderr, findings)
+	fmt.Fprintf(stderr, "specd backup: the store is damaged (%d problem(s), as specd check reports); a copy would carry the damage and look like a good backup, so nothing was written. Restore an earlier backup, or pass --force to copy it anyway.\n", len(findings))
+	return false
+}
+
+// printFindings writes one line per finding.
+func printFindings(w io.Writer, findings []bucketstore.Finding) {
+	for _, f := range findings {
+		fmt.Fprintln(w, f)
+	}
+}
+
 // checkCmd is "specd check [--rebuild-index] [flags]": bbolt's consistency
 // check and every spec's invariants and the spec list index (store.Verify).
 // With --rebuild-index the spec list index is first rewritten from the
@@ -147,15 +164,7 @@ func backupCmd(args []string, stdout, stderr io.Writer) int {
 // store. It prints each finding and exits 1 on any (or when the store
 // cannot be opened), 0 when the store is sound.
 func checkCmd(args []string, stdout, stderr io.Writer) int {
-	rebuild := false
-	var rest []string
-	for _, a := range args {
-		if a == "--rebuild-index" || a == "-rebuild-index" {
-			rebuild = true
-			continue
-		}
-		rest = append(rest, a)
-	}
+	rebuild, rest := takeSwitch(args, "rebuild-index")
 	st, extra, code := openForMaintenance("check", rest, stderr)
 	if code >= 0 {
 		return code
@@ -165,25 +174,30 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: specd check [--rebuild-index] [--db FILE]")
 		return 2
 	}
-	if rebuild {
-		if err := specstore.New(st, nil).RebuildSpecIndex(context.Background()); err != nil {
-			storeFailure(stderr, "check", err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "%s: spec list index rebuilt\n", st.Path())
+	if rebuild && !rebuildIndex(st, stdout, stderr) {
+		return 1
 	}
 	findings, err := st.Verify(context.Background(), specstore.New(st, nil).CheckSpecs)
 	if err != nil {
 		storeFailure(stderr, "check", err)
 		return 1
 	}
-	for _, f := range findings {
-		fmt.Fprintln(stdout, f)
-	}
+	printFindings(stdout, findings)
 	if len(findings) > 0 {
 		fmt.Fprintf(stdout, "%s: %d problem(s) found\n", st.Path(), len(findings))
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", st.Path())
 	return 0
+}
+
+// rebuildIndex rewrites the spec list index of st from the specs' headers
+// and reports whether it did; a failure is printed on stderr.
+func rebuildIndex(st *store.Store, stdout, stderr io.Writer) bool {
+	if err := specstore.New(st, nil).RebuildSpecIndex(context.Background()); err != nil {
+		storeFailure(stderr, "check", err)
+		return false
+	}
+	fmt.Fprintf(stdout, "%s: spec list index rebuilt\n", st.Path())
+	return true
 }

@@ -42,54 +42,99 @@ func parseStoreURL(c *config, v string) error {
 
 // etcdOptions parses an etcd:// store URL into the store's options.
 func etcdOptions(v string) (etcdstore.Options, error) {
-	rest := strings.TrimPrefix(v, "etcd://")
-	var q url.Values
-	if i := strings.IndexByte(rest, '?'); i >= 0 {
-		var err error
-		if q, err = url.ParseQuery(rest[i+1:]); err != nil {
-			return etcdstore.Options{}, err
-		}
-		rest = rest[:i]
+	rest, query, _ := strings.Cut(strings.TrimPrefix(v, "etcd://"), "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return etcdstore.Options{}, err
 	}
 	hosts, prefix := rest, "/specd"
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
 		hosts, prefix = rest[:i], rest[i:]
 	}
 	o := etcdstore.Options{Prefix: prefix, Username: q.Get("user"), Password: os.Getenv("SPECD_ETCD_PASSWORD")}
+	if o.Endpoints, err = etcdEndpoints(hosts); err != nil {
+		return o, err
+	}
+	if o.MaxTxnOps, err = maxTxnOps(q.Get("max_txn_ops")); err != nil {
+		return o, err
+	}
+	o.TLS, err = etcdTLS(q.Get("cacert"), q.Get("cert"), q.Get("key"))
+	return o, err
+}
+
+// etcdEndpoints are the members of a comma list of host:port; an empty
+// one is an error.
+func etcdEndpoints(hosts string) ([]string, error) {
+	var eps []string
 	for _, h := range strings.Split(hosts, ",") {
 		if h == "" {
-			return o, fmt.Errorf("empty host in %q", hosts)
+			return eps, fmt.Errorf("empty host in %q", hosts)
 		}
-		o.Endpoints = append(o.Endpoints, h)
+		eps = append(eps, h)
 	}
-	if n := q.Get("max_txn_ops"); n != "" {
-		var err error
-		if o.MaxTxnOps, err = strconv.Atoi(n); err != nil || o.MaxTxnOps < 1 {
-			return o, fmt.Errorf("max_txn_ops=%q: want a positive integer", n)
-		}
+	return eps, nil
+}
+
+// maxTxnOps is the max_txn_ops parameter: 0 (the store's default) when
+// absent, else a positive integer.
+func maxTxnOps(n string) (int, error) {
+	if n == "" {
+		return 0, nil
 	}
-	if ca, cert, key := q.Get("cacert"), q.Get("cert"), q.Get("key"); ca != "" || cert != "" {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-		if ca != "" {
-			pem, err := os.ReadFile(ca)
-			if err != nil {
-				return o, fmt.Errorf("cacert: %w", err)
-			}
-			cfg.RootCAs = x509.NewCertPool()
-			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-				return o, fmt.Errorf("cacert: no certificate in %s", filepath.Base(ca))
-			}
-		}
-		if cert != "" {
-			kp, err := tls.LoadX509KeyPair(cert, key)
-			if err != nil {
-				return o, fmt.Errorf("cert/key: %w", err)
-			}
-			cfg.Certificates = []tls.Certificate{kp}
-		}
-		o.TLS = cfg
+	v, err := strconv.Atoi(n)
+	if err != nil || v < 1 {
+		return v, fmt.Errorf("max_txn_ops=%q: want a positive integer", n)
 	}
-	return o, nil
+	return v, nil
+}
+
+// etcdTLS is the TLS configuration (TLS 1.2 at least) of the cacert, cert
+// and key parameters: nil, plain text, when neither cacert nor cert is
+// given. cacert is a PEM file of the CA certificates to trust instead of
+// the system's; cert and key, the client's certificate and key.
+func etcdTLS(ca, cert, key string) (*tls.Config, error) {
+	if ca == "" && cert == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	var err error
+	if cfg.RootCAs, err = caPool(ca); err != nil {
+		return nil, err
+	}
+	if cfg.Certificates, err = clientCertificate(cert, key); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// caPool reads the CA certificates of the PEM file ca (nil, the system's,
+// when ca is ""); a file without one is an error.
+func caPool(ca string) (*x509.CertPool, error) {
+	if ca == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		return nil, fmt.Errorf("cacert: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("cacert: no certificate in %s", filepath.Base(ca))
+	}
+	return pool, nil
+}
+
+// clientCertificate loads the client's certificate and key (none when
+// cert is "").
+func clientCertificate(cert, key string) ([]tls.Certificate, error) {
+	if cert == "" {
+		return nil, nil
+	}
+	kp, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("cert/key: %w", err)
+	}
+	return []tls.Certificate{kp}, nil
 }
 
 // openStore opens the configured engine: etcd when --store names a
