@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -389,6 +390,7 @@ func printHealth(w io.Writer, r flags.HealthReport) {
 		if row.Calls > 0 {
 			pct = 100 * float64(n) / float64(row.Calls)
 		}
+		slices.Sort(parts) // one order per report, whatever the map's
 		errs := strings.Join(parts, ",")
 		if errs == "" {
 			errs = "-"
