@@ -352,6 +352,12 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	return 0, true
 }
 
+// isHelp reports whether arg asks for help (-h, -help, --help, as the flag
+// package reads them).
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "--h"
+}
+
 // isTerminal reports whether r is a character device (a person at a terminal).
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
@@ -392,15 +398,17 @@ Press Ctrl-C to quit.
 // the store and the flags after it is bounded too (exitTimeout).
 func callCmd(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
-	if len(args) < 2 {
+	if len(args) < 2 || isHelp(args[0]) {
 		fmt.Fprintln(stderr, `usage: specd call TOOL '{"action":"…", …}' [flags]`)
+		if len(args) > 0 && isHelp(args[0]) {
+			return 0
+		}
 		return 2
 	}
 	toolName, rawArgs := args[0], args[1]
-	c, _, err := parseConfig("call", args[2:], stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "specd:", err)
-		return 2
+	c, _, code := commandConfig("call", args[2:], stderr)
+	if c == nil {
+		return code
 	}
 	setup, cancelSetup := context.WithDeadline(context.Background(), start.Add(c.Deadline))
 	defer cancelSetup()

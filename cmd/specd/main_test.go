@@ -290,3 +290,28 @@ func TestCallQuietByDefault(t *testing.T) {
 		t.Fatalf("SPECD_LOG_LEVEL=info: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestCallHelpExitsZero: specd call -h, like every other command's -h,
+// prints its usage and exits 0 without an error line; a missing argument or
+// an unknown flag is still a usage error (exit 2).
+func TestCallHelpExitsZero(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"call", "-h"}, 0},
+		{[]string{"call", "--help"}, 0},
+		{[]string{"call", "health", `{"action":"liveness"}`, "-h"}, 0},
+		{[]string{"call", "health"}, 2},
+		{[]string{"call", "health", `{"action":"liveness"}`, "--bogus"}, 2},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, strings.NewReader(""), &out, &errb)
+		if code != tc.code || !strings.Contains(errb.String(), "usage") && tc.code == 0 && !strings.Contains(errb.String(), "-deadline") {
+			t.Errorf("%v: exit %d (want %d), stderr %q", tc.args, code, tc.code, errb.String())
+		}
+		if strings.Contains(errb.String(), "help requested") {
+			t.Errorf("%v: stderr names the flag package's help error: %q", tc.args, errb.String())
+		}
+	}
+}
