@@ -289,6 +289,20 @@ func evidence(r []rune, chunks []Span, chunkPage []int, scores []float64, method
 // summary takes the sentences in order (best first) while they fit in
 // maxChars, and joins them in document order with spaces.
 func summary(r []rune, sents []Span, order []int, maxChars int) string {
+	var parts []string
+	for i, ok := range chooseSentences(r, sents, order, maxChars) {
+		if ok {
+			parts = append(parts, sentenceText(r, sents[i]))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// chooseSentences marks the non-empty sentences taken in order (best
+// first) while they fit in maxChars with a joining space between each
+// two; a sentence that does not fit is skipped, and the choice ends once
+// fewer than 2 characters are left.
+func chooseSentences(r []rune, sents []Span, order []int, maxChars int) []bool {
 	chosen := make([]bool, len(sents))
 	summaryLen := 0
 	for _, i := range order {
@@ -309,16 +323,7 @@ func summary(r []rune, sents []Span, order []int, maxChars int) string {
 		chosen[i] = true
 		summaryLen += extra
 	}
-	var sb strings.Builder
-	for i, ok := range chosen {
-		if ok {
-			if sb.Len() > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(sentenceText(r, sents[i]))
-		}
-	}
-	return sb.String()
+	return chosen
 }
 
 // keyPoints is the CreateKeyPoints best distinct non-blank sentences.
