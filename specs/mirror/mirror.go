@@ -252,14 +252,20 @@ func (m *Mirror) saveState(ctx context.Context, st *state, was []byte) error {
 	if bytes.Equal(raw, was) {
 		return nil
 	}
-	if _, err := m.ws.Stat(ignoreFile); err != nil && core.AsError(err).Code == errcode.NotFound {
-		// An etcd store or a --db elsewhere leaves .specd to the mirror:
-		// keep it out of the user's commits, as the bbolt store does.
-		if err := m.ws.WriteFileAtomic(ctx, ignoreFile, []byte("# specd's local store: not for version control\n*\n")); err != nil {
-			return err
-		}
+	if err := m.ensureIgnored(ctx); err != nil {
+		return err
 	}
 	return m.ws.WriteFileAtomic(ctx, stateFile, raw)
+}
+
+// ensureIgnored writes .specd/.gitignore when there is none: an etcd
+// store or a --db elsewhere leaves .specd to the mirror, which keeps it
+// out of the user's commits, as the bbolt store does.
+func (m *Mirror) ensureIgnored(ctx context.Context) error {
+	if _, err := m.ws.Stat(ignoreFile); err == nil || core.AsError(err).Code != errcode.NotFound {
+		return nil
+	}
+	return m.ws.WriteFileAtomic(ctx, ignoreFile, []byte("# specd's local store: not for version control\n*\n"))
 }
 
 // folder is the state of m's folder in st, made when missing.
@@ -610,23 +616,34 @@ func (m *Mirror) retryStale(ctx context.Context, fs *folderState, rep *Report) e
 		if rec := fs.Specs[s.SpecID]; rec != nil && rec.File == s.File {
 			continue // the spec is back in that folder: syncSpec decides
 		}
-		h, err := m.disk(ctx, s.File)
+		keep, err := m.recheck(ctx, s, rep)
 		if err != nil {
 			return err
 		}
-		switch h {
-		case "":
-		case s.SHA256:
-			if err := m.remove(s.File, rep); err != nil {
-				return err
-			}
-		default:
+		if keep {
 			kept = append(kept, s)
-			rep.Conflicts = append(rep.Conflicts, s.conflict(m))
 		}
 	}
 	fs.Stale = kept
 	return nil
+}
+
+// recheck looks at the kept file s again: gone, it is forgotten; put back
+// to what the mirror wrote, it is removed and forgotten; still changed, it
+// is kept (keep) and reported as a conflict again.
+func (m *Mirror) recheck(ctx context.Context, s stale, rep *Report) (keep bool, err error) {
+	h, err := m.disk(ctx, s.File)
+	if err != nil {
+		return false, err
+	}
+	switch h {
+	case "":
+		return false, nil
+	case s.SHA256:
+		return false, m.remove(s.File, rep)
+	}
+	rep.Conflicts = append(rep.Conflicts, s.conflict(m))
+	return true, nil
 }
 
 // Health is what the last pass of this process left.
