@@ -191,12 +191,32 @@ func CutWindow(text string, offset, maxChars, maxBytes int) (w Window, cut bool,
 	if maxChars <= 0 {
 		maxChars = total
 	}
-	start := 0
-	for i := 0; i < offset; i++ {
-		_, size := utf8.DecodeRuneInString(text[start:])
-		start += size
+	start := runeOffset(text, offset)
+	end, n := windowEnd(text, start, maxChars, maxBytes)
+	w = Window{Content: text[start:end], Offset: offset, ReturnedChars: n, TotalChars: total}
+	if offset+n < total {
+		w.NextOffset, w.Truncated = new(offset+n), true
+		cut = n < maxChars
 	}
-	end, n := start, 0
+	return w, cut, nil
+}
+
+// runeOffset is the byte offset of code point n of text (n at most its
+// length in code points).
+func runeOffset(text string, n int) int {
+	off := 0
+	for range n {
+		_, size := utf8.DecodeRuneInString(text[off:])
+		off += size
+	}
+	return off
+}
+
+// windowEnd is the byte end of the window from byte start that holds at
+// most maxChars code points and maxBytes bytes, and how many code points
+// it holds.
+func windowEnd(text string, start, maxChars, maxBytes int) (end, n int) {
+	end = start
 	for end < len(text) && n < maxChars {
 		_, size := utf8.DecodeRuneInString(text[end:])
 		if end+size-start > maxBytes {
@@ -205,10 +225,5 @@ func CutWindow(text string, offset, maxChars, maxBytes int) (w Window, cut bool,
 		end += size
 		n++
 	}
-	w = Window{Content: text[start:end], Offset: offset, ReturnedChars: n, TotalChars: total}
-	if offset+n < total {
-		w.NextOffset, w.Truncated = new(offset+n), true
-		cut = n < maxChars
-	}
-	return w, cut, nil
+	return end, n
 }

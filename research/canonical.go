@@ -174,16 +174,16 @@ func tagStart(s string, from int) int {
 			return -1
 		}
 		i := from + k
-		if i+1 < len(s) {
-			c := s[i+1]
-			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '/' || c == '!' || c == '?' {
-				return i
-			}
+		if i+1 < len(s) && tagNameStart[s[i+1]] {
+			return i
 		}
 		from = i + 1
 	}
 	return -1
 }
+
+// tagNameStart holds the bytes that make a '<' start a tag.
+var tagNameStart = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz/!?")
 
 // asciiSpace marks the ASCII bytes unicode.IsSpace accepts.
 var asciiSpace = [128]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
@@ -193,31 +193,21 @@ var asciiSpace = [128]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r':
 // changes is copied in bulk: a single ' ' between two non-spaces is kept
 // as it is.
 func collapseSpace(s string) string {
-	var out []byte
-	flushed := false // out holds something, or a flush happened
-	vs := 0          // start of the verbatim span not yet copied
+	var out []byte // nil until the first change
+	vs := 0        // start of the verbatim span not yet copied
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if !asciiSpace[c] {
-				i++
-				continue
-			}
-		} else {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if !unicode.IsSpace(r) {
-				i += size
-				continue
-			}
+		size, space := spaceAt(s, i)
+		if !space {
+			i += size
+			continue
 		}
 		j := spaceRunEnd(s, i)
-		if c == ' ' && j == i+1 && j < len(s) && (i > vs || len(out) > 0) {
+		if isInnerSpace(s, i, j, i > vs || len(out) > 0) {
 			i = j // a single space inside the text: keep it verbatim
 			continue
 		}
-		if !flushed {
+		if out == nil {
 			out = make([]byte, 0, len(s))
-			flushed = true
 		}
 		out = append(out, s[vs:i]...)
 		if len(out) > 0 && j < len(s) {
@@ -225,26 +215,35 @@ func collapseSpace(s string) string {
 		}
 		vs, i = j, j
 	}
-	if !flushed {
+	if out == nil {
 		return s
 	}
 	out = append(out, s[vs:]...)
 	return string(out)
 }
 
+// isInnerSpace reports whether the white space run s[i:j] is a single ' '
+// with text before it (textBefore) and after it: collapsing keeps it as it
+// is.
+func isInnerSpace(s string, i, j int, textBefore bool) bool {
+	return textBefore && s[i] == ' ' && j == i+1 && j < len(s)
+}
+
+// spaceAt returns the size of the code point at byte i of s and whether it
+// is white space (unicode.IsSpace).
+func spaceAt(s string, i int) (size int, space bool) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return 1, asciiSpace[c]
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	return size, unicode.IsSpace(r)
+}
+
 // spaceRunEnd returns the end of the run of white space starting at i.
 func spaceRunEnd(s string, i int) int {
 	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if !asciiSpace[c] {
-				return i
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsSpace(r) {
+		size, space := spaceAt(s, i)
+		if !space {
 			return i
 		}
 		i += size

@@ -109,15 +109,9 @@ func CreateDigest(in CreateInput) (DigestPayload, CreateInfo, error) {
 // sentences) it stops with ctx's error once ctx is done, so a call's
 // deadline holds for a large source.
 func CreateDigestContext(ctx context.Context, in CreateInput) (DigestPayload, CreateInfo, error) {
-	if in.Text != "" && len(in.Pages) > 0 {
-		return DigestPayload{}, CreateInfo{}, ErrTextAndPages
-	}
-	if in.MaxSnippets < 0 || in.MaxSnippets > MaxEvidenceSnippets {
-		return DigestPayload{}, CreateInfo{}, ErrMaxSnippets
-	}
-	maxSnippets := in.MaxSnippets
-	if maxSnippets == 0 {
-		maxSnippets = DefaultMaxSnippets
+	maxSnippets, err := in.maxSnippets()
+	if err != nil {
+		return DigestPayload{}, CreateInfo{}, err
 	}
 	info, r, hash := canonicalSource(in)
 	if err := ctx.Err(); err != nil {
@@ -131,23 +125,8 @@ func CreateDigestContext(ctx context.Context, in CreateInput) (DigestPayload, Cr
 	if info.QueryTerms == nil {
 		info.QueryTerms = []string{}
 	}
-	termIndex := make(map[string]int, len(info.QueryTerms))
-	for i, t := range info.QueryTerms {
-		termIndex[t] = i
-	}
-	if err := ctx.Err(); err != nil {
-		return DigestPayload{}, CreateInfo{}, err
-	}
-	tok := tokenize(r, termIndex)
-	if err := ctx.Err(); err != nil {
-		return DigestPayload{}, CreateInfo{}, err
-	}
-	chunkScores, method := rank(chunks, tok, len(info.QueryTerms))
-	if err := ctx.Err(); err != nil {
-		return DigestPayload{}, CreateInfo{}, err
-	}
-	sentScores, _ := rank(sents, tok, len(info.QueryTerms))
-	if err := ctx.Err(); err != nil {
+	chunkScores, sentScores, method, err := score(ctx, r, chunks, sents, info.QueryTerms)
+	if err != nil {
 		return DigestPayload{}, CreateInfo{}, err
 	}
 	info.Ranking = method
@@ -172,6 +151,44 @@ func CreateDigestContext(ctx context.Context, in CreateInput) (DigestPayload, Cr
 	info.Shortened = keepShorter(&p, info.CanonicalText, r, sents, order)
 	p.CompressionRatio = ExpectedCompressionRatio(p.DigestChars, p.OriginalChars)
 	return p, info, nil
+}
+
+// maxSnippets checks the input and returns how many snippets to make
+// (DefaultMaxSnippets for 0). Errors: ErrTextAndPages, ErrMaxSnippets.
+func (in CreateInput) maxSnippets() (int, error) {
+	if in.Text != "" && len(in.Pages) > 0 {
+		return 0, ErrTextAndPages
+	}
+	if in.MaxSnippets < 0 || in.MaxSnippets > MaxEvidenceSnippets {
+		return 0, ErrMaxSnippets
+	}
+	if in.MaxSnippets == 0 {
+		return DefaultMaxSnippets, nil
+	}
+	return in.MaxSnippets, nil
+}
+
+// score tokenises r and ranks chunks and sentences against the query
+// terms (rank); method is the chunks' ranking. It stops with ctx's error
+// between its stages once ctx is done.
+func score(ctx context.Context, r []rune, chunks, sents []Span, terms []string) (chunkScores, sentScores []float64, method string, err error) {
+	termIndex := make(map[string]int, len(terms))
+	for i, t := range terms {
+		termIndex[t] = i
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, "", err
+	}
+	tok := tokenize(r, termIndex)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, "", err
+	}
+	chunkScores, method = rank(chunks, tok, len(terms))
+	if err := ctx.Err(); err != nil {
+		return nil, nil, "", err
+	}
+	sentScores, _ = rank(sents, tok, len(terms))
+	return chunkScores, sentScores, method, ctx.Err()
 }
 
 // digestChars is the payload's digest_chars: the code points of its
@@ -272,6 +289,20 @@ func evidence(r []rune, chunks []Span, chunkPage []int, scores []float64, method
 // summary takes the sentences in order (best first) while they fit in
 // maxChars, and joins them in document order with spaces.
 func summary(r []rune, sents []Span, order []int, maxChars int) string {
+	var parts []string
+	for i, ok := range chooseSentences(r, sents, order, maxChars) {
+		if ok {
+			parts = append(parts, sentenceText(r, sents[i]))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// chooseSentences marks the non-empty sentences taken in order (best
+// first) while they fit in maxChars with a joining space between each
+// two; a sentence that does not fit is skipped, and the choice ends once
+// fewer than 2 characters are left.
+func chooseSentences(r []rune, sents []Span, order []int, maxChars int) []bool {
 	chosen := make([]bool, len(sents))
 	summaryLen := 0
 	for _, i := range order {
@@ -292,16 +323,7 @@ func summary(r []rune, sents []Span, order []int, maxChars int) string {
 		chosen[i] = true
 		summaryLen += extra
 	}
-	var sb strings.Builder
-	for i, ok := range chosen {
-		if ok {
-			if sb.Len() > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(sentenceText(r, sents[i]))
-		}
-	}
-	return sb.String()
+	return chosen
 }
 
 // keyPoints is the CreateKeyPoints best distinct non-blank sentences.

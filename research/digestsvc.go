@@ -68,19 +68,27 @@ func (s Service) maybeSweep(ctx context.Context, st Store) int {
 		return 0
 	}
 	now := s.Clock.Now()
-	w := s.Sweeper
-	w.mu.Lock()
-	if !w.last.IsZero() && now.Sub(w.last) < SweepEvery && !now.Before(w.last) {
-		w.mu.Unlock()
+	if !s.Sweeper.claim(now) {
 		return 0
 	}
-	w.last = now
-	w.mu.Unlock()
 	n, err := st.ArchiveSweep(ctx, now.Add(-s.Retention))
 	if err != nil {
 		return 0
 	}
 	return n
+}
+
+// claim reports whether a sweep is due at now (there was none, the last
+// one is SweepEvery or more ago, or the clock went back before it) and,
+// when it is, records now as the last sweep.
+func (w *Sweeper) claim(now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.last.IsZero() && now.Sub(w.last) < SweepEvery && !now.Before(w.last) {
+		return false
+	}
+	w.last = now
+	return true
 }
 
 // ValidateArgs is a digest-validate call: the payload, its source (or
@@ -183,16 +191,13 @@ func (s Service) Create(ctx context.Context, a CreateArgs) (CreateResult, error)
 		}
 	}
 	p, info, err := CreateDigestContext(ctx, CreateInput{Text: in.Text, Pages: in.Pages, Query: a.Query, SourceID: a.SourceID, MaxSnippets: a.MaxSnippets})
-	if ctx.Err() != nil && err != nil {
-		return CreateResult{}, err // the deadline: the dispatcher's UNAVAILABLE
-	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return CreateResult{}, err // the deadline: the dispatcher's UNAVAILABLE
+		}
 		return CreateResult{}, core.NewError(errcode.InvalidFormat, err.Error(), map[string]any{"field": in.From})
 	}
-	terms := info.QueryTerms
-	if terms == nil {
-		terms = []string{}
-	}
+	terms := append([]string{}, info.QueryTerms...) // [] rather than null
 	return CreateResult{SourceID: info.SourceID, Payload: p, SourceTextHash: p.SourceTextHash, QueryHash: p.QueryHash,
 		CanonicalChars: p.OriginalChars, DigestChars: p.DigestChars, Paged: info.Paged, PageCount: len(info.PageSpans),
 		Ranking: info.Ranking, QueryTerms: terms, Shortened: info.Shortened}, nil
@@ -245,33 +250,18 @@ func (s Service) Put(ctx context.Context, a PutArgs) (PutResult, error) {
 	if err != nil {
 		return PutResult{}, err
 	}
-	var idx *TextIndex
-	archived := false
-	if in.From != "" {
-		idx = in.Canonical()
-	} else if h, ok := PayloadSourceHash(a.Payload); ok {
-		if idx, archived, err = archivedSource(ctx, st, h, ""); err != nil {
-			return PutResult{}, err
-		}
-	}
-	rep := Validate(a.Payload, ValidateOptions{Index: idx})
-	if !rep.Valid {
-		e := invalidPayload(rep)
-		if fixed, ok := relocated(a.Payload, rep, idx); ok {
-			e.WithDetail("suggested_value", fixed)
-		}
-		return PutResult{}, e
+	rep, idx, archived, err := checkPut(ctx, st, in, a.Payload)
+	if err != nil {
+		return PutResult{}, err
 	}
 	queryHash, _ := a.Payload["query_hash"].(string)
 	sourceHash, _ := a.Payload["source_text_hash"].(string)
 	now := s.Clock.Now().Format(time.RFC3339)
 	if in.From != "" {
-		if _, _, err := st.ArchivePut(ctx, []byte(idx.Text()), ArchiveMeta{ContentID: a.SourceID, ItemType: "source",
-			Reason: "digest source", ArchivedAt: now}); err != nil {
+		if err := s.archiveSource(ctx, st, idx, a.SourceID, now); err != nil {
 			return PutResult{}, err
 		}
 		archived = true
-		s.maybeSweep(ctx, st)
 	}
 	raw, err := encodePayload(a.Payload)
 	if err != nil {
@@ -285,6 +275,43 @@ func (s Service) Put(ctx context.Context, a PutArgs) (PutResult, error) {
 	return PutResult{SourceID: a.SourceID, QueryHash: queryHash, DigestID: DigestID(a.SourceID, queryHash),
 		Replaced: replaced, StoredAt: now, SourceTextHash: sourceHash, SourceArchived: archived,
 		TextChecked: rep.TextChecked, LocatorsVerified: locatorsOK(rep), Warnings: rep.Warnings}, nil
+}
+
+// checkPut validates a digest-put's payload against the source it is
+// checked with: the call's source in, or else the archived source the
+// payload's source_text_hash names (archived true when it is there), or
+// none. Errors: the archive's, and VALIDATION_ERROR for an invalid payload
+// (invalidPayload; details.suggested_value is the payload with its
+// locators relocated when that fixes it).
+func checkPut(ctx context.Context, st Store, in Input, payload map[string]any) (rep Report, idx *TextIndex, archived bool, err error) {
+	if in.From != "" {
+		idx = in.Canonical()
+	} else if h, ok := PayloadSourceHash(payload); ok {
+		if idx, archived, err = archivedSource(ctx, st, h, ""); err != nil {
+			return Report{}, nil, false, err
+		}
+	}
+	rep = Validate(payload, ValidateOptions{Index: idx})
+	if rep.Valid {
+		return rep, idx, archived, nil
+	}
+	e := invalidPayload(rep)
+	if fixed, ok := relocated(payload, rep, idx); ok {
+		e.WithDetail("suggested_value", fixed)
+	}
+	return Report{}, nil, false, e
+}
+
+// archiveSource archives the canonical source text of a digest-put under
+// content_id sourceID, then gives the retention sweep its chance. Errors:
+// the archive's.
+func (s Service) archiveSource(ctx context.Context, st Store, idx *TextIndex, sourceID, now string) error {
+	if _, _, err := st.ArchivePut(ctx, []byte(idx.Text()), ArchiveMeta{ContentID: sourceID, ItemType: "source",
+		Reason: "digest source", ArchivedAt: now}); err != nil {
+		return err
+	}
+	s.maybeSweep(ctx, st)
+	return nil
 }
 
 // invalidPayload is digest-put's VALIDATION_ERROR: every violation and the
@@ -308,14 +335,40 @@ func invalidPayload(rep Report) *core.Error {
 // canonical text (its first occurrence; a paged locator keeps its page
 // form), when that fixes every violation of rep; ok false otherwise.
 func relocated(payload map[string]any, rep Report, idx *TextIndex) (map[string]any, bool) {
-	if idx == nil {
+	if idx == nil || !onlyMisplacedLocators(rep.Violations) {
 		return nil, false
 	}
-	for _, v := range rep.Violations {
-		if !strings.HasSuffix(v.Path, ".locator") || (v.Constraint != ConstraintLocatorText && v.Constraint != ConstraintLocatorRange) {
+	fixed, ok := copyJSON(payload)
+	if !ok {
+		return nil, false
+	}
+	snippets, _ := fixed["evidence_snippets"].([]any)
+	for _, c := range rep.Locators {
+		if !c.OK && !relocate(snippets, c, idx) {
 			return nil, false
 		}
 	}
+	if !Validate(fixed, ValidateOptions{Index: idx}).Valid {
+		return nil, false
+	}
+	return fixed, true
+}
+
+// onlyMisplacedLocators reports whether every violation is a locator that
+// does not match its snippet's text (locator:text or locator:range).
+func onlyMisplacedLocators(violations []Violation) bool {
+	for _, v := range violations {
+		misplaced := v.Constraint == ConstraintLocatorText || v.Constraint == ConstraintLocatorRange
+		if !misplaced || !strings.HasSuffix(v.Path, ".locator") {
+			return false
+		}
+	}
+	return true
+}
+
+// copyJSON is a deep copy of payload made through its JSON text; false
+// when payload does not encode.
+func copyJSON(payload map[string]any) (map[string]any, bool) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, false
@@ -324,38 +377,53 @@ func relocated(payload map[string]any, rep Report, idx *TextIndex) (map[string]a
 	if json.Unmarshal(raw, &fixed) != nil {
 		return nil, false
 	}
-	snippets, _ := fixed["evidence_snippets"].([]any)
-	for _, c := range rep.Locators {
-		if c.OK {
-			continue
-		}
-		if c.Index < 0 || c.Index >= len(snippets) {
-			return nil, false
-		}
-		sn, _ := snippets[c.Index].(map[string]any)
-		text, _ := sn["text"].(string)
-		b := strings.Index(idx.Text(), text)
-		if sn == nil || text == "" || b < 0 {
-			return nil, false
-		}
-		start := utf8.RuneCountInString(idx.Text()[:b])
-		loc := Locator{Start: start, End: start + utf8.RuneCountInString(text)}
-		if old, err := ParseLocator(c.Locator); err == nil && old.Page > 0 {
-			for i, p := range idx.Pages() {
-				if loc.Start >= p.Start && loc.End <= p.End {
-					loc.Page = i + 1
-				}
-			}
-			if loc.Page == 0 {
-				return nil, false
-			}
-		}
-		sn["locator"] = loc.String()
-	}
-	if !Validate(fixed, ValidateOptions{Index: idx}).Valid {
-		return nil, false
-	}
 	return fixed, true
+}
+
+// relocate points the locator of snippets[c.Index] (the snippet of the
+// failed check c) at the first occurrence of its text in idx, keeping a
+// paged locator paged; false when there is no such snippet, its text is
+// empty or not in idx, or no page holds it.
+func relocate(snippets []any, c LocatorCheck, idx *TextIndex) bool {
+	if c.Index < 0 || c.Index >= len(snippets) {
+		return false
+	}
+	sn, _ := snippets[c.Index].(map[string]any)
+	text, _ := sn["text"].(string) // "" when sn is not an object
+	loc, ok := firstOccurrence(idx.Text(), text)
+	if !ok {
+		return false
+	}
+	if old, err := ParseLocator(c.Locator); err == nil && old.Page > 0 {
+		if loc.Page = pageOf(idx.Pages(), loc); loc.Page == 0 {
+			return false
+		}
+	}
+	sn["locator"] = loc.String()
+	return true
+}
+
+// firstOccurrence locates the first occurrence of text, not empty, in
+// canonical (in code points).
+func firstOccurrence(canonical, text string) (Locator, bool) {
+	b := strings.Index(canonical, text)
+	if text == "" || b < 0 {
+		return Locator{}, false
+	}
+	start := utf8.RuneCountInString(canonical[:b])
+	return Locator{Start: start, End: start + utf8.RuneCountInString(text)}, true
+}
+
+// pageOf is the 1-based number of the last page that holds loc, 0 when
+// none does.
+func pageOf(pages []Span, loc Locator) int {
+	page := 0
+	for i, p := range pages {
+		if loc.Start >= p.Start && loc.End <= p.End {
+			page = i + 1
+		}
+	}
+	return page
 }
 
 // encodePayload writes a decoded payload as compact JSON with sorted keys

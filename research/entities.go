@@ -2,6 +2,7 @@ package research
 
 import (
 	"html"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -44,33 +45,61 @@ func decodeEntities(s string) (decoded string, seams bool) {
 	}
 	var d segmentDecoder
 	out := make([]byte, 0, len(s))
-	last := 0
 	for i >= 0 {
-		j := i + 1
-		for j < len(s) && isReferenceByte(s[j]) {
-			j++
-		}
-		out = append(out, s[last:i]...)
+		out = append(out, s[:i]...)
+		s = s[i:]
+		j := referenceRun(s)
 		n := len(out)
-		out = d.appendDecoded(out, s[i:j])
-		if string(out[n:]) != s[i:j] && (!isASCII(string(out[n:])) || j < len(s) && s[j] >= utf8.RuneSelf) {
-			seams = true
-		}
-		last = j
-		k := strings.IndexByte(s[j:], '&')
-		if k < 0 {
-			break
-		}
-		i = j + k
+		out = d.appendDecoded(out, s[:j])
+		seams = seams || mayBreakNFC(s[:j], out[n:], s[j:])
+		s = s[j:]
+		i = strings.IndexByte(s, '&')
 	}
-	out = append(out, s[last:]...)
+	out = append(out, s...)
 	return string(out), seams
 }
 
-// isReferenceByte reports the bytes a character reference can be made of.
-func isReferenceByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '&' || c == '#' || c == ';'
+// referenceRun is the length of the run of reference bytes s starts with.
+func referenceRun(s string) int {
+	n := 0
+	for n < len(s) && isReferenceByte(s[n]) {
+		n++
+	}
+	return n
 }
+
+// mayBreakNFC reports whether the segment seg, decoded to dec and followed
+// by rest, may leave text that is not NFC: it was decoded and the result
+// is not ASCII, or a non-ASCII byte follows it (a combining mark could
+// follow an ASCII letter).
+func mayBreakNFC(seg string, dec []byte, rest string) bool {
+	if string(dec) == seg {
+		return false
+	}
+	return !isASCII(string(dec)) || rest != "" && rest[0] >= utf8.RuneSelf
+}
+
+// Byte classes of character references.
+const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+var (
+	alnumBytes     = byteSet(alnum)
+	digitBytes     = byteSet("0123456789")
+	hexDigitBytes  = byteSet("0123456789ABCDEFabcdef")
+	referenceBytes = byteSet(alnum + "&#;")
+)
+
+// byteSet is the set of the bytes of chars.
+func byteSet(chars string) *[256]bool {
+	var set [256]bool
+	for i := range len(chars) {
+		set[chars[i]] = true
+	}
+	return &set
+}
+
+// isReferenceByte reports the bytes a character reference can be made of.
+func isReferenceByte(c byte) bool { return referenceBytes[c] }
 
 // segmentDecoder holds the buffers of the right-to-left decoder.
 type segmentDecoder struct {
@@ -103,55 +132,49 @@ func (d *segmentDecoder) appendDecoded(out []byte, seg string) []byte {
 	return out
 }
 
+// afterAmp is the reversed decoded text of segmentDecoder.rev seen from
+// the '&' on its top.
+type afterAmp []byte
+
+// at is the i-th byte after the '&', or 0 past the end.
+func (r afterAmp) at(i int) byte {
+	j := len(r) - 2 - i
+	if j < 0 {
+		return 0
+	}
+	return r[j]
+}
+
+// referenceWindow appends to w (which holds the '&') the bytes after the
+// '&' that html.UnescapeString may read as one reference: '#', an optional
+// 'x' or 'X' and the (hex) digits of a numeric reference, or at most
+// maxNamedWindow name characters, each followed by a ';' when there is one.
+func referenceWindow(r afterAmp, w []byte) []byte {
+	i, limit, accept := 0, maxNamedWindow, alnumBytes
+	if r.at(0) == '#' {
+		w = append(w, '#')
+		i, limit, accept = 1, math.MaxInt, digitBytes
+		if c := r.at(1); c == 'x' || c == 'X' {
+			w = append(w, c)
+			i, accept = 2, hexDigitBytes
+		}
+	}
+	for ; i < limit && accept[r.at(i)]; i++ {
+		w = append(w, r.at(i))
+	}
+	if i < limit && r.at(i) == ';' {
+		w = append(w, ';')
+	}
+	return w
+}
+
 // matchReference examines the reference that may start at the '&' on top of
 // rev (rev holds the decoded text right of the cursor in reversed byte
 // order, so rev[len(rev)-2] is the byte after the '&'). It returns the number
 // of bytes the reference occupies, '&' included, and its decoded, NFC
 // normalised replacement.
 func matchReference(rev []byte, win *[]byte) (consumed int, decoded string, ok bool) {
-	at := func(i int) byte { // i-th byte after the '&', or 0 past the end
-		j := len(rev) - 2 - i
-		if j < 0 {
-			return 0
-		}
-		return rev[j]
-	}
-	w := append((*win)[:0], '&')
-	i := 0
-	if at(0) == '#' {
-		w = append(w, '#')
-		i = 1
-		hex := false
-		if c := at(1); c == 'x' || c == 'X' {
-			w = append(w, c)
-			i, hex = 2, true
-		}
-		for {
-			c := at(i)
-			if '0' <= c && c <= '9' || hex && ('a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				w = append(w, c)
-				i++
-				continue
-			}
-			if c == ';' {
-				w = append(w, c)
-			}
-			break
-		}
-	} else {
-		for i < maxNamedWindow {
-			c := at(i)
-			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-				w = append(w, c)
-				i++
-				continue
-			}
-			if c == ';' {
-				w = append(w, c)
-			}
-			break
-		}
-	}
+	w := referenceWindow(rev, append((*win)[:0], '&'))
 	*win = w
 	if len(w) < 2 {
 		return 0, "", false
@@ -164,21 +187,26 @@ func matchReference(rev []byte, win *[]byte) (consumed int, decoded string, ok b
 	if u == ws {
 		return 0, "", false
 	}
-	// u is the decoded reference followed by the window bytes it did not
-	// consume (a name accepted without ';' as a prefix, e.g. "&ampx"). Only
-	// single-rune decodings leave such a rest; the two-rune ones (such as
-	// "&fjlig;" = "fj") always consume the whole window.
-	_, size := utf8.DecodeRuneInString(u)
-	rest := u[size:]
-	if strings.HasSuffix(ws, rest) && len(ws)-len(rest) >= 2 {
-		decoded, consumed = u[:size], len(ws)-len(rest)
-	} else {
-		decoded, consumed = u, len(ws)
-	}
+	consumed, decoded = splitDecoded(ws, u)
 	if !isASCII(decoded) {
 		decoded = norm.NFC.String(decoded)
 	}
 	return consumed, decoded, true
+}
+
+// splitDecoded splits u, html.UnescapeString of the window ws, into the
+// decoded reference and the number of window bytes it consumed. u is the
+// decoded reference followed by the window bytes it did not consume (a
+// name accepted without ';' as a prefix, e.g. "&ampx"). Only single-rune
+// decodings leave such a rest; the two-rune ones (such as "&fjlig;" =
+// "fj") always consume the whole window.
+func splitDecoded(ws, u string) (consumed int, decoded string) {
+	_, size := utf8.DecodeRuneInString(u)
+	rest := u[size:]
+	if strings.HasSuffix(ws, rest) && len(ws)-len(rest) >= 2 {
+		return len(ws) - len(rest), u[:size]
+	}
+	return len(ws), u
 }
 
 // commonReferences short-cuts the most frequent references (their decoding

@@ -34,47 +34,69 @@ const maxLocatorDigits = 15
 // locator formats back to the same string), at most 15 digits; START <= END
 // and N >= 1. The range is checked against a text only by VerifyLocator.
 func ParseLocator(s string) (Locator, error) {
-	var l Locator
-	rest := s
-	if strings.HasPrefix(rest, "page:") {
-		rest = rest[len("page:"):]
-		i := strings.IndexByte(rest, ':')
-		if i < 0 {
-			return Locator{}, locatorError(s, "expected page:N:char:START-END")
-		}
-		n, err := parseLocatorNumber(rest[:i])
-		if err != nil {
-			return Locator{}, locatorError(s, "page number "+err.Error())
-		}
-		if n < 1 {
-			return Locator{}, locatorError(s, "page numbers start at 1")
-		}
-		l.Page = n
-		rest = rest[i+1:]
+	l, why := parseLocator(s)
+	if why != "" {
+		return Locator{}, locatorError(s, why)
 	}
-	if !strings.HasPrefix(rest, "char:") {
-		return Locator{}, locatorError(s, `expected "char:START-END" or "page:N:char:START-END"`)
-	}
-	rest = rest[len("char:"):]
-	i := strings.IndexByte(rest, '-')
-	if i < 0 {
-		return Locator{}, locatorError(s, "expected START-END after char:")
-	}
-	start, err := parseLocatorNumber(rest[:i])
-	if err != nil {
-		return Locator{}, locatorError(s, "start "+err.Error())
-	}
-	end, err := parseLocatorNumber(rest[i+1:])
-	if err != nil {
-		return Locator{}, locatorError(s, "end "+err.Error())
-	}
-	if start > end {
-		return Locator{}, locatorError(s, fmt.Sprintf("start %d is after end %d", start, end))
-	}
-	l.Start, l.End = start, end
 	return l, nil
 }
 
+// parseLocator parses a locator; why says what is wrong ("" when nothing
+// is).
+func parseLocator(s string) (l Locator, why string) {
+	rest := s
+	if after, ok := strings.CutPrefix(s, "page:"); ok {
+		if l.Page, rest, why = parsePage(after); why != "" {
+			return l, why
+		}
+	}
+	after, ok := strings.CutPrefix(rest, "char:")
+	if !ok {
+		return l, `expected "char:START-END" or "page:N:char:START-END"`
+	}
+	l.Start, l.End, why = parseRange(after)
+	return l, why
+}
+
+// parsePage parses "N:rest" after "page:": the page number (>= 1) and the
+// rest; why says what is wrong.
+func parsePage(after string) (page int, rest, why string) {
+	num, rest, ok := strings.Cut(after, ":")
+	if !ok {
+		return 0, "", "expected page:N:char:START-END"
+	}
+	n, err := parseLocatorNumber(num)
+	if err != nil {
+		return 0, "", "page number " + err.Error()
+	}
+	if n < 1 {
+		return 0, "", "page numbers start at 1"
+	}
+	return n, rest, ""
+}
+
+// parseRange parses "START-END" after "char:" (START <= END); why says
+// what is wrong.
+func parseRange(after string) (start, end int, why string) {
+	a, b, ok := strings.Cut(after, "-")
+	if !ok {
+		return 0, 0, "expected START-END after char:"
+	}
+	start, err := parseLocatorNumber(a)
+	if err != nil {
+		return 0, 0, "start " + err.Error()
+	}
+	if end, err = parseLocatorNumber(b); err != nil {
+		return 0, 0, "end " + err.Error()
+	}
+	if start > end {
+		return 0, 0, fmt.Sprintf("start %d is after end %d", start, end)
+	}
+	return start, end, ""
+}
+
+// parseLocatorNumber parses a locator number: ASCII decimal digits, at
+// most maxLocatorDigits, no leading zero.
 func parseLocatorNumber(s string) (int, error) {
 	if s == "" {
 		return 0, errors.New("is missing")
@@ -82,10 +104,8 @@ func parseLocatorNumber(s string) (int, error) {
 	if len(s) > maxLocatorDigits {
 		return 0, fmt.Errorf("has more than %d digits", maxLocatorDigits)
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("%q is not a decimal number", s)
-		}
+	if strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
 	}
 	if len(s) > 1 && s[0] == '0' {
 		return 0, fmt.Errorf("%q has a leading zero", s)
@@ -124,22 +144,8 @@ type LocatorCheck struct {
 // The returned check has Index 0; callers set it.
 func VerifyLocator(loc Locator, text *TextIndex, snippet string) LocatorCheck {
 	c := LocatorCheck{Locator: loc.String(), Expected: truncateRunes(snippet, MaxSnippetChars+1)}
-	if loc.Page > 0 {
-		pages := text.pages
-		if loc.Page > len(pages) {
-			c.Failure = ConstraintLocatorPage
-			c.Message = fmt.Sprintf("page %d does not exist; the text has %d page(s)", loc.Page, len(pages))
-			return c
-		}
-		p := pages[loc.Page-1]
-		if loc.Start < p.Start || loc.End > p.End {
-			c.Failure = ConstraintLocatorPage
-			c.Message = fmt.Sprintf("range %d-%d is not inside page %d (characters %d-%d)", loc.Start, loc.End, loc.Page, p.Start, p.End)
-			if found, ok := text.Slice(loc.Start, loc.End); ok {
-				c.Found = truncateRunes(found, MaxSnippetChars+1)
-			}
-			return c
-		}
+	if c.pageFailed(loc, text) {
+		return c
 	}
 	found, ok := text.Slice(loc.Start, loc.End)
 	if !ok {
@@ -156,6 +162,31 @@ func VerifyLocator(loc Locator, text *TextIndex, snippet string) LocatorCheck {
 	c.Failure = ConstraintLocatorText
 	c.Message = fmt.Sprintf("the canonical text at %s differs from the snippet text (%d vs %d characters)", c.Locator, utf8.RuneCountInString(found), utf8.RuneCountInString(snippet))
 	return c
+}
+
+// pageFailed reports whether loc is paged and its page does not exist in
+// text or does not hold its range; c then holds the failure (and the text
+// at the range, when the range is inside the text).
+func (c *LocatorCheck) pageFailed(loc Locator, text *TextIndex) bool {
+	if loc.Page <= 0 {
+		return false
+	}
+	pages := text.pages
+	if loc.Page > len(pages) {
+		c.Failure = ConstraintLocatorPage
+		c.Message = fmt.Sprintf("page %d does not exist; the text has %d page(s)", loc.Page, len(pages))
+		return true
+	}
+	p := pages[loc.Page-1]
+	if loc.Start >= p.Start && loc.End <= p.End {
+		return false
+	}
+	c.Failure = ConstraintLocatorPage
+	c.Message = fmt.Sprintf("range %d-%d is not inside page %d (characters %d-%d)", loc.Start, loc.End, loc.Page, p.Start, p.End)
+	if found, ok := text.Slice(loc.Start, loc.End); ok {
+		c.Found = truncateRunes(found, MaxSnippetChars+1)
+	}
+	return true
 }
 
 // truncateRunes returns s cut to at most n code points, with "…" appended

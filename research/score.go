@@ -43,8 +43,8 @@ var stopWords = func() map[string]bool {
 // isWordRune reports letters, digits and combining marks: a term is a
 // maximal run of them.
 func isWordRune(r rune) bool {
-	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	if uint32(r) < utf8.RuneSelf {
+		return alnumBytes[r]
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)
 }
@@ -81,46 +81,58 @@ type tokens struct {
 // every token and which query term, if any, it equals.
 func tokenize(r []rune, termIndex map[string]int) tokens {
 	var t tokens
-	buf := make([]byte, 0, 64)
+	buf := make([]byte, 0, 64) // the lower-cased token, when there are terms
 	in := false
 	var begin int
-	flush := func(end int) {
-		k := int16(-1)
-		if len(termIndex) > 0 && end-begin >= 2 {
-			if i, ok := termIndex[string(buf)]; ok {
-				k = int16(i)
-			}
-		}
-		t.start = append(t.start, int32(begin))
-		t.term = append(t.term, k)
-		buf = buf[:0]
-	}
 	for i, c := range r {
-		if isWordRune(c) {
-			if !in {
-				in, begin = true, i
-			}
-			if len(termIndex) > 0 {
-				if c < utf8.RuneSelf {
-					if 'A' <= c && c <= 'Z' {
-						c += 'a' - 'A'
-					}
-					buf = append(buf, byte(c))
-				} else {
-					buf = utf8.AppendRune(buf, unicode.ToLower(c))
-				}
+		if !isWordRune(c) {
+			if in {
+				t.add(begin, termOf(termIndex, buf, i-begin))
+				buf, in = buf[:0], false
 			}
 			continue
 		}
-		if in {
-			flush(i)
-			in = false
+		if !in {
+			in, begin = true, i
+		}
+		if len(termIndex) > 0 {
+			buf = appendLower(buf, c)
 		}
 	}
 	if in {
-		flush(len(r))
+		t.add(begin, termOf(termIndex, buf, len(r)-begin))
 	}
 	return t
+}
+
+// add records a token starting at code point begin that is query term k
+// (-1 for none).
+func (t *tokens) add(begin int, k int16) {
+	t.start = append(t.start, int32(begin))
+	t.term = append(t.term, k)
+}
+
+// termOf is the index of the query term word (a token of n code points,
+// lower-cased) is, or -1: terms have at least two code points.
+func termOf(termIndex map[string]int, word []byte, n int) int16 {
+	if n < 2 {
+		return -1
+	}
+	if i, ok := termIndex[string(word)]; ok {
+		return int16(i)
+	}
+	return -1
+}
+
+// appendLower appends c lower-cased (one rune for one rune) to buf.
+func appendLower(buf []byte, c rune) []byte {
+	if c >= utf8.RuneSelf {
+		return utf8.AppendRune(buf, unicode.ToLower(c))
+	}
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	return append(buf, byte(c))
 }
 
 // rank scores docs (sorted, non-overlapping spans) against nTerms query
@@ -128,67 +140,109 @@ func tokenize(r []rune, termIndex map[string]int) tokens {
 // term or no doc contains one, it falls back to position: doc i of n
 // scores (n-i)/n.
 func rank(docs []Span, tok tokens, nTerms int) (scores []float64, method string) {
-	n := len(docs)
-	scores = make([]float64, n)
-	if nTerms > 0 && n > 0 {
-		tf := make([]int32, n*nTerms)
-		lens := make([]int, n)
-		total := 0
-		d := 0
-		for i, s := range tok.start {
-			for d < n && int(s) >= docs[d].End {
-				d++
-			}
-			if d == n {
-				break
-			}
-			if int(s) < docs[d].Start {
-				continue
-			}
-			lens[d]++
-			total++
-			if k := tok.term[i]; k >= 0 {
-				tf[d*nTerms+int(k)]++
-			}
-		}
-		df := make([]int, nTerms)
-		for d := 0; d < n; d++ {
-			for k := 0; k < nTerms; k++ {
-				if tf[d*nTerms+k] > 0 {
-					df[k]++
-				}
-			}
-		}
-		avg := float64(total) / float64(n)
-		if avg == 0 {
-			avg = 1
-		}
-		best := 0.0
-		for d := 0; d < n; d++ {
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(lens[d])/avg)
-			s := 0.0
-			for k := 0; k < nTerms; k++ {
-				f := float64(tf[d*nTerms+k])
-				if f == 0 {
-					continue
-				}
-				idf := math.Log(1 + (float64(n-df[k])+0.5)/(float64(df[k])+0.5))
-				s += idf * f * (bm25K1 + 1) / (f + norm)
-			}
-			scores[d] = s
-			best = math.Max(best, s)
-		}
-		if best > 0 {
-			for d := range scores {
-				scores[d] /= best
-			}
+	if nTerms > 0 && len(docs) > 0 {
+		scores = countTerms(docs, tok, nTerms).bm25()
+		if scaleToBest(scores) {
 			return scores, RankingBM25
 		}
 	}
+	return positionScores(len(docs)), RankingPosition
+}
+
+// termCounts are the counts BM25 reads: tf[d*nTerms+k] is how often term k
+// occurs in doc d, lens[d] how many tokens doc d has, total their sum.
+type termCounts struct {
+	tf     []int32
+	lens   []int
+	total  int
+	nTerms int
+}
+
+// countTerms counts the tokens of tok (sorted by start) inside each of
+// docs; tokens between docs are not counted.
+func countTerms(docs []Span, tok tokens, nTerms int) termCounts {
+	n := len(docs)
+	c := termCounts{tf: make([]int32, n*nTerms), lens: make([]int, n), nTerms: nTerms}
+	d := 0
+	for i, s := range tok.start {
+		for d < n && int(s) >= docs[d].End {
+			d++
+		}
+		if d == n {
+			break
+		}
+		if int(s) < docs[d].Start {
+			continue
+		}
+		c.lens[d]++
+		c.total++
+		if k := tok.term[i]; k >= 0 {
+			c.tf[d*nTerms+int(k)]++
+		}
+	}
+	return c
+}
+
+// docFreq returns, per term, how many docs contain it.
+func (c termCounts) docFreq() []int {
+	df := make([]int, c.nTerms)
+	for d := range c.lens {
+		for k := range c.nTerms {
+			if c.tf[d*c.nTerms+k] > 0 {
+				df[k]++
+			}
+		}
+	}
+	return df
+}
+
+// bm25 returns each doc's BM25 score (k1 = bm25K1, b = bm25B; an average
+// length of 0 counts as 1). There is at least one doc.
+func (c termCounts) bm25() []float64 {
+	n := len(c.lens)
+	df := c.docFreq()
+	avg := float64(c.total) / float64(n)
+	if avg == 0 {
+		avg = 1
+	}
+	scores := make([]float64, n)
+	for d := range scores {
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(c.lens[d])/avg)
+		for k := range c.nTerms {
+			f := float64(c.tf[d*c.nTerms+k])
+			if f == 0 {
+				continue
+			}
+			idf := math.Log(1 + (float64(n-df[k])+0.5)/(float64(df[k])+0.5))
+			scores[d] += idf * f * (bm25K1 + 1) / (f + norm)
+		}
+	}
+	return scores
+}
+
+// scaleToBest divides every score by the best one, so it scores 1; false
+// (scores untouched) when no score is positive.
+func scaleToBest(scores []float64) bool {
+	best := 0.0
+	for _, s := range scores {
+		best = math.Max(best, s)
+	}
+	if !(best > 0) {
+		return false
+	}
+	for d := range scores {
+		scores[d] /= best
+	}
+	return true
+}
+
+// positionScores scores n docs by position: doc i scores (n-i)/n.
+func positionScores(n int) []float64 {
+	scores := make([]float64, n)
 	for i := range scores {
 		scores[i] = float64(n-i) / float64(n)
 	}
-	return scores, RankingPosition
+	return scores
 }
 
 // byScore returns doc indices ordered by score (highest first), earlier

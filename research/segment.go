@@ -35,8 +35,6 @@ func isSentenceEnd(r rune) bool {
 	return false
 }
 
-func isCJKSentenceEnd(r rune) bool { return r == '。' || r == '！' || r == '？' }
-
 func isClauseEnd(r rune) bool {
 	switch r {
 	case ',', ';', ':', '—', '–', '、', '，', '；', '：':
@@ -58,13 +56,7 @@ func isCloser(r rune) bool {
 // at p+1.
 func boundaryAt(r []rune, p, start, end int) int {
 	if r[p] != ' ' {
-		if isCJKSentenceEnd(r[p-1]) {
-			return sentenceBoundary
-		}
-		if r[p-1] == '、' || r[p-1] == '，' || r[p-1] == '；' {
-			return clauseBoundary
-		}
-		return noBoundary
+		return boundaryAfter(r[p-1])
 	}
 	q := p - 1
 	for q > start && isCloser(r[q]) {
@@ -80,6 +72,18 @@ func boundaryAt(r []rune, p, start, end int) int {
 		return clauseBoundary
 	}
 	return wordBoundary
+}
+
+// boundaryAfter classifies a cut with no space after prev: only CJK
+// punctuation ends a sentence or a clause there.
+func boundaryAfter(prev rune) int {
+	switch prev {
+	case '。', '！', '？':
+		return sentenceBoundary
+	case '、', '，', '；':
+		return clauseBoundary
+	}
+	return noBoundary
 }
 
 // nextStart is where the piece after a cut at p begins.
@@ -103,11 +107,7 @@ func isMark(r rune) bool {
 func splitRange(r []rune, start, end int, out []Span) []Span {
 	pos := start
 	for end-pos > chunkMax {
-		lo := pos + chunkMin
-		hi := pos + chunkMax
-		if hi > end-chunkMin {
-			hi = end - chunkMin
-		}
+		lo, hi := pos+chunkMin, min(pos+chunkMax, end-chunkMin)
 		cut := bestCut(r, pos, lo, hi, start, end)
 		out = append(out, Span{Start: pos, End: cut})
 		pos = nextStart(r, cut)
@@ -118,32 +118,53 @@ func splitRange(r []rune, start, end int, out []Span) []Span {
 	return out
 }
 
-// bestCut chooses a cut position in [lo, hi] for a piece starting at pos.
+// bestCut chooses a cut position in [lo, hi] for a piece starting at pos:
+// the strongest boundary that leaves a piece of at least chunkAccept, else
+// the strongest boundary at all, else a hard cut near the target.
 func bestCut(r []rune, pos, lo, hi, start, end int) int {
 	target := pos + chunkTarget
-	var best [sentenceBoundary + 1]int // best[k]: cut of kind >= k closest to target; 0 = none
+	best := closestCuts(r, lo, hi, target, start, end)
+	if c := best.strongest(pos + chunkAccept); c != 0 {
+		return c
+	}
+	if c := best.strongest(0); c != 0 {
+		return c
+	}
+	return hardCut(r, min(target, hi), lo)
+}
+
+// cutTable holds, per boundary kind k, the cut of kind >= k closest to the
+// target (0: none).
+type cutTable [sentenceBoundary + 1]int
+
+// closestCuts finds, per boundary kind, the cut in [lo, hi] closest to
+// target (the later one of two as close).
+func closestCuts(r []rune, lo, hi, target, start, end int) cutTable {
+	var best cutTable
 	for p := lo; p <= hi; p++ {
-		k := boundaryAt(r, p, start, end)
-		for ; k > noBoundary; k-- {
+		for k := boundaryAt(r, p, start, end); k > noBoundary; k-- {
 			if b := best[k]; b == 0 || abs(p-target) <= abs(b-target) {
 				best[k] = p
 			}
 		}
 	}
+	return best
+}
+
+// strongest is the cut of the strongest kind at or after atLeast, 0 when
+// there is none.
+func (t cutTable) strongest(atLeast int) int {
 	for k := sentenceBoundary; k > noBoundary; k-- {
-		if best[k] != 0 && best[k]-pos >= chunkAccept {
-			return best[k]
+		if t[k] != 0 && t[k] >= atLeast {
+			return t[k]
 		}
 	}
-	for k := sentenceBoundary; k > noBoundary; k-- {
-		if best[k] != 0 {
-			return best[k]
-		}
-	}
-	p := target
-	if p > hi {
-		p = hi
-	}
+	return 0
+}
+
+// hardCut cuts inside a word at p, moved back (not below lo) so that no
+// combining mark is separated from its base.
+func hardCut(r []rune, p, lo int) int {
 	for p > lo && isMark(r[p]) {
 		p--
 	}

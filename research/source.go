@@ -72,18 +72,8 @@ func (s Service) readInput(ctx context.Context, a SourceArgs) (Input, error) {
 		in.Text = a.Text
 	case "pages":
 		in.Pages = a.Pages
-		if len(in.Pages) == 0 {
-			return in, core.NewError(errcode.InvalidFormat, "pages needs at least one page (use text for a single text).",
-				map[string]any{"field": "pages", "constraint": "at least 1 item", "received": 0})
-		}
-		total := 0
-		for _, p := range in.Pages {
-			total += utf8.RuneCountInString(p)
-		}
-		if total > s.MaxChars {
-			return in, core.NewError(errcode.PayloadTooLarge,
-				fmt.Sprintf("pages hold %d characters in all; the limit is %d.", total, s.MaxChars),
-				map[string]any{"field": "pages", "constraint": "max characters", "limit": s.MaxChars, "received": total})
+		if err := s.checkPages(in.Pages); err != nil {
+			return in, err
 		}
 	case "path":
 		text, err := s.readWorkspaceText(ctx, a.Path)
@@ -93,6 +83,25 @@ func (s Service) readInput(ctx context.Context, a SourceArgs) (Input, error) {
 		in.Text = text
 	}
 	return in, nil
+}
+
+// checkPages refuses no page (INVALID_FORMAT) and pages of more than
+// s.MaxChars characters in all (PAYLOAD_TOO_LARGE).
+func (s Service) checkPages(pages []string) error {
+	if len(pages) == 0 {
+		return core.NewError(errcode.InvalidFormat, "pages needs at least one page (use text for a single text).",
+			map[string]any{"field": "pages", "constraint": "at least 1 item", "received": 0})
+	}
+	total := 0
+	for _, p := range pages {
+		total += utf8.RuneCountInString(p)
+	}
+	if total > s.MaxChars {
+		return core.NewError(errcode.PayloadTooLarge,
+			fmt.Sprintf("pages hold %d characters in all; the limit is %d.", total, s.MaxChars),
+			map[string]any{"field": "pages", "constraint": "max characters", "limit": s.MaxChars, "received": total})
+	}
+	return nil
 }
 
 // readWorkspaceText reads a regular text file inside the workspace, at most
@@ -173,25 +182,45 @@ func (s Service) validationSource(ctx context.Context, a SourceArgs, sourceID st
 	case in.From != "":
 		return in.Canonical(), in.From, nil
 	case sourceID != "":
-		st, err := s.store()
+		idx, err := s.archivedByID(ctx, sourceID, payload)
 		if err != nil {
 			return nil, "", err
-		}
-		idx, found, err := archivedSource(ctx, st, "", sourceID)
-		if h, ok := PayloadSourceHash(payload); err == nil && !found && ok {
-			idx, found, err = archivedSource(ctx, st, h, "")
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		if !found {
-			return nil, "", core.NewError(errcode.ArchiveNotFound,
-				fmt.Sprintf("No source text is archived under source_id %q (it may have expired).", sourceID),
-				map[string]any{"field": "source_id", "received": sourceID}).
-				WithRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.")
 		}
 		return idx, "archive", nil
 	}
+	return s.archivedByHash(ctx, payload)
+}
+
+// archivedByID reads the text archived under content_id sourceID or,
+// failing that, under the payload's source_text_hash (the source may have
+// been archived under another id). Errors: UNAVAILABLE without a store,
+// ARCHIVE_NOT_FOUND when neither is there, the store's.
+func (s Service) archivedByID(ctx context.Context, sourceID string, payload map[string]any) (*TextIndex, error) {
+	st, err := s.store()
+	if err != nil {
+		return nil, err
+	}
+	idx, found, err := archivedSource(ctx, st, "", sourceID)
+	if h, ok := PayloadSourceHash(payload); err == nil && !found && ok {
+		idx, found, err = archivedSource(ctx, st, h, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, core.NewError(errcode.ArchiveNotFound,
+			fmt.Sprintf("No source text is archived under source_id %q (it may have expired).", sourceID),
+			map[string]any{"field": "source_id", "received": sourceID}).
+			WithRemediation("Validate with the source itself (text, pages or path), or store it again with research digest-put.")
+	}
+	return idx, nil
+}
+
+// archivedByHash is validationSource without a source: the text archived
+// under the payload's source_text_hash when there is a store and it is
+// there ("archive"), else none (nil, "none"). Errors: the store's (with
+// "archive").
+func (s Service) archivedByHash(ctx context.Context, payload map[string]any) (*TextIndex, string, error) {
 	if h, ok := PayloadSourceHash(payload); ok && s.Store != nil {
 		idx, found, err := archivedSource(ctx, s.Store, h, "")
 		if err != nil || found {

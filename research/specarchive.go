@@ -68,51 +68,78 @@ func SpecArchiveID(specID string, version int64, item string) string {
 // ParseSpecArchiveID parses the archive ids budgeted answers make.
 // INVALID_FORMAT saying what is wrong.
 func ParseSpecArchiveID(id string) (SpecRef, error) {
-	bad := func(why string) (SpecRef, error) {
+	ref, why := parseSpecRef(id)
+	if why != "" {
 		return SpecRef{}, core.NewError(errcode.InvalidFormat, "archive_id is not a spec archive id: "+why+".",
 			map[string]any{"field": "archive_id", "received": id,
 				"constraint": "spec:<spec_id>@<version>/node:<id> | subtree:<id> | journal:<seq> | journal:<a>-<b>"})
 	}
+	return ref, nil
+}
+
+// parseSpecRef parses a spec archive id; why says what is wrong with it
+// ("" when nothing is).
+func parseSpecRef(id string) (ref SpecRef, why string) {
 	rest, ok := strings.CutPrefix(id, "spec:")
 	if !ok {
-		return bad("it does not start with spec:")
+		return ref, "it does not start with spec:"
 	}
 	head, item, ok := strings.Cut(rest, "/")
 	if !ok {
-		return bad("no /<item> part")
+		return ref, "no /<item> part"
 	}
+	if ref.SpecID, ref.Version, why = parseSpecVersion(head); why != "" {
+		return ref, why
+	}
+	return ref, ref.parseItem(item)
+}
+
+// parseSpecVersion parses "<spec_id>@<version>" (the last '@' splits; the
+// version is a positive integer); why says what is wrong.
+func parseSpecVersion(head string) (specID string, version int64, why string) {
 	at := strings.LastIndexByte(head, '@')
 	if at <= 0 {
-		return bad("no <spec_id>@<version>")
+		return "", 0, "no <spec_id>@<version>"
 	}
-	ref := SpecRef{SpecID: head[:at]}
 	v, err := strconv.ParseInt(head[at+1:], 10, 64)
 	if err != nil || v < 1 {
-		return bad("the version is not a positive integer")
+		return "", 0, "the version is not a positive integer"
 	}
-	ref.Version = v
+	return head[:at], v, ""
+}
+
+// parseItem parses "<kind>:<ref>" into r (node, subtree or journal); it
+// returns what is wrong, "" when nothing is.
+func (r *SpecRef) parseItem(item string) string {
 	kind, value, ok := strings.Cut(item, ":")
 	if !ok || value == "" {
-		return bad("the item is not <kind>:<id>")
+		return "the item is not <kind>:<id>"
 	}
-	ref.Kind, ref.Ref = kind, value
+	r.Kind, r.Ref = kind, value
 	switch kind {
 	case "node", "subtree":
+		return ""
 	case "journal":
-		a, b, ok := strings.Cut(value, "-")
-		if !ok { // journal:<seq>, one entry (as journal list drops them)
-			b, ref.Single = a, true
-		}
-		from, err1 := strconv.ParseUint(a, 10, 64)
-		to, err2 := strconv.ParseUint(b, 10, 64)
-		if err1 != nil || err2 != nil || from > to {
-			return bad("the journal item is not <seq> or a range <a>-<b> with a ≤ b")
-		}
-		ref.From, ref.To = from, to
-	default:
-		return bad("unknown item kind " + strconv.Quote(kind))
+		return r.parseJournal(value)
 	}
-	return ref, nil
+	return "unknown item kind " + strconv.Quote(kind)
+}
+
+// parseJournal parses a journal item's "<seq>" (one entry, Single, as
+// journal list drops them) or "<a>-<b>" with a ≤ b into r.From and r.To;
+// it returns what is wrong, "" when nothing is.
+func (r *SpecRef) parseJournal(value string) string {
+	a, b, ok := strings.Cut(value, "-")
+	if !ok {
+		b, r.Single = a, true
+	}
+	from, err1 := strconv.ParseUint(a, 10, 64)
+	to, err2 := strconv.ParseUint(b, 10, 64)
+	if err1 != nil || err2 != nil || from > to {
+		return "the journal item is not <seq> or a range <a>-<b> with a ≤ b"
+	}
+	r.From, r.To = from, to
+	return ""
 }
 
 // SpecItemResult is archive-get's answer for a spec archive id (source
@@ -182,7 +209,9 @@ func (s SpecItems) Get(ctx context.Context, archiveID, expectedHash string, budg
 
 // item reads the item ref names from the stores at its version: a node
 // (*specs.Node), a subtree (map[string]*specs.Node), one journal entry or
-// a journal range ([]specs.JournalEntry, oldest first).
+// a journal range ([]specs.JournalEntry, oldest first). Errors:
+// UNAVAILABLE without the store the item needs, ARCHIVE_NOT_FOUND for an
+// unknown spec or version or an absent item, the stores' others.
 func (s SpecItems) item(ctx context.Context, ref SpecRef, archiveID string) (any, error) {
 	if s.Specs == nil {
 		return nil, core.NewError(errcode.Unavailable, "This server has no spec store configured.", nil)
@@ -192,33 +221,9 @@ func (s SpecItems) item(ctx context.Context, ref SpecRef, archiveID string) (any
 	var err error
 	switch ref.Kind {
 	case "node", "subtree":
-		err = s.Specs.ReadVersion(ctx, ref.SpecID, ref.Version, func(vv specs.VersionView) error {
-			if n := vv.NodeAt(ref.Ref); n == nil {
-				missing = fmt.Sprintf("node %s did not exist at version %d", ref.Ref, ref.Version)
-			} else if ref.Kind == "node" {
-				content = n.Clone()
-			} else {
-				content = specs.Subtree(func(id string) *specs.Node { return vv.NodeAt(id).Clone() }, ref.Ref)
-			}
-			return nil
-		})
+		content, missing, err = s.nodeItem(ctx, ref)
 	case "journal":
-		if s.Journal == nil {
-			return nil, core.NewError(errcode.Unavailable, "This server has no research store configured.", nil)
-		}
-		var entries []specs.JournalEntry
-		entries, err = s.Journal.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
-		switch {
-		case err == nil && len(entries) == 0:
-			missing = fmt.Sprintf("the journal has no entries %d-%d", ref.From, ref.To)
-			if ref.Single {
-				missing = fmt.Sprintf("the journal has no entry %d", ref.From)
-			}
-		case ref.Single:
-			content = entries[0]
-		default:
-			content = entries
-		}
+		content, missing, err = s.journalItem(ctx, ref)
 	}
 	if err != nil {
 		if c := core.CodeOf(err); c != errcode.SpecNotFound && c != errcode.VersionNotFound {
@@ -234,61 +239,124 @@ func (s SpecItems) item(ctx context.Context, ref SpecRef, archiveID string) (any
 	return content, nil
 }
 
+// nodeItem reads a node or subtree item at its version; missing says why
+// there is none when the node did not exist then.
+func (s SpecItems) nodeItem(ctx context.Context, ref SpecRef) (content any, missing string, err error) {
+	err = s.Specs.ReadVersion(ctx, ref.SpecID, ref.Version, func(vv specs.VersionView) error {
+		switch n := vv.NodeAt(ref.Ref); {
+		case n == nil:
+			missing = fmt.Sprintf("node %s did not exist at version %d", ref.Ref, ref.Version)
+		case ref.Kind == "node":
+			content = n.Clone()
+		default:
+			content = specs.Subtree(func(id string) *specs.Node { return vv.NodeAt(id).Clone() }, ref.Ref)
+		}
+		return nil
+	})
+	return content, missing, err
+}
+
+// journalItem reads a journal item: its one entry (Single) or its range;
+// missing says why there is none when the range is empty. Errors:
+// UNAVAILABLE without a journal, the journal's.
+func (s SpecItems) journalItem(ctx context.Context, ref SpecRef) (content any, missing string, err error) {
+	if s.Journal == nil {
+		return nil, "", core.NewError(errcode.Unavailable, "This server has no research store configured.", nil)
+	}
+	entries, err := s.Journal.JournalRange(ctx, ref.SpecID, ref.From, ref.To)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case len(entries) == 0 && ref.Single:
+		return nil, fmt.Sprintf("the journal has no entry %d", ref.From), nil
+	case len(entries) == 0:
+		return nil, fmt.Sprintf("the journal has no entries %d-%d", ref.From, ref.To), nil
+	case ref.Single:
+		return entries[0], "", nil
+	}
+	return entries, "", nil
+}
+
 // SplitItem splits an item over the budget into parts, each named by its
 // archive id and hashed as Get serves it: a subtree into its root node and
 // its children's subtrees, a journal range into consecutive ranges of at
 // most half the budget each. A single node or entry is not split (nil).
 func (s SpecItems) SplitItem(ref SpecRef, content any, budget int) (map[string]string, error) {
-	parts := map[string]string{}
-	add := func(item string, v any) error {
-		h, err := s.Hash(v)
-		if err == nil {
-			parts[s.ArchiveID(ref.SpecID, ref.Version, item)] = h
-		}
-		return err
-	}
 	switch c := content.(type) {
 	case map[string]*specs.Node:
-		root := c[ref.Ref]
-		if root == nil {
-			return nil, nil
-		}
-		if err := add("node:"+ref.Ref, root); err != nil {
-			return nil, err
-		}
-		for _, child := range root.Children {
-			if c[child] == nil {
-				continue
-			}
-			if err := add("subtree:"+child, specs.Subtree(specs.NodeIn(c), child)); err != nil {
-				return nil, err
-			}
-		}
+		return s.splitSubtree(ref, c)
 	case []specs.JournalEntry:
-		if len(c) < 2 {
-			return nil, nil
-		}
-		limit := max(budget/2, 1)
-		start, size := 0, 0
-		flush := func(end int) error {
-			chunk := c[start:end]
-			start, size = end, 0
-			return add(fmt.Sprintf("journal:%d-%d", chunk[0].Seq, chunk[len(chunk)-1].Seq), chunk)
-		}
-		for i, e := range c {
-			t := s.Tokens(e)
-			if size > 0 && size+t > limit {
-				if err := flush(i); err != nil {
-					return nil, err
-				}
-			}
-			size += t
-		}
-		if err := flush(len(c)); err != nil {
-			return nil, err
-		}
-	default:
+		return s.splitJournal(ref, c, budget)
+	}
+	return nil, nil
+}
+
+// partSet collects an item's parts: archive id → hash.
+type partSet struct {
+	items SpecItems
+	ref   SpecRef
+	parts map[string]string
+}
+
+// add hashes v, the part item of p's spec version, and records it.
+// Errors: the hash's.
+func (p partSet) add(item string, v any) error {
+	h, err := p.items.Hash(v)
+	if err == nil {
+		p.parts[p.items.ArchiveID(p.ref.SpecID, p.ref.Version, item)] = h
+	}
+	return err
+}
+
+// addJournal adds the journal range chunk (not empty) as a part.
+func (p partSet) addJournal(chunk []specs.JournalEntry) error {
+	return p.add(fmt.Sprintf("journal:%d-%d", chunk[0].Seq, chunk[len(chunk)-1].Seq), chunk)
+}
+
+// splitSubtree splits a subtree into its root node and the subtrees of
+// its children that are in it; nil when the root is not in it.
+func (s SpecItems) splitSubtree(ref SpecRef, c map[string]*specs.Node) (map[string]string, error) {
+	root := c[ref.Ref]
+	if root == nil {
 		return nil, nil
 	}
-	return parts, nil
+	p := partSet{items: s, ref: ref, parts: map[string]string{}}
+	if err := p.add("node:"+ref.Ref, root); err != nil {
+		return nil, err
+	}
+	for _, child := range root.Children {
+		if c[child] == nil {
+			continue
+		}
+		if err := p.add("subtree:"+child, specs.Subtree(specs.NodeIn(c), child)); err != nil {
+			return nil, err
+		}
+	}
+	return p.parts, nil
+}
+
+// splitJournal splits a journal range of two or more entries into
+// consecutive ranges of at most max(budget/2, 1) tokens each (an entry
+// over that is a range of its own); nil for fewer entries.
+func (s SpecItems) splitJournal(ref SpecRef, c []specs.JournalEntry, budget int) (map[string]string, error) {
+	if len(c) < 2 {
+		return nil, nil
+	}
+	p := partSet{items: s, ref: ref, parts: map[string]string{}}
+	limit := max(budget/2, 1)
+	start, size := 0, 0
+	for i, e := range c {
+		t := s.Tokens(e)
+		if size > 0 && size+t > limit {
+			if err := p.addJournal(c[start:i]); err != nil {
+				return nil, err
+			}
+			start, size = i, 0
+		}
+		size += t
+	}
+	if err := p.addJournal(c[start:]); err != nil {
+		return nil, err
+	}
+	return p.parts, nil
 }

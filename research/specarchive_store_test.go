@@ -79,6 +79,8 @@ func TestSpecItemsGet(t *testing.T) {
 		{"an unknown spec", items, "spec:nope@1/node:x", 10_000, errcode.ArchiveNotFound, 0, 0, 0},
 		{"a version never written", items, fmt.Sprintf("spec:%s@%d/node:%s", id, v+5, phase.PhaseID), 10_000, errcode.ArchiveNotFound, 0, 0, 0},
 		{"an empty journal range", items, at("journal:7-9"), 10_000, errcode.ArchiveNotFound, 0, 0, 0},
+		{"a journal range of an unknown spec", items, "spec:nope@1/journal:1-3", 10_000, errcode.ArchiveNotFound, 0, 0, 0},
+		{"one journal entry of an unknown spec", items, "spec:nope@1/journal:2", 10_000, errcode.ArchiveNotFound, 0, 0, 0},
 		{"not an archive id", items, "spec:x", 10_000, errcode.InvalidFormat, 0, 0, 0},
 		{"no spec store", research.SpecItems{Journal: st, Hash: hash}, at("node:x"), 10_000, errcode.Unavailable, 0, 0, 0},
 		{"no journal", research.SpecItems{Specs: st, Hash: hash}, at("journal:1-3"), 10_000, errcode.Unavailable, 0, 0, 0},

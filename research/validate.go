@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -53,15 +54,7 @@ const (
 
 // isLowerHex reports whether s is exactly n lowercase hex digits.
 func isLowerHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < n; i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return len(s) == n && strings.TrimLeft(s, "0123456789abcdef") == ""
 }
 
 func validQueryHash(s string) bool { return isLowerHex(s, 8) }
@@ -238,66 +231,111 @@ func (v *validator) payload(obj map[string]any, opts ValidateOptions) {
 
 	// digest_chars is checked against the lengths only when every text
 	// counted is well typed.
-	digestSum, sumOK := 0, true
-	if s, ok := v.stringField(obj, "", "summary"); ok {
-		n := v.length(s)
-		digestSum += n
-		if n > MaxSummaryChars {
-			v.add("summary", fmt.Sprintf("%s:%d", ConstraintMaxLength, MaxSummaryChars), s, "summary has %d characters; at most %d are allowed", n, MaxSummaryChars)
-		}
-	} else {
-		sumOK = false
-	}
+	digestSum, sumOK := v.summary(obj)
 	n, ok := v.keyPoints(obj)
 	digestSum, sumOK = digestSum+n, sumOK && ok
-
-	var index *TextIndex
-	if opts.Index != nil {
-		index = opts.Index
-	} else if opts.CanonicalText != nil {
-		index = NewTextIndex(*opts.CanonicalText, nil)
-	}
+	index := opts.textIndex()
 	v.textChecked = index != nil
-	if items, ok := v.arrayField(obj, "evidence_snippets", MaxEvidenceSnippets); ok {
-		for i, it := range items {
-			n, ok := v.snippet(i, it, index)
-			digestSum, sumOK = digestSum+n, sumOK && ok
-		}
-	} else {
-		sumOK = false
-	}
+	n, ok = v.snippets(obj, index)
+	digestSum, sumOK = digestSum+n, sumOK && ok
 
 	v.counts(obj, digestSum, sumOK)
-	if s, ok := v.stringField(obj, "", "source_text_hash"); ok {
-		if !validSourceHash(s) {
-			v.add("source_text_hash", ConstraintPattern+":"+sourceHashPattern, s, `source_text_hash must be "sha256:" followed by 64 lowercase hex digits`)
-		} else if index != nil {
-			if want := index.SourceHash(); s != want {
-				v.add("source_text_hash", ConstraintSourceHash, s, "source_text_hash must be %s, the hash of the canonical text", want)
-			}
-		}
+	var sourceHash func() string
+	if index != nil {
+		sourceHash = index.SourceHash
 	}
+	v.hashField(obj, sourceHashRule, sourceHash)
+}
+
+// textIndex is the canonical text to check against: Index, else an index
+// of CanonicalText, else nil.
+func (o ValidateOptions) textIndex() *TextIndex {
+	if o.Index != nil {
+		return o.Index
+	}
+	if o.CanonicalText != nil {
+		return NewTextIndex(*o.CanonicalText, nil)
+	}
+	return nil
+}
+
+// constFields are the fields that must hold one fixed string, in schema
+// order.
+var constFields = []struct{ key, want string }{
+	{"version", Version},
+	{"content_type", ContentType},
 }
 
 // header checks version, content_type and query_hash (against query when
 // given).
 func (v *validator) header(obj map[string]any, query *string) {
-	if s, ok := v.stringField(obj, "", "version"); ok && s != Version {
-		v.add("version", ConstraintConst+":"+Version, s, "version must be %q", Version)
-	}
-	if s, ok := v.stringField(obj, "", "content_type"); ok && s != ContentType {
-		v.add("content_type", ConstraintConst+":"+ContentType, s, "content_type must be %q", ContentType)
-	}
-	if s, ok := v.stringField(obj, "", "query_hash"); ok {
-		if !validQueryHash(s) {
-			v.add("query_hash", ConstraintPattern+":"+queryHashPattern, s, "query_hash must be exactly 8 lowercase hex digits")
-		} else if query != nil {
-			if want := QueryHash(*query); s != want {
-				v.add("query_hash", ConstraintQueryHash, s, "query_hash must be %s, the first 8 hex digits of sha256(query)", want)
-			}
+	for _, f := range constFields {
+		if s, ok := v.stringField(obj, "", f.key); ok && s != f.want {
+			v.add(f.key, ConstraintConst+":"+f.want, s, "%s must be %q", f.key, f.want)
 		}
 	}
+	var queryHash func() string
+	if query != nil {
+		queryHash = func() string { return QueryHash(*query) }
+	}
+	v.hashField(obj, queryHashRule, queryHash)
 	v.queryChecked = query != nil
+}
+
+// hashRule describes a hash field: the pattern it must match and the
+// violation when it differs from the hash it must equal.
+type hashRule struct {
+	key        string
+	pattern    string // as named in the pattern constraint
+	valid      func(string) bool
+	patternMsg string
+	equals     string // the constraint of a wrong hash
+	equalsMsg  string // its message, given the expected hash
+}
+
+var (
+	queryHashRule = hashRule{key: "query_hash", pattern: queryHashPattern, valid: validQueryHash,
+		patternMsg: "query_hash must be exactly 8 lowercase hex digits",
+		equals:     ConstraintQueryHash, equalsMsg: "query_hash must be %s, the first 8 hex digits of sha256(query)"}
+	sourceHashRule = hashRule{key: "source_text_hash", pattern: sourceHashPattern, valid: validSourceHash,
+		patternMsg: `source_text_hash must be "sha256:" followed by 64 lowercase hex digits`,
+		equals:     ConstraintSourceHash, equalsMsg: "source_text_hash must be %s, the hash of the canonical text"}
+)
+
+// hashField checks the top-level field r names: a string matching r's
+// pattern and, when want is not nil, equal to want() (called only for a
+// well-formed hash).
+func (v *validator) hashField(obj map[string]any, r hashRule, want func() string) {
+	s, ok := v.stringField(obj, "", r.key)
+	switch {
+	case !ok:
+	case !r.valid(s):
+		v.add(r.key, ConstraintPattern+":"+r.pattern, s, "%s", r.patternMsg)
+	case want != nil:
+		if w := want(); s != w {
+			v.add(r.key, r.equals, s, r.equalsMsg, w)
+		}
+	}
+}
+
+// summary checks summary and returns its length, ok false when it is not
+// a string.
+func (v *validator) summary(obj map[string]any) (int, bool) {
+	s, ok := v.stringField(obj, "", "summary")
+	if !ok {
+		return 0, false
+	}
+	return v.maxLength("summary", s, MaxSummaryChars), true
+}
+
+// maxLength returns the length of s, the string at path, and reports it
+// when it is over limit characters.
+func (v *validator) maxLength(path, s string, limit int) int {
+	n := v.length(s)
+	if n > limit {
+		v.add(path, fmt.Sprintf("%s:%d", ConstraintMaxLength, limit), s, "%s has %d characters; at most %d are allowed", path, n, limit)
+	}
+	return n
 }
 
 // keyPoints checks key_points and returns the sum of their lengths, ok
@@ -312,14 +350,21 @@ func (v *validator) keyPoints(obj map[string]any) (sum int, ok bool) {
 			ok = false
 			continue
 		}
-		n := v.length(s)
-		sum += n
-		if n > MaxKeyPointChars {
-			v.add(path, fmt.Sprintf("%s:%d", ConstraintMaxLength, MaxKeyPointChars), s, "%s has %d characters; at most %d are allowed", path, n, MaxKeyPointChars)
-		}
+		sum += v.maxLength(path, s, MaxKeyPointChars)
 		if strings.TrimSpace(s) == "" {
 			v.add(path, ConstraintNotBlank, s, "%s is blank", path)
 		}
+	}
+	return sum, ok
+}
+
+// snippets checks evidence_snippets and returns the sum of their texts'
+// lengths, ok false when the list or a text is not well typed.
+func (v *validator) snippets(obj map[string]any, index *TextIndex) (sum int, ok bool) {
+	items, ok := v.arrayField(obj, "evidence_snippets", MaxEvidenceSnippets)
+	for i, it := range items {
+		n, textOK := v.snippet(i, it, index)
+		sum, ok = sum+n, ok && textOK
 	}
 	return sum, ok
 }
@@ -329,23 +374,38 @@ func (v *validator) keyPoints(obj map[string]any) (sum int, ok bool) {
 // when both are well formed).
 func (v *validator) counts(obj map[string]any, digestSum int, sumOK bool) {
 	original, origOK := v.countField(obj, "original_chars")
-	digest, digestOK := v.countField(obj, "digest_chars")
-	if digestOK && sumOK && digest != int64(digestSum) {
+	digest, digestOK := v.digestChars(obj, digestSum, sumOK)
+	r, ok := v.numberField(obj, "", "compression_ratio")
+	if !ok || !v.unitInterval("compression_ratio", r) || !origOK || !digestOK {
+		return
+	}
+	if want := ExpectedCompressionRatio(int(digest), int(original)); math.Abs(r-want) > RatioTolerance {
+		v.add("compression_ratio", ConstraintRatio, r, "compression_ratio must be %s = min(digest_chars/original_chars, 1) within %g", strconv.FormatFloat(want, 'g', -1, 64), RatioTolerance)
+	}
+}
+
+// digestChars checks digest_chars: a count, equal to digestSum when sumOK
+// (a count that differs is still returned, ok).
+func (v *validator) digestChars(obj map[string]any, digestSum int, sumOK bool) (int64, bool) {
+	digest, ok := v.countField(obj, "digest_chars")
+	if ok && sumOK && digest != int64(digestSum) {
 		v.add("digest_chars", ConstraintDigestSum, digest, "digest_chars must be %d: len(summary) + Σ len(key_points) + Σ len(evidence_snippets[].text)", digestSum)
 	}
-	r, ok := v.numberField(obj, "", "compression_ratio")
+	return digest, ok
+}
+
+// unitInterval reports whether r, the number at path, is in [0, 1], and
+// reports the bound it breaks when it is not.
+func (v *validator) unitInterval(path string, r float64) bool {
 	switch {
-	case !ok:
 	case r < 0:
-		v.add("compression_ratio", ConstraintMinimum+":0", r, "compression_ratio must be at least 0")
+		v.add(path, ConstraintMinimum+":0", r, "%s must be at least 0", path)
 	case r > 1:
-		v.add("compression_ratio", ConstraintMaximum+":1", r, "compression_ratio must be at most 1")
-	case origOK && digestOK:
-		want := ExpectedCompressionRatio(int(digest), int(original))
-		if math.Abs(r-want) > RatioTolerance {
-			v.add("compression_ratio", ConstraintRatio, r, "compression_ratio must be %s = min(digest_chars/original_chars, 1) within %g", strconv.FormatFloat(want, 'g', -1, 64), RatioTolerance)
-		}
+		v.add(path, ConstraintMaximum+":1", r, "%s must be at most 1", path)
+	default:
+		return true
 	}
+	return false
 }
 
 // length counts code points like utf8.RuneCountInString.
@@ -397,44 +457,43 @@ func (v *validator) snippet(i int, it any, index *TextIndex) (int, bool) {
 	text, textOK := v.stringField(obj, path, "text")
 	n := 0
 	if textOK {
-		n = v.length(text)
-		if n > MaxSnippetChars {
-			v.add(path+".text", fmt.Sprintf("%s:%d", ConstraintMaxLength, MaxSnippetChars), text, "%s.text has %d characters; at most %d are allowed", path, n, MaxSnippetChars)
-		}
+		n = v.maxLength(path+".text", text, MaxSnippetChars)
 	}
 	if locStr, ok := v.stringField(obj, path, "locator"); ok {
-		loc, err := ParseLocator(locStr)
-		if err != nil {
-			v.add(path+".locator", ConstraintLocatorSyntax, locStr, "%s.locator: %v", path, err)
-			if index != nil {
-				v.locators = append(v.locators, LocatorCheck{
-					Index: i, Locator: locStr, Expected: truncateRunes(text, MaxSnippetChars+1),
-					Failure: ConstraintLocatorSyntax, Message: err.Error(),
-				})
-			}
-		} else if index != nil && !textOK {
-			v.locators = append(v.locators, LocatorCheck{
-				Index: i, Locator: locStr, Failure: ConstraintLocatorText,
-				Message: "the snippet has no text to compare with the canonical text",
-			})
-		} else if index != nil {
-			c := VerifyLocator(loc, index, text)
-			c.Index, c.Locator = i, locStr
-			v.locators = append(v.locators, c)
-			if !c.OK {
-				v.add(path+".locator", c.Failure, locStr, "%s.locator: %s", path, c.Message)
-			}
-		}
+		v.locator(i, path, locStr, text, textOK, index)
 	}
 	if r, ok := v.numberField(obj, path, "relevance_score"); ok {
-		p := path + ".relevance_score"
-		if r < 0 {
-			v.add(p, ConstraintMinimum+":0", r, "%s must be at least 0", p)
-		} else if r > 1 {
-			v.add(p, ConstraintMaximum+":1", r, "%s must be at most 1", p)
-		}
+		v.unitInterval(path+".relevance_score", r)
 	}
 	return n, textOK
+}
+
+// locator checks the locator string of snippet i (at path, with text when
+// textOK): its syntax and, against index when given, its check, recorded in
+// v.locators (a failed check without text, or with a syntax error, is one
+// too).
+func (v *validator) locator(i int, path, locStr, text string, textOK bool, index *TextIndex) {
+	loc, err := ParseLocator(locStr)
+	if err != nil {
+		v.add(path+".locator", ConstraintLocatorSyntax, locStr, "%s.locator: %v", path, err)
+	}
+	if index == nil {
+		return
+	}
+	var c LocatorCheck
+	switch {
+	case err != nil:
+		c = LocatorCheck{Expected: truncateRunes(text, MaxSnippetChars+1), Failure: ConstraintLocatorSyntax, Message: err.Error()}
+	case !textOK:
+		c = LocatorCheck{Failure: ConstraintLocatorText, Message: "the snippet has no text to compare with the canonical text"}
+	default:
+		c = VerifyLocator(loc, index, text)
+		if !c.OK {
+			v.add(path+".locator", c.Failure, locStr, "%s.locator: %s", path, c.Message)
+		}
+	}
+	c.Index, c.Locator = i, locStr
+	v.locators = append(v.locators, c)
 }
 
 func (v *validator) unknownFields(obj map[string]any, path string, known []string) {
@@ -489,22 +548,31 @@ func (v *validator) arrayField(obj map[string]any, key string, maxItems int) ([]
 	if !ok {
 		return nil, false
 	}
-	items, ok := val.([]any)
+	items, ok := asArray(val)
 	if !ok {
-		if ss, isStrings := val.([]string); isStrings { // a map built in Go
-			items = make([]any, len(ss))
-			for i, s := range ss {
-				items[i] = s
-			}
-		} else {
-			v.add(key, ConstraintTypeArray, val, "%s is %s; expected an array", key, jsonTypeName(val))
-			return nil, false
-		}
+		v.add(key, ConstraintTypeArray, val, "%s is %s; expected an array", key, jsonTypeName(val))
+		return nil, false
 	}
 	if len(items) > maxItems {
 		v.add(key, fmt.Sprintf("%s:%d", ConstraintMaxItems, maxItems), val, "%s has %d items; at most %d are allowed", key, len(items), maxItems)
 	}
 	return items, true
+}
+
+// asArray returns the items of an array: a decoded []any as it is, or a
+// []string (in a map built in Go) as []any.
+func asArray(val any) ([]any, bool) {
+	switch a := val.(type) {
+	case []any:
+		return a, true
+	case []string:
+		items := make([]any, len(a))
+		for i, s := range a {
+			items[i] = s
+		}
+		return items, true
+	}
+	return nil, false
 }
 
 // numberField returns a finite number.
@@ -514,7 +582,7 @@ func (v *validator) numberField(obj map[string]any, path, key string) (float64, 
 		return 0, false
 	}
 	n, ok := toNumber(val)
-	if !ok || math.IsNaN(n.f) || math.IsInf(n.f, 0) {
+	if !ok || !isFinite(n.f) {
 		p := joinPath(path, key)
 		v.add(p, ConstraintTypeNumber, val, "%s is %s; expected a finite number", p, jsonTypeName(val))
 		return 0, false
@@ -547,43 +615,36 @@ type number struct {
 	isInt bool
 }
 
+// toNumber reads the number types a decoded payload or a map built in Go
+// holds: json.Number (an integer when it parses as int64; out-of-range
+// exponents give ±Inf), float32/float64 and the sized and unsized signed
+// and unsigned integers. Anything else is not a number.
 func toNumber(x any) (number, bool) {
 	switch n := x.(type) {
 	case json.Number:
-		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-			return number{f: float64(i), i: i, isInt: true}, true
-		}
-		f, err := strconv.ParseFloat(string(n), 64)
-		if err != nil && !math.IsInf(f, 0) {
-			return number{}, false
-		}
-		return floatNumber(f), true
-	case float64:
-		return floatNumber(n), true
-	case float32:
-		return floatNumber(float64(n)), true
-	case int:
-		return number{f: float64(n), i: int64(n), isInt: true}, true
-	case int8:
-		return number{f: float64(n), i: int64(n), isInt: true}, true
-	case int16:
-		return number{f: float64(n), i: int64(n), isInt: true}, true
-	case int32:
-		return number{f: float64(n), i: int64(n), isInt: true}, true
-	case int64:
-		return number{f: float64(n), i: n, isInt: true}, true
-	case uint:
-		return uintNumber(uint64(n)), true
-	case uint8:
-		return uintNumber(uint64(n)), true
-	case uint16:
-		return uintNumber(uint64(n)), true
-	case uint32:
-		return uintNumber(uint64(n)), true
-	case uint64:
-		return uintNumber(n), true
+		return jsonNumber(n)
+	case float32, float64:
+		return floatNumber(reflect.ValueOf(n).Float()), true
+	case int, int8, int16, int32, int64:
+		i := reflect.ValueOf(n).Int()
+		return number{f: float64(i), i: i, isInt: true}, true
+	case uint, uint8, uint16, uint32, uint64:
+		return uintNumber(reflect.ValueOf(n).Uint()), true
 	}
 	return number{}, false
+}
+
+// jsonNumber reads a json.Number: an int64 when it is one, else a float
+// (±Inf when it overflows); ok false when it is not a number at all.
+func jsonNumber(n json.Number) (number, bool) {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return number{f: float64(i), i: i, isInt: true}, true
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return number{}, false
+	}
+	return floatNumber(f), true
 }
 
 func floatNumber(f float64) number {
@@ -633,23 +694,29 @@ func receivedValue(x any) any {
 	case string:
 		return truncateRunes(t, receivedMaxChars)
 	case float64:
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return strconv.FormatFloat(t, 'g', -1, 64)
-		}
-		return t
+		return finiteOrText(t)
 	}
 	if n, ok := toNumber(x); ok {
 		if n.isInt {
 			return n.i
 		}
-		if math.IsNaN(n.f) || math.IsInf(n.f, 0) {
-			return strconv.FormatFloat(n.f, 'g', -1, 64)
-		}
-		return n.f
+		return finiteOrText(n.f)
 	}
 	b, err := json.Marshal(x)
 	if err != nil {
 		return truncateRunes(fmt.Sprintf("%v", x), receivedMaxChars)
 	}
 	return truncateRunes(string(b), receivedMaxChars)
+}
+
+// isFinite reports whether f is neither NaN nor infinite.
+func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// finiteOrText is f when it is finite, else its text ("NaN", "+Inf",
+// "-Inf"), which JSON can carry.
+func finiteOrText(f float64) any {
+	if isFinite(f) {
+		return f
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

@@ -6,6 +6,7 @@ package researchstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,45 +67,53 @@ func (s *Store) ArchivePut(ctx context.Context, content []byte, m research.Archi
 	}
 	created := false
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
-		key := []byte(m.Hash)
-		if data.Get(key) == nil {
-			created = true
-			if err := data.Put(key, content); err != nil {
-				return err
-			}
-		}
-		// A later put keeps what an earlier one said and was not told again.
-		if old := meta.Get(key); old != nil {
-			var prev research.ArchiveMeta
-			if json.Unmarshal(old, &prev) == nil {
-				if m.ContentID == "" {
-					m.ContentID = prev.ContentID
-				}
-				if m.ItemType == "" {
-					m.ItemType = prev.ItemType
-				}
-				if m.Reason == "" {
-					m.Reason = prev.Reason
-				}
-			}
-		}
-		raw, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if err := meta.Put(key, raw); err != nil {
-			return err
-		}
-		if m.ContentID != "" {
-			return ids.Put([]byte(m.ContentID), key)
-		}
-		return nil
+		var err error
+		created, err = archiveIn(tx, content, &m)
+		return err
 	})
 	if err != nil {
 		return m, false, bucketstore.AsStoreError(err)
 	}
 	return m, created, nil
+}
+
+// archiveIn stores content under m.Hash in tx with its metadata m
+// (completed from an earlier put's, see keepEarlier) and maps m.ContentID,
+// when set, to it. created reports whether the bytes were new.
+func archiveIn(tx bucketstore.Tx, content []byte, m *research.ArchiveMeta) (created bool, err error) {
+	data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
+	key := []byte(m.Hash)
+	if data.Get(key) == nil {
+		created = true
+		if err := data.Put(key, content); err != nil {
+			return created, err
+		}
+	}
+	keepEarlier(m, meta.Get(key))
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return created, err
+	}
+	if err := meta.Put(key, raw); err != nil {
+		return created, err
+	}
+	if m.ContentID != "" {
+		return created, ids.Put([]byte(m.ContentID), key)
+	}
+	return created, nil
+}
+
+// keepEarlier fills the fields of m a later put was not told again
+// (content id, item type, reason) from the metadata an earlier put stored,
+// old (nothing when there is none or it does not decode).
+func keepEarlier(m *research.ArchiveMeta, old []byte) {
+	var prev research.ArchiveMeta
+	if json.Unmarshal(old, &prev) != nil {
+		return
+	}
+	m.ContentID = cmp.Or(m.ContentID, prev.ContentID)
+	m.ItemType = cmp.Or(m.ItemType, prev.ItemType)
+	m.Reason = cmp.Or(m.Reason, prev.Reason)
 }
 
 // ArchiveGet returns the bytes stored under hash (or, when hash is empty,
@@ -156,47 +165,69 @@ func archiveNotFound(hash, contentID string) *core.Error {
 func (s *Store) ArchiveSweep(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		data, meta, ids := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta), tx.Bucket(bucketArchiveIDs)
-		var expired [][]byte
-		err := meta.ForEach(func(k, v []byte) error {
-			var m research.ArchiveMeta
-			if json.Unmarshal(v, &m) != nil {
-				return nil
-			}
-			if t, err := time.Parse(time.RFC3339, m.ArchivedAt); err == nil && t.Before(cutoff) {
-				expired = append(expired, append([]byte(nil), k...))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+		var err error
+		removed, err = sweepIn(tx, cutoff)
+		return err
+	})
+	return removed, bucketstore.AsStoreError(err)
+}
+
+// sweepIn removes from tx the bytes and metadata of every item archived
+// before cutoff (an item whose metadata does not decode or has no valid
+// archived_at stays) and the content ids that map to them; it returns how
+// many items went.
+func sweepIn(tx bucketstore.Tx, cutoff time.Time) (int, error) {
+	data, meta := tx.Bucket(bucketArchiveData), tx.Bucket(bucketArchiveMeta)
+	expired, err := expiredKeys(meta, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	gone := map[string]bool{}
+	for _, k := range expired {
+		gone[string(k)] = true
+		if err := data.Delete(k); err != nil {
+			return removed, err
 		}
-		gone := map[string]bool{}
-		for _, k := range expired {
-			gone[string(k)] = true
-			if err := data.Delete(k); err != nil {
-				return err
-			}
-			if err := meta.Delete(k); err != nil {
-				return err
-			}
-			removed++
+		if err := meta.Delete(k); err != nil {
+			return removed, err
 		}
-		var staleIDs [][]byte
-		_ = ids.ForEach(func(k, v []byte) error {
-			if gone[string(v)] {
-				staleIDs = append(staleIDs, append([]byte(nil), k...))
-			}
+		removed++
+	}
+	return removed, dropIDsOf(tx.Bucket(bucketArchiveIDs), gone)
+}
+
+// expiredKeys lists the keys of the metadata archived before cutoff.
+func expiredKeys(meta bucketstore.Bucket, cutoff time.Time) ([][]byte, error) {
+	var expired [][]byte
+	err := meta.ForEach(func(k, v []byte) error {
+		var m research.ArchiveMeta
+		if json.Unmarshal(v, &m) != nil {
 			return nil
-		})
-		for _, k := range staleIDs {
-			if err := ids.Delete(k); err != nil {
-				return err
-			}
+		}
+		if t, err := time.Parse(time.RFC3339, m.ArchivedAt); err == nil && t.Before(cutoff) {
+			expired = append(expired, append([]byte(nil), k...))
 		}
 		return nil
 	})
-	return removed, bucketstore.AsStoreError(err)
+	return expired, err
+}
+
+// dropIDsOf removes the content ids of ids that map to a hash in gone.
+func dropIDsOf(ids bucketstore.Bucket, gone map[string]bool) error {
+	var stale [][]byte
+	_ = ids.ForEach(func(k, v []byte) error {
+		if gone[string(v)] {
+			stale = append(stale, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	for _, k := range stale {
+		if err := ids.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Digests layout: digests/<source_id>\x00<query_hash> → research.DigestRecord JSON.
@@ -276,18 +307,7 @@ func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit in
 		if sourceID != "" {
 			prefix = []byte(sourceID + "\x00")
 		}
-		var k, v []byte
-		switch {
-		case after != "":
-			k, v = c.Seek([]byte(after))
-			if k != nil && string(k) == after {
-				k, v = c.Next()
-			}
-		case prefix != nil:
-			k, v = c.Seek(prefix)
-		default:
-			k, v = c.First()
-		}
+		k, v := listStart(c, after, prefix)
 		for ; k != nil && (prefix == nil || bytes.HasPrefix(k, prefix)); k, v = c.Next() {
 			if len(rows) == limit {
 				next = string(digestKey(rows[len(rows)-1].SourceID, rows[len(rows)-1].QueryHash))
@@ -302,6 +322,22 @@ func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit in
 		return nil
 	})
 	return rows, next, bucketstore.AsStoreError(err)
+}
+
+// listStart places c on the first digest of a page: the one after the key
+// after, else the first of the prefix, else the first of all.
+func listStart(c bucketstore.Cursor, after string, prefix []byte) (k, v []byte) {
+	switch {
+	case after != "":
+		k, v = c.Seek([]byte(after))
+		if k != nil && string(k) == after {
+			return c.Next()
+		}
+		return k, v
+	case prefix != nil:
+		return c.Seek(prefix)
+	}
+	return c.First()
 }
 
 // The store is research's archive and digest store.

@@ -252,14 +252,20 @@ func (m *Mirror) saveState(ctx context.Context, st *state, was []byte) error {
 	if bytes.Equal(raw, was) {
 		return nil
 	}
-	if _, err := m.ws.Stat(ignoreFile); err != nil && core.AsError(err).Code == errcode.NotFound {
-		// An etcd store or a --db elsewhere leaves .specd to the mirror:
-		// keep it out of the user's commits, as the bbolt store does.
-		if err := m.ws.WriteFileAtomic(ctx, ignoreFile, []byte("# specd's local store: not for version control\n*\n")); err != nil {
-			return err
-		}
+	if err := m.ensureIgnored(ctx); err != nil {
+		return err
 	}
 	return m.ws.WriteFileAtomic(ctx, stateFile, raw)
+}
+
+// ensureIgnored writes .specd/.gitignore when there is none: an etcd
+// store or a --db elsewhere leaves .specd to the mirror, which keeps it
+// out of the user's commits, as the bbolt store does.
+func (m *Mirror) ensureIgnored(ctx context.Context) error {
+	if _, err := m.ws.Stat(ignoreFile); err == nil || core.AsError(err).Code != errcode.NotFound {
+		return nil
+	}
+	return m.ws.WriteFileAtomic(ctx, ignoreFile, []byte("# specd's local store: not for version control\n*\n"))
 }
 
 // folder is the state of m's folder in st, made when missing.
@@ -366,27 +372,43 @@ func (m *Mirror) pass(ctx context.Context, fs *folderState, rep *Report) error {
 	if err := m.retryStale(ctx, fs, rep); err != nil {
 		return err
 	}
+	seen, err := m.syncListed(ctx, fs, rep)
+	if err != nil {
+		return err
+	}
+	return m.retireUnlisted(ctx, fs, seen, rep)
+}
+
+// syncListed brings the file of every spec the store lists up to date
+// (syncSpec), page by page, and returns the ids it saw. A spec id that is
+// not a valid file name is skipped (spec export skips it too).
+func (m *Mirror) syncListed(ctx context.Context, fs *folderState, rep *Report) (map[string]bool, error) {
 	seen := map[string]bool{}
-	after := ""
-	for {
+	for after := ""; ; {
 		rows, next, err := m.repo.ListSpecs(ctx, "all", after, listPage)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, row := range rows {
 			if !specs.ValidID(row.SpecID) {
-				continue // never a file name (spec export skips it too)
+				continue
 			}
 			seen[row.SpecID] = true
 			if err := m.syncSpec(ctx, fs, row, rep); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if next == "" || len(rows) == 0 {
-			break
+			return seen, nil
 		}
 		after = next
 	}
+}
+
+// retireUnlisted retires, in id order, the files of the specs the state
+// knows but the store no longer lists (retire, reason deleted), and
+// forgets them.
+func (m *Mirror) retireUnlisted(ctx context.Context, fs *folderState, seen map[string]bool, rep *Report) error {
 	ids := make([]string, 0, len(fs.Specs))
 	for id := range fs.Specs {
 		if !seen[id] {
@@ -407,55 +429,95 @@ func (m *Mirror) pass(ctx context.Context, fs *folderState, rep *Report) error {
 	return nil
 }
 
+// fileName is the name of a spec's file under the mirror folder, as spec
+// export names it.
+func fileName(l specs.Lifecycle, id string) string {
+	return specs.ExportFolder(l) + "/" + id + ".json"
+}
+
+// upToDate reports whether rec (nil when there is none) was written for
+// the spec as row lists it: same file, version and last_updated, and no
+// conflict pending.
+func (rec *record) upToDate(row specs.RepoSummary) bool {
+	return rec != nil && rec.Pending == "" && rec.File == fileName(specs.Lifecycle(row.Lifecycle), row.SpecID) &&
+		rec.Version == row.Version && rec.LastUpdated == row.LastUpdated
+}
+
 // syncSpec brings one spec's file up to date.
 func (m *Mirror) syncSpec(ctx context.Context, fs *folderState, row specs.RepoSummary, rep *Report) error {
 	id := row.SpecID
 	rec := fs.Specs[id]
-	want := specs.ExportFolder(specs.Lifecycle(row.Lifecycle)) + "/" + id + ".json"
-	if rec != nil && rec.Pending == "" && rec.File == want && rec.Version == row.Version && rec.LastUpdated == row.LastUpdated {
+	if rec.upToDate(row) {
 		return nil // written at this version, nothing pending
 	}
-	doc, err := specs.FullDocument(ctx, m.repo, id)
-	if err != nil {
-		if core.AsError(err).Code == errcode.SpecNotFound {
-			return nil // deleted since the list: the next pass retires it
-		}
+	doc, raw, ok, err := m.export(ctx, id)
+	if !ok {
 		return err
 	}
-	raw, err := specs.EncodeExport(doc)
-	if err != nil {
-		return err
-	}
-	name := specs.ExportFolder(doc.Lifecycle) + "/" + id + ".json"
-	h := sum(raw)
+	name := fileName(doc.Lifecycle, id)
 	if rec == nil {
 		rec = &record{}
 		fs.Specs[id] = rec
-	}
-	// What the mirror wrote at name: the last version, or the one it put
-	// beside a conflict (which a person may have moved over the file).
-	ours, pending := "", ""
-	if rec.File == name {
-		ours, pending = rec.SHA256, rec.Pending
 	}
 	onDisk, err := m.disk(ctx, name)
 	if err != nil {
 		return err
 	}
-	if rec.File != "" && rec.File != name {
-		// The spec moved folders: its old file goes (unless changed).
-		if err := m.dropPending(ctx, rec); err != nil {
-			return err
-		}
-		if err := m.retire(ctx, fs, id, rec, "moved", m.show(name), rep); err != nil {
-			return err
-		}
-		*rec = record{File: name}
+	if err := m.leave(ctx, fs, id, rec, name, rep); err != nil {
+		return err
 	}
-	switch {
-	case onDisk == h:
+	return m.place(ctx, rec, id, name, raw, onDisk, doc, rep)
+}
+
+// export reads spec id in full and encodes it as spec export writes it.
+// ok is false on an error, and with no error when the spec was deleted
+// since the list (the next pass retires it).
+func (m *Mirror) export(ctx context.Context, id string) (doc specs.Document, raw []byte, ok bool, err error) {
+	doc, err = specs.FullDocument(ctx, m.repo, id)
+	if err != nil {
+		if core.AsError(err).Code == errcode.SpecNotFound {
+			return doc, nil, false, nil
+		}
+		return doc, nil, false, err
+	}
+	raw, err = specs.EncodeExport(doc)
+	return doc, raw, err == nil, err
+}
+
+// leave retires rec's file when the spec moved to another folder (its
+// file is name now): the old file goes unless it was changed (retire,
+// reason moved), with the .specd-new the mirror wrote beside it, and rec
+// starts afresh at name. Nothing happens when rec has no file or is at
+// name.
+func (m *Mirror) leave(ctx context.Context, fs *folderState, id string, rec *record, name string, rep *Report) error {
+	if rec.File == "" || rec.File == name {
+		return nil
+	}
+	if err := m.dropPending(ctx, rec); err != nil {
+		return err
+	}
+	if err := m.retire(ctx, fs, id, rec, "moved", m.show(name), rep); err != nil {
+		return err
+	}
+	*rec = record{File: name}
+	return nil
+}
+
+// place puts raw, the spec's file, at name, where the disk holds the hash
+// onDisk: nothing to do when it holds raw already; written when the file
+// is absent or holds what the mirror wrote there (its last version, or the
+// one it put beside a conflict, which a person may have moved over the
+// file); otherwise a conflict. Once the file is raw, rec records it.
+func (m *Mirror) place(ctx context.Context, rec *record, id, name string, raw []byte, onDisk string, doc specs.Document, rep *Report) error {
+	h := sum(raw)
+	ours, pending := "", ""
+	if rec.File == name {
+		ours, pending = rec.SHA256, rec.Pending
+	}
+	switch onDisk {
+	case h:
 		// Already there (a pass of another process, or a file from git).
-	case onDisk == "" || (onDisk == ours && ours != "") || (onDisk == pending && pending != ""):
+	case "", ours, pending:
 		if err := m.ws.WriteFileAtomic(ctx, m.path(name), raw); err != nil {
 			return err
 		}
@@ -519,20 +581,25 @@ func (m *Mirror) retire(ctx context.Context, fs *folderState, id string, rec *re
 		return err
 	}
 	switch {
-	case h == "":
-	case h == rec.SHA256 && rec.SHA256 != "":
-		if err := m.ws.RemoveFile(m.path(rec.File)); err != nil {
-			return err
-		}
-		rep.Removed = append(rep.Removed, m.show(rec.File))
-	case rec.SHA256 == "":
-		// The mirror never wrote this file (a conflict from the start):
-		// not ours to keep track of.
+	case h == "", rec.SHA256 == "":
+		// Gone already; or the mirror never wrote this file (a conflict
+		// from the start): not ours to keep track of.
+	case h == rec.SHA256:
+		return m.remove(rec.File, rep)
 	default:
 		s := stale{File: rec.File, SHA256: rec.SHA256, SpecID: id, Reason: reason, NewFile: newFile}
 		fs.Stale = append(fs.Stale, s)
 		rep.Conflicts = append(rep.Conflicts, s.conflict(m))
 	}
+	return nil
+}
+
+// remove removes name (under the mirror folder) and reports it removed.
+func (m *Mirror) remove(name string, rep *Report) error {
+	if err := m.ws.RemoveFile(m.path(name)); err != nil {
+		return err
+	}
+	rep.Removed = append(rep.Removed, m.show(name))
 	return nil
 }
 
@@ -549,24 +616,34 @@ func (m *Mirror) retryStale(ctx context.Context, fs *folderState, rep *Report) e
 		if rec := fs.Specs[s.SpecID]; rec != nil && rec.File == s.File {
 			continue // the spec is back in that folder: syncSpec decides
 		}
-		h, err := m.disk(ctx, s.File)
+		keep, err := m.recheck(ctx, s, rep)
 		if err != nil {
 			return err
 		}
-		switch h {
-		case "":
-		case s.SHA256:
-			if err := m.ws.RemoveFile(m.path(s.File)); err != nil {
-				return err
-			}
-			rep.Removed = append(rep.Removed, m.show(s.File))
-		default:
+		if keep {
 			kept = append(kept, s)
-			rep.Conflicts = append(rep.Conflicts, s.conflict(m))
 		}
 	}
 	fs.Stale = kept
 	return nil
+}
+
+// recheck looks at the kept file s again: gone, it is forgotten; put back
+// to what the mirror wrote, it is removed and forgotten; still changed, it
+// is kept (keep) and reported as a conflict again.
+func (m *Mirror) recheck(ctx context.Context, s stale, rep *Report) (keep bool, err error) {
+	h, err := m.disk(ctx, s.File)
+	if err != nil {
+		return false, err
+	}
+	switch h {
+	case "":
+		return false, nil
+	case s.SHA256:
+		return false, m.remove(s.File, rep)
+	}
+	rep.Conflicts = append(rep.Conflicts, s.conflict(m))
+	return true, nil
 }
 
 // Health is what the last pass of this process left.

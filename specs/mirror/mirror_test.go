@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -409,4 +412,42 @@ func TestFailedPassIsReportedAndLoggedOnce(t *testing.T) {
 		t.Fatalf("after the fix: %+v %+v", rep, m.Health())
 	}
 	e.mirrored("plan")
+}
+
+// Run passes once at start, then on a wake only when the store's stamp
+// moved, and returns when ctx ends (also after the feed closed).
+func TestRunPassesWhenTheStampMoves(t *testing.T) {
+	e := newEnv(t)
+	m := e.open("specs")
+	var token atomic.Int64
+	token.Store(1)
+	stamp := func() (string, bool) { return strconv.FormatInt(token.Load(), 10), false }
+	wake := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(ctx, mirror.Feed{Stamp: stamp, Wake: func(context.Context) (<-chan struct{}, error) { return wake, nil },
+			Interval: time.Hour, WakeInterval: time.Hour})
+	}()
+	// The wake channel is unbuffered: Run takes a send only when it waits
+	// again, so once a send is taken every earlier pass is done.
+	tick := func() { wake <- struct{}{} }
+
+	tick()
+	name := e.mirrored("specs") // the first pass
+	e.mutate("Retitled while the stamp stands still", "")
+	tick()
+	tick()
+	if _, want := e.export(basicID); bytes.Equal(e.read("specs/"+name), want) {
+		t.Fatal("a wake without a stamp change ran a pass")
+	}
+	token.Store(2)
+	tick()
+	tick()
+	e.mirrored("specs")
+
+	close(wake)
+	cancel()
+	<-done
 }

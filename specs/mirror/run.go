@@ -31,53 +31,92 @@ type Feed struct {
 // tick runs a pass too, so a person's resolution (deleting or replacing a
 // changed file) is picked up without a store change.
 func (m *Mirror) Run(ctx context.Context, f Feed) {
+	f = f.withDefaults()
+	wake := m.openWake(ctx, f)
+	every := f.Interval
+	if wake != nil {
+		every = f.WakeInterval
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	g := passGate{stamp: f.Stamp, lastFresh: true, recheck: f.WakeInterval}
+	for {
+		if g.due(m.Pending) {
+			g.lastPass = time.Now()
+			_, _ = m.Sync(ctx)
+		}
+		if !m.wait(ctx, t, &wake, f.Interval) {
+			return
+		}
+	}
+}
+
+// withDefaults is f with its zero intervals set: 500 ms of polling, 5 s
+// of safety net.
+func (f Feed) withDefaults() Feed {
 	if f.Interval <= 0 {
 		f.Interval = 500 * time.Millisecond
 	}
 	if f.WakeInterval <= 0 {
 		f.WakeInterval = 5 * time.Second
 	}
-	var wake <-chan struct{}
-	if f.Wake != nil {
-		if ch, err := f.Wake(ctx); err == nil {
-			wake = ch
-		} else {
-			m.log.Debug("spec mirror: no change feed; polling", "interval", f.Interval, "err", err)
+	return f
+}
+
+// openWake starts f's change notification; nil (polling) when there is
+// none or it cannot start.
+func (m *Mirror) openWake(ctx context.Context, f Feed) <-chan struct{} {
+	if f.Wake == nil {
+		return nil
+	}
+	ch, err := f.Wake(ctx)
+	if err != nil {
+		m.log.Debug("spec mirror: no change feed; polling", "interval", f.Interval, "err", err)
+		return nil
+	}
+	return ch
+}
+
+// wait blocks until the next tick of t or the next wake-up; false when ctx
+// ended. A closed wake channel is set to nil (never ready) and t goes to
+// polling every poll.
+func (m *Mirror) wait(ctx context.Context, t *time.Ticker, wake *<-chan struct{}, poll time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case _, ok := <-*wake:
+		if !ok {
+			m.log.Debug("spec mirror: the change feed stopped; polling", "interval", poll)
+			*wake = nil
+			t.Reset(poll)
 		}
 	}
-	every := f.Interval
-	if wake != nil {
-		every = f.WakeInterval
+	return true
+}
+
+// passGate decides from the feed's stamp whether a wake-up needs a pass.
+type passGate struct {
+	stamp     func() (token string, fresh bool) // nil: every wake-up passes
+	lastToken string
+	lastFresh bool          // the last stamp was fresh (true before the first)
+	lastPass  time.Time     // when the last pass started
+	recheck   time.Duration // how often pending conflicts or a failure are looked at again
+}
+
+// due reports whether a pass should run: there is no stamp, the stamp
+// moved or the last one was fresh, or pending reports that the last pass
+// left something to look at and the last pass is recheck or more ago. It
+// remembers the stamp of a pass it lets run.
+func (g *passGate) due(pending func() bool) bool {
+	if g.stamp == nil {
+		return true
 	}
-	lastToken, lastFresh := "", true
-	t := time.NewTicker(every)
-	defer t.Stop()
-	first := true
-	var lastPass time.Time
-	for {
-		if !first {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			case _, ok := <-wake:
-				if !ok {
-					m.log.Debug("spec mirror: the change feed stopped; polling", "interval", f.Interval)
-					wake = nil
-					t.Reset(f.Interval)
-				}
-			}
-		}
-		first = false
-		if f.Stamp != nil {
-			token, fresh := f.Stamp()
-			unchanged := token == lastToken && !lastFresh
-			if unchanged && !(m.Pending() && time.Since(lastPass) >= f.WakeInterval) {
-				continue
-			}
-			lastToken, lastFresh = token, fresh
-		}
-		lastPass = time.Now()
-		_, _ = m.Sync(ctx)
+	token, fresh := g.stamp()
+	unchanged := token == g.lastToken && !g.lastFresh
+	if unchanged && !(pending() && time.Since(g.lastPass) >= g.recheck) {
+		return false
 	}
+	g.lastToken, g.lastFresh = token, fresh
+	return true
 }

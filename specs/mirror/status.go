@@ -40,15 +40,26 @@ func (m *Mirror) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return out, err
 	}
-	fs := m.folder(st)
+	if err := m.inspect(ctx, m.folder(st), &out); err != nil {
+		return out, err
+	}
+	sort.Strings(out.Edited)
+	sort.Strings(out.Missing)
+	return out, nil
+}
+
+// inspect reads every file the mirror keeps in fs (a file in conflict is
+// in out.Conflicts already), counts them in out.Files and adds those a
+// person changed to out.Edited and those removed to out.Missing.
+func (m *Mirror) inspect(ctx context.Context, fs *folderState, out *Status) error {
 	for _, rec := range fs.Specs {
 		if rec.SHA256 == "" || rec.Pending != "" {
-			continue // a conflict: in Conflicts already
+			continue
 		}
 		out.Files++
 		h, err := m.disk(ctx, rec.File)
 		if err != nil {
-			return out, err
+			return err
 		}
 		switch h {
 		case rec.SHA256:
@@ -58,7 +69,5 @@ func (m *Mirror) Status(ctx context.Context) (Status, error) {
 			out.Edited = append(out.Edited, m.show(rec.File))
 		}
 	}
-	sort.Strings(out.Edited)
-	sort.Strings(out.Missing)
-	return out, nil
+	return nil
 }
