@@ -65,50 +65,8 @@ func enumMatches(p Param, s string) []string {
 // number given for a string (an id such as 42) is not converted: that is
 // rarely the value meant.
 func coerce(p Param, v any) (any, bool) {
-	var out any
-	switch p.Type {
-	case Integer, Number:
-		s, ok := v.(string)
-		if !ok {
-			return nil, false
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, false
-		}
-		out = f
-	case Boolean:
-		switch x := v.(type) {
-		case string:
-			switch strings.ToLower(strings.TrimSpace(x)) {
-			case "true", "yes", "y", "on", "1":
-				out = true
-			case "false", "no", "n", "off", "0":
-				out = false
-			default:
-				return nil, false
-			}
-		case float64:
-			switch x {
-			case 1:
-				out = true
-			case 0:
-				out = false
-			default:
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	case String:
-		s, ok := v.(string)
-		if !ok || p.Convert == nil {
-			return nil, false
-		}
-		if out, ok = p.Convert(s); !ok {
-			return nil, false
-		}
-	default:
+	out, ok := convert(p, v)
+	if !ok {
 		return nil, false
 	}
 	out = canonicalEnum(p, out)
@@ -116,6 +74,57 @@ func coerce(p Param, v any) (any, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// convert is coerce's conversion of v to p's type, before the converted
+// value is checked.
+func convert(p Param, v any) (any, bool) {
+	switch p.Type {
+	case Integer, Number:
+		return numberFromString(v)
+	case Boolean:
+		return boolFromWord(v)
+	case String:
+		s, ok := v.(string)
+		if !ok || p.Convert == nil {
+			return nil, false
+		}
+		return p.Convert(s)
+	}
+	return nil, false
+}
+
+// numberFromString parses a finite number written as a string (spaces
+// around it allowed).
+func numberFromString(v any) (any, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, false
+	}
+	return f, true
+}
+
+// boolWords are the words boolFromWord reads as a boolean (in any letter
+// case, spaces around them allowed).
+var boolWords = map[string]bool{
+	"true": true, "yes": true, "y": true, "on": true, "1": true,
+	"false": false, "no": false, "n": false, "off": false, "0": false,
+}
+
+// boolFromWord reads one of boolWords, or the number 1 or 0, as a boolean.
+func boolFromWord(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		b, ok := boolWords[strings.ToLower(strings.TrimSpace(x))]
+		return b, ok
+	case float64:
+		return x == 1, x == 1 || x == 0
+	}
+	return nil, false
 }
 
 // callArgs is the call as the client sent it (every non-null argument,
