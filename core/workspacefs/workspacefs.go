@@ -437,7 +437,9 @@ func tooLarge(name string, max int64) *core.Error {
 }
 
 // fail turns an error of an operation on name into the package's errors,
-// keeping only name (relative) in what the caller sees.
+// keeping only name (relative) in what the caller sees. A cancelled or
+// expired context is returned as it is; an error it does not know is
+// INTERNAL.
 func (d *Dir) fail(name string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -450,41 +452,77 @@ func (d *Dir) fail(name string, err error) error {
 		return invalid(shown, "leads out of the workspace (through '..', an absolute symbolic link or a symbolic link pointing outside)",
 			"Give a path inside the workspace; symbolic links are followed only when they are relative and stay inside it.")
 	case errors.Is(err, fs.ErrNotExist):
-		if st, lerr := d.root.Lstat(name); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return invalid(shown, "is a symbolic link whose target does not exist", "Fix or remove the dangling symbolic link, or name another path.")
-		}
-		return core.NewError(errcode.NotFound, fmt.Sprintf("Nothing at %s in the workspace.", quote(shown)),
-			map[string]any{"field": Field, "received": shown}).
-			WithRemediation("Check the path: it is relative to the workspace root.")
+		return d.notFound(name)
 	case errno == syscall.ENOTDIR || errno == syscall.EEXIST:
-		if st, lerr := d.root.Lstat(name); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return invalid(shown, "is a symbolic link whose target does not exist", "Fix or remove the dangling symbolic link, or name another path.")
-		}
-		return invalid(shown, "is (or goes through) a file where a folder is needed", "Name a folder (existing or new) inside the workspace, not a file.")
+		return d.notAFolder(name)
 	case errno == syscall.ENXIO || errno == syscall.ENODEV:
-		// A socket or a device without a driver: say what it is.
-		if st, serr := d.root.Stat(name); serr == nil {
-			if werr := wantRegular(name, st); werr != nil {
-				return werr
-			}
-		}
-		return invalid(shown, "is not a regular file", "Name a regular file inside the workspace; FIFOs, devices and sockets are never read.")
-	case errno == syscall.EISDIR:
-		return invalid(shown, "is a folder, not a file", "Name a file, or move the folder out of the way.")
-	case errno == syscall.ELOOP:
-		return invalid(shown, "goes through too many symbolic links", "Fix the symbolic link loop or name another path.")
-	case errno == syscall.ENAMETOOLONG:
-		return invalid(shown, "is too long", "Use a shorter path.")
+		return d.notRegular(name)
+	case errnoInvalid[errno].why != "":
+		return invalid(shown, errnoInvalid[errno].why, errnoInvalid[errno].remediation)
 	case errors.Is(err, fs.ErrPermission):
 		return invalid(shown, "may not be accessed by the server (permission denied)", "Change the file's permissions or name another path.")
-	case errno == syscall.ENOSPC:
-		return core.NewError(errcode.Unavailable, "The disk holding the workspace is full.", map[string]any{"field": Field, "received": shown}).
-			WithRemediation("Free disk space, then retry.").WithCause(err)
-	case errno == syscall.EROFS:
-		return core.NewError(errcode.Unavailable, "The workspace is on a read-only file system.", map[string]any{"field": Field, "received": shown}).
-			WithRemediation("Name a folder on a writable file system inside the workspace.").WithCause(err)
+	case errnoUnavailable[errno].message != "":
+		u := errnoUnavailable[errno]
+		return core.NewError(errcode.Unavailable, u.message, map[string]any{"field": Field, "received": shown}).
+			WithRemediation(u.remediation).WithCause(err)
 	}
 	return core.Internal(err)
+}
+
+// errnoInvalid are the INVALID_FORMAT refusals of the error numbers that
+// say all there is to say about the path.
+var errnoInvalid = map[syscall.Errno]struct{ why, remediation string }{
+	syscall.EISDIR:       {"is a folder, not a file", "Name a file, or move the folder out of the way."},
+	syscall.ELOOP:        {"goes through too many symbolic links", "Fix the symbolic link loop or name another path."},
+	syscall.ENAMETOOLONG: {"is too long", "Use a shorter path."},
+}
+
+// errnoUnavailable are the UNAVAILABLE answers of a disk that cannot take
+// a write.
+var errnoUnavailable = map[syscall.Errno]struct{ message, remediation string }{
+	syscall.ENOSPC: {"The disk holding the workspace is full.", "Free disk space, then retry."},
+	syscall.EROFS:  {"The workspace is on a read-only file system.", "Name a folder on a writable file system inside the workspace."},
+}
+
+// dangling is the refusal of name when it is a symbolic link (whose target
+// then does not exist, or the operation would have followed it); nil when
+// it is not one.
+func (d *Dir) dangling(name string) error {
+	if st, err := d.root.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return invalid(Show(name), "is a symbolic link whose target does not exist", "Fix or remove the dangling symbolic link, or name another path.")
+	}
+	return nil
+}
+
+// notFound is NOT_FOUND for name, or the dangling-link refusal when name is
+// a symbolic link.
+func (d *Dir) notFound(name string) error {
+	if err := d.dangling(name); err != nil {
+		return err
+	}
+	return core.NewError(errcode.NotFound, fmt.Sprintf("Nothing at %s in the workspace.", quote(Show(name))),
+		map[string]any{"field": Field, "received": Show(name)}).
+		WithRemediation("Check the path: it is relative to the workspace root.")
+}
+
+// notAFolder refuses name, met where a folder was needed (ENOTDIR,
+// EEXIST): a dangling symbolic link, or a file.
+func (d *Dir) notAFolder(name string) error {
+	if err := d.dangling(name); err != nil {
+		return err
+	}
+	return invalid(Show(name), "is (or goes through) a file where a folder is needed", "Name a folder (existing or new) inside the workspace, not a file.")
+}
+
+// notRegular refuses name, a socket or a device without a driver (ENXIO,
+// ENODEV), saying what it is when it can still be seen.
+func (d *Dir) notRegular(name string) error {
+	if st, err := d.root.Stat(name); err == nil {
+		if werr := wantRegular(name, st); werr != nil {
+			return werr
+		}
+	}
+	return invalid(Show(name), "is not a regular file", "Name a regular file inside the workspace; FIFOs, devices and sockets are never read.")
 }
 
 // isEscape reports os.Root's "path escapes from parent" refusal, which the
