@@ -39,6 +39,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -357,43 +358,53 @@ const maxDepth = 256
 // cannot be resolved is skipped: a write through it fails anyway.
 func (d *Dir) Within(name string, folders ...string) string {
 	parts := strings.Split(filepath.Clean(name), string(filepath.Separator))
-	for _, f := range folders {
-		if strings.EqualFold(parts[0], f) {
-			return f
-		}
+	if i := slices.IndexFunc(folders, func(f string) bool { return strings.EqualFold(parts[0], f) }); i >= 0 {
+		return folders[i]
 	}
 	top, err := d.root.Stat(".")
 	if err != nil {
 		return ""
 	}
-	var infos []fs.FileInfo
-	var names []string
+	infos, names := d.statExisting(folders)
+	if len(infos) == 0 {
+		return ""
+	}
+	for i := range parts {
+		if j := d.climbTo(filepath.Join(parts[:i+1]...), top, infos); j >= 0 {
+			return names[j]
+		}
+	}
+	return ""
+}
+
+// statExisting returns the file infos of those of folders that exist, with
+// their names.
+func (d *Dir) statExisting(folders []string) (infos []fs.FileInfo, names []string) {
 	for _, f := range folders {
 		if st, err := d.root.Stat(f); err == nil {
 			infos, names = append(infos, st), append(names, f)
 		}
 	}
-	if len(infos) == 0 {
-		return ""
-	}
-	for i := range parts {
-		// cur climbs from the prefix with ".." components, which os.Root
-		// resolves after the symlinks before them, not lexically.
-		cur := filepath.Join(parts[:i+1]...)
-		for up := 0; up < maxDepth; up++ {
-			st, err := d.root.Stat(cur)
-			if err != nil || os.SameFile(st, top) {
-				break
-			}
-			for j, in := range infos {
-				if os.SameFile(st, in) {
-					return names[j]
-				}
-			}
-			cur += string(filepath.Separator) + ".."
+	return infos, names
+}
+
+// climbTo walks up from cur, a prefix of a name, with ".." components
+// (which os.Root resolves after the symlinks before them, not lexically),
+// until it reaches the workspace's top (top), a path that does not
+// resolve, or maxDepth steps; it returns the index of the first of infos
+// the walk meets, -1 when none.
+func (d *Dir) climbTo(cur string, top fs.FileInfo, infos []fs.FileInfo) int {
+	for up := 0; up < maxDepth; up++ {
+		st, err := d.root.Stat(cur)
+		if err != nil || os.SameFile(st, top) {
+			return -1
 		}
+		if j := slices.IndexFunc(infos, func(in fs.FileInfo) bool { return os.SameFile(st, in) }); j >= 0 {
+			return j
+		}
+		cur += string(filepath.Separator) + ".."
 	}
-	return ""
+	return -1
 }
 
 func wantRegular(name string, st fs.FileInfo) error {
