@@ -162,8 +162,15 @@ func (d *Dir) ReadFile(ctx context.Context, name string, max int64) ([]byte, err
 	if st.Size() > max {
 		return nil, tooLarge(name, max)
 	}
+	return d.readAll(ctx, f, name, max, st.Size())
+}
+
+// readAll reads f (the file name, of size bytes when opened) to its end in
+// chunks of readChunk, checking ctx before each; PAYLOAD_TOO_LARGE as soon
+// as it has read more than max bytes (the file grew).
+func (d *Dir) readAll(ctx context.Context, f *os.File, name string, max, size int64) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(int(st.Size()) + 1)
+	buf.Grow(int(size) + 1)
 	chunk := make([]byte, readChunk)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -201,44 +208,58 @@ func (d *Dir) Walk(ctx context.Context, dir string, fn func(Entry) error) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := d.root.OpenFile(dir, openReadFlags, 0)
+	entries, err := d.readDir(dir)
 	if err != nil {
-		return d.fail(dir, err)
+		return err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return d.fail(dir, err)
-	}
-	if !st.IsDir() {
-		f.Close()
-		return invalid(Show(dir), "is not a folder", "Name a folder inside the workspace.")
-	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return d.fail(dir, err)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		name := filepath.Join(dir, e.Name())
-		err := fn(Entry{Name: name, Type: e.Type()})
-		if e.IsDir() {
-			if errors.Is(err, fs.SkipDir) {
-				continue
-			}
-			if err == nil {
-				err = d.Walk(ctx, name, fn)
-			}
-		}
-		if err != nil {
+		if err := d.visit(ctx, filepath.Join(dir, e.Name()), e, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readDir lists the folder dir in name order. It is opened without
+// blocking and must be a folder once open (INVALID_FORMAT otherwise).
+func (d *Dir) readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := d.root.OpenFile(dir, openReadFlags, 0)
+	if err != nil {
+		return nil, d.fail(dir, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, d.fail(dir, err)
+	}
+	if !st.IsDir() {
+		return nil, invalid(Show(dir), "is not a folder", "Name a folder inside the workspace.")
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, d.fail(dir, err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, nil
+}
+
+// visit calls fn for e, the entry name of a folder being walked, and walks
+// into e when it is a folder fn neither skipped (fs.SkipDir) nor failed.
+func (d *Dir) visit(ctx context.Context, name string, e fs.DirEntry, fn func(Entry) error) error {
+	err := fn(Entry{Name: name, Type: e.Type()})
+	if !e.IsDir() {
+		return err
+	}
+	if errors.Is(err, fs.SkipDir) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return d.Walk(ctx, name, fn)
 }
 
 // MkdirAll makes the folder name and any missing parents, inside the
