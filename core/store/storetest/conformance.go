@@ -393,20 +393,12 @@ func testExportImportRoundTrip(t *testing.T, open Opener) {
 		return n.Put([]byte("k"), []byte("v"))
 	})
 	ctx := context.Background()
-	export := func(st bucketstore.Store) []bucketstore.Entry {
-		t.Helper()
-		var out []bucketstore.Entry
-		if err := st.Export(ctx, func(e bucketstore.Entry) error { out = append(out, e); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	entries := export(src)
+	entries := exportAll(t, src)
 	for range 2 {
 		if err := dst.Import(ctx, entries); err != nil {
 			t.Fatal(err)
 		}
-		if got := export(dst); !reflect.DeepEqual(got, entries) {
+		if got := exportAll(t, dst); !reflect.DeepEqual(got, entries) {
 			t.Fatalf("imported store exports\n%v\nwant\n%v", got, entries)
 		}
 	}
@@ -417,4 +409,14 @@ func testExportImportRoundTrip(t *testing.T, open Opener) {
 		}
 		return err
 	})
+}
+
+// exportAll is everything st exports, in its order.
+func exportAll(t *testing.T, st bucketstore.Store) []bucketstore.Entry {
+	t.Helper()
+	var out []bucketstore.Entry
+	if err := st.Export(context.Background(), func(e bucketstore.Entry) error { out = append(out, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
