@@ -281,23 +281,13 @@ func optionalEmbedded(t reflect.Type, s *jsonschema.Schema) {
 func optionalFields(t reflect.Type, s *jsonschema.Schema, optional bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() && !f.Anonymous {
-			continue
-		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
+		if (!f.IsExported() && !f.Anonymous) || name == "-" {
 			continue
 		}
-		ft := f.Type
-		if f.Anonymous && name == "" {
-			inner := ft
-			if inner.Kind() == reflect.Pointer {
-				inner = inner.Elem()
-			}
-			if inner.Kind() == reflect.Struct {
-				optionalFields(inner, s, optional || ft.Kind() == reflect.Pointer)
-				continue
-			}
+		if inner, ok := embeddedStruct(f, name); ok {
+			optionalFields(inner, s, optional || f.Type.Kind() == reflect.Pointer)
+			continue
 		}
 		if name == "" {
 			name = f.Name
@@ -305,6 +295,21 @@ func optionalFields(t reflect.Type, s *jsonschema.Schema, optional bool) {
 		if optional {
 			s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
 		}
-		optionalEmbedded(ft, s.Properties[name])
+		optionalEmbedded(f.Type, s.Properties[name])
 	}
+}
+
+// embeddedStruct is the struct whose fields the embedded field f (JSON
+// name jsonName) contributes to its parent, through a pointer too; ok is
+// false for a field that is not embedded, has a JSON name, or is no
+// struct.
+func embeddedStruct(f reflect.StructField, jsonName string) (reflect.Type, bool) {
+	if !f.Anonymous || jsonName != "" {
+		return nil, false
+	}
+	inner := f.Type
+	if inner.Kind() == reflect.Pointer {
+		inner = inner.Elem()
+	}
+	return inner, inner.Kind() == reflect.Struct
 }
