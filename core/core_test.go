@@ -178,6 +178,8 @@ func TestRequestID(t *testing.T) {
 	for _, tc := range []struct{ tool, id, want string }{
 		{"spec", "0190a0b0-c0d0-7e0f-8a1b-2c3d4e5f6a7b", "spec_2c3d4e5f6a7b"},
 		{"weird tool!", "ABCDEF012345", "weird_tool__abcdef012345"},
+		{"", "abc", "specd_abc"},
+		{"é-x_Z9[`{@/:", "A-B", "__-x_Z9_______ab"},
 	} {
 		if got := RequestID(tc.tool, tc.id); got != tc.want || !ValidRequestID(got) {
 			t.Errorf("RequestID(%q,%q) = %q, want %q", tc.tool, tc.id, got, tc.want)

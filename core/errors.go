@@ -153,33 +153,11 @@ func (e *Error) Payload(requestID string) map[string]any {
 	if rem == "" {
 		rem = info.Remediation
 	}
-	details := map[string]any{}
-	if info.Code == errcode.Internal {
-		details["request_id"] = requestID
-	} else {
-		for k, v := range e.Details {
-			if k == "received" {
-				v = TruncateValue(v, 200)
-			}
-			details[k] = v
-		}
+	details := map[string]any{"request_id": requestID}
+	if info.Code != errcode.Internal {
+		details = shownDetails(e.Details)
 	}
-	rec := Recovery{FuzzyMatches: []string{}}
-	if e.Recovery != nil {
-		rec = *e.Recovery
-		if rec.FuzzyMatches == nil {
-			rec.FuzzyMatches = []string{}
-		}
-	}
-	recovery := map[string]any{"suggested_tool": nil, "suggested_args": nil, "fuzzy_matches": rec.FuzzyMatches}
-	if rec.Tool != "" {
-		recovery["suggested_tool"] = rec.Tool
-		args := rec.Args
-		if args == nil {
-			args = map[string]any{}
-		}
-		recovery["suggested_args"] = args
-	}
+	recovery := recoveryPayload(e.Recovery)
 	out := map[string]any{
 		"error_code":  info.Code,
 		"error_type":  info.Type,
@@ -193,6 +171,42 @@ func (e *Error) Payload(requestID string) map[string]any {
 		}
 	}
 	return out
+}
+
+// shownDetails is details as a failure shows them: every key, with
+// "received" cut to 200 characters.
+func shownDetails(details map[string]any) map[string]any {
+	out := make(map[string]any, len(details))
+	for k, v := range details {
+		if k == "received" {
+			v = TruncateValue(v, 200)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// recoveryPayload is the recovery block of a failure: suggested_tool and
+// suggested_args (both null without a suggested call; args {} when the
+// call has none) and fuzzy_matches (never null).
+func recoveryPayload(r *Recovery) map[string]any {
+	rec := Recovery{}
+	if r != nil {
+		rec = *r
+	}
+	if rec.FuzzyMatches == nil {
+		rec.FuzzyMatches = []string{}
+	}
+	recovery := map[string]any{"suggested_tool": nil, "suggested_args": nil, "fuzzy_matches": rec.FuzzyMatches}
+	if rec.Tool != "" {
+		recovery["suggested_tool"] = rec.Tool
+		args := rec.Args
+		if args == nil {
+			args = map[string]any{}
+		}
+		recovery["suggested_args"] = args
+	}
+	return recovery
 }
 
 // CodeOf is the code of the *Error in err's chain, or "" when there is none.

@@ -40,18 +40,14 @@ func MarkUnrepresentableNumbers(msg []byte) []byte {
 			i = skipString(msg, i)
 		case c == '-' || (c >= '0' && c <= '9'):
 			j := i + 1
-			for j < len(msg) && isNumberByte(msg[j]) {
+			for j < len(msg) && numberByte[msg[j]] {
 				j++
 			}
 			if lit := msg[i:j]; unrepresentable(lit) {
 				if out == nil {
 					out = make([]byte, 0, len(msg)+32)
 				}
-				out = append(out, msg[last:i]...)
-				// The literal holds only digits, signs, '.', 'e' and 'E'.
-				out = append(out, `"\u0000`+numberMark[1:]...)
-				out = append(out, lit...)
-				out = append(out, '"')
+				out = appendMarked(append(out, msg[last:i]...), lit)
 				last = j
 			}
 			i = j
@@ -86,8 +82,19 @@ func skipString(msg []byte, i int) int {
 	}
 }
 
-func isNumberByte(c byte) bool {
-	return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+// numberByte marks the bytes a JSON number literal is made of.
+var numberByte = [256]bool{
+	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
+	'.': true, 'e': true, 'E': true, '+': true, '-': true,
+}
+
+// appendMarked appends to out the JSON string that stands for the number
+// literal lit (see MarkedNumber). lit holds only digits, signs, '.', 'e'
+// and 'E', so it needs no escaping.
+func appendMarked(out, lit []byte) []byte {
+	out = append(out, `"\u0000`+numberMark[1:]...)
+	out = append(out, lit...)
+	return append(out, '"')
 }
 
 // unrepresentable reports whether lit is a number literal that parses but
@@ -122,19 +129,8 @@ func TopLevelMember(msg []byte, name string) (start, end int, ok bool) {
 		if msg[i] == '}' {
 			return start, end, ok
 		}
-		if msg[i] != '"' {
-			return 0, 0, false
-		}
-		ks := i
-		i = skipString(msg, i)
-		key := msg[ks:i]
-		i = skipSpace(msg, i)
-		if i >= len(msg) || msg[i] != ':' {
-			return 0, 0, false
-		}
-		vs := skipSpace(msg, i+1)
-		ve := skipValue(msg, vs)
-		if ve <= vs {
+		key, vs, ve, found := member(msg, i)
+		if !found {
 			return 0, 0, false
 		}
 		if memberNamed(key, name) {
@@ -145,6 +141,25 @@ func TopLevelMember(msg []byte, name string) (start, end int, ok bool) {
 			i++
 		}
 	}
+}
+
+// member reads the object member starting at msg[i]: its quoted name key
+// and its value's range msg[vs:ve]. found is false when no member starts
+// there (no name, no colon, or no value).
+func member(msg []byte, i int) (key []byte, vs, ve int, found bool) {
+	if msg[i] != '"' {
+		return nil, 0, 0, false
+	}
+	ks := i
+	i = skipString(msg, i)
+	key = msg[ks:i]
+	i = skipSpace(msg, i)
+	if i >= len(msg) || msg[i] != ':' {
+		return nil, 0, 0, false
+	}
+	vs = skipSpace(msg, i+1)
+	ve = skipValue(msg, vs)
+	return key, vs, ve, ve > vs
 }
 
 // memberNamed reports whether the quoted member name key equals name
@@ -162,8 +177,18 @@ func memberNamed(key []byte, name string) bool {
 	return strings.EqualFold(k, name)
 }
 
+// jsonSpace marks the bytes JSON counts as whitespace; literalEnd those
+// that end a bare literal (number, true, false, null): whitespace, ',',
+// '}' and ']'.
+var (
+	jsonSpace  = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+	literalEnd = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, ',': true, '}': true, ']': true}
+)
+
+// skipSpace returns the index of the first byte at or after msg[i] that is
+// not whitespace (len(msg) when none).
 func skipSpace(msg []byte, i int) int {
-	for i < len(msg) && (msg[i] == ' ' || msg[i] == '\t' || msg[i] == '\n' || msg[i] == '\r') {
+	for i < len(msg) && jsonSpace[msg[i]] {
 		i++
 	}
 	return i
@@ -179,27 +204,34 @@ func skipValue(msg []byte, i int) int {
 	case '"':
 		return skipString(msg, i)
 	case '{', '[':
-		depth := 0
-		for i < len(msg) {
-			switch msg[i] {
-			case '"':
-				i = skipString(msg, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
+		return skipNested(msg, i)
 	case ',', '}', ']', ':':
 		return i
 	}
-	for i < len(msg) && msg[i] != ',' && msg[i] != '}' && msg[i] != ']' && msg[i] != ' ' && msg[i] != '\t' && msg[i] != '\n' && msg[i] != '\r' {
+	for i < len(msg) && !literalEnd[msg[i]] {
+		i++
+	}
+	return i
+}
+
+// skipNested returns the index after the object or array starting at
+// msg[i] (len(msg) when it is not closed), skipping strings whole so a
+// bracket inside one does not count.
+func skipNested(msg []byte, i int) int {
+	depth := 0
+	for i < len(msg) {
+		switch msg[i] {
+		case '"':
+			i = skipString(msg, i)
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
 		i++
 	}
 	return i

@@ -45,34 +45,57 @@ func CheckValueCaps(field string, v any, maxString int) *Error {
 	return checkCaps(field, v, maxString, 0)
 }
 
+// checkCaps is CheckValueCaps for v at path, depth levels below the
+// argument.
 func checkCaps(path string, v any, maxString, depth int) *Error {
 	if depth > MaxNesting {
 		return tooLarge(path, "nesting depth", MaxNesting, depth)
 	}
 	switch x := v.(type) {
 	case string:
-		if len(x) > maxString { // fast path: bytes ≥ runes
-			if n := utf8.RuneCountInString(x); n > maxString {
-				return tooLarge(path, "characters", maxString, n)
-			}
-		}
+		return checkStringCap(path, x, maxString)
 	case []any:
-		if len(x) > MaxArrayItems {
-			return tooLarge(path, "items", MaxArrayItems, len(x))
-		}
-		for i, e := range x {
-			if err := checkCaps(fmt.Sprintf("%s[%d]", path, i), e, maxString, depth+1); err != nil {
-				return err
-			}
-		}
+		return checkArrayCaps(path, x, maxString, depth)
 	case map[string]any:
-		if len(x) > MaxObjectKeys {
-			return tooLarge(path, "keys", MaxObjectKeys, len(x))
+		return checkObjectCaps(path, x, maxString, depth)
+	}
+	return nil
+}
+
+// checkStringCap refuses s when it has more than maxString runes.
+func checkStringCap(path, s string, maxString int) *Error {
+	if len(s) <= maxString { // fast path: bytes ≥ runes
+		return nil
+	}
+	if n := utf8.RuneCountInString(s); n > maxString {
+		return tooLarge(path, "characters", maxString, n)
+	}
+	return nil
+}
+
+// checkArrayCaps refuses a over MaxArrayItems items, then checks each item
+// in order.
+func checkArrayCaps(path string, a []any, maxString, depth int) *Error {
+	if len(a) > MaxArrayItems {
+		return tooLarge(path, "items", MaxArrayItems, len(a))
+	}
+	for i, e := range a {
+		if err := checkCaps(fmt.Sprintf("%s[%d]", path, i), e, maxString, depth+1); err != nil {
+			return err
 		}
-		for k, e := range x {
-			if err := checkCaps(path+"."+k, e, maxString, depth+1); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// checkObjectCaps refuses m over MaxObjectKeys keys, then checks each
+// member.
+func checkObjectCaps(path string, m map[string]any, maxString, depth int) *Error {
+	if len(m) > MaxObjectKeys {
+		return tooLarge(path, "keys", MaxObjectKeys, len(m))
+	}
+	for k, e := range m {
+		if err := checkCaps(path+"."+k, e, maxString, depth+1); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -9,6 +9,9 @@ import (
 
 var requestIDPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
+// idChars are the bytes a request id may hold (requestIDPattern's class).
+const idChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+
 // RequestID builds "{tool}_{12 lowercase hex}" from the last 12 hex digits of
 // id (a UUID string; v7 in production, whose leading digits are a timestamp
 // and collide). Characters outside [a-zA-Z0-9_-] in tool are replaced by '_'
@@ -23,7 +26,7 @@ func RequestID(tool, id string) string {
 	}
 	clean := []byte(tool)
 	for i, c := range clean {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+		if strings.IndexByte(idChars, c) < 0 {
 			clean[i] = '_'
 		}
 	}

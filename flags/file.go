@@ -55,41 +55,65 @@ func CheckFile(data []byte) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		var f fileFlag
-		if err := json.Unmarshal(doc.Flags[name], &f); err != nil {
+		if err := checkFlag(name, doc.Flags[name]); err != nil {
 			return fmt.Errorf("flag %q: %w", name, err)
 		}
-		if f.State != "ENABLED" && f.State != "DISABLED" {
-			return fmt.Errorf("flag %q: state must be ENABLED or DISABLED, not %q", name, f.State)
+	}
+	return nil
+}
+
+// checkFlag checks the definition of flag name as CheckFile describes; the
+// error says what is wrong, without the flag's name.
+func checkFlag(name string, def json.RawMessage) error {
+	var f fileFlag
+	if err := json.Unmarshal(def, &f); err != nil {
+		return err
+	}
+	if f.State != "ENABLED" && f.State != "DISABLED" {
+		return fmt.Errorf("state must be ENABLED or DISABLED, not %q", f.State)
+	}
+	if len(f.Variants) == 0 {
+		return errors.New("no variants")
+	}
+	if f.DefaultVariant != nil {
+		if _, ok := f.Variants[*f.DefaultVariant]; !ok {
+			return fmt.Errorf("defaultVariant %q is not one of its variants (%s)", *f.DefaultVariant, variantList(f.Variants))
 		}
-		if len(f.Variants) == 0 {
-			return fmt.Errorf("flag %q: no variants", name)
+	}
+	if _, known := registry.Lookup(name); known {
+		if err := checkBoolVariants(f.Variants); err != nil {
+			return err
 		}
-		if f.DefaultVariant != nil {
-			if _, ok := f.Variants[*f.DefaultVariant]; !ok {
-				return fmt.Errorf("flag %q: defaultVariant %q is not one of its variants (%s)", name, *f.DefaultVariant, variantList(f.Variants))
-			}
+	}
+	return checkTargeting(f)
+}
+
+// checkBoolVariants refuses a variant whose value is not true or false.
+func checkBoolVariants(variants map[string]json.RawMessage) error {
+	for v, raw := range variants {
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return fmt.Errorf("variant %q must be true or false, not %s", v, raw)
 		}
-		if _, known := registry.Lookup(name); known {
-			for v, raw := range f.Variants {
-				var b bool
-				if json.Unmarshal(raw, &b) != nil {
-					return fmt.Errorf("flag %q: variant %q must be true or false, not %s", name, v, raw)
-				}
-			}
-		}
-		if len(f.Targeting) > 0 && !bytes.Equal(bytes.TrimSpace(f.Targeting), []byte("null")) {
-			var rule any
-			if err := json.Unmarshal(f.Targeting, &rule); err != nil {
-				return fmt.Errorf("flag %q: targeting: %w", name, err)
-			}
-			if _, ok := rule.(map[string]any); !ok {
-				return fmt.Errorf("flag %q: targeting must be a JSON object", name)
-			}
-			if v, ok := unknownVariant(rule, f.Variants); ok {
-				return fmt.Errorf("flag %q: targeting names variant %q, which is not one of its variants (%s)", name, v, variantList(f.Variants))
-			}
-		}
+	}
+	return nil
+}
+
+// checkTargeting checks f's targeting, when present and not null: a JSON
+// object whose results name only variants of f.
+func checkTargeting(f fileFlag) error {
+	if len(f.Targeting) == 0 || bytes.Equal(bytes.TrimSpace(f.Targeting), []byte("null")) {
+		return nil
+	}
+	var rule any
+	if err := json.Unmarshal(f.Targeting, &rule); err != nil {
+		return fmt.Errorf("targeting: %w", err)
+	}
+	if _, ok := rule.(map[string]any); !ok {
+		return errors.New("targeting must be a JSON object")
+	}
+	if v, ok := unknownVariant(rule, f.Variants); ok {
+		return fmt.Errorf("targeting names variant %q, which is not one of its variants (%s)", v, variantList(f.Variants))
 	}
 	return nil
 }
@@ -101,46 +125,72 @@ func unknownVariant(rule any, variants map[string]json.RawMessage) (string, bool
 	if !ok {
 		return "", false
 	}
-	check := func(v any) (string, bool) {
-		if s, ok := v.(string); ok {
-			if _, def := variants[s]; !def {
-				return s, true
-			}
-		}
-		return "", false
-	}
 	for op, arg := range m {
 		args, _ := arg.([]any)
+		var v string
+		var bad bool
 		switch op {
 		case "if":
-			// if [cond, then, cond, then, …, else]: results at odd indexes and the last.
-			for i, a := range args {
-				if i%2 == 1 || (i == len(args)-1 && i%2 == 0 && i > 0) {
-					if v, bad := check(a); bad {
-						return v, true
-					}
-				}
-				if v, bad := unknownVariant(a, variants); bad {
-					return v, true
-				}
-			}
+			v, bad = unknownInIf(args, variants)
 		case "fractional":
-			for _, a := range args {
-				if bucket, ok := a.([]any); ok && len(bucket) > 0 {
-					if v, bad := check(bucket[0]); bad {
-						return v, true
-					}
-				}
-			}
+			v, bad = unknownInBuckets(args, variants)
 		default:
-			for _, a := range args {
-				if v, bad := unknownVariant(a, variants); bad {
-					return v, true
-				}
+			v, bad = unknownInRules(args, variants)
+		}
+		if bad {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// unknownInIf finds an undefined variant among the results of an "if"
+// ([cond, then, cond, then, …, else]: the odd indexes and the last) or in
+// the rules nested in any of its arguments.
+func unknownInIf(args []any, variants map[string]json.RawMessage) (string, bool) {
+	for i, a := range args {
+		isResult := i%2 == 1 || (i == len(args)-1 && i%2 == 0 && i > 0)
+		if v, bad := undefinedVariant(a, variants); isResult && bad {
+			return v, true
+		}
+		if v, bad := unknownVariant(a, variants); bad {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// unknownInBuckets finds an undefined variant named by a bucket of
+// "fractional" ([variant, weight]).
+func unknownInBuckets(args []any, variants map[string]json.RawMessage) (string, bool) {
+	for _, a := range args {
+		if bucket, ok := a.([]any); ok && len(bucket) > 0 {
+			if v, bad := undefinedVariant(bucket[0], variants); bad {
+				return v, true
 			}
 		}
 	}
 	return "", false
+}
+
+// unknownInRules finds an undefined variant in the rules among args.
+func unknownInRules(args []any, variants map[string]json.RawMessage) (string, bool) {
+	for _, a := range args {
+		if v, bad := unknownVariant(a, variants); bad {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// undefinedVariant reports v when it is a string naming no variant.
+func undefinedVariant(v any, variants map[string]json.RawMessage) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return "", false
+	}
+	_, defined := variants[s]
+	return s, !defined
 }
 
 func variantList(vs map[string]json.RawMessage) string {

@@ -115,6 +115,15 @@ func TestCheckFile(t *testing.T) {
 		{"non-bool variant", flag(`{"state":"ENABLED","variants":{"on":"yes"},"defaultVariant":"on"}`), `variant "on" must be true or false`},
 		{"targeting not object", flag(`{"state":"ENABLED","variants":{"on":true},"defaultVariant":"on","targeting":[1]}`), "targeting must be a JSON object"},
 		{"fractional unknown variant", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"fractional":[["on",50],["of",50]]}}`), `targeting names variant "of"`},
+		{"if unknown else", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"if":[{"==":[{"var":"client_name"},"x"]},"on","els"]}}`), `targeting names variant "els"`},
+		{"if two args unknown", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"if":[{"==":[{"var":"client_name"},"x"]},"nope"]}}`), `targeting names variant "nope"`},
+		{"if condition literal is no variant", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"if":["cond","on","off"]}}`), ""},
+		{"if inside if", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"if":[{"==":[{"var":"client_name"},"x"]},{"if":["c","deep","on"]},"off"]}}`), `targeting names variant "deep"`},
+		{"if below another operator", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"and":[{"if":["c","under","on"]}]}}`), `targeting names variant "under"`},
+		{"fractional empty bucket", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"fractional":[[],["on",50]]}}`), ""},
+		{"targeting null", flag(`{"state":"ENABLED","variants":{"on":true},"defaultVariant":"on","targeting":null}`), ""},
+		{"null default variant", flag(`{"state":"DISABLED","variants":{"on":true},"defaultVariant":null}`), ""},
+		{"flag not an object", `{"flags":{"mine":1}}`, `flag "mine": json: cannot unmarshal`},
 		{"if unknown variant", flag(`{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on","targeting":{"if":[{"==":[{"var":"client_name"},"x"]},"onn","off"]}}`), `targeting names variant "onn"`},
 	}
 	for _, c := range cases {

@@ -145,45 +145,52 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	case ProviderFile:
 		return openFile(ctx, opts)
 	case ProviderFlagd:
-		host := opts.FlagdHost
-		if host == "" {
-			host = "localhost"
-		}
-		port := opts.FlagdPort
-		if port == 0 {
-			port = 8015
-		}
-		if port < 1 || port > 65535 {
-			return nil, fmt.Errorf("--flagd-port %d is not a port", port)
-		}
-		if opts.Display == "" {
-			opts.Display = fmt.Sprintf("flagd at %s:%d", host, port)
-		}
-		s := newService(opts, SourceFlagd)
-		if err := s.setFlagd(ctx, host, port); err != nil {
-			s.stopLogs()
-			return nil, err
-		}
-		// The provider initialises in the background; the first answers
-		// wait for its first sync, at most ReadyWait, so a new process does
-		// not serve the registry defaults just because flagd had not
-		// answered yet. A flagd that is down past that does not hold up
-		// start-up: evaluations fall back to the registry defaults (with a
-		// FALLBACK_USED warning on the answers) until it is ready.
-		t := time.NewTimer(ReadyWait)
-		defer t.Stop()
-		select {
-		case <-s.ready:
-		case <-t.C:
-			s.log.Warn("flag provider not ready; serving the registry defaults until it syncs", "provider", opts.Provider, "flagd", opts.Display, "waited", ReadyWait)
-		case <-ctx.Done():
-		}
-		s.stop, s.done = make(chan struct{}), make(chan struct{})
-		go s.superviseFlagd(host, port)
-		return s, nil
+		return openFlagd(ctx, opts)
 	default:
 		return nil, fmt.Errorf("--flags-provider must be %s or %s, not %q", ProviderFile, ProviderFlagd, opts.Provider)
 	}
+}
+
+// openFlagd starts the flagd provider of opts (localhost:8015 unless
+// given) and waits for its first sync at most ReadyWait before it serves;
+// an invalid port or a provider that cannot be created is an error.
+func openFlagd(ctx context.Context, opts Options) (*Service, error) {
+	host := opts.FlagdHost
+	if host == "" {
+		host = "localhost"
+	}
+	port := opts.FlagdPort
+	if port == 0 {
+		port = 8015
+	}
+	if port < 1 || port > 65535 {
+		return nil, fmt.Errorf("--flagd-port %d is not a port", port)
+	}
+	if opts.Display == "" {
+		opts.Display = fmt.Sprintf("flagd at %s:%d", host, port)
+	}
+	s := newService(opts, SourceFlagd)
+	if err := s.setFlagd(ctx, host, port); err != nil {
+		s.stopLogs()
+		return nil, err
+	}
+	// The provider initialises in the background; the first answers
+	// wait for its first sync, at most ReadyWait, so a new process does
+	// not serve the registry defaults just because flagd had not
+	// answered yet. A flagd that is down past that does not hold up
+	// start-up: evaluations fall back to the registry defaults (with a
+	// FALLBACK_USED warning on the answers) until it is ready.
+	t := time.NewTimer(ReadyWait)
+	defer t.Stop()
+	select {
+	case <-s.ready:
+	case <-t.C:
+		s.log.Warn("flag provider not ready; serving the registry defaults until it syncs", "provider", opts.Provider, "flagd", opts.Display, "waited", ReadyWait)
+	case <-ctx.Done():
+	}
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.superviseFlagd(host, port)
+	return s, nil
 }
 
 // setFlagd starts a flagd provider (in-process resolver) on host:port in

@@ -6,8 +6,9 @@
 package errlog
 
 import (
+	"cmp"
 	"context"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -55,9 +56,14 @@ type Filter struct {
 
 // Match reports whether rec passes f.
 func (f Filter) Match(rec Record) bool {
-	return (f.Tool == "" || rec.Tool == f.Tool) && (f.Action == "" || rec.Action == f.Action) &&
-		(f.Code == "" || rec.Code == f.Code) && (f.Type == "" || rec.Type == f.Type) &&
-		(f.Since == "" || rec.At >= f.Since)
+	for _, field := range [...]struct{ want, got string }{
+		{f.Tool, rec.Tool}, {f.Action, rec.Action}, {f.Code, rec.Code}, {f.Type, rec.Type},
+	} {
+		if field.want != "" && field.got != field.want {
+			return false
+		}
+	}
+	return f.Since == "" || rec.At >= f.Since
 }
 
 // Count is one group of a summary.
@@ -120,13 +126,7 @@ func Patterns(recs []Record, min, limit int) []Pattern {
 			p = &Pattern{Tool: r.Tool, Action: r.Action, Code: r.Code, First: r.At, Last: r.At}
 			byKey[k] = p
 		}
-		p.Count++
-		if r.At < p.First {
-			p.First = r.At
-		}
-		if r.At >= p.Last {
-			p.Last, p.Message = r.At, r.Message
-		}
+		p.add(r)
 	}
 	out := []Pattern{}
 	for _, p := range byKey {
@@ -134,14 +134,8 @@ func Patterns(recs []Record, min, limit int) []Pattern {
 			out = append(out, *p)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		if out[i].Last != out[j].Last {
-			return out[i].Last > out[j].Last
-		}
-		return strings.Join([]string{out[i].Tool, out[i].Action, out[i].Code}, " ") < strings.Join([]string{out[j].Tool, out[j].Action, out[j].Code}, " ")
+	slices.SortFunc(out, func(a, b Pattern) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(b.Last, a.Last), strings.Compare(a.name(), b.name()))
 	})
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
@@ -149,16 +143,31 @@ func Patterns(recs []Record, min, limit int) []Pattern {
 	return out
 }
 
+// add counts r, one more occurrence of p, keeping its first time and its
+// last time with that record's message (the later of equal times).
+func (p *Pattern) add(r Record) {
+	p.Count++
+	if r.At < p.First {
+		p.First = r.At
+	}
+	if r.At >= p.Last {
+		p.Last, p.Message = r.At, r.Message
+	}
+}
+
+// name is "tool action code", the last tie-break of Patterns' order.
+func (p Pattern) name() string {
+	return strings.Join([]string{p.Tool, p.Action, p.Code}, " ")
+}
+
+// ranked lists m's counts largest first, ties by key.
 func ranked(m map[string]int) []Count {
 	out := make([]Count, 0, len(m))
 	for k, n := range m {
 		out = append(out, Count{Key: k, Count: n})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].Key < out[j].Key
+	slices.SortFunc(out, func(a, b Count) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Key, b.Key))
 	})
 	return out
 }

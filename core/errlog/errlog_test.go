@@ -2,6 +2,7 @@ package errlog
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -62,9 +63,28 @@ func TestFilter(t *testing.T) {
 		{Filter{Tool: "task"}, false},
 		{Filter{Since: "2026-01-02T00:00:00Z"}, true},
 		{Filter{Since: "2026-01-03T00:00:00Z"}, false},
+		{Filter{Action: "get", Type: r.Type}, true},
+		{Filter{Action: "list"}, false},
+		{Filter{Code: "INVALID_FORMAT"}, false},
+		{Filter{Type: r.Type + "x"}, false},
 	} {
 		if got := tc.f.Match(r); got != tc.want {
 			t.Errorf("%+v: %v", tc.f, got)
 		}
+	}
+}
+
+// TestPatternsTieBreak: equal counts order by the newest occurrence, then
+// by "tool action code".
+func TestPatternsTieBreak(t *testing.T) {
+	at := "2026-01-01T00:00:00Z"
+	recs := []Record{rec(at, "task", "add", "B"), rec(at, "spec", "get", "A"), rec(at, "spec", "get", "B"),
+		rec("2026-01-02T00:00:00Z", "zeta", "x", "A"), rec(at, "spec", "", "A")}
+	var got []string
+	for _, p := range Patterns(recs, 1, 0) {
+		got = append(got, p.Tool+"/"+p.Action+"/"+p.Code)
+	}
+	if want := "zeta/x/A spec//A spec/get/A spec/get/B task/add/B"; strings.Join(got, " ") != want {
+		t.Errorf("order %q, want %q", got, want)
 	}
 }

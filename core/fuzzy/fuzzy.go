@@ -26,8 +26,8 @@
 package fuzzy
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -63,37 +63,39 @@ func Score(query string, candidates []string) []Match {
 	seen := make(map[string]bool, len(candidates))
 	var ms []Match
 	for _, c := range candidates {
-		if seen[c] {
+		if seen[c] || c == query {
 			continue
 		}
 		seen[c] = true
-		if c == query {
-			continue
-		}
-		nc := normalise(c)
-		s := Similarity(q, nc)
-		switch {
-		case q == "":
-		case nc == q:
-			s = 1
-		case len(qWords) > 1 && holdsWords(nc, qWords) && s < 0.85:
-			s = 0.85
-		case strings.HasPrefix(nc, q) && s < 0.8:
-			s = 0.8
-		case (strings.Contains(nc, q) || strings.Contains(q, nc)) && s < 0.75:
-			s = 0.75
-		}
-		if s >= MinScore {
+		if s := score(q, normalise(c), qWords); s >= MinScore {
 			ms = append(ms, Match{Name: c, Score: s})
 		}
 	}
-	sort.Slice(ms, func(i, j int) bool {
-		if ms[i].Score != ms[j].Score {
-			return ms[i].Score > ms[j].Score
-		}
-		return ms[i].Name < ms[j].Name
+	slices.SortFunc(ms, func(a, b Match) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Name, b.Name))
 	})
 	return ms
+}
+
+// score is how similar the normalised candidate nc is to the normalised
+// query q (split into qWords): their Similarity, 1 when they are equal,
+// and at least 0.85 when nc holds every word of a query of several words,
+// 0.8 when nc starts with q, 0.75 when one contains the other. An empty
+// query gets the plain Similarity.
+func score(q, nc string, qWords []string) float64 {
+	s := Similarity(q, nc)
+	switch {
+	case q == "":
+	case nc == q:
+		s = 1
+	case len(qWords) > 1 && holdsWords(nc, qWords):
+		s = max(s, 0.85)
+	case strings.HasPrefix(nc, q):
+		s = max(s, 0.8)
+	case strings.Contains(nc, q) || strings.Contains(q, nc):
+		s = max(s, 0.75)
+	}
+	return s
 }
 
 // holdsWords reports whether every one of words is a '-'-separated word of

@@ -66,12 +66,7 @@ func (a *Access) Permit(ctx context.Context, tool, action, sideEffects string) *
 		return nil
 	}
 	admin := a.Admin != nil && a.Admin(tool, action, sideEffects)
-	switch {
-	case id.Role == Admin:
-		return nil
-	case id.Role == Maintainer && !admin:
-		return nil
-	case id.Role == Observer && !admin && (sideEffects == "none" || sideEffects == "read"):
+	if allows(id.Role, admin, sideEffects) {
 		return nil
 	}
 	need := Maintainer
@@ -82,6 +77,22 @@ func (a *Access) Permit(ctx context.Context, tool, action, sideEffects string) *
 		fmt.Sprintf("Key %s has role %s, which may not run %s %s (side effects: %s); it needs role %s.", id.KeyID, id.Role, tool, action, sideEffects, need),
 		map[string]any{"role": string(id.Role), "required_role": string(need), "tool": tool, "action": action}).
 		WithRemediation(fmt.Sprintf("Use a key with role %s (an operator adds one with: specd keys add ID --role %s).", need, need))
+}
+
+// allows reports whether role may run an action with sideEffects (admin:
+// the action is server administration): admin runs everything, maintainer
+// all but administration, observer only actions without writes (none or
+// read) that are not administration; any other role nothing.
+func allows(role Role, admin bool, sideEffects string) bool {
+	switch role {
+	case Admin:
+		return true
+	case Maintainer:
+		return !admin
+	case Observer:
+		return !admin && (sideEffects == "none" || sideEffects == "read")
+	}
+	return false
 }
 
 // KeyID is the caller's key id ("" without keys or outside HTTP).

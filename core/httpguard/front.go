@@ -53,42 +53,28 @@ func Handler(cfg Config, mcp http.Handler) http.Handler {
 	return mux
 }
 
+// guard puts next behind the front door's checks, in this order: origin,
+// API key, admin role (adminOnly), session ownership, body cap, session
+// cap. A request that passes reaches next with its Identity in the
+// context; a GET (the server's message stream) without a write deadline.
 func (cfg Config) guard(next http.Handler, adminOnly bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !cfg.originAllowed(r) {
 			cfg.refuse(w, http.StatusForbidden, "origin", "FORBIDDEN", fmt.Sprintf("Origin %q is not allowed; the operator can add it with --allowed-origins.", r.Header.Get("Origin")))
 			return
 		}
-		id := Identity{Role: Admin}
-		if cfg.Keys.Len() > 0 {
-			k, ok := cfg.Keys.Lookup(bearer(r))
-			if !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="specd"`)
-				cfg.refuse(w, http.StatusUnauthorized, "unauthorized", "UNAUTHORIZED", "A valid API key is required: send Authorization: Bearer <key>.")
-				return
-			}
-			id = Identity{KeyID: k.ID, Role: k.Role}
+		id, ok := cfg.identify(w, r)
+		if !ok {
+			return
 		}
 		if adminOnly && id.Role != Admin {
 			cfg.refuse(w, http.StatusForbidden, "forbidden", "FORBIDDEN", fmt.Sprintf("Key %s has role %s; /metrics needs role admin.", id.KeyID, id.Role))
 			return
 		}
-		if !adminOnly && cfg.Sessions != nil && !cfg.sessionAllowed(w, r, id) {
+		if !adminOnly && !cfg.sessionAllowed(w, r, id) {
 			return
 		}
-		if cfg.MaxBodyBytes > 0 && r.ContentLength > cfg.MaxBodyBytes {
-			w.Header().Set("Connection", "close")
-			cfg.refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "PAYLOAD_TOO_LARGE", fmt.Sprintf("The body (%d bytes) is over the %d-byte cap.", r.ContentLength, cfg.MaxBodyBytes))
-			return
-		}
-		if cfg.MaxBodyBytes > 0 && r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, cfg.MaxBodyBytes)
-		}
-		if cfg.Sessions != nil && cfg.MaxSessionsPerKey > 0 && r.Method == http.MethodPost &&
-			r.Header.Get("Mcp-Session-Id") == "" && cfg.Sessions.Count(id.KeyID) >= cfg.MaxSessionsPerKey {
-			w.Header().Set("Retry-After", "60")
-			cfg.refuse(w, http.StatusTooManyRequests, "session_cap", "RATE_LIMIT_EXCEEDED",
-				fmt.Sprintf("This key holds %d live sessions, the cap; end one (DELETE) or let one idle out before opening another.", cfg.MaxSessionsPerKey))
+		if !cfg.bodyAllowed(w, r) || !cfg.underSessionCap(w, r, id) {
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -100,13 +86,68 @@ func (cfg Config) guard(next http.Handler, adminOnly bool) http.Handler {
 	})
 }
 
+// identify is the caller's identity: the key the bearer token names, or
+// Admin when no keys are configured. A token that names no key is refused
+// (401 UNAUTHORIZED with WWW-Authenticate) and ok is false.
+func (cfg Config) identify(w http.ResponseWriter, r *http.Request) (id Identity, ok bool) {
+	if cfg.Keys.Len() == 0 {
+		return Identity{Role: Admin}, true
+	}
+	k, ok := cfg.Keys.Lookup(bearer(r))
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="specd"`)
+		cfg.refuse(w, http.StatusUnauthorized, "unauthorized", "UNAUTHORIZED", "A valid API key is required: send Authorization: Bearer <key>.")
+		return Identity{}, false
+	}
+	return Identity{KeyID: k.ID, Role: k.Role}, true
+}
+
+// bodyAllowed refuses a body whose announced length is over the cap (413
+// PAYLOAD_TOO_LARGE, closing the connection) and otherwise caps the
+// reading of r's body, so a body that grows past the cap while read fails
+// below.
+func (cfg Config) bodyAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if cfg.MaxBodyBytes <= 0 {
+		return true
+	}
+	if r.ContentLength > cfg.MaxBodyBytes {
+		w.Header().Set("Connection", "close")
+		cfg.refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "PAYLOAD_TOO_LARGE", fmt.Sprintf("The body (%d bytes) is over the %d-byte cap.", r.ContentLength, cfg.MaxBodyBytes))
+		return false
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, cfg.MaxBodyBytes)
+	}
+	return true
+}
+
+// underSessionCap refuses a request that opens a session (a POST naming
+// none) when the caller's key already holds MaxSessionsPerKey live ones
+// (429 RATE_LIMIT_EXCEEDED, Retry-After 60).
+func (cfg Config) underSessionCap(w http.ResponseWriter, r *http.Request, id Identity) bool {
+	if cfg.Sessions == nil || cfg.MaxSessionsPerKey <= 0 || r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		return true
+	}
+	if cfg.Sessions.Count(id.KeyID) < cfg.MaxSessionsPerKey {
+		return true
+	}
+	w.Header().Set("Retry-After", "60")
+	cfg.refuse(w, http.StatusTooManyRequests, "session_cap", "RATE_LIMIT_EXCEEDED",
+		fmt.Sprintf("This key holds %d live sessions, the cap; end one (DELETE) or let one idle out before opening another.", cfg.MaxSessionsPerKey))
+	return false
+}
+
 // sessionAllowed reports whether r may go on to the MCP handler as far as
 // its session is concerned, and refuses it otherwise: a named session must
 // be live and opened by the caller's key (else 404 NOT_FOUND, the answer
 // for an unknown id, so a foreign id is not told apart from a made-up one),
 // and a DELETE must name one (else 400 MISSING_REQUIRED: there is nothing to
-// end, and mcp-go would answer 500).
+// end, and mcp-go would answer 500). Without a session store every request
+// may go on.
 func (cfg Config) sessionAllowed(w http.ResponseWriter, r *http.Request, id Identity) bool {
+	if cfg.Sessions == nil {
+		return true
+	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		if r.Method == http.MethodDelete {

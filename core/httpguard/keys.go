@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -91,9 +92,23 @@ func LoadKeys(path string) (*Keys, error) {
 	if err := CheckKeysFileMode(path, fi); err != nil {
 		return nil, err
 	}
-	ks := &Keys{}
+	list, err := readKeyLines(path, f)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%s: no keys (add one with: specd keys add ID --role R)", path)
+	}
+	return &Keys{list: list}, nil
+}
+
+// readKeyLines reads the keys of the keys file path from r, in file order,
+// skipping blank lines and comments; a bad line or an id given twice is an
+// error naming the line.
+func readKeyLines(path string, r io.Reader) ([]Key, error) {
+	var list []Key
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -107,15 +122,9 @@ func LoadKeys(path string) (*Keys, error) {
 			return nil, fmt.Errorf("%s line %d: key id %q appears twice", path, n, k.ID)
 		}
 		seen[k.ID] = true
-		ks.list = append(ks.list, k)
+		list = append(list, k)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(ks.list) == 0 {
-		return nil, fmt.Errorf("%s: no keys (add one with: specd keys add ID --role R)", path)
-	}
-	return ks, nil
+	return list, sc.Err()
 }
 
 func parseKeyLine(line string) (Key, error) {

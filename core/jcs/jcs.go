@@ -96,35 +96,47 @@ func decode(dec *json.Decoder) (any, error) {
 	}
 	switch d {
 	case '{':
-		m := map[string]any{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			k := kt.(string) // the decoder only yields strings as object keys
-			if _, dup := m[k]; dup {
-				return nil, fmt.Errorf("jcs: member name %q occurs twice in one object", k)
-			}
-			if m[k], err = decode(dec); err != nil {
-				return nil, err
-			}
-		}
-		_, err = dec.Token() // '}'
-		return m, err
+		return decodeObject(dec)
 	case '[':
-		a := []any{}
-		for dec.More() {
-			v, err := decode(dec)
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, v)
-		}
-		_, err = dec.Token() // ']'
-		return a, err
+		return decodeArray(dec)
 	}
 	return nil, fmt.Errorf("jcs: unexpected %q", d)
+}
+
+// decodeObject reads the members of an object whose '{' was read, up to
+// and including its '}'; a member name given twice is an error.
+func decodeObject(dec *json.Decoder) (any, error) {
+	m := map[string]any{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k := kt.(string) // the decoder only yields strings as object keys
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("jcs: member name %q occurs twice in one object", k)
+		}
+		if m[k], err = decode(dec); err != nil {
+			return nil, err
+		}
+	}
+	_, err := dec.Token() // '}'
+	return m, err
+}
+
+// decodeArray reads the elements of an array whose '[' was read, up to and
+// including its ']'.
+func decodeArray(dec *json.Decoder) (any, error) {
+	a := []any{}
+	for dec.More() {
+		v, err := decode(dec)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+	}
+	_, err := dec.Token() // ']'
+	return a, err
 }
 
 // checkSurrogates rejects a \uXXXX escape of a UTF-16 surrogate that is not
@@ -138,24 +150,42 @@ func checkSurrogates(data []byte) error {
 			inString = !inString
 		case c == '\\' && inString && i+1 < len(data):
 			i++
-			if data[i] != 'u' {
-				continue
+			skip, err := checkEscape(data, i)
+			if err != nil {
+				return err
 			}
-			r, ok := hex4(data, i+1)
-			if !ok || !utf16.IsSurrogate(rune(r)) {
-				continue
-			}
-			if r >= 0xdc00 {
-				return fmt.Errorf("jcs: lone low surrogate \\u%04x at byte %d", r, i-1)
-			}
-			lo, ok := hex4(data, i+7)
-			if !ok || i+6 >= len(data) || data[i+5] != '\\' || data[i+6] != 'u' || lo < 0xdc00 || lo > 0xdfff {
-				return fmt.Errorf("jcs: lone high surrogate \\u%04x at byte %d", r, i-1)
-			}
-			i += 10 // past the low half
+			i += skip
 		}
 	}
 	return nil
+}
+
+// checkEscape checks the escape whose letter is data[i] (its backslash is
+// data[i-1]): a \u escape of a UTF-16 surrogate must be a high half
+// followed at once by the \u escape of a low half. skip is how far past i
+// the caller goes on: 10, past the low half, after a pair; else 0.
+func checkEscape(data []byte, i int) (skip int, err error) {
+	if data[i] != 'u' {
+		return 0, nil
+	}
+	r, ok := hex4(data, i+1)
+	if !ok || !utf16.IsSurrogate(rune(r)) {
+		return 0, nil
+	}
+	if r >= 0xdc00 {
+		return 0, fmt.Errorf("jcs: lone low surrogate \\u%04x at byte %d", r, i-1)
+	}
+	if !lowHalfAt(data, i+5) {
+		return 0, fmt.Errorf("jcs: lone high surrogate \\u%04x at byte %d", r, i-1)
+	}
+	return 10, nil
+}
+
+// lowHalfAt reports whether data[j:] starts with the \u escape of a low
+// surrogate (\udc00 to \udfff).
+func lowHalfAt(data []byte, j int) bool {
+	lo, ok := hex4(data, j+2) // ok: data holds j+6 bytes
+	return ok && data[j] == '\\' && data[j+1] == 'u' && lo >= 0xdc00 && lo <= 0xdfff
 }
 
 // hex4 parses the four hex digits at data[i:i+4].
@@ -167,56 +197,75 @@ func hex4(data []byte, i int) (uint16, bool) {
 	return uint16(v), err == nil
 }
 
+// write appends the canonical form of v, a value as decode or
+// encoding/json (with UseNumber) yields it; an error for a number that is
+// not a finite double or a value of another Go type.
 func write(buf *bytes.Buffer, v any) error {
 	switch x := v.(type) {
 	case nil:
 		buf.WriteString("null")
 	case bool:
-		if x {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
+		buf.WriteString(strconv.FormatBool(x))
 	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return fmt.Errorf("jcs: number %s is not a finite IEEE 754 double", x)
-		}
-		buf.WriteString(formatNumber(f))
+		return writeNumber(buf, x)
 	case string:
 		writeString(buf, x)
 	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := write(buf, e); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
+		return writeArray(buf, x)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return lessUTF16(keys[i], keys[j]) })
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k)
-			buf.WriteByte(':')
-			if err := write(buf, x[k]); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
+		return writeObject(buf, x)
 	default:
 		return fmt.Errorf("jcs: unexpected %T", v)
 	}
+	return nil
+}
+
+// writeNumber appends n in ECMAScript form; an error when n is not a
+// finite IEEE 754 double.
+func writeNumber(buf *bytes.Buffer, n json.Number) error {
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return fmt.Errorf("jcs: number %s is not a finite IEEE 754 double", n)
+	}
+	buf.WriteString(formatNumber(f))
+	return nil
+}
+
+// writeArray appends the elements of a in order.
+func writeArray(buf *bytes.Buffer, a []any) error {
+	buf.WriteByte('[')
+	for i, e := range a {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := write(buf, e); err != nil {
+			return err
+		}
+	}
+	buf.WriteByte(']')
+	return nil
+}
+
+// writeObject appends the members of m sorted by their names' UTF-16 code
+// units (RFC 8785 §3.2.3).
+func writeObject(buf *bytes.Buffer, m map[string]any) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return lessUTF16(keys[i], keys[j]) })
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeString(buf, k)
+		buf.WriteByte(':')
+		if err := write(buf, m[k]); err != nil {
+			return err
+		}
+	}
+	buf.WriteByte('}')
 	return nil
 }
 
@@ -243,25 +292,20 @@ func formatNumber(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
+// shortEscapes are the two-character escapes of RFC 8785 §3.2.2.2,
+// indexed by the character they stand for.
+var shortEscapes = [...]string{'"': `\"`, '\\': `\\`, '\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`}
+
+// writeString appends s as a JSON string escaped minimally: the short
+// escapes, \u00XX for the other control characters, everything else as
+// it is.
 func writeString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r == '"':
-			buf.WriteString(`\"`)
-		case r == '\\':
-			buf.WriteString(`\\`)
-		case r == '\b':
-			buf.WriteString(`\b`)
-		case r == '\f':
-			buf.WriteString(`\f`)
-		case r == '\n':
-			buf.WriteString(`\n`)
-		case r == '\r':
-			buf.WriteString(`\r`)
-		case r == '\t':
-			buf.WriteString(`\t`)
+		case int(r) < len(shortEscapes) && shortEscapes[r] != "":
+			buf.WriteString(shortEscapes[r])
 		case r < 0x20:
 			fmt.Fprintf(buf, `\u%04x`, r)
 		default:

@@ -214,3 +214,29 @@ func TestMarshalStaysLenientInRawMessage(t *testing.T) {
 		t.Fatalf("Marshal = %s, %v; want %s", got, err, want)
 	}
 }
+
+// TestSurrogateErrorsNameTheEscape pins which half is reported lone and at
+// which byte its backslash stands, and that escapes other than a lone
+// surrogate (a pair, other letters, an escaped backslash before "u") pass.
+func TestSurrogateErrorsNameTheEscape(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`"\ud800"`, `jcs: lone high surrogate \ud800 at byte 1`},
+		{`["x","\udc00"]`, `jcs: lone low surrogate \udc00 at byte 6`},
+		{`"\ud83d\u0041"`, `jcs: lone high surrogate \ud83d at byte 1`},
+		{`"\ud83d\ud83d"`, `jcs: lone high surrogate \ud83d at byte 1`},
+		{`"\ud83d\ude00\udc00"`, `jcs: lone low surrogate \udc00 at byte 13`},
+		{`"\ud83d\ude00"`, ``},
+		{`"\\ud800"`, ``},
+		{`"\n\u0041\/"`, ``},
+		{`"\u00e9\ud83d\ude00x"`, ``},
+	} {
+		_, err := Transform([]byte(c.in))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("Transform(%s): error %q, want %q", c.in, got, c.want)
+		}
+	}
+}

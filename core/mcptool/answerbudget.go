@@ -99,34 +99,48 @@ func (r *Registry) fitAnswer(call *core.Call, t *Tool, a *Action, args Args, res
 		return env
 	}
 	answerTokens := tokensOfBytes(len(b))
-	if res.Degrade != nil {
-		measure := func(data any, meta []core.MetaOption) int {
-			env := call.Success(data, joinMeta(res.Meta, meta)...)
-			// Measured with the widest duration the answer may carry: it is
-			// encoded again when sent, with the duration at that moment,
-			// whose number may have grown a digit since (9.99 → 10.01).
-			env.Meta.Telemetry.DurationMS = widestDurationMS
-			b, err := json.Marshal(env)
-			if err != nil {
-				return budget + 1
-			}
-			return tokensOfBytes(len(b))
-		}
-		data, meta, ok, err := res.Degrade.Degrade(Fit{Budget: budget, Measure: measure, ArchiveServed: served()})
-		if err != nil {
-			return call.Failure(core.Internal(err))
-		}
-		if ok {
-			env, b, err := core.Encode(call.Success(data, joinMeta(res.Meta, meta)...))
-			if err == nil && tokensOfBytes(len(b)) <= budget {
-				return env
-			}
-		}
+	if env, ok := degrade(call, res, budget, served); ok {
+		return env
 	}
 	if a.SideEffects == EffectWrite {
 		return referenceOnlyWrite(call, env, joinMeta(res.Meta, res.DataMeta), budget, answerTokens)
 	}
 	return tooLargeRead(call, t, a, args, env, budget, answerTokens, answerBudget(r.budget, nil), r.narrow)
+}
+
+// degrade shrinks the answer res with its Degrader to fit budget and
+// returns its envelope; ok is false when res has no Degrader or the
+// answer cannot fit. A Degrader's error is an INTERNAL failure (ok true).
+func degrade(call *core.Call, res Result, budget int, served func() bool) (env core.Envelope, ok bool) {
+	if res.Degrade == nil {
+		return core.Envelope{}, false
+	}
+	data, meta, ok, err := res.Degrade.Degrade(Fit{Budget: budget, Measure: measureWith(call, res.Meta, budget), ArchiveServed: served()})
+	if err != nil {
+		return call.Failure(core.Internal(err)), true
+	}
+	if !ok {
+		return core.Envelope{}, false
+	}
+	env, b, err := core.Encode(call.Success(data, joinMeta(res.Meta, meta)...))
+	return env, err == nil && tokensOfBytes(len(b)) <= budget
+}
+
+// measureWith is the Fit.Measure of call's answers: the tokens of the
+// envelope of data with meta after base, measured with the widest duration
+// the answer may carry (it is encoded again when sent, with the duration
+// at that moment, whose number may have grown a digit since: 9.99 →
+// 10.01); over budget when it cannot be encoded.
+func measureWith(call *core.Call, base []core.MetaOption, budget int) func(data any, meta []core.MetaOption) int {
+	return func(data any, meta []core.MetaOption) int {
+		env := call.Success(data, joinMeta(base, meta)...)
+		env.Meta.Telemetry.DurationMS = widestDurationMS
+		b, err := json.Marshal(env)
+		if err != nil {
+			return budget + 1
+		}
+		return tokensOfBytes(len(b))
+	}
 }
 
 func joinMeta(a, b []core.MetaOption) []core.MetaOption {

@@ -93,9 +93,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	var contract, gate FlagDecision
 	if rt.Flags != nil {
 		contract = rt.contract(ctx, sess)
-		if w := rt.fallbackWarning(contract); w != nil {
-			call.Extra = append(call.Extra, w)
-		}
+		rt.noteFallback(call, contract)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -111,65 +109,95 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	if raw == nil {
 		raw = map[string]any{}
 	}
-	if e := rt.charge(ctx, call); e != nil {
-		if e.Code == errcode.RateLimitExceeded {
-			e = rateLimited(t.Name, raw, e)
-		}
+	if e := rt.refuseEarly(ctx, t, call, raw, action); e != nil {
 		return call.Failure(e)
-	}
-	if e := t.refuseWrite(raw); e != nil {
-		return call.Failure(e)
-	}
-	if t.Refuse != nil {
-		if e := t.Refuse(action); e != nil {
-			return call.Failure(e)
-		}
 	}
 	a, args, notes, verr := validateNoting(t, raw)
 	if verr != nil {
 		return call.Failure(withNextCall(t, action, r.heal(ctx, t, raw, verr)))
 	}
 	call.Action = a.Name
-	if e := rt.permit(ctx, t, a); e != nil {
-		if e.Code == errcode.Forbidden {
-			e = rt.forbidden(ctx, t, raw, e)
-		}
+	if e := rt.permitted(ctx, t, a, raw); e != nil {
 		return call.Failure(e)
 	}
 	var gerr *core.Error
 	gate, gerr = rt.gate(ctx, t, a, sess)
-	if w := rt.fallbackWarning(gate); w != nil && rt.Flags != nil {
-		call.Extra = append(call.Extra, w)
-	}
+	rt.noteFallback(call, gate)
 	if gerr != nil {
 		return call.Failure(gerr)
 	}
-	deadline := rt.Deadline
-	if a.Deadline > deadline {
-		deadline = a.Deadline
-	}
+	deadline := max(rt.Deadline, a.Deadline)
 	dctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	req := &Request{Call: call, Args: args, Session: sess, archived: r.archiveCheck(ctx, rt, sess)}
 	res := a.Handler(dctx, req)
 	res.Meta = append(notes, res.Meta...)
 	if res.Err != nil {
-		e := core.AsError(res.Err)
-		switch {
-		case errors.Is(res.Err, context.DeadlineExceeded) || (e.Code == errcode.Internal && dctx.Err() != nil && ctx.Err() == nil):
-			e = core.NewError(errcode.Unavailable,
-				fmt.Sprintf("%s %s did not finish within %s; nothing was changed.", t.Name, a.Name, deadline),
-				map[string]any{"timeout_ms": deadline.Milliseconds()}).
-				WithRemediation("Narrow the call (smaller limit, one spec, fewer items) and try again.")
-		case errors.Is(res.Err, context.Canceled):
-			e = core.NewError(errcode.Unavailable, "The call was cancelled by the client; nothing was changed.", nil)
-		}
+		e := handlerError(ctx, dctx, t, a, deadline, res.Err)
 		if e.Code == errcode.Internal && e.Cause() != nil {
 			log.Error("internal error", "err", e.Cause())
 		}
 		return fitFailure(call, withNextCall(t, a.Name, corrected(t, a, raw, r.takeStep(e))), res.Meta, answerBudget(r.budget, args))
 	}
 	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed)
+}
+
+// noteFallback adds to call the FALLBACK_USED warning of d, if d is a
+// decision the flag provider could not make.
+func (rt *Runtime) noteFallback(call *core.Call, d FlagDecision) {
+	if w := rt.fallbackWarning(d); w != nil {
+		call.Extra = append(call.Extra, w)
+	}
+}
+
+// refuseEarly is the refusal a call meets before its arguments are
+// validated, checked in this order: the caller's rate limit (charged here
+// for every call; RATE_LIMIT_EXCEEDED names the call to retry), a write
+// action of a read-only tool, the tool's own Refuse of action. nil admits
+// the call.
+func (rt *Runtime) refuseEarly(ctx context.Context, t *Tool, call *core.Call, raw map[string]any, action string) *core.Error {
+	if e := rt.charge(ctx, call); e != nil {
+		if e.Code == errcode.RateLimitExceeded {
+			e = rateLimited(t.Name, raw, e)
+		}
+		return e
+	}
+	if e := t.refuseWrite(raw); e != nil {
+		return e
+	}
+	if t.Refuse != nil {
+		return t.Refuse(action)
+	}
+	return nil
+}
+
+// permitted is the access refusal of action a of t for this caller (nil
+// when allowed); FORBIDDEN names the actions the caller may use instead.
+func (rt *Runtime) permitted(ctx context.Context, t *Tool, a *Action, raw map[string]any) *core.Error {
+	e := rt.permit(ctx, t, a)
+	if e != nil && e.Code == errcode.Forbidden {
+		e = rt.forbidden(ctx, t, raw, e)
+	}
+	return e
+}
+
+// handlerError is the call's error for err, the error a's handler
+// returned: past the call's deadline (dctx expired while the caller's ctx
+// did not) it is UNAVAILABLE naming the deadline and how to narrow the
+// call, after the client cancelled it is UNAVAILABLE saying so, otherwise
+// core.AsError(err).
+func handlerError(ctx, dctx context.Context, t *Tool, a *Action, deadline time.Duration, err error) *core.Error {
+	e := core.AsError(err)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (e.Code == errcode.Internal && dctx.Err() != nil && ctx.Err() == nil):
+		return core.NewError(errcode.Unavailable,
+			fmt.Sprintf("%s %s did not finish within %s; nothing was changed.", t.Name, a.Name, deadline),
+			map[string]any{"timeout_ms": deadline.Milliseconds()}).
+			WithRemediation("Narrow the call (smaller limit, one spec, fewer items) and try again.")
+	case errors.Is(err, context.Canceled):
+		return core.NewError(errcode.Unavailable, "The call was cancelled by the client; nothing was changed.", nil)
+	}
+	return e
 }
 
 // RefuseUnlisted answers a call of a tool outside the registry (one that is not

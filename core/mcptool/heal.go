@@ -65,50 +65,8 @@ func enumMatches(p Param, s string) []string {
 // number given for a string (an id such as 42) is not converted: that is
 // rarely the value meant.
 func coerce(p Param, v any) (any, bool) {
-	var out any
-	switch p.Type {
-	case Integer, Number:
-		s, ok := v.(string)
-		if !ok {
-			return nil, false
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, false
-		}
-		out = f
-	case Boolean:
-		switch x := v.(type) {
-		case string:
-			switch strings.ToLower(strings.TrimSpace(x)) {
-			case "true", "yes", "y", "on", "1":
-				out = true
-			case "false", "no", "n", "off", "0":
-				out = false
-			default:
-				return nil, false
-			}
-		case float64:
-			switch x {
-			case 1:
-				out = true
-			case 0:
-				out = false
-			default:
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	case String:
-		s, ok := v.(string)
-		if !ok || p.Convert == nil {
-			return nil, false
-		}
-		if out, ok = p.Convert(s); !ok {
-			return nil, false
-		}
-	default:
+	out, ok := convert(p, v)
+	if !ok {
 		return nil, false
 	}
 	out = canonicalEnum(p, out)
@@ -116,6 +74,57 @@ func coerce(p Param, v any) (any, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// convert is coerce's conversion of v to p's type, before the converted
+// value is checked.
+func convert(p Param, v any) (any, bool) {
+	switch p.Type {
+	case Integer, Number:
+		return numberFromString(v)
+	case Boolean:
+		return boolFromWord(v)
+	case String:
+		s, ok := v.(string)
+		if !ok || p.Convert == nil {
+			return nil, false
+		}
+		return p.Convert(s)
+	}
+	return nil, false
+}
+
+// numberFromString parses a finite number written as a string (spaces
+// around it allowed).
+func numberFromString(v any) (any, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, false
+	}
+	return f, true
+}
+
+// boolWords are the words boolFromWord reads as a boolean (in any letter
+// case, spaces around them allowed).
+var boolWords = map[string]bool{
+	"true": true, "yes": true, "y": true, "on": true, "1": true,
+	"false": false, "no": false, "n": false, "off": false, "0": false,
+}
+
+// boolFromWord reads one of boolWords, or the number 1 or 0, as a boolean.
+func boolFromWord(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		b, ok := boolWords[strings.ToLower(strings.TrimSpace(x))]
+		return b, ok
+	case float64:
+		return x == 1, x == 1 || x == 0
+	}
+	return nil, false
 }
 
 // callArgs is the call as the client sent it (every non-null argument,
@@ -196,13 +205,7 @@ func (r *Registry) elsewhere(t *Tool, name string, raw map[string]any) (string, 
 			continue
 		}
 		has = append(has, o.Name)
-		all := true
-		for k, v := range raw {
-			if k != "action" && v != nil && !a.takes(k) {
-				all = false
-			}
-		}
-		if all {
+		if _, untaken := a.argFit(raw); untaken == 0 {
 			fits = append(fits, o.Name)
 		}
 	}
@@ -241,22 +244,30 @@ func (r *Registry) heal(ctx context.Context, t *Tool, raw map[string]any, e *cor
 			return e.WithRecovery(other, callArgs(raw), nil)
 		}
 	case errcode.MissingRequired:
-		if r.candidates == nil || field == "" || field == "action" {
-			return e
+		if r.candidates != nil && field != "" && field != "action" {
+			return r.withCandidates(ctx, t, raw, field, e)
 		}
-		action, _ := raw["action"].(string)
-		values, listTool, listArgs := r.candidates(ctx, t.Name, action, field, Args(callArgs(raw)))
-		switch {
-		case len(values) == 1:
-			corrected := callArgs(raw)
-			corrected[field] = values[0]
-			return e.WithDetail("candidates", values).WithRecovery(t.Name, corrected, values)
-		case listTool != "":
-			if len(values) > 0 {
-				e = e.WithDetail("candidates", values[:min(len(values), 20)])
-			}
-			return e.WithRecovery(listTool, listArgs, nil)
+	}
+	return e
+}
+
+// withCandidates gives e, MISSING_REQUIRED for field, the candidates of
+// field as next call: with exactly one value, the call with it filled in;
+// with a listing call, that call (and the first 20 values in
+// details.candidates); else e unchanged.
+func (r *Registry) withCandidates(ctx context.Context, t *Tool, raw map[string]any, field string, e *core.Error) *core.Error {
+	action, _ := raw["action"].(string)
+	values, listTool, listArgs := r.candidates(ctx, t.Name, action, field, Args(callArgs(raw)))
+	switch {
+	case len(values) == 1:
+		corrected := callArgs(raw)
+		corrected[field] = values[0]
+		return e.WithDetail("candidates", values).WithRecovery(t.Name, corrected, values)
+	case listTool != "":
+		if len(values) > 0 {
+			e = e.WithDetail("candidates", values[:min(len(values), 20)])
 		}
+		return e.WithRecovery(listTool, listArgs, nil)
 	}
 	return e
 }
@@ -277,16 +288,7 @@ func (rt *Runtime) forbidden(ctx context.Context, t *Tool, raw map[string]any, e
 			continue
 		}
 		allowed = append(allowed, a.Name)
-		fits, taken := true, 0
-		for _, p := range a.Required {
-			fits = fits && raw[p] != nil
-		}
-		for k, v := range raw {
-			if k != "action" && v != nil && a.takes(k) {
-				taken++
-			}
-		}
-		if fits && taken > best {
+		if taken, _ := a.argFit(raw); a.hasRequired(raw) && taken > best {
 			next, best = a, taken
 		}
 	}
@@ -294,13 +296,44 @@ func (rt *Runtime) forbidden(ctx context.Context, t *Tool, raw map[string]any, e
 	if next == nil {
 		return e.WithRecovery("server", map[string]any{"action": "context"}, nil)
 	}
-	args := map[string]any{"action": next.Name}
+	return e.WithRecovery(t.Name, next.callWith(raw), nil)
+}
+
+// argFit counts the arguments of raw (the non-null ones, "action" aside)
+// that a takes and those it does not.
+func (a *Action) argFit(raw map[string]any) (taken, untaken int) {
 	for k, v := range raw {
-		if v != nil && next.takes(k) {
+		switch {
+		case k == "action" || v == nil:
+		case a.takes(k):
+			taken++
+		default:
+			untaken++
+		}
+	}
+	return taken, untaken
+}
+
+// hasRequired reports whether raw has a non-null value for every required
+// parameter of a.
+func (a *Action) hasRequired(raw map[string]any) bool {
+	for _, p := range a.Required {
+		if raw[p] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// callWith is the call of a with the arguments of raw it takes.
+func (a *Action) callWith(raw map[string]any) map[string]any {
+	args := map[string]any{"action": a.Name}
+	for k, v := range raw {
+		if v != nil && a.takes(k) {
 			args[k] = v
 		}
 	}
-	return e.WithRecovery(t.Name, args, nil)
+	return args
 }
 
 // rateLimited makes RATE_LIMIT_EXCEEDED name its next call: the same call,

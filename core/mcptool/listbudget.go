@@ -65,69 +65,14 @@ const maxReportShare = 5
 // Degrade finds the longest prefix of Items that fits (binary search over
 // the prefix length, measuring the whole answer each time).
 func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
-	n := len(l.Items)
-	hashes := map[int]map[string]string{}
-	build := func(k int) (any, []core.MetaOption, error) {
-		data := l.answer(k)
-		var dropped []string
-		archive := map[string]string{}
-		report := 0 // bytes of the report so far
-		for i := k; i < n && i < k+maxListedDrops; i++ {
-			id := l.ID(i)
-			var h map[string]string
-			if l.Archive != nil {
-				var ok bool
-				if h, ok = hashes[i]; !ok {
-					h = map[string]string{}
-					for _, ref := range l.Archive(i) {
-						sum, err := jcs.Hash(ref.Content)
-						if err != nil {
-							return nil, nil, err
-						}
-						h[ref.ID] = sum
-					}
-					hashes[i] = h
-				}
-			}
-			size := len(id) + 3
-			for aid, sum := range h {
-				size += len(aid) + len(sum) + 6
-			}
-			if len(dropped) > 0 && report+size > f.Budget*4/maxReportShare {
-				break
-			}
-			report += size
-			dropped = append(dropped, id)
-			maps.Copy(archive, h)
-		}
-		ctx := map[string]any{"dropped_count": n - k, "total_count": n, "reason": "token_budget", "budget_tokens": f.Budget}
-		if len(dropped) < n-k {
-			ctx["listed_dropped"] = len(dropped)
-		}
-		meta := []core.MetaOption{core.WithFidelity(core.FidelityPartial, dropped, archive)}
-		msg := fmt.Sprintf("%d of %d items were left out to fit %d tokens", n-k, n, f.Budget)
-		if l.Next != nil {
-			cursor := l.Next(k)
-			meta = append(meta, core.WithPagination(cursor, l.PageSize, nil))
-			if cursor != "" && l.Continue != nil {
-				tool, args := l.Continue(cursor)
-				ctx["next_call"] = map[string]any{"tool": tool, "args": args}
-				msg += fmt.Sprintf("; call %s with the cursor in meta.pagination for the rest", tool)
-			}
-		}
-		if len(archive) > 0 && f.ArchiveServed {
-			msg += "; research archive-get serves them by the ids in meta.content_archive_hashes"
-		}
-		meta = append(meta, core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg+".", ctx))
-		return data, meta, nil
-	}
+	lf := listFit[T]{l: l, f: f, hashes: map[int]map[string]string{}}
 	// Largest k in [1, n-1] whose answer fits; lo fits (or is 0), hi does not.
-	lo, hi := 0, n
+	lo, hi := 0, len(l.Items)
 	var bestData any
 	var bestMeta []core.MetaOption
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		data, meta, err := build(mid)
+		data, meta, err := lf.build(mid)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -141,6 +86,95 @@ func (l *ListAnswer[T]) Degrade(f Fit) (any, []core.MetaOption, bool, error) {
 		return nil, nil, false, nil
 	}
 	return bestData, bestMeta, true, nil
+}
+
+// listFit is one Degrade of a ListAnswer under one Fit; it hashes each
+// item's archived values once however many prefixes it tries.
+type listFit[T any] struct {
+	l      *ListAnswer[T]
+	f      Fit
+	hashes map[int]map[string]string // item index → archive id → hash
+}
+
+// build is the answer keeping the first k items and its meta: content
+// fidelity partial with the dropped items named (dropped), and the
+// CONTENT_TRUNCATED warning, plus the pagination cursor after item k when
+// the list has one.
+func (lf *listFit[T]) build(k int) (any, []core.MetaOption, error) {
+	l, n := lf.l, len(lf.l.Items)
+	data := l.answer(k)
+	dropped, archive, err := lf.dropped(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := map[string]any{"dropped_count": n - k, "total_count": n, "reason": "token_budget", "budget_tokens": lf.f.Budget}
+	if len(dropped) < n-k {
+		ctx["listed_dropped"] = len(dropped)
+	}
+	meta := []core.MetaOption{core.WithFidelity(core.FidelityPartial, dropped, archive)}
+	msg := fmt.Sprintf("%d of %d items were left out to fit %d tokens", n-k, n, lf.f.Budget)
+	if l.Next != nil {
+		cursor := l.Next(k)
+		meta = append(meta, core.WithPagination(cursor, l.PageSize, nil))
+		if cursor != "" && l.Continue != nil {
+			tool, args := l.Continue(cursor)
+			ctx["next_call"] = map[string]any{"tool": tool, "args": args}
+			msg += fmt.Sprintf("; call %s with the cursor in meta.pagination for the rest", tool)
+		}
+	}
+	if len(archive) > 0 && lf.f.ArchiveServed {
+		msg += "; research archive-get serves them by the ids in meta.content_archive_hashes"
+	}
+	meta = append(meta, core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg+".", ctx))
+	return data, meta, nil
+}
+
+// dropped names the first items dropped when k are kept — at most
+// maxListedDrops, and no more than a fifth of the budget, but always one —
+// with the archive hashes of those it names.
+func (lf *listFit[T]) dropped(k int) (ids []string, archive map[string]string, err error) {
+	archive = map[string]string{}
+	report := 0 // bytes of the report so far
+	for i := k; i < len(lf.l.Items) && i < k+maxListedDrops; i++ {
+		id := lf.l.ID(i)
+		h, err := lf.archiveHashes(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		size := len(id) + 3
+		for aid, sum := range h {
+			size += len(aid) + len(sum) + 6
+		}
+		if len(ids) > 0 && report+size > lf.f.Budget*4/maxReportShare {
+			break
+		}
+		report += size
+		ids = append(ids, id)
+		maps.Copy(archive, h)
+	}
+	return ids, archive, nil
+}
+
+// archiveHashes maps the archive ids of item i to the RFC 8785 hash of the
+// value each serves (nil when the list has no Archive); computed once per
+// item.
+func (lf *listFit[T]) archiveHashes(i int) (map[string]string, error) {
+	if lf.l.Archive == nil {
+		return nil, nil
+	}
+	if h, ok := lf.hashes[i]; ok {
+		return h, nil
+	}
+	h := map[string]string{}
+	for _, ref := range lf.l.Archive(i) {
+		sum, err := jcs.Hash(ref.Content)
+		if err != nil {
+			return nil, err
+		}
+		h[ref.ID] = sum
+	}
+	lf.hashes[i] = h
+	return h, nil
 }
 
 // answer is the answer with the first k items.

@@ -329,6 +329,10 @@ func (r *Registry) Names() []string {
 	return out
 }
 
+// check reports the first declaration error of t: a parameter declared
+// twice or named "action", a synonym that is no enum value or not in
+// synonymKey form, a duplicated action or one that fails (*Action).check,
+// a parameter no action uses.
 func (t *Tool) check() error {
 	seen := map[string]bool{}
 	for _, p := range t.Params {
@@ -336,46 +340,58 @@ func (t *Tool) check() error {
 			return fmt.Errorf("parameter %q declared twice or reserved", p.Name)
 		}
 		seen[p.Name] = true
-		for word, v := range p.Synonyms {
-			if !slices.Contains(p.Enum, v) || word != synonymKey(word) {
-				return fmt.Errorf("parameter %q: synonym %q → %q: not a value of the enum, or a key not in synonymKey form", p.Name, word, v)
-			}
+		if err := p.checkSynonyms(); err != nil {
+			return err
 		}
 	}
 	names := map[string]bool{}
 	for _, a := range t.Actions {
-		if names[a.Name] || a.Name != strings.ToLower(a.Name) || strings.Contains(a.Name, "_") {
+		if names[a.Name] {
 			return fmt.Errorf("action %q duplicated or not kebab-case", a.Name)
 		}
 		names[a.Name] = true
-		if a.Handler == nil {
-			return fmt.Errorf("action %q has no handler", a.Name)
-		}
-		switch a.SideEffects {
-		case EffectNone, EffectRead, EffectWrite:
-		default:
-			return fmt.Errorf("action %q: side effects %q", a.Name, a.SideEffects)
-		}
-		switch a.Latency {
-		case LatencyFast, LatencyModerate, LatencySlow:
-		default:
-			return fmt.Errorf("action %q: latency %q", a.Name, a.Latency)
-		}
-		for _, p := range a.Params() {
-			if !seen[p] {
-				return fmt.Errorf("action %q uses undeclared parameter %q", a.Name, p)
-			}
+		if err := a.check(seen); err != nil {
+			return err
 		}
 	}
 	for p := range seen {
-		used := false
-		for i := range t.Actions {
-			if t.Actions[i].takes(p) {
-				used = true
-			}
-		}
-		if !used {
+		if !slices.ContainsFunc(t.Actions, func(a Action) bool { return a.takes(p) }) {
 			return fmt.Errorf("parameter %q is used by no action", p)
+		}
+	}
+	return nil
+}
+
+// checkSynonyms refuses a synonym of p that maps to no value of its enum or
+// whose key is not in synonymKey form.
+func (p Param) checkSynonyms() error {
+	for word, v := range p.Synonyms {
+		if !slices.Contains(p.Enum, v) || word != synonymKey(word) {
+			return fmt.Errorf("parameter %q: synonym %q → %q: not a value of the enum, or a key not in synonymKey form", p.Name, word, v)
+		}
+	}
+	return nil
+}
+
+// check refuses an action whose name is not kebab-case, that has no
+// handler, whose side effects or latency is not one of the declared
+// values, or that uses a parameter not in declared.
+func (a *Action) check(declared map[string]bool) error {
+	if a.Name != strings.ToLower(a.Name) || strings.Contains(a.Name, "_") {
+		return fmt.Errorf("action %q duplicated or not kebab-case", a.Name)
+	}
+	if a.Handler == nil {
+		return fmt.Errorf("action %q has no handler", a.Name)
+	}
+	if !slices.Contains([]string{EffectNone, EffectRead, EffectWrite}, a.SideEffects) {
+		return fmt.Errorf("action %q: side effects %q", a.Name, a.SideEffects)
+	}
+	if !slices.Contains([]string{LatencyFast, LatencyModerate, LatencySlow}, a.Latency) {
+		return fmt.Errorf("action %q: latency %q", a.Name, a.Latency)
+	}
+	for _, p := range a.Params() {
+		if !declared[p] {
+			return fmt.Errorf("action %q uses undeclared parameter %q", a.Name, p)
 		}
 	}
 	return nil

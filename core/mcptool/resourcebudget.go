@@ -43,30 +43,34 @@ func ResourceContents(uri string, budget int, v any, deg Degrader, instead strin
 		return nil, err
 	}
 	if tokensOfBytes(len(b)) > budget {
-		b = nil
-		if deg != nil {
-			measure := func(data any, meta []core.MetaOption) int {
-				enc, err := json.Marshal(withFidelityMarker(data, meta))
-				if err != nil {
-					return budget + 1
-				}
-				return tokensOfBytes(len(enc))
-			}
-			data, meta, ok, err := deg.Degrade(Fit{Budget: budget, Measure: measure, ArchiveServed: true})
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				if b, err = json.Marshal(withFidelityMarker(data, meta)); err != nil {
-					return nil, err
-				}
-			}
+		if b, err = degradeDocument(deg, budget); err != nil {
+			return nil, err
 		}
 		if b == nil || tokensOfBytes(len(b)) > budget {
 			return nil, fmt.Errorf("%s: the resource is over the %d-token budget and cannot be shortened; use %s instead", errcode.PayloadTooLarge, budget, instead)
 		}
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
+}
+
+// degradeDocument is the JSON of the document deg degrades to fit budget,
+// with its "_fidelity" report; nil when there is no deg or it cannot fit.
+func degradeDocument(deg Degrader, budget int) ([]byte, error) {
+	if deg == nil {
+		return nil, nil
+	}
+	measure := func(data any, meta []core.MetaOption) int {
+		enc, err := json.Marshal(withFidelityMarker(data, meta))
+		if err != nil {
+			return budget + 1
+		}
+		return tokensOfBytes(len(enc))
+	}
+	data, meta, ok, err := deg.Degrade(Fit{Budget: budget, Measure: measure, ArchiveServed: true})
+	if err != nil || !ok {
+		return nil, err
+	}
+	return json.Marshal(withFidelityMarker(data, meta))
 }
 
 // withFidelityMarker returns data (an object) with the "_fidelity" report

@@ -38,26 +38,18 @@ const maxSafeID = 1 << 53
 
 // echoedExactly reports whether mcp-go echoes the id literal lit as sent:
 // a plain integer (no sign but a leading minus, no leading zero, no
-// fraction or exponent, not -0) within ±2^53.
+// fraction or exponent, not -0) within ±2^53 — that is, an integer in that
+// range written exactly as strconv.FormatInt writes it.
 func echoedExactly(lit []byte) bool {
-	if len(lit) == 0 || len(lit) > 17 {
+	if len(lit) > 17 {
 		return false
-	}
-	digits := lit
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || (digits[0] == '0' && (len(digits) > 1 || len(lit) > 1)) {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
 	}
 	v, err := strconv.ParseInt(string(lit), 10, 64)
-	return err == nil && v <= maxSafeID && v >= -maxSafeID
+	return err == nil && strconv.FormatInt(v, 10) == string(lit) && v <= maxSafeID && v >= -maxSafeID
 }
+
+// numberChars are the bytes a JSON number literal is made of.
+const numberChars = "0123456789-+.eE"
 
 // wrapRequestID returns msg with its top-level "id", when it is a number
 // mcp-go would not echo exactly, replaced by a surrogate string id, and
@@ -71,10 +63,8 @@ func wrapRequestID(msg []byte) ([]byte, bool) {
 	if c := lit[0]; c != '-' && (c < '0' || c > '9') || echoedExactly(lit) {
 		return msg, false
 	}
-	for _, c := range lit {
-		if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
-			return msg, false // not a number: mcp-go answers a parse error
-		}
+	if len(bytes.Trim(lit, numberChars)) > 0 {
+		return msg, false // not a number: mcp-go answers a parse error
 	}
 	out := make([]byte, 0, len(msg)+len(idSurrogate)+1)
 	out = append(out, msg[:start]...)

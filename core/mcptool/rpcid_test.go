@@ -18,6 +18,9 @@ func TestRequestIDSurrogates(t *testing.T) {
 		{"7", false}, {"-12", false}, {"0", false}, {"9007199254740992", false}, {`"s"`, false}, {"null", false},
 		{"9007199254740993", true}, {"100000000000000000000000", true}, {"1e309", true}, {"1.0", true},
 		{"1.5", true}, {"-0", true}, {"1E2", true}, {"007", true},
+		{"-9007199254740992", false}, {"-9007199254740993", true}, {"99999999999999999", true},
+		{"123456789012345678", true}, {"-07", true}, {"0.0", true}, {"-", true}, {"1e+2", true},
+		{"true", false}, {`{"a":1}`, false}, {"[1]", false}, {"-a", false}, {"12abc", false}, {"+5", false},
 	} {
 		msg := []byte(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"ping"}`)
 		in, wrapped := wrapRequestID(msg)

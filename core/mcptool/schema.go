@@ -59,6 +59,8 @@ func (t *Tool) usedBy(name string) []string {
 	return out
 }
 
+// schema is p's JSON Schema in the tool's input schema; usedBy (the
+// actions that take p) is appended to its description.
 func (p Param) schema(usedBy []string) map[string]any {
 	s := map[string]any{"type": string(p.Type)}
 	if p.Type == IntOrString {
@@ -80,32 +82,46 @@ func (p Param) schema(usedBy []string) map[string]any {
 	}
 	switch p.Type {
 	case String:
-		if p.MaxLength > 0 {
-			s["maxLength"] = p.MaxLength
-		} else {
-			s["maxLength"] = 10_000
-		}
-		if p.MinLength > 0 {
-			s["minLength"] = p.MinLength
-		}
-		if p.Pattern != "" {
-			s["pattern"] = p.Pattern
-		}
+		p.addStringBounds(s)
 	case Array:
-		if p.MaxItems > 0 {
-			s["maxItems"] = p.MaxItems
-		} else {
-			s["maxItems"] = 1000
-		}
-		if p.Items != "" {
-			items := map[string]any{"type": string(p.Items)}
-			if p.Items == String && p.Pattern != "" {
-				items["pattern"] = p.Pattern
-			}
-			s["items"] = items
-		}
+		p.addArrayBounds(s)
 	}
 	return s
+}
+
+// addStringBounds puts the caps of string parameter p into its schema s:
+// maxLength (10,000 unless declared), and minLength and pattern when
+// declared.
+func (p Param) addStringBounds(s map[string]any) {
+	if p.MaxLength > 0 {
+		s["maxLength"] = p.MaxLength
+	} else {
+		s["maxLength"] = 10_000
+	}
+	if p.MinLength > 0 {
+		s["minLength"] = p.MinLength
+	}
+	if p.Pattern != "" {
+		s["pattern"] = p.Pattern
+	}
+}
+
+// addArrayBounds puts the caps of array parameter p into its schema s:
+// maxItems (1,000 unless declared) and, when declared, the items' type
+// (with the pattern of string items).
+func (p Param) addArrayBounds(s map[string]any) {
+	if p.MaxItems > 0 {
+		s["maxItems"] = p.MaxItems
+	} else {
+		s["maxItems"] = 1000
+	}
+	if p.Items != "" {
+		items := map[string]any{"type": string(p.Items)}
+		if p.Items == String && p.Pattern != "" {
+			items["pattern"] = p.Pattern
+		}
+		s["items"] = items
+	}
 }
 
 // Annotations are the tool's MCP hints, the most cautious over the actions
@@ -265,23 +281,13 @@ func optionalEmbedded(t reflect.Type, s *jsonschema.Schema) {
 func optionalFields(t reflect.Type, s *jsonschema.Schema, optional bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() && !f.Anonymous {
-			continue
-		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
+		if (!f.IsExported() && !f.Anonymous) || name == "-" {
 			continue
 		}
-		ft := f.Type
-		if f.Anonymous && name == "" {
-			inner := ft
-			if inner.Kind() == reflect.Pointer {
-				inner = inner.Elem()
-			}
-			if inner.Kind() == reflect.Struct {
-				optionalFields(inner, s, optional || ft.Kind() == reflect.Pointer)
-				continue
-			}
+		if inner, ok := embeddedStruct(f, name); ok {
+			optionalFields(inner, s, optional || f.Type.Kind() == reflect.Pointer)
+			continue
 		}
 		if name == "" {
 			name = f.Name
@@ -289,6 +295,21 @@ func optionalFields(t reflect.Type, s *jsonschema.Schema, optional bool) {
 		if optional {
 			s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
 		}
-		optionalEmbedded(ft, s.Properties[name])
+		optionalEmbedded(f.Type, s.Properties[name])
 	}
+}
+
+// embeddedStruct is the struct whose fields the embedded field f (JSON
+// name jsonName) contributes to its parent, through a pointer too; ok is
+// false for a field that is not embedded, has a JSON name, or is no
+// struct.
+func embeddedStruct(f reflect.StructField, jsonName string) (reflect.Type, bool) {
+	if !f.Anonymous || jsonName != "" {
+		return nil, false
+	}
+	inner := f.Type
+	if inner.Kind() == reflect.Pointer {
+		inner = inner.Elem()
+	}
+	return inner, inner.Kind() == reflect.Struct
 }

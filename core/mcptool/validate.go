@@ -73,26 +73,9 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	if err := checkRequestSize(t, raw); err != nil {
 		return nil, nil, err
 	}
-	av, ok := raw["action"]
-	if !ok || av == nil {
-		return nil, nil, core.NewError(errcode.MissingRequired, fmt.Sprintf("%s needs an action.", t.Name),
-			map[string]any{"field": "action", "allowed": t.OfferedActions()}).
-			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
-	}
-	name, ok := av.(string)
-	if lit, marked := core.MarkedNumber(name); marked {
-		av, ok = lit, false
-	}
-	if !ok {
-		return nil, nil, core.NewError(errcode.InvalidFormat, "action must be a string.",
-			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.OfferedActions()})
-	}
-	a, ok := t.Action(name)
-	if !ok {
-		return nil, nil, core.NewError(errcode.UnknownAction,
-			fmt.Sprintf("%s has no action %q.", t.Name, name),
-			map[string]any{"field": "action", "received": name, "allowed": t.OfferedActions()}).
-			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.OfferedActions(), 5))
+	a, err := resolveAction(t, raw)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Names first, so a misspelt parameter is reported as such even when
 	// another value is also wrong; keys in sorted order for stable answers.
@@ -106,38 +89,91 @@ func validateArgs(t *Tool, raw map[string]any) (*Action, Args, *core.Error) {
 	}
 	args := make(Args, len(raw))
 	for _, k := range keys {
-		v := raw[k]
-		if k == "action" || v == nil {
+		if k == "action" || raw[k] == nil {
 			continue
 		}
-		p, _ := t.Param(k)
-		if err := checkMarkedNumbers(k, v); err != nil {
-			return nil, nil, err
-		}
-		if f, ok := goNumber(v); ok && (p.Type == Integer || p.Type == Number || p.Type == IntOrString) {
-			v = f // Go callers (the CLI, tests) may pass ints; JSON gives float64
-		}
-		v = canonicalEnum(p, v)
-		if err := checkValue(p, v); err != nil {
-			if fixed, ok := coerce(p, v); ok {
-				return nil, nil, coercible(t, p, raw, v, fixed)
-			}
-			if err.Recovery != nil && err.Recovery.Tool == "" {
-				err.Recovery.Tool, err.Recovery.Args = "server", schemaCall(t, a.Name)
-			}
+		v, err := checkArg(t, a, raw, k)
+		if err != nil {
 			return nil, nil, err
 		}
 		args[k] = v
 	}
+	if err := checkRequired(t, a, args); err != nil {
+		return nil, nil, err
+	}
+	return a, args, nil
+}
+
+// resolveAction is the action raw names: MISSING_REQUIRED when "action" is
+// absent or null, INVALID_FORMAT when it is not a string (a number literal
+// too large for float64 included), UNKNOWN_ACTION (with the closest offered
+// names) when t has no such action.
+func resolveAction(t *Tool, raw map[string]any) (*Action, *core.Error) {
+	av, ok := raw["action"]
+	if !ok || av == nil {
+		return nil, core.NewError(errcode.MissingRequired, fmt.Sprintf("%s needs an action.", t.Name),
+			map[string]any{"field": "action", "allowed": t.OfferedActions()}).
+			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, nil)
+	}
+	name, ok := av.(string)
+	if lit, marked := core.MarkedNumber(name); marked {
+		av, ok = lit, false
+	}
+	if !ok {
+		return nil, core.NewError(errcode.InvalidFormat, "action must be a string.",
+			map[string]any{"field": "action", "constraint": "string", "received": av, "allowed": t.OfferedActions()})
+	}
+	a, ok := t.Action(name)
+	if !ok {
+		return nil, core.NewError(errcode.UnknownAction,
+			fmt.Sprintf("%s has no action %q.", t.Name, name),
+			map[string]any{"field": "action", "received": name, "allowed": t.OfferedActions()}).
+			WithRecovery("server", map[string]any{"action": "schema", "tool_name": t.Name}, fuzzy.Rank(name, t.OfferedActions(), 5))
+	}
+	return a, nil
+}
+
+// checkArg checks raw[k], a non-null argument of a parameter the action
+// takes, and returns the value the handler gets: a Go number as float64,
+// an enum value in its declared case. Its errors: INVALID_FORMAT for a
+// number literal float64 cannot hold; a value coerce can fix is refused
+// naming the corrected call; any other refusal of checkValue with, when it
+// has a recovery without a tool, the action's schema as the next call.
+func checkArg(t *Tool, a *Action, raw map[string]any, k string) (any, *core.Error) {
+	v := raw[k]
+	p, _ := t.Param(k)
+	if err := checkMarkedNumbers(k, v); err != nil {
+		return nil, err
+	}
+	if f, ok := goNumber(v); ok && (p.Type == Integer || p.Type == Number || p.Type == IntOrString) {
+		v = f // Go callers (the CLI, tests) may pass ints; JSON gives float64
+	}
+	v = canonicalEnum(p, v)
+	err := checkValue(p, v)
+	if err == nil {
+		return v, nil
+	}
+	if fixed, ok := coerce(p, v); ok {
+		return nil, coercible(t, p, raw, v, fixed)
+	}
+	if err.Recovery != nil && err.Recovery.Tool == "" {
+		err.Recovery.Tool, err.Recovery.Args = "server", schemaCall(t, a.Name)
+	}
+	return nil, err
+}
+
+// checkRequired is MISSING_REQUIRED for the first of a's required
+// parameters args lacks, naming the action and its schema as the next call.
+func checkRequired(t *Tool, a *Action, args Args) *core.Error {
 	for _, r := range a.Required {
 		if !args.Has(r) {
-			return nil, nil, core.NewError(errcode.MissingRequired,
+			return core.NewError(errcode.MissingRequired,
 				fmt.Sprintf("%s action %q needs %q.", t.Name, a.Name, r),
 				map[string]any{"field": r, "action": a.Name, "required": a.Required}).
 				WithRecovery("server", schemaCall(t, a.Name), nil)
 		}
 	}
-	return a, args, nil
+	return nil
 }
 
 // checkNames reports the first of keys (sorted) that the tool lacks
@@ -288,10 +324,27 @@ func checkNumber(p Param, v any) *core.Error {
 	if !ok {
 		return invalid(p, v, "a "+string(p.Type), nil)
 	}
-	if p.Type == Integer && (f != math.Trunc(f) || math.IsInf(f, 0)) {
+	if p.Type == Integer {
+		if err := checkInteger(p, v, f); err != nil {
+			return err
+		}
+	}
+	if p.Min != nil && f < *p.Min {
+		return invalid(p, v, fmt.Sprintf("≥ %v", *p.Min), nil)
+	}
+	if p.Max != nil && f > *p.Max && !p.Clamp {
+		return invalid(p, v, fmt.Sprintf("≤ %v", *p.Max), nil)
+	}
+	return nil
+}
+
+// checkInteger refuses f, the value v of an integer parameter, when it has
+// a fraction or lies outside int64 (never wrapped).
+func checkInteger(p Param, v any, f float64) *core.Error {
+	if f != math.Trunc(f) || math.IsInf(f, 0) {
 		return invalid(p, v, "an integer", nil)
 	}
-	if p.Type == Integer && (f < minInt64 || f >= maxInt64Plus1) {
+	if f < minInt64 || f >= maxInt64Plus1 {
 		// Shown as the exact integer decoded (9223372036854775807 arrives
 		// as 2⁶³), not float64's shortest form 9223372036854776000.
 		received := any(v)
@@ -299,12 +352,6 @@ func checkNumber(p Param, v any) *core.Error {
 			received = json.Number(strconv.FormatFloat(f, 'f', 0, 64))
 		}
 		return invalid(p, received, "an integer between -9223372036854775808 and 9223372036854775807", nil)
-	}
-	if p.Min != nil && f < *p.Min {
-		return invalid(p, v, fmt.Sprintf("≥ %v", *p.Min), nil)
-	}
-	if p.Max != nil && f > *p.Max && !p.Clamp {
-		return invalid(p, v, fmt.Sprintf("≤ %v", *p.Max), nil)
 	}
 	return nil
 }

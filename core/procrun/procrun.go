@@ -139,30 +139,46 @@ func Run(ctx context.Context, command, dir string, timeout time.Duration) Result
 	}
 	res := Result{ExitCode: -1, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	res.TimedOut = errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-	select {
-	case <-copied:
-	case <-time.After(outputDrain): // a descendant escaped the group and keeps the pipe
-		_ = pr.Close()
-		<-copied
-	}
-	_ = pr.Close()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		res.ExitCode = 0
-	case errors.As(err, &exitErr) && exitErr.Exited():
-		res.ExitCode = exitErr.ExitCode()
-	case !res.TimedOut && cmd.ProcessState == nil:
-		_, _ = out.Write([]byte("specd: could not start sh: " + err.Error() + "\n"))
-	}
-	if res.TimedOut {
-		res.ExitCode = -1
-	}
+	drain(copied, pr)
+	res.ExitCode = exitStatus(err, cmd, res.TimedOut, &out)
 	out.mu.Lock()
 	res.Output, res.Dropped, res.TotalBytes = string(out.buf), out.dropped, out.total
 	out.mu.Unlock()
 	res.DurationMS = float64(int64(res.DurationMS*100)) / 100
 	return res
+}
+
+// drain waits until copied closes (the copy of the output reached the
+// pipe's end), at most outputDrain before it closes pr to end the copy
+// (a descendant escaped the group and keeps the pipe open); pr is closed
+// either way.
+func drain(copied <-chan struct{}, pr *os.File) {
+	select {
+	case <-copied:
+	case <-time.After(outputDrain):
+		_ = pr.Close()
+		<-copied
+	}
+	_ = pr.Close()
+}
+
+// exitStatus is the ExitCode of a Run whose Wait (or Start) returned err:
+// the shell's exit status when it exited, -1 when it timed out, was killed
+// by a signal or did not start; a shell that did not start (not on a
+// timeout) has the reason written to out.
+func exitStatus(err error, cmd *exec.Cmd, timedOut bool, out io.Writer) int {
+	var exitErr *exec.ExitError
+	switch {
+	case timedOut:
+		return -1
+	case err == nil:
+		return 0
+	case errors.As(err, &exitErr) && exitErr.Exited():
+		return exitErr.ExitCode()
+	case cmd.ProcessState == nil:
+		_, _ = out.Write([]byte("specd: could not start sh: " + err.Error() + "\n"))
+	}
+	return -1
 }
 
 // outputDrain bounds how long output is read after the shell exited and its

@@ -171,79 +171,25 @@ const sweepLimit = 5 * time.Second
 // new session, so those are orphans nobody else waits for. Children that
 // os/exec waits for (other calls' shells, git) are never reaped here.
 func sweep(shellPid int, runID string) {
-	self := os.Getpid()
-	mySid, _ := unix.Getsid(0)
-	onlyBeneath := becomeSubreaper()
-	mark := runIDVar + "=" + runID
+	s := sweeper{
+		self:        os.Getpid(),
+		shellPid:    shellPid,
+		mark:        runIDVar + "=" + runID,
+		onlyBeneath: becomeSubreaper(),
+		seen:        map[int]bool{},
+	}
+	s.mySid, _ = unix.Getsid(0)
 	deadline := time.Now().Add(sweepLimit)
-	seen := map[int]bool{} // attributed in an earlier round: a zombie's environment is gone
 	// confirm makes a round scan all of /proc: after kills, the children
 	// files (read while processes exit) may have missed one.
 	killed, confirm := false, false
 	for {
-		var procs map[int]proc
-		var candidates map[int]bool
-		if onlyBeneath {
-			ok := false
-			if !confirm {
-				procs, ok = readBelow(self)
-			}
-			if ok {
-				candidates = map[int]bool{}
-				for pid := range procs {
-					candidates[pid] = true
-				}
-			} else {
-				procs = readProcs()
-				candidates = descendants(procs, self)
-			}
-		} else {
-			procs = readProcs()
-		}
-		ours := map[int]bool{}
-		for pid, p := range procs {
-			if pid == self || (candidates != nil && !candidates[pid]) {
-				continue
-			}
-			if seen[pid] || p.pgrp == shellPid || (!p.zombie && hasEnv(pid, mark)) {
-				ours[pid] = true
-			}
-		}
-		for grew := true; grew; { // and everything below them
-			grew = false
-			for pid, p := range procs {
-				if !ours[pid] && ours[p.ppid] && pid != self {
-					ours[pid], grew = true, true
-				}
-			}
-		}
-		// Stop them all first, then kill: a parent killed after its child
-		// could otherwise run between the two kills and act on the child's
-		// death (a shell prints "Killed" into the call's output).
-		for pid := range ours {
-			if !procs[pid].zombie {
-				_ = unix.Kill(pid, unix.SIGSTOP)
-			}
-		}
-		left := 0
-		for pid := range ours {
-			seen[pid] = true
-			if !procs[pid].zombie {
-				_ = unix.Kill(pid, unix.SIGKILL)
-				left++
-				killed = true
-			} else if procs[pid].ppid != self {
-				left++ // its parent, killed too, reaps it or passes it to us
-			}
-		}
-		for pid, p := range procs {
-			if p.ppid != self || !p.zombie || !(ours[pid] || p.sid != mySid) {
-				continue
-			}
-			if got, err := unix.Wait4(pid, nil, unix.WNOHANG, nil); err == nil && got == 0 {
-				left++
-			}
-		}
+		procs, candidates := s.scan(confirm)
+		ours := s.attribute(procs, candidates)
+		stopAll(procs, ours)
+		left, killedNow := s.kill(procs, ours)
+		killed = killed || killedNow
+		left += s.reap(procs, ours)
 		if left == 0 && killed && !confirm {
 			confirm = true
 			continue
@@ -254,6 +200,111 @@ func sweep(shellPid int, runID string) {
 		confirm = false
 		time.Sleep(5 * time.Millisecond) // SIGKILL is delivered asynchronously
 	}
+}
+
+// sweeper holds what one sweep knows across its rounds.
+type sweeper struct {
+	self, mySid, shellPid int
+	mark                  string       // runIDVar=runID
+	onlyBeneath           bool         // this process is a subreaper: the Run's processes are below it
+	seen                  map[int]bool // attributed in an earlier round: a zombie's environment is gone
+}
+
+// scan reads the processes of one round. candidates is nil when any
+// process may belong to the Run (not a subreaper); otherwise it holds the
+// pids below this process. When confirm is set, or the children files are
+// missing, it scans all of /proc.
+func (s *sweeper) scan(confirm bool) (procs map[int]proc, candidates map[int]bool) {
+	if !s.onlyBeneath {
+		return readProcs(), nil
+	}
+	if !confirm {
+		if procs, ok := readBelow(s.self); ok {
+			candidates = map[int]bool{}
+			for pid := range procs {
+				candidates[pid] = true
+			}
+			return procs, candidates
+		}
+	}
+	procs = readProcs()
+	return procs, descendants(procs, s.self)
+}
+
+// attribute returns the Run's processes among procs: those in the shell's
+// process group, carrying the Run's mark, attributed in an earlier round,
+// and everything below them. This process is never among them.
+func (s *sweeper) attribute(procs map[int]proc, candidates map[int]bool) map[int]bool {
+	ours := map[int]bool{}
+	for pid, p := range procs {
+		if pid == s.self || (candidates != nil && !candidates[pid]) {
+			continue
+		}
+		if s.seen[pid] || p.pgrp == s.shellPid || (!p.zombie && hasEnv(pid, s.mark)) {
+			ours[pid] = true
+		}
+	}
+	addBelow(procs, ours, s.self)
+	return ours
+}
+
+// addBelow adds to set every process of procs that descends from one in
+// it, except skip.
+func addBelow(procs map[int]proc, set map[int]bool, skip int) {
+	for grew := true; grew; {
+		grew = false
+		for pid, p := range procs {
+			if !set[pid] && set[p.ppid] && pid != skip {
+				set[pid], grew = true, true
+			}
+		}
+	}
+}
+
+// stopAll sends SIGSTOP to every live process of ours. Stopping them all
+// before killing any keeps a parent killed after its child from running
+// between the two kills and acting on the child's death (a shell prints
+// "Killed" into the call's output).
+func stopAll(procs map[int]proc, ours map[int]bool) {
+	for pid := range ours {
+		if !procs[pid].zombie {
+			_ = unix.Kill(pid, unix.SIGSTOP)
+		}
+	}
+}
+
+// kill sends SIGKILL to every live process of ours and remembers them all
+// as seen. left counts the processes still to wait for: those killed, and
+// zombies whose parent is not this process (that parent, killed too, reaps
+// them or passes them to us); killed reports whether any signal was sent.
+func (s *sweeper) kill(procs map[int]proc, ours map[int]bool) (left int, killed bool) {
+	for pid := range ours {
+		s.seen[pid] = true
+		switch {
+		case !procs[pid].zombie:
+			_ = unix.Kill(pid, unix.SIGKILL)
+			left++
+			killed = true
+		case procs[pid].ppid != s.self:
+			left++
+		}
+	}
+	return left, killed
+}
+
+// reap waits (without blocking) for this process's zombie children that
+// are the Run's or sit in another session than the server's (orphans
+// nobody else waits for); it returns how many could not be reaped yet.
+func (s *sweeper) reap(procs map[int]proc, ours map[int]bool) (left int) {
+	for pid, p := range procs {
+		if p.ppid != s.self || !p.zombie || !(ours[pid] || p.sid != s.mySid) {
+			continue
+		}
+		if got, err := unix.Wait4(pid, nil, unix.WNOHANG, nil); err == nil && got == 0 {
+			left++
+		}
+	}
+	return left
 }
 
 // descendants returns the pids below root.

@@ -39,6 +39,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -161,8 +162,15 @@ func (d *Dir) ReadFile(ctx context.Context, name string, max int64) ([]byte, err
 	if st.Size() > max {
 		return nil, tooLarge(name, max)
 	}
+	return d.readAll(ctx, f, name, max, st.Size())
+}
+
+// readAll reads f (the file name, of size bytes when opened) to its end in
+// chunks of readChunk, checking ctx before each; PAYLOAD_TOO_LARGE as soon
+// as it has read more than max bytes (the file grew).
+func (d *Dir) readAll(ctx context.Context, f *os.File, name string, max, size int64) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(int(st.Size()) + 1)
+	buf.Grow(int(size) + 1)
 	chunk := make([]byte, readChunk)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -200,44 +208,58 @@ func (d *Dir) Walk(ctx context.Context, dir string, fn func(Entry) error) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := d.root.OpenFile(dir, openReadFlags, 0)
+	entries, err := d.readDir(dir)
 	if err != nil {
-		return d.fail(dir, err)
+		return err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return d.fail(dir, err)
-	}
-	if !st.IsDir() {
-		f.Close()
-		return invalid(Show(dir), "is not a folder", "Name a folder inside the workspace.")
-	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return d.fail(dir, err)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		name := filepath.Join(dir, e.Name())
-		err := fn(Entry{Name: name, Type: e.Type()})
-		if e.IsDir() {
-			if errors.Is(err, fs.SkipDir) {
-				continue
-			}
-			if err == nil {
-				err = d.Walk(ctx, name, fn)
-			}
-		}
-		if err != nil {
+		if err := d.visit(ctx, filepath.Join(dir, e.Name()), e, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readDir lists the folder dir in name order. It is opened without
+// blocking and must be a folder once open (INVALID_FORMAT otherwise).
+func (d *Dir) readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := d.root.OpenFile(dir, openReadFlags, 0)
+	if err != nil {
+		return nil, d.fail(dir, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, d.fail(dir, err)
+	}
+	if !st.IsDir() {
+		return nil, invalid(Show(dir), "is not a folder", "Name a folder inside the workspace.")
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, d.fail(dir, err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, nil
+}
+
+// visit calls fn for e, the entry name of a folder being walked, and walks
+// into e when it is a folder fn neither skipped (fs.SkipDir) nor failed.
+func (d *Dir) visit(ctx context.Context, name string, e fs.DirEntry, fn func(Entry) error) error {
+	err := fn(Entry{Name: name, Type: e.Type()})
+	if !e.IsDir() {
+		return err
+	}
+	if errors.Is(err, fs.SkipDir) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return d.Walk(ctx, name, fn)
 }
 
 // MkdirAll makes the folder name and any missing parents, inside the
@@ -357,43 +379,53 @@ const maxDepth = 256
 // cannot be resolved is skipped: a write through it fails anyway.
 func (d *Dir) Within(name string, folders ...string) string {
 	parts := strings.Split(filepath.Clean(name), string(filepath.Separator))
-	for _, f := range folders {
-		if strings.EqualFold(parts[0], f) {
-			return f
-		}
+	if i := slices.IndexFunc(folders, func(f string) bool { return strings.EqualFold(parts[0], f) }); i >= 0 {
+		return folders[i]
 	}
 	top, err := d.root.Stat(".")
 	if err != nil {
 		return ""
 	}
-	var infos []fs.FileInfo
-	var names []string
+	infos, names := d.statExisting(folders)
+	if len(infos) == 0 {
+		return ""
+	}
+	for i := range parts {
+		if j := d.climbTo(filepath.Join(parts[:i+1]...), top, infos); j >= 0 {
+			return names[j]
+		}
+	}
+	return ""
+}
+
+// statExisting returns the file infos of those of folders that exist, with
+// their names.
+func (d *Dir) statExisting(folders []string) (infos []fs.FileInfo, names []string) {
 	for _, f := range folders {
 		if st, err := d.root.Stat(f); err == nil {
 			infos, names = append(infos, st), append(names, f)
 		}
 	}
-	if len(infos) == 0 {
-		return ""
-	}
-	for i := range parts {
-		// cur climbs from the prefix with ".." components, which os.Root
-		// resolves after the symlinks before them, not lexically.
-		cur := filepath.Join(parts[:i+1]...)
-		for up := 0; up < maxDepth; up++ {
-			st, err := d.root.Stat(cur)
-			if err != nil || os.SameFile(st, top) {
-				break
-			}
-			for j, in := range infos {
-				if os.SameFile(st, in) {
-					return names[j]
-				}
-			}
-			cur += string(filepath.Separator) + ".."
+	return infos, names
+}
+
+// climbTo walks up from cur, a prefix of a name, with ".." components
+// (which os.Root resolves after the symlinks before them, not lexically),
+// until it reaches the workspace's top (top), a path that does not
+// resolve, or maxDepth steps; it returns the index of the first of infos
+// the walk meets, -1 when none.
+func (d *Dir) climbTo(cur string, top fs.FileInfo, infos []fs.FileInfo) int {
+	for up := 0; up < maxDepth; up++ {
+		st, err := d.root.Stat(cur)
+		if err != nil || os.SameFile(st, top) {
+			return -1
 		}
+		if j := slices.IndexFunc(infos, func(in fs.FileInfo) bool { return os.SameFile(st, in) }); j >= 0 {
+			return j
+		}
+		cur += string(filepath.Separator) + ".."
 	}
-	return ""
+	return -1
 }
 
 func wantRegular(name string, st fs.FileInfo) error {
@@ -437,7 +469,9 @@ func tooLarge(name string, max int64) *core.Error {
 }
 
 // fail turns an error of an operation on name into the package's errors,
-// keeping only name (relative) in what the caller sees.
+// keeping only name (relative) in what the caller sees. A cancelled or
+// expired context is returned as it is; an error it does not know is
+// INTERNAL.
 func (d *Dir) fail(name string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -450,41 +484,77 @@ func (d *Dir) fail(name string, err error) error {
 		return invalid(shown, "leads out of the workspace (through '..', an absolute symbolic link or a symbolic link pointing outside)",
 			"Give a path inside the workspace; symbolic links are followed only when they are relative and stay inside it.")
 	case errors.Is(err, fs.ErrNotExist):
-		if st, lerr := d.root.Lstat(name); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return invalid(shown, "is a symbolic link whose target does not exist", "Fix or remove the dangling symbolic link, or name another path.")
-		}
-		return core.NewError(errcode.NotFound, fmt.Sprintf("Nothing at %s in the workspace.", quote(shown)),
-			map[string]any{"field": Field, "received": shown}).
-			WithRemediation("Check the path: it is relative to the workspace root.")
+		return d.notFound(name)
 	case errno == syscall.ENOTDIR || errno == syscall.EEXIST:
-		if st, lerr := d.root.Lstat(name); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return invalid(shown, "is a symbolic link whose target does not exist", "Fix or remove the dangling symbolic link, or name another path.")
-		}
-		return invalid(shown, "is (or goes through) a file where a folder is needed", "Name a folder (existing or new) inside the workspace, not a file.")
+		return d.notAFolder(name)
 	case errno == syscall.ENXIO || errno == syscall.ENODEV:
-		// A socket or a device without a driver: say what it is.
-		if st, serr := d.root.Stat(name); serr == nil {
-			if werr := wantRegular(name, st); werr != nil {
-				return werr
-			}
-		}
-		return invalid(shown, "is not a regular file", "Name a regular file inside the workspace; FIFOs, devices and sockets are never read.")
-	case errno == syscall.EISDIR:
-		return invalid(shown, "is a folder, not a file", "Name a file, or move the folder out of the way.")
-	case errno == syscall.ELOOP:
-		return invalid(shown, "goes through too many symbolic links", "Fix the symbolic link loop or name another path.")
-	case errno == syscall.ENAMETOOLONG:
-		return invalid(shown, "is too long", "Use a shorter path.")
+		return d.notRegular(name)
+	case errnoInvalid[errno].why != "":
+		return invalid(shown, errnoInvalid[errno].why, errnoInvalid[errno].remediation)
 	case errors.Is(err, fs.ErrPermission):
 		return invalid(shown, "may not be accessed by the server (permission denied)", "Change the file's permissions or name another path.")
-	case errno == syscall.ENOSPC:
-		return core.NewError(errcode.Unavailable, "The disk holding the workspace is full.", map[string]any{"field": Field, "received": shown}).
-			WithRemediation("Free disk space, then retry.").WithCause(err)
-	case errno == syscall.EROFS:
-		return core.NewError(errcode.Unavailable, "The workspace is on a read-only file system.", map[string]any{"field": Field, "received": shown}).
-			WithRemediation("Name a folder on a writable file system inside the workspace.").WithCause(err)
+	case errnoUnavailable[errno].message != "":
+		u := errnoUnavailable[errno]
+		return core.NewError(errcode.Unavailable, u.message, map[string]any{"field": Field, "received": shown}).
+			WithRemediation(u.remediation).WithCause(err)
 	}
 	return core.Internal(err)
+}
+
+// errnoInvalid are the INVALID_FORMAT refusals of the error numbers that
+// say all there is to say about the path.
+var errnoInvalid = map[syscall.Errno]struct{ why, remediation string }{
+	syscall.EISDIR:       {"is a folder, not a file", "Name a file, or move the folder out of the way."},
+	syscall.ELOOP:        {"goes through too many symbolic links", "Fix the symbolic link loop or name another path."},
+	syscall.ENAMETOOLONG: {"is too long", "Use a shorter path."},
+}
+
+// errnoUnavailable are the UNAVAILABLE answers of a disk that cannot take
+// a write.
+var errnoUnavailable = map[syscall.Errno]struct{ message, remediation string }{
+	syscall.ENOSPC: {"The disk holding the workspace is full.", "Free disk space, then retry."},
+	syscall.EROFS:  {"The workspace is on a read-only file system.", "Name a folder on a writable file system inside the workspace."},
+}
+
+// dangling is the refusal of name when it is a symbolic link (whose target
+// then does not exist, or the operation would have followed it); nil when
+// it is not one.
+func (d *Dir) dangling(name string) error {
+	if st, err := d.root.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return invalid(Show(name), "is a symbolic link whose target does not exist", "Fix or remove the dangling symbolic link, or name another path.")
+	}
+	return nil
+}
+
+// notFound is NOT_FOUND for name, or the dangling-link refusal when name is
+// a symbolic link.
+func (d *Dir) notFound(name string) error {
+	if err := d.dangling(name); err != nil {
+		return err
+	}
+	return core.NewError(errcode.NotFound, fmt.Sprintf("Nothing at %s in the workspace.", quote(Show(name))),
+		map[string]any{"field": Field, "received": Show(name)}).
+		WithRemediation("Check the path: it is relative to the workspace root.")
+}
+
+// notAFolder refuses name, met where a folder was needed (ENOTDIR,
+// EEXIST): a dangling symbolic link, or a file.
+func (d *Dir) notAFolder(name string) error {
+	if err := d.dangling(name); err != nil {
+		return err
+	}
+	return invalid(Show(name), "is (or goes through) a file where a folder is needed", "Name a folder (existing or new) inside the workspace, not a file.")
+}
+
+// notRegular refuses name, a socket or a device without a driver (ENXIO,
+// ENODEV), saying what it is when it can still be seen.
+func (d *Dir) notRegular(name string) error {
+	if st, err := d.root.Stat(name); err == nil {
+		if werr := wantRegular(name, st); werr != nil {
+			return werr
+		}
+	}
+	return invalid(Show(name), "is not a regular file", "Name a regular file inside the workspace; FIFOs, devices and sockets are never read.")
 }
 
 // isEscape reports os.Root's "path escapes from parent" refusal, which the

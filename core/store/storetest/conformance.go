@@ -84,60 +84,8 @@ func testTopBucketsExist(t *testing.T, open Opener) {
 // returns it.
 func testKeysInOrderAndNestedBuckets(t *testing.T, open Opener) {
 	st := open(t)
-	update(t, st, func(b bucketstore.Bucket) error {
-		n, err := b.CreateBucket([]byte("n"))
-		if err != nil {
-			return err
-		}
-		if _, err := b.CreateBucket([]byte("n")); err == nil {
-			return errors.New("CreateBucket of an existing bucket succeeded")
-		}
-		for _, k := range []string{"c", "a\x00z", "b", "a", "\xff"} {
-			if err := n.Put([]byte(k), []byte("v"+k)); err != nil {
-				return err
-			}
-		}
-		if _, err := n.CreateBucket([]byte("a\x01")); err != nil {
-			return err
-		}
-		return n.Delete([]byte("c"))
-	})
-	view(t, st, func(b bucketstore.Bucket) error {
-		n := b.Bucket([]byte("n"))
-		if n == nil || b.Bucket([]byte("m")) != nil {
-			return errors.New("nested bucket lookup")
-		}
-		var keys []string
-		if err := n.ForEach(func(k, v []byte) error {
-			if v == nil {
-				if string(k) != "a\x01" {
-					return fmt.Errorf("ForEach gives %q a nil value, but it is no nested bucket", k)
-				}
-				return nil
-			}
-			keys = append(keys, string(k))
-			if !bytes.Equal(v, []byte("v"+string(k))) {
-				return fmt.Errorf("value of %q is %q", k, v)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		if want := []string{"a", "a\x00z", "b", "\xff"}; !reflect.DeepEqual(keys, want) {
-			return fmt.Errorf("ForEach keys %q, want %q", keys, want)
-		}
-		var nested []string
-		if err := n.ForEachBucket(func(k []byte) error { nested = append(nested, string(k)); return nil }); err != nil {
-			return err
-		}
-		if !reflect.DeepEqual(nested, []string{"a\x01"}) {
-			return fmt.Errorf("ForEachBucket %q", nested)
-		}
-		if n.Get([]byte("c")) != nil {
-			return errors.New("a deleted key is still there")
-		}
-		return nil
-	})
+	update(t, st, writeNested)
+	view(t, st, checkNested)
 	update(t, st, func(b bucketstore.Bucket) error {
 		n, err := b.CreateBucketIfNotExists([]byte("n"))
 		if err != nil || n.Get([]byte("a")) == nil {
@@ -145,6 +93,77 @@ func testKeysInOrderAndNestedBuckets(t *testing.T, open Opener) {
 		}
 		return nil
 	})
+}
+
+// writeNested creates bucket "n" (a second CreateBucket of it must fail),
+// puts keys into it out of order, creates the nested bucket "a\x01" in it
+// and deletes key "c".
+func writeNested(b bucketstore.Bucket) error {
+	n, err := b.CreateBucket([]byte("n"))
+	if err != nil {
+		return err
+	}
+	if _, err := b.CreateBucket([]byte("n")); err == nil {
+		return errors.New("CreateBucket of an existing bucket succeeded")
+	}
+	for _, k := range []string{"c", "a\x00z", "b", "a", "\xff"} {
+		if err := n.Put([]byte(k), []byte("v"+k)); err != nil {
+			return err
+		}
+	}
+	if _, err := n.CreateBucket([]byte("a\x01")); err != nil {
+		return err
+	}
+	return n.Delete([]byte("c"))
+}
+
+// checkNested checks what writeNested left: "n" is found and "m" is not,
+// its keys come back in byte order with their values, its one nested
+// bucket is listed by ForEachBucket, and the deleted key is gone.
+func checkNested(b bucketstore.Bucket) error {
+	n := b.Bucket([]byte("n"))
+	if n == nil || b.Bucket([]byte("m")) != nil {
+		return errors.New("nested bucket lookup")
+	}
+	keys, err := valueKeys(n)
+	if err != nil {
+		return err
+	}
+	if want := []string{"a", "a\x00z", "b", "\xff"}; !reflect.DeepEqual(keys, want) {
+		return fmt.Errorf("ForEach keys %q, want %q", keys, want)
+	}
+	var nested []string
+	if err := n.ForEachBucket(func(k []byte) error { nested = append(nested, string(k)); return nil }); err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(nested, []string{"a\x01"}) {
+		return fmt.Errorf("ForEachBucket %q", nested)
+	}
+	if n.Get([]byte("c")) != nil {
+		return errors.New("a deleted key is still there")
+	}
+	return nil
+}
+
+// valueKeys lists the keys ForEach gives with a value, in its order,
+// checking each value is "v" and its key; a nil value is allowed only for
+// the nested bucket "a\x01".
+func valueKeys(n bucketstore.Bucket) ([]string, error) {
+	var keys []string
+	err := n.ForEach(func(k, v []byte) error {
+		if v == nil {
+			if string(k) != "a\x01" {
+				return fmt.Errorf("ForEach gives %q a nil value, but it is no nested bucket", k)
+			}
+			return nil
+		}
+		keys = append(keys, string(k))
+		if !bytes.Equal(v, []byte("v"+string(k))) {
+			return fmt.Errorf("value of %q is %q", k, v)
+		}
+		return nil
+	})
+	return keys, err
 }
 
 // testCursorWalksBothWays: First, Last, Seek, Next and Prev visit keys in
@@ -175,26 +194,31 @@ func testCursorWalksBothWays(t *testing.T, open Opener) {
 		if !reflect.DeepEqual(fwd, []string{"k1", "k2", "k3", "k4"}) || !reflect.DeepEqual(back, []string{"k4", "k3", "k2", "k1"}) {
 			return fmt.Errorf("forward %q, backward %q", fwd, back)
 		}
-		if k, v := c.Seek([]byte("k25")); string(k) != "k3" || string(v) != "k3" {
-			return fmt.Errorf("cursor: Seek(k25) = %q %q, want k3", k, v)
-		}
-		if k, _ := c.Seek([]byte("k9")); k != nil {
-			return fmt.Errorf("cursor: Seek past the end = %q", k)
-		}
-		if k, _ := c.Last(); string(k) != "k4" {
-			return fmt.Errorf("cursor: Last = %q", k)
-		}
-		if k, _ := c.Next(); k != nil {
-			return fmt.Errorf("cursor: Next past the end = %q", k)
-		}
-		if k, _ := c.First(); string(k) != "k1" {
-			return fmt.Errorf("cursor: First = %q", k)
-		}
-		if k, _ := c.Prev(); k != nil {
-			return fmt.Errorf("cursor: Prev before the start = %q", k)
-		}
-		return nil
+		return checkCursorMoves(c)
 	})
+}
+
+// checkCursorMoves makes c's single moves over the keys k1…k4 (each
+// holding its own name) in turn, each landing on the key named (and its
+// value) or, past either end, on nil.
+func checkCursorMoves(c bucketstore.Cursor) error {
+	for _, m := range []struct {
+		what string
+		move func() (key, value []byte)
+		want string // "" for nil
+	}{
+		{"Seek(k25)", func() ([]byte, []byte) { return c.Seek([]byte("k25")) }, "k3"},
+		{"Seek past the end", func() ([]byte, []byte) { return c.Seek([]byte("k9")) }, ""},
+		{"Last", c.Last, "k4"},
+		{"Next past the end", c.Next, ""},
+		{"First", c.First, "k1"},
+		{"Prev before the start", c.Prev, ""},
+	} {
+		if k, v := m.move(); string(k) != m.want || string(v) != m.want {
+			return fmt.Errorf("cursor: %s = %q %q, want %q", m.what, k, v, m.want)
+		}
+	}
+	return nil
 }
 
 // testSequencesPersist: NextSequence counts from 1 per bucket, across
@@ -369,20 +393,12 @@ func testExportImportRoundTrip(t *testing.T, open Opener) {
 		return n.Put([]byte("k"), []byte("v"))
 	})
 	ctx := context.Background()
-	export := func(st bucketstore.Store) []bucketstore.Entry {
-		t.Helper()
-		var out []bucketstore.Entry
-		if err := st.Export(ctx, func(e bucketstore.Entry) error { out = append(out, e); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	entries := export(src)
+	entries := exportAll(t, src)
 	for range 2 {
 		if err := dst.Import(ctx, entries); err != nil {
 			t.Fatal(err)
 		}
-		if got := export(dst); !reflect.DeepEqual(got, entries) {
+		if got := exportAll(t, dst); !reflect.DeepEqual(got, entries) {
 			t.Fatalf("imported store exports\n%v\nwant\n%v", got, entries)
 		}
 	}
@@ -393,4 +409,14 @@ func testExportImportRoundTrip(t *testing.T, open Opener) {
 		}
 		return err
 	})
+}
+
+// exportAll is everything st exports, in its order.
+func exportAll(t *testing.T, st bucketstore.Store) []bucketstore.Entry {
+	t.Helper()
+	var out []bucketstore.Entry
+	if err := st.Export(context.Background(), func(e bucketstore.Entry) error { out = append(out, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
