@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -90,9 +92,9 @@ func checkFlag(name string, def json.RawMessage) error {
 
 // checkBoolVariants refuses a variant whose value is not true or false.
 func checkBoolVariants(variants map[string]json.RawMessage) error {
-	for v, raw := range variants {
+	for _, v := range slices.Sorted(maps.Keys(variants)) { // the first bad one by name, every run
 		var b bool
-		if json.Unmarshal(raw, &b) != nil {
+		if raw := variants[v]; json.Unmarshal(raw, &b) != nil {
 			return fmt.Errorf("variant %q must be true or false, not %s", v, raw)
 		}
 	}
@@ -125,8 +127,8 @@ func unknownVariant(rule any, variants map[string]json.RawMessage) (string, bool
 	if !ok {
 		return "", false
 	}
-	for op, arg := range m {
-		args, _ := arg.([]any)
+	for _, op := range slices.Sorted(maps.Keys(m)) { // one answer per file, whatever the map's order
+		args, _ := m[op].([]any)
 		var v string
 		var bad bool
 		switch op {
