@@ -81,11 +81,12 @@ func Score(query string, candidates []string) []Match {
 // query q (split into qWords): their Similarity, 1 when they are equal,
 // and at least 0.85 when nc holds every word of a query of several words,
 // 0.8 when nc starts with q, 0.75 when one contains the other. An empty
-// query gets the plain Similarity.
+// query or candidate gets the plain Similarity (an empty name is in every
+// query, and is no match for it).
 func score(q, nc string, qWords []string) float64 {
 	s := Similarity(q, nc)
 	switch {
-	case q == "":
+	case q == "" || nc == "":
 	case nc == q:
 		s = 1
 	case len(qWords) > 1 && holdsWords(nc, qWords):

@@ -103,3 +103,13 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyCandidateIsNoMatch: an empty name is contained in every query,
+// which must not make it a 0.75 match for all of them.
+func TestEmptyCandidateIsNoMatch(t *testing.T) {
+	for _, q := range []string{"task", "spec-list", "a"} {
+		if ms := Score(q, []string{""}); len(ms) != 0 {
+			t.Errorf("Score(%q, [\"\"]) = %v, want no match", q, ms)
+		}
+	}
+}
