@@ -130,7 +130,7 @@ func missingOrUnknownTemplate(name string) *core.Error {
 		return core.NewError(errcode.MissingRequired, "This template_action needs template.", map[string]any{"field": "template", "allowed": templateNames()})
 	}
 	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("No template %q.", name), map[string]any{"field": "template", "received": name, "allowed": templateNames()}).
-		WithRecovery("authoring", map[string]any{"action": "spec-template", "template_action": "list"}, fuzzy.Rank(name, templateNames(), 5))
+		WithNext(toAuthoringSpecTemplate.Call(specTemplateArgs{TemplateAction: "list"}), fuzzy.Rank(name, templateNames(), 5))
 }
 
 // phaseFields are the keys of phase-add-bulk's phase object.

@@ -60,7 +60,7 @@ func phaseTemplate(_ context.Context, _ *mcptool.Request, args phaseTemplateArgs
 	if n := strings.ToLower(args.PhaseTemplate); n != "" {
 		if _, ok := specs.PhaseTemplateByName(n); !ok {
 			return mcptool.Fail(core.NewError(errcode.NotFound, "No phase template "+n+".", map[string]any{"field": "phase_template", "received": n, "allowed": names}).
-				WithRecovery("authoring", map[string]any{"action": "phase-template"}, fuzzy.Rank(n, names, 5)))
+				WithNext(toAuthoringPhaseTemplate.Call(phaseTemplateArgs{}), fuzzy.Rank(n, names, 5)))
 		}
 		names = []string{n}
 	}
@@ -89,7 +89,7 @@ type IntakeListAnswer struct {
 func (d *Deps) notes() (NotesStore, error) {
 	if d.Notes == nil {
 		return nil, core.NewError(errcode.Unavailable, "This server keeps no workspace notes (no store).", nil).
-			WithRecovery("health", map[string]any{"action": "readiness"}, nil)
+			WithNext(toHealthReadiness.Call(noArgs{}), nil)
 	}
 	return d.Notes, nil
 }
@@ -109,7 +109,7 @@ func (d *Deps) intakeList(ctx context.Context, r *mcptool.Request, _ intakeListA
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	p, err := mcptool.OpenPage(r, "authoring", "intake-list", "", core.PageList, map[string]any{"action": "intake-list"})
+	p, err := mcptool.OpenPage(r, "authoring", "intake-list", "", core.PageList, toAuthoringIntakeList.Args(intakeListArgs{}))
 	if err != nil {
 		return mcptool.Fail(err)
 	}

@@ -313,7 +313,7 @@ func commandOf(c string, allowed []string) (string, error) {
 	}
 	return "", core.NewError(errcode.InvalidFormat, fmt.Sprintf("command must be one of %s.", strings.Join(allowed, ", ")),
 		map[string]any{"field": "command", "received": c, "allowed": allowed}).
-		WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session", "command": "list"}}, nil)
+		WithNext(sessionListCall(), nil)
 }
 
 func needSpec(specID string) error {
@@ -321,7 +321,7 @@ func needSpec(specID string) error {
 		return nil
 	}
 	return core.NewError(errcode.MissingRequired, "spec_id is required for this command.", map[string]any{"field": "spec_id"}).
-		WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session", "command": "list"}}, nil)
+		WithNext(sessionListCall(), nil)
 }
 
 // taskSession is task(action="session", command=…).
@@ -352,7 +352,7 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 				return nil, err
 			}
 			v := autonomy.View(sp, s, now)
-			out = SessionAnswer{SessionView: &v, Reused: &reused, NextCalls: []core.NextCall{{Tool: "task", Args: map[string]any{"action": "session-step", "command": "next", "spec_id": s.SpecID, "heartbeat": true}}}}
+			out = SessionAnswer{SessionView: &v, Reused: &reused, NextCalls: []core.NextCall{sessionStepCall("next", s.SpecID, true)}}
 			return nil, nil
 		}
 		s, err := autonomy.Resolve(rec, sid)
@@ -386,7 +386,7 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 		v.RebaseResult = rebase
 		out = SessionAnswer{SessionView: &v}
 		if s.Status == autonomy.StatusRunning {
-			out.NextCalls = []core.NextCall{{Tool: "task", Args: map[string]any{"action": "session-step", "command": "next", "spec_id": s.SpecID, "heartbeat": true}}}
+			out.NextCalls = []core.NextCall{sessionStepCall("next", s.SpecID, true)}
 		}
 		return nil, nil
 	})
@@ -400,10 +400,7 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 // first (paged by offset).
 func (d *Deps) sessionList(ctx context.Context, r *mcptool.Request, a sessionArgs) mcptool.Result {
 	specID := a.SpecID
-	restart := map[string]any{"action": "session", "command": "list"}
-	if specID != "" {
-		restart["spec_id"] = specID
-	}
+	restart := toTaskSession.Args(sessionArgs{Command: "list", SpecID: specID})
 	page, err := mcptool.OpenPage(r, "task", "session-list", specID, core.PageTasks, restart)
 	if err != nil {
 		return mcptool.Fail(err)
@@ -469,7 +466,7 @@ func stepResult(r *mcptool.Request, a sessionStepArgs) (*autonomy.StepResult, er
 	if err := dec.Decode(&res); err != nil {
 		return nil, core.NewError(errcode.Validation, "Invalid last_step_result: "+err.Error()+".",
 			map[string]any{"field": "last_step_result", "allowed": stepReportParams}).
-			WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session-step", "command": "replay", "spec_id": a.SpecID}}, nil)
+			WithNext(sessionStepCall("replay", a.SpecID, false), nil)
 	}
 	return &res, nil
 }
@@ -515,7 +512,7 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 		}
 		if cmd == "report" && res == nil {
 			return mcptool.Fail(core.NewError(errcode.MissingRequired, "session-step report needs the step's report (step_id, step_type, outcome, step_proof, …).",
-				map[string]any{"field": "step_id"}).WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session-step", "command": "replay", "spec_id": a.SpecID}}, nil))
+				map[string]any{"field": "step_id"}).WithNext(sessionStepCall("replay", a.SpecID, false), nil))
 		}
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 			o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: sid, Result: res, ContextUsagePct: a.ContextUsagePct, Heartbeat: a.Heartbeat}, now)
@@ -643,10 +640,7 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sess
 		} else if _, err := autonomy.LoadSession(rec, sid); err != nil {
 			return nil, err
 		}
-		restart := map[string]any{"action": "session-events", "spec_id": specID}
-		if sid != "" {
-			restart["session_id"] = sid
-		}
+		restart := toTaskSessionEvents.Args(sessionEventsArgs{specArgs: specOf(specID), SessionID: sid})
 		page, err := mcptool.OpenPage(r, "task", "session-events", specID, core.PageJournal, restart, sid)
 		if err != nil || sid == "" {
 			return nil, err // no session: an empty page
@@ -725,46 +719,39 @@ func autonomyError(err error, specID, sessionID string) error {
 	if e.NamesCall() {
 		return withSpecNextCall(err, specID)
 	}
-	call := func(action string, args ...any) core.NextCall {
-		a := map[string]any{"action": action, "spec_id": specID}
-		for i := 0; i+1 < len(args); i += 2 {
-			a[args[i].(string)] = args[i+1]
-		}
-		return core.NextCall{Tool: "task", Args: a}
+	session := func(a sessionArgs) *core.NextCall {
+		a.SpecID = specID
+		c := toTaskSession.Call(a)
+		return &c
+	}
+	step := func(command string) *core.NextCall {
+		c := sessionStepCall(command, specID, command == "next")
+		return &c
 	}
 	var next *core.NextCall
 	switch e.Code {
 	case errcode.SpecSessionExists, errcode.InvalidStateTransition, errcode.GateNotFound, errcode.GateAlreadyPassed,
 		errcode.GateAlreadyWaived, errcode.AutonomyWriteLockActive:
-		c := call("session", "command", "status")
-		if id, _ := e.Details["existing_session_id"].(string); id != "" {
-			c.Args["session_id"] = id
-		} else if id, _ := e.Details["session_id"].(string); id != "" {
-			c.Args["session_id"] = id
+		id, _ := e.Details["existing_session_id"].(string)
+		if id == "" {
+			id, _ = e.Details["session_id"].(string)
 		}
-		next = &c
+		next = session(sessionArgs{Command: "status", SessionID: id})
 	case errcode.NoActiveSession, errcode.SessionNotFound:
-		c := call("session", "command", "list")
-		next = &c
+		next = session(sessionArgs{Command: "list"})
 	case errcode.StepResultRequired, errcode.StepMismatch, errcode.StepProofMissing, errcode.StepProofMismatch, errcode.StepProofConflict,
 		errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid, errcode.InvalidGateEvidence, errcode.GateIntegrityChecksum:
-		c := call("session-step", "command", "replay")
-		next = &c
+		next = step("replay")
 	case errcode.SpecRebaseRequired:
-		c := call("session", "command", "rebase")
-		if e.Details["removed_completed_tasks"] != nil {
-			c.Args["force"] = true
-		}
-		next = &c
+		next = session(sessionArgs{Command: "rebase", Force: e.Details["removed_completed_tasks"] != nil})
 	case errcode.ManualGateAckRequired:
-		c := call("session", "command", "resume", "acknowledge_gate_review", true, "acknowledged_gate_attempt_id", e.Details["gate_attempt_id"])
-		next = &c
+		id, _ := e.Details["gate_attempt_id"].(string)
+		next = session(sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: id})
 	case errcode.InvalidGateAck:
-		c := call("session", "command", "resume", "acknowledge_gate_review", true, "acknowledged_gate_attempt_id", e.Details["expected"])
-		next = &c
+		id, _ := e.Details["expected"].(string)
+		next = session(sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: id})
 	case errcode.NotFound:
-		c := call("session-step", "command", "next", "heartbeat", true)
-		next = &c
+		next = step("next")
 	}
 	if next != nil {
 		if sessionID != "" && e.Code != errcode.SessionNotFound && next.Args["session_id"] == nil && next.Args["command"] != "list" {
@@ -808,7 +795,7 @@ func legacySession(action string) *core.Error {
 	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("Action '%s' was removed on 2026-05-16. Use %s instead.", name, repl),
 		map[string]any{"field": "action", "received": action, "replacement": repl, "replacement_args": map[string]any{"action": c[0], "command": c[1]}}).
 		WithRemediation("Call "+repl+" with the same parameters.").
-		WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session", "command": "list"}}, nil)
+		WithNext(sessionListCall(), nil)
 }
 
 // protectedByLock reports whether tool's action is a mutation an autonomy

@@ -111,7 +111,7 @@ func (d *Deps) errorList(ctx context.Context, r *mcptool.Request, a errorListArg
 		return mcptool.Fail(err)
 	}
 	f := a.filter()
-	p, err := mcptool.OpenPage(r, "error", "list", "", core.PageList, map[string]any{"action": "list"}, f.Tool, f.Code)
+	p, err := mcptool.OpenPage(r, "error", "list", "", core.PageList, toErrorList.Args(errorListArgs{}), f.Tool, f.Code)
 	if err != nil {
 		return mcptool.Fail(err)
 	}

@@ -59,9 +59,9 @@ func planError(err error, slug string) error {
 	e := core.AsError(withSpecNextCall(err, ""))
 	switch {
 	case e.Code == errcode.DuplicateEntry:
-		e.WithRecovery("plan", map[string]any{"action": "review", "plan": slug}, nil)
+		e.WithNext(toPlanReview.Call(planReviewArgs{Plan: slug}), nil)
 	case e.Code == errcode.NotFound, e.Code == errcode.InvalidFormat && e.Details["field"] == "plan":
-		e.WithRecovery("plan", map[string]any{"action": "list"}, nil)
+		e.WithNext(toPlanList.Call(noArgs{}), nil)
 	}
 	return e
 }

@@ -38,11 +38,8 @@ func archiveGet(ctx context.Context, d *Deps, args archiveGetArgs, budget int) m
 	c, err := researchService(d).ArchiveGet(ctx, a)
 	if err != nil {
 		// Nothing under that id: list the stored digests (of that source).
-		rec := map[string]any{"action": "digest-list"}
-		if id := cmp.Or(a.ArchiveID, a.ContentID); id != "" {
-			rec["source_id"] = id
-		}
-		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: rec}))
+		rec := toResearchDigestList.Call(digestListArgs{SourceID: cmp.Or(a.ArchiveID, a.ContentID)})
+		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, rec))
 	}
 	return archiveWindowAnswer(c, args.Offset, args.MaxChars, budget)
 }

@@ -103,7 +103,7 @@ func digestValidate(ctx context.Context, d *Deps, _ *mcptool.Request, args diges
 	res, err := researchService(d).Validate(ctx, a)
 	if err != nil {
 		// Nothing archived under source_id: list what is stored for it.
-		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: map[string]any{"action": "digest-list", "source_id": a.SourceID}}))
+		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, toResearchDigestList.Call(digestListArgs{SourceID: a.SourceID})))
 	}
 	if res.Source == "none" {
 		return mcptool.OK(res, sourceNotChecked("digest-validate"))
@@ -153,10 +153,7 @@ func digestGet(ctx context.Context, d *Deps, _ *mcptool.Request, a digestGetArgs
 
 func digestList(ctx context.Context, d *Deps, r *mcptool.Request, a digestListArgs) mcptool.Result {
 	sourceID := a.SourceID
-	restart := map[string]any{"action": "digest-list"}
-	if sourceID != "" {
-		restart["source_id"] = sourceID
-	}
+	restart := toResearchDigestList.Args(digestListArgs{SourceID: sourceID})
 	page, err := mcptool.OpenPage(r, "research", "digest-list", "", core.PageList, restart, sourceID)
 	if err != nil {
 		return mcptool.Fail(err)

@@ -83,7 +83,7 @@ type ToolInfo struct {
 func serverTools(reg *mcptool.Registry) func(context.Context, *mcptool.Request, serverToolsArgs) mcptool.Result {
 	return func(ctx context.Context, r *mcptool.Request, args serverToolsArgs) mcptool.Result {
 		category, tag := args.Category, args.Tag
-		p, err := mcptool.OpenPage(r, "server", "tools", "", core.PageList, map[string]any{"action": "tools"}, category, tag)
+		p, err := mcptool.OpenPage(r, "server", "tools", "", core.PageList, toServerTools.Args(serverToolsArgs{}), category, tag)
 		if err != nil {
 			return mcptool.Fail(err)
 		}

@@ -176,7 +176,7 @@ type SpecRow = specs.SpecRow
 
 func (d *Deps) specList(ctx context.Context, r *mcptool.Request, a specListArgs) mcptool.Result {
 	folder := orElse(a.Status, "all")
-	p, err := mcptool.OpenPage(r, "spec", "list", "", core.PageList, map[string]any{"action": "list", "status": folder}, folder)
+	p, err := mcptool.OpenPage(r, "spec", "list", "", core.PageList, toSpecList.Args(specListArgs{Status: folder}), folder)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
@@ -197,7 +197,7 @@ func (d *Deps) specList(ctx context.Context, r *mcptool.Request, a specListArgs)
 	res.Degrade = &mcptool.ListAnswer[SpecRow]{Items: items, Answer: answer, PageSize: p.Limit,
 		ID:       func(i int) string { return "item:" + rows[i].SpecID },
 		Next:     func(kept int) string { return p.Cursor(rows[kept-1].SpecID, true) },
-		Continue: mcptool.ContinueWith("spec", map[string]any{"action": "list", "status": folder}, r.Args, "limit", "include_progress")}
+		Continue: mcptool.ContinueWith("spec", toSpecList.Args(specListArgs{Status: folder}), r.Args, "limit", "include_progress")}
 	return res
 }
 
@@ -211,7 +211,7 @@ type SpecHistoryAnswer struct {
 
 func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request, a specHistoryArgs) mcptool.Result {
 	specID := a.SpecID
-	p, err := mcptool.OpenPage(r, "spec", "history", specID, core.PageHistory, map[string]any{"action": "history", "spec_id": specID})
+	p, err := mcptool.OpenPage(r, "spec", "history", specID, core.PageHistory, toSpecHistory.Args(specHistoryArgs{specArgs: a.specArgs}))
 	if err != nil {
 		return mcptool.Fail(err)
 	}

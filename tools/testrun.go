@@ -69,7 +69,7 @@ func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request, _ noArgs) m
 func testRunDisabled() *core.Error {
 	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", map[string]any{"feature": registry.VerificationExecute}).
 		WithRemediation("Run the command test discover names yourself; an operator can allow test run by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
-		WithRecovery("test", map[string]any{"action": "discover"}, nil)
+		WithNext(testDiscoverCall(), nil)
 	e.Extra = map[string]any{"feature": registry.VerificationExecute}
 	return e
 }
@@ -83,12 +83,12 @@ func testRunDisabled() *core.Error {
 func (d *Deps) testRun(ctx context.Context, _ *mcptool.Request, a testRunArgs) mcptool.Result {
 	if t := a.Target; strings.Contains("/"+t+"/", "/../") {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
-			WithRecovery("test", map[string]any{"action": "discover"}, nil))
+			WithNext(testDiscoverCall(), nil))
 	}
 	if t := a.Target; strings.HasPrefix(t, "-") {
 		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q starts with \"-\": the test runner would read it as an option, not a target.", t), map[string]any{"field": "target", "received": t}).
 			WithRemediation("Pass a package pattern, test path or make target that does not start with \"-\" (e.g. ./pkg/... or unit); options of the test runner are not accepted.").
-			WithRecovery("test", map[string]any{"action": "discover"}, nil))
+			WithNext(testDiscoverCall(), nil))
 	}
 	if !d.VerificationExecute {
 		return mcptool.Fail(testRunDisabled())
@@ -99,7 +99,7 @@ func (d *Deps) testRun(ctx context.Context, _ *mcptool.Request, a testRunArgs) m
 	}
 	if len(ks) == 0 {
 		return mcptool.Fail(core.NewError(errcode.NotFound, "No test runner detected in the workspace (no go.mod, package.json, pyproject.toml, Cargo.toml or Makefile).", nil).
-			WithRecovery("environment", map[string]any{"action": "detect"}, nil))
+			WithNext(toEnvironmentDetect.Call(noArgs{}), nil))
 	}
 	dir, err := d.workspaceDir()
 	if err != nil {

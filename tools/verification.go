@@ -136,7 +136,7 @@ func verificationDisabled(specID, verifyID string) *core.Error {
 	e := core.NewError(errcode.FeatureDisabled, "verification execute is off on this server: it runs shell commands.",
 		map[string]any{"feature": registry.VerificationExecute}).
 		WithRemediation("Run the step's command yourself (task info shows it), then record what happened with verification(action=\"add\", result=…); an operator can allow execute by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
-		WithRecovery("task", map[string]any{"action": "info", "spec_id": specID, "task_id": verifyID}, nil)
+		WithNext(toTaskInfo.Call(taskNodeArgs{specArgs: specOf(specID), taskIDArg: taskIDArg{TaskID: verifyID}}), nil)
 	e.Extra = map[string]any{"feature": registry.VerificationExecute}
 	return e
 }
@@ -174,7 +174,7 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 		command = n.MetaString("command")
 		if command == "" {
 			return core.NewError(errcode.Validation, fmt.Sprintf("%s has no command to run (a manual check).", id), map[string]any{"field": "verify_id", "received": id}).
-				WithRecovery("task", map[string]any{"action": "update-metadata", "spec_id": specID, "task_id": id, "command": "<the check to run>"}, nil)
+				WithNext(toTaskUpdateMetadata.Call(taskMetadataArgs{lockedWriteArgs: lockedWriteArgs{writeArgs: writeArgs{specArgs: specOf(specID)}}, taskIDArg: taskIDArg{TaskID: id}, Command: new("<the check to run>")}), nil)
 		}
 		return nil
 	})
