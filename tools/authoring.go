@@ -127,9 +127,11 @@ func templateNames() []string { return specs.TemplateNames() }
 
 func missingOrUnknownTemplate(name string) *core.Error {
 	if name == "" {
-		return core.NewError(errcode.MissingRequired, "This template_action needs template.", map[string]any{"field": "template", "allowed": templateNames()})
+		return core.FieldError(errcode.MissingRequired, "This template_action needs template.",
+			core.FieldDetail{Field: "template", Allowed: templateNames()})
 	}
-	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("No template %q.", name), map[string]any{"field": "template", "received": name, "allowed": templateNames()}).
+	return core.FieldError(errcode.InvalidFormat, fmt.Sprintf("No template %q.", name),
+		core.FieldDetail{Field: "template", Received: name, Allowed: templateNames()}).
 		WithNext(toAuthoringSpecTemplate.Call(specTemplateArgs{TemplateAction: "list"}), fuzzy.Rank(name, templateNames(), 5))
 }
 
@@ -159,7 +161,7 @@ func phaseObject(m map[string]any, in specs.PhaseInput, defaults map[string]any)
 		maps.Copy(in.MetadataDefaults, d)
 	}
 	if o.Err == nil && strings.TrimSpace(in.Title) == "" {
-		return in, core.NewError(errcode.MissingRequired, "phase.title is required.", map[string]any{"field": "phase.title"})
+		return in, core.FieldError(errcode.MissingRequired, "phase.title is required.", core.FieldDetail{Field: "phase.title"})
 	}
 	return in, errOrNil(o.Err)
 }

@@ -59,7 +59,8 @@ func phaseTemplate(_ context.Context, _ *mcptool.Request, args phaseTemplateArgs
 	names := specs.PhaseTemplateNames()
 	if n := strings.ToLower(args.PhaseTemplate); n != "" {
 		if _, ok := specs.PhaseTemplateByName(n); !ok {
-			return mcptool.Fail(core.NewError(errcode.NotFound, "No phase template "+n+".", map[string]any{"field": "phase_template", "received": n, "allowed": names}).
+			return mcptool.Fail(core.FieldError(errcode.NotFound, "No phase template "+n+".",
+				core.FieldDetail{Field: "phase_template", Received: n, Allowed: names}).
 				WithNext(toAuthoringPhaseTemplate.Call(phaseTemplateArgs{}), fuzzy.Rank(n, names, 5)))
 		}
 		names = []string{n}

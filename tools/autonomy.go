@@ -311,8 +311,8 @@ func commandOf(c string, allowed []string) (string, error) {
 	if slices.Contains(allowed, c) {
 		return c, nil
 	}
-	return "", core.NewError(errcode.InvalidFormat, fmt.Sprintf("command must be one of %s.", strings.Join(allowed, ", ")),
-		map[string]any{"field": "command", "received": c, "allowed": allowed}).
+	return "", core.FieldError(errcode.InvalidFormat, fmt.Sprintf("command must be one of %s.", strings.Join(allowed, ", ")),
+		core.FieldDetail{Field: "command", Received: c, Allowed: allowed}).
 		WithNext(sessionListCall(), nil)
 }
 
@@ -320,7 +320,7 @@ func needSpec(specID string) error {
 	if specID != "" {
 		return nil
 	}
-	return core.NewError(errcode.MissingRequired, "spec_id is required for this command.", map[string]any{"field": "spec_id"}).
+	return core.FieldError(errcode.MissingRequired, "spec_id is required for this command.", core.FieldDetail{Field: "spec_id"}).
 		WithNext(sessionListCall(), nil)
 }
 
@@ -464,8 +464,8 @@ func stepResult(r *mcptool.Request, a sessionStepArgs) (*autonomy.StepResult, er
 	dec.DisallowUnknownFields()
 	var res autonomy.StepResult
 	if err := dec.Decode(&res); err != nil {
-		return nil, core.NewError(errcode.Validation, "Invalid last_step_result: "+err.Error()+".",
-			map[string]any{"field": "last_step_result", "allowed": stepReportParams}).
+		return nil, core.FieldError(errcode.Validation, "Invalid last_step_result: "+err.Error()+".",
+			core.FieldDetail{Field: "last_step_result", Allowed: stepReportParams}).
 			WithNext(sessionStepCall("replay", a.SpecID, false), nil)
 	}
 	return &res, nil
@@ -511,8 +511,8 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 			return mcptool.Fail(berr)
 		}
 		if cmd == "report" && res == nil {
-			return mcptool.Fail(core.NewError(errcode.MissingRequired, "session-step report needs the step's report (step_id, step_type, outcome, step_proof, …).",
-				map[string]any{"field": "step_id"}).WithNext(sessionStepCall("replay", a.SpecID, false), nil))
+			return mcptool.Fail(core.FieldError(errcode.MissingRequired, "session-step report needs the step's report (step_id, step_type, outcome, step_proof, …).",
+				core.FieldDetail{Field: "step_id"}).WithNext(sessionStepCall("replay", a.SpecID, false), nil))
 		}
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 			o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: sid, Result: res, ContextUsagePct: a.ContextUsagePct, Heartbeat: a.Heartbeat}, now)
@@ -674,7 +674,7 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sess
 func (d *Deps) taskGateWaiver(ctx context.Context, r *mcptool.Request, a gateWaiverArgs) mcptool.Result {
 	if !d.AllowGateWaiver {
 		return mcptool.Fail(core.NewError(errcode.GateWaiverDisabled, "Gate waivers are disabled on this server.",
-			map[string]any{"action": "gate-waiver", "setting": "--allow-gate-waiver"}))
+			core.DetailsOf(settingDetail{Action: "gate-waiver", Setting: "--allow-gate-waiver"})))
 	}
 	now := d.clock()()
 	var out GateWaiverAnswer
@@ -792,8 +792,12 @@ func legacySession(action string) *core.Error {
 		return nil
 	}
 	repl := fmt.Sprintf("task(action=%q, command=%q)", c[0], c[1])
-	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("Action '%s' was removed on 2026-05-16. Use %s instead.", name, repl),
-		map[string]any{"field": "action", "received": action, "replacement": repl, "replacement_args": map[string]any{"action": c[0], "command": c[1]}}).
+	replArgs := toTaskSession.Args(sessionArgs{Command: c[1]})
+	if c[0] == toTaskSessionStep.Action {
+		replArgs = toTaskSessionStep.Args(sessionStepArgs{Command: c[1]})
+	}
+	return core.NewErrorOf(errcode.InvalidFormat, fmt.Sprintf("Action '%s' was removed on 2026-05-16. Use %s instead.", name, repl),
+		replacedDetail{core.FieldDetail{Field: "action", Received: action}, repl, replArgs}).
 		WithRemediation("Call "+repl+" with the same parameters.").
 		WithNext(sessionListCall(), nil)
 }
@@ -826,7 +830,7 @@ func lockedAgainstReplace(j specs.JournalReader) error {
 	}
 	return core.NewError(errcode.AutonomyWriteLockActive,
 		fmt.Sprintf("Autonomy session %s holds spec %s's write lock: replacing the spec by import is refused. End the session first.", s.ID, s.SpecID),
-		map[string]any{"spec_id": s.SpecID, "session_id": s.ID, "session_status": s.Status, "action": "spec import"})
+		core.DetailsOf(writeLockDetail{SpecID: s.SpecID, SessionID: s.ID, SessionStatus: s.Status, Action: "spec import"}))
 }
 
 // checkWriteLock refuses a protected mutation of a spec an autonomy session
@@ -856,6 +860,6 @@ func (d *Deps) checkWriteLock(r *mcptool.Request, j specs.JournalReader) error {
 	}
 	return core.NewError(errcode.AutonomyWriteLockActive,
 		fmt.Sprintf("Autonomy session %s holds spec %s's write lock: %s %s is refused. %s", s.ID, s.SpecID, r.Call.Tool, r.Call.Action, why),
-		map[string]any{"spec_id": s.SpecID, "session_id": s.ID, "session_status": s.Status, "action": r.Call.Tool + " " + r.Call.Action,
-			"bypass_allowed": d.AllowLockBypass})
+		core.DetailsOf(writeLockDetail{SpecID: s.SpecID, SessionID: s.ID, SessionStatus: s.Status, Action: r.Call.Tool + " " + r.Call.Action,
+			BypassAllowed: &d.AllowLockBypass}))
 }

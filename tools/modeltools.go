@@ -46,7 +46,7 @@ func installModelTools(s *server.MCPServer, rt *mcptool.Runtime) {
 				call := core.NewCall(name, action, rt.Now, rt.NewID)
 				e := core.NewError(errcode.NotSupported,
 					fmt.Sprintf("%s is not offered: %s, and specd calls no language model (the agent calling it is one).", strings.TrimSpace(name+" "+action), mt.why),
-					map[string]any{"tool": name, "action": action, "reason": "needs_language_model"}).
+					core.DetailsOf(notOffered(name, action))).
 					WithRemediation(mt.instead).WithNext(mt.recovery(args), nil)
 				return rt.RefuseUnlisted(ctx, req, call, e), nil
 			})

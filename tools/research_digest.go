@@ -95,7 +95,7 @@ type (
 func sourceNotChecked(action string) core.MetaOption {
 	return core.WithWarning(warnSourceNotChecked, core.SeverityInfo,
 		"The source text was not available, so source_text_hash and the locators were not verified; give text, pages or path (or archive the source with research digest-put).",
-		map[string]any{"action": action})
+		core.DetailsOf(actionContext{Action: action}))
 }
 
 func digestValidate(ctx context.Context, d *Deps, _ *mcptool.Request, args digestValidateArgs) mcptool.Result {
@@ -117,11 +117,11 @@ func digestCreate(ctx context.Context, d *Deps, _ *mcptool.Request, a digestCrea
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	switch ctx := map[string]any{"original_chars": res.CanonicalChars, "digest_chars": res.DigestChars, "shortened": res.Shortened}; {
+	switch ctx := (digestSizeContext{OriginalChars: res.CanonicalChars, DigestChars: res.DigestChars, Shortened: res.Shortened}); {
 	case slices.Contains(res.Shortened, "evidence_snippets"):
-		return mcptool.OK(res, warn(warnDigestNotCompressed, fmt.Sprintf("The source (%d characters) is too short to compress: the digest keeps its text as the summary, with no key points or snippets.", res.CanonicalChars), ctx))
+		return mcptool.OK(res, warnOf(warnDigestNotCompressed, fmt.Sprintf("The source (%d characters) is too short to compress: the digest keeps its text as the summary, with no key points or snippets.", res.CanonicalChars), ctx))
 	case len(res.Shortened) > 0:
-		return mcptool.OK(res, warn(warnDigestNotCompressed, fmt.Sprintf("The digest came out longer than its source: %s left out or cut so that it is not.", strings.Join(res.Shortened, " and ")), ctx))
+		return mcptool.OK(res, warnOf(warnDigestNotCompressed, fmt.Sprintf("The digest came out longer than its source: %s left out or cut so that it is not.", strings.Join(res.Shortened, " and ")), ctx))
 	}
 	return mcptool.OK(res)
 }

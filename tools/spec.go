@@ -107,7 +107,8 @@ type SpecFindAnswer struct {
 func (d *Deps) specFind(ctx context.Context, _ *mcptool.Request, a specFindArgs) mcptool.Result {
 	id, q := a.SpecID, strings.ToLower(a.Query)
 	if id == "" && q == "" {
-		return mcptool.Fail(core.NewError(errcode.MissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
+		return mcptool.Fail(core.FieldError(errcode.MissingRequired, "find needs spec_id or query.",
+			core.FieldDetail{Field: "spec_id", Action: "find"}))
 	}
 	if id != "" {
 		return readTo(ctx, d, id, func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
@@ -220,7 +221,8 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request, a specHistor
 		return mcptool.Fail(err)
 	}
 	if p.Limit > core.PageHistory.Max {
-		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
+		return mcptool.Fail(core.FieldError(errcode.InvalidFormat, "limit for history is at most 100.",
+			core.FieldDetail{Field: "limit", Received: p.Limit, Constraint: "≤ 100"}))
 	}
 	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionText(a.Version), int64(before), p.Limit)
 	if err != nil {

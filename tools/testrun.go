@@ -67,10 +67,10 @@ func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request, _ noArgs) m
 // testRunDisabled is FEATURE_DISABLED of test run on a server started
 // without --enable-verification-execute.
 func testRunDisabled() *core.Error {
-	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", map[string]any{"feature": registry.VerificationExecute}).
+	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", core.DetailsOf(featureDetail{Feature: registry.VerificationExecute})).
 		WithRemediation("Run the command test discover names yourself; an operator can allow test run by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
 		WithNext(testDiscoverCall(), nil)
-	e.Extra = map[string]any{"feature": registry.VerificationExecute}
+	e.Extra = core.DetailsOf(featureDetail{Feature: registry.VerificationExecute})
 	return e
 }
 
@@ -82,11 +82,13 @@ func testRunDisabled() *core.Error {
 // option).
 func (d *Deps) testRun(ctx context.Context, _ *mcptool.Request, a testRunArgs) mcptool.Result {
 	if t := a.Target; strings.Contains("/"+t+"/", "/../") {
-		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
+		return mcptool.Fail(core.FieldError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t),
+			core.FieldDetail{Field: "target", Received: t}).
 			WithNext(testDiscoverCall(), nil))
 	}
 	if t := a.Target; strings.HasPrefix(t, "-") {
-		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q starts with \"-\": the test runner would read it as an option, not a target.", t), map[string]any{"field": "target", "received": t}).
+		return mcptool.Fail(core.FieldError(errcode.InvalidFormat, fmt.Sprintf("target %q starts with \"-\": the test runner would read it as an option, not a target.", t),
+			core.FieldDetail{Field: "target", Received: t}).
 			WithRemediation("Pass a package pattern, test path or make target that does not start with \"-\" (e.g. ./pkg/... or unit); options of the test runner are not accepted.").
 			WithNext(testDiscoverCall(), nil))
 	}

@@ -79,7 +79,7 @@ func unsupported(tool string) func(action string) *core.Error {
 		}
 		e := core.NewError(errcode.NotSupported,
 			fmt.Sprintf("%s %s is not offered: %s, and specd calls no language model (the agent calling it is one).", tool, name, mc.why),
-			map[string]any{"tool": tool, "action": name, "reason": "needs_language_model"}).
+			core.DetailsOf(notOffered(tool, name))).
 			WithRemediation(mc.instead)
 		if mc.next == nil {
 			return e.WithNext(serverSchemaCall(tool), nil)
