@@ -72,13 +72,13 @@ func authoringTool(d *Deps) *mcptool.Tool {
 			{
 				Name: "spec-create", Summary: "Creates a spec (id = slug-YYYY-MM-DD-NNN; the same name twice on one day gets -002) with an optional template.",
 				Required: []string{"name"}, Optional: []string{"mission", "description", "category", "template", "plan_path", "plan_review_path", "dry_run"},
-				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: map[string]any{"name": "Contract test spec", "template": "feature"},
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(specCreateArgs{Name: "Contract test spec", Template: "feature"}),
 				Answer: SpecCreateAnswer{}, Typed: mcptool.Typed(d.specCreate),
 			},
 			{
 				Name: "spec-template", Summary: "Lists the shipped templates (empty, feature, bugfix, refactor), shows one, or applies one to an existing spec.",
 				Optional:    []string{"template_action", "template", "template_name", "spec_id", "dry_run", "expected_version"},
-				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: map[string]any{"template_action": "list"},
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(specTemplateArgs{TemplateAction: "list"}),
 				Answer: SpecTemplateAnswer{}, Typed: mcptool.Typed(d.specTemplate),
 			},
 			write("spec-update-frontmatter", "Sets one top-level field (title, description, mission, category, plan paths, hours, objectives or a free-form metadata key); list-typed fields have their own actions.",

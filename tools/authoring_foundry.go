@@ -34,14 +34,14 @@ var authoringFoundryParams = []mcptool.Param{
 func authoringFoundryActions(d *Deps) []mcptool.Action {
 	return []mcptool.Action{
 		{Name: "phase-template", Summary: "Shipped phase templates (planning, implementation, testing, security, documentation) as phase-add-bulk's phase and tasks.",
-			Optional: []string{"phase_template"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+			Optional: []string{"phase_template"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(phaseTemplateArgs{}),
 			Answer: PhaseTemplateAnswer{}, Typed: mcptool.Typed(phaseTemplate)},
 		{Name: "intake-add", Summary: "Adds a note to the workspace's intake inbox (ideas and requests not yet in a spec).",
 			Required: []string{"title"}, Optional: []string{"description"}, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
-			Example: map[string]any{"title": "Idea"}, Answer: IntakeAnswer{}, Typed: mcptool.Typed(d.intakeAdd)},
+			Example: mcptool.ArgsOf(intakeAddArgs{Title: "Idea"}), Answer: IntakeAnswer{}, Typed: mcptool.Typed(d.intakeAdd)},
 		{Name: "intake-list", Summary: "Inbox items not dismissed, oldest first, paged.",
 			Optional: []string{"cursor", "limit"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Example: map[string]any{}, Answer: IntakeListAnswer{}, Typed: mcptool.Typed(d.intakeList)},
+			Example: mcptool.ArgsOf(intakeListArgs{}), Answer: IntakeListAnswer{}, Typed: mcptool.Typed(d.intakeList)},
 		{Name: "intake-dismiss", Summary: "Marks an inbox item dismissed (kept, no longer listed).",
 			Required: []string{"intake_id"}, Optional: []string{"reason"}, SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyFast,
 			Answer: IntakeAnswer{}, Typed: mcptool.Typed(d.intakeDismiss)},

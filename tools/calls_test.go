@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/specd/specd/core/mcptool"
@@ -38,5 +39,29 @@ func TestTargetCallArgs(t *testing.T) {
 	var reg mcptool.Registry
 	if err := reg.CheckTarget(toTaskInfo); err == nil {
 		t.Fatal("an empty registry serves task info")
+	}
+}
+
+// TestExamplesNameDeclaredParameters: every action's example (built from
+// its typed arguments, mcptool.ArgsOf, or its tool's table) gives only
+// parameters the action takes, never "action".
+func TestExamplesNameDeclaredParameters(t *testing.T) {
+	d := testDeps()
+	d.Specs = declaredOnly{}
+	examples := 0
+	for _, tool := range New(d).Tools() {
+		for _, a := range tool.Actions {
+			if a.Example != nil {
+				examples++
+			}
+			for k := range a.Example {
+				if !slices.Contains(a.Params(), k) {
+					t.Errorf("%s %s: example gives %q, not a parameter of the action", tool.Name, a.Name, k)
+				}
+			}
+		}
+	}
+	if examples == 0 {
+		t.Fatal("no action has an example")
 	}
 }

@@ -45,17 +45,17 @@ func healthTool(d *Deps) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			{
 				Name: "liveness", Summary: "Answers immediately if the server process is running; touches nothing.",
-				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(noArgs{}),
 				Answer: LivenessAnswer{}, Typed: withoutArgs(d.healthLiveness),
 			},
 			{
 				Name: "readiness", Summary: "Reports whether the store can be locked and written (without writing). Not ready (locked, damaged, read-only, disk full) is a success with ready=false and a warning.",
-				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(noArgs{}),
 				Answer: ReadinessAnswer{}, Typed: withoutArgs(d.healthReadiness),
 			},
 			{
 				Name: "check", Summary: "Detailed health: store path, size, schema version, install id, free disk, flag provider state (include_details false: status and version only). status is ok, degraded (read-only store, disk full: reads work) or unavailable (damaged store), with a warning.",
-				Optional: []string{"include_details"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+				Optional: []string{"include_details"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(healthCheckArgs{}),
 				Answer: HealthCheckAnswer{}, Typed: mcptool.Typed(d.healthCheck),
 			},
 		},

@@ -30,7 +30,7 @@ func testRunTool(d *Deps) *mcptool.Tool {
 		},
 		Actions: []mcptool.Action{
 			{Name: "discover", Summary: "The test runner and up to 200 test files of the workspace.", SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyModerate,
-				Example: map[string]any{}, Answer: TestDiscoverAnswer{}, Typed: mcptool.Typed(d.testDiscover)},
+				Example: mcptool.ArgsOf(noArgs{}), Answer: TestDiscoverAnswer{}, Typed: mcptool.Typed(d.testDiscover)},
 			{Name: "run", Summary: "Runs the detected test command (plus target) like verification execute: sh -c in the workspace, minimal environment, timeout, output tail kept.",
 				Optional: []string{"target"}, SideEffects: mcptool.EffectWrite, Destructive: true, OpenWorld: true, Latency: mcptool.LatencySlow, Deadline: executeDeadline,
 				Answer: TestRunAnswer{}, Typed: mcptool.Typed(d.testRun)},

@@ -23,12 +23,22 @@ func (t Target[T]) Call(a T) core.NextCall {
 }
 
 // Args is the argument object of the call of t with arguments a: "action"
-// and every field of a that is given, by its arg tag. A field is given when
-// it is not its type's zero value (a nil pointer is absent; a pointer to a
-// zero value is given as that value), so a call can send false or 0 only
-// through a pointer field, as Bind reads them.
+// and the fields a gives (ArgsOf).
 func (t Target[T]) Args(a T) map[string]any {
-	out := map[string]any{"action": t.Action}
+	out := ArgsOf(a)
+	out["action"] = t.Action
+	return out
+}
+
+// ArgsOf is the argument object a gives, without "action": every field of
+// a (a struct with arg tags, as Typed binds) that is given, by its arg tag.
+// A field is given when it is not its type's zero value (a nil pointer is
+// absent; a pointer to a zero value is given as that value), so false or 0
+// is given only through a pointer field, as Bind reads them. A zero a gives
+// {}: the call without arguments. An action's example (Action.Example) is
+// ArgsOf a value of its own argument struct.
+func ArgsOf[T any](a T) map[string]any {
+	out := map[string]any{}
 	v := reflect.ValueOf(a)
 	for _, f := range argFields(v.Type()) {
 		x := v.FieldByIndex(f.index)
