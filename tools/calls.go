@@ -30,7 +30,6 @@ var (
 	toTaskInfo           = target[taskNodeArgs]("task", "info")
 	toTaskUpdateMetadata = target[taskMetadataArgs]("task", "update-metadata")
 	toTaskList           = target[taskListArgs]("task", "list")
-	toTaskQuery          = target[taskQueryArgs]("task", "query")
 	toTaskHierarchy      = target[taskHierarchyArgs]("task", "hierarchy")
 	toTaskListBlocked    = target[taskListBlockedArgs]("task", "list-blocked")
 
