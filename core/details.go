@@ -60,7 +60,8 @@ func NewErrorOf(code, message string, v any) *Error {
 // with the fields' Go values: a field's key is its json tag's name (the
 // field's name without one), "-" is skipped, omitempty leaves out what
 // encoding/json leaves out (false, 0, "", a nil pointer or interface, an
-// empty slice or map), and an embedded struct without a tag is flattened.
+// empty slice or map), a non-nil pointer gives the value it points to, and
+// an embedded struct without a tag is flattened.
 // A nil pointer is nil. Anything but a struct is a programming error and
 // panics.
 func DetailsOf(v any) map[string]any {
@@ -98,6 +99,9 @@ func putFields(out map[string]any, v reflect.Value) {
 		}
 		if omitEmpty(opts) && emptyJSON(x) {
 			continue
+		}
+		if x.Kind() == reflect.Pointer && !x.IsNil() {
+			x = x.Elem() // the value, not an alias of the caller's
 		}
 		out[name] = x.Interface()
 	}

@@ -28,6 +28,13 @@ func TestDetailsOfRendersAsTheStruct(t *testing.T) {
 		TruncationContext{DroppedCount: 1, TotalCount: 1, Reason: TruncatedOutputLimit, OutputBytes: 70000},
 		extended{FieldDetail: FieldDetail{Field: "updates"}, Skipped: "no", Named: 2, hidden: 1},
 		&extended{},
+		struct {
+			P *int `json:"p,omitempty"`
+			Q *int `json:"q"`
+		}{},
+		struct {
+			P *int `json:"p"`
+		}{new(0)},
 	}
 	for _, c := range cases {
 		want := sortedJSON(t, c)
@@ -35,6 +42,12 @@ func TestDetailsOfRendersAsTheStruct(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%#v: DetailsOf renders %s, the struct %s (%v)", c, got, want, err)
 		}
+	}
+	yes := true
+	if d := DetailsOf(struct {
+		B *bool `json:"b"`
+	}{&yes}); d["b"] != true {
+		t.Errorf("b = %#v, want the value pointed to", d["b"])
 	}
 	if d := DetailsOf(FieldDetail{Field: "f", Received: []string{"a"}}); d["received"] == nil {
 		t.Error("received lost its Go value")
