@@ -72,13 +72,13 @@ func authoringTool(d *Deps) *mcptool.Tool {
 			{
 				Name: "spec-create", Summary: "Creates a spec (id = slug-YYYY-MM-DD-NNN; the same name twice on one day gets -002) with an optional template.",
 				Required: []string{"name"}, Optional: []string{"mission", "description", "category", "template", "plan_path", "plan_review_path", "dry_run"},
-				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: map[string]any{"name": "Contract test spec", "template": "feature"},
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(specCreateArgs{Name: "Contract test spec", Template: "feature"}),
 				Answer: SpecCreateAnswer{}, Typed: mcptool.Typed(d.specCreate),
 			},
 			{
 				Name: "spec-template", Summary: "Lists the shipped templates (empty, feature, bugfix, refactor), shows one, or applies one to an existing spec.",
 				Optional:    []string{"template_action", "template", "template_name", "spec_id", "dry_run", "expected_version"},
-				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: map[string]any{"template_action": "list"},
+				SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(specTemplateArgs{TemplateAction: "list"}),
 				Answer: SpecTemplateAnswer{}, Typed: mcptool.Typed(d.specTemplate),
 			},
 			write("spec-update-frontmatter", "Sets one top-level field (title, description, mission, category, plan paths, hours, objectives or a free-form metadata key); list-typed fields have their own actions.",
@@ -127,10 +127,12 @@ func templateNames() []string { return specs.TemplateNames() }
 
 func missingOrUnknownTemplate(name string) *core.Error {
 	if name == "" {
-		return core.NewError(errcode.MissingRequired, "This template_action needs template.", map[string]any{"field": "template", "allowed": templateNames()})
+		return core.FieldError(errcode.MissingRequired, "This template_action needs template.",
+			core.FieldDetail{Field: "template", Allowed: templateNames()})
 	}
-	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("No template %q.", name), map[string]any{"field": "template", "received": name, "allowed": templateNames()}).
-		WithRecovery("authoring", map[string]any{"action": "spec-template", "template_action": "list"}, fuzzy.Rank(name, templateNames(), 5))
+	return core.FieldError(errcode.InvalidFormat, fmt.Sprintf("No template %q.", name),
+		core.FieldDetail{Field: "template", Received: name, Allowed: templateNames()}).
+		WithNext(toAuthoringSpecTemplate.Call(specTemplateArgs{TemplateAction: "list"}), fuzzy.Rank(name, templateNames(), 5))
 }
 
 // phaseFields are the keys of phase-add-bulk's phase object.
@@ -159,7 +161,7 @@ func phaseObject(m map[string]any, in specs.PhaseInput, defaults map[string]any)
 		maps.Copy(in.MetadataDefaults, d)
 	}
 	if o.Err == nil && strings.TrimSpace(in.Title) == "" {
-		return in, core.NewError(errcode.MissingRequired, "phase.title is required.", map[string]any{"field": "phase.title"})
+		return in, core.FieldError(errcode.MissingRequired, "phase.title is required.", core.FieldDetail{Field: "phase.title"})
 	}
 	return in, errOrNil(o.Err)
 }

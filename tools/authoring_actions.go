@@ -74,7 +74,8 @@ func (d *Deps) specTemplate(ctx context.Context, r *mcptool.Request, a specTempl
 		return mcptool.OK(SpecTemplateAnswer{Template: &t})
 	}
 	if a.SpecID == "" {
-		return mcptool.Fail(core.NewError(errcode.MissingRequired, "template_action=apply needs spec_id.", map[string]any{"field": "spec_id", "action": "spec-template"}))
+		return mcptool.Fail(core.FieldError(errcode.MissingRequired, "template_action=apply needs spec_id.",
+			core.FieldDetail{Field: "spec_id", Action: "spec-template"}))
 	}
 	if _, ok := specs.TemplateByName(name); !ok {
 		return mcptool.Fail(missingOrUnknownTemplate(name))

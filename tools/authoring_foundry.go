@@ -34,14 +34,14 @@ var authoringFoundryParams = []mcptool.Param{
 func authoringFoundryActions(d *Deps) []mcptool.Action {
 	return []mcptool.Action{
 		{Name: "phase-template", Summary: "Shipped phase templates (planning, implementation, testing, security, documentation) as phase-add-bulk's phase and tasks.",
-			Optional: []string{"phase_template"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+			Optional: []string{"phase_template"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(phaseTemplateArgs{}),
 			Answer: PhaseTemplateAnswer{}, Typed: mcptool.Typed(phaseTemplate)},
 		{Name: "intake-add", Summary: "Adds a note to the workspace's intake inbox (ideas and requests not yet in a spec).",
 			Required: []string{"title"}, Optional: []string{"description"}, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
-			Example: map[string]any{"title": "Idea"}, Answer: IntakeAnswer{}, Typed: mcptool.Typed(d.intakeAdd)},
+			Example: mcptool.ArgsOf(intakeAddArgs{Title: "Idea"}), Answer: IntakeAnswer{}, Typed: mcptool.Typed(d.intakeAdd)},
 		{Name: "intake-list", Summary: "Inbox items not dismissed, oldest first, paged.",
 			Optional: []string{"cursor", "limit"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Example: map[string]any{}, Answer: IntakeListAnswer{}, Typed: mcptool.Typed(d.intakeList)},
+			Example: mcptool.ArgsOf(intakeListArgs{}), Answer: IntakeListAnswer{}, Typed: mcptool.Typed(d.intakeList)},
 		{Name: "intake-dismiss", Summary: "Marks an inbox item dismissed (kept, no longer listed).",
 			Required: []string{"intake_id"}, Optional: []string{"reason"}, SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyFast,
 			Answer: IntakeAnswer{}, Typed: mcptool.Typed(d.intakeDismiss)},
@@ -59,8 +59,9 @@ func phaseTemplate(_ context.Context, _ *mcptool.Request, args phaseTemplateArgs
 	names := specs.PhaseTemplateNames()
 	if n := strings.ToLower(args.PhaseTemplate); n != "" {
 		if _, ok := specs.PhaseTemplateByName(n); !ok {
-			return mcptool.Fail(core.NewError(errcode.NotFound, "No phase template "+n+".", map[string]any{"field": "phase_template", "received": n, "allowed": names}).
-				WithRecovery("authoring", map[string]any{"action": "phase-template"}, fuzzy.Rank(n, names, 5)))
+			return mcptool.Fail(core.FieldError(errcode.NotFound, "No phase template "+n+".",
+				core.FieldDetail{Field: "phase_template", Received: n, Allowed: names}).
+				WithNext(toAuthoringPhaseTemplate.Call(phaseTemplateArgs{}), fuzzy.Rank(n, names, 5)))
 		}
 		names = []string{n}
 	}
@@ -89,7 +90,7 @@ type IntakeListAnswer struct {
 func (d *Deps) notes() (NotesStore, error) {
 	if d.Notes == nil {
 		return nil, core.NewError(errcode.Unavailable, "This server keeps no workspace notes (no store).", nil).
-			WithRecovery("health", map[string]any{"action": "readiness"}, nil)
+			WithNext(toHealthReadiness.Call(noArgs{}), nil)
 	}
 	return d.Notes, nil
 }
@@ -109,7 +110,7 @@ func (d *Deps) intakeList(ctx context.Context, r *mcptool.Request, _ intakeListA
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	p, err := mcptool.OpenPage(r, "authoring", "intake-list", "", core.PageList, map[string]any{"action": "intake-list"})
+	p, err := mcptool.OpenPage(r, "authoring", "intake-list", "", core.PageList, toAuthoringIntakeList.Args(intakeListArgs{}))
 	if err != nil {
 		return mcptool.Fail(err)
 	}

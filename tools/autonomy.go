@@ -311,17 +311,17 @@ func commandOf(c string, allowed []string) (string, error) {
 	if slices.Contains(allowed, c) {
 		return c, nil
 	}
-	return "", core.NewError(errcode.InvalidFormat, fmt.Sprintf("command must be one of %s.", strings.Join(allowed, ", ")),
-		map[string]any{"field": "command", "received": c, "allowed": allowed}).
-		WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session", "command": "list"}}, nil)
+	return "", core.FieldError(errcode.InvalidFormat, fmt.Sprintf("command must be one of %s.", strings.Join(allowed, ", ")),
+		core.FieldDetail{Field: "command", Received: c, Allowed: allowed}).
+		WithNext(sessionListCall(), nil)
 }
 
 func needSpec(specID string) error {
 	if specID != "" {
 		return nil
 	}
-	return core.NewError(errcode.MissingRequired, "spec_id is required for this command.", map[string]any{"field": "spec_id"}).
-		WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session", "command": "list"}}, nil)
+	return core.FieldError(errcode.MissingRequired, "spec_id is required for this command.", core.FieldDetail{Field: "spec_id"}).
+		WithNext(sessionListCall(), nil)
 }
 
 // taskSession is task(action="session", command=…).
@@ -352,7 +352,7 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 				return nil, err
 			}
 			v := autonomy.View(sp, s, now)
-			out = SessionAnswer{SessionView: &v, Reused: &reused, NextCalls: []core.NextCall{{Tool: "task", Args: map[string]any{"action": "session-step", "command": "next", "spec_id": s.SpecID, "heartbeat": true}}}}
+			out = SessionAnswer{SessionView: &v, Reused: &reused, NextCalls: []core.NextCall{sessionStepCall("next", s.SpecID, true)}}
 			return nil, nil
 		}
 		s, err := autonomy.Resolve(rec, sid)
@@ -386,7 +386,7 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 		v.RebaseResult = rebase
 		out = SessionAnswer{SessionView: &v}
 		if s.Status == autonomy.StatusRunning {
-			out.NextCalls = []core.NextCall{{Tool: "task", Args: map[string]any{"action": "session-step", "command": "next", "spec_id": s.SpecID, "heartbeat": true}}}
+			out.NextCalls = []core.NextCall{sessionStepCall("next", s.SpecID, true)}
 		}
 		return nil, nil
 	})
@@ -400,10 +400,7 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 // first (paged by offset).
 func (d *Deps) sessionList(ctx context.Context, r *mcptool.Request, a sessionArgs) mcptool.Result {
 	specID := a.SpecID
-	restart := map[string]any{"action": "session", "command": "list"}
-	if specID != "" {
-		restart["spec_id"] = specID
-	}
+	restart := toTaskSession.Args(sessionArgs{Command: "list", SpecID: specID})
 	page, err := mcptool.OpenPage(r, "task", "session-list", specID, core.PageTasks, restart)
 	if err != nil {
 		return mcptool.Fail(err)
@@ -467,9 +464,9 @@ func stepResult(r *mcptool.Request, a sessionStepArgs) (*autonomy.StepResult, er
 	dec.DisallowUnknownFields()
 	var res autonomy.StepResult
 	if err := dec.Decode(&res); err != nil {
-		return nil, core.NewError(errcode.Validation, "Invalid last_step_result: "+err.Error()+".",
-			map[string]any{"field": "last_step_result", "allowed": stepReportParams}).
-			WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session-step", "command": "replay", "spec_id": a.SpecID}}, nil)
+		return nil, core.FieldError(errcode.Validation, "Invalid last_step_result: "+err.Error()+".",
+			core.FieldDetail{Field: "last_step_result", Allowed: stepReportParams}).
+			WithNext(sessionStepCall("replay", a.SpecID, false), nil)
 	}
 	return &res, nil
 }
@@ -514,8 +511,8 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 			return mcptool.Fail(berr)
 		}
 		if cmd == "report" && res == nil {
-			return mcptool.Fail(core.NewError(errcode.MissingRequired, "session-step report needs the step's report (step_id, step_type, outcome, step_proof, …).",
-				map[string]any{"field": "step_id"}).WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session-step", "command": "replay", "spec_id": a.SpecID}}, nil))
+			return mcptool.Fail(core.FieldError(errcode.MissingRequired, "session-step report needs the step's report (step_id, step_type, outcome, step_proof, …).",
+				core.FieldDetail{Field: "step_id"}).WithNext(sessionStepCall("replay", a.SpecID, false), nil))
 		}
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 			o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: sid, Result: res, ContextUsagePct: a.ContextUsagePct, Heartbeat: a.Heartbeat}, now)
@@ -643,10 +640,7 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sess
 		} else if _, err := autonomy.LoadSession(rec, sid); err != nil {
 			return nil, err
 		}
-		restart := map[string]any{"action": "session-events", "spec_id": specID}
-		if sid != "" {
-			restart["session_id"] = sid
-		}
+		restart := toTaskSessionEvents.Args(sessionEventsArgs{specArgs: specOf(specID), SessionID: sid})
 		page, err := mcptool.OpenPage(r, "task", "session-events", specID, core.PageJournal, restart, sid)
 		if err != nil || sid == "" {
 			return nil, err // no session: an empty page
@@ -680,7 +674,7 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sess
 func (d *Deps) taskGateWaiver(ctx context.Context, r *mcptool.Request, a gateWaiverArgs) mcptool.Result {
 	if !d.AllowGateWaiver {
 		return mcptool.Fail(core.NewError(errcode.GateWaiverDisabled, "Gate waivers are disabled on this server.",
-			map[string]any{"action": "gate-waiver", "setting": "--allow-gate-waiver"}))
+			core.DetailsOf(settingDetail{Action: "gate-waiver", Setting: "--allow-gate-waiver"})))
 	}
 	now := d.clock()()
 	var out GateWaiverAnswer
@@ -725,46 +719,39 @@ func autonomyError(err error, specID, sessionID string) error {
 	if e.NamesCall() {
 		return withSpecNextCall(err, specID)
 	}
-	call := func(action string, args ...any) core.NextCall {
-		a := map[string]any{"action": action, "spec_id": specID}
-		for i := 0; i+1 < len(args); i += 2 {
-			a[args[i].(string)] = args[i+1]
-		}
-		return core.NextCall{Tool: "task", Args: a}
+	session := func(a sessionArgs) *core.NextCall {
+		a.SpecID = specID
+		c := toTaskSession.Call(a)
+		return &c
+	}
+	step := func(command string) *core.NextCall {
+		c := sessionStepCall(command, specID, command == "next")
+		return &c
 	}
 	var next *core.NextCall
 	switch e.Code {
 	case errcode.SpecSessionExists, errcode.InvalidStateTransition, errcode.GateNotFound, errcode.GateAlreadyPassed,
 		errcode.GateAlreadyWaived, errcode.AutonomyWriteLockActive:
-		c := call("session", "command", "status")
-		if id, _ := e.Details["existing_session_id"].(string); id != "" {
-			c.Args["session_id"] = id
-		} else if id, _ := e.Details["session_id"].(string); id != "" {
-			c.Args["session_id"] = id
+		id, _ := e.Details["existing_session_id"].(string)
+		if id == "" {
+			id, _ = e.Details["session_id"].(string)
 		}
-		next = &c
+		next = session(sessionArgs{Command: "status", SessionID: id})
 	case errcode.NoActiveSession, errcode.SessionNotFound:
-		c := call("session", "command", "list")
-		next = &c
+		next = session(sessionArgs{Command: "list"})
 	case errcode.StepResultRequired, errcode.StepMismatch, errcode.StepProofMissing, errcode.StepProofMismatch, errcode.StepProofConflict,
 		errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid, errcode.InvalidGateEvidence, errcode.GateIntegrityChecksum:
-		c := call("session-step", "command", "replay")
-		next = &c
+		next = step("replay")
 	case errcode.SpecRebaseRequired:
-		c := call("session", "command", "rebase")
-		if e.Details["removed_completed_tasks"] != nil {
-			c.Args["force"] = true
-		}
-		next = &c
+		next = session(sessionArgs{Command: "rebase", Force: e.Details["removed_completed_tasks"] != nil})
 	case errcode.ManualGateAckRequired:
-		c := call("session", "command", "resume", "acknowledge_gate_review", true, "acknowledged_gate_attempt_id", e.Details["gate_attempt_id"])
-		next = &c
+		id, _ := e.Details["gate_attempt_id"].(string)
+		next = session(sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: id})
 	case errcode.InvalidGateAck:
-		c := call("session", "command", "resume", "acknowledge_gate_review", true, "acknowledged_gate_attempt_id", e.Details["expected"])
-		next = &c
+		id, _ := e.Details["expected"].(string)
+		next = session(sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: id})
 	case errcode.NotFound:
-		c := call("session-step", "command", "next", "heartbeat", true)
-		next = &c
+		next = step("next")
 	}
 	if next != nil {
 		if sessionID != "" && e.Code != errcode.SessionNotFound && next.Args["session_id"] == nil && next.Args["command"] != "list" {
@@ -805,10 +792,14 @@ func legacySession(action string) *core.Error {
 		return nil
 	}
 	repl := fmt.Sprintf("task(action=%q, command=%q)", c[0], c[1])
-	return core.NewError(errcode.InvalidFormat, fmt.Sprintf("Action '%s' was removed on 2026-05-16. Use %s instead.", name, repl),
-		map[string]any{"field": "action", "received": action, "replacement": repl, "replacement_args": map[string]any{"action": c[0], "command": c[1]}}).
+	replArgs := toTaskSession.Args(sessionArgs{Command: c[1]})
+	if c[0] == toTaskSessionStep.Action {
+		replArgs = toTaskSessionStep.Args(sessionStepArgs{Command: c[1]})
+	}
+	return core.NewErrorOf(errcode.InvalidFormat, fmt.Sprintf("Action '%s' was removed on 2026-05-16. Use %s instead.", name, repl),
+		replacedDetail{core.FieldDetail{Field: "action", Received: action}, repl, replArgs}).
 		WithRemediation("Call "+repl+" with the same parameters.").
-		WithNext(core.NextCall{Tool: "task", Args: map[string]any{"action": "session", "command": "list"}}, nil)
+		WithNext(sessionListCall(), nil)
 }
 
 // protectedByLock reports whether tool's action is a mutation an autonomy
@@ -839,7 +830,7 @@ func lockedAgainstReplace(j specs.JournalReader) error {
 	}
 	return core.NewError(errcode.AutonomyWriteLockActive,
 		fmt.Sprintf("Autonomy session %s holds spec %s's write lock: replacing the spec by import is refused. End the session first.", s.ID, s.SpecID),
-		map[string]any{"spec_id": s.SpecID, "session_id": s.ID, "session_status": s.Status, "action": "spec import"})
+		core.DetailsOf(writeLockDetail{SpecID: s.SpecID, SessionID: s.ID, SessionStatus: s.Status, Action: "spec import"}))
 }
 
 // checkWriteLock refuses a protected mutation of a spec an autonomy session
@@ -869,6 +860,6 @@ func (d *Deps) checkWriteLock(r *mcptool.Request, j specs.JournalReader) error {
 	}
 	return core.NewError(errcode.AutonomyWriteLockActive,
 		fmt.Sprintf("Autonomy session %s holds spec %s's write lock: %s %s is refused. %s", s.ID, s.SpecID, r.Call.Tool, r.Call.Action, why),
-		map[string]any{"spec_id": s.SpecID, "session_id": s.ID, "session_status": s.Status, "action": r.Call.Tool + " " + r.Call.Action,
-			"bypass_allowed": d.AllowLockBypass})
+		core.DetailsOf(writeLockDetail{SpecID: s.SpecID, SessionID: s.ID, SessionStatus: s.Status, Action: r.Call.Tool + " " + r.Call.Action,
+			BypassAllowed: &d.AllowLockBypass}))
 }

@@ -22,14 +22,14 @@ func fidelityMeta(b degrade.Result, budget int, served func() bool) []core.MetaO
 	if !served() {
 		msg = fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out (read again with a larger max_tokens, or page through them with the calls in data.next_calls when given).", b.Fidelity, budget, len(b.Dropped))
 	}
-	ctx := map[string]any{"dropped_count": len(b.Dropped), "total_count": b.Total, "reason": "token_budget", "budget_tokens": budget}
+	ctx := core.TruncationContext{DroppedCount: len(b.Dropped), TotalCount: b.Total, Reason: core.TruncatedTokenBudget, BudgetTokens: budget}
 	if len(b.Archive) == 0 && len(b.Dropped) > 0 {
 		msg = fmt.Sprintf("The answer was reduced to %s fidelity to fit %d tokens; %d items were left out, and their archive ids did not fit either: page through them with the calls in data.next_calls, or read again with a larger max_tokens.", b.Fidelity, budget, len(b.Dropped))
-		ctx["archive_ids_omitted"] = true
+		ctx.ArchiveIDsOmitted = true
 	}
 	return []core.MetaOption{
 		core.WithFidelity(b.Fidelity, b.Dropped, b.Archive),
-		core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg, ctx),
+		core.WithWarning(core.WarnContentTruncated, core.SeverityWarning, msg, core.DetailsOf(ctx)),
 	}
 }
 

@@ -44,7 +44,7 @@ func (d *Deps) missingCandidates(ctx context.Context, tool, action, param string
 		for _, r := range rows {
 			ids = append(ids, r.SpecID)
 		}
-		return ids, "spec", map[string]any{"action": "list", "status": folder}
+		return ids, toSpecList.Tool, toSpecList.Args(specListArgs{Status: folder})
 	case "task_id":
 		spec := args.String("spec_id")
 		if tool != "task" || spec == "" {
@@ -52,11 +52,10 @@ func (d *Deps) missingCandidates(ctx context.Context, tool, action, param string
 		}
 		from := map[string]specs.Status{"complete": specs.StatusInProgress, "block": specs.StatusInProgress,
 			"unblock": specs.StatusBlocked, "reopen": specs.StatusCompleted}[action]
-		list := map[string]any{"action": "list", "spec_id": spec}
+		list := toTaskList.Args(taskListArgs{specArgs: specOf(spec), StatusFilter: string(from)})
 		if from == "" {
-			return nil, "task", list
+			return nil, toTaskList.Tool, list
 		}
-		list["status_filter"] = string(from)
 		var ids []string
 		err := d.Specs.ReadSpec(ctx, spec, func(sp *specs.Spec, _ specs.JournalReader) error {
 			for _, id := range sp.IDs() {

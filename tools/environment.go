@@ -12,7 +12,7 @@ import (
 func environmentTool(d *Deps) *mcptool.Tool {
 	read := func(name, summary string, answer any, h mcptool.Handler) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: summary, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Example: map[string]any{}, Answer: answer, Typed: withoutArgs(h)}
+			Example: mcptool.ArgsOf(noArgs{}), Answer: answer, Typed: withoutArgs(h)}
 	}
 	return &mcptool.Tool{
 		Name: "environment", Title: "specd environment",

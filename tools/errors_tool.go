@@ -18,7 +18,7 @@ const errorScan = errlog.MaxRecords
 func errorTool(d *Deps, rec *mcptool.ErrorRecorder) *mcptool.Tool {
 	read := func(name, summary string, optional []string, answer any, h mcptool.TypedHandler) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: summary, Optional: optional, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-			Example: map[string]any{}, Answer: answer, Typed: h}
+			Example: mcptool.ArgsOf(errorFilterArgs{}), Answer: answer, Typed: h}
 	}
 	filters := []string{"tool_name", "error_code"}
 	return &mcptool.Tool{
@@ -37,7 +37,7 @@ func errorTool(d *Deps, rec *mcptool.ErrorRecorder) *mcptool.Tool {
 			read("patterns", "Errors that recur (same tool, action and code), most frequent first.", append(filters, "limit"), ErrorPatternsAnswer{}, withRecorder(d.errorPatterns, rec)),
 			{Name: "cleanup", Summary: "Deletes every recorded error; dry_run counts them.",
 				Optional: []string{"dry_run"}, SideEffects: mcptool.EffectWrite, Idempotent: true, Destructive: true, Latency: mcptool.LatencyFast,
-				Example: map[string]any{"dry_run": true}, Answer: ErrorCleanupAnswer{}, Typed: withRecorder(d.errorCleanup, rec)},
+				Example: mcptool.ArgsOf(errorCleanupArgs{DryRun: true}), Answer: ErrorCleanupAnswer{}, Typed: withRecorder(d.errorCleanup, rec)},
 		},
 	}
 }
@@ -111,7 +111,7 @@ func (d *Deps) errorList(ctx context.Context, r *mcptool.Request, a errorListArg
 		return mcptool.Fail(err)
 	}
 	f := a.filter()
-	p, err := mcptool.OpenPage(r, "error", "list", "", core.PageList, map[string]any{"action": "list"}, f.Tool, f.Code)
+	p, err := mcptool.OpenPage(r, "error", "list", "", core.PageList, toErrorList.Args(errorListArgs{}), f.Tool, f.Code)
 	if err != nil {
 		return mcptool.Fail(err)
 	}

@@ -95,9 +95,9 @@ func workspaceMismatch(tool, action, name string, args mcptool.Args) *core.Error
 			retry[k] = v
 		}
 	}
-	return core.NewError(errcode.WorkspaceMismatch,
+	return core.FieldError(errcode.WorkspaceMismatch,
 		fmt.Sprintf("%s %q is not this server's workspace; specd serves one workspace per process.", name, args.String(name)),
-		map[string]any{"field": name, "received": args.String(name)}).
+		core.FieldDetail{Field: name, Received: args.String(name)}).
 		WithRemediation(fmt.Sprintf("Omit %s to use this server's workspace, or start specd for that folder (specd serve --workspace %s) and call that server.", name, args.String(name))).
 		WithRecovery(tool, retry, nil)
 }

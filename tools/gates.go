@@ -63,7 +63,7 @@ func flagsList(ctx context.Context, d *Deps, sess mcptool.Session) any {
 func flagsAction(d *Deps) mcptool.Action {
 	return mcptool.Action{
 		Name: "flags", Summary: "Rollout health since start, per feature flag and variant: sessions, calls, errors by error_type, p50/p99 call latency; with the provider and flag file.",
-		SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+		SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(noArgs{}),
 		Typed: mcptool.Typed(func(context.Context, *mcptool.Request, noArgs) mcptool.Result {
 			if d.Runtime.Flags == nil {
 				return mcptool.OK(noFlagsAnswer{Provider: "none", Rows: []any{}})

@@ -26,8 +26,8 @@ func storeProblem(ctx context.Context, d *Deps) error {
 		return err
 	}
 	if free, ok := diskspace.Free(d.Store.Path()); ok && free < minFreeBytes {
-		return core.NewError(errcode.StoreFull, "The disk holding the store has almost no free space left; writes will fail.",
-			map[string]any{"store": filepath.Base(d.Store.Path()), "free_bytes": free})
+		return core.NewErrorOf(errcode.StoreFull, "The disk holding the store has almost no free space left; writes will fail.",
+			storeFullDetail{Store: filepath.Base(d.Store.Path()), FreeBytes: free})
 	}
 	return nil
 }
@@ -45,17 +45,17 @@ func healthTool(d *Deps) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			{
 				Name: "liveness", Summary: "Answers immediately if the server process is running; touches nothing.",
-				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(noArgs{}),
 				Answer: LivenessAnswer{}, Typed: withoutArgs(d.healthLiveness),
 			},
 			{
 				Name: "readiness", Summary: "Reports whether the store can be locked and written (without writing). Not ready (locked, damaged, read-only, disk full) is a success with ready=false and a warning.",
-				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(noArgs{}),
 				Answer: ReadinessAnswer{}, Typed: withoutArgs(d.healthReadiness),
 			},
 			{
 				Name: "check", Summary: "Detailed health: store path, size, schema version, install id, free disk, flag provider state (include_details false: status and version only). status is ok, degraded (read-only store, disk full: reads work) or unavailable (damaged store), with a warning.",
-				Optional: []string{"include_details"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+				Optional: []string{"include_details"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(healthCheckArgs{}),
 				Answer: HealthCheckAnswer{}, Typed: mcptool.Typed(d.healthCheck),
 			},
 		},
@@ -89,7 +89,7 @@ func (d *Deps) healthReadiness(ctx context.Context, r *mcptool.Request) mcptool.
 	a := ReadinessAnswer{Ready: true, Checks: ReadinessChecks{Store: "ok", Flags: "not_configured"}}
 	if err := storeProblem(ctx, d); err != nil {
 		a.Ready, a.Checks.Store = false, errorSummary(err)
-		return mcptool.OK(a, warn("STORE_NOT_READY", "The store is not writable right now: "+errorSummary(err)+".", map[string]any{"error_code": core.AsError(err).Code}))
+		return mcptool.OK(a, warnOf("STORE_NOT_READY", "The store is not writable right now: "+errorSummary(err)+".", errorCodeContext{ErrorCode: core.AsError(err).Code}))
 	}
 	return mcptool.OK(a)
 }
@@ -130,10 +130,10 @@ func (d *Deps) healthCheck(ctx context.Context, _ *mcptool.Request, args healthC
 			return mcptool.Fail(err)
 		}
 		a.Status = "unavailable"
-		opts = append(opts, warn(errcode.StoreCorrupt, errorSummary(err), map[string]any{"error_code": errcode.StoreCorrupt}))
+		opts = append(opts, warnOf(errcode.StoreCorrupt, errorSummary(err), errorCodeContext{ErrorCode: errcode.StoreCorrupt}))
 	} else if perr := storeProblem(ctx, d); perr != nil {
 		a.Status = "degraded"
-		opts = append(opts, warn(core.AsError(perr).Code, errorSummary(perr), map[string]any{"error_code": core.AsError(perr).Code}))
+		opts = append(opts, warnOf(core.AsError(perr).Code, errorSummary(perr), errorCodeContext{ErrorCode: core.AsError(perr).Code}))
 	}
 	opts = append(opts, d.mirrorWarnings()...)
 	if args.IncludeDetails != nil && !*args.IncludeDetails {

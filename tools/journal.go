@@ -72,7 +72,7 @@ type JournalListAnswer struct {
 // listed); over the token budget the page's oldest entries go first.
 func (d *Deps) journalList(ctx context.Context, r *mcptool.Request, args journalListArgs) mcptool.Result {
 	specID, taskID, et := args.SpecID, args.TaskID, args.EntryType
-	p, err := mcptool.OpenPage(r, "journal", "list", specID, core.PageJournal, map[string]any{"action": "list", "spec_id": specID}, taskID, et)
+	p, err := mcptool.OpenPage(r, "journal", "list", specID, core.PageJournal, toJournalList.Args(journalListArgs{specArgs: specOf(specID)}), taskID, et)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
@@ -114,7 +114,7 @@ type UnjournaledAnswer struct {
 // listed). Without limit or cursor it answers them all, as before paging.
 func (d *Deps) journalListUnjournaled(ctx context.Context, r *mcptool.Request, args journalUnjournaledArgs) mcptool.Result {
 	specID := args.SpecID
-	restart := map[string]any{"action": "list-unjournaled", "spec_id": specID}
+	restart := toJournalListUnjournaled.Args(journalUnjournaledArgs{specArgs: specOf(specID)})
 	p, err := mcptool.OpenPage(r, "journal", "list-unjournaled", specID, core.PageLimits{}, restart)
 	if err != nil {
 		return mcptool.Fail(err)
@@ -169,7 +169,7 @@ func journalPage(entries []specs.JournalEntry, specID string, version int64, lim
 			return []mcptool.ArchiveRef{{ID: research.SpecArchiveID(specID, version, "journal:"+strconv.FormatUint(entries[i].Seq, 10)), Content: entries[i]}}
 		},
 		Next:     func(kept int) string { return cursor(entries[kept-1].Seq) },
-		Continue: mcptool.ContinueWith("journal", map[string]any{"action": "list", "spec_id": specID}, args, "task_id", "entry_type", "limit"),
+		Continue: mcptool.ContinueWith("journal", toJournalList.Args(journalListArgs{specArgs: specOf(specID)}), args, "task_id", "entry_type", "limit"),
 	}
 }
 

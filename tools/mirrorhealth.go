@@ -29,8 +29,8 @@ func (d *Deps) mirrorWarnings() []core.MetaOption {
 	h := d.Mirror.Health()
 	err, conflicts := h.Err, h.Conflicts
 	if err != nil {
-		out = append(out, warn(WarnMirrorFailed, "The last pass of the spec mirror in "+d.Mirror.Dir()+" failed: "+errorSummary(err)+". The next change retries it.",
-			map[string]any{"dir": d.Mirror.Dir(), "error_code": core.AsError(err).Code}))
+		out = append(out, warnOf(WarnMirrorFailed, "The last pass of the spec mirror in "+d.Mirror.Dir()+" failed: "+errorSummary(err)+". The next change retries it.",
+			mirrorFailedContext{Dir: d.Mirror.Dir(), ErrorCode: core.AsError(err).Code}))
 	}
 	if len(conflicts) > 0 {
 		files := make([]string, len(conflicts))
@@ -38,10 +38,10 @@ func (d *Deps) mirrorWarnings() []core.MetaOption {
 		for i, c := range conflicts {
 			files[i], lines[i] = c.File, c.String()
 		}
-		out = append(out, warn(WarnMirrorConflict,
+		out = append(out, warnOf(WarnMirrorConflict,
 			fmt.Sprintf("%d mirrored spec files were changed by hand and are left alone: %s. Delete each file, or replace it with specd's version, and specd manages it again; to keep a change, import the file first (spec import with overwrite).",
 				len(conflicts), strings.Join(lines, "; ")),
-			map[string]any{"dir": d.Mirror.Dir(), "files": files, "conflicts": conflicts}))
+			mirrorConflictContext{Dir: d.Mirror.Dir(), Files: files, Conflicts: conflicts}))
 	}
 	return out
 }

@@ -22,14 +22,12 @@ import (
 var modelTools = map[string]struct {
 	why, instead string
 	// recovery builds the next call from the caller's arguments.
-	recovery func(args map[string]any) (string, map[string]any)
+	recovery func(args map[string]any) core.NextCall
 }{
 	"provider": {
-		why:     "it runs a language model provider",
-		instead: "specd calls no language model: the agent calling it is one. server(action=\"capabilities\") reports what this server offers.",
-		recovery: func(map[string]any) (string, map[string]any) {
-			return "server", map[string]any{"action": "capabilities"}
-		},
+		why:      "it runs a language model provider",
+		instead:  "specd calls no language model: the agent calling it is one. server(action=\"capabilities\") reports what this server offers.",
+		recovery: func(map[string]any) core.NextCall { return toServerCapabilities.Call(noArgs{}) },
 	},
 }
 
@@ -46,11 +44,10 @@ func installModelTools(s *server.MCPServer, rt *mcptool.Runtime) {
 				action, _ := args["action"].(string)
 				action = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(action)), "_", "-")
 				call := core.NewCall(name, action, rt.Now, rt.NewID)
-				tool, next := mt.recovery(args)
 				e := core.NewError(errcode.NotSupported,
 					fmt.Sprintf("%s is not offered: %s, and specd calls no language model (the agent calling it is one).", strings.TrimSpace(name+" "+action), mt.why),
-					map[string]any{"tool": name, "action": action, "reason": "needs_language_model"}).
-					WithRemediation(mt.instead).WithRecovery(tool, next, nil)
+					core.DetailsOf(notOffered(name, action))).
+					WithRemediation(mt.instead).WithNext(mt.recovery(args), nil)
 				return rt.RefuseUnlisted(ctx, req, call, e), nil
 			})
 	}

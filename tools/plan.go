@@ -23,9 +23,9 @@ func planTool(d *Deps) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			{Name: "create", Summary: "Writes specs/.plans/<slug>.md from a template (simple or detailed); DUPLICATE_ENTRY when it exists.",
 				Required: []string{"name"}, Optional: []string{"template"}, SideEffects: mcptool.EffectWrite, Latency: mcptool.LatencyFast,
-				Example: map[string]any{"name": "Contract plan"}, Answer: PlanCreateAnswer{}, Typed: mcptool.Typed(d.planCreate)},
+				Example: mcptool.ArgsOf(planCreateArgs{Name: "Contract plan"}), Answer: PlanCreateAnswer{}, Typed: mcptool.Typed(d.planCreate)},
 			{Name: "list", Summary: "The plans in specs/.plans, by slug.", SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast,
-				Example: map[string]any{}, Answer: PlanListAnswer{}, Typed: mcptool.Typed(d.planList)},
+				Example: mcptool.ArgsOf(noArgs{}), Answer: PlanListAnswer{}, Typed: mcptool.Typed(d.planList)},
 			{Name: "review", Summary: "Checks a plan's sections against its template: missing, empty, placeholders left; ready when none.",
 				Required: []string{"plan"}, SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyFast, Answer: PlanReviewAnswer{}, Typed: mcptool.Typed(d.planReview)},
 		},
@@ -59,9 +59,9 @@ func planError(err error, slug string) error {
 	e := core.AsError(withSpecNextCall(err, ""))
 	switch {
 	case e.Code == errcode.DuplicateEntry:
-		e.WithRecovery("plan", map[string]any{"action": "review", "plan": slug}, nil)
+		e.WithNext(toPlanReview.Call(planReviewArgs{Plan: slug}), nil)
 	case e.Code == errcode.NotFound, e.Code == errcode.InvalidFormat && e.Details["field"] == "plan":
-		e.WithRecovery("plan", map[string]any{"action": "list"}, nil)
+		e.WithNext(toPlanList.Call(noArgs{}), nil)
 	}
 	return e
 }

@@ -22,7 +22,7 @@ func prTool(d *Deps) *mcptool.Tool {
 		Actions: []mcptool.Action{
 			{Name: "get-context", Summary: "The spec's progress, its 20 newest journal entries and the uncommitted diff summary (git diff --numstat HEAD).",
 				Required: []string{"spec_id"}, SideEffects: mcptool.EffectRead, Idempotent: true, OpenWorld: true, Latency: mcptool.LatencyModerate,
-				Example: map[string]any{"spec_id": "$spec_id"}, Answer: PRContextAnswer{}, Typed: mcptool.Typed(d.prContext)},
+				Example: mcptool.ArgsOf(specOf("$spec_id")), Answer: PRContextAnswer{}, Typed: mcptool.Typed(d.prContext)},
 		},
 	}
 }

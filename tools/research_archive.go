@@ -38,11 +38,8 @@ func archiveGet(ctx context.Context, d *Deps, args archiveGetArgs, budget int) m
 	c, err := researchService(d).ArchiveGet(ctx, a)
 	if err != nil {
 		// Nothing under that id: list the stored digests (of that source).
-		rec := map[string]any{"action": "digest-list"}
-		if id := cmp.Or(a.ArchiveID, a.ContentID); id != "" {
-			rec["source_id"] = id
-		}
-		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: rec}))
+		rec := toResearchDigestList.Call(digestListArgs{SourceID: cmp.Or(a.ArchiveID, a.ContentID)})
+		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, rec))
 	}
 	return archiveWindowAnswer(c, args.Offset, args.MaxChars, budget)
 }
@@ -102,14 +99,14 @@ func windowCut(w research.Window, budget int) []core.MetaOption {
 		core.WithFidelity(core.FidelityPartial, nil, nil),
 		core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
 			fmt.Sprintf("The content was cut to %d of %d characters to fit %d tokens; call again with offset %d for the rest.", n, total, budget, w.Offset+n),
-			map[string]any{"dropped_count": total - w.Offset - n, "total_count": total, "reason": "token_budget", "budget_tokens": budget}),
+			core.DetailsOf(core.TruncationContext{DroppedCount: total - w.Offset - n, TotalCount: total, Reason: core.TruncatedTokenBudget, BudgetTokens: budget})),
 	}
 }
 
 func hashMismatch(expected, got string) core.MetaOption {
 	return core.WithWarning(warnHashMismatch, core.SeverityWarning,
 		"The content's hash differs from expected_hash: it is not the content that hash named.",
-		map[string]any{"expected_hash": expected, "hash": got})
+		core.DetailsOf(hashMismatchContext{ExpectedHash: expected, Hash: got}))
 }
 
 // archiveGetSpec serves a spec archive id (research.SpecItems.Get); an item
@@ -140,7 +137,7 @@ func archiveGetSpec(ctx context.Context, d *Deps, a research.ArchiveGetArgs, bud
 			core.WithFidelity(core.FidelityReferenceOnly, []string{read.Result.Item}, read.Parts),
 			core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
 				fmt.Sprintf("The item (%d tokens) exceeds the %d-token budget; fetch its %d parts (meta.content_archive_hashes) with research archive-get.", read.Tokens, budget, len(read.Parts)),
-				map[string]any{"dropped_count": 1, "total_count": 1, "reason": "token_budget", "budget_tokens": budget, "parts": len(read.Parts)}))
+				core.DetailsOf(core.TruncationContext{DroppedCount: 1, TotalCount: 1, Reason: core.TruncatedTokenBudget, BudgetTokens: budget, Parts: len(read.Parts)})))
 	}
 	return mcptool.OK(read.Result, meta...)
 }

@@ -95,7 +95,7 @@ type (
 func sourceNotChecked(action string) core.MetaOption {
 	return core.WithWarning(warnSourceNotChecked, core.SeverityInfo,
 		"The source text was not available, so source_text_hash and the locators were not verified; give text, pages or path (or archive the source with research digest-put).",
-		map[string]any{"action": action})
+		core.DetailsOf(actionContext{Action: action}))
 }
 
 func digestValidate(ctx context.Context, d *Deps, _ *mcptool.Request, args digestValidateArgs) mcptool.Result {
@@ -103,7 +103,7 @@ func digestValidate(ctx context.Context, d *Deps, _ *mcptool.Request, args diges
 	res, err := researchService(d).Validate(ctx, a)
 	if err != nil {
 		// Nothing archived under source_id: list what is stored for it.
-		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, core.NextCall{Tool: "research", Args: map[string]any{"action": "digest-list", "source_id": a.SourceID}}))
+		return mcptool.Fail(withNextCall(err, errcode.ArchiveNotFound, toResearchDigestList.Call(digestListArgs{SourceID: a.SourceID})))
 	}
 	if res.Source == "none" {
 		return mcptool.OK(res, sourceNotChecked("digest-validate"))
@@ -117,11 +117,11 @@ func digestCreate(ctx context.Context, d *Deps, _ *mcptool.Request, a digestCrea
 	if err != nil {
 		return mcptool.Fail(err)
 	}
-	switch ctx := map[string]any{"original_chars": res.CanonicalChars, "digest_chars": res.DigestChars, "shortened": res.Shortened}; {
+	switch ctx := (digestSizeContext{OriginalChars: res.CanonicalChars, DigestChars: res.DigestChars, Shortened: res.Shortened}); {
 	case slices.Contains(res.Shortened, "evidence_snippets"):
-		return mcptool.OK(res, warn(warnDigestNotCompressed, fmt.Sprintf("The source (%d characters) is too short to compress: the digest keeps its text as the summary, with no key points or snippets.", res.CanonicalChars), ctx))
+		return mcptool.OK(res, warnOf(warnDigestNotCompressed, fmt.Sprintf("The source (%d characters) is too short to compress: the digest keeps its text as the summary, with no key points or snippets.", res.CanonicalChars), ctx))
 	case len(res.Shortened) > 0:
-		return mcptool.OK(res, warn(warnDigestNotCompressed, fmt.Sprintf("The digest came out longer than its source: %s left out or cut so that it is not.", strings.Join(res.Shortened, " and ")), ctx))
+		return mcptool.OK(res, warnOf(warnDigestNotCompressed, fmt.Sprintf("The digest came out longer than its source: %s left out or cut so that it is not.", strings.Join(res.Shortened, " and ")), ctx))
 	}
 	return mcptool.OK(res)
 }
@@ -153,10 +153,7 @@ func digestGet(ctx context.Context, d *Deps, _ *mcptool.Request, a digestGetArgs
 
 func digestList(ctx context.Context, d *Deps, r *mcptool.Request, a digestListArgs) mcptool.Result {
 	sourceID := a.SourceID
-	restart := map[string]any{"action": "digest-list"}
-	if sourceID != "" {
-		restart["source_id"] = sourceID
-	}
+	restart := toResearchDigestList.Args(digestListArgs{SourceID: sourceID})
 	page, err := mcptool.OpenPage(r, "research", "digest-list", "", core.PageList, restart, sourceID)
 	if err != nil {
 		return mcptool.Fail(err)

@@ -60,7 +60,7 @@ func (d *Deps) readSpecsResource(ctx context.Context, req mcp.ReadResourceReques
 		ID:     func(i int) string { return "item:" + rows[i].SpecID },
 		Next:   func(kept int) string { return core.EncodeCursor(rows[kept-1].SpecID, fp) },
 		Continue: func(c string) (string, map[string]any) {
-			return "spec", map[string]any{"action": "list", "status": "all", "cursor": c}
+			return toSpecList.Tool, toSpecList.Args(specListArgs{pageArgs: pageArgs{Cursor: &c}, Status: "all"})
 		}}
 	return mcptool.ResourceContents(req.Params.URI, d.TokenBudget, data, deg, `spec(action="list")`)
 }

@@ -42,7 +42,7 @@ func reviewRefusal(action string) *core.Error {
 	}
 	return core.NewError(errcode.NotSupported,
 		fmt.Sprintf("review %s is not offered: its reviews are written by a language model, and specd calls no language model (the agent calling it is one).", name),
-		map[string]any{"tool": "review", "action": name, "reason": "needs_language_model"}).
+		core.DetailsOf(notOffered("review", name))).
 		WithRemediation("Review the spec yourself: spec(action=\"completeness-check\") and spec(action=\"analyze\") check it deterministically; in an autonomy session, review(action=\"fidelity-gate\") computes the gate from evidence.").
-		WithRecovery("spec", map[string]any{"action": "list"}, nil)
+		WithNext(toSpecList.Call(specListArgs{}), nil)
 }

@@ -37,22 +37,22 @@ func serverTool(d *Deps, reg *mcptool.Registry) *mcptool.Tool {
 			{
 				Name: "tools", Summary: "Lists the tools with their actions, descriptions, category and tags, paged by tool name; category and tag filter them.",
 				Optional: []string{"cursor", "limit", "category", "tag", "include_deprecated"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast,
-				Example: map[string]any{"limit": 1}, Answer: ServerToolsAnswer{}, Typed: mcptool.Typed(serverTools(reg)),
+				Example: mcptool.ArgsOf(serverToolsArgs{pageArgs: pageArgs{Limit: new(1)}}), Answer: ServerToolsAnswer{}, Typed: mcptool.Typed(serverTools(reg)),
 			},
 			{
 				Name: "schema", Summary: "Describes one tool: its input schema, its MCP annotations and, per action (or only action_name), parameters, required ones, side effects, idempotence, latency hint and answer_schema; over the token budget the answer schemas are left out (a warning names the call that gives one).",
 				Required: []string{"tool_name"}, Optional: []string{"action_name"}, SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast,
-				Example: map[string]any{"tool_name": "health"}, Answer: ServerSchemaAnswer{}, Typed: mcptool.Typed(d.serverSchema(reg)),
+				Example: mcptool.ArgsOf(serverSchemaArgs{ToolName: "health"}), Answer: ServerSchemaAnswer{}, Typed: mcptool.Typed(d.serverSchema(reg)),
 			},
 			{
 				Name: "capabilities", Summary: "Response version, input limits, page sizes, token budget, feature flags and transports.",
-				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(noArgs{}),
 				Answer: CapabilitiesAnswer{}, Typed: withoutArgs(d.serverCapabilities(reg)),
 			},
 			{
 				Name: "context", Summary: "Server version, store path (relative to the workspace), configuration source, this caller's session and, unless turned off (include_*: false), the workspace folder name, workflow, llm (specd calls none) and capabilities.",
 				Optional:    []string{"include_llm", "include_workflow", "include_workspace", "include_capabilities"},
-				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(serverContextArgs{}),
 				Answer: ContextAnswer{}, Typed: mcptool.Typed(d.serverContext(reg)),
 			},
 			flagsAction(d),
@@ -83,7 +83,7 @@ type ToolInfo struct {
 func serverTools(reg *mcptool.Registry) func(context.Context, *mcptool.Request, serverToolsArgs) mcptool.Result {
 	return func(ctx context.Context, r *mcptool.Request, args serverToolsArgs) mcptool.Result {
 		category, tag := args.Category, args.Tag
-		p, err := mcptool.OpenPage(r, "server", "tools", "", core.PageList, map[string]any{"action": "tools"}, category, tag)
+		p, err := mcptool.OpenPage(r, "server", "tools", "", core.PageList, toServerTools.Args(serverToolsArgs{}), category, tag)
 		if err != nil {
 			return mcptool.Fail(err)
 		}

@@ -107,7 +107,8 @@ type SpecFindAnswer struct {
 func (d *Deps) specFind(ctx context.Context, _ *mcptool.Request, a specFindArgs) mcptool.Result {
 	id, q := a.SpecID, strings.ToLower(a.Query)
 	if id == "" && q == "" {
-		return mcptool.Fail(core.NewError(errcode.MissingRequired, "find needs spec_id or query.", map[string]any{"field": "spec_id", "action": "find"}))
+		return mcptool.Fail(core.FieldError(errcode.MissingRequired, "find needs spec_id or query.",
+			core.FieldDetail{Field: "spec_id", Action: "find"}))
 	}
 	if id != "" {
 		return readTo(ctx, d, id, func(sp *specs.Spec, _ specs.JournalReader) (SpecFindAnswer, error) {
@@ -176,7 +177,7 @@ type SpecRow = specs.SpecRow
 
 func (d *Deps) specList(ctx context.Context, r *mcptool.Request, a specListArgs) mcptool.Result {
 	folder := orElse(a.Status, "all")
-	p, err := mcptool.OpenPage(r, "spec", "list", "", core.PageList, map[string]any{"action": "list", "status": folder}, folder)
+	p, err := mcptool.OpenPage(r, "spec", "list", "", core.PageList, toSpecList.Args(specListArgs{Status: folder}), folder)
 	if err != nil {
 		return mcptool.Fail(err)
 	}
@@ -197,7 +198,7 @@ func (d *Deps) specList(ctx context.Context, r *mcptool.Request, a specListArgs)
 	res.Degrade = &mcptool.ListAnswer[SpecRow]{Items: items, Answer: answer, PageSize: p.Limit,
 		ID:       func(i int) string { return "item:" + rows[i].SpecID },
 		Next:     func(kept int) string { return p.Cursor(rows[kept-1].SpecID, true) },
-		Continue: mcptool.ContinueWith("spec", map[string]any{"action": "list", "status": folder}, r.Args, "limit", "include_progress")}
+		Continue: mcptool.ContinueWith("spec", toSpecList.Args(specListArgs{Status: folder}), r.Args, "limit", "include_progress")}
 	return res
 }
 
@@ -211,7 +212,7 @@ type SpecHistoryAnswer struct {
 
 func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request, a specHistoryArgs) mcptool.Result {
 	specID := a.SpecID
-	p, err := mcptool.OpenPage(r, "spec", "history", specID, core.PageHistory, map[string]any{"action": "history", "spec_id": specID})
+	p, err := mcptool.OpenPage(r, "spec", "history", specID, core.PageHistory, toSpecHistory.Args(specHistoryArgs{specArgs: a.specArgs}))
 	if err != nil {
 		return mcptool.Fail(err)
 	}
@@ -220,7 +221,8 @@ func (d *Deps) specHistory(ctx context.Context, r *mcptool.Request, a specHistor
 		return mcptool.Fail(err)
 	}
 	if p.Limit > core.PageHistory.Max {
-		return mcptool.Fail(core.NewError(errcode.InvalidFormat, "limit for history is at most 100.", map[string]any{"field": "limit", "received": p.Limit, "constraint": "≤ 100"}))
+		return mcptool.Fail(core.FieldError(errcode.InvalidFormat, "limit for history is at most 100.",
+			core.FieldDetail{Field: "limit", Received: p.Limit, Constraint: "≤ 100"}))
 	}
 	h, err := specs.ReadHistoryFrom(ctx, d.Specs, specID, versionText(a.Version), int64(before), p.Limit)
 	if err != nil {

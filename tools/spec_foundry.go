@@ -13,16 +13,16 @@ func specFoundryActions(d *Deps, readAction func(name, summary string, required,
 	hours := func(name, key string) mcptool.Action {
 		return mcptool.Action{Name: name, Summary: "Sets each phase's " + key + " to the sum over its work leaves and the spec's to the sum over phases; dry_run shows the sums.",
 			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyModerate,
-			Example: map[string]any{"spec_id": "$spec_id"}, Answer: HoursAnswer{}, Typed: mcptool.Typed(d.recalculateHours(key))}
+			Example: mcptool.ArgsOf(writeArgs{specArgs: specOf("$spec_id")}), Answer: HoursAnswer{}, Typed: mcptool.Typed(d.recalculateHours(key))}
 	}
 	return []mcptool.Action{
 		{Name: "validate-fix", Summary: "foundry's validate-fix: applies every auto-fixable diagnostic (as fix) and reports what remains; dry_run shows the fixes.",
 			Required: []string{"spec_id"}, Optional: mutationArgs, SideEffects: mcptool.EffectWrite, Idempotent: true, Latency: mcptool.LatencyModerate,
-			Example: map[string]any{"spec_id": "$spec_id"}, Answer: SpecFixAnswer{}, Typed: mcptool.Typed(d.validateFix)},
+			Example: mcptool.ArgsOf(writeArgs{specArgs: specOf("$spec_id")}), Answer: SpecFixAnswer{}, Typed: mcptool.Typed(d.validateFix)},
 		withExample(readAction("analyze", "One read of stats, analyze-deps and completeness-check together.",
 			[]string{"spec_id"}, nil, mcptool.LatencyModerate, SpecAnalyzeAnswer{}, analysis(d, func(sp *specs.Spec, _ specArgs) SpecAnalyzeAnswer {
 				return SpecAnalyzeAnswer{Analyzed: specs.Analyzed{SpecID: sp.Header.SpecID, Version: sp.Header.Version}, Stats: specs.Stats(sp), Deps: specs.AnalyzeDeps(sp, 3), Completeness: specs.Completeness(sp)}
-			})), map[string]any{"spec_id": "$spec_id"}),
+			})), mcptool.ArgsOf(specOf("$spec_id"))),
 		hours("recalculate-hours", specs.EstimatedHoursKey),
 		hours("recalculate-actual-hours", specs.ActualHoursKey),
 	}

@@ -88,7 +88,7 @@ func diffPage(r *mcptool.Request, specID string, paged bool, c specs.Comparison)
 	if c.Target != "" {
 		head.ToVersion = c.NewVersion
 	}
-	p, err := mcptool.OpenPage(r, "spec", "diff", specID, core.PageLimits{}, map[string]any{"action": "diff", "spec_id": specID},
+	p, err := mcptool.OpenPage(r, "spec", "diff", specID, core.PageLimits{}, toSpecDiff.Args(specDiffArgs{specArgs: specOf(specID)}),
 		strconv.FormatInt(c.OldVersion, 10), c.NewSpec, strconv.FormatInt(c.NewVersion, 10))
 	if err != nil {
 		return mcptool.Fail(err)
@@ -126,7 +126,7 @@ func diffPage(r *mcptool.Request, specID string, paged bool, c specs.Comparison)
 			return refs
 		},
 		Next:     func(kept int) string { return p.Cursor(modified[kept-1].ID, true) },
-		Continue: mcptool.ContinueWith("spec", map[string]any{"action": "diff", "spec_id": specID}, r.Args, "version", "target", "limit"),
+		Continue: mcptool.ContinueWith("spec", toSpecDiff.Args(specDiffArgs{specArgs: specOf(specID)}), r.Args, "version", "target", "limit"),
 	}
 	return mcptool.Result{Data: answer(len(modified)), Meta: meta, Degrade: l}
 }

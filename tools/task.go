@@ -155,9 +155,9 @@ func taskTool(d *Deps) *mcptool.Tool {
 			writeA("reset-batch", "task_ids, else stale in_progress tasks (≥ threshold_hours), back to pending.",
 				nil, []string{"task_ids", "threshold_hours"}, false, false, TaskResetBatchAnswer{}, mcptool.Typed(d.taskResetBatch)),
 			{Name: "session-config", Summary: "This session's id, client and limits (token budget, deadline, read-only, execute).",
-				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: map[string]any{}, Answer: SessionConfigAnswer{}, Typed: mcptool.Typed(d.taskSessionConfig)},
+				SideEffects: mcptool.EffectNone, Idempotent: true, Latency: mcptool.LatencyFast, Example: mcptool.ArgsOf(noArgs{}), Answer: SessionConfigAnswer{}, Typed: mcptool.Typed(d.taskSessionConfig)},
 			withExample(writeA("fix-verification-types", "Applies only the verification_type fixes of spec fix (missing or unknown types).", nil, nil, true, false, SpecFixAnswer{}, mcptool.Typed(d.fixVerificationTypes)),
-				map[string]any{"spec_id": "$spec_id"}),
+				mcptool.ArgsOf(lockedWriteArgs{writeArgs: writeArgs{specArgs: specOf("$spec_id")}})),
 		},
 	}
 	t.Params = append(append(t.Params, autonomyParams...), lockBypassParams...)

@@ -145,7 +145,8 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *mcptool.Request, a task
 		return mcptool.Fail(berr)
 	}
 	if len(items) == 0 {
-		return mcptool.Fail(core.NewError(errcode.MissingRequired, "completions must hold at least one item.", map[string]any{"field": "completions", "action": "complete-batch"}))
+		return mcptool.Fail(core.FieldError(errcode.MissingRequired, "completions must hold at least one item.",
+			core.FieldDetail{Field: "completions", Action: "complete-batch"}))
 	}
 	res := mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, j specs.JournalWriter) (TaskCompleteBatchAnswer, error) {
 		return TaskCompleteBatchAnswer{CompletedBatch: specs.CompleteBatch(sp, j, items, d.transitionOptions(r, transition{Force: a.Force}))}, nil
@@ -153,7 +154,7 @@ func (d *Deps) taskCompleteBatch(ctx context.Context, r *mcptool.Request, a task
 	if a, ok := res.Data.(TaskCompleteBatchAnswer); ok && a.ErrorCount > 0 {
 		res.Meta = append(res.Meta, core.WithWarning("PARTIAL_FAILURE", core.SeverityWarning,
 			fmt.Sprintf("%d of %d completions could not be applied; see data.results.", a.ErrorCount, len(items)),
-			map[string]any{"failed": a.ErrorCount, "total": len(items)}))
+			core.DetailsOf(batchFailureContext{Failed: a.ErrorCount, Total: len(items)})))
 	}
 	return res
 }

@@ -146,8 +146,8 @@ func (d *Deps) taskMetadataBatch(ctx context.Context, r *mcptool.Request, a task
 	}
 	updates := a.updates()
 	if len(updates) == 0 {
-		return mcptool.Fail(core.NewError(errcode.MissingRequired, "updates (or update_metadata, or a direct field) must set at least one metadata key.",
-			map[string]any{"field": "updates", "action": "metadata-batch", "fields": specs.BatchMetadataFields}))
+		return mcptool.Fail(core.NewErrorOf(errcode.MissingRequired, "updates (or update_metadata, or a direct field) must set at least one metadata key.",
+			fieldsDetail{core.FieldDetail{Field: "updates", Action: "metadata-batch"}, specs.BatchMetadataFields}))
 	}
 	return mutateTo(ctx, d, r, a.writeArgs, func(sp *specs.Spec, _ specs.JournalWriter) (TaskMetadataBatchAnswer, error) {
 		scope := specs.RootID

@@ -97,15 +97,12 @@ func listItemAt(_ *specs.Spec, n *specs.Node, _ int) specs.TaskListItem { return
 // include_completed (specs.ListFilters).
 func (d *Deps) taskList(ctx context.Context, r *mcptool.Request, a taskListArgs) mcptool.Result {
 	f := specs.ListFilters{Status: a.StatusFilter, ExcludeComplete: a.IncludeCompleted != nil && !*a.IncludeCompleted}
-	restart := map[string]any{"action": "list", "spec_id": a.SpecID}
-	if f.Status != "" {
-		restart["status_filter"] = f.Status
-	}
+	restart := taskListArgs{specArgs: a.specArgs, StatusFilter: f.Status}
 	if f.ExcludeComplete {
-		restart["include_completed"] = false
+		restart.IncludeCompleted = new(bool)
 	}
 	return pagedTasks(ctx, d, r, a.SpecID, taskListing[specs.TaskListItem, TaskListAnswer]{action: "list", key: "tasks",
-		restart: restart, filters: []string{f.Status, strconv.FormatBool(f.ExcludeComplete)},
+		restart: toTaskList.Args(restart), filters: []string{f.Status, strconv.FormatBool(f.ExcludeComplete)},
 		listing: func(*specs.Spec) (specs.Listing, error) { return f.Listing(), nil },
 		item:    listItemAt,
 		wrap: func(sp *specs.Spec, items []specs.TaskListItem) TaskListAnswer {
@@ -145,7 +142,7 @@ func (d *Deps) taskHierarchy(ctx context.Context, r *mcptool.Request, a taskHier
 	maxDepth := intOr(a.MaxDepth, 2)
 	withMeta := a.IncludeMetadata
 	return pagedTasks(ctx, d, r, a.SpecID, taskListing[specs.HierarchyNode, TaskHierarchyAnswer]{action: "hierarchy", key: "nodes",
-		restart: map[string]any{"action": "hierarchy", "spec_id": a.SpecID, "max_depth": maxDepth},
+		restart: toTaskHierarchy.Args(taskHierarchyArgs{specArgs: a.specArgs, MaxDepth: &maxDepth}),
 		filters: []string{strconv.Itoa(maxDepth), strconv.FormatBool(withMeta)},
 		listing: func(*specs.Spec) (specs.Listing, error) { return specs.Listing{MaxDepth: maxDepth}, nil },
 		item: func(_ *specs.Spec, n *specs.Node, depth int) specs.HierarchyNode {
@@ -160,7 +157,7 @@ func (d *Deps) taskHierarchy(ctx context.Context, r *mcptool.Request, a taskHier
 // blocker and their unfinished prerequisites.
 func (d *Deps) taskListBlocked(ctx context.Context, r *mcptool.Request, a taskListBlockedArgs) mcptool.Result {
 	return pagedTasks(ctx, d, r, a.SpecID, taskListing[specs.BlockedItem, TaskBlockedAnswer]{action: "list-blocked", key: "tasks",
-		restart: map[string]any{"action": "list-blocked", "spec_id": a.SpecID},
+		restart: toTaskListBlocked.Args(taskListBlockedArgs{specArgs: a.specArgs}),
 		listing: func(*specs.Spec) (specs.Listing, error) { return specs.BlockedListing(), nil },
 		item:    func(sp *specs.Spec, n *specs.Node, _ int) specs.BlockedItem { return specs.BlockedItemOf(sp, n) },
 		wrap:    specs.PageOf[specs.BlockedItem]})

@@ -80,7 +80,7 @@ func (d *Deps) transitionTo(ctx context.Context, r *mcptool.Request, a transitio
 			res.Data = afterCompletion(ans)
 		}
 		for _, w := range ans.Warnings {
-			res.Meta = append(res.Meta, warn("TASK_UNCHANGED", w, map[string]any{"task_id": id}))
+			res.Meta = append(res.Meta, warnOf("TASK_UNCHANGED", w, taskContext{TaskID: id}))
 		}
 	}
 	return res

@@ -14,7 +14,7 @@ import (
 // the listing.
 func taskStaleCursor(p mcptool.Page) *core.Error {
 	tool, restart := p.Restart()
-	return core.NewError(errcode.InvalidCursor, "The cursor's position no longer exists (the node was removed or moved); restart the listing.",
-		map[string]any{"field": "cursor", "constraint": "a cursor whose last node still exists in the listing"}).
+	return core.FieldError(errcode.InvalidCursor, "The cursor's position no longer exists (the node was removed or moved); restart the listing.",
+		core.FieldDetail{Field: "cursor", Constraint: "a cursor whose last node still exists in the listing"}).
 		WithRecovery(tool, restart, nil)
 }

@@ -30,7 +30,7 @@ func testRunTool(d *Deps) *mcptool.Tool {
 		},
 		Actions: []mcptool.Action{
 			{Name: "discover", Summary: "The test runner and up to 200 test files of the workspace.", SideEffects: mcptool.EffectRead, Idempotent: true, Latency: mcptool.LatencyModerate,
-				Example: map[string]any{}, Answer: TestDiscoverAnswer{}, Typed: mcptool.Typed(d.testDiscover)},
+				Example: mcptool.ArgsOf(noArgs{}), Answer: TestDiscoverAnswer{}, Typed: mcptool.Typed(d.testDiscover)},
 			{Name: "run", Summary: "Runs the detected test command (plus target) like verification execute: sh -c in the workspace, minimal environment, timeout, output tail kept.",
 				Optional: []string{"target"}, SideEffects: mcptool.EffectWrite, Destructive: true, OpenWorld: true, Latency: mcptool.LatencySlow, Deadline: executeDeadline,
 				Answer: TestRunAnswer{}, Typed: mcptool.Typed(d.testRun)},
@@ -67,10 +67,10 @@ func (d *Deps) testDiscover(ctx context.Context, _ *mcptool.Request, _ noArgs) m
 // testRunDisabled is FEATURE_DISABLED of test run on a server started
 // without --enable-verification-execute.
 func testRunDisabled() *core.Error {
-	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", map[string]any{"feature": registry.VerificationExecute}).
+	e := core.NewError(errcode.FeatureDisabled, "test run is off on this server: it runs shell commands.", core.DetailsOf(featureDetail{Feature: registry.VerificationExecute})).
 		WithRemediation("Run the command test discover names yourself; an operator can allow test run by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
-		WithRecovery("test", map[string]any{"action": "discover"}, nil)
-	e.Extra = map[string]any{"feature": registry.VerificationExecute}
+		WithNext(testDiscoverCall(), nil)
+	e.Extra = core.DetailsOf(featureDetail{Feature: registry.VerificationExecute})
 	return e
 }
 
@@ -82,13 +82,15 @@ func testRunDisabled() *core.Error {
 // option).
 func (d *Deps) testRun(ctx context.Context, _ *mcptool.Request, a testRunArgs) mcptool.Result {
 	if t := a.Target; strings.Contains("/"+t+"/", "/../") {
-		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t), map[string]any{"field": "target", "received": t}).
-			WithRecovery("test", map[string]any{"action": "discover"}, nil))
+		return mcptool.Fail(core.FieldError(errcode.InvalidFormat, fmt.Sprintf("target %q leaves the workspace (a .. segment).", t),
+			core.FieldDetail{Field: "target", Received: t}).
+			WithNext(testDiscoverCall(), nil))
 	}
 	if t := a.Target; strings.HasPrefix(t, "-") {
-		return mcptool.Fail(core.NewError(errcode.InvalidFormat, fmt.Sprintf("target %q starts with \"-\": the test runner would read it as an option, not a target.", t), map[string]any{"field": "target", "received": t}).
+		return mcptool.Fail(core.FieldError(errcode.InvalidFormat, fmt.Sprintf("target %q starts with \"-\": the test runner would read it as an option, not a target.", t),
+			core.FieldDetail{Field: "target", Received: t}).
 			WithRemediation("Pass a package pattern, test path or make target that does not start with \"-\" (e.g. ./pkg/... or unit); options of the test runner are not accepted.").
-			WithRecovery("test", map[string]any{"action": "discover"}, nil))
+			WithNext(testDiscoverCall(), nil))
 	}
 	if !d.VerificationExecute {
 		return mcptool.Fail(testRunDisabled())
@@ -99,7 +101,7 @@ func (d *Deps) testRun(ctx context.Context, _ *mcptool.Request, a testRunArgs) m
 	}
 	if len(ks) == 0 {
 		return mcptool.Fail(core.NewError(errcode.NotFound, "No test runner detected in the workspace (no go.mod, package.json, pyproject.toml, Cargo.toml or Makefile).", nil).
-			WithRecovery("environment", map[string]any{"action": "detect"}, nil))
+			WithNext(toEnvironmentDetect.Call(noArgs{}), nil))
 	}
 	dir, err := d.workspaceDir()
 	if err != nil {

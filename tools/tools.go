@@ -56,7 +56,8 @@ func specGetInstead(tool, action string, args mcptool.Args) (string, map[string]
 	if id == "" || tool == "spec" && action == "get" {
 		return "", nil, "", false
 	}
-	return "spec", map[string]any{"action": "get", "spec_id": id}, "Read the spec with spec get, which fits any budget by degrading, and narrow this call.", true
+	c := toSpecGet.Call(specGetArgs{specArgs: specOf(id)})
+	return c.Tool, c.Args, "Read the spec with spec get, which fits any budget by degrading, and narrow this call.", true
 }
 
 // Instructions is the server's MCP instructions text.

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -12,8 +13,7 @@ import (
 // deterministic call (if any) that does its job in specd.
 type modelCall struct {
 	why     string
-	tool    string         // recovery tool ("" = server schema of the called tool)
-	args    map[string]any // recovery arguments
+	next    *core.NextCall // the recovery (nil: server schema of the called tool)
 	instead string         // what to do, one sentence
 }
 
@@ -21,8 +21,15 @@ type modelCall struct {
 // model read sources: research digest-create builds a digest of a source
 // the agent fetched itself, deterministically.
 var digestInstead = modelCall{why: "it has a language model research the question",
-	tool: "research", args: map[string]any{"action": "digest-create", "text": "<the source text you fetched>", "query": "<your question>"},
+	next:    &core.NextCall{Tool: "research", Args: toResearchDigestCreate.Args(digestCreateArgs{sourceParams: sourceParams{Text: new("<the source text you fetched>")}, Query: "<your question>"})},
 	instead: "Fetch the sources yourself and build a deterministic digest of each with research(action=\"digest-create\")."}
+
+// The recoveries several model-backed actions share (cloned per refusal).
+var (
+	digestListNext   = digestListCall()
+	prSchemaNext     = serverSchemaCall("pr")
+	capabilitiesNext = toServerCapabilities.Call(noArgs{})
+)
 
 // modelCalls are foundry-mcp's model-backed actions, by tool and action (README
 // "Coming from foundry-mcp", Not offered). They are not offered (not in the
@@ -35,21 +42,21 @@ var modelCalls = map[string]map[string]modelCall{
 		"thinkdeep":     {why: "it has a language model investigate", instead: "Investigate yourself; research(action=\"digest-create\") keeps evidence with locators."},
 		"ideate":        {why: "it has a language model brainstorm", instead: "Brainstorm yourself; capture ideas with authoring(action=\"intake-add\")."},
 		"deep-research": digestInstead, "deep-research-status": digestInstead, "deep-research-report": digestInstead,
-		"deep-research-list": {why: "deep research sessions are model runs", tool: "research", args: map[string]any{"action": "digest-list"},
+		"deep-research-list": {why: "deep research sessions are model runs", next: &digestListNext,
 			instead: "List the digests you stored with research(action=\"digest-list\")."},
-		"deep-research-delete": {why: "deep research sessions are model runs", tool: "research", args: map[string]any{"action": "digest-list"},
+		"deep-research-delete": {why: "deep research sessions are model runs", next: &digestListNext,
 			instead: "Delete a stored digest with research(action=\"digest-delete\")."},
-		"thread-list": {why: "threads are model conversations", tool: "research", args: map[string]any{"action": "digest-list"}, instead: "specd keeps digests, not conversations: research(action=\"digest-list\")."},
-		"thread-get":  {why: "threads are model conversations", tool: "research", args: map[string]any{"action": "digest-list"}, instead: "specd keeps digests, not conversations: research(action=\"digest-list\")."},
-		"thread-delete": {why: "threads are model conversations", tool: "research", args: map[string]any{"action": "digest-list"},
+		"thread-list": {why: "threads are model conversations", next: &digestListNext, instead: "specd keeps digests, not conversations: research(action=\"digest-list\")."},
+		"thread-get":  {why: "threads are model conversations", next: &digestListNext, instead: "specd keeps digests, not conversations: research(action=\"digest-list\")."},
+		"thread-delete": {why: "threads are model conversations", next: &digestListNext,
 			instead: "specd keeps digests, not conversations: research(action=\"digest-list\")."},
 	},
 	"pr": {
-		"create": {why: "foundry writes the pull request description with a language model", tool: "server", args: map[string]any{"action": "schema", "tool_name": "pr"},
+		"create": {why: "foundry writes the pull request description with a language model", next: &prSchemaNext,
 			instead: "Call pr(action=\"get-context\", spec_id) and open the pull request yourself (e.g. gh pr create)."},
 	},
 	"server": {
-		"llm-status": {why: "specd calls no language model (it has no provider to report on)", tool: "server", args: map[string]any{"action": "capabilities"},
+		"llm-status": {why: "specd calls no language model (it has no provider to report on)", next: &capabilitiesNext,
 			instead: "server(action=\"capabilities\") reports what this server does offer."},
 	},
 }
@@ -72,11 +79,11 @@ func unsupported(tool string) func(action string) *core.Error {
 		}
 		e := core.NewError(errcode.NotSupported,
 			fmt.Sprintf("%s %s is not offered: %s, and specd calls no language model (the agent calling it is one).", tool, name, mc.why),
-			map[string]any{"tool": tool, "action": name, "reason": "needs_language_model"}).
+			core.DetailsOf(notOffered(tool, name))).
 			WithRemediation(mc.instead)
-		if mc.tool == "" {
-			return e.WithRecovery("server", map[string]any{"action": "schema", "tool_name": tool}, nil)
+		if mc.next == nil {
+			return e.WithNext(serverSchemaCall(tool), nil)
 		}
-		return e.WithRecovery(mc.tool, mc.args, nil)
+		return e.WithNext(core.NextCall{Tool: mc.next.Tool, Args: maps.Clone(mc.next.Args)}, nil)
 	}
 }

@@ -134,10 +134,10 @@ func (d *Deps) verificationAdd(ctx context.Context, r *mcptool.Request, a verifi
 // started without the option.
 func verificationDisabled(specID, verifyID string) *core.Error {
 	e := core.NewError(errcode.FeatureDisabled, "verification execute is off on this server: it runs shell commands.",
-		map[string]any{"feature": registry.VerificationExecute}).
+		core.DetailsOf(featureDetail{Feature: registry.VerificationExecute})).
 		WithRemediation("Run the step's command yourself (task info shows it), then record what happened with verification(action=\"add\", result=…); an operator can allow execute by starting specd with --enable-verification-execute and turning on the verification_execute flag.").
-		WithRecovery("task", map[string]any{"action": "info", "spec_id": specID, "task_id": verifyID}, nil)
-	e.Extra = map[string]any{"feature": registry.VerificationExecute}
+		WithNext(toTaskInfo.Call(taskNodeArgs{specArgs: specOf(specID), taskIDArg: taskIDArg{TaskID: verifyID}}), nil)
+	e.Extra = core.DetailsOf(featureDetail{Feature: registry.VerificationExecute})
 	return e
 }
 
@@ -146,7 +146,7 @@ func verificationDisabled(specID, verifyID string) *core.Error {
 func (d *Deps) workspaceDir() (string, error) {
 	ws := d.Workspace
 	if ws == "" || !filepath.IsAbs(ws) {
-		return "", core.NewError(errcode.Unavailable, "The server has no absolute workspace root to run commands in.", map[string]any{"workspace": ws}).
+		return "", core.NewError(errcode.Unavailable, "The server has no absolute workspace root to run commands in.", core.DetailsOf(workspaceDetail{Workspace: ws})).
 			WithRemediation("Restart specd with --workspace set to the project root.")
 	}
 	ws = filepath.Clean(ws)
@@ -173,8 +173,9 @@ func (d *Deps) verifyCommand(ctx context.Context, specID, id string) (string, er
 		}
 		command = n.MetaString("command")
 		if command == "" {
-			return core.NewError(errcode.Validation, fmt.Sprintf("%s has no command to run (a manual check).", id), map[string]any{"field": "verify_id", "received": id}).
-				WithRecovery("task", map[string]any{"action": "update-metadata", "spec_id": specID, "task_id": id, "command": "<the check to run>"}, nil)
+			return core.FieldError(errcode.Validation, fmt.Sprintf("%s has no command to run (a manual check).", id),
+				core.FieldDetail{Field: "verify_id", Received: id}).
+				WithNext(toTaskUpdateMetadata.Call(taskMetadataArgs{lockedWriteArgs: lockedWriteArgs{writeArgs: writeArgs{specArgs: specOf(specID)}}, taskIDArg: taskIDArg{TaskID: id}, Command: new("<the check to run>")}), nil)
 		}
 		return nil
 	})
@@ -259,15 +260,15 @@ func (d *Deps) verificationExecute(ctx context.Context, r *mcptool.Request, a ve
 func executeMeta(out specs.ExecuteOutcome) []core.MetaOption {
 	var meta []core.MetaOption
 	if out.TimedOut {
-		meta = append(meta, warn("VERIFY_TIMED_OUT",
+		meta = append(meta, warnOf("VERIFY_TIMED_OUT",
 			fmt.Sprintf("The command did not finish within %d s and was killed; its result is FAILED by the timeout (a larger timeout_seconds may let it finish).", out.TimeoutSeconds),
-			map[string]any{"timeout_seconds": out.TimeoutSeconds}))
+			timeoutContext{TimeoutSeconds: out.TimeoutSeconds}))
 	}
 	if out.OutputTruncated {
 		meta = append(meta, core.WithFidelity(core.FidelityPartial, []string{"item:output"}, nil),
 			core.WithWarning(core.WarnContentTruncated, core.SeverityWarning,
 				fmt.Sprintf("The command wrote %d bytes; only the end of its output is shown.", out.OutputBytes),
-				map[string]any{"dropped_count": 1, "total_count": 1, "reason": "output_limit", "output_bytes": out.OutputBytes}))
+				core.DetailsOf(core.TruncationContext{DroppedCount: 1, TotalCount: 1, Reason: core.TruncatedOutputLimit, OutputBytes: out.OutputBytes})))
 	}
 	return meta
 }

@@ -41,7 +41,7 @@ func fileError(err error) error {
 	}
 	switch e.Code {
 	case errcode.InvalidFormat, errcode.NotFound, errcode.PayloadTooLarge, errcode.Unavailable:
-		return e.WithRecovery("server", map[string]any{"action": "context"}, nil)
+		return e.WithNext(toServerContext.Call(serverContextArgs{}), nil)
 	}
 	return err
 }
