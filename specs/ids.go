@@ -123,6 +123,15 @@ func idNumbers(id, prefix string) ([]int, bool) {
 	return out, true
 }
 
+// singleNumber is N of an id prefix-N (N ≥ 0); ok is false for any other
+// id.
+func singleNumber(id, prefix string) (int, bool) {
+	if nums, ok := idNumbers(id, prefix); ok && len(nums) == 1 {
+		return nums[0], true
+	}
+	return 0, false
+}
+
 // phaseNumber returns N of a phase-N id, or the phase's 1-based position
 // among the root's children when its id has another form.
 func phaseNumber(s *Spec, phaseID string) int {
