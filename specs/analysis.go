@@ -40,50 +40,64 @@ func Stats(s *Spec) SpecStats {
 	}
 	st.TotalTasks, st.CompletedTasks = root.TotalTasks, root.CompletedTasks
 	st.ProgressPercentage = progress(root.CompletedTasks, root.TotalTasks)
-	depth := map[string]int{RootID: 0}
-	phasesWithVerify := map[string]bool{}
+	t := statsTally{st: &st, depth: map[string]int{RootID: 0}, verifyPhases: map[string]bool{}, byType: st.typeCounters()}
 	for n := range ExecutionOrder(s, RootID) {
-		st.TotalNodes++
-		d := depth[n.ID]
-		if d > st.MaxDepth {
-			st.MaxDepth = d
-		}
-		for _, c := range n.Children {
-			depth[c] = d + 1
-		}
-		st.Dependencies += len(n.Dependencies.BlockedBy)
-		switch n.Type {
-		case TypePhase:
-			st.Phases++
-		case TypeGroup:
-			st.Groups++
-		case TypeTask:
-			st.Tasks++
-		case TypeSubtask:
-			st.Subtasks++
-		case TypeVerify:
-			st.Verifications++
-			if p := phaseOf(s, n.ID); p != "" {
-				phasesWithVerify[p] = true
-			}
-		case TypeResearch:
-			st.Research++
-		}
-		if n.IsWorkLeaf() {
-			st.StatusCounts[n.Status]++
-			if h, ok := n.MetaFloat("estimated_hours"); ok && h > 0 {
-				st.EstimatedHours += h
-			}
-			if h, ok := n.MetaFloat("actual_hours"); ok && h > 0 {
-				st.ActualHours += h
-			}
-		}
+		t.add(s, n)
 	}
+	delete(t.verifyPhases, "") // verify nodes outside any phase
 	if st.Phases > 0 {
-		st.VerificationCoverage = round2(float64(len(phasesWithVerify)) / float64(st.Phases))
+		st.VerificationCoverage = round2(float64(len(t.verifyPhases)) / float64(st.Phases))
 	}
 	st.EstimatedHours, st.ActualHours = round2(st.EstimatedHours), round2(st.ActualHours)
 	return st
+}
+
+// typeCounters are st's per-type node counters, by node type.
+func (st *SpecStats) typeCounters() map[NodeType]*int {
+	return map[NodeType]*int{TypePhase: &st.Phases, TypeGroup: &st.Groups, TypeTask: &st.Tasks,
+		TypeSubtask: &st.Subtasks, TypeVerify: &st.Verifications, TypeResearch: &st.Research}
+}
+
+// statsTally is Stats' state over the walk: each node's depth (set when
+// its parent is seen), the phases holding a verify node and the per-type
+// counters.
+type statsTally struct {
+	st           *SpecStats
+	depth        map[string]int
+	verifyPhases map[string]bool
+	byType       map[NodeType]*int
+}
+
+// add counts node n, reached in execution order.
+func (t *statsTally) add(s *Spec, n *Node) {
+	st := t.st
+	st.TotalNodes++
+	d := t.depth[n.ID]
+	st.MaxDepth = max(st.MaxDepth, d)
+	for _, c := range n.Children {
+		t.depth[c] = d + 1
+	}
+	st.Dependencies += len(n.Dependencies.BlockedBy)
+	if c := t.byType[n.Type]; c != nil {
+		*c++
+	}
+	if n.Type == TypeVerify {
+		t.verifyPhases[phaseOf(s, n.ID)] = true
+	}
+	if n.IsWorkLeaf() {
+		st.StatusCounts[n.Status]++
+		st.EstimatedHours += positiveMeta(n, "estimated_hours")
+		st.ActualHours += positiveMeta(n, "actual_hours")
+	}
+}
+
+// positiveMeta is n's metadata key as a number when it is one above 0,
+// else 0.
+func positiveMeta(n *Node, key string) float64 {
+	if h, ok := n.MetaFloat(key); ok && h > 0 {
+		return h
+	}
+	return 0
 }
 
 // Bottleneck is a node many others wait on.
@@ -125,16 +139,7 @@ func AnalyzeDeps(s *Spec, threshold int) DepsAnalysis {
 				Blocks: len(n.Dependencies.Blocks), Transitive: transitiveBlocks(s, id)})
 		}
 	}
-	sort.SliceStable(a.Bottlenecks, func(i, j int) bool {
-		x, y := a.Bottlenecks[i], a.Bottlenecks[j]
-		if x.Blocks != y.Blocks {
-			return x.Blocks > y.Blocks
-		}
-		if x.Transitive != y.Transitive {
-			return x.Transitive > y.Transitive
-		}
-		return CompareIDs(x.ID, y.ID) < 0
-	})
+	sort.SliceStable(a.Bottlenecks, func(i, j int) bool { return a.Bottlenecks[i].before(a.Bottlenecks[j]) })
 	a.Cycles = blockedByCycles(s, ids)
 	if len(a.Cycles) == 0 {
 		a.Deadlock = FindDeadlock(s)
@@ -142,6 +147,20 @@ func AnalyzeDeps(s *Spec, threshold int) DepsAnalysis {
 	return a
 }
 
+// before orders bottlenecks: more direct dependents first, then more
+// transitive ones, then natural id order.
+func (b Bottleneck) before(o Bottleneck) bool {
+	if b.Blocks != o.Blocks {
+		return b.Blocks > o.Blocks
+	}
+	if b.Transitive != o.Transitive {
+		return b.Transitive > o.Transitive
+	}
+	return CompareIDs(b.ID, o.ID) < 0
+}
+
+// transitiveBlocks counts the nodes reachable from id through blocks
+// edges.
 func transitiveBlocks(s *Spec, id string) int {
 	seen := map[string]bool{id: true}
 	queue := []string{id}
@@ -162,76 +181,117 @@ func transitiveBlocks(s *Spec, id string) int {
 }
 
 // blockedByCycles returns the strongly connected components of the direct
-// blocked_by graph that contain a cycle (Tarjan's algorithm, iterative).
+// blocked_by graph that contain a cycle (Tarjan's algorithm, iterative),
+// each in natural order, sorted by their first id.
 func blockedByCycles(s *Spec, ids []string) [][]string {
-	index := map[string]int{}
-	low := map[string]int{}
-	onStack := map[string]bool{}
-	var stack []string
-	var out [][]string
-	next := 0
-	type frame struct {
-		id string
-		i  int
-	}
+	t := tarjan{s: s, index: map[string]int{}, low: map[string]int{}, onStack: map[string]bool{}}
 	for _, start := range ids {
-		if _, ok := index[start]; ok {
+		if _, ok := t.index[start]; !ok {
+			t.run(start)
+		}
+	}
+	sort.Slice(t.out, func(i, j int) bool { return CompareIDs(t.out[i][0], t.out[j][0]) < 0 })
+	return t.out
+}
+
+// tarjan is the state of Tarjan's strongly connected components search
+// over blocked_by edges to existing nodes.
+type tarjan struct {
+	s          *Spec
+	index, low map[string]int
+	onStack    map[string]bool
+	stack      []string
+	next       int
+	out        [][]string // the components holding a cycle
+}
+
+// tarjanFrame is one node of the explicit call stack and the index of its
+// next blocked_by edge.
+type tarjanFrame struct {
+	id string
+	i  int
+}
+
+// open numbers id and pushes it on the component stack.
+func (t *tarjan) open(id string) {
+	t.index[id], t.low[id] = t.next, t.next
+	t.next++
+	t.stack = append(t.stack, id)
+	t.onStack[id] = true
+}
+
+// run searches from start, which has no index yet.
+func (t *tarjan) run(start string) {
+	call := []tarjanFrame{{id: start}}
+	t.open(start)
+	for len(call) > 0 {
+		top := &call[len(call)-1]
+		if w, ok := t.nextEdge(top); ok {
+			if _, seen := t.index[w]; !seen {
+				t.open(w)
+				call = append(call, tarjanFrame{id: w})
+			} else if t.onStack[w] {
+				t.low[top.id] = min(t.low[top.id], t.index[w])
+			}
 			continue
 		}
-		call := []frame{{id: start}}
-		index[start], low[start] = next, next
-		next++
-		stack = append(stack, start)
-		onStack[start] = true
-		for len(call) > 0 {
-			top := &call[len(call)-1]
-			n := s.Node(top.id)
-			var edges []string
-			if n != nil {
-				edges = n.Dependencies.BlockedBy
-			}
-			if top.i < len(edges) {
-				w := edges[top.i]
-				top.i++
-				if !s.Has(w) {
-					continue
-				}
-				if _, ok := index[w]; !ok {
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					call = append(call, frame{id: w})
-				} else if onStack[w] && index[w] < low[top.id] {
-					low[top.id] = index[w]
-				}
-				continue
-			}
-			v := top.id
-			call = call[:len(call)-1]
-			if len(call) > 0 && low[v] < low[call[len(call)-1].id] {
-				low[call[len(call)-1].id] = low[v]
-			}
-			if low[v] == index[v] {
-				var comp []string
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					comp = append(comp, w)
-					if w == v {
-						break
-					}
-				}
-				if len(comp) > 1 || (n != nil && containsString(n.Dependencies.BlockedBy, v)) {
-					SortIDs(comp)
-					out = append(out, comp)
-				}
-			}
+		v := top.id
+		call = call[:len(call)-1]
+		if len(call) > 0 {
+			parent := call[len(call)-1].id
+			t.low[parent] = min(t.low[parent], t.low[v])
+		}
+		t.closeComponent(v)
+	}
+}
+
+// nextEdge advances f to its next blocked_by target that exists.
+func (t *tarjan) nextEdge(f *tarjanFrame) (string, bool) {
+	n := t.s.Node(f.id)
+	if n == nil {
+		return "", false
+	}
+	for f.i < len(n.Dependencies.BlockedBy) {
+		w := n.Dependencies.BlockedBy[f.i]
+		f.i++
+		if t.s.Has(w) {
+			return w, true
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return CompareIDs(out[i][0], out[j][0]) < 0 })
-	return out
+	return "", false
+}
+
+// closeComponent pops v's component when v is its root, keeping it when it
+// holds a cycle: more than one node, or v blocked by itself.
+func (t *tarjan) closeComponent(v string) {
+	if t.low[v] != t.index[v] {
+		return
+	}
+	comp := t.popUntil(v)
+	if len(comp) > 1 || blockedBySelf(t.s, v) {
+		SortIDs(comp)
+		t.out = append(t.out, comp)
+	}
+}
+
+// popUntil pops the component stack down to v, included.
+func (t *tarjan) popUntil(v string) []string {
+	var comp []string
+	for {
+		w := t.stack[len(t.stack)-1]
+		t.stack = t.stack[:len(t.stack)-1]
+		t.onStack[w] = false
+		comp = append(comp, w)
+		if w == v {
+			return comp
+		}
+	}
+}
+
+// blockedBySelf reports whether node id lists itself in blocked_by.
+func blockedBySelf(s *Spec, id string) bool {
+	n := s.Node(id)
+	return n != nil && containsString(n.Dependencies.BlockedBy, id)
 }
 
 // Completeness weights.
@@ -275,55 +335,45 @@ type CompletenessReport struct {
 // count, with their weights renormalised; a spec with no items scores 0.
 // Issues list the missing items (first 200). It reads every node.
 func Completeness(s *Spec) CompletenessReport {
-	cats := []*CompletenessCategory{
-		{Name: "titles", Weight: completenessTitleWeight},
-		{Name: "descriptions", Weight: completenessDescriptionWeight},
-		{Name: "file_paths", Weight: completenessFilePathWeight},
-	}
+	titles := &CompletenessCategory{Name: "titles", Weight: completenessTitleWeight}
+	descriptions := &CompletenessCategory{Name: "descriptions", Weight: completenessDescriptionWeight}
+	filePaths := &CompletenessCategory{Name: "file_paths", Weight: completenessFilePathWeight}
 	rep := CompletenessReport{Issues: []CompletenessIssue{}, Categories: []CompletenessCategory{}}
-	issue := func(id, field, msg string) {
-		if len(rep.Issues) < maxCompletenessIssues {
-			rep.Issues = append(rep.Issues, CompletenessIssue{id, field, msg})
-		} else {
-			rep.IssuesDropped++
-		}
-	}
 	for n := range ExecutionOrder(s, RootID) {
 		if n.ID == RootID {
 			continue
 		}
-		cats[0].Total++
-		if strings.TrimSpace(n.Title) != "" && n.Title != n.ID {
-			cats[0].Present++
-		} else {
-			issue(n.ID, "title", n.ID+" has no real title")
+		rep.score(titles, n.ID, "title", hasRealTitle(n), " has no real title")
+		if needsDescription(n) {
+			rep.score(descriptions, n.ID, "description", hasDescription(n), " has no description")
 		}
-		switch n.Type {
-		case TypePhase, TypeTask, TypeSubtask:
-			cats[1].Total++
-			desc := n.Description()
-			if n.Type == TypePhase && desc == "" {
-				desc = n.MetaString("purpose")
-			}
-			if strings.TrimSpace(desc) != "" {
-				cats[1].Present++
-			} else {
-				issue(n.ID, "description", n.ID+" has no description")
-			}
-		}
-		if (n.Type == TypeTask || n.Type == TypeSubtask) && n.IsLeaf() {
-			switch n.TaskCategory() {
-			case "investigation", "decision", "research":
-			default:
-				cats[2].Total++
-				if n.FilePath() != "" {
-					cats[2].Present++
-				} else {
-					issue(n.ID, "file_path", n.ID+" does not name the file it changes")
-				}
-			}
+		if needsFilePath(n) {
+			rep.score(filePaths, n.ID, "file_path", n.FilePath() != "", " does not name the file it changes")
 		}
 	}
+	rep.weigh(titles, descriptions, filePaths)
+	return rep
+}
+
+// score counts one item of category c, present or not; a missing one is an
+// issue on field of node id (its message is id followed by missing).
+func (rep *CompletenessReport) score(c *CompletenessCategory, id, field string, present bool, missing string) {
+	c.Total++
+	if present {
+		c.Present++
+		return
+	}
+	if len(rep.Issues) < maxCompletenessIssues {
+		rep.Issues = append(rep.Issues, CompletenessIssue{id, field, id + missing})
+	} else {
+		rep.IssuesDropped++
+	}
+}
+
+// weigh sets each category's score, lists them, and sets the report's
+// score: the categories with items, weighted, their weights renormalised (0
+// when none has items).
+func (rep *CompletenessReport) weigh(cats ...*CompletenessCategory) {
 	var sum, weights float64
 	for _, c := range cats {
 		if c.Total > 0 {
@@ -336,7 +386,34 @@ func Completeness(s *Spec) CompletenessReport {
 	if weights > 0 {
 		rep.Score = int(math.Round(100 * sum / weights))
 	}
-	return rep
+}
+
+// hasRealTitle reports whether n has a title other than blank or its id.
+func hasRealTitle(n *Node) bool { return strings.TrimSpace(n.Title) != "" && n.Title != n.ID }
+
+// needsDescription reports whether Completeness expects n to have a
+// description: phases, tasks and subtasks.
+func needsDescription(n *Node) bool {
+	return n.Type == TypePhase || n.Type == TypeTask || n.Type == TypeSubtask
+}
+
+// hasDescription reports whether n has a non-blank description (a phase's
+// purpose counts when it has none).
+func hasDescription(n *Node) bool {
+	desc := n.Description()
+	if n.Type == TypePhase && desc == "" {
+		desc = n.MetaString("purpose")
+	}
+	return strings.TrimSpace(desc) != ""
+}
+
+// noFileCategories are the task categories whose tasks change no file.
+var noFileCategories = []string{"investigation", "decision", "research"}
+
+// needsFilePath reports whether Completeness expects n to name a file: a
+// leaf task or subtask whose category is not one of noFileCategories.
+func needsFilePath(n *Node) bool {
+	return (n.Type == TypeTask || n.Type == TypeSubtask) && n.IsLeaf() && !containsString(noFileCategories, n.TaskCategory())
 }
 
 // DuplicateOptions tunes DuplicateDetection.
@@ -422,26 +499,40 @@ type dupRecord struct {
 func duplicateRecords(s *Spec, scope string) []dupRecord {
 	var recs []dupRecord
 	for n := range ExecutionOrder(s, RootID) {
-		if !(n.Type == TypeTask || n.Type == TypeSubtask || n.Type == TypeVerify) {
+		if !comparedForDuplicates(n) {
 			continue
 		}
-		if n.Type == TypeVerify && scaffoldTitles[strings.ToLower(strings.TrimSpace(n.Title))] && n.Description() == "" {
-			continue
-		}
-		var text string
-		switch scope {
-		case "descriptions":
-			text = n.Description()
-		case "both":
-			text = n.Title + " " + n.Description()
-		default:
-			text = n.Title
-		}
-		if toks := tokenSet(text); len(toks) > 0 {
+		if toks := tokenSet(duplicateText(n, scope)); len(toks) > 0 {
 			recs = append(recs, dupRecord{n.ID, toks})
 		}
 	}
 	return recs
+}
+
+// comparedForDuplicates reports whether DuplicateDetection compares n: a
+// task, subtask or verify node, but not a verify node titled like the
+// standard scaffold and without a description.
+func comparedForDuplicates(n *Node) bool {
+	switch n.Type {
+	case TypeTask, TypeSubtask:
+		return true
+	case TypeVerify:
+		return !scaffoldTitles[strings.ToLower(strings.TrimSpace(n.Title))] || n.Description() != ""
+	}
+	return false
+}
+
+// duplicateText is the text of n that scope compares: its description
+// ("descriptions"), title and description joined by a space ("both"), else
+// its title.
+func duplicateText(n *Node, scope string) string {
+	switch scope {
+	case "descriptions":
+		return n.Description()
+	case "both":
+		return n.Title + " " + n.Description()
+	}
+	return n.Title
 }
 
 // sortTokensByRarity orders each record's tokens rarest first across all
@@ -475,26 +566,42 @@ func similarPairs(recs []dupRecord, t float64, scope string) []DuplicatePair {
 	index := map[string][]int{}
 	var pairs []DuplicatePair
 	for i, r := range recs {
-		prefix := len(r.tokens) - int(math.Ceil(t*float64(len(r.tokens)))) + 1
-		seen := map[int]bool{}
-		for _, tok := range r.tokens[:prefix] {
-			for _, j := range index[tok] {
-				if seen[j] {
-					continue
-				}
-				seen[j] = true
-				if sim := jaccard(r.tokens, recs[j].tokens); sim >= t-1e-9 {
-					a, b := recs[j].id, r.id
-					if CompareIDs(a, b) > 0 {
-						a, b = b, a
-					}
-					pairs = append(pairs, DuplicatePair{A: a, B: b, Similarity: math.Round(sim*1000) / 1000, Field: scope})
-				}
+		prefix := r.tokens[:len(r.tokens)-int(math.Ceil(t*float64(len(r.tokens))))+1]
+		for _, j := range sharingRecords(index, prefix) {
+			if sim := jaccard(r.tokens, recs[j].tokens); sim >= t-1e-9 {
+				pairs = append(pairs, newDuplicatePair(recs[j].id, r.id, sim, scope))
 			}
+		}
+		for _, tok := range prefix {
 			index[tok] = append(index[tok], i)
 		}
 	}
 	return pairs
+}
+
+// sharingRecords are the records index lists under any of tokens, each
+// once, in the order the tokens and their lists name them.
+func sharingRecords(index map[string][]int, tokens []string) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, tok := range tokens {
+		for _, j := range index[tok] {
+			if !seen[j] {
+				seen[j] = true
+				out = append(out, j)
+			}
+		}
+	}
+	return out
+}
+
+// newDuplicatePair is the pair of a and b, in natural id order, with sim
+// rounded to 3 decimals.
+func newDuplicatePair(a, b string, sim float64, field string) DuplicatePair {
+	if CompareIDs(a, b) > 0 {
+		a, b = b, a
+	}
+	return DuplicatePair{A: a, B: b, Similarity: math.Round(sim*1000) / 1000, Field: field}
 }
 
 // sortDuplicatePairs orders pairs most similar first, ties by A then B in
@@ -526,19 +633,26 @@ func tokenSet(s string) []string {
 	return out
 }
 
+// jaccard is |a ∩ b| / |a ∪ b| of two token sets (0 when both are empty).
 func jaccard(a, b []string) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 0
 	}
+	inter := sharedCount(a, b)
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+// sharedCount is how many elements of b are in a.
+func sharedCount(a, b []string) int {
 	set := make(map[string]bool, len(a))
 	for _, x := range a {
 		set[x] = true
 	}
-	inter := 0
+	n := 0
 	for _, x := range b {
 		if set[x] {
-			inter++
+			n++
 		}
 	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
+	return n
 }

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -77,125 +78,195 @@ func checkHours(vs *[]fieldViolation, field string, h *float64) {
 	}
 }
 
-// validRelativePath reports whether p is a clean repo-relative path.
+// validRelativePath reports whether p is a clean repo-relative path: not
+// empty, no NUL, not rooted (no leading separator, no drive letter) and no
+// ".." segment.
 func validRelativePath(p string) bool {
-	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\") || strings.Contains(p, "\x00") {
+	if p == "" || strings.Contains(p, "\x00") || isRooted(p) {
 		return false
 	}
-	if len(p) >= 2 && p[1] == ':' {
-		return false
+	return !slices.Contains(strings.FieldsFunc(p, isPathSep), "..")
+}
+
+// isPathSep reports whether r separates path segments ('/' or '\').
+func isPathSep(r rune) bool { return r == '/' || r == '\\' }
+
+// isRooted reports whether the non-empty path p starts at a root: a
+// separator, or a drive letter ("c:").
+func isRooted(p string) bool { return isPathSep(rune(p[0])) || len(p) >= 2 && p[1] == ':' }
+
+// taskInputTypes are the node types a TaskInput may ask for.
+var taskInputTypes = []NodeType{TypeTask, TypeSubtask, TypeVerify, TypeResearch}
+
+// nodeType is the type of the node in describes (task when unset).
+func (in TaskInput) nodeType() NodeType {
+	if in.Type == "" {
+		return TypeTask
 	}
-	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if seg == ".." {
-			return false
-		}
-	}
-	return true
+	return in.Type
+}
+
+// hasVerifyFields reports whether in sets a field of verify nodes.
+func (in TaskInput) hasVerifyFields() bool {
+	return in.VerificationType != "" || in.Command != "" || in.Expected != ""
+}
+
+// hasResearchFields reports whether in sets a field of research nodes.
+func (in TaskInput) hasResearchFields() bool {
+	return in.BlockingMode != "" || in.ResearchType != "" || in.Query != ""
 }
 
 // validateTaskInput checks a TaskInput; prefix is prepended to field names.
+// Violations come in field order: task_type, title, the enums,
+// estimated_hours, file_path, acceptance_criteria, then fields of another
+// node type.
 func validateTaskInput(in TaskInput, prefix string) []fieldViolation {
 	var vs []fieldViolation
-	t := in.Type
-	if t == "" {
-		t = TypeTask
-	}
-	switch t {
-	case TypeTask, TypeSubtask, TypeVerify, TypeResearch:
-	default:
+	t := in.nodeType()
+	if !slices.Contains(taskInputTypes, t) {
 		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "task_type", "task_type must be one of task, subtask, verify, research", truncateForDetails(string(in.Type))})
 	}
-	if strings.TrimSpace(in.Title) == "" {
-		vs = append(vs, fieldViolation{errcode.MissingRequired, prefix + "title", "title is required and must not be blank", nil})
-	} else if len([]rune(in.Title)) > 500 {
-		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "title", "title must be at most 500 characters", truncateForDetails(in.Title)})
-	}
+	checkTaskTitle(&vs, prefix+"title", in.Title)
 	checkEnum(&vs, prefix+"task_category", in.TaskCategory, TaskCategories)
 	checkEnum(&vs, prefix+"complexity", in.Complexity, Complexities)
 	checkEnum(&vs, prefix+"verification_type", in.VerificationType, VerificationTypes)
 	checkEnum(&vs, prefix+"blocking_mode", in.BlockingMode, BlockingModes)
 	checkHours(&vs, prefix+"estimated_hours", in.EstimatedHours)
-	if in.FilePath != "" && !validRelativePath(in.FilePath) {
-		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "file_path", "file_path must be a repo-relative path without '..'", truncateForDetails(in.FilePath)})
+	checkFilePath(&vs, prefix+"file_path", in.FilePath)
+	checkCriteria(&vs, prefix, in.AcceptanceCriteria)
+	checkTypeFields(&vs, prefix, t, in)
+	return vs
+}
+
+// checkTaskTitle requires a non-blank title of at most 500 characters.
+func checkTaskTitle(vs *[]fieldViolation, field, title string) {
+	if strings.TrimSpace(title) == "" {
+		*vs = append(*vs, fieldViolation{errcode.MissingRequired, field, "title is required and must not be blank", nil})
+	} else if len([]rune(title)) > 500 {
+		*vs = append(*vs, fieldViolation{errcode.InvalidFormat, field, "title must be at most 500 characters", truncateForDetails(title)})
 	}
-	for i, c := range in.AcceptanceCriteria {
+}
+
+// checkFilePath refuses a file path that is set but not repo-relative.
+func checkFilePath(vs *[]fieldViolation, field, p string) {
+	if p != "" && !validRelativePath(p) {
+		*vs = append(*vs, fieldViolation{errcode.InvalidFormat, field, "file_path must be a repo-relative path without '..'", truncateForDetails(p)})
+	}
+}
+
+// checkCriteria refuses blank acceptance criteria, each by its index.
+func checkCriteria(vs *[]fieldViolation, prefix string, criteria []string) {
+	for i, c := range criteria {
 		if strings.TrimSpace(c) == "" {
-			vs = append(vs, fieldViolation{errcode.InvalidFormat, fmt.Sprintf("%sacceptance_criteria[%d]", prefix, i), "acceptance criteria must not be blank", ""})
+			*vs = append(*vs, fieldViolation{errcode.InvalidFormat, fmt.Sprintf("%sacceptance_criteria[%d]", prefix, i), "acceptance criteria must not be blank", ""})
 		}
 	}
-	if t != TypeVerify && (in.VerificationType != "" || in.Command != "" || in.Expected != "") {
-		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "verification_type", "verification fields apply to verify nodes only", string(t)})
+}
+
+// checkTypeFields refuses verify fields on a node of type t other than
+// verify and research fields on one other than research.
+func checkTypeFields(vs *[]fieldViolation, prefix string, t NodeType, in TaskInput) {
+	if t != TypeVerify && in.hasVerifyFields() {
+		*vs = append(*vs, fieldViolation{errcode.InvalidFormat, prefix + "verification_type", "verification fields apply to verify nodes only", string(t)})
 	}
-	if t != TypeResearch && (in.BlockingMode != "" || in.ResearchType != "" || in.Query != "") {
-		vs = append(vs, fieldViolation{errcode.InvalidFormat, prefix + "blocking_mode", "research fields apply to research nodes only", string(t)})
+	if t != TypeResearch && in.hasResearchFields() {
+		*vs = append(*vs, fieldViolation{errcode.InvalidFormat, prefix + "blocking_mode", "research fields apply to research nodes only", string(t)})
 	}
-	return vs
+}
+
+// newPendingNode is a pending node of type t titled title (trimmed), with
+// empty children, metadata and dependency lists and no id or parent yet.
+func newPendingNode(t NodeType, title string) *Node {
+	return &Node{Type: t, Title: strings.TrimSpace(title), Status: StatusPending, Children: []string{},
+		Metadata: map[string]any{}, Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
+}
+
+// setMetas sets every key of m on n.
+func setMetas(n *Node, m map[string]any) {
+	for k, v := range m {
+		n.SetMeta(k, v)
+	}
+}
+
+// setMetaText sets metadata k to v when v is not empty.
+func setMetaText(n *Node, k, v string) {
+	if v != "" {
+		n.SetMeta(k, v)
+	}
+}
+
+// description is in's description: Description, else its Details joined
+// by newlines and trimmed.
+func (in TaskInput) description() string {
+	if in.Description != "" {
+		return in.Description
+	}
+	return strings.TrimSpace(strings.Join(in.Details, "\n"))
+}
+
+// typeMeta writes the metadata only one node type has.
+var typeMeta = map[NodeType]func(n *Node, in TaskInput){TypeVerify: setVerifyMeta, TypeResearch: setResearchMeta}
+
+// setVerifyMeta writes a verify node's verification_type (manual by
+// default, run-tests when a command is given), command and expected.
+func setVerifyMeta(n *Node, in TaskInput) {
+	vt := in.VerificationType
+	if vt == "" {
+		vt = "manual"
+		if in.Command != "" {
+			vt = "run-tests"
+		}
+	}
+	n.SetMeta("verification_type", vt)
+	setMetaText(n, "command", in.Command)
+	setMetaText(n, "expected", in.Expected)
+}
+
+// setResearchMeta writes a research node's blocking_mode (soft by
+// default), research_type and query.
+func setResearchMeta(n *Node, in TaskInput) {
+	mode := in.BlockingMode
+	if mode == "" {
+		mode = "soft"
+	}
+	n.SetMeta("blocking_mode", mode)
+	setMetaText(n, "research_type", in.ResearchType)
+	setMetaText(n, "query", in.Query)
 }
 
 // buildNode makes the pending node described by in (without id/parent).
 func buildNode(in TaskInput) *Node {
-	t := in.Type
-	if t == "" {
-		t = TypeTask
-	}
-	n := &Node{Type: t, Title: strings.TrimSpace(in.Title), Status: StatusPending, Children: []string{},
-		Metadata: map[string]any{}, Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
-	for k, v := range in.Metadata {
-		n.SetMeta(k, v)
-	}
-	set := func(k, v string) {
-		if v != "" {
-			n.SetMeta(k, v)
-		}
-	}
-	set("description", in.Description)
-	if in.Description == "" {
-		set("description", strings.TrimSpace(strings.Join(in.Details, "\n")))
-	}
-	set("task_category", in.TaskCategory)
-	set("file_path", in.FilePath)
-	set("complexity", in.Complexity)
+	t := in.nodeType()
+	n := newPendingNode(t, in.Title)
+	setMetas(n, in.Metadata)
+	setMetaText(n, "description", in.description())
+	setMetaText(n, "task_category", in.TaskCategory)
+	setMetaText(n, "file_path", in.FilePath)
+	setMetaText(n, "complexity", in.Complexity)
 	if len(in.AcceptanceCriteria) > 0 {
 		n.SetMeta("acceptance_criteria", in.AcceptanceCriteria)
 	}
 	if in.EstimatedHours != nil {
 		n.SetMeta("estimated_hours", *in.EstimatedHours)
 	}
-	switch t {
-	case TypeVerify:
-		vt := in.VerificationType
-		if vt == "" {
-			vt = "manual"
-			if in.Command != "" {
-				vt = "run-tests"
-			}
-		}
-		n.SetMeta("verification_type", vt)
-		set("command", in.Command)
-		set("expected", in.Expected)
-	case TypeResearch:
-		mode := in.BlockingMode
-		if mode == "" {
-			mode = "soft"
-		}
-		n.SetMeta("blocking_mode", mode)
-		set("research_type", in.ResearchType)
-		set("query", in.Query)
+	if set := typeMeta[t]; set != nil {
+		set(n, in)
 	}
 	return n
 }
 
+// allowedChildren are the node types each type of node may hold.
+var allowedChildren = map[NodeType][]NodeType{
+	TypePhase:   {TypeTask, TypeVerify, TypeResearch, TypeGroup},
+	TypeGroup:   {TypeTask, TypeVerify, TypeResearch, TypeGroup},
+	TypeTask:    {TypeTask, TypeSubtask, TypeVerify, TypeResearch},
+	TypeSubtask: {TypeTask, TypeSubtask, TypeVerify, TypeResearch},
+	TypeSpec:    {TypePhase},
+}
+
 // allowedUnder reports whether a node of type child may sit under parent.
 func allowedUnder(parent *Node, child NodeType) bool {
-	switch parent.Type {
-	case TypePhase, TypeGroup:
-		return child == TypeTask || child == TypeVerify || child == TypeResearch || child == TypeGroup
-	case TypeTask, TypeSubtask:
-		return child == TypeTask || child == TypeSubtask || child == TypeVerify || child == TypeResearch
-	case TypeSpec:
-		return child == TypePhase
-	}
-	return false
+	return slices.Contains(allowedChildren[parent.Type], child)
 }
 
 // NodeNotFound is the error for id, given in field, naming no node of s:
@@ -304,20 +375,25 @@ func removeNodes(s *Spec, ids []string) {
 		set[id] = true
 	}
 	for _, id := range ids {
-		n := s.Node(id)
-		for _, b := range n.Dependencies.Blocks {
-			if !set[b] {
-				unlinkBlocked(s, b, id)
-			}
-		}
-		for _, a := range n.Dependencies.BlockedBy {
-			if !set[a] {
-				unlinkBlocked(s, id, a)
-			}
-		}
+		unlinkOutside(s, s.Node(id), set)
 	}
 	for _, id := range ids {
 		s.Delete(id)
+	}
+}
+
+// unlinkOutside removes n's blocks and blocked_by edges (both halves) to
+// nodes outside set.
+func unlinkOutside(s *Spec, n *Node, set map[string]bool) {
+	for _, b := range n.Dependencies.Blocks {
+		if !set[b] {
+			unlinkBlocked(s, b, n.ID)
+		}
+	}
+	for _, a := range n.Dependencies.BlockedBy {
+		if !set[a] {
+			unlinkBlocked(s, n.ID, a)
+		}
 	}
 }
 
@@ -328,12 +404,9 @@ func removeNodes(s *Spec, ids []string) {
 // RemovePhase; children without cascade, field cascade).
 func RemoveTask(s *Spec, id string, cascade bool) (removed []string, err error) {
 	defer s.mutate(&err)()
-	n := s.Node(id)
-	if n == nil {
-		return nil, taskNotFound(s, "task_id", id)
-	}
-	if id == RootID || n.Type == TypePhase {
-		return nil, newErr(errcode.Validation, "task_id", "%s is a %s: remove phases with phase-remove", id, n.Type)
+	n, err := taskNode(s, id, "remove phases with phase-remove")
+	if err != nil {
+		return nil, err
 	}
 	if !n.IsLeaf() && !cascade {
 		return nil, newErr(errcode.Validation, "cascade", "%s has %d children: pass cascade to remove them too", id, len(n.Children)).
@@ -342,13 +415,33 @@ func RemoveTask(s *Spec, id string, cascade bool) (removed []string, err error) 
 	removed = subtree(s, id)
 	parentID := n.Parent
 	removeNodes(s, removed)
-	if p := s.Node(parentID); p != nil {
-		e := s.Edit(parentID)
-		e.Children = removeString(e.Children, id)
-	}
+	removeChildOf(s, parentID, id)
 	RecomputeAncestors(s, parentID)
 	s.touch()
 	return removed, nil
+}
+
+// taskNode is the node id for task remove and move: TASK_NOT_FOUND (field
+// task_id) when there is none, VALIDATION_ERROR when it is the root or a
+// phase (the message ends with hint, the phase tool to use).
+func taskNode(s *Spec, id, hint string) (*Node, error) {
+	n := s.Node(id)
+	if n == nil {
+		return nil, taskNotFound(s, "task_id", id)
+	}
+	if id == RootID || n.Type == TypePhase {
+		return nil, newErr(errcode.Validation, "task_id", "%s is a %s: %s", id, n.Type, hint)
+	}
+	return n, nil
+}
+
+// removeChildOf removes child from the children of parentID, when that node
+// exists.
+func removeChildOf(s *Spec, parentID, child string) {
+	if s.Has(parentID) {
+		e := s.Edit(parentID)
+		e.Children = removeString(e.Children, child)
+	}
 }
 
 // MoveTask moves a node (not a phase or the root) under newParent (empty:
@@ -363,59 +456,93 @@ func RemoveTask(s *Spec, id string, cascade bool) (removed []string, err error) 
 // INVALID_POSITION, CIRCULAR_DEPENDENCY (details.cycle).
 func MoveTask(s *Spec, id, newParent string, position *int) (err error) {
 	defer s.mutate(&err)()
-	n := s.Node(id)
-	if n == nil {
-		return taskNotFound(s, "task_id", id)
-	}
-	if id == RootID || n.Type == TypePhase {
-		return newErr(errcode.Validation, "task_id", "%s is a %s: move phases with phase-move", id, n.Type)
+	n, err := taskNode(s, id, "move phases with phase-move")
+	if err != nil {
+		return err
 	}
 	oldParent := n.Parent
 	if newParent == "" {
 		newParent = oldParent
 	}
-	np := s.Node(newParent)
-	if np == nil {
-		return NodeNotFound(s, "parent", newParent)
-	}
-	for x, guard := newParent, 0; x != "" && guard < 10000; guard++ {
-		if x == id {
-			return newErr(errcode.InvalidParent, "parent", "cannot move %s into its own subtree (%s)", id, newParent).WithDetail("received", newParent)
-		}
-		xn := s.Node(x)
-		if xn == nil {
-			break
-		}
-		x = xn.Parent
-	}
-	if !allowedUnder(np, n.Type) {
-		return newErr(errcode.InvalidParent, "parent", "a %s cannot sit under %s (%s)", n.Type, newParent, np.Type).WithDetail("received", newParent)
+	np, err := moveTarget(s, n, newParent)
+	if err != nil {
+		return err
 	}
 	siblings := removeString(cloneStrings(np.Children), id)
 	idx, perr := positionIndex(position, len(siblings), defaultIndex(s, siblings, n.Type), "position")
 	if perr != nil {
 		return perr
 	}
-	if op := s.Node(oldParent); op != nil {
-		e := s.Edit(oldParent)
-		e.Children = removeString(e.Children, id)
-	}
-	e := s.Edit(newParent)
-	e.Children = insertAt(removeString(e.Children, id), idx, id)
-	if oldParent != newParent {
-		s.Edit(id).Parent = newParent
-		if path := waitPath(s, vertex{newParent, true}, vertex{id, true}); path != nil {
-			return newErr(errcode.CircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
-				WithDetail("cycle", cycleIDs(id, newParent, path)[1:])
-		}
-		if path := waitPath(s, vertex{id, false}, vertex{newParent, false}); path != nil {
-			return newErr(errcode.CircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
-				WithDetail("cycle", cycleIDs(newParent, id, path)[1:])
-		}
-		RecomputeAncestors(s, oldParent)
+	if err := reparent(s, id, oldParent, newParent, idx); err != nil {
+		return err
 	}
 	RecomputeAncestors(s, id)
 	s.touch()
+	return nil
+}
+
+// moveTarget is the node newParent that n moves under. Errors:
+// PHASE_NOT_FOUND / TASK_NOT_FOUND (field parent), INVALID_PARENT (inside
+// n's own subtree, or a parent n's type may not sit under).
+func moveTarget(s *Spec, n *Node, newParent string) (*Node, error) {
+	np := s.Node(newParent)
+	if np == nil {
+		return nil, NodeNotFound(s, "parent", newParent)
+	}
+	if isWithin(s, newParent, n.ID) {
+		return nil, newErr(errcode.InvalidParent, "parent", "cannot move %s into its own subtree (%s)", n.ID, newParent).WithDetail("received", newParent)
+	}
+	if !allowedUnder(np, n.Type) {
+		return nil, newErr(errcode.InvalidParent, "parent", "a %s cannot sit under %s (%s)", n.Type, newParent, np.Type).WithDetail("received", newParent)
+	}
+	return np, nil
+}
+
+// isWithin reports whether id is ancestor or id itself, following parents
+// from id (at most 10000 steps, stopping at a missing node).
+func isWithin(s *Spec, id, ancestor string) bool {
+	for x, guard := id, 0; x != "" && guard < 10000; guard++ {
+		if x == ancestor {
+			return true
+		}
+		xn := s.Node(x)
+		if xn == nil {
+			return false
+		}
+		x = xn.Parent
+	}
+	return false
+}
+
+// reparent moves id from oldParent's children to newParent's at idx and,
+// when the parent changes, refuses (CIRCULAR_DEPENDENCY, details.cycle) a
+// move whose inherited edges close a cycle, else recomputes the old
+// parent's ancestors.
+func reparent(s *Spec, id, oldParent, newParent string, idx int) error {
+	removeChildOf(s, oldParent, id)
+	e := s.Edit(newParent)
+	e.Children = insertAt(removeString(e.Children, id), idx, id)
+	if oldParent == newParent {
+		return nil
+	}
+	s.Edit(id).Parent = newParent
+	if cycle := moveCycle(s, id, newParent); cycle != nil {
+		return newErr(errcode.CircularDependency, "parent", "moving %s under %s would create a dependency cycle", id, newParent).
+			WithDetail("cycle", cycle)
+	}
+	RecomputeAncestors(s, oldParent)
+	return nil
+}
+
+// moveCycle is the dependency cycle id closes now that it sits under
+// newParent (without its first node), or nil.
+func moveCycle(s *Spec, id, newParent string) []string {
+	if path := waitPath(s, vertex{newParent, true}, vertex{id, true}); path != nil {
+		return cycleIDs(id, newParent, path)[1:]
+	}
+	if path := waitPath(s, vertex{id, false}, vertex{newParent, false}); path != nil {
+		return cycleIDs(newParent, id, path)[1:]
+	}
 	return nil
 }
 
@@ -477,69 +604,91 @@ func AddPhase(s *Spec, in PhaseInput) (res PhaseResult, err error) {
 	return res, nil
 }
 
+// addPhase inserts the pending phase in describes (no scaffold) and, unless
+// in.LinkPrevious is false, chains it after the phase before it.
+//
+// Errors: MISSING_REQUIRED (title), INVALID_FORMAT (estimated_hours),
+// VALIDATION_ERROR (no root), INVALID_POSITION.
 func addPhase(s *Spec, in PhaseInput) (PhaseResult, error) {
-	var res PhaseResult
-	if strings.TrimSpace(in.Title) == "" {
-		return res, newErr(errcode.MissingRequired, "title", "a phase needs a title")
-	}
-	var vs []fieldViolation
-	if checkHours(&vs, "estimated_hours", in.EstimatedHours); len(vs) > 0 {
-		return res, violationsErr(vs)
-	}
-	root := s.Root()
-	if root == nil {
-		return res, newErr(errcode.Validation, "spec_id", "spec %s has no root node; run spec fix", s.Header.SpecID)
-	}
-	idx, perr := positionIndex(in.Position, len(root.Children), len(root.Children), "position")
-	if perr != nil {
-		return res, perr
+	idx, err := phaseSlot(s, in)
+	if err != nil {
+		return PhaseResult{}, err
 	}
 	id := NewPhaseID(s)
-	n := &Node{ID: id, Type: TypePhase, Title: strings.TrimSpace(in.Title), Status: StatusPending, Parent: RootID,
-		Children: []string{}, Metadata: map[string]any{},
-		Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
-	for k, v := range in.Metadata {
-		n.SetMeta(k, v)
-	}
-	if in.Purpose != "" {
-		n.SetMeta("purpose", in.Purpose)
-	}
-	if in.Description != "" {
-		n.SetMeta("description", in.Description)
-	}
-	if in.EstimatedHours != nil {
-		n.SetMeta("estimated_hours", *in.EstimatedHours)
-	}
-	s.Put(n)
+	s.Put(newPhaseNode(id, in))
 	r := s.Edit(RootID)
 	r.Children = insertAt(r.Children, idx, id)
-	res.PhaseID = id
+	res := PhaseResult{PhaseID: id}
 	if in.LinkPrevious == nil || *in.LinkPrevious {
-		prev, next := "", ""
-		for i := idx - 1; i >= 0; i-- {
-			if c := s.Node(r.Children[i]); c != nil && c.Type == TypePhase {
-				prev = c.ID
-				break
-			}
-		}
-		for i := idx + 1; i < len(r.Children); i++ {
-			if c := s.Node(r.Children[i]); c != nil && c.Type == TypePhase {
-				next = c.ID
-				break
-			}
-		}
-		if prev != "" {
-			linkBlocked(s, id, prev)
-			res.LinkedTo = prev
-			if nn := s.Node(next); nn != nil && containsString(nn.Dependencies.BlockedBy, prev) {
-				unlinkBlocked(s, next, prev)
-				linkBlocked(s, next, id)
-				res.Relinked = append(res.Relinked, Link{Blocker: id, Blocked: next})
-			}
-		}
+		res.LinkedTo, res.Relinked = chainAfterPrevious(s, id, r.Children, idx)
 	}
 	RecomputeAncestors(s, id)
 	return res, nil
+}
+
+// phaseSlot checks in (title, estimated_hours) and returns the index among
+// the root's children where the phase goes (in.Position, else last).
+func phaseSlot(s *Spec, in PhaseInput) (int, error) {
+	if strings.TrimSpace(in.Title) == "" {
+		return 0, newErr(errcode.MissingRequired, "title", "a phase needs a title")
+	}
+	var vs []fieldViolation
+	if checkHours(&vs, "estimated_hours", in.EstimatedHours); len(vs) > 0 {
+		return 0, violationsErr(vs)
+	}
+	root := s.Root()
+	if root == nil {
+		return 0, newErr(errcode.Validation, "spec_id", "spec %s has no root node; run spec fix", s.Header.SpecID)
+	}
+	idx, perr := positionIndex(in.Position, len(root.Children), len(root.Children), "position")
+	if perr != nil {
+		return 0, perr
+	}
+	return idx, nil
+}
+
+// newPhaseNode is the pending phase id under the root with in's metadata,
+// purpose, description and estimated_hours.
+func newPhaseNode(id string, in PhaseInput) *Node {
+	n := newPendingNode(TypePhase, in.Title)
+	n.ID, n.Parent = id, RootID
+	setMetas(n, in.Metadata)
+	setMetaText(n, "purpose", in.Purpose)
+	setMetaText(n, "description", in.Description)
+	if in.EstimatedHours != nil {
+		n.SetMeta("estimated_hours", *in.EstimatedHours)
+	}
+	return n
+}
+
+// chainAfterPrevious makes phase id, at index at of the root's children,
+// blocked by the phase before it (returned as prev; "" when none, and then
+// nothing changes). When that phase blocked the phase after id, the edge
+// is moved to run through id (returned in relinked).
+func chainAfterPrevious(s *Spec, id string, children []string, at int) (prev string, relinked []Link) {
+	prev = nearestPhase(s, children, at-1, -1)
+	if prev == "" {
+		return "", nil
+	}
+	linkBlocked(s, id, prev)
+	next := nearestPhase(s, children, at+1, +1)
+	if nn := s.Node(next); nn != nil && containsString(nn.Dependencies.BlockedBy, prev) {
+		unlinkBlocked(s, next, prev)
+		linkBlocked(s, next, id)
+		relinked = []Link{{Blocker: id, Blocked: next}}
+	}
+	return prev, relinked
+}
+
+// nearestPhase is the first phase among children from index from, stepping
+// by step (-1 backwards, +1 forwards), or "" when there is none.
+func nearestPhase(s *Spec, children []string, from, step int) string {
+	for i := from; i >= 0 && i < len(children); i += step {
+		if c := s.Node(children[i]); c != nil && c.Type == TypePhase {
+			return c.ID
+		}
+	}
+	return ""
 }
 
 // Scaffold titles.
@@ -574,70 +723,105 @@ func addVerifyScaffold(s *Spec, phaseID, testCommand string) []string {
 // INVALID_POSITION.
 func AddPhaseBulk(s *Spec, in PhaseInput, tasks []TaskInput) (res PhaseResult, err error) {
 	defer s.mutate(&err)()
-	var vs []fieldViolation
-	if strings.TrimSpace(in.Title) == "" {
-		vs = append(vs, fieldViolation{errcode.MissingRequired, "phase.title", "a phase needs a title", nil})
-	}
 	tasks = canonicalTasks(tasks)
 	in.Metadata = canonicalMetadata(in.Metadata)
-	checkHours(&vs, "phase.estimated_hours", in.EstimatedHours)
 	defaults := canonicalMetadata(foundryDefaults(in.MetadataDefaults))
-	for _, v := range checkMetadataUpdate(defaults) {
-		v.Field = "metadata_defaults." + v.Field
-		vs = append(vs, v)
-	}
-	hasVerify, seenTask := false, false
-	for i, t := range tasks {
-		prefix := fmt.Sprintf("tasks[%d].", i)
-		vs = append(vs, validateTaskInput(t, prefix)...)
-		switch t.Type {
-		case TypeVerify:
-			hasVerify = true
-		case TypeSubtask:
-			if !seenTask {
-				vs = append(vs, fieldViolation{errcode.Validation, prefix + "type", "a subtask must follow a task it belongs to", "subtask"})
-			}
-		case TypeTask, "":
-			seenTask = true
-		}
-	}
-	if len(vs) > 0 {
+	if vs := bulkViolations(in, tasks, defaults); len(vs) > 0 {
 		return PhaseResult{}, violationsErr(vs)
 	}
 	res, err = addPhase(s, in)
 	if err != nil {
 		return PhaseResult{}, err
 	}
+	if err = addBulkTasks(s, &res, tasks, defaults); err != nil {
+		return PhaseResult{}, err
+	}
+	if in.VerifyScaffold && !hasVerifyTask(tasks) {
+		res.VerifyIDs = append(res.VerifyIDs, addVerifyScaffold(s, res.PhaseID, in.TestCommand)...)
+	}
+	s.touch()
+	return res, nil
+}
+
+// bulkViolations are every violation of an AddPhaseBulk call, in order:
+// phase.title, phase.estimated_hours, metadata_defaults.key, then
+// tasks[i].field task by task.
+func bulkViolations(in PhaseInput, tasks []TaskInput, defaults map[string]any) []fieldViolation {
+	var vs []fieldViolation
+	if strings.TrimSpace(in.Title) == "" {
+		vs = append(vs, fieldViolation{errcode.MissingRequired, "phase.title", "a phase needs a title", nil})
+	}
+	checkHours(&vs, "phase.estimated_hours", in.EstimatedHours)
+	for _, v := range checkMetadataUpdate(defaults) {
+		v.Field = "metadata_defaults." + v.Field
+		vs = append(vs, v)
+	}
+	return append(vs, taskListViolations(tasks)...)
+}
+
+// taskListViolations checks each task (validateTaskInput, fields named
+// tasks[i].field) and that every subtask follows a task it can belong to.
+func taskListViolations(tasks []TaskInput) []fieldViolation {
+	var vs []fieldViolation
+	seenTask := false
+	for i, t := range tasks {
+		prefix := fmt.Sprintf("tasks[%d].", i)
+		vs = append(vs, validateTaskInput(t, prefix)...)
+		if t.Type == TypeSubtask && !seenTask {
+			vs = append(vs, fieldViolation{errcode.Validation, prefix + "type", "a subtask must follow a task it belongs to", "subtask"})
+		}
+		seenTask = seenTask || t.nodeType() == TypeTask
+	}
+	return vs
+}
+
+// hasVerifyTask reports whether tasks hold a verify node.
+func hasVerifyTask(tasks []TaskInput) bool {
+	return slices.ContainsFunc(tasks, func(t TaskInput) bool { return t.Type == TypeVerify })
+}
+
+// addBulkTasks adds tasks in order under the phase res.PhaseID, each
+// subtask under the closest preceding task, filling the metadata keys a
+// task leaves unset from defaults; the ids go to res (verify nodes to
+// VerifyIDs, the others to TaskIDs). Errors are addChild's.
+func addBulkTasks(s *Spec, res *PhaseResult, tasks []TaskInput, defaults map[string]any) error {
 	lastTask := ""
 	for _, t := range tasks {
 		n := buildNode(t)
-		for k, v := range defaults {
-			if _, ok := n.Metadata[k]; !ok && v != nil {
-				n.SetMeta(k, v)
-			}
-		}
+		fillUnsetMeta(n, defaults)
 		parent := res.PhaseID
 		if n.Type == TypeSubtask {
 			parent = lastTask
 		}
 		id, err := addChild(s, s.Node(parent), n, nil)
 		if err != nil {
-			return PhaseResult{}, err
+			return err
 		}
 		if n.Type == TypeTask {
 			lastTask = id
 		}
-		if n.Type == TypeVerify {
-			res.VerifyIDs = append(res.VerifyIDs, id)
-		} else {
-			res.TaskIDs = append(res.TaskIDs, id)
+		res.addNode(n.Type, id)
+	}
+	return nil
+}
+
+// fillUnsetMeta sets each non-nil key of defaults that n's metadata lacks.
+func fillUnsetMeta(n *Node, defaults map[string]any) {
+	for k, v := range defaults {
+		if _, ok := n.Metadata[k]; !ok && v != nil {
+			n.SetMeta(k, v)
 		}
 	}
-	if in.VerifyScaffold && !hasVerify {
-		res.VerifyIDs = append(res.VerifyIDs, addVerifyScaffold(s, res.PhaseID, in.TestCommand)...)
+}
+
+// addNode lists a created node's id: verify nodes in VerifyIDs, the others
+// in TaskIDs.
+func (r *PhaseResult) addNode(t NodeType, id string) {
+	if t == TypeVerify {
+		r.VerifyIDs = append(r.VerifyIDs, id)
+	} else {
+		r.TaskIDs = append(r.TaskIDs, id)
 	}
-	s.touch()
-	return res, nil
 }
 
 // foundryDefaults is m read as foundry-mcp does: its "category" key as
@@ -683,19 +867,8 @@ func RemovePhase(s *Spec, phaseID string, force bool) (res RemovePhaseResult, er
 		return res, PhaseNotFound(s, "phase_id", phaseID)
 	}
 	ids := subtree(s, phaseID)
-	var active []string
-	for _, id := range ids[1:] {
-		if n := s.Node(id); n.Status != StatusPending && n.IsLeaf() {
-			active = append(active, id)
-		}
-	}
-	if len(active) > 0 && !force {
-		list := active
-		if len(list) > 20 {
-			list = list[:20]
-		}
-		return res, newErr(errcode.Conflict, "force", "phase %s has %d tasks that are not pending; pass force to remove it anyway", phaseID, len(active)).
-			WithDetail("non_pending", list).WithDetail("non_pending_count", len(active))
+	if active := nonPendingLeaves(s, ids[1:]); len(active) > 0 && !force {
+		return res, nonPendingErr(phaseID, active)
 	}
 	before := cloneStrings(p.Dependencies.BlockedBy)
 	after := cloneStrings(p.Dependencies.Blocks)
@@ -705,22 +878,56 @@ func RemovePhase(s *Spec, phaseID string, force bool) (res RemovePhaseResult, er
 	removeNodes(s, ids)
 	r := s.Edit(RootID)
 	r.Children = removeString(r.Children, phaseID)
-	for _, a := range before {
-		for _, c := range after {
-			an, cn := s.Node(a), s.Node(c)
-			if an == nil || cn == nil || a == c || containsString(cn.Dependencies.BlockedBy, a) {
-				continue
-			}
-			if wouldCycle(s, c, a) != nil {
-				continue
-			}
-			linkBlocked(s, c, a)
-			res.Relinked = append(res.Relinked, Link{Blocker: a, Blocked: c})
-		}
-	}
+	res.Relinked = relinkAcross(s, before, after)
 	RecomputeAncestors(s, RootID)
 	s.touch()
 	return res, nil
+}
+
+// nonPendingLeaves are the leaves of ids whose status is not pending.
+func nonPendingLeaves(s *Spec, ids []string) []string {
+	var active []string
+	for _, id := range ids {
+		if n := s.Node(id); n.Status != StatusPending && n.IsLeaf() {
+			active = append(active, id)
+		}
+	}
+	return active
+}
+
+// nonPendingErr is RemovePhase's CONFLICT for the non-pending leaves active
+// (details.non_pending lists the first 20).
+func nonPendingErr(phaseID string, active []string) *core.Error {
+	list := active[:min(len(active), 20)]
+	return newErr(errcode.Conflict, "force", "phase %s has %d tasks that are not pending; pass force to remove it anyway", phaseID, len(active)).
+		WithDetail("non_pending", list).WithDetail("non_pending_count", len(active))
+}
+
+// relinkAcross makes every c of after blocked by every a of before, where
+// both exist, differ, the edge is new and would close no cycle, and returns
+// the edges added in order.
+func relinkAcross(s *Spec, before, after []string) []Link {
+	var out []Link
+	for _, a := range before {
+		for _, c := range after {
+			if canLink(s, c, a) {
+				linkBlocked(s, c, a)
+				out = append(out, Link{Blocker: a, Blocked: c})
+			}
+		}
+	}
+	return out
+}
+
+// canLink reports whether "waiter blocked_by prereq" can be added: both
+// nodes exist, they differ, the edge is not there yet and it closes no
+// cycle.
+func canLink(s *Spec, waiter, prereq string) bool {
+	w := s.Node(waiter)
+	if w == nil || !s.Has(prereq) || waiter == prereq || containsString(w.Dependencies.BlockedBy, prereq) {
+		return false
+	}
+	return wouldCycle(s, waiter, prereq) == nil
 }
 
 // MovePhase moves a phase to a 0-based position among the root's children
@@ -756,7 +963,9 @@ var reservedNodeKeys = map[string]string{
 	RollupMetaKey: "computed",
 }
 
-// checkMetadataUpdate validates updates to a node's metadata.
+// checkMetadataUpdate validates updates to a node's metadata, key by key in
+// sorted order: reserved keys are refused, and a known key with a non-nil
+// value must pass its metadataValueChecks entry.
 func checkMetadataUpdate(updates map[string]any) []fieldViolation {
 	var vs []fieldViolation
 	for _, k := range sortedKeys(updates) {
@@ -765,46 +974,79 @@ func checkMetadataUpdate(updates map[string]any) []fieldViolation {
 			vs = append(vs, fieldViolation{errcode.Validation, k, fmt.Sprintf("%s cannot be set directly (%s)", k, why), nil})
 			continue
 		}
-		if v == nil {
-			continue
-		}
-		str, isStr := v.(string)
-		switch k {
-		case "title":
-			if !isStr || strings.TrimSpace(str) == "" {
-				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, "title must be a non-blank string", fmt.Sprint(v)})
-			}
-		case "task_category", "complexity", "verification_type", "blocking_mode":
-			allowed := map[string][]string{"task_category": TaskCategories, "complexity": Complexities,
-				"verification_type": VerificationTypes, "blocking_mode": BlockingModes}[k]
-			if !isStr || !containsString(allowed, str) {
-				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, k + " must be one of " + strings.Join(allowed, ", "), truncateForDetails(fmt.Sprint(v))})
-			}
-		case "file_path":
-			if !isStr || !validRelativePath(str) {
-				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, "file_path must be a repo-relative path without '..'", truncateForDetails(fmt.Sprint(v))})
-			}
-		case "estimated_hours", "actual_hours":
-			f, ok := toFloat(v)
-			if _, isS := v.(string); !ok || isS {
-				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, k + " must be a number", truncateForDetails(fmt.Sprint(v))})
-			} else {
-				checkHours(&vs, k, &f)
-			}
-		case "acceptance_criteria", "owners":
-			if normalized, ok := normalizeJSON(v).([]any); !ok {
-				vs = append(vs, fieldViolation{errcode.InvalidFormat, k, k + " must be a list of strings", truncateForDetails(fmt.Sprint(v))})
-			} else {
-				for _, it := range normalized {
-					if _, ok := it.(string); !ok {
-						vs = append(vs, fieldViolation{errcode.InvalidFormat, k, k + " must be a list of strings", truncateForDetails(fmt.Sprint(v))})
-						break
-					}
-				}
-			}
+		if check := metadataValueChecks[k]; check != nil && v != nil {
+			vs = append(vs, check(k, v)...)
 		}
 	}
 	return vs
+}
+
+// metadataValueChecks check the value of a known metadata key; each returns
+// the key's violations (none when the value is fine).
+var metadataValueChecks = map[string]func(k string, v any) []fieldViolation{
+	"title":         checkTitleValue,
+	"task_category": checkEnumValue, "complexity": checkEnumValue, "verification_type": checkEnumValue, "blocking_mode": checkEnumValue,
+	"file_path":       checkFilePathValue,
+	"estimated_hours": checkHoursValue, "actual_hours": checkHoursValue,
+	"acceptance_criteria": checkStringListValue, "owners": checkStringListValue,
+}
+
+// invalidValue is the INVALID_FORMAT violation of key k holding v.
+func invalidValue(k string, v any, message string) []fieldViolation {
+	return []fieldViolation{{errcode.InvalidFormat, k, message, truncateForDetails(fmt.Sprint(v))}}
+}
+
+func checkTitleValue(k string, v any) []fieldViolation {
+	if str, ok := v.(string); !ok || strings.TrimSpace(str) == "" {
+		return []fieldViolation{{errcode.InvalidFormat, k, "title must be a non-blank string", fmt.Sprint(v)}}
+	}
+	return nil
+}
+
+func checkEnumValue(k string, v any) []fieldViolation {
+	allowed := metadataEnums[k]
+	if str, ok := v.(string); !ok || !containsString(allowed, str) {
+		return invalidValue(k, v, k+" must be one of "+strings.Join(allowed, ", "))
+	}
+	return nil
+}
+
+func checkFilePathValue(k string, v any) []fieldViolation {
+	if str, ok := v.(string); !ok || !validRelativePath(str) {
+		return invalidValue(k, v, "file_path must be a repo-relative path without '..'")
+	}
+	return nil
+}
+
+func checkHoursValue(k string, v any) []fieldViolation {
+	f, ok := toFloat(v)
+	if _, isS := v.(string); !ok || isS {
+		return invalidValue(k, v, k+" must be a number")
+	}
+	var vs []fieldViolation
+	checkHours(&vs, k, &f)
+	return vs
+}
+
+func checkStringListValue(k string, v any) []fieldViolation {
+	if !isStringList(v) {
+		return invalidValue(k, v, k+" must be a list of strings")
+	}
+	return nil
+}
+
+// isStringList reports whether v, read as JSON, is a list of strings.
+func isStringList(v any) bool {
+	list, ok := normalizeJSON(v).([]any)
+	if !ok {
+		return false
+	}
+	for _, it := range list {
+		if _, ok := it.(string); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // UpdateMetadata sets metadata keys of a node (the root excluded; a nil value
@@ -819,11 +1061,20 @@ func checkMetadataUpdate(updates map[string]any) []fieldViolation {
 // details.violations).
 func UpdateMetadata(s *Spec, id string, updates map[string]any) (changed []string, err error) {
 	defer s.mutate(&err)()
+	if _, err := nonRootNode(s, id); err != nil {
+		return nil, err
+	}
+	return updateNodeMetadata(s, id, updates)
+}
+
+// nonRootNode is node id of s; TASK_NOT_FOUND (field task_id) when there
+// is none or id is the root.
+func nonRootNode(s *Spec, id string) (*Node, error) {
 	n := s.Node(id)
 	if n == nil || id == RootID {
 		return nil, taskNotFound(s, "task_id", id)
 	}
-	return updateNodeMetadata(s, id, updates)
+	return n, nil
 }
 
 func updateNodeMetadata(s *Spec, id string, updates map[string]any) ([]string, error) {
@@ -834,26 +1085,44 @@ func updateNodeMetadata(s *Spec, id string, updates map[string]any) ([]string, e
 	if vs := checkMetadataUpdate(updates); len(vs) > 0 {
 		return nil, violationsErr(vs)
 	}
-	n := s.Node(id)
-	changed := []string{}
-	for _, k := range sortedKeys(updates) {
-		v := updates[k]
-		if k == "title" {
-			if strings.TrimSpace(v.(string)) != n.Title {
-				changed = append(changed, k)
-			}
-			continue
-		}
-		old, had := n.Metadata[k]
-		if (v == nil && had) || (v != nil && (!had || !jsonEqual(old, v))) {
-			changed = append(changed, k)
-		}
-	}
+	changed := changedKeys(s.Node(id), updates)
 	if len(changed) == 0 {
 		return changed, nil
 	}
-	e := s.Edit(id)
-	for _, k := range changed {
+	applyMetadata(s.Edit(id), changed, updates)
+	s.touch()
+	return changed, nil
+}
+
+// changedKeys are the keys of updates, sorted, that would change n (never
+// nil).
+func changedKeys(n *Node, updates map[string]any) []string {
+	changed := []string{}
+	for _, k := range sortedKeys(updates) {
+		if metaChanges(n, k, updates[k]) {
+			changed = append(changed, k)
+		}
+	}
+	return changed
+}
+
+// metaChanges reports whether setting key k to v (nil: deleting it; "title":
+// the node's title) changes n.
+func metaChanges(n *Node, k string, v any) bool {
+	if k == "title" {
+		return strings.TrimSpace(v.(string)) != n.Title
+	}
+	old, had := n.Metadata[k]
+	if v == nil {
+		return had
+	}
+	return !had || !jsonEqual(old, v)
+}
+
+// applyMetadata writes the keys of updates listed in keys to e: "title"
+// sets the title (trimmed), nil deletes the key.
+func applyMetadata(e *Node, keys []string, updates map[string]any) {
+	for _, k := range keys {
 		switch v := updates[k]; {
 		case k == "title":
 			e.Title = strings.TrimSpace(v.(string))
@@ -863,8 +1132,6 @@ func updateNodeMetadata(s *Spec, id string, updates map[string]any) ([]string, e
 			e.SetMeta(k, v)
 		}
 	}
-	s.touch()
-	return changed, nil
 }
 
 // UpdatePhaseMetadata is UpdateMetadata for a phase (title, description,
@@ -887,8 +1154,8 @@ func UpdatePhaseMetadata(s *Spec, phaseID string, updates map[string]any) (chang
 // Errors: TASK_NOT_FOUND, MISSING_REQUIRED (neither given), INVALID_FORMAT.
 func UpdateEstimate(s *Spec, id string, hours *float64, complexity string) (err error) {
 	defer s.mutate(&err)()
-	if s.Node(id) == nil || id == RootID {
-		return taskNotFound(s, "task_id", id)
+	if _, err := nonRootNode(s, id); err != nil {
+		return err
 	}
 	if hours == nil && complexity == "" {
 		return newErr(errcode.MissingRequired, "estimated_hours", "give estimated_hours or complexity")
@@ -899,15 +1166,18 @@ func UpdateEstimate(s *Spec, id string, hours *float64, complexity string) (err 
 	if len(vs) > 0 {
 		return violationsErr(vs)
 	}
-	e := s.Edit(id)
+	setEstimate(s.Edit(id), hours, complexity)
+	s.touch()
+	return nil
+}
+
+// setEstimate sets estimated_hours (when hours is not nil) and complexity
+// (when not empty) on e.
+func setEstimate(e *Node, hours *float64, complexity string) {
 	if hours != nil {
 		e.SetMeta("estimated_hours", *hours)
 	}
-	if complexity != "" {
-		e.SetMeta("complexity", complexity)
-	}
-	s.touch()
-	return nil
+	setMetaText(e, "complexity", complexity)
 }
 
 // MaxRequirements is the cap on a node's requirements.
@@ -922,39 +1192,65 @@ const MaxRequirements = 50
 // VALIDATION_ERROR (already 50).
 func AddRequirement(s *Spec, id, reqType, text string) (req Requirement, err error) {
 	defer s.mutate(&err)()
-	n := s.Node(id)
-	if n == nil || id == RootID {
-		return req, taskNotFound(s, "task_id", id)
+	n, err := nonRootNode(s, id)
+	if err != nil {
+		return req, err
 	}
-	if reqType == "" {
-		reqType = "acceptance"
+	req, err = newRequirement(id, n.Requirements(), reqType, text)
+	if err != nil {
+		return Requirement{}, err
 	}
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return req, newErr(errcode.MissingRequired, "text", "a requirement needs text")
-	}
-	if !containsString(RequirementTypes, reqType) {
-		return req, newErr(errcode.InvalidFormat, "requirement_type", "requirement type must be one of %s", strings.Join(RequirementTypes, ", ")).
-			WithDetail("received", truncateForDetails(reqType)).WithDetail("allowed", RequirementTypes)
-	}
-	existing := n.Requirements()
-	if len(existing) >= MaxRequirements {
-		return req, newErr(errcode.Validation, "text", "%s already has %d requirements (max %d)", id, len(existing), MaxRequirements)
-	}
-	max := 0
-	for _, r := range existing {
-		if strings.EqualFold(strings.TrimSpace(r.Text), text) {
-			return req, newErr(errcode.DuplicateEntry, "text", "%s already has this requirement (%s)", id, r.ID).WithDetail("existing_id", r.ID)
-		}
-		if nums, ok := idNumbers(r.ID, "req"); ok && len(nums) == 1 && nums[0] > max {
-			max = nums[0]
-		}
-	}
-	req = Requirement{ID: fmt.Sprintf("req-%d", max+1), Type: reqType, Text: text}
 	e := s.Edit(id)
 	list, _ := e.Metadata["requirements"].([]any)
 	list = append(cloneValue(list).([]any), map[string]any{"id": req.ID, "type": req.Type, "text": req.Text})
 	e.SetMeta("requirements", list)
 	s.touch()
 	return req, nil
+}
+
+// newRequirement is the requirement to add to node id, which has existing:
+// text trimmed, reqType (acceptance when empty), the id req-N with N one
+// more than the largest existing. Errors: MISSING_REQUIRED (text),
+// INVALID_FORMAT (type), VALIDATION_ERROR (already MaxRequirements),
+// DUPLICATE_ENTRY (same text ignoring case and surrounding space).
+func newRequirement(id string, existing []Requirement, reqType, text string) (Requirement, error) {
+	if reqType == "" {
+		reqType = "acceptance"
+	}
+	text = strings.TrimSpace(text)
+	if err := checkRequirementInput(reqType, text); err != nil {
+		return Requirement{}, err
+	}
+	if len(existing) >= MaxRequirements {
+		return Requirement{}, newErr(errcode.Validation, "text", "%s already has %d requirements (max %d)", id, len(existing), MaxRequirements)
+	}
+	if i := slices.IndexFunc(existing, func(r Requirement) bool { return strings.EqualFold(strings.TrimSpace(r.Text), text) }); i >= 0 {
+		return Requirement{}, newErr(errcode.DuplicateEntry, "text", "%s already has this requirement (%s)", id, existing[i].ID).WithDetail("existing_id", existing[i].ID)
+	}
+	return Requirement{ID: fmt.Sprintf("req-%d", maxRequirementNumber(existing)+1), Type: reqType, Text: text}, nil
+}
+
+// checkRequirementInput requires text (MISSING_REQUIRED) and a known
+// requirement type (INVALID_FORMAT).
+func checkRequirementInput(reqType, text string) error {
+	if text == "" {
+		return newErr(errcode.MissingRequired, "text", "a requirement needs text")
+	}
+	if !containsString(RequirementTypes, reqType) {
+		return newErr(errcode.InvalidFormat, "requirement_type", "requirement type must be one of %s", strings.Join(RequirementTypes, ", ")).
+			WithDetail("received", truncateForDetails(reqType)).WithDetail("allowed", RequirementTypes)
+	}
+	return nil
+}
+
+// maxRequirementNumber is the largest N among the req-N ids of existing (0
+// when none).
+func maxRequirementNumber(existing []Requirement) int {
+	top := 0
+	for _, r := range existing {
+		if n, ok := singleNumber(r.ID, "req"); ok {
+			top = max(top, n)
+		}
+	}
+	return top
 }

@@ -55,41 +55,68 @@ type BatchSelection struct {
 // one's. A task without file_path runs alone: as the first candidate it is
 // the whole batch, later it is skipped. It changes nothing.
 func SelectBatch(s *Spec, o BatchOptions) BatchSelection {
-	sel := BatchSelection{StoppedBy: BatchStopExhausted}
-	skip := func(n *Node, reason string) {
-		if len(sel.Skipped) < MaxBatchSkips {
-			sel.Skipped = append(sel.Skipped, BatchSkip{TaskID: n.ID, Reason: reason})
-		}
-	}
-	tokens, scanned := 0, 0
+	b := batchBuilder{o: o, sel: BatchSelection{StoppedBy: BatchStopExhausted}}
+	scanned := 0
 	for _, c := range Actionable(s) {
 		if scanned == PrepareBatchScan {
 			break
 		}
 		scanned++
-		if len(sel.Selected) == o.MaxTasks {
-			sel.StoppedBy = BatchStopMaxTasks
-			break
-		}
-		if reason := conflictWith(c, sel.Selected); reason != "" {
-			skip(c, reason)
-			continue
-		}
-		if o.TokenBudget > 0 && o.Tokens != nil {
-			t := o.Tokens(c)
-			if tokens+t > o.TokenBudget && len(sel.Selected) > 0 {
-				sel.StoppedBy = BatchStopTokenBudget
-				break
-			}
-			tokens += t
-		}
-		sel.Selected = append(sel.Selected, c)
-		if c.FilePath() == "" {
-			sel.StoppedBy = BatchStopRunsAlone
+		if stop := b.consider(c); stop != "" {
+			b.sel.StoppedBy = stop
 			break
 		}
 	}
-	return sel
+	return b.sel
+}
+
+// batchBuilder is SelectBatch's selection so far and the tokens it spent.
+type batchBuilder struct {
+	o      BatchOptions
+	sel    BatchSelection
+	tokens int
+}
+
+// consider selects or skips candidate c, or says why the selection stops
+// before it (BatchStopMaxTasks, BatchStopTokenBudget) or after it
+// (BatchStopRunsAlone); "" lets it go on.
+func (b *batchBuilder) consider(c *Node) string {
+	if len(b.sel.Selected) == b.o.MaxTasks {
+		return BatchStopMaxTasks
+	}
+	if reason := conflictWith(c, b.sel.Selected); reason != "" {
+		b.skip(c, reason)
+		return ""
+	}
+	if !b.spend(c) {
+		return BatchStopTokenBudget
+	}
+	b.sel.Selected = append(b.sel.Selected, c)
+	if c.FilePath() == "" {
+		return BatchStopRunsAlone
+	}
+	return ""
+}
+
+// skip notes c as passed over for reason (the first MaxBatchSkips only).
+func (b *batchBuilder) skip(c *Node, reason string) {
+	if len(b.sel.Skipped) < MaxBatchSkips {
+		b.sel.Skipped = append(b.sel.Skipped, BatchSkip{TaskID: c.ID, Reason: reason})
+	}
+}
+
+// spend counts c's tokens against the budget and reports whether c fits:
+// always without a budget, and always as the first task.
+func (b *batchBuilder) spend(c *Node) bool {
+	if b.o.TokenBudget <= 0 || b.o.Tokens == nil {
+		return true
+	}
+	t := b.o.Tokens(c)
+	if b.tokens+t > b.o.TokenBudget && len(b.sel.Selected) > 0 {
+		return false
+	}
+	b.tokens += t
+	return true
 }
 
 // conflictWith says why candidate c cannot run next to the selected tasks
@@ -150,26 +177,15 @@ type StaleTask struct {
 // returns the tasks reset and their journal entries; the caller stores both
 // in one transaction. Errors are Reopen's.
 func ResetStale(s *Spec, now time.Time, thresholdHours float64, o TransitionOptions) ([]StaleTask, []JournalEntry, error) {
-	var stale []*Node
-	for n := range ExecutionOrder(s, RootID) {
-		if n.ID != RootID && n.IsWorkLeaf() && n.Status == StatusInProgress {
-			stale = append(stale, n)
-		}
-	}
 	reset := []StaleTask{}
 	var entries []JournalEntry
 	o.Reason = fmt.Sprintf("reset-batch: in progress at least %g h without completion", thresholdHours)
 	o.TakeOver = true
-	for _, n := range stale {
-		t := StaleTask{TaskID: n.ID, StartedAt: n.MetaString("started_at"), StartedBy: n.StartedBy()}
-		if at, ok := ParseTime(t.StartedAt); ok {
-			hours := now.Sub(at).Hours()
-			if hours < thresholdHours {
-				continue
-			}
-			h := float64(int(hours*100)) / 100
-			t.HoursInProgress = &h
+	for _, n := range inProgressLeaves(s) {
+		if hours, ok := inProgressFor(n, now); ok && hours < thresholdHours {
+			continue
 		}
+		t := staleTaskOf(n.ID, n, now)
 		tr, err := Reopen(s, n.ID, o)
 		if err != nil {
 			return nil, nil, err
@@ -180,6 +196,38 @@ func ResetStale(s *Spec, now time.Time, thresholdHours float64, o TransitionOpti
 		reset = append(reset, t)
 	}
 	return reset, entries, nil
+}
+
+// inProgressLeaves are the work leaves in progress, in execution order.
+func inProgressLeaves(s *Spec) []*Node {
+	var out []*Node
+	for n := range ExecutionOrder(s, RootID) {
+		if n.ID != RootID && n.IsWorkLeaf() && n.Status == StatusInProgress {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// inProgressFor is how long n has been in progress at now, in hours; ok is
+// false when its started_at is missing or unreadable.
+func inProgressFor(n *Node, now time.Time) (float64, bool) {
+	at, ok := ParseTime(n.MetaString("started_at"))
+	if !ok {
+		return 0, false
+	}
+	return now.Sub(at).Hours(), true
+}
+
+// staleTaskOf is node n (task id) as reset-batch reports it, its hours in
+// progress at now cut to hundredths (nil when started_at is unreadable).
+func staleTaskOf(id string, n *Node, now time.Time) StaleTask {
+	t := StaleTask{TaskID: id, StartedAt: n.MetaString("started_at"), StartedBy: n.StartedBy()}
+	if hours, ok := inProgressFor(n, now); ok {
+		h := float64(int(hours*100)) / 100
+		t.HoursInProgress = &h
+	}
+	return t
 }
 
 // DepRef is one end of a dependency edge as dependency checks show it.
@@ -213,45 +261,52 @@ type DepCheck struct {
 // what n blocks; its informational depends; CanStart and the unfinished
 // ids (Blockers).
 func CheckDeps(s *Spec, n *Node) DepCheck {
-	unfinished := Blockers(s, n.ID)
-	if unfinished == nil {
-		unfinished = []string{}
-	}
-	open := map[string]bool{}
+	unfinished := orEmpty(Blockers(s, n.ID))
+	open := make(map[string]bool, len(unfinished))
 	for _, b := range unfinished {
 		open[b] = true
 	}
-	ref := func(id string) DepRef {
-		t := s.Node(id)
-		if t == nil {
-			return DepRef{TaskID: id, Missing: true}
-		}
-		return DepRef{TaskID: id, Title: t.Title, Type: t.Type, Status: t.Status}
-	}
-	refs := func(ids []string) []DepRef {
-		out := make([]DepRef, 0, len(ids))
-		for _, id := range ids {
-			out = append(out, ref(id))
-		}
-		return out
-	}
-	dc := DepCheck{CanStart: len(unfinished) == 0, Unfinished: unfinished, BlockedBy: []Prerequisite{},
-		Blocks: refs(n.Dependencies.Blocks), Depends: refs(n.Dependencies.Depends)}
+	return DepCheck{CanStart: len(unfinished) == 0, Unfinished: unfinished, BlockedBy: prerequisites(s, n, open),
+		Blocks: depRefs(s, n.Dependencies.Blocks), Depends: depRefs(s, n.Dependencies.Depends)}
+}
+
+// prerequisites are the blocked_by targets of n and of its ancestors,
+// nearest first, each once, blocking when open holds it (never nil).
+func prerequisites(s *Spec, n *Node, open map[string]bool) []Prerequisite {
+	out := []Prerequisite{}
 	seen := map[string]bool{}
-	for a, guard := n, 0; a != nil && guard < 10_000; a, guard = s.Node(a.Parent), guard+1 {
+	for a := range lineage(s, n) {
 		for _, b := range a.Dependencies.BlockedBy {
 			if seen[b] {
 				continue
 			}
 			seen[b] = true
-			p := Prerequisite{DepRef: ref(b), Blocking: open[b]}
+			p := Prerequisite{DepRef: depRef(s, b), Blocking: open[b]}
 			if a.ID != n.ID {
 				p.InheritedFrom = a.ID
 			}
-			dc.BlockedBy = append(dc.BlockedBy, p)
+			out = append(out, p)
 		}
 	}
-	return dc
+	return out
+}
+
+// depRef is node id as a dependency end (Missing when there is none).
+func depRef(s *Spec, id string) DepRef {
+	t := s.Node(id)
+	if t == nil {
+		return DepRef{TaskID: id, Missing: true}
+	}
+	return DepRef{TaskID: id, Title: t.Title, Type: t.Type, Status: t.Status}
+}
+
+// depRefs is depRef of each id (never nil).
+func depRefs(s *Spec, ids []string) []DepRef {
+	out := make([]DepRef, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, depRef(s, id))
+	}
+	return out
 }
 
 // MatchTasks lists the ids of scope's subtree (scope excluded) that pass f,

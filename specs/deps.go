@@ -1,6 +1,9 @@
 package specs
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 )
@@ -35,22 +38,34 @@ func waitNeighbors(s *Spec, v vertex, buf []vertex) []vertex {
 		return buf
 	}
 	if v.up {
-		if n.Parent != "" && s.Has(n.Parent) {
-			buf = append(buf, vertex{n.Parent, true})
-		}
-		for _, b := range n.Dependencies.BlockedBy {
-			if b != v.id && s.Has(b) {
-				buf = append(buf, vertex{b, false})
-			}
-		}
-		return buf
+		return upNeighbors(s, n, buf)
 	}
+	return downNeighbors(s, n, buf)
+}
+
+// upNeighbors appends the out-edges of up(n): up(parent) and down(b) for
+// each existing blocked_by target b other than n.
+func upNeighbors(s *Spec, n *Node, buf []vertex) []vertex {
+	if n.Parent != "" && s.Has(n.Parent) {
+		buf = append(buf, vertex{n.Parent, true})
+	}
+	for _, b := range n.Dependencies.BlockedBy {
+		if b != n.ID && s.Has(b) {
+			buf = append(buf, vertex{b, false})
+		}
+	}
+	return buf
+}
+
+// downNeighbors appends the out-edges of down(n): down(c) for each
+// existing child c, then up(n).
+func downNeighbors(s *Spec, n *Node, buf []vertex) []vertex {
 	for _, c := range n.Children {
 		if s.Has(c) {
 			buf = append(buf, vertex{c, false})
 		}
 	}
-	return append(buf, vertex{v.id, true})
+	return append(buf, vertex{n.ID, true})
 }
 
 // waitPath searches the wait graph from `from` to `to` (depth-first, visiting
@@ -63,17 +78,7 @@ func waitPath(s *Spec, from, to vertex) []vertex {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if v == to {
-			var path []vertex
-			for x := v; ; x = prev[x] {
-				path = append(path, x)
-				if x == from {
-					break
-				}
-			}
-			for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-				path[i], path[j] = path[j], path[i]
-			}
-			return path
+			return tracePath(prev, from, to)
 		}
 		buf = waitNeighbors(s, v, buf)
 		for i := len(buf) - 1; i >= 0; i-- {
@@ -87,26 +92,48 @@ func waitPath(s *Spec, from, to vertex) []vertex {
 	return nil
 }
 
+// tracePath is the path from `from` to `to` that the predecessor map prev
+// records.
+func tracePath(prev map[vertex]vertex, from, to vertex) []vertex {
+	path := []vertex{to}
+	for x := to; x != from; {
+		x = prev[x]
+		path = append(path, x)
+	}
+	slices.Reverse(path)
+	return path
+}
+
 // cycleIDs renders a wait-graph path closing the edge "waiter blocked_by
 // prereq" as a node list: waiter, prereq, then for every blocked_by edge on
 // the path its two ends, and waiter again. Consecutive nodes are linked by
 // "is blocked by" or by containment.
 func cycleIDs(waiter, prereq string, path []vertex) []string {
-	out := []string{waiter, prereq}
+	out := append([]string{waiter, prereq}, dependencyEnds(path)...)
+	return dedupAdjacent(append(out, waiter))
+}
+
+// dependencyEnds lists, in path order, the two ends of every blocked_by
+// edge (up → down) of a wait-graph path.
+func dependencyEnds(path []vertex) []string {
+	var out []string
 	for i := 0; i+1 < len(path); i++ {
-		a, b := path[i], path[i+1]
-		if a.up && !b.up {
+		if a, b := path[i], path[i+1]; a.up && !b.up {
 			out = append(out, a.id, b.id)
 		}
 	}
-	out = append(out, waiter)
-	dedup := out[:1]
-	for _, id := range out[1:] {
-		if id != dedup[len(dedup)-1] {
-			dedup = append(dedup, id)
+	return out
+}
+
+// dedupAdjacent drops each id equal to the one before it, in place.
+func dedupAdjacent(ids []string) []string {
+	out := ids[:1]
+	for _, id := range ids[1:] {
+		if id != out[len(out)-1] {
+			out = append(out, id)
 		}
 	}
-	return dedup
+	return out
 }
 
 // wouldCycle reports the cycle that "waiter blocked_by prereq" would close,
@@ -118,80 +145,85 @@ func wouldCycle(s *Spec, waiter, prereq string) []string {
 	return nil
 }
 
+// Depth-first search colours of FindDeadlock: unvisited, on the stack, done.
+const (
+	dfsWhite = iota
+	dfsGrey
+	dfsBlack
+)
+
 // FindDeadlock returns one cycle of the inherited wait graph of the whole
 // view (see the package's dependency rules), or nil when there is none. It
 // reads every node.
 func FindDeadlock(s *Spec) []string {
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := map[vertex]int{}
-	type frame struct {
-		v    vertex
-		next []vertex
-	}
+	d := deadlockSearch{s: s, color: map[vertex]int{}}
 	for _, id := range s.IDs() {
-		n := s.Node(id)
-		for _, b := range n.Dependencies.BlockedBy {
-			start := vertex{id, true}
-			if !s.Has(b) || color[start] != white {
-				continue
-			}
-			stack := []frame{{v: start, next: waitNeighbors(s, start, nil)}}
-			color[start] = grey
-			for len(stack) > 0 {
-				top := &stack[len(stack)-1]
-				if len(top.next) == 0 {
-					color[top.v] = black
-					stack = stack[:len(stack)-1]
-					continue
-				}
-				w := top.next[0]
-				top.next = top.next[1:]
-				switch color[w] {
-				case grey:
-					// Cycle: the grey frames from w to the top.
-					var path []vertex
-					on := false
-					for _, f := range stack {
-						if f.v == w {
-							on = true
-						}
-						if on {
-							path = append(path, f.v)
-						}
-					}
-					path = append(path, w)
-					var out []string
-					for i := 0; i+1 < len(path); i++ {
-						if path[i].up && !path[i+1].up {
-							out = append(out, path[i].id, path[i+1].id)
-						}
-					}
-					if len(out) == 0 {
-						// A loop of parent or children links, not of
-						// dependencies: Validate reports it as a hierarchy
-						// problem.
-						continue
-					}
-					out = append(out, out[0])
-					dedup := out[:1]
-					for _, x := range out[1:] {
-						if x != dedup[len(dedup)-1] {
-							dedup = append(dedup, x)
-						}
-					}
-					return dedup
-				case white:
-					color[w] = grey
-					stack = append(stack, frame{v: w, next: waitNeighbors(s, w, nil)})
-				}
+		start := vertex{id, true}
+		if d.color[start] == dfsWhite && slices.ContainsFunc(s.Node(id).Dependencies.BlockedBy, s.Has) {
+			if cycle := d.from(start); cycle != nil {
+				return cycle
 			}
 		}
 	}
 	return nil
+}
+
+// deadlockSearch is FindDeadlock's depth-first search, its colours kept
+// across starts.
+type deadlockSearch struct {
+	s     *Spec
+	color map[vertex]int
+}
+
+// deadlockFrame is a vertex on the search stack and its neighbours still
+// to visit.
+type deadlockFrame struct {
+	v    vertex
+	next []vertex
+}
+
+// from searches from the unvisited vertex start and returns the first cycle of
+// dependencies it closes, or nil.
+func (d *deadlockSearch) from(start vertex) []string {
+	stack := []deadlockFrame{{v: start, next: waitNeighbors(d.s, start, nil)}}
+	d.color[start] = dfsGrey
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if len(top.next) == 0 {
+			d.color[top.v] = dfsBlack
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		w := top.next[0]
+		top.next = top.next[1:]
+		switch d.color[w] {
+		case dfsGrey:
+			if cycle := greyCycle(stack, w); cycle != nil {
+				return cycle
+			}
+		case dfsWhite:
+			d.color[w] = dfsGrey
+			stack = append(stack, deadlockFrame{v: w, next: waitNeighbors(d.s, w, nil)})
+		}
+	}
+	return nil
+}
+
+// greyCycle renders the loop the edge top → w closes, w being on stack, as
+// the ends of its blocked_by edges with the first repeated at the end; nil
+// when the loop holds no dependency (a loop of parent or children links,
+// which Validate reports as a hierarchy problem).
+func greyCycle(stack []deadlockFrame, w vertex) []string {
+	i := slices.IndexFunc(stack, func(f deadlockFrame) bool { return f.v == w })
+	path := make([]vertex, 0, len(stack)-i+1)
+	for _, f := range stack[i:] {
+		path = append(path, f.v)
+	}
+	out := dependencyEnds(append(path, w))
+	if len(out) == 0 {
+		return nil
+	}
+	return dedupAdjacent(append(out, out[0]))
 }
 
 func taskNotFound(s *Spec, field, id string) *core.Error {
@@ -231,41 +263,87 @@ func PhaseNotFound(s *Spec, field, id string) *core.Error {
 // edge closes the cycle, its removal as the step (breakCycle).
 func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	defer s.mutate(&err)()
+	depType, err = checkDepType(depType)
+	if err != nil {
+		return err
+	}
+	task, err := dependencyPair(s, taskID, targetID)
+	if err != nil {
+		return err
+	}
+	if depType == "depends" {
+		return addDepends(s, task, taskID, targetID)
+	}
+	waiter, prereq, _ := blockEdge(task, taskID, targetID, depType)
+	if err := checkNewBlock(s, waiter, prereq); err != nil {
+		return err
+	}
+	linkBlocked(s, waiter, prereq)
+	s.touch()
+	return nil
+}
+
+// checkDepType is depType, "blocks" when empty; INVALID_FORMAT when it is
+// not one of DependencyTypes.
+func checkDepType(depType string) (string, error) {
 	if depType == "" {
 		depType = "blocks"
 	}
 	if !containsString(DependencyTypes, depType) {
-		return newErr(errcode.InvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
+		return "", newErr(errcode.InvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
 			WithDetail("received", truncateForDetails(depType)).WithDetail("allowed", DependencyTypes)
 	}
+	return depType, nil
+}
+
+// dependencyPair checks the two ends of a new edge and returns taskID's
+// node. Errors: SELF_REFERENCE, TASK_NOT_FOUND (field task_id or
+// target_id), VALIDATION_ERROR (either is the root).
+func dependencyPair(s *Spec, taskID, targetID string) (*Node, error) {
 	if taskID == targetID {
-		return newErr(errcode.SelfReference, "target_id", "a node cannot depend on itself (%s)", taskID).WithDetail("received", taskID)
+		return nil, newErr(errcode.SelfReference, "target_id", "a node cannot depend on itself (%s)", taskID).WithDetail("received", taskID)
 	}
-	task, target := s.Node(taskID), s.Node(targetID)
+	task := s.Node(taskID)
 	if task == nil {
-		return taskNotFound(s, "task_id", taskID)
+		return nil, taskNotFound(s, "task_id", taskID)
 	}
-	if target == nil {
-		return taskNotFound(s, "target_id", targetID)
+	if !s.Has(targetID) {
+		return nil, taskNotFound(s, "target_id", targetID)
 	}
 	if taskID == RootID || targetID == RootID {
-		return newErr(errcode.Validation, "task_id", "the spec root cannot take part in dependencies")
+		return nil, newErr(errcode.Validation, "task_id", "the spec root cannot take part in dependencies")
 	}
-	if depType == "depends" {
-		if containsString(task.Dependencies.Depends, targetID) {
-			return newErr(errcode.DuplicateEntry, "target_id", "%s already depends on %s", taskID, targetID)
-		}
-		e := s.Edit(taskID)
-		e.Dependencies.Depends = append(e.Dependencies.Depends, targetID)
-		s.touch()
-		return nil
+	return task, nil
+}
+
+// addDepends records the informational edge taskID (node task) depends on
+// targetID. Errors: DUPLICATE_ENTRY.
+func addDepends(s *Spec, task *Node, taskID, targetID string) error {
+	if containsString(task.Dependencies.Depends, targetID) {
+		return newErr(errcode.DuplicateEntry, "target_id", "%s already depends on %s", taskID, targetID)
 	}
-	waiter, prereq := targetID, taskID
+	e := s.Edit(taskID)
+	e.Dependencies.Depends = append(e.Dependencies.Depends, targetID)
+	s.touch()
+	return nil
+}
+
+// blockEdge is the blocked_by edge an edge of depType between taskID (node
+// task) and targetID means ("blocked_by": the task waits for the target;
+// else the target waits for the task), with the list of task's that holds
+// it.
+func blockEdge(task *Node, taskID, targetID, depType string) (waiter, prereq string, listed []string) {
 	if depType == "blocked_by" {
-		waiter, prereq = taskID, targetID
+		return taskID, targetID, task.Dependencies.BlockedBy
 	}
-	w := s.Node(waiter)
-	if containsString(w.Dependencies.BlockedBy, prereq) {
+	return targetID, taskID, task.Dependencies.Blocks
+}
+
+// checkNewBlock refuses "waiter blocked_by prereq" when it exists
+// (DUPLICATE_ENTRY) or would close a cycle (CIRCULAR_DEPENDENCY, see
+// breakCycle).
+func checkNewBlock(s *Spec, waiter, prereq string) error {
+	if isBlockedBy(s, waiter, prereq) {
 		return newErr(errcode.DuplicateEntry, "target_id", "%s is already blocked by %s", waiter, prereq)
 	}
 	if cycle := wouldCycle(s, waiter, prereq); cycle != nil {
@@ -273,8 +351,6 @@ func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 			"%s blocked by %s would create a circular dependency: %v", waiter, prereq, cycle).WithDetail("cycle", cycle)
 		return breakCycle(s, e, cycle)
 	}
-	linkBlocked(s, waiter, prereq)
-	s.touch()
 	return nil
 }
 
@@ -284,31 +360,49 @@ func AddDependency(s *Spec, taskID, targetID, depType string) (err error) {
 // target_id), and, when exactly one stored edge closes it, the removal of
 // that edge as its step.
 func breakCycle(s *Spec, e *core.Error, cycle []string) *core.Error {
-	edges := []map[string]any{}
-	for i := 1; i+1 < len(cycle); i++ {
-		w, p := cycle[i], cycle[i+1]
-		if n := s.Node(w); n != nil && containsString(n.Dependencies.BlockedBy, p) {
-			edges = append(edges, map[string]any{"task_id": p, "target_id": w, "dependency_type": "blocks"})
-		}
-	}
+	edges := storedCycleEdges(s, cycle)
 	e.WithDetail("cycle_edges", edges)
 	if len(edges) == 1 {
 		args := map[string]any{"spec_id": s.Header.SpecID}
-		for k, v := range edges[0] {
-			args[k] = v
-		}
+		maps.Copy(args, edges[0])
 		e.WithStep("task-remove-dependency", args, nil)
 	}
 	return e
 }
 
+// storedCycleEdges are the stored blocked_by edges between consecutive
+// nodes of cycle after its first, as task-add-dependency arguments.
+func storedCycleEdges(s *Spec, cycle []string) []map[string]any {
+	edges := []map[string]any{}
+	for i := 1; i+1 < len(cycle); i++ {
+		if w, p := cycle[i], cycle[i+1]; isBlockedBy(s, w, p) {
+			edges = append(edges, map[string]any{"task_id": p, "target_id": w, "dependency_type": "blocks"})
+		}
+	}
+	return edges
+}
+
+// isBlockedBy reports whether node waiter exists and lists prereq in its
+// blocked_by.
+func isBlockedBy(s *Spec, waiter, prereq string) bool {
+	w := s.Node(waiter)
+	return w != nil && containsString(w.Dependencies.BlockedBy, prereq)
+}
+
+// listsBlocks reports whether node prereq exists and lists waiter in its
+// blocks.
+func listsBlocks(s *Spec, prereq, waiter string) bool {
+	p := s.Node(prereq)
+	return p != nil && containsString(p.Dependencies.Blocks, waiter)
+}
+
 // linkBlocked writes both halves of "waiter blocked_by prereq" (idempotent).
 func linkBlocked(s *Spec, waiter, prereq string) {
-	if w := s.Node(waiter); w != nil && !containsString(w.Dependencies.BlockedBy, prereq) {
+	if s.Has(waiter) && !isBlockedBy(s, waiter, prereq) {
 		e := s.Edit(waiter)
 		e.Dependencies.BlockedBy = append(e.Dependencies.BlockedBy, prereq)
 	}
-	if p := s.Node(prereq); p != nil && !containsString(p.Dependencies.Blocks, waiter) {
+	if s.Has(prereq) && !listsBlocks(s, prereq, waiter) {
 		e := s.Edit(prereq)
 		e.Dependencies.Blocks = append(e.Dependencies.Blocks, waiter)
 	}
@@ -317,11 +411,11 @@ func linkBlocked(s *Spec, waiter, prereq string) {
 // unlinkBlocked removes both halves of "waiter blocked_by prereq" (each only
 // when present, editing only nodes that change).
 func unlinkBlocked(s *Spec, waiter, prereq string) {
-	if w := s.Node(waiter); w != nil && containsString(w.Dependencies.BlockedBy, prereq) {
+	if isBlockedBy(s, waiter, prereq) {
 		e := s.Edit(waiter)
 		e.Dependencies.BlockedBy = removeString(e.Dependencies.BlockedBy, prereq)
 	}
-	if p := s.Node(prereq); p != nil && containsString(p.Dependencies.Blocks, waiter) {
+	if listsBlocks(s, prereq, waiter) {
 		e := s.Edit(prereq)
 		e.Dependencies.Blocks = removeString(e.Dependencies.Blocks, waiter)
 	}
@@ -335,48 +429,57 @@ func unlinkBlocked(s *Spec, waiter, prereq string) {
 // targets of that type).
 func RemoveDependency(s *Spec, taskID, targetID, depType string) (err error) {
 	defer s.mutate(&err)()
-	if depType == "" {
-		depType = "blocks"
-	}
-	if !containsString(DependencyTypes, depType) {
-		return newErr(errcode.InvalidFormat, "dependency_type", "dependency_type must be one of blocks, blocked_by, depends").
-			WithDetail("received", truncateForDetails(depType)).WithDetail("allowed", DependencyTypes)
+	depType, err = checkDepType(depType)
+	if err != nil {
+		return err
 	}
 	task := s.Node(taskID)
 	if task == nil {
 		return taskNotFound(s, "task_id", taskID)
 	}
-	target := s.Node(targetID)
-	switch depType {
-	case "depends":
-		if !containsString(task.Dependencies.Depends, targetID) {
-			e := newErr(errcode.DependencyNotFound, "target_id", "%s does not depend on %s", taskID, targetID)
-			withMatches(e, task.Dependencies.Depends)
-			return e
-		}
-		e := s.Edit(taskID)
-		e.Dependencies.Depends = removeString(e.Dependencies.Depends, targetID)
-	default:
-		waiter, prereq := targetID, taskID
-		list := task.Dependencies.Blocks
-		if depType == "blocked_by" {
-			waiter, prereq = taskID, targetID
-			list = task.Dependencies.BlockedBy
-		}
-		w, p := s.Node(waiter), s.Node(prereq)
-		present := (w != nil && containsString(w.Dependencies.BlockedBy, prereq)) || (p != nil && containsString(p.Dependencies.Blocks, waiter))
-		if !present {
-			if target == nil {
-				return taskNotFound(s, "target_id", targetID)
-			}
-			e := newErr(errcode.DependencyNotFound, "target_id", "%s is not blocked by %s", waiter, prereq)
-			withMatches(e, list)
-			return e
-		}
-		unlinkBlocked(s, waiter, prereq)
+	if depType == "depends" {
+		err = removeDepends(s, task, taskID, targetID)
+	} else {
+		err = removeBlock(s, task, taskID, targetID, depType)
+	}
+	if err != nil {
+		return err
 	}
 	s.touch()
 	return nil
+}
+
+// removeDepends removes the informational edge taskID (node task) depends
+// on targetID. Errors: DEPENDENCY_NOT_FOUND (fuzzy matches: task's
+// depends).
+func removeDepends(s *Spec, task *Node, taskID, targetID string) error {
+	if !containsString(task.Dependencies.Depends, targetID) {
+		e := newErr(errcode.DependencyNotFound, "target_id", "%s does not depend on %s", taskID, targetID)
+		withMatches(e, task.Dependencies.Depends)
+		return e
+	}
+	e := s.Edit(taskID)
+	e.Dependencies.Depends = removeString(e.Dependencies.Depends, targetID)
+	return nil
+}
+
+// removeBlock removes both halves of the blocked_by edge an edge of
+// depType between taskID and targetID means (blockEdge), when either half
+// is there. Errors: TASK_NOT_FOUND (target_id, when neither half is there
+// and the target does not exist), DEPENDENCY_NOT_FOUND (fuzzy matches:
+// task's list of that type).
+func removeBlock(s *Spec, task *Node, taskID, targetID, depType string) error {
+	waiter, prereq, listed := blockEdge(task, taskID, targetID, depType)
+	if isBlockedBy(s, waiter, prereq) || listsBlocks(s, prereq, waiter) {
+		unlinkBlocked(s, waiter, prereq)
+		return nil
+	}
+	if !s.Has(targetID) {
+		return taskNotFound(s, "target_id", targetID)
+	}
+	e := newErr(errcode.DependencyNotFound, "target_id", "%s is not blocked by %s", waiter, prereq)
+	withMatches(e, listed)
+	return e
 }
 
 // blocksNow reports whether target, as a prerequisite, is unfinished: it is
@@ -404,18 +507,25 @@ func Blockers(s *Spec, id string) []string {
 		if n == nil {
 			break
 		}
-		for _, b := range n.Dependencies.BlockedBy {
-			if seen[b] {
-				continue
-			}
-			seen[b] = true
-			if blocksNow(s.Node(b)) {
-				out = append(out, b)
-			}
-		}
+		out = appendUnfinished(s, out, n.Dependencies.BlockedBy, seen)
 		id = n.Parent
 	}
 	SortIDs(out)
+	return out
+}
+
+// appendUnfinished appends to out each prerequisite of prereqs not yet in
+// seen that still blocks (blocksNow), marking every one seen.
+func appendUnfinished(s *Spec, out, prereqs []string, seen map[string]bool) []string {
+	for _, b := range prereqs {
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		if blocksNow(s.Node(b)) {
+			out = append(out, b)
+		}
+	}
 	return out
 }
 

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -58,71 +59,116 @@ type FixResult struct {
 // until nothing changes. Applied lists each fix once, by fix id; Skipped
 // lists the diagnostics still present afterwards, with why.
 func Fix(doc *Document, opts FixOptions) FixResult {
-	var d *Document
-	if doc == nil {
-		d = &Document{absent: dSpecID | dTitle | dGenerated | dLastUpdated | dMetadata | dHierarchy}
-	} else {
-		d = doc.Clone()
-	}
+	d := fixCopy(doc)
 	res := FixResult{Document: d, Applied: []AppliedFix{}, Skipped: []SkippedFix{}}
-	allowed := func(is issue) bool {
-		if len(opts.Only) == 0 {
-			return true
-		}
-		for _, o := range opts.Only {
-			if o == is.FixID || o == is.Code {
-				return true
-			}
-		}
-		return false
-	}
-	done := map[string]bool{}
+	f := fixRun{d: d, opts: opts, res: &res, done: map[string]bool{}}
 	for round := 0; round < maxFixRounds; round++ {
-		c := &checker{d: d, clock: opts.Clock, flagged: map[string]bool{}}
-		c.run()
-		changed := false
-		groups := map[string]bool{}
-		for _, is := range c.issues {
-			if is.fix == nil || !allowed(is) {
-				continue
-			}
-			ran := false
-			if is.group != "" && groups[is.group] {
-				ran = true
-			} else if is.fix(d) {
-				ran = true
-				changed = true
-				if is.group != "" {
-					groups[is.group] = true
-				}
-			}
-			if ran && !done[is.FixID] {
-				done[is.FixID] = true
-				res.Applied = append(res.Applied, AppliedFix{FixID: is.FixID, Code: is.Code, Location: is.Location, NodeID: is.NodeID,
-					Description: is.SuggestedFix})
-			}
-		}
-		if !changed {
+		if !f.round() {
 			break
 		}
 	}
-	c := &checker{d: d, clock: opts.Clock, flagged: map[string]bool{}}
-	c.run()
-	res.Report = report(c.issues)
-	for _, is := range c.issues {
-		reason := "not auto-fixable: " + is.SuggestedFix
-		switch {
-		case is.fix != nil && !allowed(is):
-			reason = "not selected by Only"
-		case is.fix != nil:
-			reason = "the fix did not resolve it"
-		case is.SuggestedFix == "":
-			reason = "not auto-fixable"
-		}
+	issues := checkIssues(d, opts.Clock)
+	res.Report = report(issues)
+	for _, is := range issues {
 		res.Skipped = append(res.Skipped, SkippedFix{FixID: is.FixID, Code: is.Code, Location: is.Location, NodeID: is.NodeID,
-			Severity: is.Severity, Reason: strings.TrimSpace(reason)})
+			Severity: is.Severity, Reason: opts.skipReason(is)})
 	}
 	return res
+}
+
+// fixCopy is the document Fix repairs: a deep copy of doc, or for no
+// document an empty one with every top-level field absent.
+func fixCopy(doc *Document) *Document {
+	if doc == nil {
+		return &Document{absent: dSpecID | dTitle | dGenerated | dLastUpdated | dMetadata | dHierarchy}
+	}
+	return doc.Clone()
+}
+
+// checkIssues runs the checker over d and returns its issues.
+func checkIssues(d *Document, clock core.Clock) []issue {
+	c := &checker{d: d, clock: clock, flagged: map[string]bool{}}
+	c.run()
+	return c.issues
+}
+
+// fixRun is one Fix call's state: the document, which fix ids res.Applied
+// lists already.
+type fixRun struct {
+	d    *Document
+	opts FixOptions
+	res  *FixResult
+	done map[string]bool
+}
+
+// round applies every selected fix of one check of the document (a fix
+// group once) and reports whether any changed it.
+func (f *fixRun) round() bool {
+	changed := false
+	groups := map[string]bool{}
+	for _, is := range checkIssues(f.d, f.opts.Clock) {
+		if !f.opts.selects(is) {
+			continue
+		}
+		ran, did := applyFix(f.d, is, groups)
+		if did {
+			changed = true
+		}
+		if ran {
+			f.applied(is)
+		}
+	}
+	return changed
+}
+
+// applyFix runs is's fix on d unless its group already ran this round:
+// ran says whether it counts as applied (its group ran, or its fix changed
+// d), changed whether it changed d now.
+func applyFix(d *Document, is issue, groups map[string]bool) (ran, changed bool) {
+	if groups[is.group] {
+		return true, false
+	}
+	if !is.fix(d) {
+		return false, false
+	}
+	if is.group != "" {
+		groups[is.group] = true
+	}
+	return true, true
+}
+
+// applied lists is in res.Applied, once per fix id.
+func (f *fixRun) applied(is issue) {
+	if f.done[is.FixID] {
+		return
+	}
+	f.done[is.FixID] = true
+	f.res.Applied = append(f.res.Applied, AppliedFix{FixID: is.FixID, Code: is.Code, Location: is.Location, NodeID: is.NodeID,
+		Description: is.SuggestedFix})
+}
+
+// selects reports whether Fix applies is: it has a fix, and Only is empty
+// or names its fix id or code.
+func (o FixOptions) selects(is issue) bool {
+	return is.fix != nil && o.allows(is)
+}
+
+// allows reports whether Only is empty or names is's fix id or code.
+func (o FixOptions) allows(is issue) bool {
+	return len(o.Only) == 0 || slices.ContainsFunc(o.Only, func(id string) bool { return id == is.FixID || id == is.Code })
+}
+
+// skipReason says why is is still there after Fix.
+func (o FixOptions) skipReason(is issue) string {
+	switch {
+	case is.fix != nil && !o.allows(is):
+		return "not selected by Only"
+	case is.fix != nil:
+		return "the fix did not resolve it"
+	case is.SuggestedFix == "":
+		return "not auto-fixable"
+	}
+	return strings.TrimSpace("not auto-fixable: " + is.SuggestedFix)
 }
 
 // VerificationTypeFixes are the diagnostic codes task fix-verification-types

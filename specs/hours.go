@@ -38,54 +38,69 @@ func RecalculateHours(sp *Spec, key string) HoursReport {
 		return rep
 	}
 	for _, pid := range root.Children {
-		ph := sp.Node(pid)
-		if ph == nil || ph.Type != TypePhase {
-			continue
+		if ph := sp.Node(pid); ph != nil && ph.Type == TypePhase {
+			rep.addPhase(sp, pid, ph, key)
 		}
-		row := PhaseHours{PhaseID: pid, Title: ph.Title}
-		if v, ok := ph.MetaFloat(key); ok {
-			row.Previous = &v
-		}
-		sumLeaves(sp, ph, key, &row)
-		row.Hours = round2(row.Hours)
-		if row.Previous == nil || *row.Previous != row.Hours {
-			row.Changed = true
-			rep.Changed++
-			sp.Edit(pid).SetMeta(key, row.Hours)
-		}
-		rep.Total += row.Hours
-		rep.Phases = append(rep.Phases, row)
 	}
 	rep.Total = round2(rep.Total)
-	if v, ok := toFloat(sp.Header.Metadata[key]); ok {
-		rep.Previous = &v
-	}
-	if rep.Previous == nil || *rep.Previous != rep.Total {
-		h := sp.Header.Clone()
-		if h.Metadata == nil {
-			h.Metadata = map[string]any{}
-		}
-		h.Metadata[key] = rep.Total
-		sp.Header = h
-		rep.Changed++
-	}
+	rep.setSpecTotal(sp, key)
 	return rep
 }
+
+// addPhase sets the key of phase pid (node ph) to the sum over its work
+// leaves (when it differs) and lists the phase in rep.
+func (rep *HoursReport) addPhase(sp *Spec, pid string, ph *Node, key string) {
+	row := PhaseHours{PhaseID: pid, Title: ph.Title, Previous: metaNumber(ph.Metadata, key)}
+	sumLeaves(sp, ph, key, &row)
+	row.Hours = round2(row.Hours)
+	if differs(row.Previous, row.Hours) {
+		row.Changed = true
+		rep.Changed++
+		sp.Edit(pid).SetMeta(key, row.Hours)
+	}
+	rep.Total += row.Hours
+	rep.Phases = append(rep.Phases, row)
+}
+
+// setSpecTotal sets the spec's metadata key to rep.Total when it differs.
+func (rep *HoursReport) setSpecTotal(sp *Spec, key string) {
+	rep.Previous = metaNumber(sp.Header.Metadata, key)
+	if !differs(rep.Previous, rep.Total) {
+		return
+	}
+	h := sp.Header.Clone()
+	if h.Metadata == nil {
+		h.Metadata = map[string]any{}
+	}
+	h.Metadata[key] = rep.Total
+	sp.Header = h
+	rep.Changed++
+}
+
+// metaNumber is m[key] as a number, nil when it is not one.
+func metaNumber(m map[string]any, key string) *float64 {
+	if v, ok := toFloat(m[key]); ok {
+		return &v
+	}
+	return nil
+}
+
+// differs reports whether v differs from the previous value (nil: none).
+func differs(previous *float64, v float64) bool { return previous == nil || *previous != v }
 
 // sumLeaves adds key over the work leaves below n to row.
 func sumLeaves(sp *Spec, n *Node, key string, row *PhaseHours) {
 	for _, id := range n.Children {
 		c := sp.Node(id)
-		if c == nil {
-			continue
-		}
-		if c.IsWorkLeaf() {
-			if h, ok := c.MetaFloat(key); ok && h > 0 {
+		switch {
+		case c == nil:
+		case c.IsWorkLeaf():
+			if h := positiveMeta(c, key); h > 0 {
 				row.Hours += h
 				row.Tasks++
 			}
-			continue
+		default:
+			sumLeaves(sp, c, key, row)
 		}
-		sumLeaves(sp, c, key, row)
 	}
 }

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"sort"
@@ -17,45 +18,45 @@ import (
 func CompareIDs(a, b string) int {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		ca, cb := a[i], b[j]
-		if isDigit(ca) && isDigit(cb) {
-			si := i
-			for i < len(a) && isDigit(a[i]) {
-				i++
-			}
-			sj := j
-			for j < len(b) && isDigit(b[j]) {
-				j++
-			}
-			na := strings.TrimLeft(a[si:i], "0")
-			nb := strings.TrimLeft(b[sj:j], "0")
-			if len(na) != len(nb) {
-				if len(na) < len(nb) {
-					return -1
-				}
-				return 1
-			}
-			if c := strings.Compare(na, nb); c != 0 {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			var c int
+			if c, i, j = compareNumbers(a, b, i, j); c != 0 {
 				return c
 			}
 			continue
 		}
-		if ca != cb {
-			if ca < cb {
-				return -1
-			}
-			return 1
+		if a[i] != b[j] {
+			return cmp.Compare(a[i], b[j])
 		}
 		i++
 		j++
 	}
-	switch {
-	case i < len(a):
-		return 1
-	case j < len(b):
-		return -1
+	// The longer rest is greater; equal ids compare bytewise.
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
 	}
 	return strings.Compare(a, b)
+}
+
+// compareNumbers compares the runs of digits starting at a[i] and b[j] as
+// numbers (leading zeros ignored) and returns the result with the indexes
+// after the runs.
+func compareNumbers(a, b string, i, j int) (c, nextI, nextJ int) {
+	nextI, nextJ = digitsEnd(a, i), digitsEnd(b, j)
+	na := strings.TrimLeft(a[i:nextI], "0")
+	nb := strings.TrimLeft(b[j:nextJ], "0")
+	if len(na) != len(nb) {
+		return cmp.Compare(len(na), len(nb)), nextI, nextJ
+	}
+	return strings.Compare(na, nb), nextI, nextJ
+}
+
+// digitsEnd is the index after the run of digits of s starting at i.
+func digitsEnd(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -71,7 +72,7 @@ func Slug(name string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(name) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+		if isSlugRune(r) {
 			b.WriteRune(r)
 			dash = false
 			continue
@@ -90,6 +91,9 @@ func Slug(name string) string {
 	}
 	return s
 }
+
+// isSlugRune reports whether r is kept in a slug: a-z or 0-9.
+func isSlugRune(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') }
 
 // GenerateSpecID returns slug(name)-YYYY-MM-DD-NNN for the UTC date of now,
 // with NNN the first sequence number from 001 for which exists returns false
@@ -123,11 +127,20 @@ func idNumbers(id, prefix string) ([]int, bool) {
 	return out, true
 }
 
+// singleNumber is N of an id prefix-N (N ≥ 0); ok is false for any other
+// id.
+func singleNumber(id, prefix string) (int, bool) {
+	if nums, ok := idNumbers(id, prefix); ok && len(nums) == 1 {
+		return nums[0], true
+	}
+	return 0, false
+}
+
 // phaseNumber returns N of a phase-N id, or the phase's 1-based position
 // among the root's children when its id has another form.
 func phaseNumber(s *Spec, phaseID string) int {
-	if nums, ok := idNumbers(phaseID, "phase"); ok && len(nums) == 1 {
-		return nums[0]
+	if n, ok := singleNumber(phaseID, "phase"); ok {
+		return n
 	}
 	if r := s.Root(); r != nil {
 		if i := indexOf(r.Children, phaseID); i >= 0 {
@@ -141,20 +154,31 @@ func phaseNumber(s *Spec, phaseID string) int {
 // phase number among the root's children, skipping numbers whose phase or
 // verify-N-1 id is taken.
 func NewPhaseID(s *Spec) string {
-	max := 0
-	if r := s.Root(); r != nil {
-		for _, c := range r.Children {
-			if nums, ok := idNumbers(c, "phase"); ok && len(nums) == 1 && nums[0] > max {
-				max = nums[0]
-			}
-		}
-	}
-	for n := max + 1; ; n++ {
-		id := "phase-" + strconv.Itoa(n)
-		if !s.Has(id) && !s.Has(fmt.Sprintf("verify-%d-1", n)) && !s.Has(fmt.Sprintf("task-%d-1", n)) {
+	for n := maxPhaseNumber(s) + 1; ; n++ {
+		if id := "phase-" + strconv.Itoa(n); phaseNumberFree(s, n) {
 			return id
 		}
 	}
+}
+
+// maxPhaseNumber is the largest N among the root's phase-N children (0
+// when none).
+func maxPhaseNumber(s *Spec) int {
+	top := 0
+	if r := s.Root(); r != nil {
+		for _, c := range r.Children {
+			if n, ok := singleNumber(c, "phase"); ok {
+				top = max(top, n)
+			}
+		}
+	}
+	return top
+}
+
+// phaseNumberFree reports whether phase-n, verify-n-1 and task-n-1 are all
+// unused.
+func phaseNumberFree(s *Spec, n int) bool {
+	return !s.Has("phase-"+strconv.Itoa(n)) && !s.Has(fmt.Sprintf("verify-%d-1", n)) && !s.Has(fmt.Sprintf("task-%d-1", n))
 }
 
 // NewNodeID returns an unused id for a node of type t under parentID:
@@ -165,42 +189,55 @@ func NewPhaseID(s *Spec) string {
 // whole view and incremented until free.
 func NewNodeID(s *Spec, parentID string, t NodeType) string {
 	parent := s.Node(parentID)
-	var prefix string
-	if parent != nil && (parent.Type == TypeTask || parent.Type == TypeSubtask) && (t == TypeTask || t == TypeSubtask) {
-		prefix = parentID
-	} else {
+	prefix := parentID
+	if parent == nil || !isTaskLike(parent.Type) || !isTaskLike(t) {
 		prefix = fmt.Sprintf("%s-%d", idTypePrefix(t), phaseNumber(s, phaseOf(s, parentID)))
 	}
-	max := 0
-	if parent != nil {
-		dash := prefix + "-" // once, not once per child: a phase may hold thousands
-		for _, c := range parent.Children {
-			if !strings.HasPrefix(c, dash) {
-				continue
-			}
-			if n, err := strconv.Atoi(c[len(dash):]); err == nil && n > max {
-				max = n
-			}
-		}
-	}
-	for m := max + 1; ; m++ {
-		id := prefix + "-" + strconv.Itoa(m)
-		if !s.Has(id) {
+	for m := maxChildNumber(parent, prefix) + 1; ; m++ {
+		if id := prefix + "-" + strconv.Itoa(m); !s.Has(id) {
 			return id
 		}
 	}
 }
 
+// isTaskLike reports whether t is a task or a subtask.
+func isTaskLike(t NodeType) bool { return t == TypeTask || t == TypeSubtask }
+
+// maxChildNumber is the largest M among parent's children with an id
+// prefix-M (0 when none or parent is nil).
+func maxChildNumber(parent *Node, prefix string) int {
+	if parent == nil {
+		return 0
+	}
+	top := 0
+	dash := prefix + "-" // once, not once per child: a phase may hold thousands
+	for _, c := range parent.Children {
+		if n, ok := numberAfter(c, dash); ok {
+			top = max(top, n)
+		}
+	}
+	return top
+}
+
+// numberAfter is the number that follows prefix in id, when id is prefix
+// and a number.
+func numberAfter(id, prefix string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil
+}
+
+// idPrefixes are the id prefixes of node types other than task.
+var idPrefixes = map[NodeType]string{TypeVerify: "verify", TypeResearch: "research", TypeGroup: "group", TypePhase: "phase"}
+
+// idTypePrefix is the id prefix of nodes of type t ("task" for tasks,
+// subtasks and unknown types).
 func idTypePrefix(t NodeType) string {
-	switch t {
-	case TypeVerify:
-		return "verify"
-	case TypeResearch:
-		return "research"
-	case TypeGroup:
-		return "group"
-	case TypePhase:
-		return "phase"
+	if p, ok := idPrefixes[t]; ok {
+		return p
 	}
 	return "task"
 }

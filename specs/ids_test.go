@@ -22,6 +22,14 @@ func TestCompareIDs(t *testing.T) {
 		{"task-01", "task-1", -1}, // numeric tie falls back to bytes
 		{"verify-1-1", "task-1-1", 1},
 		{"", "a", -1},
+		{"", "", 0},
+		{"1", "a", -1},            // a digit against a letter compares bytes
+		{"task-1", "task-1a", -1}, // the longer rest is greater
+		{"a10", "a9b", 1},
+		{"00", "0", 1},     // equal numbers, then bytes
+		{"a01b", "a1a", 1}, // equal numbers, the rest decides
+		{"x007y", "x7y", -1},
+		{"task-100", "task-99-1", 1},
 	}
 	for _, c := range cases {
 		if got := CompareIDs(c.a, c.b); got != c.want {

@@ -1,6 +1,9 @@
 package specs
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Violation is one broken invariant found by CheckInvariants.
 type Violation struct {
@@ -29,9 +32,7 @@ func CheckInvariants(s *Spec) []Violation {
 		out.add("MISSING_ROOT", RootID, "the spec has no root node")
 		return out
 	}
-	if root.Type != TypeSpec || root.Parent != "" {
-		out.add("BAD_ROOT", RootID, "root must have type spec and no parent (type %q parent %q)", root.Type, root.Parent)
-	}
+	out.root(root)
 	ids := s.IDs()
 	for _, id := range ids {
 		n := s.Node(id)
@@ -58,9 +59,26 @@ func (v *violations) add(code, id, format string, args ...any) {
 	*v = append(*v, Violation{Code: code, NodeID: id, Message: fmt.Sprintf(format, args...)})
 }
 
+// root: BAD_ROOT when the root is not of type spec or has a parent.
+func (v *violations) root(root *Node) {
+	if root.Type != TypeSpec || root.Parent != "" {
+		v.add("BAD_ROOT", RootID, "root must have type spec and no parent (type %q parent %q)", root.Type, root.Parent)
+	}
+}
+
 // nodeShape: ID_MISMATCH, BAD_TYPE, BAD_STATUS, ORPHAN, PARENT_CHILD (the
 // parent's side), PHASE_PARENT.
 func (v *violations) nodeShape(s *Spec, id string, n *Node) {
+	v.nodeFields(id, n)
+	if id == RootID {
+		return
+	}
+	v.parentSide(s, id, n)
+	v.placement(id, n)
+}
+
+// nodeFields: ID_MISMATCH, BAD_TYPE, BAD_STATUS.
+func (v *violations) nodeFields(id string, n *Node) {
 	if n.ID != id {
 		v.add("ID_MISMATCH", id, "node stored under %q has ID %q", id, n.ID)
 	}
@@ -70,15 +88,21 @@ func (v *violations) nodeShape(s *Spec, id string, n *Node) {
 	if !n.Status.Valid() {
 		v.add("BAD_STATUS", id, "invalid status %q", n.Status)
 	}
-	if id == RootID {
-		return
-	}
+}
+
+// parentSide: ORPHAN, PARENT_CHILD (the parent does not list n exactly
+// once).
+func (v *violations) parentSide(s *Spec, id string, n *Node) {
 	p := s.Node(n.Parent)
 	if p == nil {
 		v.add("ORPHAN", id, "parent %q does not exist", n.Parent)
 	} else if c := countOf(p.Children, id); c != 1 {
 		v.add("PARENT_CHILD", id, "parent %s lists it %d times", n.Parent, c)
 	}
+}
+
+// placement: BAD_TYPE (a spec node below the root), PHASE_PARENT.
+func (v *violations) placement(id string, n *Node) {
 	if n.Type == TypeSpec {
 		v.add("BAD_TYPE", id, "only the root may have type spec")
 	}
@@ -106,30 +130,43 @@ func (v *violations) children(s *Spec, id string, n *Node) {
 
 // edges: SELF_EDGE, DANGLING_EDGE, EDGE_NOT_RECIPROCAL, DUP_EDGE.
 func (v *violations) edges(s *Spec, id string, n *Node) {
-	for _, b := range n.Dependencies.BlockedBy {
-		t := s.Node(b)
-		switch {
-		case b == id:
-			v.add("SELF_EDGE", id, "blocked by itself")
-		case t == nil:
-			v.add("DANGLING_EDGE", id, "blocked_by target %s does not exist", b)
-		case !containsString(t.Dependencies.Blocks, id):
-			v.add("EDGE_NOT_RECIPROCAL", id, "blocked by %s but %s.blocks lacks it", b, b)
-		}
+	for _, side := range edgeSides {
+		v.edgeSide(s, id, n, side)
 	}
-	for _, b := range n.Dependencies.Blocks {
-		t := s.Node(b)
-		switch {
-		case b == id:
-			v.add("SELF_EDGE", id, "blocks itself")
-		case t == nil:
-			v.add("DANGLING_EDGE", id, "blocks target %s does not exist", b)
-		case !containsString(t.Dependencies.BlockedBy, id):
-			v.add("EDGE_NOT_RECIPROCAL", id, "blocks %s but %s.blocked_by lacks it", b, b)
-		}
-	}
-	if hasDup(n.Dependencies.BlockedBy) || hasDup(n.Dependencies.Blocks) || hasDup(n.Dependencies.Depends) {
+	if slices.ContainsFunc([][]string{n.Dependencies.BlockedBy, n.Dependencies.Blocks, n.Dependencies.Depends}, hasDup) {
 		v.add("DUP_EDGE", id, "duplicate dependency entries")
+	}
+}
+
+// edgeSide is one half of the blocks/blocked_by pair as edges checks it:
+// the list a node holds, the list its targets must hold it in, and the
+// messages (the target's id fills the %s).
+type edgeSide struct {
+	list, reverse                 func(d Dependencies) []string
+	self, dangling, notReciprocal string
+}
+
+// edgeSides are blocked_by, then blocks.
+var edgeSides = []edgeSide{
+	{func(d Dependencies) []string { return d.BlockedBy }, func(d Dependencies) []string { return d.Blocks },
+		"blocked by itself", "blocked_by target %s does not exist", "blocked by %s but %s.blocks lacks it"},
+	{func(d Dependencies) []string { return d.Blocks }, func(d Dependencies) []string { return d.BlockedBy },
+		"blocks itself", "blocks target %s does not exist", "blocks %s but %s.blocked_by lacks it"},
+}
+
+// edgeSide: SELF_EDGE, DANGLING_EDGE, EDGE_NOT_RECIPROCAL over one side of
+// n's edges.
+func (v *violations) edgeSide(s *Spec, id string, n *Node, side edgeSide) {
+	for _, b := range side.list(n.Dependencies) {
+		t := s.Node(b)
+		switch {
+		case b == id:
+			v.add("SELF_EDGE", id, "%s", side.self)
+		case t == nil:
+			v.add("DANGLING_EDGE", id, side.dangling, b)
+		case !containsString(side.reverse(t.Dependencies), id):
+			v.add("EDGE_NOT_RECIPROCAL", id, side.notReciprocal, b, b)
+		}
 	}
 }
 
@@ -150,6 +187,17 @@ func (v *violations) rollup(s *Spec, id string, n *Node) {
 // reachable: UNREACHABLE for every node the root's children lists do not
 // lead to.
 func (v *violations) reachable(s *Spec, ids []string) {
+	reach := reachableFromRoot(s)
+	for _, id := range ids {
+		if !reach[id] {
+			v.add("UNREACHABLE", id, "not reachable from the root")
+		}
+	}
+}
+
+// reachableFromRoot is the set of existing nodes the children lists lead
+// to from the root (the root included).
+func reachableFromRoot(s *Spec) map[string]bool {
 	reach := map[string]bool{RootID: true}
 	queue := []string{RootID}
 	for len(queue) > 0 {
@@ -165,11 +213,7 @@ func (v *violations) reachable(s *Spec, ids []string) {
 			}
 		}
 	}
-	for _, id := range ids {
-		if !reach[id] {
-			v.add("UNREACHABLE", id, "not reachable from the root")
-		}
-	}
+	return reach
 }
 
 // header: HEADER when the header's computed fields differ from the root's.

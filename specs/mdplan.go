@@ -67,6 +67,22 @@ var placeholder = regexp.MustCompile(`\[[^\]\n]{3,}\]`)
 // placeholders left in.
 func ReviewPlan(markdown string) PlanReview {
 	r := PlanReview{Sections: []string{}, Missing: []string{}, Empty: []string{}}
+	body := r.readSections(markdown)
+	r.Template, r.Missing = bestTemplate(body)
+	for _, sec := range r.Sections {
+		if strings.TrimSpace(body[strings.ToLower(sec)]) == "" {
+			r.Empty = append(r.Empty, sec)
+		}
+	}
+	r.Placeholders = len(placeholder.FindAllString(markdown, -1))
+	r.Ready = r.isReady()
+	return r
+}
+
+// readSections sets r's title (the first "# " line) and sections (the
+// "## " headings, in order) and returns each section's text by lower-case
+// heading: its lines trimmed and joined without separator.
+func (r *PlanReview) readSections(markdown string) map[string]string {
 	body := map[string]string{}
 	cur := ""
 	for _, line := range strings.Split(markdown, "\n") {
@@ -81,24 +97,36 @@ func ReviewPlan(markdown string) PlanReview {
 			body[strings.ToLower(cur)] += strings.TrimSpace(line)
 		}
 	}
+	return body
+}
+
+// bestTemplate is the template whose sections body misses fewest (the
+// first of PlanTemplateNames on a tie) and the sections it misses (never
+// nil).
+func bestTemplate(body map[string]string) (name string, missing []string) {
 	best := -1
-	for _, name := range PlanTemplateNames {
-		var missing []string
-		for _, s := range PlanTemplates[name] {
-			if _, ok := body[strings.ToLower(s)]; !ok {
-				missing = append(missing, s)
-			}
-		}
-		if best < 0 || len(missing) < best {
-			best, r.Template, r.Missing = len(missing), name, append([]string{}, missing...)
+	for _, n := range PlanTemplateNames {
+		m := missingSections(PlanTemplates[n], body)
+		if best < 0 || len(m) < best {
+			best, name, missing = len(m), n, append([]string{}, m...)
 		}
 	}
-	for _, s := range r.Sections {
-		if strings.TrimSpace(body[strings.ToLower(s)]) == "" {
-			r.Empty = append(r.Empty, s)
+	return name, missing
+}
+
+// missingSections are the sections of want that body has no heading for.
+func missingSections(want []string, body map[string]string) []string {
+	var missing []string
+	for _, sec := range want {
+		if _, ok := body[strings.ToLower(sec)]; !ok {
+			missing = append(missing, sec)
 		}
 	}
-	r.Placeholders = len(placeholder.FindAllString(markdown, -1))
-	r.Ready = len(r.Missing) == 0 && len(r.Empty) == 0 && r.Placeholders == 0 && r.Title != ""
-	return r
+	return missing
+}
+
+// isReady reports whether the plan has a title and nothing missing, empty
+// or left as placeholder.
+func (r PlanReview) isReady() bool {
+	return len(r.Missing) == 0 && len(r.Empty) == 0 && r.Placeholders == 0 && r.Title != ""
 }

@@ -32,26 +32,8 @@ func MovePhaseLinked(s *Spec, phaseID string, position int, linkPrevious bool) (
 		return res, nil
 	}
 	l := &linkLedger{s: s, net: map[Link]int{}}
-	chainedPrev := oldPrev != "" && l.blockedBy(phaseID, oldPrev)
-	chainedNext := oldNext != "" && l.blockedBy(oldNext, phaseID)
-	if chainedPrev {
-		l.unlink(phaseID, oldPrev)
-	}
-	if chainedNext {
-		l.unlink(oldNext, phaseID)
-	}
-	if chainedPrev && chainedNext {
-		l.link(oldNext, oldPrev)
-	}
-	if newPrev != "" {
-		if newNext != "" && l.blockedBy(newNext, newPrev) {
-			l.unlink(newNext, newPrev)
-		}
-		l.link(phaseID, newPrev)
-	}
-	if newNext != "" {
-		l.link(newNext, phaseID)
-	}
+	l.leaveChain(phaseID, oldPrev, oldNext)
+	l.joinChain(phaseID, newPrev, newNext)
 	res.Linked, res.Unlinked = l.report()
 	RecomputeAncestors(s, RootID)
 	s.touch()
@@ -59,34 +41,28 @@ func MovePhaseLinked(s *Spec, phaseID string, position int, linkPrevious bool) (
 }
 
 // phaseNeighbours are the phases before and after phase id among the
-// root's children ("" at either end) and its index there (-1 when absent).
+// root's children ("" at either end) and its index there (-1 when absent;
+// the last place when it is listed twice).
 func phaseNeighbours(s *Spec, id string) (prev, next string, at int) {
 	root := s.Root()
 	if root == nil {
 		return "", "", -1
 	}
-	at = -1
-	for i, c := range root.Children {
-		if c == id {
-			at = i
-		}
-	}
+	at = lastIndexOf(root.Children, id)
 	if at < 0 {
 		return "", "", -1
 	}
-	for i := at - 1; i >= 0; i-- {
-		if n := s.Node(root.Children[i]); n != nil && n.Type == TypePhase {
-			prev = n.ID
-			break
+	return nearestPhase(s, root.Children, at-1, -1), nearestPhase(s, root.Children, at+1, +1), at
+}
+
+// lastIndexOf is the index of the last s in list, or -1.
+func lastIndexOf(list []string, s string) int {
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i] == s {
+			return i
 		}
 	}
-	for i := at + 1; i < len(root.Children); i++ {
-		if n := s.Node(root.Children[i]); n != nil && n.Type == TypePhase {
-			next = n.ID
-			break
-		}
-	}
-	return prev, next, at
+	return -1
 }
 
 // linkLedger edits blocked_by edges and keeps their net change, so an
@@ -100,6 +76,43 @@ type linkLedger struct {
 func (l *linkLedger) blockedBy(waiter, prereq string) bool {
 	n := l.s.Node(waiter)
 	return n != nil && containsString(n.Dependencies.BlockedBy, prereq)
+}
+
+// chained reports whether waiter and prereq are both set and waiter is
+// blocked by prereq.
+func (l *linkLedger) chained(waiter, prereq string) bool {
+	return waiter != "" && prereq != "" && l.blockedBy(waiter, prereq)
+}
+
+// leaveChain takes phase id out of the chain between its neighbours prev
+// and next (either "" when absent): the edges that chained them through id
+// are removed and, when both were there, next is chained to prev.
+func (l *linkLedger) leaveChain(id, prev, next string) {
+	chainedPrev, chainedNext := l.chained(id, prev), l.chained(next, id)
+	if chainedPrev {
+		l.unlink(id, prev)
+	}
+	if chainedNext {
+		l.unlink(next, id)
+	}
+	if chainedPrev && chainedNext {
+		l.link(next, prev)
+	}
+}
+
+// joinChain puts phase id into the chain between its new neighbours prev
+// and next (either "" when absent): id is blocked by prev, next (no longer
+// blocked by prev) by id.
+func (l *linkLedger) joinChain(id, prev, next string) {
+	if prev != "" {
+		if l.chained(next, prev) {
+			l.unlink(next, prev)
+		}
+		l.link(id, prev)
+	}
+	if next != "" {
+		l.link(next, id)
+	}
 }
 
 func (l *linkLedger) note(k Link, d int) {

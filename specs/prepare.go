@@ -23,27 +23,48 @@ const PrepareJournalEntries = 3
 // journal's size. Errors are the journal's.
 func Surroundings(s *Spec, j JournalReader, n *Node) (TaskSurroundings, error) {
 	ts := TaskSurroundings{Deps: CheckDeps(s, n), Phase: PhaseOf(s, n)}
-	if p := s.Node(n.Parent); p != nil {
-		if i := indexOf(p.Children, n.ID); i > 0 {
-			ts.Previous = s.Node(p.Children[i-1])
-		}
-		if p.Type == TypeTask || p.Type == TypeSubtask || p.Type == TypeGroup {
-			ts.Parent = p
-		}
-	}
+	ts.Previous, ts.Parent = siblingAndParent(s, n)
 	own, _, err := j.TaskEntries(n.ID, 0, PrepareJournalEntries, nil)
 	if err != nil {
 		return ts, err
 	}
 	ts.Journal = own
-	if ts.Previous != nil {
-		last, _, err := j.TaskEntries(ts.Previous.ID, 0, 1, nil)
-		if err != nil {
-			return ts, err
-		}
-		if len(last) == 1 {
-			ts.PreviousEntry = &last[0]
-		}
+	ts.PreviousEntry, err = newestEntry(j, ts.Previous)
+	return ts, err
+}
+
+// siblingAndParent are n's previous sibling (nil when first or when its
+// parent is missing) and its parent when that is work (a task, subtask or
+// group), else nil.
+func siblingAndParent(s *Spec, n *Node) (previous, parent *Node) {
+	p := s.Node(n.Parent)
+	if p == nil {
+		return nil, nil
 	}
-	return ts, nil
+	if i := indexOf(p.Children, n.ID); i > 0 {
+		previous = s.Node(p.Children[i-1])
+	}
+	if isWorkParent(p) {
+		parent = p
+	}
+	return previous, parent
+}
+
+// isWorkParent reports whether p is work others sit under: a task, subtask
+// or group.
+func isWorkParent(p *Node) bool {
+	return p.Type == TypeTask || p.Type == TypeSubtask || p.Type == TypeGroup
+}
+
+// newestEntry is n's newest journal entry (nil when n is nil or has none).
+// Errors are the journal's.
+func newestEntry(j JournalReader, n *Node) (*JournalEntry, error) {
+	if n == nil {
+		return nil, nil
+	}
+	last, _, err := j.TaskEntries(n.ID, 0, 1, nil)
+	if err != nil || len(last) != 1 {
+		return nil, err
+	}
+	return &last[0], nil
 }

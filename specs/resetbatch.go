@@ -25,32 +25,13 @@ func ResetBatchOf(s *Spec, j JournalWriter, now time.Time, ids []string, thresho
 // Errors: MISSING_REQUIRED (no ids), INVALID_FORMAT (an id twice),
 // TASK_NOT_FOUND, INVALID_TRANSITION (not a work leaf in progress).
 func ResetTasks(s *Spec, j JournalWriter, now time.Time, ids []string, o TransitionOptions) (ResetBatch, error) {
-	if len(ids) == 0 {
-		return ResetBatch{}, newErr(errcode.MissingRequired, "task_ids", "task_ids must name at least one task to reset")
-	}
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if seen[id] {
-			return ResetBatch{}, newErr(errcode.InvalidFormat, "task_ids", "task_ids lists %s twice", id).WithDetail("received", id)
-		}
-		seen[id] = true
-		n := s.Node(id)
-		if n == nil || id == RootID {
-			return ResetBatch{}, taskNotFound(s, "task_ids", id).WithDetail("failed_task_id", id)
-		}
-		if !n.IsWorkLeaf() || n.Status != StatusInProgress {
-			return ResetBatch{}, invalidTransition(n, "reset", fmt.Sprintf("it is %s, not in_progress", n.Status)).WithDetail("failed_task_id", id)
-		}
+	if err := checkResetIDs(s, ids); err != nil {
+		return ResetBatch{}, err
 	}
 	o.Reason, o.TakeOver = "reset-batch: reset by request", true
 	b := ResetBatch{Reset: []StaleTask{}}
 	for _, id := range ids {
-		n := s.Node(id)
-		t := StaleTask{TaskID: id, StartedAt: n.MetaString("started_at"), StartedBy: n.StartedBy()}
-		if at, ok := ParseTime(t.StartedAt); ok {
-			h := float64(int(now.Sub(at).Hours()*100)) / 100
-			t.HoursInProgress = &h
-		}
+		t := staleTaskOf(id, s.Node(id), now)
 		tr, err := Reopen(s, id, o)
 		if err != nil {
 			return ResetBatch{}, err
@@ -62,4 +43,38 @@ func ResetTasks(s *Spec, j JournalWriter, now time.Time, ids []string, o Transit
 	}
 	b.Count = len(b.Reset)
 	return b, nil
+}
+
+// checkResetIDs checks ids in order, each before the next: at least one
+// (MISSING_REQUIRED), none twice (INVALID_FORMAT), each a work leaf in
+// progress (checkResetID).
+func checkResetIDs(s *Spec, ids []string) error {
+	if len(ids) == 0 {
+		return newErr(errcode.MissingRequired, "task_ids", "task_ids must name at least one task to reset")
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return newErr(errcode.InvalidFormat, "task_ids", "task_ids lists %s twice", id).WithDetail("received", id)
+		}
+		seen[id] = true
+		if err := checkResetID(s, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkResetID requires node id to be a work leaf in progress: else
+// TASK_NOT_FOUND (the root included) or INVALID_TRANSITION, with
+// details.failed_task_id.
+func checkResetID(s *Spec, id string) error {
+	n := s.Node(id)
+	if n == nil || id == RootID {
+		return taskNotFound(s, "task_ids", id).WithDetail("failed_task_id", id)
+	}
+	if !n.IsWorkLeaf() || n.Status != StatusInProgress {
+		return invalidTransition(n, "reset", fmt.Sprintf("it is %s, not in_progress", n.Status)).WithDetail("failed_task_id", id)
+	}
+	return nil
 }

@@ -61,23 +61,14 @@ func VerifyNode(s *Spec, id string) (*Node, error) {
 // then the others (each group in id order, SortIDs): the nodes a result meant for n
 // belongs on.
 func verifyIDsNear(s *Spec, n *Node) []string {
-	phase := ""
-	for a, guard := n, 0; a != nil && guard < 10_000; a, guard = s.Node(a.Parent), guard+1 {
-		if a.Type == TypePhase {
-			phase = a.ID
-		}
-	}
+	phase := outermostPhase(s, n)
 	var near, far []string
 	for _, id := range s.IDs() {
 		v := s.Node(id)
 		if v == nil || v.Type != TypeVerify {
 			continue
 		}
-		inPhase := false
-		for a, guard := v, 0; a != nil && guard < 10_000; a, guard = s.Node(a.Parent), guard+1 {
-			inPhase = inPhase || (phase != "" && a.ID == phase)
-		}
-		if inPhase {
+		if phase != "" && inLineage(s, v, phase) {
 			near = append(near, id)
 		} else {
 			far = append(far, id)
@@ -86,6 +77,28 @@ func verifyIDsNear(s *Spec, n *Node) []string {
 	SortIDs(near)
 	SortIDs(far)
 	return append(orEmpty(near), far...)
+}
+
+// outermostPhase is the id of the farthest phase among n and its
+// ancestors ("" when none).
+func outermostPhase(s *Spec, n *Node) string {
+	phase := ""
+	for a := range lineage(s, n) {
+		if a.Type == TypePhase {
+			phase = a.ID
+		}
+	}
+	return phase
+}
+
+// inLineage reports whether id is n or one of its ancestors.
+func inLineage(s *Spec, n *Node, id string) bool {
+	for a := range lineage(s, n) {
+		if a.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // RecordVerification appends r to the verification history of the verify
@@ -102,21 +115,53 @@ func RecordVerification(s *Spec, id string, r VerificationRecord) (rec map[strin
 	if err != nil {
 		return nil, err
 	}
-	result := strings.ToUpper(strings.TrimSpace(r.Result))
-	if !containsString(VerificationResults, result) {
-		return nil, newErr(errcode.InvalidFormat, "result", "result must be one of %s", strings.Join(VerificationResults, ", ")).
-			WithDetail("received", truncateForDetails(r.Result)).WithDetail("allowed", VerificationResults)
+	result, err := verificationResult(r.Result)
+	if err != nil {
+		return nil, err
 	}
+	rec = r.stored(result, n.MetaString("command"), s.nowString())
+	e := s.Edit(id)
+	old, _ := e.Metadata["verification_history"].([]any)
+	hist := append(cloneValue(old).([]any), rec)
+	e.SetMeta("verification_history", hist[max(0, len(hist)-MaxVerificationHistory):])
+	e.SetMeta("last_result", result)
+	s.touch()
+	return cloneMap(rec), nil
+}
+
+// verificationResult is result trimmed and upper case; INVALID_FORMAT when
+// it is not one of VerificationResults.
+func verificationResult(result string) (string, error) {
+	up := strings.ToUpper(strings.TrimSpace(result))
+	if !containsString(VerificationResults, up) {
+		return "", newErr(errcode.InvalidFormat, "result", "result must be one of %s", strings.Join(VerificationResults, ", ")).
+			WithDetail("received", truncateForDetails(result)).WithDetail("allowed", VerificationResults)
+	}
+	return up, nil
+}
+
+// stored is r as the history keeps it, with result, timestamp now and the
+// node's command when r names none: the output cut to
+// MaxVerificationOutput characters (output_truncated set when cut) and the
+// execution fields only when set.
+func (r VerificationRecord) stored(result, nodeCommand, now string) map[string]any {
 	cmd := r.Command
 	if cmd == "" {
-		cmd = n.MetaString("command")
+		cmd = nodeCommand
 	}
 	out, truncated := TruncateTail(r.Output, MaxVerificationOutput)
-	rec = map[string]any{"result": result, "timestamp": s.nowString(), "command": cmd, "output": out,
+	rec := map[string]any{"result": result, "timestamp": now, "command": cmd, "output": out,
 		"issues": r.Issues, "notes": r.Notes}
 	if truncated {
 		rec["output_truncated"] = true
 	}
+	r.addExecution(rec)
+	return rec
+}
+
+// addExecution adds to rec the exit code, time-out and duration of an
+// executed verification, each when set.
+func (r VerificationRecord) addExecution(rec map[string]any) {
 	if r.ExitCode != nil {
 		rec["exit_code"] = float64(*r.ExitCode)
 	}
@@ -126,16 +171,6 @@ func RecordVerification(s *Spec, id string, r VerificationRecord) (rec map[strin
 	if r.DurationMS != nil {
 		rec["duration_ms"] = *r.DurationMS
 	}
-	e := s.Edit(id)
-	old, _ := e.Metadata["verification_history"].([]any)
-	hist := append(cloneValue(old).([]any), rec)
-	if len(hist) > MaxVerificationHistory {
-		hist = hist[len(hist)-MaxVerificationHistory:]
-	}
-	e.SetMeta("verification_history", hist)
-	e.SetMeta("last_result", result)
-	s.touch()
-	return cloneMap(rec), nil
 }
 
 // TruncateTail returns s cut to at most max characters, keeping its end

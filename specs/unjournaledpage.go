@@ -23,23 +23,31 @@ func UnjournaledAfter(s *Spec, after string, limit int) (UnjournaledPage, error)
 	p := UnjournaledPage{Tasks: []UnjournaledTask{}, Nodes: []*Node{}}
 	passed := after == ""
 	for n := range ExecutionOrder(s, RootID) {
-		waiting := n.Status == StatusCompleted && n.NeedsJournaling()
-		if waiting {
-			p.Total++
+		if !waitsForJournal(n) {
+			passed = passed || n.ID == after
+			continue
 		}
-		if !passed {
+		p.Total++
+		if passed {
+			p.add(n, limit)
+		} else {
 			passed = n.ID == after
-			continue
 		}
-		if !waiting {
-			continue
-		}
-		if limit > 0 && len(p.Tasks) == limit {
-			p.More = true
-			continue
-		}
-		p.Nodes = append(p.Nodes, n)
-		p.Tasks = append(p.Tasks, UnjournaledTask{TaskID: n.ID, Title: n.Title, Type: n.Type, CompletedAt: n.MetaString("completed_at")})
 	}
 	return p, nil
+}
+
+// waitsForJournal reports whether n is completed and still waits for a
+// journal entry.
+func waitsForJournal(n *Node) bool { return n.Status == StatusCompleted && n.NeedsJournaling() }
+
+// add lists waiting task n on the page, or marks that more follow when the
+// page already holds limit tasks (limit 0: no limit).
+func (p *UnjournaledPage) add(n *Node, limit int) {
+	if limit > 0 && len(p.Tasks) == limit {
+		p.More = true
+		return
+	}
+	p.Nodes = append(p.Nodes, n)
+	p.Tasks = append(p.Tasks, UnjournaledTask{TaskID: n.ID, Title: n.Title, Type: n.Type, CompletedAt: n.MetaString("completed_at")})
 }

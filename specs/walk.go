@@ -152,13 +152,25 @@ func IsTaskNode(n *Node) bool {
 
 // PhaseOf returns the phase n sits in (n itself for a phase), or nil.
 func PhaseOf(s *Spec, n *Node) *Node {
-	for guard := 0; n != nil && guard < 10_000; guard++ {
-		if n.Type == TypePhase {
-			return n
+	for a := range lineage(s, n) {
+		if a.Type == TypePhase {
+			return a
 		}
-		n = s.Node(n.Parent)
 	}
 	return nil
+}
+
+// lineage yields n and then its ancestors, nearest first, following
+// parent ids through s until one is missing (at most 10 000 nodes, so a
+// corrupt parent loop ends).
+func lineage(s *Spec, n *Node) iter.Seq[*Node] {
+	return func(yield func(*Node) bool) {
+		for a, guard := n, 0; a != nil && guard < 10_000; a, guard = s.Node(a.Parent), guard+1 {
+			if !yield(a) {
+				return
+			}
+		}
+	}
 }
 
 // NodePage is one page of a listing: the nodes kept, their depths, and
