@@ -84,7 +84,9 @@ func withSpecNextCall(err error, specID string) error {
 	if e.Code == errcode.AutonomyWriteLockActive { // any guarded write: the session's status names the way on
 		return autonomyError(e, specID, "")
 	}
-	if c, ok := specRecovery(e.Code, e.Details); ok {
+	if c, ok := specRecovery(e.Code, e.Details); ok && (c.noSpec || specID != "") {
+		// A call on a spec needs its id: with none known, naming the call
+		// would suggest one that cannot run as given.
 		taskID, _ := e.Details["task_id"].(string)
 		return e.WithNext(c.on(specID, taskID), e.Matches())
 	}

@@ -59,3 +59,29 @@ func TestSpecErrorNamesTheRecoveringCall(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecErrorWithoutSpecNamesNoSpecCall: where the refusing call had no
+// spec id (a create, a batch's own checks), a refusal whose recovery would act
+// on a spec names no call rather than one with an empty spec_id, which could
+// not run as given; a call that needs no spec (spec list) is still named.
+func TestSpecErrorWithoutSpecNamesNoSpecCall(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{core.NewError(errcode.TaskNotFound, "x", nil), ""},
+		{core.NewError(errcode.PhaseNotFound, "x", nil), ""},
+		{core.NewError(errcode.TaskBlocked, "x", map[string]any{"task_id": "task-2"}), ""},
+		{core.NewError(errcode.VersionConflict, "x", nil), ""},
+		{core.NewError(errcode.SpecNotFound, "x", nil), "spec map[action:list]"},
+	} {
+		e := core.AsError(withSpecNextCall(tc.err, ""))
+		got := ""
+		if e.NamesCall() {
+			got = fmt.Sprint(e.Recovery.Tool, " ", e.Recovery.Args)
+		}
+		if got != tc.want {
+			t.Errorf("%s: recovery %q, want %q", e.Code, got, tc.want)
+		}
+	}
+}
