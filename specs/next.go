@@ -3,7 +3,6 @@ package specs
 import (
 	"iter"
 	"strings"
-	"sync"
 )
 
 // ExecutionOrder yields id's subtree depth-first in children order
@@ -68,22 +67,9 @@ func Actionable(s *Spec) iter.Seq2[string, *Node] {
 // returns false. NextTask calls it directly, so that finding the first
 // task costs no iterator closures.
 func eachActionable(s *Spec, yield func(phaseID string, n *Node) bool) {
-	for _, p := range phasesInNextOrder(s) {
-		if len(Blockers(s, p.ID)) > 0 {
-			continue
-		}
-		if !eachActionableInPhase(s, p, func(n *Node) bool { return yield(p.ID, n) }) {
-			return
-		}
-	}
-}
-
-// phasesInNextOrder returns the root's in-progress children, then its
-// pending and failed ones, each in root order (none without a root).
-func phasesInNextOrder(s *Spec) []*Node {
 	root := s.Root()
 	if root == nil {
-		return nil
+		return
 	}
 	var inProgress, pending []*Node
 	for _, cid := range root.Children {
@@ -98,7 +84,14 @@ func phasesInNextOrder(s *Spec) []*Node {
 			pending = append(pending, p)
 		}
 	}
-	return append(inProgress, pending...)
+	for _, p := range append(inProgress, pending...) {
+		if len(Blockers(s, p.ID)) > 0 {
+			continue
+		}
+		if !eachActionableInPhase(s, p, func(n *Node) bool { return yield(p.ID, n) }) {
+			return
+		}
+	}
 }
 
 // NextTask finds the next task to work on: the first of [Actionable]. When
@@ -182,10 +175,10 @@ func stuckHint(root *Node, res NextResult) string {
 // eachActionableInPhase calls yield for each actionable leaf of a phase
 // (see [Actionable]) in execution order; it returns false when yield did.
 func eachActionableInPhase(s *Spec, phase *Node, yield func(*Node) bool) bool {
-	verifyWaits := sync.OnceValue(func() bool { return hasOpenNonVerify(s, phase) })
+	var verify verifyGate
 	phaseBlockers := map[string]bool{}
 	for n := range openLeaves(s, phase) {
-		if n.Status != StatusPending || (n.Type == TypeVerify && verifyWaits()) {
+		if n.Status != StatusPending || (n.Type == TypeVerify && verify.waits(s, phase)) {
 			continue
 		}
 		if unblockedBelow(s, n, phase.ID, phaseBlockers) && !yield(n) {
@@ -193,6 +186,18 @@ func eachActionableInPhase(s *Spec, phase *Node, yield func(*Node) bool) bool {
 		}
 	}
 	return true
+}
+
+// verifyGate remembers whether the verify leaves of a phase wait: another
+// (non-verify) work leaf of it is unfinished. It looks once, when first
+// asked.
+type verifyGate struct{ asked, shut bool }
+
+func (g *verifyGate) waits(s *Spec, phase *Node) bool {
+	if !g.asked {
+		g.asked, g.shut = true, hasOpenNonVerify(s, phase)
+	}
+	return g.shut
 }
 
 // hasOpenNonVerify reports whether phase has an unfinished work leaf that

@@ -145,12 +145,13 @@ func incrementalSum(s *Spec, n *Node) (sum rollupSum, ok bool) {
 	if !ok {
 		return sum, false
 	}
-	changed := applyChangedChildren(s, n, &sum)
+	lowestChangedOpen := applyChangedChildren(s, n, &sum)
 	if !sum.consistent() {
 		return sum, false
 	}
 	if slices.Equal(preChildren, n.Children) {
-		sum.firstOpen = advanceFirstOpen(s, n, sum.firstOpen, changed)
+		// Unchanged list: finished before first_open, or changed.
+		sum.firstOpen = advanceFirstOpen(s, n, min(sum.firstOpen, lowestChangedOpen))
 	} else {
 		sum.firstOpen = firstOpenAfterReorder(s, n, preChildren[:sum.firstOpen])
 	}
@@ -177,9 +178,10 @@ func preMutationSum(s *Spec, n *Node) (sum rollupSum, children []string, ok bool
 // applyChangedChildren moves sum's counters from the pre-mutation state of
 // n's children to their current one: it subtracts the old contribution of
 // every changed node that was a child of n and adds the new contribution of
-// every changed node that is one now. It returns the latter.
-func applyChangedChildren(s *Spec, n *Node, sum *rollupSum) []*Node {
-	var changed []*Node
+// every changed node that is one now. It returns the lowest index in n's
+// children of a changed child that is open now (len(n.Children): none).
+func applyChangedChildren(s *Spec, n *Node, sum *rollupSum) int {
+	low := len(n.Children)
 	for id := range s.tx.saved {
 		if id == n.ID {
 			continue
@@ -189,25 +191,27 @@ func applyChangedChildren(s *Spec, n *Node, sum *rollupSum) []*Node {
 		}
 		if c := s.Node(id); c != nil && c.Parent == n.ID {
 			sum.add(c, 1)
-			changed = append(changed, c)
+			low = min(low, openChildIndex(n, c))
 		}
 	}
-	return changed
+	return low
 }
 
-// advanceFirstOpen returns n's first open child index when its children list
-// is unchanged since the pre-mutation first_open fo: lowered to the first
-// changed child that is now open, then advanced past finished children.
-func advanceFirstOpen(s *Spec, n *Node, fo int, changed []*Node) int {
-	h := fo
-	for _, c := range changed {
-		if !openNode(c) {
-			continue
-		}
-		if i := slices.Index(n.Children, c.ID); i >= 0 && i < h {
-			h = i
-		}
+// openChildIndex is c's index in n's children when c is open and listed
+// there, else len(n.Children).
+func openChildIndex(n, c *Node) int {
+	if !openNode(c) {
+		return len(n.Children)
 	}
+	if i := slices.Index(n.Children, c.ID); i >= 0 {
+		return i
+	}
+	return len(n.Children)
+}
+
+// advanceFirstOpen returns the index of n's first open child, starting at
+// h, below which every child is known finished.
+func advanceFirstOpen(s *Spec, n *Node, h int) int {
 	for h < len(n.Children) && !openNode(s.Node(n.Children[h])) {
 		h++
 	}

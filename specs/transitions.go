@@ -336,6 +336,9 @@ func completeRefusal(s *Spec, n *Node, opts TransitionOptions) error {
 	if opts.Strict && n.Status == StatusPending {
 		return invalidTransition(n, "complete", "it is pending and strict completion requires starting it first")
 	}
+	if opts.ActualHours == nil {
+		return nil
+	}
 	var vs []fieldViolation
 	checkHours(&vs, "actual_hours", opts.ActualHours)
 	if len(vs) > 0 {
