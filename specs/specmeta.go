@@ -374,7 +374,7 @@ var frontmatterShapes = map[string]frontmatterShape{
 	"plan_review_path": {"a string", isString},
 	"estimated_hours":  {"a non-negative number", isNonNegativeNumber},
 	"actual_hours":     {"a non-negative number", isNonNegativeNumber},
-	"objectives":       {"a list of strings", isStringList},
+	"objectives":       {"a list of strings", isJSONStringList},
 }
 
 func isString(v any) bool {
@@ -389,9 +389,9 @@ func isNonNegativeNumber(v any) bool {
 	return ok && !isString(v) && f >= 0
 }
 
-// isStringList reports whether v, normalized to JSON values, is a list of
+// isJSONStringList reports whether v, normalized to JSON values, is a list of
 // strings.
-func isStringList(v any) bool {
+func isJSONStringList(v any) bool {
 	list, ok := normalizeJSON(v).([]any)
 	if !ok {
 		return false
