@@ -297,7 +297,7 @@ func lenientInt(v json.RawMessage) (int, bool) {
 	}
 	switch t := x.(type) {
 	case float64:
-		if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 || t > 1e9 {
+		if !(t >= 0 && t <= 1e9) { // also NaN and ±Inf
 			return 0, false
 		}
 		return int(t), t == math.Trunc(t)
@@ -468,21 +468,38 @@ var knownDocKeys = map[string]bool{"spec_id": true, "title": true, "generated": 
 // lifecycle are omitted when unset; current_phase is null when empty.
 func (d Document) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
-	w := func(key string, v any) error {
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		kb, _ := json.Marshal(key)
-		buf.Write(kb)
-		buf.WriteByte(':')
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
-		return nil
-	}
 	buf.WriteByte('{')
+	for _, m := range d.headerMembers() {
+		if m.skip {
+			continue
+		}
+		if err := writeMember(&buf, buf.Len() == 1, m.key, m.value); err != nil {
+			return nil, err
+		}
+	}
+	buf.WriteString(`,"hierarchy":`)
+	if err := writeHierarchy(&buf, d.Hierarchy); err != nil {
+		return nil, err
+	}
+	if err := writeMember(&buf, false, "journal", orEmpty(d.Journal)); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('}')
+	return appendExtra(buf.Bytes(), d.Extra, knownDocKeys)
+}
+
+// docMember is one top-level member of a document's JSON; skip leaves an
+// unset optional one out.
+type docMember struct {
+	key   string
+	value any
+	skip  bool
+}
+
+// headerMembers are the document's members before hierarchy, in foundry-mcp
+// order: metadata is {} when nil, current_phase null when empty, version and
+// lifecycle skipped when unset.
+func (d Document) headerMembers() []docMember {
 	meta := d.Metadata
 	if meta == nil {
 		meta = map[string]any{}
@@ -491,66 +508,45 @@ func (d Document) MarshalJSON() ([]byte, error) {
 	if d.CurrentPhase != "" {
 		cp = d.CurrentPhase
 	}
-	fields := []struct {
-		k    string
-		v    any
-		skip bool
-	}{
+	return []docMember{
 		{"spec_id", d.SpecID, false}, {"title", d.Title, false}, {"generated", d.Generated, false},
 		{"last_updated", d.LastUpdated, false}, {"version", d.Version, d.Version == 0},
 		{"lifecycle", d.Lifecycle, d.Lifecycle == ""}, {"metadata", meta, false}, {"status", d.Status, false},
 		{"progress_percentage", d.ProgressPercentage, false}, {"current_phase", cp, false},
 	}
-	for _, f := range fields {
-		if f.skip {
-			continue
-		}
-		if err := w(f.k, f.v); err != nil {
-			return nil, err
-		}
+}
+
+// writeMember appends "key":<v as JSON> to buf, after a comma unless
+// first. Errors: json.Marshal's of v.
+func writeMember(buf *bytes.Buffer, first bool, key string, v any) error {
+	if !first {
+		buf.WriteByte(',')
 	}
-	buf.WriteString(`,"hierarchy":`)
-	if err := writeHierarchy(&buf, d.Hierarchy); err != nil {
-		return nil, err
+	kb, _ := json.Marshal(key)
+	buf.Write(kb)
+	buf.WriteByte(':')
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
 	}
-	j := d.Journal
-	if j == nil {
-		j = []JournalEntry{}
-	}
-	if err := w("journal", j); err != nil {
-		return nil, err
-	}
-	buf.WriteByte('}')
-	return appendExtra(buf.Bytes(), d.Extra, knownDocKeys)
+	buf.Write(b)
+	return nil
 }
 
 // writeHierarchy writes nodes as one JSON object, root first, then in
 // natural id order (SortIDs); nil nodes are left out.
 func writeHierarchy(buf *bytes.Buffer, nodes map[string]*Node) error {
 	buf.WriteByte('{')
-	ids := make([]string, 0, len(nodes))
-	for id := range nodes {
-		ids = append(ids, id)
-	}
-	SortIDs(ids)
 	first := true
-	for _, id := range ids {
+	for _, id := range sortedIDs(nodes) {
 		n := nodes[id]
 		if n == nil {
 			continue
 		}
-		if !first {
-			buf.WriteByte(',')
-		}
-		first = false
-		kb, _ := json.Marshal(id)
-		buf.Write(kb)
-		buf.WriteByte(':')
-		b, err := json.Marshal(n)
-		if err != nil {
+		if err := writeMember(buf, first, id, n); err != nil {
 			return err
 		}
-		buf.Write(b)
+		first = false
 	}
 	buf.WriteByte('}')
 	return nil

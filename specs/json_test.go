@@ -120,3 +120,24 @@ func TestParseDocumentLenient(t *testing.T) {
 		mustCode(t, err, errcode.InvalidFormat)
 	}
 }
+
+// TestLenientInt pins how a count field reads: a whole number in range is
+// well-typed; a fraction is truncated and a numeric string read, both
+// mistyped; anything else is 0 and mistyped.
+func TestLenientInt(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{`3`, 3, true}, {`0`, 0, true}, {`1e9`, 1000000000, true}, {`2.5`, 2, false},
+		{`-1`, 0, false}, {`1e10`, 0, false}, {`" 7 "`, 7, false}, {`"-2"`, 0, false},
+		{`"x"`, 0, false}, {`true`, 0, false}, {`null`, 0, false}, {`[1]`, 0, false}, {`{`, 0, false},
+	}
+	for _, tc := range cases {
+		got, ok := lenientInt(json.RawMessage(tc.in))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("lenientInt(%s) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}

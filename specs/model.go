@@ -440,41 +440,62 @@ func normalizeJSON(v any) any {
 	switch t := v.(type) {
 	case nil, string, bool, float64:
 		return t
-	case int:
-		return float64(t)
-	case int64:
-		return float64(t)
-	case int32:
-		return float64(t)
-	case uint64:
-		return float64(t)
-	case float32:
-		return float64(t)
 	case []string:
-		out := make([]any, len(t))
-		for i, s := range t {
-			out[i] = s
-		}
-		return out
+		return normalizeList(t)
 	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = normalizeJSON(x)
-		}
-		return out
+		return normalizeList(t)
 	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = normalizeJSON(x)
-		}
-		return out
+		return normalizeMap(t)
 	case map[string]string:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = x
-		}
-		return out
+		return normalizeMap(t)
 	}
+	if f, ok := goNumber(v); ok {
+		return f
+	}
+	return jsonRoundTrip(v)
+}
+
+// normalizeList is normalizeJSON of a list: a new []any of its normalized
+// items.
+func normalizeList[T any](list []T) []any {
+	out := make([]any, len(list))
+	for i, x := range list {
+		out[i] = normalizeJSON(x)
+	}
+	return out
+}
+
+// normalizeMap is normalizeJSON of a string-keyed map: a new map of its
+// normalized values.
+func normalizeMap[T any](m map[string]T) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		out[k] = normalizeJSON(x)
+	}
+	return out
+}
+
+// goNumber converts the Go number types code passes (int, int64, int32,
+// uint64, float32) to float64; ok is false for anything else.
+func goNumber(v any) (float64, bool) {
+	switch t := v.(type) {
+	case int:
+		return float64(t), true
+	case int64:
+		return float64(t), true
+	case int32:
+		return float64(t), true
+	case uint64:
+		return float64(t), true
+	case float32:
+		return float64(t), true
+	}
+	return 0, false
+}
+
+// jsonRoundTrip is v marshalled to JSON and unmarshalled into any; nil when
+// either step fails.
+func jsonRoundTrip(v any) any {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil
@@ -486,13 +507,12 @@ func normalizeJSON(v any) any {
 	return out
 }
 
+// toFloat reads v as a number: a finite float64, an int or int64, a
+// json.Number, or a string that parses as a finite number.
 func toFloat(v any) (float64, bool) {
 	switch t := v.(type) {
 	case float64:
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return 0, false
-		}
-		return t, true
+		return finiteNumber(t)
 	case int:
 		return float64(t), true
 	case int64:
@@ -502,12 +522,20 @@ func toFloat(v any) (float64, bool) {
 		return f, err == nil
 	case string:
 		f, err := strconv.ParseFloat(t, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		if err != nil {
 			return 0, false
 		}
-		return f, true
+		return finiteNumber(f)
 	}
 	return 0, false
+}
+
+// finiteNumber returns f, and false (with 0) when f is NaN or infinite.
+func finiteNumber(f float64) (float64, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
 }
 
 func toStrings(v any) []string {

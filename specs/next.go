@@ -115,6 +115,16 @@ func NextTask(s *Spec) NextResult {
 		return res
 	}
 	// Nothing actionable: explain.
+	collectStuck(s, &res)
+	res.SpecComplete = root.TotalTasks > 0 && root.CompletedTasks == root.TotalTasks
+	res.Hint = stuckHint(root, res)
+	return res
+}
+
+// collectStuck lists in res, in execution order, the work leaves that are
+// in progress, blocked (blocked status, or pending with unfinished
+// prerequisites) or failed.
+func collectStuck(s *Spec, res *NextResult) {
 	for n := range ExecutionOrder(s, RootID) {
 		if !n.IsWorkLeaf() {
 			continue
@@ -123,7 +133,11 @@ func NextTask(s *Spec) NextResult {
 		case StatusInProgress:
 			res.InProgress = append(res.InProgress, n.ID)
 		case StatusBlocked:
-			res.Blocked = append(res.Blocked, BlockedTask{TaskID: n.ID, WaitingOn: Blockers(s, n.ID), Reason: n.MetaString("blocker_description")})
+			waiting := Blockers(s, n.ID)
+			if waiting == nil {
+				waiting = []string{}
+			}
+			res.Blocked = append(res.Blocked, BlockedTask{TaskID: n.ID, WaitingOn: waiting, Reason: n.MetaString("blocker_description")})
 		case StatusFailed:
 			retries, _ := n.MetaInt("retry_count")
 			res.Failed = append(res.Failed, FailedTask{TaskID: n.ID, RetryCount: retries, Reason: n.MetaString("failure_reason")})
@@ -133,62 +147,68 @@ func NextTask(s *Spec) NextResult {
 			}
 		}
 	}
-	for i := range res.Blocked {
-		if res.Blocked[i].WaitingOn == nil {
-			res.Blocked[i].WaitingOn = []string{}
-		}
-	}
-	res.SpecComplete = root.TotalTasks > 0 && root.CompletedTasks == root.TotalTasks
+}
+
+// stuckHint is NextTask's hint when nothing is actionable, from the most
+// to the least decisive reason.
+func stuckHint(root *Node, res NextResult) string {
 	switch {
 	case res.SpecComplete:
-		res.Hint = "every task is completed: move the spec with lifecycle complete"
+		return "every task is completed: move the spec with lifecycle complete"
 	case root.TotalTasks == 0:
-		res.Hint = "the spec has no tasks yet: add a phase with authoring phase-add"
+		return "the spec has no tasks yet: add a phase with authoring phase-add"
 	case len(res.Failed) > 0:
 		ids := make([]string, len(res.Failed))
 		for i, f := range res.Failed {
 			ids[i] = f.TaskID
 		}
-		res.Hint = "failed tasks wait for a decision: " + strings.Join(ids, ", ") +
+		return "failed tasks wait for a decision: " + strings.Join(ids, ", ") +
 			"; retry one with task reopen (back to pending, then task next offers it)"
 	case len(res.InProgress) > 0:
-		res.Hint = "finish the tasks in progress, or run task check-deps on a blocked task"
+		return "finish the tasks in progress, or run task check-deps on a blocked task"
 	case len(res.Blocked) > 0:
-		res.Hint = "every remaining task is blocked: run task check-deps on one, or task unblock"
-	default:
-		res.Hint = "no pending task is actionable: run task check-deps or task list-blocked"
+		return "every remaining task is blocked: run task check-deps on one, or task unblock"
 	}
-	return res
+	return "no pending task is actionable: run task check-deps or task list-blocked"
 }
 
 // eachActionableInPhase calls yield for each actionable leaf of a phase
 // (see [Actionable]) in execution order; it returns false when yield did.
 func eachActionableInPhase(s *Spec, phase *Node, yield func(*Node) bool) bool {
-	otherUnfinished := -1 // lazily computed: 1 when an unfinished non-verify work leaf exists
+	var verify verifyGate
 	phaseBlockers := map[string]bool{}
 	for n := range openLeaves(s, phase) {
-		if n.Status != StatusPending {
+		if n.Status != StatusPending || (n.Type == TypeVerify && verify.waits(s, phase)) {
 			continue
-		}
-		if n.Type == TypeVerify {
-			if otherUnfinished < 0 {
-				otherUnfinished = 0
-				for m := range openLeaves(s, phase) {
-					if m.Type != TypeVerify {
-						otherUnfinished = 1
-						break
-					}
-				}
-			}
-			if otherUnfinished > 0 {
-				continue
-			}
 		}
 		if unblockedBelow(s, n, phase.ID, phaseBlockers) && !yield(n) {
 			return false
 		}
 	}
 	return true
+}
+
+// verifyGate remembers whether the verify leaves of a phase wait: another
+// (non-verify) work leaf of it is unfinished. It looks once, when first
+// asked.
+type verifyGate struct{ asked, shut bool }
+
+func (g *verifyGate) waits(s *Spec, phase *Node) bool {
+	if !g.asked {
+		g.asked, g.shut = true, hasOpenNonVerify(s, phase)
+	}
+	return g.shut
+}
+
+// hasOpenNonVerify reports whether phase has an unfinished work leaf that
+// is not a verify leaf (its verify leaves wait for those).
+func hasOpenNonVerify(s *Spec, phase *Node) bool {
+	for m := range openLeaves(s, phase) {
+		if m.Type != TypeVerify {
+			return true
+		}
+	}
+	return false
 }
 
 // openLeaves yields the unfinished work leaves (task/subtask/verify leaves
@@ -256,14 +276,21 @@ func childStart(s *Spec, n *Node) int {
 // ancestor id to whether it or one of its ancestors below the phase has an
 // unfinished prerequisite.
 func unblockedBelow(s *Spec, n *Node, phaseID string, memo map[string]bool) bool {
-	for _, b := range n.Dependencies.BlockedBy {
-		if blocksNow(s.Node(b)) {
-			return false
-		}
-	}
-	return !chainBlocked(s, n.Parent, phaseID, memo, 0)
+	return !hasOpenBlocker(s, n) && !chainBlocked(s, n.Parent, phaseID, memo, 0)
 }
 
+// hasOpenBlocker reports whether one of n's blocked_by targets blocks now.
+func hasOpenBlocker(s *Spec, n *Node) bool {
+	for _, b := range n.Dependencies.BlockedBy {
+		if blocksNow(s.Node(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// chainBlocked reports whether id or one of its ancestors strictly below
+// the phase has a prerequisite that blocks now, memoized per ancestor.
 func chainBlocked(s *Spec, id, phaseID string, memo map[string]bool, depth int) bool {
 	if id == "" || id == phaseID || depth > 10000 {
 		return false
@@ -275,16 +302,7 @@ func chainBlocked(s *Spec, id, phaseID string, memo map[string]bool, depth int) 
 	if a == nil {
 		return false
 	}
-	blocked := false
-	for _, b := range a.Dependencies.BlockedBy {
-		if blocksNow(s.Node(b)) {
-			blocked = true
-			break
-		}
-	}
-	if !blocked {
-		blocked = chainBlocked(s, a.Parent, phaseID, memo, depth+1)
-	}
+	blocked := hasOpenBlocker(s, a) || chainBlocked(s, a.Parent, phaseID, memo, depth+1)
 	memo[id] = blocked
 	return blocked
 }

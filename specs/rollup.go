@@ -68,6 +68,20 @@ func contribution(c *Node) (total, completed, inProgress int) {
 	return total, completed, inProgress
 }
 
+// add adds sign (+1 or -1) times child c's contribution to the counters of
+// sum; firstOpen is left alone.
+func (sum *rollupSum) add(c *Node, sign int) {
+	t, d, ip := contribution(c)
+	sum.total += sign * t
+	sum.completed += sign * d
+	sum.inProgress += sign * ip
+}
+
+// consistent reports whether the counters of sum can be a real summary.
+func (sum rollupSum) consistent() bool {
+	return sum.total >= 0 && sum.completed >= 0 && sum.completed <= sum.total && sum.inProgress >= 0
+}
+
 // rollupCounters reads the stored summary counters of n.
 func rollupCounters(n *Node) (inProgress, firstOpen int, ok bool) {
 	m, isMap := n.Metadata[RollupMetaKey].(map[string]any)
@@ -94,10 +108,7 @@ func fullSum(s *Spec, n *Node) rollupSum {
 		if c == nil {
 			continue
 		}
-		t, d, ip := contribution(c)
-		sum.total += t
-		sum.completed += d
-		sum.inProgress += ip
+		sum.add(c, 1)
 		if sum.firstOpen < 0 && openNode(c) {
 			sum.firstOpen = i
 		}
@@ -130,58 +141,90 @@ func incrementalSum(s *Spec, n *Node) (sum rollupSum, ok bool) {
 	if s.tx == nil {
 		return sum, false
 	}
-	pre := s.preMutation(n.ID)
-	var preChildren []string
-	if pre != nil && len(pre.Children) > 0 {
-		ip, fo, valid := rollupCounters(pre)
-		if !valid || fo > len(pre.Children) {
-			return sum, false
-		}
-		sum = rollupSum{total: pre.TotalTasks, completed: pre.CompletedTasks, inProgress: ip, firstOpen: fo}
-		preChildren = pre.Children
+	sum, preChildren, ok := preMutationSum(s, n)
+	if !ok {
+		return sum, false
 	}
-	var changed []*Node // changed nodes that are now children of n
+	lowestChangedOpen := applyChangedChildren(s, n, &sum)
+	if !sum.consistent() {
+		return sum, false
+	}
+	if slices.Equal(preChildren, n.Children) {
+		// Unchanged list: finished before first_open, or changed.
+		sum.firstOpen = advanceFirstOpen(s, n, min(sum.firstOpen, lowestChangedOpen))
+	} else {
+		sum.firstOpen = firstOpenAfterReorder(s, n, preChildren[:sum.firstOpen])
+	}
+	return sum, true
+}
+
+// preMutationSum returns n's summary and children as they were when the
+// running mutation started: the zero summary and no children when n did not
+// exist or had no children then. ok is false when n had children but its
+// stored summary is missing or inconsistent with them.
+func preMutationSum(s *Spec, n *Node) (sum rollupSum, children []string, ok bool) {
+	pre := s.preMutation(n.ID)
+	if pre == nil || len(pre.Children) == 0 {
+		return sum, nil, true
+	}
+	ip, fo, valid := rollupCounters(pre)
+	if !valid || fo > len(pre.Children) {
+		return sum, nil, false
+	}
+	sum = rollupSum{total: pre.TotalTasks, completed: pre.CompletedTasks, inProgress: ip, firstOpen: fo}
+	return sum, pre.Children, true
+}
+
+// applyChangedChildren moves sum's counters from the pre-mutation state of
+// n's children to their current one: it subtracts the old contribution of
+// every changed node that was a child of n and adds the new contribution of
+// every changed node that is one now. It returns the lowest index in n's
+// children of a changed child that is open now (len(n.Children): none).
+func applyChangedChildren(s *Spec, n *Node, sum *rollupSum) int {
+	low := len(n.Children)
 	for id := range s.tx.saved {
 		if id == n.ID {
 			continue
 		}
 		if p := s.preMutation(id); p != nil && p.Parent == n.ID {
-			t, d, ip := contribution(p)
-			sum.total -= t
-			sum.completed -= d
-			sum.inProgress -= ip
+			sum.add(p, -1)
 		}
 		if c := s.Node(id); c != nil && c.Parent == n.ID {
-			t, d, ip := contribution(c)
-			sum.total += t
-			sum.completed += d
-			sum.inProgress += ip
-			changed = append(changed, c)
+			sum.add(c, 1)
+			low = min(low, openChildIndex(n, c))
 		}
 	}
-	if sum.total < 0 || sum.completed < 0 || sum.completed > sum.total || sum.inProgress < 0 {
-		return sum, false
+	return low
+}
+
+// openChildIndex is c's index in n's children when c is open and listed
+// there, else len(n.Children).
+func openChildIndex(n, c *Node) int {
+	if !openNode(c) {
+		return len(n.Children)
 	}
-	if slices.Equal(preChildren, n.Children) {
-		h := sum.firstOpen
-		for _, c := range changed {
-			if openNode(c) {
-				if i := slices.Index(n.Children, c.ID); i >= 0 && i < h {
-					h = i
-				}
-			}
-		}
-		for h < len(n.Children) && !openNode(s.Node(n.Children[h])) {
-			h++
-		}
-		sum.firstOpen = h
-		return sum, true
+	if i := slices.Index(n.Children, c.ID); i >= 0 {
+		return i
 	}
-	// The children list changed: the children finished before the
-	// mutation, in its finished prefix, and not changed since, are still
-	// finished; read the others until an open one.
-	done := make(map[string]bool, sum.firstOpen)
-	for _, id := range preChildren[:sum.firstOpen] {
+	return len(n.Children)
+}
+
+// advanceFirstOpen returns the index of n's first open child, starting at
+// h, below which every child is known finished.
+func advanceFirstOpen(s *Spec, n *Node, h int) int {
+	for h < len(n.Children) && !openNode(s.Node(n.Children[h])) {
+		h++
+	}
+	return h
+}
+
+// firstOpenAfterReorder returns n's first open child index when its children
+// list changed: the children of the pre-mutation finished prefix that the
+// mutation did not touch are still finished; the others are read until an
+// open one.
+func firstOpenAfterReorder(s *Spec, n *Node, finishedPrefix []string) int {
+	done := make(map[string]bool, len(finishedPrefix))
+	for _, id := range finishedPrefix {
 		if _, touched := s.tx.saved[id]; !touched {
 			done[id] = true
 		}
@@ -190,8 +233,7 @@ func incrementalSum(s *Spec, n *Node) (sum rollupSum, ok bool) {
 	for h < len(n.Children) && (done[n.Children[h]] || !openNode(s.Node(n.Children[h]))) {
 		h++
 	}
-	sum.firstOpen = h
-	return sum, true
+	return h
 }
 
 // rollupStatus is the computed status of parent n with summary sum.
@@ -261,29 +303,48 @@ func rollupNode(s *Spec, id string, full bool) bool {
 		return false
 	}
 	total, completed, status, meta := computedRollupSum(s, n, full)
-	phaseDone := n.Type == TypePhase && status == StatusCompleted && n.Status != StatusCompleted
-	phaseUndone := n.Type == TypePhase && status != StatusCompleted && n.Status == StatusCompleted
+	flips := phaseCompletionFlips(n, status)
 	sameMeta := sameRollupMeta(n, meta)
-	if total == n.TotalTasks && completed == n.CompletedTasks && status == n.Status && !phaseDone && !phaseUndone && sameMeta {
+	if !flips && sameMeta && total == n.TotalTasks && completed == n.CompletedTasks && status == n.Status {
 		return false
 	}
 	e := s.Edit(id)
 	e.TotalTasks, e.CompletedTasks, e.Status = total, completed, status
 	if !sameMeta {
-		if meta == nil {
-			e.DeleteMeta(RollupMetaKey)
-		} else {
-			e.SetMeta(RollupMetaKey, meta)
-		}
+		setRollupMeta(e, meta)
 	}
-	if phaseDone {
-		e.SetMeta("completed_at", s.nowString())
-		e.SetMeta("needs_journaling", true)
-	}
-	if phaseUndone {
-		e.DeleteMeta("completed_at", "needs_journaling")
+	if flips {
+		markPhaseCompletion(s, e)
 	}
 	return true
+}
+
+// phaseCompletionFlips reports whether n is a phase that becomes completed or
+// stops being completed when its status moves to status.
+func phaseCompletionFlips(n *Node, status Status) bool {
+	return n.Type == TypePhase && (status == StatusCompleted) != (n.Status == StatusCompleted)
+}
+
+// setRollupMeta stores meta as e's internal summary, or removes the summary
+// when meta is nil (a leaf).
+func setRollupMeta(e *Node, meta map[string]any) {
+	if meta == nil {
+		e.DeleteMeta(RollupMetaKey)
+		return
+	}
+	e.SetMeta(RollupMetaKey, meta)
+}
+
+// markPhaseCompletion sets completed_at (now) and needs_journaling on phase e
+// whose status just became completed, and removes both when it just stopped
+// being completed.
+func markPhaseCompletion(s *Spec, e *Node) {
+	if e.Status == StatusCompleted {
+		e.SetMeta("completed_at", s.nowString())
+		e.SetMeta("needs_journaling", true)
+		return
+	}
+	e.DeleteMeta("completed_at", "needs_journaling")
 }
 
 // rebuildSummaries sets the internal summary of every node in the view's

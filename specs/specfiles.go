@@ -198,33 +198,11 @@ func importOne(ctx context.Context, repo Repo, raw []byte, folder string, o Impo
 	if !ok {
 		return rep
 	}
-	exists := false
-	var refused error
-	_ = repo.ReadSpec(ctx, doc.SpecID, func(_ *Spec, j JournalReader) error {
-		exists = true
-		if o.Guard != nil {
-			refused = o.Guard(j)
-		}
-		return nil
-	})
-	switch {
-	case exists && !o.Overwrite:
-		rep.Outcome, rep.Reason = "skipped", "a spec with this id exists (pass overwrite to replace it)"
-		return rep
-	case exists && refused != nil:
-		rep.Outcome, rep.Reason = "failed", errorSummary(refused)
-		return rep
-	case o.DryRun:
-		rep.Outcome = "would_import"
+	exists, refused := existingSpec(ctx, repo, doc.SpecID, o.Guard)
+	if importHeld(&rep, exists, refused, o) {
 		return rep
 	}
-	journal := make([]JournalEntry, 0, len(doc.Journal))
-	for _, e := range doc.Journal {
-		e.Seq = 0
-		journal = append(journal, e)
-	}
-	doc.Journal = nil
-	if err := repo.ImportSpec(ctx, FromDocument(*doc), journal, o.Overwrite); err != nil {
+	if err := storeImported(ctx, repo, doc, o.Overwrite); err != nil {
 		rep.Outcome, rep.Reason = "failed", errorSummary(err)
 		return rep
 	}
@@ -233,6 +211,48 @@ func importOne(ctx context.Context, repo Repo, raw []byte, folder string, o Impo
 		rep.Outcome = "replaced"
 	}
 	return rep
+}
+
+// existingSpec reports whether spec id is stored and, when it is and guard
+// is set, guard's refusal to replace it (nil: allowed).
+func existingSpec(ctx context.Context, repo Repo, id string, guard func(JournalReader) error) (exists bool, refused error) {
+	_ = repo.ReadSpec(ctx, id, func(_ *Spec, j JournalReader) error {
+		exists = true
+		if guard != nil {
+			refused = guard(j)
+		}
+		return nil
+	})
+	return exists, refused
+}
+
+// importHeld settles rep when a checked document is not stored: skipped (it
+// exists and o.Overwrite is off), failed (the guard refused the
+// replacement) or would_import (o.DryRun). It reports whether it did.
+func importHeld(rep *ImportReport, exists bool, refused error, o ImportOptions) bool {
+	switch {
+	case exists && !o.Overwrite:
+		rep.Outcome, rep.Reason = "skipped", "a spec with this id exists (pass overwrite to replace it)"
+	case exists && refused != nil:
+		rep.Outcome, rep.Reason = "failed", errorSummary(refused)
+	case o.DryRun:
+		rep.Outcome = "would_import"
+	default:
+		return false
+	}
+	return true
+}
+
+// storeImported stores doc through Repo.ImportSpec, its journal entries
+// renumbered by the store (their seq cleared). Errors: ImportSpec's.
+func storeImported(ctx context.Context, repo Repo, doc *Document, overwrite bool) error {
+	journal := make([]JournalEntry, 0, len(doc.Journal))
+	for _, e := range doc.Journal {
+		e.Seq = 0
+		journal = append(journal, e)
+	}
+	doc.Journal = nil
+	return repo.ImportSpec(ctx, FromDocument(*doc), journal, overwrite)
 }
 
 // checkImport validates (and with AutoFix fixes) doc, filling the report's

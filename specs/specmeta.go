@@ -357,6 +357,70 @@ var reservedFrontmatter = map[string]string{
 	"journal": "use journal add", "lifecycle": "use the lifecycle tool",
 }
 
+// frontmatterShape is the value a typed metadata key takes: valid accepts
+// it, want names it in the refusal.
+type frontmatterShape struct {
+	want  string
+	valid func(any) bool
+}
+
+// frontmatterShapes are the typed metadata keys of UpdateFrontmatter (nil,
+// a deletion, is always accepted).
+var frontmatterShapes = map[string]frontmatterShape{
+	"description":      {"a string", isString},
+	"mission":          {"a string", isString},
+	"category":         {"a string", isString},
+	"plan_path":        {"a string", isString},
+	"plan_review_path": {"a string", isString},
+	"estimated_hours":  {"a non-negative number", isNonNegativeNumber},
+	"actual_hours":     {"a non-negative number", isNonNegativeNumber},
+	"objectives":       {"a list of strings", isJSONStringList},
+}
+
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
+}
+
+// isNonNegativeNumber reports whether v is a number (not a numeric
+// string) at or above 0.
+func isNonNegativeNumber(v any) bool {
+	f, ok := toFloat(v)
+	return ok && !isString(v) && f >= 0
+}
+
+// isJSONStringList reports whether v, normalized to JSON values, is a list of
+// strings.
+func isJSONStringList(v any) bool {
+	list, ok := normalizeJSON(v).([]any)
+	if !ok {
+		return false
+	}
+	for _, it := range list {
+		if !isString(it) {
+			return false
+		}
+	}
+	return true
+}
+
+// setTitle sets the spec's title to value, trimmed, and the root's title
+// with it when the two were the same. Errors: MISSING_REQUIRED when value
+// is not a non-blank string.
+func setTitle(s *Spec, value any) error {
+	str, ok := value.(string)
+	if !ok || strings.TrimSpace(str) == "" {
+		return newErr(errcode.MissingRequired, "value", "title must be a non-blank string")
+	}
+	str = strings.TrimSpace(str)
+	if r := s.Root(); r != nil && r.Title == s.Header.Title {
+		s.Edit(RootID).Title = str
+	}
+	s.Header.Title = str
+	s.touch()
+	return nil
+}
+
 // UpdateFrontmatter sets one top-level key: "title", a metadata key
 // (description, mission, category, plan_path, plan_review_path: strings;
 // estimated_hours, actual_hours: non-negative numbers; objectives: a list of
@@ -378,48 +442,14 @@ func UpdateFrontmatter(s *Spec, key string, value any) (err error) {
 	if why, ok := reservedFrontmatter[key]; ok {
 		return newErr(errcode.Validation, "key", "%s cannot be set here (%s)", key, why).WithDetail("received", key)
 	}
-	bad := func(want string) error {
-		return newErr(errcode.InvalidFormat, "value", "%s must be %s", key, want).WithDetail("received", truncateForDetails(fmt.Sprint(value)))
-	}
 	if s.Header.Metadata == nil {
 		s.Header.Metadata = map[string]any{}
 	}
-	switch key {
-	case "title":
-		str, ok := value.(string)
-		if !ok || strings.TrimSpace(str) == "" {
-			return newErr(errcode.MissingRequired, "value", "title must be a non-blank string")
-		}
-		str = strings.TrimSpace(str)
-		if r := s.Root(); r != nil && r.Title == s.Header.Title {
-			s.Edit(RootID).Title = str
-		}
-		s.Header.Title = str
-		s.touch()
-		return nil
-	case "description", "mission", "category", "plan_path", "plan_review_path":
-		if _, ok := value.(string); !ok && value != nil {
-			return bad("a string")
-		}
-	case "estimated_hours", "actual_hours":
-		if value != nil {
-			f, ok := toFloat(value)
-			if _, isStr := value.(string); !ok || isStr || f < 0 {
-				return bad("a non-negative number")
-			}
-		}
-	case "objectives":
-		if value != nil {
-			list, ok := normalizeJSON(value).([]any)
-			if !ok {
-				return bad("a list of strings")
-			}
-			for _, it := range list {
-				if _, ok := it.(string); !ok {
-					return bad("a list of strings")
-				}
-			}
-		}
+	if key == "title" {
+		return setTitle(s, value)
+	}
+	if shape, ok := frontmatterShapes[key]; ok && value != nil && !shape.valid(value) {
+		return newErr(errcode.InvalidFormat, "value", "%s must be %s", key, shape.want).WithDetail("received", truncateForDetails(fmt.Sprint(value)))
 	}
 	if value == nil {
 		delete(s.Header.Metadata, key)

@@ -29,7 +29,7 @@ func FindSpecs(ctx context.Context, repo Repo, query string, pageSize int) ([]Re
 			return nil, err
 		}
 		for _, row := range rows {
-			if strings.Contains(strings.ToLower(row.SpecID), q) || strings.Contains(strings.ToLower(row.Title), q) {
+			if summaryMatches(row, q) {
 				matches = append(matches, row)
 			}
 		}
@@ -42,6 +42,12 @@ func FindSpecs(ctx context.Context, repo Repo, query string, pageSize int) ([]Re
 		matches = matches[:MaxFindMatches]
 	}
 	return matches, nil
+}
+
+// summaryMatches reports whether row's id or title contains q, a lower-case
+// query, in lower case.
+func summaryMatches(row RepoSummary, q string) bool {
+	return strings.Contains(strings.ToLower(row.SpecID), q) || strings.Contains(strings.ToLower(row.Title), q)
 }
 
 // ReadDocument reads spec specID as a document — the stored version

@@ -258,26 +258,45 @@ func prepareHints(n *Node, deps DepCheck, prev *Node) []string {
 	if !deps.CanStart && n.Status != StatusCompleted {
 		hints = append(hints, "Unfinished prerequisites: "+strings.Join(deps.Unfinished, ", ")+"; finish them first (task check-deps lists them).")
 	}
-	switch n.Status {
-	case StatusPending, StatusFailed:
-		hints = append(hints, "Start it before working: task start (or task next with claim:true).")
-	case StatusBlocked:
-		hints = append(hints, "It is blocked ("+n.MetaString("blocker_description")+"): task unblock once resolved.")
-	case StatusCompleted:
-		hints = append(hints, "It is already completed: task reopen with a reason to redo it.")
+	if h := statusHint(n); h != "" {
+		hints = append(hints, h)
 	}
-	if n.Type == TypeVerify {
-		hints = append(hints, "A verify step: run its command (verification execute) or record your result with verification add, then task complete.")
-	} else if n.Type == TypeTask || n.Type == TypeSubtask {
-		if n.FilePath() == "" {
-			hints = append(hints, "No file_path: set one (task update-metadata) so prepare-batch can run it in parallel with others.")
-		}
-		if len(n.MetaStrings("acceptance_criteria")) == 0 && len(n.Requirements()) == 0 {
-			hints = append(hints, "No acceptance criteria: add some (task add-requirement) so done is checkable.")
-		}
-	}
+	hints = append(hints, planHints(n)...)
 	if prev != nil && prev.Status == StatusCompleted && prev.NeedsJournaling() {
 		hints = append(hints, "The previous sibling "+prev.ID+" still needs a journal entry: journal add with its task_id.")
+	}
+	return hints
+}
+
+// statusHint is how to start, unblock or redo n given its status ("" when
+// it is in progress).
+func statusHint(n *Node) string {
+	switch n.Status {
+	case StatusPending, StatusFailed:
+		return "Start it before working: task start (or task next with claim:true)."
+	case StatusBlocked:
+		return "It is blocked (" + n.MetaString("blocker_description") + "): task unblock once resolved."
+	case StatusCompleted:
+		return "It is already completed: task reopen with a reason to redo it."
+	}
+	return ""
+}
+
+// planHints are what n's plan lacks: how to run a verify step; a missing
+// file_path or acceptance criteria of a task or subtask.
+func planHints(n *Node) []string {
+	if n.Type == TypeVerify {
+		return []string{"A verify step: run its command (verification execute) or record your result with verification add, then task complete."}
+	}
+	if n.Type != TypeTask && n.Type != TypeSubtask {
+		return nil
+	}
+	var hints []string
+	if n.FilePath() == "" {
+		hints = append(hints, "No file_path: set one (task update-metadata) so prepare-batch can run it in parallel with others.")
+	}
+	if len(n.MetaStrings("acceptance_criteria")) == 0 && len(n.Requirements()) == 0 {
+		hints = append(hints, "No acceptance criteria: add some (task add-requirement) so done is checkable.")
 	}
 	return hints
 }

@@ -1,8 +1,10 @@
 package specs
 
 import (
+	"cmp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -233,28 +235,12 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	}
 	res = TransitionResult{TaskID: id, From: n.Status, To: StatusInProgress}
 	if n.Status == StatusInProgress {
-		by := n.StartedBy()
-		if !opts.TakeOver || by == "" || opts.Agent == "" || by == opts.Agent {
-			res.Warnings = append(res.Warnings, id+" is already in progress")
-			return res, nil
-		}
-		// Taking over another session's claim: the claim moves to this
-		// session, journaled.
-		e := s.Edit(id)
-		e.SetMeta("started_at", s.nowString())
-		e.SetMeta("started_by", opts.Agent)
-		res.Entry = s.journalEntry(e, "status_change", "Task Taken Over", "Took over "+id+" from session "+by+".", opts, map[string]any{"previous_holder": by})
-		s.touch()
-		return res, nil
+		return s.restart(n, opts, res), nil
 	}
 	e := s.Edit(id)
 	e.Status = StatusInProgress
 	e.SetMeta("started_at", s.nowString())
-	if opts.Agent != "" {
-		e.SetMeta("started_by", opts.Agent)
-	} else {
-		e.DeleteMeta("started_by")
-	}
+	setOrDeleteMeta(e, "started_by", opts.Agent)
 	content := "Started " + id + "."
 	if strings.TrimSpace(opts.Note) != "" {
 		content = opts.Note
@@ -262,6 +248,33 @@ func Start(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	res.Entry = s.journalEntry(e, "status_change", "Task Started", content, opts, nil)
 	s.finish(id)
 	return res, nil
+}
+
+// restart is Start of n, already in progress: with opts.TakeOver, a claim
+// another known session holds moves to opts.Agent (journaled as "Task Taken
+// Over"); otherwise nothing changes and res gets a warning.
+func (s *Spec) restart(n *Node, opts TransitionOptions, res TransitionResult) TransitionResult {
+	by := n.StartedBy()
+	if !opts.TakeOver || by == "" || opts.Agent == "" || by == opts.Agent {
+		res.Warnings = append(res.Warnings, n.ID+" is already in progress")
+		return res
+	}
+	e := s.Edit(n.ID)
+	e.SetMeta("started_at", s.nowString())
+	e.SetMeta("started_by", opts.Agent)
+	res.Entry = s.journalEntry(e, "status_change", "Task Taken Over", "Took over "+n.ID+" from session "+by+".", opts, map[string]any{"previous_holder": by})
+	s.touch()
+	return res
+}
+
+// setOrDeleteMeta sets metadata key of e to value, or deletes the key when
+// value is empty.
+func setOrDeleteMeta(e *Node, key, value string) {
+	if value == "" {
+		e.DeleteMeta(key)
+		return
+	}
+	e.SetMeta(key, value)
 }
 
 // Complete moves an in-progress (or, unless opts.Strict, pending) leaf to
@@ -286,27 +299,16 @@ func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult,
 		res.Warnings = append(res.Warnings, id+" is already completed")
 		return res, nil
 	}
-	if err := checkHolder(n, "complete", opts); err != nil {
+	if err := completeRefusal(s, n, opts); err != nil {
 		return res, err
 	}
-	if err := checkSource(s, n, "complete"); err != nil {
-		return res, err
-	}
-	if opts.Strict && n.Status == StatusPending {
-		return res, invalidTransition(n, "complete", "it is pending and strict completion requires starting it first")
-	}
-	if opts.ActualHours != nil {
-		var vs []fieldViolation
-		checkHours(&vs, "actual_hours", opts.ActualHours)
-		if len(vs) > 0 {
-			return res, vs[0].err()
-		}
-	}
+	var meta map[string]any
 	if b := Blockers(s, id); len(b) > 0 {
 		if !opts.Force {
 			return res, blockedErr(id, b)
 		}
 		res.Warnings = append(res.Warnings, "completed despite unfinished prerequisites: "+strings.Join(b, ", "))
+		meta = map[string]any{"forced": true}
 	}
 	now := s.Clock.Now()
 	e := s.Edit(id)
@@ -314,27 +316,51 @@ func Complete(s *Spec, id string, opts TransitionOptions) (res TransitionResult,
 	e.SetMeta("completed_at", FormatTime(now))
 	e.SetMeta("needs_journaling", true)
 	e.DeleteMeta("journaled_at")
-	switch {
-	case opts.ActualHours != nil:
-		e.SetMeta("actual_hours", round2(*opts.ActualHours))
-	default:
-		if _, has := e.Metadata["actual_hours"]; !has {
-			if start, ok := ParseTime(e.MetaString("started_at")); ok && !now.Before(start) {
-				e.SetMeta("actual_hours", round2(now.Sub(start).Hours()))
-			}
-		}
-	}
-	content := opts.Note
-	if content == "" {
-		content = "Completed " + id + "."
-	}
-	var meta map[string]any
-	if opts.Force && len(res.Warnings) > 0 {
-		meta = map[string]any{"forced": true}
-	}
-	res.Entry = s.journalEntry(e, "status_change", "Task Completed", content, opts, meta)
+	setActualHours(e, opts.ActualHours, now)
+	res.Entry = s.journalEntry(e, "status_change", "Task Completed", cmp.Or(opts.Note, "Completed "+id+"."), opts, meta)
 	s.finish(id)
 	return res, nil
+}
+
+// completeRefusal is what refuses Complete of n (not completed yet) before
+// its prerequisites are looked at, in this order: CONFLICT (held by another
+// session), INVALID_TRANSITION (its status; pending under opts.Strict),
+// INVALID_FORMAT (opts.ActualHours out of range).
+func completeRefusal(s *Spec, n *Node, opts TransitionOptions) error {
+	if err := checkHolder(n, "complete", opts); err != nil {
+		return err
+	}
+	if err := checkSource(s, n, "complete"); err != nil {
+		return err
+	}
+	if opts.Strict && n.Status == StatusPending {
+		return invalidTransition(n, "complete", "it is pending and strict completion requires starting it first")
+	}
+	if opts.ActualHours == nil {
+		return nil
+	}
+	var vs []fieldViolation
+	checkHours(&vs, "actual_hours", opts.ActualHours)
+	if len(vs) > 0 {
+		return vs[0].err()
+	}
+	return nil
+}
+
+// setActualHours records a completed task's actual_hours: hours (rounded to
+// 2 decimals) when given; else, when none is recorded, the time since
+// started_at (when that parses and is not after now).
+func setActualHours(e *Node, hours *float64, now time.Time) {
+	if hours != nil {
+		e.SetMeta("actual_hours", round2(*hours))
+		return
+	}
+	if _, has := e.Metadata["actual_hours"]; has {
+		return
+	}
+	if start, ok := ParseTime(e.MetaString("started_at")); ok && !now.Before(start) {
+		e.SetMeta("actual_hours", round2(now.Sub(start).Hours()))
+	}
 }
 
 // Block moves a pending or in-progress leaf to blocked, recording
@@ -360,10 +386,7 @@ func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	if strings.TrimSpace(opts.Reason) == "" {
 		return res, newErr(errcode.MissingRequired, "reason", "blocking needs a reason")
 	}
-	bt := opts.BlockerType
-	if bt == "" {
-		bt = "dependency"
-	}
+	bt := cmp.Or(opts.BlockerType, "dependency")
 	if !containsString(BlockerTypes, bt) {
 		return res, newErr(errcode.InvalidFormat, "blocker_type", "blocker_type must be one of %s", strings.Join(BlockerTypes, ", ")).
 			WithDetail("received", truncateForDetails(bt)).WithDetail("allowed", BlockerTypes)
@@ -373,11 +396,7 @@ func Block(s *Spec, id string, opts TransitionOptions) (res TransitionResult, er
 	e.SetMeta("blocked_at", s.nowString())
 	e.SetMeta("blocker_type", bt)
 	e.SetMeta("blocker_description", strings.TrimSpace(opts.Reason))
-	if opts.Ticket != "" {
-		e.SetMeta("blocker_ticket", opts.Ticket)
-	} else {
-		e.DeleteMeta("blocker_ticket")
-	}
+	setOrDeleteMeta(e, "blocker_ticket", opts.Ticket)
 	res.Entry = s.journalEntry(e, "blocker", "Task Blocked", strings.TrimSpace(opts.Reason), opts,
 		map[string]any{"blocker_type": bt, "ticket": opts.Ticket})
 	s.finish(id)
@@ -408,10 +427,7 @@ func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, 
 		return res, err
 	}
 	e := s.Edit(id)
-	resolution := opts.Resolution
-	if resolution == "" {
-		resolution = opts.Reason
-	}
+	resolution := cmp.Or(opts.Resolution, opts.Reason)
 	resolved := map[string]any{
 		"blocked_at": e.MetaString("blocked_at"), "blocker_type": e.MetaString("blocker_type"),
 		"description": e.MetaString("blocker_description"), "ticket": e.MetaString("blocker_ticket"),
@@ -423,11 +439,7 @@ func Unblock(s *Spec, id string, opts TransitionOptions) (res TransitionResult, 
 	// reopen does), so a later start is a fresh claim.
 	e.DeleteMeta("blocked_at", "blocker_type", "blocker_description", "blocker_ticket", "started_at", "started_by")
 	e.Status = StatusPending
-	content := resolution
-	if content == "" {
-		content = "Unblocked " + id + "."
-	}
-	res.Entry = s.journalEntry(e, "status_change", "Task Unblocked", content, opts, nil)
+	res.Entry = s.journalEntry(e, "status_change", "Task Unblocked", cmp.Or(resolution, "Unblocked "+id+"."), opts, nil)
 	s.finish(id)
 	res.To = s.Node(id).Status
 	return res, nil
@@ -490,11 +502,7 @@ func Fail(s *Spec, id string, opts TransitionOptions) (res TransitionResult, err
 	if opts.Reason != "" {
 		e.SetMeta("failure_reason", opts.Reason)
 	}
-	content := opts.Reason
-	if content == "" {
-		content = "Failed " + id + "."
-	}
-	res.Entry = s.journalEntry(e, "status_change", "Task Failed", content, opts, map[string]any{"retry_count": retries + 1})
+	res.Entry = s.journalEntry(e, "status_change", "Task Failed", cmp.Or(opts.Reason, "Failed "+id+"."), opts, map[string]any{"retry_count": retries + 1})
 	s.finish(id)
 	return res, nil
 }
@@ -515,35 +523,52 @@ func UpdateStatus(s *Spec, id string, status Status, opts TransitionOptions) (Tr
 	if status == StatusBlocked && strings.TrimSpace(opts.Reason) == "" {
 		opts.Reason = DefaultBlockedReason
 	}
-	switch status {
-	case StatusInProgress:
-		return Start(s, id, opts)
-	case StatusCompleted:
-		return Complete(s, id, opts)
-	case StatusBlocked:
-		return Block(s, id, opts)
-	case StatusFailed:
-		return Fail(s, id, opts)
-	case StatusPending:
-		if n := s.Node(id); n != nil && n.Status == StatusBlocked {
-			return Unblock(s, id, opts)
-		}
-		return Reopen(s, id, opts)
-	case StatusArchived:
-		n := s.Node(id)
-		if n == nil {
-			return TransitionResult{}, taskNotFound(s, "task_id", id)
-		}
-		return TransitionResult{}, invalidTransition(n, "archive", "only the spec root is archived, by the lifecycle tool")
+	if action, ok := statusActions[status]; ok {
+		return action(s, id, opts)
 	}
+	names := settableStatuses()
+	return TransitionResult{}, newErr(errcode.InvalidFormat, "status", "status must be one of %s", strings.Join(names, ", ")).
+		WithDetail("received", truncateForDetails(string(status))).WithDetail("allowed", names)
+}
+
+// statusActions maps each status to the action UpdateStatus runs for it.
+var statusActions = map[Status]func(*Spec, string, TransitionOptions) (TransitionResult, error){
+	StatusInProgress: Start,
+	StatusCompleted:  Complete,
+	StatusBlocked:    Block,
+	StatusFailed:     Fail,
+	StatusPending:    toPending,
+	StatusArchived:   refuseArchive,
+}
+
+// toPending unblocks a blocked node and reopens any other.
+func toPending(s *Spec, id string, opts TransitionOptions) (TransitionResult, error) {
+	if n := s.Node(id); n != nil && n.Status == StatusBlocked {
+		return Unblock(s, id, opts)
+	}
+	return Reopen(s, id, opts)
+}
+
+// refuseArchive refuses to archive a node: TASK_NOT_FOUND, or
+// INVALID_TRANSITION (only the lifecycle tool archives, and only the root).
+func refuseArchive(s *Spec, id string, _ TransitionOptions) (TransitionResult, error) {
+	n := s.Node(id)
+	if n == nil {
+		return TransitionResult{}, taskNotFound(s, "task_id", id)
+	}
+	return TransitionResult{}, invalidTransition(n, "archive", "only the spec root is archived, by the lifecycle tool")
+}
+
+// settableStatuses names the statuses UpdateStatus accepts (all but
+// archived), in Statuses order.
+func settableStatuses() []string {
 	var names []string
 	for _, st := range Statuses() {
 		if st != StatusArchived {
 			names = append(names, string(st))
 		}
 	}
-	return TransitionResult{}, newErr(errcode.InvalidFormat, "status", "status must be one of %s", strings.Join(names, ", ")).
-		WithDetail("received", truncateForDetails(string(status))).WithDetail("allowed", names)
+	return names
 }
 
 // MarkJournaled clears needs_journaling on a node and sets journaled_at: what

@@ -190,35 +190,28 @@ func (c *checker) run() {
 		return
 	}
 	c.checkRoot()
-	ids := make([]string, 0, len(c.d.Hierarchy))
-	for id := range c.d.Hierarchy {
-		ids = append(ids, id)
-	}
-	SortIDs(ids)
-	for i, id := range ids {
-		if c.stopped(i) {
-			return
-		}
-		c.checkNodeFields(id)
+	ids := sortedIDs(c.d.Hierarchy)
+	if !c.eachNode(ids, c.checkNodeFields) {
+		return
 	}
 	c.checkHierarchy(ids)
-	for i, id := range ids {
-		if c.stopped(i) {
-			return
-		}
-		c.checkDeps(id)
-	}
-	for i, id := range ids {
-		if c.stopped(i) {
-			return
-		}
-		c.checkNodeMetadata(id)
-	}
-	if c.stopped(0) {
+	if !c.eachNode(ids, c.checkDeps) || !c.eachNode(ids, c.checkNodeMetadata) || c.stopped(0) {
 		return
 	}
 	c.checkCountsAndCycles()
 	c.checkJournal()
+}
+
+// eachNode runs check on every id in order. It reports false when the
+// checker stopped (its context is done) before the end.
+func (c *checker) eachNode(ids []string, check func(id string)) bool {
+	for i, id := range ids {
+		if c.stopped(i) {
+			return false
+		}
+		check(id)
+	}
+	return true
 }
 
 // ---- top level ----
@@ -248,6 +241,14 @@ func (c *checker) checkSpecMetadata() {
 		c.add(SeverityWarning, CategoryMetadata, "MISSING_MISSION", "metadata.mission", "", "state the mission with spec-update-frontmatter", nil,
 			"the spec has no mission")
 	}
+	c.checkSpecLists(m)
+	c.checkSpecHours(m)
+	c.checkSpecRisks(m)
+}
+
+// checkSpecLists reports every spec list field (specListKeys) that is set
+// to something other than a list; the fix makes it one.
+func (c *checker) checkSpecLists(m map[string]any) {
 	for _, k := range specListKeys {
 		v, ok := m[k]
 		if !ok || v == nil {
@@ -256,20 +257,31 @@ func (c *checker) checkSpecMetadata() {
 		if _, isList := v.([]any); isList {
 			continue
 		}
-		k := k
-		c.add(SeverityError, CategoryMetadata, "INVALID_METADATA_TYPE", "metadata."+k, "", "make it a list (a single string becomes a one-item list)", func(d *Document) bool {
-			v := d.Metadata[k]
-			if _, ok := v.([]any); ok {
-				return false
-			}
-			if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
-				d.Metadata[k] = []any{s}
-			} else {
-				d.Metadata[k] = []any{}
-			}
-			return true
-		}, "metadata.%s must be a list", k)
+		c.add(SeverityError, CategoryMetadata, "INVALID_METADATA_TYPE", "metadata."+k, "", "make it a list (a single string becomes a one-item list)", specListFix(k),
+			"metadata.%s must be a list", k)
 	}
+}
+
+// specListFix makes metadata k a list: a non-blank string becomes a
+// one-item list, anything else an empty list.
+func specListFix(k string) func(*Document) bool {
+	return func(d *Document) bool {
+		v := d.Metadata[k]
+		if _, ok := v.([]any); ok {
+			return false
+		}
+		if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
+			d.Metadata[k] = []any{s}
+		} else {
+			d.Metadata[k] = []any{}
+		}
+		return true
+	}
+}
+
+// checkSpecHours reports estimated_hours/actual_hours set to something
+// other than a number; fixable when it reads as a non-negative number.
+func (c *checker) checkSpecHours(m map[string]any) {
 	for _, k := range []string{"estimated_hours", "actual_hours"} {
 		v, ok := m[k]
 		if !ok || v == nil {
@@ -278,41 +290,56 @@ func (c *checker) checkSpecMetadata() {
 		if _, isNum := v.(float64); isNum {
 			continue
 		}
-		k := k
 		var fix func(*Document) bool
 		if f, ok := toFloat(v); ok && f >= 0 {
-			fix = func(d *Document) bool {
-				f, ok := toFloat(d.Metadata[k])
-				if !ok {
-					return false
-				}
-				d.Metadata[k] = f
-				return true
-			}
+			fix = specNumberFix(k)
 		}
 		c.add(SeverityWarning, CategoryMetadata, "INVALID_METADATA_TYPE", "metadata."+k, "", "write a number", fix, "metadata.%s must be a number", k)
 	}
-	if risks, ok := m["risks"].([]any); ok {
-		for i, it := range risks {
-			r, ok := it.(map[string]any)
-			bad := !ok
-			if ok {
-				desc, _ := r["description"].(string)
-				bad = strings.TrimSpace(desc) == ""
-				for _, f := range []string{"likelihood", "impact"} {
-					if lv, has := r[f]; has {
-						if s, _ := lv.(string); !containsString(RiskLevels, s) {
-							bad = true
-						}
-					}
-				}
-			}
-			if bad {
-				c.add(SeverityWarning, CategoryMetadata, "INVALID_RISK", fmt.Sprintf("metadata.risks[%d]", i), "", "give a description and low|medium|high levels", nil,
-					"risk %d needs a description and likelihood/impact in low|medium|high", i+1)
+}
+
+// specNumberFix replaces metadata k by the number it reads as.
+func specNumberFix(k string) func(*Document) bool {
+	return func(d *Document) bool {
+		f, ok := toFloat(d.Metadata[k])
+		if !ok {
+			return false
+		}
+		d.Metadata[k] = f
+		return true
+	}
+}
+
+// checkSpecRisks reports every entry of metadata.risks that is not a
+// well-formed risk (see validRisk).
+func (c *checker) checkSpecRisks(m map[string]any) {
+	risks, _ := m["risks"].([]any)
+	for i, it := range risks {
+		if !validRisk(it) {
+			c.add(SeverityWarning, CategoryMetadata, "INVALID_RISK", fmt.Sprintf("metadata.risks[%d]", i), "", "give a description and low|medium|high levels", nil,
+				"risk %d needs a description and likelihood/impact in low|medium|high", i+1)
+		}
+	}
+}
+
+// validRisk reports whether it is an object with a non-blank description
+// whose likelihood and impact, when present, are in RiskLevels.
+func validRisk(it any) bool {
+	r, ok := it.(map[string]any)
+	if !ok {
+		return false
+	}
+	if desc, _ := r["description"].(string); strings.TrimSpace(desc) == "" {
+		return false
+	}
+	for _, f := range []string{"likelihood", "impact"} {
+		if lv, has := r[f]; has {
+			if s, _ := lv.(string); !containsString(RiskLevels, s) {
+				return false
 			}
 		}
 	}
+	return true
 }
 
 // ---- hierarchy ----
@@ -321,43 +348,61 @@ func (c *checker) checkRoot() {
 	r := c.d.Hierarchy[RootID]
 	if r == nil {
 		c.flagged[RootID] = true
-		c.add(SeverityError, CategoryHierarchy, "MISSING_SPEC_ROOT", "hierarchy."+RootID, RootID, "create spec-root and attach the phases", func(d *Document) bool {
-			if d.Hierarchy[RootID] != nil {
-				return false
-			}
-			root := &Node{ID: RootID, Type: TypeSpec, Title: d.Title, Status: StatusPending, Children: []string{}, Metadata: map[string]any{}}
-			if root.Title == "" {
-				root.Title = d.SpecID
-			}
-			ids := sortedIDs(d.Hierarchy)
-			for _, id := range ids {
-				n := d.Hierarchy[id]
-				if n == nil {
-					continue
-				}
-				if n.Parent == RootID || ((n.Parent == "" || d.Hierarchy[n.Parent] == nil) && (n.Type == TypePhase || strings.HasPrefix(id, "phase-"))) {
-					n.Parent = RootID
-					n.absent &^= fParent
-					root.Children = append(root.Children, id)
-				}
-			}
-			d.Hierarchy[RootID] = root
-			return true
-		}, "the hierarchy has no spec-root node")
+		c.add(SeverityError, CategoryHierarchy, "MISSING_SPEC_ROOT", "hierarchy."+RootID, RootID, "create spec-root and attach the phases", createRoot,
+			"the hierarchy has no spec-root node")
 		return
 	}
 	if r.Type != TypeSpec || r.Parent != "" {
-		c.add(SeverityError, CategoryHierarchy, "INVALID_ROOT", "hierarchy."+RootID, RootID, "make spec-root type spec with a null parent", func(d *Document) bool {
-			r := d.Hierarchy[RootID]
-			if r == nil || (r.Type == TypeSpec && r.Parent == "") {
-				return false
-			}
-			r.Type, r.Parent = TypeSpec, ""
-			r.absent &^= fType | fParent
-			r.malformed &^= fType | fParent
-			return true
-		}, "spec-root must have type spec and a null parent (type %q, parent %q)", truncateForDetails(string(r.Type)), truncateForDetails(r.Parent))
+		c.add(SeverityError, CategoryHierarchy, "INVALID_ROOT", "hierarchy."+RootID, RootID, "make spec-root type spec with a null parent", resetRoot,
+			"spec-root must have type spec and a null parent (type %q, parent %q)", truncateForDetails(string(r.Type)), truncateForDetails(r.Parent))
 	}
+}
+
+// createRoot is the fix of MISSING_SPEC_ROOT: it adds a spec-root node
+// (titled after the document) and attaches under it, in id order, every node
+// that belongs there (see belongsUnderRoot). It does nothing when the root
+// exists.
+func createRoot(d *Document) bool {
+	if d.Hierarchy[RootID] != nil {
+		return false
+	}
+	root := &Node{ID: RootID, Type: TypeSpec, Title: d.Title, Status: StatusPending, Children: []string{}, Metadata: map[string]any{}}
+	if root.Title == "" {
+		root.Title = d.SpecID
+	}
+	for _, id := range sortedIDs(d.Hierarchy) {
+		if n := d.Hierarchy[id]; n != nil && belongsUnderRoot(d, id, n) {
+			n.Parent = RootID
+			n.absent &^= fParent
+			root.Children = append(root.Children, id)
+		}
+	}
+	d.Hierarchy[RootID] = root
+	return true
+}
+
+// belongsUnderRoot reports whether node id goes under a recreated root: it
+// names the root as parent, or it is a phase (by type or id) whose parent is
+// unset or missing.
+func belongsUnderRoot(d *Document, id string, n *Node) bool {
+	if n.Parent == RootID {
+		return true
+	}
+	orphan := n.Parent == "" || d.Hierarchy[n.Parent] == nil
+	return orphan && (n.Type == TypePhase || strings.HasPrefix(id, "phase-"))
+}
+
+// resetRoot is the fix of INVALID_ROOT: spec-root becomes type spec with
+// no parent.
+func resetRoot(d *Document) bool {
+	r := d.Hierarchy[RootID]
+	if r == nil || (r.Type == TypeSpec && r.Parent == "") {
+		return false
+	}
+	r.Type, r.Parent = TypeSpec, ""
+	r.absent &^= fType | fParent
+	r.malformed &^= fType | fParent
+	return true
 }
 
 func sortedIDs(h map[string]*Node) []string {
@@ -369,28 +414,34 @@ func sortedIDs(h map[string]*Node) []string {
 	return ids
 }
 
-// inferType guesses a node type from its id.
+// typePrefixes maps id prefixes to the node type they suggest, in the order
+// inferType tries them.
+var typePrefixes = []struct {
+	prefix string
+	t      NodeType
+}{
+	{"phase-", TypePhase}, {"verify-", TypeVerify}, {"research-", TypeResearch},
+	{"group-", TypeGroup}, {"subtask-", TypeSubtask},
+}
+
+// inferType guesses a node type from its id: the root, a type prefix, and
+// task-N-M-K… (three numbers or more) for a subtask.
 func inferType(id string) NodeType {
-	switch {
-	case id == RootID:
+	if id == RootID {
 		return TypeSpec
-	case strings.HasPrefix(id, "phase-"):
-		return TypePhase
-	case strings.HasPrefix(id, "verify-"):
-		return TypeVerify
-	case strings.HasPrefix(id, "research-"):
-		return TypeResearch
-	case strings.HasPrefix(id, "group-"):
-		return TypeGroup
-	case strings.HasPrefix(id, "subtask-"):
-		return TypeSubtask
-	case strings.HasPrefix(id, "task-"):
-		if nums, ok := idNumbers(id, "task"); ok && len(nums) >= 3 {
-			return TypeSubtask
-		}
-		return TypeTask
 	}
-	return ""
+	for _, p := range typePrefixes {
+		if strings.HasPrefix(id, p.prefix) {
+			return p.t
+		}
+	}
+	if !strings.HasPrefix(id, "task-") {
+		return ""
+	}
+	if nums, ok := idNumbers(id, "task"); ok && len(nums) >= 3 {
+		return TypeSubtask
+	}
+	return TypeTask
 }
 
 // inferParent guesses the parent of id from its id and type: phases go under
@@ -403,29 +454,32 @@ func inferParent(d *Document, id string, t NodeType) string {
 		}
 		return ""
 	}
+	cand := numberedParent(id)
+	if cand != "" && d.Hierarchy[cand] != nil && cand != id {
+		return cand
+	}
+	return ""
+}
+
+// numberedParent returns the parent id that <type>-N-M… suggests: the id
+// without its last number for three numbers or more, phase-N for two, ""
+// for one or when anything after the type is not all digits.
+func numberedParent(id string) string {
 	i := strings.Index(id, "-")
 	if i < 0 {
 		return ""
 	}
 	parts := strings.Split(id[i+1:], "-")
 	for _, p := range parts {
-		for _, ch := range p {
-			if ch < '0' || ch > '9' {
-				return ""
-			}
+		if strings.Trim(p, "0123456789") != "" {
+			return ""
 		}
 	}
-	var cand string
 	switch {
 	case len(parts) >= 3:
-		cand = id[:strings.LastIndex(id, "-")]
+		return id[:strings.LastIndex(id, "-")]
 	case len(parts) == 2:
-		cand = "phase-" + parts[0]
-	default:
-		return ""
-	}
-	if d.Hierarchy[cand] != nil && cand != id {
-		return cand
+		return "phase-" + parts[0]
 	}
 	return ""
 }
@@ -593,79 +647,104 @@ func dedupe(list []string) []string {
 
 // ---- dependencies ----
 
+// depList is one dependency list of a node. mirror, when set, is the list
+// of the target that must name the node back (blocked_by ↔ blocks), called
+// mirrorName, and relation says in a message how the node relates to the
+// target.
+type depList struct {
+	name       string
+	get        func(*Node) *[]string
+	mirrorName string
+	mirror     func(*Node) *[]string
+	relation   string
+}
+
+// depLists are the dependency lists checkDeps checks, in order.
+var depLists = []depList{
+	{name: "blocked_by", get: func(n *Node) *[]string { return &n.Dependencies.BlockedBy },
+		mirrorName: "blocks", mirror: func(n *Node) *[]string { return &n.Dependencies.Blocks }, relation: "is blocked by"},
+	{name: "blocks", get: func(n *Node) *[]string { return &n.Dependencies.Blocks },
+		mirrorName: "blocked_by", mirror: func(n *Node) *[]string { return &n.Dependencies.BlockedBy }, relation: "blocks"},
+	{name: "depends", get: func(n *Node) *[]string { return &n.Dependencies.Depends }},
+}
+
 func (c *checker) checkDeps(id string) {
-	d := c.d
-	n := d.Hierarchy[id]
+	n := c.d.Hierarchy[id]
 	if n == nil || strings.TrimSpace(id) == "" {
 		return
 	}
-	lists := []struct {
-		name string
-		get  func(*Node) *[]string
-	}{
-		{"blocked_by", func(n *Node) *[]string { return &n.Dependencies.BlockedBy }},
-		{"blocks", func(n *Node) *[]string { return &n.Dependencies.Blocks }},
-		{"depends", func(n *Node) *[]string { return &n.Dependencies.Depends }},
-	}
-	for _, l := range lists {
-		l := l
+	for _, l := range depLists {
 		list := *l.get(n)
 		loc := nodeLoc(id, "dependencies", l.name)
 		if hasDup(list) {
-			c.add(SeverityWarning, CategoryDependency, "DUPLICATE_DEPENDENCY", loc, id, "keep one of each", func(d *Document) bool {
-				n := d.Hierarchy[id]
-				if n == nil || !hasDup(*l.get(n)) {
-					return false
-				}
-				*l.get(n) = dedupe(*l.get(n))
-				return true
-			}, "node %s lists the same %s target more than once", id, l.name)
+			c.add(SeverityWarning, CategoryDependency, "DUPLICATE_DEPENDENCY", loc, id, "keep one of each", dedupeDepFix(id, l),
+				"node %s lists the same %s target more than once", id, l.name)
 		}
 		for _, t := range dedupe(list) {
-			t := t
-			remove := func(d *Document) bool {
-				n := d.Hierarchy[id]
-				if n == nil || !containsString(*l.get(n), t) {
-					return false
-				}
-				*l.get(n) = removeString(*l.get(n), t)
-				return true
-			}
-			switch {
-			case t == id:
-				is := c.add(SeverityError, CategoryDependency, "SELF_DEPENDENCY", loc, id, "remove the self reference", remove,
-					"node %s lists itself in %s", id, l.name)
-				keyed(is, t)
-			case d.Hierarchy[t] == nil || strings.TrimSpace(t) == "":
-				sev := SeverityError
-				if l.name == "depends" {
-					sev = SeverityWarning
-				}
-				is := c.add(sev, CategoryDependency, "MISSING_DEPENDENCY_TARGET", loc, id, "remove the reference", remove,
-					"node %s lists %q in %s, which does not exist", id, truncateForDetails(t), l.name)
-				keyed(is, t)
-			case l.name == "blocked_by" && !containsString(d.Hierarchy[t].Dependencies.Blocks, id):
-				is := c.add(SeverityError, CategoryDependency, "BIDIRECTIONAL_INCONSISTENCY", loc, id, "add "+id+" to "+t+".blocks", func(d *Document) bool {
-					tn := d.Hierarchy[t]
-					if tn == nil || containsString(tn.Dependencies.Blocks, id) {
-						return false
-					}
-					tn.Dependencies.Blocks = append(tn.Dependencies.Blocks, id)
-					return true
-				}, "node %s is blocked by %s, but %s.blocks does not list it", id, t, t)
-				keyed(is, t)
-			case l.name == "blocks" && !containsString(d.Hierarchy[t].Dependencies.BlockedBy, id):
-				is := c.add(SeverityError, CategoryDependency, "BIDIRECTIONAL_INCONSISTENCY", loc, id, "add "+id+" to "+t+".blocked_by", func(d *Document) bool {
-					tn := d.Hierarchy[t]
-					if tn == nil || containsString(tn.Dependencies.BlockedBy, id) {
-						return false
-					}
-					tn.Dependencies.BlockedBy = append(tn.Dependencies.BlockedBy, id)
-					return true
-				}, "node %s blocks %s, but %s.blocked_by does not list it", id, t, t)
-				keyed(is, t)
-			}
+			c.checkDepTarget(id, l, loc, t)
 		}
+	}
+}
+
+// checkDepTarget reports what is wrong with target t of node id's list l, at
+// most one issue: a self reference, a missing target (a warning in depends),
+// or a target whose mirror list does not name id back.
+func (c *checker) checkDepTarget(id string, l depList, loc, t string) {
+	var is *issue
+	tn := c.d.Hierarchy[t]
+	switch {
+	case t == id:
+		is = c.add(SeverityError, CategoryDependency, "SELF_DEPENDENCY", loc, id, "remove the self reference", removeDepFix(id, l, t),
+			"node %s lists itself in %s", id, l.name)
+	case tn == nil || strings.TrimSpace(t) == "":
+		sev := SeverityError
+		if l.mirror == nil {
+			sev = SeverityWarning
+		}
+		is = c.add(sev, CategoryDependency, "MISSING_DEPENDENCY_TARGET", loc, id, "remove the reference", removeDepFix(id, l, t),
+			"node %s lists %q in %s, which does not exist", id, truncateForDetails(t), l.name)
+	case l.mirror != nil && !containsString(*l.mirror(tn), id):
+		is = c.add(SeverityError, CategoryDependency, "BIDIRECTIONAL_INCONSISTENCY", loc, id, "add "+id+" to "+t+"."+l.mirrorName, addMirrorFix(id, l, t),
+			"node %s %s %s, but %s.%s does not list it", id, l.relation, t, t, l.mirrorName)
+	default:
+		return
+	}
+	keyed(is, t)
+}
+
+// dedupeDepFix removes repeated targets from node id's list l.
+func dedupeDepFix(id string, l depList) func(*Document) bool {
+	return func(d *Document) bool {
+		n := d.Hierarchy[id]
+		if n == nil || !hasDup(*l.get(n)) {
+			return false
+		}
+		*l.get(n) = dedupe(*l.get(n))
+		return true
+	}
+}
+
+// removeDepFix removes target t from node id's list l.
+func removeDepFix(id string, l depList, t string) func(*Document) bool {
+	return func(d *Document) bool {
+		n := d.Hierarchy[id]
+		if n == nil || !containsString(*l.get(n), t) {
+			return false
+		}
+		*l.get(n) = removeString(*l.get(n), t)
+		return true
+	}
+}
+
+// addMirrorFix appends id to target t's mirror of list l.
+func addMirrorFix(id string, l depList, t string) func(*Document) bool {
+	return func(d *Document) bool {
+		tn := d.Hierarchy[t]
+		if tn == nil || containsString(*l.mirror(tn), id) {
+			return false
+		}
+		*l.mirror(tn) = append(*l.mirror(tn), id)
+		return true
 	}
 }
 
@@ -704,14 +783,7 @@ func (c *checker) enumCheck(id, key, code string, allowed []string, synonyms map
 	}
 	target := ""
 	if isStr {
-		w := normalizeWord(s)
-		if containsString(allowed, w) {
-			target = w
-		} else if containsString(allowed, strings.ReplaceAll(w, "_", "-")) {
-			target = strings.ReplaceAll(w, "_", "-")
-		} else if m, ok := synonyms[w]; ok {
-			target = m
-		}
+		target = enumSpelling(s, allowed, synonyms)
 	}
 	if target == "" {
 		target = fallback
@@ -720,17 +792,35 @@ func (c *checker) enumCheck(id, key, code string, allowed []string, synonyms map
 	suggestion := "use one of " + strings.Join(allowed, ", ")
 	if target != "" {
 		suggestion = "use " + target
-		fix = func(d *Document) bool {
-			n := d.Hierarchy[id]
-			if n == nil || n.Metadata[key] == target {
-				return false
-			}
-			n.SetMeta(key, target)
-			return true
-		}
+		fix = setNodeMetaFix(id, key, target)
 	}
 	c.add(sev, CategoryNodeMetadata, code, nodeLoc(id, "metadata", key), id, suggestion, fix,
 		"node %s has %s %q", id, key, truncateForDetails(fmt.Sprint(v)))
+}
+
+// enumSpelling maps s to a value of allowed: its normalized spelling (see
+// normalizeWord), that spelling with dashes for underscores, or its synonym;
+// "" when none matches.
+func enumSpelling(s string, allowed []string, synonyms map[string]string) string {
+	w := normalizeWord(s)
+	for _, cand := range []string{w, strings.ReplaceAll(w, "_", "-")} {
+		if containsString(allowed, cand) {
+			return cand
+		}
+	}
+	return synonyms[w]
+}
+
+// setNodeMetaFix sets node id's metadata key to value.
+func setNodeMetaFix(id, key string, value any) func(*Document) bool {
+	return func(d *Document) bool {
+		n := d.Hierarchy[id]
+		if n == nil || n.Metadata[key] == value {
+			return false
+		}
+		n.SetMeta(key, value)
+		return true
+	}
 }
 
 // ---- counts, rollups and cycles ----
@@ -758,6 +848,9 @@ func rollupView(d *Document, clock core.Clock) *Spec {
 	return s
 }
 
+// recountFix is the fix of the count and rollup mismatches: it copies the
+// recomputed counts, statuses and metadata onto every node that differs,
+// and the recomputed status, progress and current phase onto the document.
 func (c *checker) recountFix() func(*Document) bool {
 	return func(d *Document) bool {
 		if d.Hierarchy == nil {
@@ -766,28 +859,35 @@ func (c *checker) recountFix() func(*Document) bool {
 		s := rollupView(d, c.clock)
 		changed := false
 		for id, n := range d.Hierarchy {
-			if n == nil {
-				continue
-			}
-			e := s.Node(id)
-			if e == nil {
-				continue
-			}
-			if e.TotalTasks != n.TotalTasks || e.CompletedTasks != n.CompletedTasks || e.Status != n.Status || !jsonEqual(e.Metadata, n.Metadata) {
-				n.TotalTasks, n.CompletedTasks, n.Status = e.TotalTasks, e.CompletedTasks, e.Status
-				n.Metadata = cloneMap(e.Metadata)
-				n.absent &^= fTotal | fCompleted | fStatus
-				n.malformed &^= fTotal | fCompleted | fStatus
+			if e := s.Node(id); n != nil && e != nil && copyRollup(n, e) {
 				changed = true
 			}
 		}
-		h := s.Header
-		if d.Status != h.Status || d.ProgressPercentage != h.ProgressPercentage || d.CurrentPhase != h.CurrentPhase {
-			d.Status, d.ProgressPercentage, d.CurrentPhase = h.Status, h.ProgressPercentage, h.CurrentPhase
+		if headerRollupDiffers(d, s.Header) {
+			d.Status, d.ProgressPercentage, d.CurrentPhase = s.Header.Status, s.Header.ProgressPercentage, s.Header.CurrentPhase
 			changed = true
 		}
 		return changed
 	}
+}
+
+// copyRollup copies e's counts, status and metadata onto n when any of them
+// differs, and reports whether it did.
+func copyRollup(n, e *Node) bool {
+	if e.TotalTasks == n.TotalTasks && e.CompletedTasks == n.CompletedTasks && e.Status == n.Status && jsonEqual(e.Metadata, n.Metadata) {
+		return false
+	}
+	n.TotalTasks, n.CompletedTasks, n.Status = e.TotalTasks, e.CompletedTasks, e.Status
+	n.Metadata = cloneMap(e.Metadata)
+	n.absent &^= fTotal | fCompleted | fStatus
+	n.malformed &^= fTotal | fCompleted | fStatus
+	return true
+}
+
+// headerRollupDiffers reports whether the document's status, progress or
+// current phase differ from the recomputed header h.
+func headerRollupDiffers(d *Document, h Header) bool {
+	return d.Status != h.Status || d.ProgressPercentage != h.ProgressPercentage || d.CurrentPhase != h.CurrentPhase
 }
 
 func (c *checker) checkCountsAndCycles() {
@@ -798,38 +898,45 @@ func (c *checker) checkCountsAndCycles() {
 	s := rollupView(d, c.clock)
 	recount := c.recountFix()
 	for _, id := range sortedIDs(d.Hierarchy) {
-		n, e := d.Hierarchy[id], s.Node(id)
-		if n == nil || e == nil {
-			continue
-		}
-		if n.TotalTasks != e.TotalTasks {
-			is := c.add(SeverityError, CategoryCounts, "TOTAL_TASKS_MISMATCH", nodeLoc(id, "total_tasks"), id, "recount", recount,
-				"node %s has total_tasks %d, expected %d", id, n.TotalTasks, e.TotalTasks)
-			is.group = "recount"
-		}
-		if n.CompletedTasks != e.CompletedTasks {
-			is := c.add(SeverityError, CategoryCounts, "COMPLETED_TASKS_MISMATCH", nodeLoc(id, "completed_tasks"), id, "recount", recount,
-				"node %s has completed_tasks %d, expected %d", id, n.CompletedTasks, e.CompletedTasks)
-			is.group = "recount"
-		}
-		if n.Status != e.Status && n.Status.Valid() {
-			is := c.add(SeverityError, CategoryCounts, "STATUS_ROLLUP_MISMATCH", nodeLoc(id, "status"), id, "recompute it from the children", recount,
-				"node %s has status %s, but its children make it %s", id, n.Status, e.Status)
-			is.group = "recount"
+		if n, e := d.Hierarchy[id], s.Node(id); n != nil && e != nil {
+			c.checkNodeCounts(id, n, e, recount)
 		}
 	}
 	h := s.Header
-	if d.Status != h.Status || d.ProgressPercentage != h.ProgressPercentage || d.CurrentPhase != h.CurrentPhase {
-		is := c.add(SeverityError, CategoryCounts, "SPEC_ROLLUP_MISMATCH", "status", "", "recompute status, progress_percentage and current_phase", recount,
+	if headerRollupDiffers(d, h) {
+		c.addRecount(recount, "SPEC_ROLLUP_MISMATCH", "status", "", "recompute status, progress_percentage and current_phase",
 			"top-level status/progress/current_phase are %q/%d/%q, expected %q/%d/%q", truncateForDetails(string(d.Status)), d.ProgressPercentage,
 			truncateForDetails(d.CurrentPhase), h.Status, h.ProgressPercentage, h.CurrentPhase)
-		is.group = "recount"
 	}
 	if cycle := FindDeadlock(s); cycle != nil {
 		c.add(SeverityError, CategoryDependency, "CYCLE_DETECTED", nodeLoc(cycle[0], "dependencies", "blocked_by"), cycle[0],
 			"remove one blocked_by edge of the cycle with task remove-dependency", nil,
 			"dependency cycle (inherited edges included): %s", strings.Join(cycle, " → "))
 	}
+}
+
+// checkNodeCounts reports where node n's stored counts and (valid) status
+// differ from e, its recomputed self.
+func (c *checker) checkNodeCounts(id string, n, e *Node, recount func(*Document) bool) {
+	if n.TotalTasks != e.TotalTasks {
+		c.addRecount(recount, "TOTAL_TASKS_MISMATCH", nodeLoc(id, "total_tasks"), id, "recount",
+			"node %s has total_tasks %d, expected %d", id, n.TotalTasks, e.TotalTasks)
+	}
+	if n.CompletedTasks != e.CompletedTasks {
+		c.addRecount(recount, "COMPLETED_TASKS_MISMATCH", nodeLoc(id, "completed_tasks"), id, "recount",
+			"node %s has completed_tasks %d, expected %d", id, n.CompletedTasks, e.CompletedTasks)
+	}
+	if n.Status != e.Status && n.Status.Valid() {
+		c.addRecount(recount, "STATUS_ROLLUP_MISMATCH", nodeLoc(id, "status"), id, "recompute it from the children",
+			"node %s has status %s, but its children make it %s", id, n.Status, e.Status)
+	}
+}
+
+// addRecount adds a counts error fixed by recount, in the "recount" group
+// (one recount per fix round, however many mismatches).
+func (c *checker) addRecount(recount func(*Document) bool, code, loc, nodeID, suggestion, format string, args ...any) {
+	is := c.add(SeverityError, CategoryCounts, code, loc, nodeID, suggestion, recount, format, args...)
+	is.group = "recount"
 }
 
 // ---- journal ----
@@ -847,18 +954,24 @@ func (c *checker) checkJournal() {
 		}
 	}
 	if bad > 0 || d.malformed&dJournal != 0 {
-		c.add(SeverityWarning, CategoryStructure, "INVALID_JOURNAL_ENTRY", "journal", "", "drop malformed entries and map unknown entry types to note", func(d *Document) bool {
-			changed := d.malformed&dJournal != 0
-			d.malformed &^= dJournal
-			for i := range d.Journal {
-				if !containsString(JournalEntryTypes, d.Journal[i].EntryType) {
-					d.Journal[i].EntryType = "note"
-					changed = true
-				}
-			}
-			return changed
-		}, "%s", journalMessage(bad, d.malformed&dJournal != 0))
+		c.add(SeverityWarning, CategoryStructure, "INVALID_JOURNAL_ENTRY", "journal", "", "drop malformed entries and map unknown entry types to note", fixJournal,
+			"%s", journalMessage(bad, d.malformed&dJournal != 0))
 	}
+}
+
+// fixJournal is the fix of INVALID_JOURNAL_ENTRY: it clears the malformed
+// mark (the malformed items were dropped on reading) and turns unknown entry
+// types into note.
+func fixJournal(d *Document) bool {
+	changed := d.malformed&dJournal != 0
+	d.malformed &^= dJournal
+	for i := range d.Journal {
+		if !containsString(JournalEntryTypes, d.Journal[i].EntryType) {
+			d.Journal[i].EntryType = "note"
+			changed = true
+		}
+	}
+	return changed
 }
 
 func journalMessage(bad int, malformed bool) string {

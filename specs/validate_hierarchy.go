@@ -59,15 +59,21 @@ func (c *checker) canBeChild(pid, cid string) bool {
 // exist or cannot be a child; the fix removes it from the list.
 func (c *checker) ruleMissingChild(pid, cid string) {
 	c.flagged[pid] = true
-	is := c.add(SeverityError, CategoryHierarchy, "MISSING_CHILD_NODE", nodeLoc(pid, "children"), pid, "remove it from children", func(d *Document) bool {
+	is := c.add(SeverityError, CategoryHierarchy, "MISSING_CHILD_NODE", nodeLoc(pid, "children"), pid, "remove it from children", unlistChildFix(pid, cid),
+		"node %s lists child %q, which does not exist or cannot be a child", pid, truncateForDetails(cid))
+	keyed(is, cid)
+}
+
+// unlistChildFix removes cid from pid's children.
+func unlistChildFix(pid, cid string) func(*Document) bool {
+	return func(d *Document) bool {
 		p := d.Hierarchy[pid]
 		if p == nil || !containsString(p.Children, cid) {
 			return false
 		}
 		p.Children = removeString(p.Children, cid)
 		return true
-	}, "node %s lists child %q, which does not exist or cannot be a child", pid, truncateForDetails(cid))
-	keyed(is, cid)
+	}
 }
 
 // ruleDuplicateChild (DUPLICATE_CHILD): pid lists cid again; the fix keeps
@@ -87,20 +93,33 @@ func (c *checker) ruleDuplicateChild(pid, cid string) {
 // checkParentLink picks the one parent-link rule that applies to id, listed
 // by owners.
 func (c *checker) checkParentLink(id string, n *Node, owners []string) {
-	d := c.d
-	parentOK := n.Parent != "" && d.Hierarchy[n.Parent] != nil && n.Parent != id
 	switch {
 	case len(owners) > 0 && !containsString(owners, n.Parent):
 		c.ruleListedElsewhere(id, n, owners)
 	case len(owners) > 1:
 		c.ruleListedTwice(id, n, owners)
-	case len(owners) == 0 && parentOK:
+	case len(owners) == 1:
+		// Listed by its parent alone: consistent.
+	case c.hasParentNode(id, n):
 		c.ruleParentOmits(id, n)
-	case len(owners) == 0 && d.Hierarchy[RootID] == nil && (n.Parent == RootID || n.Parent == "" || n.Type == TypePhase):
+	case c.rootAdopts(n):
 		// MISSING_SPEC_ROOT's fix attaches it.
-	case len(owners) == 0:
+	default:
 		c.ruleOrphan(id, n)
 	}
+}
+
+// hasParentNode reports whether n's parent field names an existing node
+// other than n itself.
+func (c *checker) hasParentNode(id string, n *Node) bool {
+	return n.Parent != "" && c.d.Hierarchy[n.Parent] != nil && n.Parent != id
+}
+
+// rootAdopts reports whether MISSING_SPEC_ROOT's fix (createRoot) will
+// attach n, which no node lists: the root is missing and n names it as
+// parent, names no parent, or is a phase.
+func (c *checker) rootAdopts(n *Node) bool {
+	return c.d.Hierarchy[RootID] == nil && (n.Parent == RootID || n.Parent == "" || n.Type == TypePhase)
 }
 
 // ruleListedElsewhere (PARENT_CHILD_MISMATCH): id is listed by other nodes
@@ -108,7 +127,14 @@ func (c *checker) checkParentLink(id string, n *Node, owners []string) {
 func (c *checker) ruleListedElsewhere(id string, n *Node, owners []string) {
 	c.flagged[id] = true
 	owner := owners[0]
-	c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(id, "parent"), id, "set parent to "+owner+", the node that lists it", func(d *Document) bool {
+	c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(id, "parent"), id, "set parent to "+owner+", the node that lists it", reparentFix(id, owner),
+		"node %s names parent %q but is listed by %s", id, truncateForDetails(n.Parent), strings.Join(owners, ", "))
+}
+
+// reparentFix makes owner, which lists id, id's parent, and removes id from
+// the children of the parent it named.
+func reparentFix(id, owner string) func(*Document) bool {
+	return func(d *Document) bool {
 		n := d.Hierarchy[id]
 		if n == nil || n.Parent == owner || d.Hierarchy[owner] == nil {
 			return false
@@ -119,7 +145,7 @@ func (c *checker) ruleListedElsewhere(id string, n *Node, owners []string) {
 		n.Parent = owner
 		n.absent &^= fParent
 		return true
-	}, "node %s names parent %q but is listed by %s", id, truncateForDetails(n.Parent), strings.Join(owners, ", "))
+	}
 }
 
 // ruleListedTwice (PARENT_CHILD_MISMATCH): id is listed by its parent and by
@@ -130,14 +156,8 @@ func (c *checker) ruleListedTwice(id string, n *Node, owners []string) {
 		if o == n.Parent {
 			continue
 		}
-		is := c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(o, "children"), o, "remove it from "+o+"'s children", func(d *Document) bool {
-			p := d.Hierarchy[o]
-			if p == nil || !containsString(p.Children, id) {
-				return false
-			}
-			p.Children = removeString(p.Children, id)
-			return true
-		}, "node %s is listed by %s but its parent is %s", id, o, n.Parent)
+		is := c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(o, "children"), o, "remove it from "+o+"'s children", unlistChildFix(o, id),
+			"node %s is listed by %s but its parent is %s", id, o, n.Parent)
 		keyed(is, id)
 	}
 }
@@ -147,14 +167,20 @@ func (c *checker) ruleListedTwice(id string, n *Node, owners []string) {
 func (c *checker) ruleParentOmits(id string, n *Node) {
 	c.flagged[id] = true
 	pid := n.Parent
-	c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(pid, "children"), id, "add it to "+pid+"'s children", func(d *Document) bool {
+	c.add(SeverityError, CategoryHierarchy, "PARENT_CHILD_MISMATCH", nodeLoc(pid, "children"), id, "add it to "+pid+"'s children", listChildFix(pid, id),
+		"node %s names parent %s, which does not list it", id, pid)
+}
+
+// listChildFix adds id to pid's children, before trailing verify nodes.
+func listChildFix(pid, id string) func(*Document) bool {
+	return func(d *Document) bool {
 		n, p := d.Hierarchy[id], d.Hierarchy[pid]
 		if n == nil || p == nil || containsString(p.Children, id) {
 			return false
 		}
 		p.Children = insertAt(p.Children, docDefaultIndex(d, p.Children, n.Type), id)
 		return true
-	}, "node %s names parent %s, which does not list it", id, pid)
+	}
 }
 
 // ruleOrphan (ORPHANED_NODES): id has no existing parent and no node lists
@@ -165,14 +191,18 @@ func (c *checker) ruleOrphan(id string, n *Node) {
 	if guess == "" || isDescendant(c.d, guess, id) {
 		guess = rootFallback(c.d, id, n)
 	}
-	var fix func(*Document) bool
-	suggestion := "set its parent and add it to that node's children"
-	if guess != "" {
-		suggestion = "attach it to " + guess
-		fix = func(d *Document) bool { return attach(d, id, guess) }
-	}
+	suggestion, fix := attachTo(id, guess, "set its parent and add it to that node's children")
 	c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
 		"node %s has no existing parent (%q) and no node lists it", id, truncateForDetails(n.Parent))
+}
+
+// attachTo is the suggestion and fix that attach id under guess; when guess
+// is "", the suggestion is otherwise and there is no fix.
+func attachTo(id, guess, otherwise string) (string, func(*Document) bool) {
+	if guess == "" {
+		return otherwise, nil
+	}
+	return "attach it to " + guess, func(d *Document) bool { return attach(d, id, guess) }
 }
 
 // rootFallback is where an orphan goes when its id names no parent:
@@ -251,16 +281,21 @@ func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	var fix func(*Document) bool
 	if home := idHome(c.d, cid, ch); home != "" && home != pid {
 		suggestion = "move it under " + home + ", the parent its id names"
-		fix = func(d *Document) bool {
-			n := d.Hierarchy[cid]
-			if n == nil || n.Parent == home {
-				return false
-			}
-			return attach(d, cid, home)
-		}
+		fix = moveHomeFix(cid, home)
 	}
 	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, suggestion, fix,
 		"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
+}
+
+// moveHomeFix moves cid under home unless it is there already.
+func moveHomeFix(cid, home string) func(*Document) bool {
+	return func(d *Document) bool {
+		n := d.Hierarchy[cid]
+		if n == nil || n.Parent == home {
+			return false
+		}
+		return attach(d, cid, home)
+	}
 }
 
 // idHome is where a misplaced n belongs: spec-root for a phase; for other
@@ -300,12 +335,7 @@ func (c *checker) ruleUnreachable(id string, depth map[string]int) {
 	if _, reachable := depth[guess]; !reachable || guess == n.Parent {
 		guess = rootFallback(c.d, id, n)
 	}
-	var fix func(*Document) bool
-	suggestion := "attach it under a node reachable from spec-root"
-	if guess != "" {
-		suggestion = "attach it to " + guess
-		fix = func(d *Document) bool { return attach(d, id, guess) }
-	}
+	suggestion, fix := attachTo(id, guess, "attach it under a node reachable from spec-root")
 	c.add(SeverityError, CategoryHierarchy, "ORPHANED_NODES", nodeLoc(id, "parent"), id, suggestion, fix,
 		"node %s is not reachable from spec-root (its parent chain loops)", id)
 }

@@ -100,21 +100,30 @@ func (c *checker) ruleEstimates(id string, n *Node) {
 		}
 		var fix func(*Document) bool
 		if f, ok := toFloat(v); ok && f >= 0 {
-			fix = func(d *Document) bool {
-				n := d.Hierarchy[id]
-				f, ok := toFloat(n.Metadata[k])
-				if n == nil || !ok {
-					return false
-				}
-				if _, isNum := n.Metadata[k].(float64); isNum {
-					return false
-				}
-				n.SetMeta(k, f)
-				return true
-			}
+			fix = estimateFix(id, k)
 		}
 		c.add(SeverityWarning, CategoryNodeMetadata, "INVALID_ESTIMATE", nodeLoc(id, "metadata", k), id, "write a non-negative number of hours", fix,
 			"node %s has %s %s", id, k, truncateForDetails(fmt.Sprint(v)))
+	}
+}
+
+// estimateFix replaces node id's metadata k, when it is not a float64
+// already, by the number it reads as (toFloat).
+func estimateFix(id, k string) func(*Document) bool {
+	return func(d *Document) bool {
+		n := d.Hierarchy[id]
+		if n == nil {
+			return false
+		}
+		f, ok := toFloat(n.Metadata[k])
+		if !ok {
+			return false
+		}
+		if _, isNum := n.Metadata[k].(float64); isNum {
+			return false
+		}
+		n.SetMeta(k, f)
+		return true
 	}
 }
 

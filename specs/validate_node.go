@@ -37,13 +37,19 @@ func (c *checker) checkNodeFields(id string) {
 // removes the entry.
 func (c *checker) ruleInvalidNode(id string) {
 	c.flagged[id] = true
-	c.add(SeverityError, CategoryNode, "INVALID_NODE", nodeLoc(id), id, "remove the entry", func(d *Document) bool {
+	c.add(SeverityError, CategoryNode, "INVALID_NODE", nodeLoc(id), id, "remove the entry", removeEntryFix(id),
+		"node %q is null or has a blank id", id)
+}
+
+// removeEntryFix deletes hierarchy entry id.
+func removeEntryFix(id string) func(*Document) bool {
+	return func(d *Document) bool {
 		if _, ok := d.Hierarchy[id]; !ok {
 			return false
 		}
 		delete(d.Hierarchy, id)
 		return true
-	}, "node %q is null or has a blank id", id)
+	}
 }
 
 // ruleNodeID (INVALID_ID): an id outside IDPattern. Not fixable: renaming
@@ -76,35 +82,49 @@ func missingFieldFix(id string, bit fieldSet) (string, func(*Document) bool) {
 	switch bit {
 	case fType:
 		// Inferred from the id, else task (foundry's own fix's default).
-		t, suggestion := inferType(id), "infer the type from the id: "
-		if t == "" || (t == TypeSpec && id != RootID) {
-			t, suggestion = TypeTask, "use the default type: "
+		// inferType gives spec only for the root's id.
+		if t := inferType(id); t != "" {
+			return "infer the type from the id: " + string(t), missingTypeFix(id, t)
 		}
-		return suggestion + string(t), func(d *Document) bool {
-			n := d.Hierarchy[id]
-			if n == nil || n.absent&fType == 0 {
-				return false
-			}
-			n.Type = t
-			n.absent &^= fType
-			n.malformed &^= fType
-			return true
-		}
+		return "use the default type: " + string(TypeTask), missingTypeFix(id, TypeTask)
 	case fParent:
 		// Handled with the hierarchy (the listing parent or an inferred one).
-		return "set the parent", func(d *Document) bool {
-			n := d.Hierarchy[id]
-			if n == nil || n.absent&fParent == 0 || n.Parent != "" {
-				if n != nil {
-					n.absent &^= fParent
-				}
-				return n != nil
-			}
-			n.absent &^= fParent // the orphan check decides the parent
-			return true
-		}
+		return "set the parent", missingParentFix(id)
 	}
-	return "add it with its default", func(d *Document) bool {
+	return "add it with its default", missingDefaultFix(id, bit)
+}
+
+// missingTypeFix gives node id, when its type is absent, type t.
+func missingTypeFix(id string, t NodeType) func(*Document) bool {
+	return func(d *Document) bool {
+		n := d.Hierarchy[id]
+		if n == nil || n.absent&fType == 0 {
+			return false
+		}
+		n.Type = t
+		n.absent &^= fType
+		n.malformed &^= fType
+		return true
+	}
+}
+
+// missingParentFix only clears node id's absent-parent mark: the orphan
+// check decides the parent.
+func missingParentFix(id string) func(*Document) bool {
+	return func(d *Document) bool {
+		n := d.Hierarchy[id]
+		if n == nil {
+			return false
+		}
+		n.absent &^= fParent
+		return true
+	}
+}
+
+// missingDefaultFix gives the absent field bit of node id its default (see
+// setFieldDefault).
+func missingDefaultFix(id string, bit fieldSet) func(*Document) bool {
+	return func(d *Document) bool {
 		n := d.Hierarchy[id]
 		if n == nil || n.absent&bit == 0 {
 			return false
@@ -152,7 +172,14 @@ func (c *checker) ruleFieldTypes(id string, n *Node) {
 	if bad&(fType|fTitle|fStatus|fParent|fChildren|fDependencies) != 0 {
 		sev = SeverityError
 	}
-	c.add(sev, CategoryNode, "INVALID_FIELD_TYPE", nodeLoc(id), id, "keep the coerced values", func(d *Document) bool {
+	c.add(sev, CategoryNode, "INVALID_FIELD_TYPE", nodeLoc(id), id, "keep the coerced values", keepCoercedFix(id),
+		"node %s has fields of the wrong JSON type (%s); their values were coerced", id, strings.Join(bad.names(), ", "))
+}
+
+// keepCoercedFix clears node id's malformed marks of present fields (their
+// coerced values stay) and gives it metadata when it has none.
+func keepCoercedFix(id string) func(*Document) bool {
+	return func(d *Document) bool {
 		n := d.Hierarchy[id]
 		if n == nil || n.malformed&^n.absent == 0 {
 			return false
@@ -162,7 +189,7 @@ func (c *checker) ruleFieldTypes(id string, n *Node) {
 			n.Metadata = map[string]any{}
 		}
 		return true
-	}, "node %s has fields of the wrong JSON type (%s); their values were coerced", id, strings.Join(bad.names(), ", "))
+	}
 }
 
 // ruleNodeType (INVALID_NODE_TYPE): a type that is not a node type, or spec
@@ -170,37 +197,38 @@ func (c *checker) ruleFieldTypes(id string, n *Node) {
 // maps synonyms or infers the type from the id, else falls back to task, as
 // foundry's own fix does.
 func (c *checker) ruleNodeType(id string, n *Node) {
-	isRoot := id == RootID
-	if n.absent&fType != 0 || (n.Type.Valid() && (n.Type == TypeSpec) == isRoot) || isRoot {
+	if id == RootID || n.absent&fType != 0 || (n.Type.Valid() && n.Type != TypeSpec) {
 		return
 	}
-	t, ok := MapNodeType(string(n.Type))
-	if ok && (t == TypeSpec) != isRoot {
-		ok = false
-	}
-	if !ok {
-		if it := inferType(id); it != "" && (it == TypeSpec) == isRoot {
-			t, ok = it, true
-		} else {
-			t, ok = TypeTask, true
-		}
-	}
-	var fix func(*Document) bool
-	suggestion := "set a valid type (" + joinTypes() + ")"
-	if ok {
-		suggestion = "use " + string(t)
-		fix = func(d *Document) bool {
-			n := d.Hierarchy[id]
-			if n == nil || n.Type == t {
-				return false
-			}
-			n.Type = t
-			n.malformed &^= fType
-			return true
-		}
-	}
-	c.add(SeverityError, CategoryNode, "INVALID_NODE_TYPE", nodeLoc(id, "type"), id, suggestion, fix,
+	t := nodeTypeRepair(id, n.Type)
+	c.add(SeverityError, CategoryNode, "INVALID_NODE_TYPE", nodeLoc(id, "type"), id, "use "+string(t), setTypeFix(id, t),
 		"node %s has type %q", id, truncateForDetails(string(n.Type)))
+}
+
+// nodeTypeRepair is the type a non-root node id with the invalid type typ
+// gets: typ's mapping (MapNodeType) unless that is spec, else the type its
+// id suggests (never spec for a non-root id), else task.
+func nodeTypeRepair(id string, typ NodeType) NodeType {
+	if t, ok := MapNodeType(string(typ)); ok && t != TypeSpec {
+		return t
+	}
+	if t := inferType(id); t != "" {
+		return t
+	}
+	return TypeTask
+}
+
+// setTypeFix sets node id's type to t.
+func setTypeFix(id string, t NodeType) func(*Document) bool {
+	return func(d *Document) bool {
+		n := d.Hierarchy[id]
+		if n == nil || n.Type == t {
+			return false
+		}
+		n.Type = t
+		n.malformed &^= fType
+		return true
+	}
 }
 
 // ruleNodeStatus (INVALID_STATUS): an unknown status, or archived below
@@ -215,7 +243,13 @@ func (c *checker) ruleNodeStatus(id string, n *Node) {
 		st = StatusPending
 		suggestion = "unrecognised: reset to pending"
 	}
-	c.add(SeverityError, CategoryNode, "INVALID_STATUS", nodeLoc(id, "status"), id, suggestion, func(d *Document) bool {
+	c.add(SeverityError, CategoryNode, "INVALID_STATUS", nodeLoc(id, "status"), id, suggestion, setStatusFix(id, st),
+		"node %s has status %q%s", id, truncateForDetails(string(n.Status)), hint)
+}
+
+// setStatusFix sets node id's status to st.
+func setStatusFix(id string, st Status) func(*Document) bool {
+	return func(d *Document) bool {
 		n := d.Hierarchy[id]
 		if n == nil || n.Status == st {
 			return false
@@ -223,7 +257,7 @@ func (c *checker) ruleNodeStatus(id string, n *Node) {
 		n.Status = st
 		n.malformed &^= fStatus
 		return true
-	}, "node %s has status %q%s", id, truncateForDetails(string(n.Status)), hint)
+	}
 }
 
 // statusRepair is the status an invalid one maps to, whether there is one,
@@ -252,20 +286,18 @@ func (c *checker) ruleEmptyTitle(id string, n *Node) {
 	if n.absent&fTitle != 0 || strings.TrimSpace(n.Title) != "" {
 		return
 	}
-	c.add(SeverityWarning, CategoryNode, "EMPTY_TITLE", nodeLoc(id, "title"), id, "use the id as the title until someone renames it", func(d *Document) bool {
+	c.add(SeverityWarning, CategoryNode, "EMPTY_TITLE", nodeLoc(id, "title"), id, "use the id as the title until someone renames it", titleFromIDFix(id),
+		"node %s has an empty title", id)
+}
+
+// titleFromIDFix gives node id, when its title is blank, its id as title.
+func titleFromIDFix(id string) func(*Document) bool {
+	return func(d *Document) bool {
 		n := d.Hierarchy[id]
 		if n == nil || strings.TrimSpace(n.Title) != "" {
 			return false
 		}
 		n.Title = id
 		return true
-	}, "node %s has an empty title", id)
-}
-
-func joinTypes() string {
-	var names []string
-	for _, t := range NodeTypes() {
-		names = append(names, string(t))
 	}
-	return strings.Join(names, ", ")
 }

@@ -85,43 +85,13 @@ func versionWord(ref string) (int64, bool) {
 // empty) counts if it was made at or before at.
 // Errors: VERSION_NOT_FOUND with details.oldest_timestamp, SPEC_NOT_FOUND.
 func VersionAt(ctx context.Context, repo Repo, specID, field string, at time.Time) (int64, error) {
-	var before, oldest int64
-	for {
-		page, more, err := repo.History(ctx, specID, before, 100)
-		if err != nil {
-			return 0, err
-		}
-		for _, v := range page {
-			if t, ok := ParseTime(v.Timestamp); ok && !t.After(at) {
-				return v.Version, nil
-			}
-			oldest = v.Version
-		}
-		if !more || len(page) == 0 {
-			break
-		}
-		before = page[len(page)-1].Version
+	v, found, oldest, err := keptVersionAt(ctx, repo, specID, at)
+	if err != nil || found {
+		return v, err
 	}
-	// The version before the oldest record: when was it made?
-	var candidate int64
-	var made string
-	if oldest == 0 {
-		err := repo.ReadSpec(ctx, specID, func(sp *Spec, _ JournalReader) error {
-			candidate, made = sp.Header.Version, sp.Header.LastUpdated
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-	} else {
-		candidate = oldest - 1
-		err := repo.ReadVersion(ctx, specID, candidate, func(v VersionView) error {
-			made = v.VersionHeader().LastUpdated
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
+	candidate, made, err := versionBeforeHistory(ctx, repo, specID, oldest)
+	if err != nil {
+		return 0, err
 	}
 	if t, ok := ParseTime(made); ok && !t.After(at) {
 		return candidate, nil
@@ -129,6 +99,49 @@ func VersionAt(ctx context.Context, repo Repo, specID, field string, at time.Tim
 	return 0, newErr(errcode.VersionNotFound, field,
 		"Spec %s has no kept version from %s: the oldest kept version, %d, was made at %s.", specID, at.Format(time.RFC3339Nano), candidate, made).
 		WithDetail("received", at.Format(time.RFC3339Nano)).WithDetail("oldest_version", candidate).WithDetail("oldest_timestamp", made)
+}
+
+// keptVersionAt pages through spec specID's history, newest first, for the
+// newest record whose timestamp is not after at (found). When none is,
+// oldest is the oldest record's version (0 when the history is empty).
+// Errors: those of Repo.History.
+func keptVersionAt(ctx context.Context, repo Repo, specID string, at time.Time) (version int64, found bool, oldest int64, err error) {
+	var before int64
+	for {
+		page, more, err := repo.History(ctx, specID, before, 100)
+		if err != nil {
+			return 0, false, 0, err
+		}
+		for _, v := range page {
+			if t, ok := ParseTime(v.Timestamp); ok && !t.After(at) {
+				return v.Version, true, 0, nil
+			}
+			oldest = v.Version
+		}
+		if !more || len(page) == 0 {
+			return 0, false, oldest, nil
+		}
+		before = page[len(page)-1].Version
+	}
+}
+
+// versionBeforeHistory is the version just before the oldest history
+// record, oldest, and when it was made (its last_updated): with no record
+// (oldest 0), the current version. Errors: those of Repo.ReadSpec and
+// Repo.ReadVersion.
+func versionBeforeHistory(ctx context.Context, repo Repo, specID string, oldest int64) (version int64, made string, err error) {
+	if oldest == 0 {
+		err = repo.ReadSpec(ctx, specID, func(sp *Spec, _ JournalReader) error {
+			version, made = sp.Header.Version, sp.Header.LastUpdated
+			return nil
+		})
+		return version, made, err
+	}
+	err = repo.ReadVersion(ctx, specID, oldest-1, func(v VersionView) error {
+		made = v.VersionHeader().LastUpdated
+		return nil
+	})
+	return oldest - 1, made, err
 }
 
 // CompareSpecRef is CompareSpec with the caller's references: target a

@@ -2,9 +2,11 @@ package specs_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
@@ -139,4 +141,26 @@ func errCode(err error) string {
 		return ""
 	}
 	return code(err)
+}
+
+// With no history record yet (a spec just imported), the current version
+// counts from its last_updated on; before it, VERSION_NOT_FOUND names it as
+// the oldest.
+func TestVersionAtEmptyHistory(t *testing.T) {
+	st := specstore.New(storetest.Open(t), nil)
+	importBasic(t, st)
+	ctx := context.Background()
+	h, err := specs.ReadHistory(ctx, st, basicID, 0, 10)
+	if err != nil || len(h.Versions) != 0 {
+		t.Fatalf("history after import: %+v, %v", h.Versions, err)
+	}
+	got, err := specs.VersionAt(ctx, st, basicID, "version", time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil || got != 1 {
+		t.Fatalf("after the import: version %d, %v; want 1", got, err)
+	}
+	_, err = specs.VersionAt(ctx, st, basicID, "version", time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC))
+	var e *core.Error
+	if !errors.As(err, &e) || e.Code != errcode.VersionNotFound || e.Details["oldest_version"] != int64(1) || e.Details["oldest_timestamp"] == "" {
+		t.Fatalf("before the import: %v (%+v)", err, e)
+	}
 }
