@@ -104,12 +104,12 @@ func NodeChanges(o, n *Node) []FieldChange {
 	cmp("title", o.Title, n.Title)
 	cmp("status", string(o.Status), string(n.Status))
 	cmp("parent", o.Parent, n.Parent)
-	cmp("children", nonNil(o.Children), nonNil(n.Children))
+	cmp("children", orEmpty(o.Children), orEmpty(n.Children))
 	cmp("total_tasks", o.TotalTasks, n.TotalTasks)
 	cmp("completed_tasks", o.CompletedTasks, n.CompletedTasks)
-	cmp("dependencies.blocks", nonNil(o.Dependencies.Blocks), nonNil(n.Dependencies.Blocks))
-	cmp("dependencies.blocked_by", nonNil(o.Dependencies.BlockedBy), nonNil(n.Dependencies.BlockedBy))
-	cmp("dependencies.depends", nonNil(o.Dependencies.Depends), nonNil(n.Dependencies.Depends))
+	cmp("dependencies.blocks", orEmpty(o.Dependencies.Blocks), orEmpty(n.Dependencies.Blocks))
+	cmp("dependencies.blocked_by", orEmpty(o.Dependencies.BlockedBy), orEmpty(n.Dependencies.BlockedBy))
+	cmp("dependencies.depends", orEmpty(o.Dependencies.Depends), orEmpty(n.Dependencies.Depends))
 	out = append(out, mapChanges("metadata.", withoutInternal(o.Metadata), withoutInternal(n.Metadata))...)
 	ox, nx := map[string]any{}, map[string]any{}
 	for k, v := range o.Extra {

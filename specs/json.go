@@ -74,13 +74,6 @@ type nodeJSON struct {
 	Dependencies   Dependencies   `json:"dependencies"`
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // MarshalJSON writes the node in foundry-mcp form; empty lists and metadata
 // are written as [] and {}, the root's parent as null, and Extra keys after
 // the known ones. The internal rollup summary (metadata._rollup, see
@@ -99,10 +92,10 @@ func (n Node) marshal(internal bool) ([]byte, error) {
 	}
 	j := nodeJSON{
 		Type: n.Type, Title: n.Title, Status: n.Status,
-		Children: nonNil(n.Children), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks,
+		Children: orEmpty(n.Children), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks,
 		Metadata: meta,
 		Dependencies: Dependencies{
-			Blocks: nonNil(n.Dependencies.Blocks), BlockedBy: nonNil(n.Dependencies.BlockedBy), Depends: nonNil(n.Dependencies.Depends),
+			Blocks: orEmpty(n.Dependencies.Blocks), BlockedBy: orEmpty(n.Dependencies.BlockedBy), Depends: orEmpty(n.Dependencies.Depends),
 		},
 	}
 	if n.Parent != "" {

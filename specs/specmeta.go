@@ -374,7 +374,7 @@ var frontmatterShapes = map[string]frontmatterShape{
 	"plan_review_path": {"a string", isString},
 	"estimated_hours":  {"a non-negative number", isNonNegativeNumber},
 	"actual_hours":     {"a non-negative number", isNonNegativeNumber},
-	"objectives":       {"a list of strings", isJSONStringList},
+	"objectives":       {"a list of strings", isStringList},
 }
 
 func isString(v any) bool {
@@ -387,21 +387,6 @@ func isString(v any) bool {
 func isNonNegativeNumber(v any) bool {
 	f, ok := toFloat(v)
 	return ok && !isString(v) && f >= 0
-}
-
-// isJSONStringList reports whether v, normalized to JSON values, is a list of
-// strings.
-func isJSONStringList(v any) bool {
-	list, ok := normalizeJSON(v).([]any)
-	if !ok {
-		return false
-	}
-	for _, it := range list {
-		if !isString(it) {
-			return false
-		}
-	}
-	return true
 }
 
 // setTitle sets the spec's title to value, trimmed, and the root's title

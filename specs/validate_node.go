@@ -157,7 +157,7 @@ func setFieldDefault(n *Node, id string, bit fieldSet) {
 			n.Metadata = map[string]any{}
 		}
 	case fDependencies:
-		n.Dependencies = Dependencies{Blocks: nonNil(n.Dependencies.Blocks), BlockedBy: nonNil(n.Dependencies.BlockedBy), Depends: nonNil(n.Dependencies.Depends)}
+		n.Dependencies = Dependencies{Blocks: orEmpty(n.Dependencies.Blocks), BlockedBy: orEmpty(n.Dependencies.BlockedBy), Depends: orEmpty(n.Dependencies.Depends)}
 	}
 }
 
