@@ -18,6 +18,8 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
+
+	"github.com/specd/specd/core/flock"
 )
 
 // How the file is handed between processes.
@@ -76,12 +78,12 @@ func (s *Store) othersWaiting() bool {
 	if !s.openWaitFile() {
 		return false
 	}
-	free, err := flockTry(s.waitF, lockExclusive)
+	free, err := flock.Try(s.waitF, flock.Exclusive)
 	if err != nil {
 		return false
 	}
 	if free {
-		_ = flockRelease(s.waitF)
+		_ = flock.Release(s.waitF)
 	}
 	return !free
 }
@@ -105,10 +107,10 @@ func (s *Store) markWaiting() func() {
 	if !s.openWaitFile() {
 		return func() {}
 	}
-	if ok, err := flockTry(s.waitF, lockShared); err != nil || !ok {
+	if ok, err := flock.Try(s.waitF, flock.Shared); err != nil || !ok {
 		return func() {}
 	}
-	return func() { _ = flockRelease(s.waitF) }
+	return func() { _ = flock.Release(s.waitF) }
 }
 
 // lockWait is one blocking flock running in its own goroutine, so the
@@ -135,7 +137,7 @@ func (s *Store) takeLockFile(ctx context.Context, timeout time.Duration, start t
 	}
 	ticket := queueTicket(f)
 	if queueTurn(f, ticket) {
-		ok, err := flockTry(f, lockExclusive)
+		ok, err := flock.Try(f, flock.Exclusive)
 		if err != nil {
 			_ = f.Close()
 			return nil, s.storageError("lock", err)
@@ -150,13 +152,13 @@ func (s *Store) takeLockFile(ctx context.Context, timeout time.Duration, start t
 	go func() {
 		err := queueWait(f, ticket)
 		if err == nil {
-			err = flockWait(f, lockExclusive)
+			err = flock.Wait(f, flock.Exclusive)
 		}
 		w.mu.Lock()
 		w.done, w.err = true, err
 		if w.abandoned {
 			if err == nil {
-				_ = flockRelease(f)
+				_ = flock.Release(f)
 			}
 			_ = f.Close()
 		}
@@ -190,7 +192,7 @@ func (s *Store) takeLockFile(ctx context.Context, timeout time.Duration, start t
 // releaseLockFile lets <db>.lock go.
 func releaseLockFile(f *os.File) {
 	if f != nil {
-		_ = flockRelease(f)
+		_ = flock.Release(f)
 		_ = f.Close()
 	}
 }
@@ -227,13 +229,13 @@ func (s *Store) boltOpen(timeout time.Duration, readOnly bool) (db *bolt.DB, cre
 		if err != nil {
 			return nil, err
 		}
-		how := lockExclusive
+		how := flock.Exclusive
 		if readOnly {
-			how = lockShared
+			how = flock.Shared
 		}
 		deadline := time.Now().Add(timeout)
 		for {
-			ok, lerr := flockTry(f, how)
+			ok, lerr := flock.Try(f, how)
 			if lerr != nil {
 				_ = f.Close()
 				return nil, lerr
@@ -250,7 +252,7 @@ func (s *Store) boltOpen(timeout time.Duration, readOnly bool) (db *bolt.DB, cre
 		if !created {
 			st, err := f.Stat()
 			if err == nil && st.Size() == 0 {
-				_ = flockRelease(f)
+				_ = flock.Release(f)
 				_ = f.Close()
 				return nil, errEmptyStore
 			}
@@ -261,7 +263,7 @@ func (s *Store) boltOpen(timeout time.Duration, readOnly bool) (db *bolt.DB, cre
 	defer func() {
 		if v := recover(); v != nil {
 			if file != nil {
-				_ = flockRelease(file)
+				_ = flock.Release(file)
 				_ = file.Close()
 			}
 			db, err = nil, errOpenPanic{v}

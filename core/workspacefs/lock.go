@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/specd/specd/core/flock"
 )
 
 // lockRetry is how long Lock sleeps between attempts on a held lock.
@@ -26,13 +28,13 @@ func (d *Dir) Lock(ctx context.Context, name string) (unlock func(), err error) 
 		return nil, d.fail(name, err)
 	}
 	for {
-		ok, err := tryLock(f)
+		ok, err := flock.Try(f, flock.Exclusive)
 		if err != nil {
 			f.Close()
 			return nil, d.fail(name, err)
 		}
 		if ok {
-			return func() { _ = unlockFile(f); _ = f.Close() }, nil
+			return func() { _ = flock.Release(f); _ = f.Close() }, nil
 		}
 		select {
 		case <-ctx.Done():
