@@ -213,17 +213,19 @@ func TestBoardEventStreamsAreCapped(t *testing.T) {
 	}
 }
 
-// TestBoardSecurityHeaders: every board answer carries the strict CSP;
-// the MCP paths pass through untouched.
+// TestBoardSecurityHeaders: every board answer carries the strict CSP
+// and Cache-Control: no-store (pages and their parts carry the plan); the
+// MCP paths pass through untouched.
 func TestBoardSecurityHeaders(t *testing.T) {
 	srv := newBoard(t, false, board.Config{})
-	for _, path := range []string{"/", "/static/board.css", "/specs/nope"} {
+	for _, path := range []string{"/", "/?part=main", "/static/board.css", "/specs/nope"} {
 		resp, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.Header.Get("Content-Security-Policy") != board.ContentSecurityPolicy || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		if resp.Header.Get("Content-Security-Policy") != board.ContentSecurityPolicy || resp.Header.Get("X-Content-Type-Options") != "nosniff" ||
+			resp.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("GET %s: headers %v", path, resp.Header)
 		}
 	}
