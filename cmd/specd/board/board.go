@@ -397,12 +397,19 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// loginForm is the sign-in form; a browser that holds a live session (it
+// signed in again in another tab) goes on to next.
 func (b *Board) loginForm(w http.ResponseWriter, r *http.Request) {
+	next := safeNext(r.URL.Query().Get("next"))
 	if b.cfg.Keys.Len() == 0 {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	b.render(w, "login", page{Title: "Sign in", Next: safeNext(r.URL.Query().Get("next"))}, false)
+	if _, ok := b.sessionOf(r); ok {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	b.render(w, "login", page{Title: "Sign in", Next: next}, false)
 }
 
 // login signs in: a form post of the board's own pages (formFromBoard),
@@ -416,7 +423,7 @@ func (b *Board) login(w http.ResponseWriter, r *http.Request) {
 	}
 	now := b.cfg.Now()
 	if ok, after := b.byAddr.take(clientAddr(r), now); !ok {
-		b.signInRefused(w, http.StatusTooManyRequests, after, "/", fmt.Sprintf("Too many sign-in attempts from this address: try again in %d s.", after))
+		b.signInRefused(w, r, http.StatusTooManyRequests, after, "/", fmt.Sprintf("Too many sign-in attempts from this address: try again in %d s.", after))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
@@ -427,16 +434,16 @@ func (b *Board) login(w http.ResponseWriter, r *http.Request) {
 	next := safeNext(r.PostForm.Get("next"))
 	k, ok := b.cfg.Keys.Lookup(strings.TrimSpace(r.PostForm.Get("key")))
 	if !ok {
-		b.signInRefused(w, http.StatusUnauthorized, 0, next, "That key is not known to this server.")
+		b.signInRefused(w, r, http.StatusUnauthorized, 0, next, "That key is not known to this server.")
 		return
 	}
 	if ok, after := b.byKey.take(k.ID, now); !ok {
-		b.signInRefused(w, http.StatusTooManyRequests, after, next, fmt.Sprintf("Too many sign-ins with this key: try again in %d s.", after))
+		b.signInRefused(w, r, http.StatusTooManyRequests, after, next, fmt.Sprintf("Too many sign-ins with this key: try again in %d s.", after))
 		return
 	}
 	token, err := b.newSession(k.ID, cookieValue(r))
 	if full := (errFull{}); errors.As(err, &full) {
-		b.signInRefused(w, http.StatusServiceUnavailable, full.retryAfter, next, "The board holds as many sessions as it may: "+full.Error()+".")
+		b.signInRefused(w, r, http.StatusServiceUnavailable, full.retryAfter, next, "The board holds as many sessions as it may: "+full.Error()+".")
 		return
 	} else if err != nil {
 		http.Error(w, "could not start a session", http.StatusInternalServerError)
@@ -449,8 +456,10 @@ func (b *Board) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // signInRefused answers a refused sign-in with the form, its message and
-// status, and Retry-After when retryAfter > 0.
-func (b *Board) signInRefused(w http.ResponseWriter, status, retryAfter int, next, msg string) {
+// status, and Retry-After when retryAfter > 0; the log names the status
+// and the client's address (for an operator's ban list), never the key.
+func (b *Board) signInRefused(w http.ResponseWriter, r *http.Request, status, retryAfter int, next, msg string) {
+	b.log.Info("board sign-in refused", "status", status, "addr", clientAddr(r))
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}

@@ -114,8 +114,8 @@ func get(t *testing.T, srv *httptest.Server, path string, c *http.Cookie) int {
 }
 
 // TestBoardSessionsAreBoundedAndExpire: the cookie carries a token, not
-// the key, with HttpOnly and SameSite=Strict; at the cap the oldest
-// session goes; a session ends at its lifetime.
+// the key, with HttpOnly and SameSite=Strict; at the cap the key's own
+// oldest session goes; a session ends at its lifetime.
 func TestBoardSessionsAreBoundedAndExpire(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -323,3 +323,24 @@ func TestBoardCookieIsSecureBehindTLS(t *testing.T) {
 		t.Fatalf("sign-in behind TLS: %d, cookies %v; want one Secure cookie", resp.StatusCode, resp.Cookies())
 	}
 }
+
+// TestBoardSignInFormPassesALiveSession: the sign-in form of a browser
+// that holds a live session (another tab signed in again while this one's
+// stream said signed-out) goes straight to its next page.
+func TestBoardSignInFormPassesALiveSession(t *testing.T) {
+	srv := newBoard(t, true, board.Config{})
+	c := signIn(t, srv, "viewer", nil)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/login?next=%2Fspecs%2Fx", nil)
+	req.AddCookie(c)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/specs/x" {
+		t.Errorf("the form with a live session: %d to %q, want 303 to /specs/x", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if code := get(t, srv, "/login", nil); code != http.StatusOK {
+		t.Errorf("the form without a session: %d, want 200", code)
+	}
+}
