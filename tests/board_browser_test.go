@@ -255,7 +255,8 @@ func TestBoardInBrowser(t *testing.T) {
 // TestBoardKeys: on a keyed server the board without a key shows nothing
 // of the plan (pages go to the sign-in form; the parts and the event
 // stream answer 401); signing in with an observer key shows it, and the
-// cookie is HttpOnly, SameSite=Strict and is not the key.
+// cookie is HttpOnly, SameSite=Strict and is not the key; signing out
+// elsewhere takes the open page to the sign-in form (its stream ends).
 func TestBoardKeys(t *testing.T) {
 	t.Parallel()
 	s := startShared(t, []string{"viewer:observer", "dev:maintainer"})
@@ -316,6 +317,20 @@ func TestBoardKeys(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no session cookie among %d cookies", len(cookies))
+	}
+
+	// Signing out elsewhere (here a same-origin post the page makes, as
+	// another tab's button would) ends the session and so the page's open
+	// stream: it says signed-out and the page goes to the sign-in form.
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("live-status").textContent === "Live"`, chromedp.WithPollingTimeout(20*time.Second)))
+	must(t, err)
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`fetch("/logout", {method: "POST", credentials: "same-origin"}), true`))
+	must(t, err)
+	must(t, chromedp.Do(ctx, chromedp.WaitVisible(`#key`)))
+	body, err = chromedp.Run(ctx, chromedp.Text(`body`))
+	must(t, err)
+	if strings.Contains(body, "Secret plan") {
+		t.Fatalf("after sign-out the page still shows the plan:\n%s", body)
 	}
 }
 

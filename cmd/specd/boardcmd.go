@@ -16,16 +16,14 @@ import (
 // attachBoard makes `specd serve --transport http` serve the board at /
 // (cmd/specd/board) beside /mcp: it reads through the MCP server's own
 // registry and runtime (roles, rate limits) and follows changes through its
-// subscription registry; the API keys are the server's.
+// subscription registry; the API keys are the server's, its limits the
+// --board-* settings.
 func attachBoard(c *config, deps *tools.Deps, reg *mcptool.Registry, logger *slog.Logger) {
 	c.HTTP.mount = func(next http.Handler) http.Handler {
-		return board.New(board.Config{
-			Registry:      reg,
-			Runtime:       deps.Runtime,
-			Subscriptions: deps.Subscriptions,
-			Keys:          c.HTTP.Keys,
-			Logger:        logger,
-		}, next)
+		cfg := c.HTTP.Board
+		cfg.Registry, cfg.Runtime, cfg.Subscriptions = reg, deps.Runtime, deps.Subscriptions
+		cfg.Keys, cfg.Logger = c.HTTP.Keys, logger
+		return board.New(cfg, next)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/specd/specd/cmd/specd/board"
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/httpguard"
 	"github.com/specd/specd/core/mcptool"
@@ -42,6 +43,9 @@ type httpConfig struct {
 	// hears the address once the server listens. Both may be nil.
 	mount     func(http.Handler) http.Handler
 	listening func(addr string)
+	// Board holds the board's limits (its sessions, streams and sign-in
+	// rate); attachBoard adds what it reads through.
+	Board board.Config
 }
 
 // lockWait is the store's lock-wait hook: the metric of an HTTP server (it

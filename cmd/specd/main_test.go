@@ -143,6 +143,20 @@ func TestSettingsAreCheckedAtStart(t *testing.T) {
 		{"empty variable counts as unset", map[string]string{"SPECD_TOKEN_BUDGET": ""}, nil, "", func(c *config) bool {
 			return c.TokenBudget == 25_000 && c.Sources["token-budget"] == "default"
 		}},
+		{"board limits from flags and env", map[string]string{"SPECD_BOARD_SESSION_TTL": "1h", "SPECD_BOARD_LOGIN_RATE": "0.5"},
+			[]string{"--board-max-sessions-per-key", "3", "--board-login-rate-burst", "4", "--board-max-sessions", "99", "--board-max-streams", "7", "--board-max-streams-per-key", "2"}, "",
+			func(c *config) bool {
+				b := c.HTTP.Board
+				return b.MaxSessionsPerKey == 3 && b.LoginBurst == 4 && b.MaxSessions == 99 && b.MaxStreams == 7 && b.MaxStreamsPerKey == 2 &&
+					b.SessionTTL == time.Hour && b.LoginRate == 0.5 && c.Sources["board-login-rate"] == "env"
+			}},
+		{"board limit defaults", nil, nil, "", func(c *config) bool {
+			b := c.HTTP.Board
+			return b.MaxSessions == 1024 && b.MaxSessionsPerKey == 16 && b.SessionTTL == 12*time.Hour && b.LoginRate == 0.1 && b.LoginBurst == 10
+		}},
+		{"board sessions per key 0", nil, []string{"--board-max-sessions-per-key", "0"}, `--board-max-sessions-per-key="0": must be a whole number between 1 and 100000`, nil},
+		{"board login rate 0", map[string]string{"SPECD_BOARD_LOGIN_RATE": "0"}, nil, `SPECD_BOARD_LOGIN_RATE="0": must be a number between 0.001 and 1000`, nil},
+		{"rate nonsense", nil, []string{"--rate", "fast"}, `--rate="fast": must be a number between 0.01 and 100000`, nil},
 		{"sources", map[string]string{"SPECD_DEADLINE": "9s"}, []string{"--token-budget", "2000"}, "", func(c *config) bool {
 			return c.Sources["deadline"] == "env" && c.Sources["token-budget"] == "flag" && c.Sources["history-keep"] == "default" && len(c.Sources) == len(settings())
 		}},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd/specd/cmd/specd/board"
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/httpguard"
 	"github.com/specd/specd/core/mcptool"
@@ -124,9 +125,23 @@ func settings() []setting {
 		{name: "session-idle-ttl", env: "SPECD_SESSION_IDLE_TTL", def: "30m", usage: "a session unused this long (a `duration`) is ended",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.SessionIdleTTL }, false)},
 		{name: "rate", env: "SPECD_RATE", def: "50", usage: "tool `calls` per second per API key, on average (0.01 to 100000)",
-			parse: parseRate},
+			parse: floatSetting(func(c *config) *float64 { return &c.HTTP.RatePerSecond }, 0.01, 100_000)},
 		{name: "rate-burst", env: "SPECD_RATE_BURST", def: "200", usage: "tool `calls` per API key allowed at once (the bucket), 1 to 1000000",
 			parse: intSetting(func(c *config) *int { return &c.HTTP.RateBurst }, 1, 1_000_000)},
+		{name: "board-max-sessions", env: "SPECD_BOARD_MAX_SESSIONS", def: strconv.Itoa(board.DefaultMaxSessions), usage: "board sign-in `sessions` kept in all, 1 to 1000000; at the cap a key without one is refused (503), another key's is never evicted",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.Board.MaxSessions }, 1, 1_000_000)},
+		{name: "board-max-sessions-per-key", env: "SPECD_BOARD_MAX_SESSIONS_PER_KEY", def: strconv.Itoa(board.DefaultMaxSessionsPerKey), usage: "board sign-in `sessions` one API key may hold, 1 to 100000; a sign-in past it ends that key's oldest",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.Board.MaxSessionsPerKey }, 1, 100_000)},
+		{name: "board-session-ttl", env: "SPECD_BOARD_SESSION_TTL", def: shortDuration(board.DefaultSessionTTL), usage: "lifetime (a `duration`) of a board sign-in session; its open event streams end with it",
+			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.Board.SessionTTL }, false)},
+		{name: "board-max-streams-per-key", env: "SPECD_BOARD_MAX_STREAMS_PER_KEY", def: strconv.Itoa(board.DefaultMaxStreamsPerKey), usage: "open board event `streams` per API key (or the keyless caller), 1 to 100000",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.Board.MaxStreamsPerKey }, 1, 100_000)},
+		{name: "board-max-streams", env: "SPECD_BOARD_MAX_STREAMS", def: strconv.Itoa(board.DefaultMaxStreams), usage: "open board event `streams` in all, 1 to 100000",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.Board.MaxStreams }, 1, 100_000)},
+		{name: "board-login-rate", env: "SPECD_BOARD_LOGIN_RATE", def: strconv.FormatFloat(board.DefaultLoginRate, 'g', -1, 64), usage: "board sign-in `attempts` per second per client address and per key, on average, failed ones included (0.001 to 1000)",
+			parse: floatSetting(func(c *config) *float64 { return &c.HTTP.Board.LoginRate }, 0.001, 1000)},
+		{name: "board-login-rate-burst", env: "SPECD_BOARD_LOGIN_RATE_BURST", def: strconv.Itoa(board.DefaultLoginBurst), usage: "board sign-in `attempts` per client address and per key allowed at once, 1 to 10000",
+			parse: intSetting(func(c *config) *int { return &c.HTTP.Board.LoginBurst }, 1, 10_000)},
 		{name: "shutdown-timeout", env: "SPECD_SHUTDOWN_TIMEOUT", def: "10s", usage: "on SIGINT/SIGTERM, how long (a `duration`) calls in flight may finish",
 			parse: durationSetting(func(c *config) *time.Duration { return &c.HTTP.ShutdownTimeout }, false)},
 		{name: "mirror", env: "SPECD_MIRROR", usage: "keep every spec's JSON (as spec export writes it) in `folder` inside the workspace, DIR/{pending,active,completed,archived}/<id>.json, after every change (default none)",
@@ -175,15 +190,16 @@ func parseAPIKeys(c *config, v string) (err error) {
 	return err
 }
 
-// parseRate is the rate setting: tool calls per second per key, from 0.01
-// to 100000.
-func parseRate(c *config, v string) error {
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0.01 || f > 100_000 {
-		return fmt.Errorf("must be a number between 0.01 and 100000")
+// floatSetting parses a number from lo to hi into field.
+func floatSetting(field func(*config) *float64, lo, hi float64) func(*config, string) error {
+	return func(c *config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < lo || f > hi {
+			return fmt.Errorf("must be a number between %g and %g", lo, hi)
+		}
+		*field(c) = f
+		return nil
 	}
-	c.HTTP.RatePerSecond = f
-	return nil
 }
 
 func durationSetting(field func(*config) *time.Duration, zeroOK bool) func(*config, string) error {

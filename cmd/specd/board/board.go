@@ -12,7 +12,10 @@
 // its calls as to any MCP call. With API keys configured the board asks
 // for a key once (a form) and keeps a server-side session behind an
 // HttpOnly, SameSite=Strict cookie that carries a random token, never the
-// key; without a session it shows nothing of the plan.
+// key; without a session it shows nothing of the plan. A session ends at
+// sign-out, at its lifetime or when a newer session of its key replaces it,
+// and its open event streams end with it; sign-ins are rate-limited per
+// client address and per key, and never evict another key's session.
 package board
 
 import (
@@ -20,6 +23,7 @@ import (
 	"crypto/rand"
 	"embed"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -28,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,10 +47,13 @@ var assets embed.FS
 
 // Defaults of Config's limits.
 const (
-	DefaultMaxSessions      = 1024
-	DefaultSessionTTL       = 12 * time.Hour
-	DefaultMaxStreamsPerKey = 16
-	DefaultMaxStreams       = 256
+	DefaultMaxSessions       = 1024
+	DefaultMaxSessionsPerKey = 16
+	DefaultSessionTTL        = 12 * time.Hour
+	DefaultMaxStreamsPerKey  = 16
+	DefaultMaxStreams        = 256
+	DefaultLoginRate         = 0.1
+	DefaultLoginBurst        = 10
 	// MaxFormBytes caps the login form's body.
 	MaxFormBytes = 4096
 	// heartbeat keeps idle event streams (and the proxies between) open.
@@ -69,10 +77,21 @@ type Config struct {
 	Subscriptions *mcptool.Subscriptions
 	// Keys are the server's API keys; none: the board is open (loopback).
 	Keys *httpguard.Keys
-	// MaxSessions caps the cookie sessions kept (the oldest goes first).
+	// MaxSessions caps the cookie sessions kept in all: at the cap a
+	// sign-in replaces its key's own oldest session, and a key without one
+	// is refused (503); another key's session is never evicted.
 	MaxSessions int
+	// MaxSessionsPerKey caps one key's sessions: a sign-in past it ends
+	// that key's oldest session.
+	MaxSessionsPerKey int
 	// SessionTTL is a cookie session's lifetime.
 	SessionTTL time.Duration
+	// LoginRate and LoginBurst bound sign-in attempts (POST /login, failed
+	// ones included) per client address (an IPv6 address by its /64) and,
+	// once the key is known, per key: LoginRate a second on average, at
+	// most LoginBurst at once; beyond, 429 with Retry-After.
+	LoginRate  float64
+	LoginBurst int
 	// MaxStreamsPerKey and MaxStreams cap the open event streams per key
 	// (the keyless caller counts as one) and in all.
 	MaxStreamsPerKey int
@@ -84,29 +103,38 @@ type Config struct {
 
 // Board is the board's HTTP handler.
 type Board struct {
-	cfg   Config
-	mux   *http.ServeMux
-	pages map[string]*template.Template
-	log   *slog.Logger
+	cfg    Config
+	mux    *http.ServeMux
+	pages  map[string]*template.Template
+	log    *slog.Logger
+	cross  *http.CrossOriginProtection // the form posts' CSRF check
+	byAddr *limiter                    // sign-in attempts per client address
+	byKey  *limiter                    // sign-ins per key
 
 	mu       sync.Mutex
-	sessions map[string]session // cookie token → session
-	streams  map[string]int     // key id → open event streams
+	sessions map[string]*session // cookie token → live session
+	streams  map[string]int      // key id → open event streams
 	nstreams int
 }
 
+// session is one signed-in browser. ended is closed when the session ends
+// (sign-out, lifetime, replaced by a newer session of its key, rotated at
+// a sign-in): its open event streams stop.
 type session struct {
 	keyID   string
 	created time.Time
 	expires time.Time
+	ended   chan struct{}
+	timer   *time.Timer // ends the session at its lifetime
 }
 
 // New makes the board; next serves every path the board does not (the MCP
 // endpoint, /healthz, /metrics).
 func New(cfg Config, next http.Handler) *Board {
 	cfg.withDefaults()
-	b := &Board{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger,
-		sessions: map[string]session{}, streams: map[string]int{}, pages: map[string]*template.Template{}}
+	b := &Board{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, cross: http.NewCrossOriginProtection(),
+		byAddr: newLimiter(cfg.LoginRate, cfg.LoginBurst), byKey: newLimiter(cfg.LoginRate, cfg.LoginBurst),
+		sessions: map[string]*session{}, streams: map[string]int{}, pages: map[string]*template.Template{}}
 	for _, p := range []string{"index", "spec", "login"} {
 		b.pages[p] = template.Must(template.New(p).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+p+".html"))
 	}
@@ -129,6 +157,9 @@ func New(cfg Config, next http.Handler) *Board {
 // the clock and logger theirs.
 func (cfg *Config) withDefaults() {
 	orDefault(&cfg.MaxSessions, DefaultMaxSessions)
+	orDefault(&cfg.MaxSessionsPerKey, DefaultMaxSessionsPerKey)
+	orDefault(&cfg.LoginRate, DefaultLoginRate)
+	orDefault(&cfg.LoginBurst, DefaultLoginBurst)
 	orDefault(&cfg.SessionTTL, DefaultSessionTTL)
 	orDefault(&cfg.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
 	orDefault(&cfg.MaxStreams, DefaultMaxStreams)
@@ -141,7 +172,7 @@ func (cfg *Config) withDefaults() {
 }
 
 // orDefault sets *v to def unless it is positive.
-func orDefault[T int | time.Duration](v *T, def T) {
+func orDefault[T int | float64 | time.Duration](v *T, def T) {
 	if *v <= 0 {
 		*v = def
 	}
@@ -181,7 +212,8 @@ var boardPaths = map[string]bool{"/": true, "/login": true, "/logout": true, "/e
 // viewer is the board's caller: the key behind the session (or none).
 type viewer struct {
 	keyID  string
-	keyed  bool // the server has keys (a logout button is shown)
+	keyed  bool            // the server has keys (a logout button is shown)
+	ended  <-chan struct{} // closed when the session ends (nil without keys)
 	reader *planview.Reader
 	ctx    context.Context
 }
@@ -204,7 +236,7 @@ func (b *Board) authed(next func(w http.ResponseWriter, r *http.Request, v viewe
 				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.Path), http.StatusSeeOther)
 				return
 			}
-			v.keyID = s.keyID
+			v.keyID, v.ended = s.keyID, s.ended
 		}
 		v.ctx = httpguard.WithIdentity(r.Context(), httpguard.Identity{KeyID: v.keyID, Role: httpguard.Observer})
 		v.reader = &planview.Reader{Registry: b.cfg.Registry, Runtime: b.cfg.Runtime,
@@ -213,7 +245,9 @@ func (b *Board) authed(next func(w http.ResponseWriter, r *http.Request, v viewe
 	}
 }
 
-// sessionOf is the live session the request's cookie names.
+// sessionOf is the live session the request's cookie names. A session
+// found past its lifetime ends here (its streams stop) if its timer has
+// not ended it yet.
 func (b *Board) sessionOf(r *http.Request) (session, bool) {
 	c, err := r.Cookie(CookieName)
 	if err != nil || c.Value == "" {
@@ -222,16 +256,30 @@ func (b *Board) sessionOf(r *http.Request) (session, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, ok := b.sessions[c.Value]
-	if ok && !b.cfg.Now().Before(s.expires) {
-		delete(b.sessions, c.Value)
+	if !ok {
 		return session{}, false
 	}
-	return s, ok
+	if !b.cfg.Now().Before(s.expires) {
+		b.endSession(c.Value)
+		return session{}, false
+	}
+	return *s, true
 }
 
-// newSession keeps a session for keyID and returns its token. Expired
-// sessions are dropped; at the cap the oldest goes.
-func (b *Board) newSession(keyID string) (string, error) {
+// errFull is a sign-in refused at MaxSessions: the key holds no session
+// it could give up, and another key's is never taken.
+type errFull struct{ retryAfter int }
+
+func (e errFull) Error() string {
+	return fmt.Sprintf("the board holds its maximum of sessions; try again in %d s", e.retryAfter)
+}
+
+// newSession keeps a session for keyID and returns its token. The session
+// the browser's cookie named (old, may be "") ends: a sign-in always
+// rotates the token. Expired sessions are dropped; past MaxSessionsPerKey,
+// or at MaxSessions, the key's own oldest session ends; at MaxSessions a
+// key without a session is refused (errFull).
+func (b *Board) newSession(keyID, old string) (string, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return "", err
@@ -241,32 +289,76 @@ func (b *Board) newSession(keyID string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.dropExpired(now)
-	for len(b.sessions) >= b.cfg.MaxSessions {
-		b.dropOldest(now)
+	if old != "" {
+		b.endSession(old)
 	}
-	b.sessions[token] = session{keyID: keyID, created: now, expires: now.Add(b.cfg.SessionTTL)}
+	own, oldest := b.sessionsOf(keyID)
+	switch {
+	case own >= b.cfg.MaxSessionsPerKey || own > 0 && len(b.sessions) >= b.cfg.MaxSessions:
+		b.endSession(oldest)
+	case len(b.sessions) >= b.cfg.MaxSessions:
+		return "", errFull{retryAfter: b.firstExpiry(now)}
+	}
+	s := &session{keyID: keyID, created: now, expires: now.Add(b.cfg.SessionTTL), ended: make(chan struct{})}
+	s.timer = time.AfterFunc(b.cfg.SessionTTL, func() { b.expire(token, s) })
+	b.sessions[token] = s
 	return token, nil
 }
 
-// dropExpired forgets the sessions expired at now (b.mu held).
+// expire ends session s (token) at its lifetime, unless it has ended.
+func (b *Board) expire(token string, s *session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sessions[token] == s {
+		b.endSession(token)
+	}
+}
+
+// endSession forgets the session token, stops its timer and tells its
+// streams (b.mu held; a token that names no session is ignored).
+func (b *Board) endSession(token string) {
+	s, ok := b.sessions[token]
+	if !ok {
+		return
+	}
+	delete(b.sessions, token)
+	s.timer.Stop()
+	close(s.ended)
+}
+
+// dropExpired ends the sessions expired at now (b.mu held).
 func (b *Board) dropExpired(now time.Time) {
 	for t, s := range b.sessions {
 		if !now.Before(s.expires) {
-			delete(b.sessions, t)
+			b.endSession(t)
 		}
 	}
 }
 
-// dropOldest forgets the session created first (b.mu held; sessions are
-// created no later than now).
-func (b *Board) dropOldest(now time.Time) {
-	oldest, when := "", now
+// sessionsOf counts keyID's sessions and names its oldest (b.mu held).
+func (b *Board) sessionsOf(keyID string) (n int, oldest string) {
+	var when time.Time
 	for t, s := range b.sessions {
-		if oldest == "" || s.created.Before(when) {
+		if s.keyID != keyID {
+			continue
+		}
+		if n++; oldest == "" || s.created.Before(when) {
 			oldest, when = t, s.created
 		}
 	}
-	delete(b.sessions, oldest)
+	return n, oldest
+}
+
+// firstExpiry is the whole seconds (at least 1) from now until the first
+// session expires (b.mu held).
+func (b *Board) firstExpiry(now time.Time) int {
+	first := now.Add(b.cfg.SessionTTL)
+	for _, s := range b.sessions {
+		if s.expires.Before(first) {
+			first = s.expires
+		}
+	}
+	return max(int((first.Sub(now)+time.Second-1)/time.Second), 1)
 }
 
 // Sessions is the number of cookie sessions kept.
@@ -274,17 +366,6 @@ func (b *Board) Sessions() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.sessions)
-}
-
-// sameOrigin: a form post must come from the board's own pages (or from
-// no browser at all).
-func sameOrigin(r *http.Request) bool {
-	o := r.Header.Get("Origin")
-	if o == "" || o == "null" && r.Header.Get("Sec-Fetch-Site") == "same-origin" {
-		return true
-	}
-	u, err := url.Parse(o)
-	return err == nil && strings.EqualFold(u.Host, r.Host)
 }
 
 // safeNext keeps a post-login target on this site's pages.
@@ -316,17 +397,33 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// loginForm is the sign-in form; a browser that holds a live session (it
+// signed in again in another tab) goes on to next.
 func (b *Board) loginForm(w http.ResponseWriter, r *http.Request) {
+	next := safeNext(r.URL.Query().Get("next"))
 	if b.cfg.Keys.Len() == 0 {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	b.render(w, "login", page{Title: "Sign in", Next: safeNext(r.URL.Query().Get("next"))}, false)
+	if _, ok := b.sessionOf(r); ok {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	b.render(w, "login", page{Title: "Sign in", Next: next}, false)
 }
 
+// login signs in: a form post of the board's own pages (formFromBoard),
+// within the rate of the client's address, with a known key, within the
+// rate of that key; the new session's token goes into the cookie, which
+// is Secure when the request came over TLS (also at a proxy that says so
+// with X-Forwarded-Proto: https).
 func (b *Board) login(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		http.Error(w, "cross-origin form post refused", http.StatusForbidden)
+	if !b.formFromBoard(w, r) {
+		return
+	}
+	now := b.cfg.Now()
+	if ok, after := b.byAddr.take(clientAddr(r), now); !ok {
+		b.signInRefused(w, r, http.StatusTooManyRequests, after, "/", fmt.Sprintf("Too many sign-in attempts from this address: try again in %d s.", after))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
@@ -337,32 +434,78 @@ func (b *Board) login(w http.ResponseWriter, r *http.Request) {
 	next := safeNext(r.PostForm.Get("next"))
 	k, ok := b.cfg.Keys.Lookup(strings.TrimSpace(r.PostForm.Get("key")))
 	if !ok {
-		w.WriteHeader(http.StatusUnauthorized)
-		b.render(w, "login", page{Title: "Sign in", Next: next, Error: "That key is not known to this server."}, false)
+		b.signInRefused(w, r, http.StatusUnauthorized, 0, next, "That key is not known to this server.")
 		return
 	}
-	token, err := b.newSession(k.ID)
-	if err != nil {
+	if ok, after := b.byKey.take(k.ID, now); !ok {
+		b.signInRefused(w, r, http.StatusTooManyRequests, after, next, fmt.Sprintf("Too many sign-ins with this key: try again in %d s.", after))
+		return
+	}
+	token, err := b.newSession(k.ID, cookieValue(r))
+	if full := (errFull{}); errors.As(err, &full) {
+		b.signInRefused(w, r, http.StatusServiceUnavailable, full.retryAfter, next, "The board holds as many sessions as it may: "+full.Error()+".")
+		return
+	} else if err != nil {
 		http.Error(w, "could not start a session", http.StatusInternalServerError)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", HttpOnly: true, Secure: overTLS(r),
 		SameSite: http.SameSiteStrictMode, MaxAge: int(b.cfg.SessionTTL / time.Second)})
 	b.log.Info("board sign-in", "key_id", k.ID)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-func (b *Board) logout(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
+// signInRefused answers a refused sign-in with the form, its message and
+// status, and Retry-After when retryAfter > 0; the log names the status
+// and the client's address (for an operator's ban list), never the key.
+func (b *Board) signInRefused(w http.ResponseWriter, r *http.Request, status, retryAfter int, next, msg string) {
+	b.log.Info("board sign-in refused", "status", status, "addr", clientAddr(r))
+	if retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	w.WriteHeader(status)
+	b.render(w, "login", page{Title: "Sign in", Next: next, Error: msg}, false)
+}
+
+// formFromBoard refuses (403) a form post a browser sent from another
+// origin: net/http's CrossOriginProtection, which trusts Sec-Fetch-Site
+// (same-origin or none) where a browser sends it and otherwise compares
+// Origin with Host; a request with neither (no browser) passes.
+func (b *Board) formFromBoard(w http.ResponseWriter, r *http.Request) bool {
+	if err := b.cross.Check(r); err != nil {
 		http.Error(w, "cross-origin form post refused", http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// cookieValue is the session token the request's cookie carries, or "".
+func cookieValue(r *http.Request) string {
+	if c, err := r.Cookie(CookieName); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// overTLS reports whether the browser reached the board over TLS: here,
+// or at a proxy that says so. A client that claims it falsely only makes
+// its own cookie one its browser sends over TLS alone.
+func overTLS(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// logout ends the session the cookie names (its streams stop) and clears
+// the cookie.
+func (b *Board) logout(w http.ResponseWriter, r *http.Request) {
+	if !b.formFromBoard(w, r) {
 		return
 	}
-	if c, err := r.Cookie(CookieName); err == nil {
+	if token := cookieValue(r); token != "" {
 		b.mu.Lock()
-		delete(b.sessions, c.Value)
+		b.endSession(token)
 		b.mu.Unlock()
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
@@ -385,13 +528,18 @@ func (b *Board) events(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	defer b.closeStream(v.keyID)
-	stream(r.Context(), w, b.watch(r.Context(), ids))
+	stream(r.Context(), w, b.watch(r.Context(), ids), v.ended)
 }
+
+// signedOut is the last event of a stream whose session ended: the page
+// goes to the sign-in form.
+const signedOut = "event: signed-out\ndata: \n\n"
 
 // stream serves an open event stream: its opening (with the client's
 // retry delay), then every change and a keep-alive comment each
-// heartbeat, until the client goes or a write fails.
-func stream(ctx context.Context, w http.ResponseWriter, changed <-chan string) {
+// heartbeat, until the client goes, a write fails or the session ends
+// (ended closes: a signed-out event, then the end).
+func stream(ctx context.Context, w http.ResponseWriter, changed <-chan string, ended <-chan struct{}) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the write timeout
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -402,11 +550,13 @@ func stream(ctx context.Context, w http.ResponseWriter, changed <-chan string) {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
-		msg, ok := nextEvent(ctx, changed, tick.C)
-		if !ok {
-			return
+		msg, more := nextEvent(ctx, changed, tick.C, ended)
+		if msg != "" {
+			if _, err := io.WriteString(w, msg); err != nil || rc.Flush() != nil {
+				return
+			}
 		}
-		if _, err := io.WriteString(w, msg); err != nil || rc.Flush() != nil {
+		if !more {
 			return
 		}
 	}
@@ -431,11 +581,15 @@ func (b *Board) watch(ctx context.Context, ids []string) <-chan string {
 }
 
 // nextEvent waits for what the stream sends next: a change event, or a
-// keep-alive comment at each tick; false when the client has gone.
-func nextEvent(ctx context.Context, changed <-chan string, tick <-chan time.Time) (string, bool) {
+// keep-alive comment at each tick; more is false when the stream ends
+// after msg: the client has gone (no msg) or the session ended (the
+// signed-out event).
+func nextEvent(ctx context.Context, changed <-chan string, tick <-chan time.Time, ended <-chan struct{}) (msg string, more bool) {
 	select {
 	case <-ctx.Done():
 		return "", false
+	case <-ended:
+		return signedOut, false
 	case id := <-changed:
 		return fmt.Sprintf("event: change\ndata: %s\n\n", id), true
 	case <-tick:

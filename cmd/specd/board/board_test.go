@@ -27,6 +27,27 @@ const secret = "specd_test-secret-of-the-viewer"
 // one observer key (secret).
 func newBoard(t *testing.T, keyed bool, cfg board.Config) *httptest.Server {
 	t.Helper()
+	var ids []string
+	if keyed {
+		ids = []string{"viewer"}
+	}
+	srv := httptest.NewServer(newHandler(t, cfg, ids...))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// keySecret is the secret of the test key id ("viewer"'s is secret).
+func keySecret(id string) string {
+	if id == "viewer" {
+		return secret
+	}
+	return "specd_test-secret-of-" + id
+}
+
+// newHandler is a board over a fresh store's MCP registry with one
+// observer key per id (their secrets: keySecret).
+func newHandler(t *testing.T, cfg board.Config, keyIDs ...string) *board.Board {
+	t.Helper()
 	st := storetest.Open(t)
 	deps := &tools.Deps{Version: "test",
 		Workspace: filepath.Dir(filepath.Dir(st.Path())), TokenBudget: core.DefaultTokenBudget,
@@ -37,22 +58,25 @@ func newBoard(t *testing.T, keyed bool, cfg board.Config) *httptest.Server {
 	// (a page for a missing spec) reach the store's error log.
 	t.Cleanup(func() { reg.FlushErrors(context.Background()) })
 	cfg.Registry, cfg.Runtime, cfg.Subscriptions = reg, deps.Runtime, deps.Subscriptions
-	if keyed {
-		line, err := httpguard.KeyLine("viewer", httpguard.Observer, secret)
-		if err != nil {
-			t.Fatal(err)
+	if len(keyIDs) > 0 {
+		var lines []string
+		for _, id := range keyIDs {
+			line, err := httpguard.KeyLine(id, httpguard.Observer, keySecret(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, line)
 		}
 		file := filepath.Join(t.TempDir(), "keys")
-		if err := os.WriteFile(file, []byte(line+"\n"), 0o600); err != nil {
+		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		var err error
 		if cfg.Keys, err = httpguard.LoadKeys(file); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(board.New(cfg, http.NotFoundHandler()))
-	t.Cleanup(srv.Close)
-	return srv
+	return board.New(cfg, http.NotFoundHandler())
 }
 
 var noRedirect = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -90,8 +114,8 @@ func get(t *testing.T, srv *httptest.Server, path string, c *http.Cookie) int {
 }
 
 // TestBoardSessionsAreBoundedAndExpire: the cookie carries a token, not
-// the key, with HttpOnly and SameSite=Strict; at the cap the oldest
-// session goes; a session ends at its lifetime.
+// the key, with HttpOnly and SameSite=Strict; at the cap the key's own
+// oldest session goes; a session ends at its lifetime.
 func TestBoardSessionsAreBoundedAndExpire(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -189,17 +213,19 @@ func TestBoardEventStreamsAreCapped(t *testing.T) {
 	}
 }
 
-// TestBoardSecurityHeaders: every board answer carries the strict CSP;
-// the MCP paths pass through untouched.
+// TestBoardSecurityHeaders: every board answer carries the strict CSP
+// and Cache-Control: no-store (pages and their parts carry the plan); the
+// MCP paths pass through untouched.
 func TestBoardSecurityHeaders(t *testing.T) {
 	srv := newBoard(t, false, board.Config{})
-	for _, path := range []string{"/", "/static/board.css", "/specs/nope"} {
+	for _, path := range []string{"/", "/?part=main", "/static/board.css", "/specs/nope"} {
 		resp, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.Header.Get("Content-Security-Policy") != board.ContentSecurityPolicy || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		if resp.Header.Get("Content-Security-Policy") != board.ContentSecurityPolicy || resp.Header.Get("X-Content-Type-Options") != "nosniff" ||
+			resp.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("GET %s: headers %v", path, resp.Header)
 		}
 	}

@@ -32,7 +32,15 @@
     es = new EventSource(main.dataset.live);
     es.addEventListener("change", refresh);
     es.addEventListener("open", function () { say("Live"); });
-    es.addEventListener("error", function () { say("Reconnecting…"); });
+    // The session ended (signed out elsewhere, its lifetime, replaced by
+    // a newer sign-in of the key): the stream says so and ends; go sign in.
+    es.addEventListener("signed-out", function () {
+      es.close(); es = null;
+      location.assign("/login?next=" + encodeURIComponent(location.pathname));
+    });
+    es.addEventListener("error", function () {
+      say(es && es.readyState === EventSource.CLOSED ? "Live updates stopped: reload the page" : "Reconnecting…");
+    });
   }
   document.addEventListener("visibilitychange", function () {
     if (document.visibilityState === "hidden") {
