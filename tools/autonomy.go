@@ -241,6 +241,7 @@ type SessionEvent struct {
 	Timestamp string         `json:"timestamp"`
 	EventType string         `json:"event_type"`
 	Action    string         `json:"action"`
+	Actor     string         `json:"actor,omitempty"` // who made an override (gate waiver, bypass) or the start: a holder identity
 	SessionID string         `json:"session_id"`
 	StepID    string         `json:"step_id,omitempty"`
 	PhaseID   string         `json:"phase_id,omitempty"`
@@ -346,7 +347,8 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 				StopOnPhaseCompletion: a.StopOnPhaseCompletion, AutoRetryFidelityGate: a.AutoRetryFidelityGate, EnforceWriteLock: a.EnforceAutonomyWriteLock,
 				Limits: autonomy.Limits{MaxTasksPerSession: a.MaxTasksPerSession, MaxConsecutiveErrors: a.MaxConsecutiveErrors,
 					ContextThresholdPct: a.ContextThresholdPct, HeartbeatStaleMinutes: a.HeartbeatStaleMinutes, HeartbeatGraceMinutes: a.HeartbeatGraceMinutes,
-					StepStaleMinutes: a.StepStaleMinutes, MaxFidelityReviewCyclesPerPhase: a.MaxFidelityReviewCyclesPerPhase}}
+					StepStaleMinutes: a.StepStaleMinutes, MaxFidelityReviewCyclesPerPhase: a.MaxFidelityReviewCyclesPerPhase},
+				StartedBy: r.Session.Holder, OwnerKeyID: r.Session.KeyID}
 			s, reused, err := autonomy.Start(sp, rec, in, now)
 			if err != nil {
 				return nil, err
@@ -652,7 +654,7 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sess
 			return nil, err
 		}
 		for _, e := range evs {
-			out.Events = append(out.Events, SessionEvent{Sequence: e.Sequence, Timestamp: e.Timestamp, EventType: e.EventType, Action: e.Action, SessionID: e.SessionID,
+			out.Events = append(out.Events, SessionEvent{Sequence: e.Sequence, Timestamp: e.Timestamp, EventType: e.EventType, Action: e.Action, Actor: e.Actor, SessionID: e.SessionID,
 				StepID: e.StepID, PhaseID: e.PhaseID, TaskID: e.TaskID, Metadata: e.Metadata, Audit: EventAudit{e.Sequence, e.PrevHash, e.EventHash}})
 		}
 		out.Count = len(out.Events)
@@ -683,7 +685,7 @@ func (d *Deps) taskGateWaiver(ctx context.Context, r *mcptool.Request, a gateWai
 		if err != nil {
 			return nil, err
 		}
-		g, err := autonomy.GateWaiver(rec, s, a.PhaseID, a.ReasonCode, a.ReasonDetail, "maintainer", now)
+		g, err := autonomy.GateWaiver(rec, s, a.PhaseID, a.ReasonCode, a.ReasonDetail, "maintainer", r.Session.Holder, now)
 		if err != nil {
 			return nil, err
 		}
@@ -849,7 +851,7 @@ func (d *Deps) checkWriteLock(r *mcptool.Request, j specs.JournalReader) error {
 		return err
 	}
 	if r.Args.Bool("bypass_autonomy_lock") && d.AllowLockBypass && strings.TrimSpace(r.Args.String("bypass_reason")) != "" && !r.Args.Bool("dry_run") {
-		return autonomy.RecordBypass(rec, s, r.Call.Tool+" "+r.Call.Action, r.Args.String("bypass_reason"), d.clock()())
+		return autonomy.RecordBypass(rec, s, r.Call.Tool+" "+r.Call.Action, r.Args.String("bypass_reason"), r.Session.Holder, d.clock()())
 	}
 	why := "Report through the session (task session-step), or end it first."
 	switch {
