@@ -343,6 +343,9 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 	read := cmd == "status"
 	err = d.autonomyTx(ctx, r, a.SpecID, sid, read, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 		if cmd == "start" {
+			if err := mayReplace(ctx, r, rec, a); err != nil {
+				return nil, err
+			}
 			in := autonomy.StartInput{IdempotencyKey: a.IdempotencyKey, Force: a.Force, GatePolicy: a.GatePolicy,
 				StopOnPhaseCompletion: a.StopOnPhaseCompletion, AutoRetryFidelityGate: a.AutoRetryFidelityGate, EnforceWriteLock: a.EnforceAutonomyWriteLock,
 				Limits: autonomy.Limits{MaxTasksPerSession: a.MaxTasksPerSession, MaxConsecutiveErrors: a.MaxConsecutiveErrors,
@@ -360,6 +363,11 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 		s, err := autonomy.Resolve(rec, sid)
 		if err != nil {
 			return nil, err
+		}
+		if cmd != "status" {
+			if err := mayDrive(ctx, r, s); err != nil {
+				return nil, err
+			}
 		}
 		var rebase *autonomy.RebaseResult
 		switch cmd {
@@ -488,6 +496,9 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 	switch cmd {
 	case "replay":
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+			if err := mayDriveNamed(ctx, r, rec, sid); err != nil {
+				return nil, err
+			}
 			ans, err := autonomy.Replay(rec, sid)
 			out = SessionStepAnswer{StepAnswer: ans}
 			return nil, err
@@ -496,6 +507,9 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 			s, err := autonomy.Resolve(rec, sid)
 			if err != nil {
+				return nil, err
+			}
+			if err := mayDrive(ctx, r, s); err != nil {
 				return nil, err
 			}
 			if err := autonomy.Heartbeat(rec, s, a.ContextUsagePct, a.EstimatedTokensUsed, now); err != nil {
@@ -517,6 +531,9 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 				core.FieldDetail{Field: "step_id"}).WithNext(sessionStepCall("replay", a.SpecID, false), nil))
 		}
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+			if err := mayDriveNamed(ctx, r, rec, sid); err != nil {
+				return nil, err
+			}
 			o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: sid, Result: res, ContextUsagePct: a.ContextUsagePct, Heartbeat: a.Heartbeat}, now)
 			out = SessionStepAnswer{StepAnswer: o.Answer}
 			return o.Refusal, err
@@ -703,6 +720,9 @@ func (d *Deps) reviewFidelityGate(ctx context.Context, r *mcptool.Request, a fid
 	now := d.clock()()
 	var out FidelityGateAnswer
 	err := d.autonomyTx(ctx, r, a.SpecID, a.SessionID, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+		if err := mayDriveNamed(ctx, r, rec, a.SessionID); err != nil {
+			return nil, err
+		}
 		var err error
 		out, err = autonomy.FidelityGate(sp, rec, a.SessionID, a.PhaseID, a.StepID, now)
 		return nil, err
