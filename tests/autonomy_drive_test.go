@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestSharedServerAutonomySessionBelongsToItsKey(t *testing.T) {
 	ann, bob, root := s.client(t, "ann"), s.client(t, "bob"), s.client(t, "root")
 	clk := &steppedClock{wall: true}
 	spec, ids := autonomySpec(t, ann)
-	started := ok(t, ann, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec})
+	started := ok(t, ann, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec, "idempotency_key": "ann-run"})
 	sid := started["session_id"].(string)
 	holder, _ := started["started_by"].(string)
 	if !regexp.MustCompile(`^ann/specd-tests#[0-9a-f]{12}$`).MatchString(holder) || started["owner_key_id"] != "ann" {
@@ -46,6 +47,7 @@ func TestSharedServerAutonomySessionBelongsToItsKey(t *testing.T) {
 		{"task", map[string]any{"action": "session", "command": "end", "spec_id": spec, "reason_code": "operator_override"}},
 		{"task", map[string]any{"action": "session", "command": "reset", "spec_id": spec, "reason_code": "operator_override"}},
 		{"task", map[string]any{"action": "session", "command": "start", "spec_id": spec, "force": true}},
+		{"task", map[string]any{"action": "session", "command": "start", "spec_id": spec, "idempotency_key": "ann-run"}},
 		{"review", map[string]any{"action": "fidelity-gate", "spec_id": spec, "session_id": sid, "phase_id": ids["p1"], "step_id": st["step_id"]}},
 	} {
 		env := call(t, bob, tc.tool, tc.args)
@@ -77,11 +79,36 @@ func TestSharedServerAutonomySessionBelongsToItsKey(t *testing.T) {
 	ok(t, ann, "task", map[string]any{"action": "session", "command": "resume", "spec_id": spec})
 	stepOf(t, ok(t, ann, "task", map[string]any{"action": "session-step", "command": "replay", "spec_id": spec}))
 
-	// An admin key may drive any key's session: the operator ends it.
-	ok(t, root, "task", map[string]any{"action": "session", "command": "end", "spec_id": spec, "reason_code": "operator_override"})
+	// Without force or ann's idempotency key, a start is the usual refusal.
+	failsWith(t, bob, "SPEC_SESSION_EXISTS", "task", map[string]any{"action": "session", "command": "start", "spec_id": spec})
+
+	// An admin key may drive any key's session: the operator ends it, and
+	// the end event names the operator.
+	ok(t, root, "task", map[string]any{"action": "session", "command": "end", "spec_id": spec, "session_id": sid, "reason_code": "operator_override"})
+	evs := ok(t, bob, "task", map[string]any{"action": "session-events", "spec_id": spec, "session_id": sid, "limit": 1000})["events"].([]any)
+	if end := eventsByType(evs)["end"]; end == nil || !regexp.MustCompile(`^root/specd-tests#[0-9a-f]{12}$`).MatchString(fmt.Sprint(end["actor"])) {
+		t.Fatalf("the end event does not name the admin who ended it: %v", end)
+	}
 	mine := ok(t, bob, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec})
 	if mine["owner_key_id"] != "bob" {
 		t.Fatalf("bob's own session: %v", mine)
 	}
 	ok(t, bob, "task", next)
+}
+
+// TestSharedServerAutonomyKeylessUnbound: on a keyless (loopback) server,
+// as on stdio, sessions are not bound: another MCP session drives the
+// session one started, as before keys bound them.
+func TestSharedServerAutonomyKeylessUnbound(t *testing.T) {
+	t.Parallel()
+	s := startShared(t, nil)
+	one, two := s.client(t, ""), s.client(t, "")
+	spec, _ := autonomySpec(t, one)
+	started := ok(t, one, "task", map[string]any{"action": "session", "command": "start", "spec_id": spec})
+	if _, bound := started["owner_key_id"]; bound {
+		t.Fatalf("a keyless session names an owner key: %v", started)
+	}
+	stepOf(t, ok(t, two, "task", map[string]any{"action": "session-step", "command": "next", "spec_id": spec, "heartbeat": true}))
+	ok(t, two, "task", map[string]any{"action": "session", "command": "pause", "spec_id": spec})
+	ok(t, one, "task", map[string]any{"action": "session", "command": "end", "spec_id": spec, "reason_code": "operator_override"})
 }

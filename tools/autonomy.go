@@ -241,7 +241,7 @@ type SessionEvent struct {
 	Timestamp string         `json:"timestamp"`
 	EventType string         `json:"event_type"`
 	Action    string         `json:"action"`
-	Actor     string         `json:"actor,omitempty"` // who made an override (gate waiver, bypass) or the start: a holder identity
+	Actor     string         `json:"actor,omitempty"` // who started the session or made an override (gate waiver, bypass, end, reset): a holder identity
 	SessionID string         `json:"session_id"`
 	StepID    string         `json:"step_id,omitempty"`
 	PhaseID   string         `json:"phase_id,omitempty"`
@@ -381,9 +381,9 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 			res, err = autonomy.Rebase(sp, rec, s, a.Force, now)
 			rebase = &res
 		case "end":
-			err = autonomy.End(rec, s, a.ReasonCode, a.ReasonDetail, now)
+			err = autonomy.End(rec, s, a.ReasonCode, a.ReasonDetail, r.Session.Holder, now)
 		case "reset":
-			if err = autonomy.Reset(rec, s, a.ReasonCode, a.ReasonDetail, now); err == nil {
+			if err = autonomy.Reset(rec, s, a.ReasonCode, a.ReasonDetail, r.Session.Holder, now); err == nil {
 				v := autonomy.View(sp, s, now)
 				out = SessionAnswer{SessionView: &v, Deleted: true}
 				return nil, nil

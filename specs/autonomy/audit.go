@@ -22,7 +22,8 @@ var GenesisHash = strings.Repeat("0", 64)
 // reordering any stored event breaks the chain from there on.
 //
 // Actor names who made the change when the event records a caller's
-// override (a gate waiver, a write-lock bypass) or a session's start: the
+// override (a gate waiver, a write-lock bypass, a session's end or reset)
+// or a session's start: the
 // caller's holder identity, "[<key id>/]<client name>#<label>", never a
 // transport session id or a secret. It is omitted when empty, so an event
 // without one (every event written before actors were recorded) hashes as

@@ -373,7 +373,7 @@ func TestSessionExistsIdempotencyForceAndLock(t *testing.T) {
 	if old.Status != StatusEnded {
 		t.Fatalf("the replaced session is %s", old.Status)
 	}
-	if err := End(ru.r, s2, "operator_override", "", ru.now); err != nil {
+	if err := End(ru.r, s2, "operator_override", "", "", ru.now); err != nil {
 		t.Fatal(err)
 	}
 	if l, _ := WriteLock(ru.r); l != nil {

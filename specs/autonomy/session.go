@@ -275,8 +275,9 @@ func validReason(code string) error {
 	return nil
 }
 
-// End ends a non-terminal session with a reason code. INVALID_STATE_TRANSITION.
-func End(r Records, s *Session, reasonCode, detail string, now time.Time) error {
+// End ends a non-terminal session with a reason code; actor, the caller's
+// holder identity, is the event's actor. INVALID_STATE_TRANSITION.
+func End(r Records, s *Session, reasonCode, detail, actor string, now time.Time) error {
 	if err := validReason(reasonCode); err != nil {
 		return err
 	}
@@ -288,12 +289,13 @@ func End(r Records, s *Session, reasonCode, detail string, now time.Time) error 
 	if err := commit(r, s, now); err != nil {
 		return err
 	}
-	return audit(r, s, now, EventEnd, "session_end", nil, map[string]any{"reason_code": reasonCode, "reason_detail": detail, "from": from})
+	return auditAs(r, s, now, actor, EventEnd, "session_end", nil, map[string]any{"reason_code": reasonCode, "reason_detail": detail, "from": from})
 }
 
 // Reset deletes a failed session (foundry's escape hatch for a session
-// that cannot go on); the audit ledger keeps its history.
-func Reset(r Records, s *Session, reasonCode, detail string, now time.Time) error {
+// that cannot go on); the audit ledger keeps its history, and the reset
+// event names actor, the caller's holder identity.
+func Reset(r Records, s *Session, reasonCode, detail, actor string, now time.Time) error {
 	if err := validReason(reasonCode); err != nil {
 		return err
 	}
@@ -308,7 +310,7 @@ func Reset(r Records, s *Session, reasonCode, detail string, now time.Time) erro
 			return err
 		}
 	}
-	return audit(r, s, now, EventReset, "session_reset", nil, map[string]any{"reason_code": reasonCode, "reason_detail": detail})
+	return auditAs(r, s, now, actor, EventReset, "session_reset", nil, map[string]any{"reason_code": reasonCode, "reason_detail": detail})
 }
 
 // Heartbeat records the caller's heartbeat and context usage.
