@@ -21,13 +21,13 @@ var GenesisHash = strings.Repeat("0", 64)
 // the event before (GenesisHash for the first): changing, removing or
 // reordering any stored event breaks the chain from there on.
 //
-// Actor names who made the change when the event records a caller's
-// override (a gate waiver, a write-lock bypass, a session's end or reset)
-// or a session's start: the
-// caller's holder identity, "[<key id>/]<client name>#<label>", never a
-// transport session id or a secret. It is omitted when empty, so an event
-// without one (every event written before actors were recorded) hashes as
-// it always did and old chains still verify.
+// Actor names who made the change when the event records a session's
+// start or a caller's override (a gate waiver, a write-lock bypass, a
+// session's end or reset): the caller's holder identity,
+// "[<key id>/]<client name>#<label>", never a transport session id or a
+// secret. It is omitted when empty, so an event without one (every event
+// written before actors were recorded) hashes as it always did and old
+// chains still verify.
 type Event struct {
 	Sequence  int64          `json:"sequence"`
 	Timestamp string         `json:"timestamp"`
