@@ -360,14 +360,9 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 			out = SessionAnswer{SessionView: &v, Reused: &reused, NextCalls: []core.NextCall{sessionStepCall("next", s.SpecID, true)}}
 			return nil, nil
 		}
-		s, err := autonomy.Resolve(rec, sid)
+		s, err := resolveDriven(ctx, r, rec, sid, cmd != "status")
 		if err != nil {
 			return nil, err
-		}
-		if cmd != "status" {
-			if err := mayDrive(ctx, r, s); err != nil {
-				return nil, err
-			}
 		}
 		var rebase *autonomy.RebaseResult
 		switch cmd {
@@ -505,11 +500,8 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 		})
 	case "heartbeat":
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
-			s, err := autonomy.Resolve(rec, sid)
+			s, err := resolveDriven(ctx, r, rec, sid, true)
 			if err != nil {
-				return nil, err
-			}
-			if err := mayDrive(ctx, r, s); err != nil {
 				return nil, err
 			}
 			if err := autonomy.Heartbeat(rec, s, a.ContextUsagePct, a.EstimatedTokensUsed, now); err != nil {

@@ -56,6 +56,16 @@ func mayDrive(ctx context.Context, r *mcptool.Request, s *autonomy.Session) erro
 		WithNext(status, nil)
 }
 
+// resolveDriven resolves the session a call names (autonomy.Resolve) and,
+// when the call drives it, refuses a caller who may not (mayDrive).
+func resolveDriven(ctx context.Context, r *mcptool.Request, rec autonomy.Records, sid string, drive bool) (*autonomy.Session, error) {
+	s, err := autonomy.Resolve(rec, sid)
+	if err != nil || !drive {
+		return s, err
+	}
+	return s, mayDrive(ctx, r, s)
+}
+
 // mayDriveNamed is mayDrive for the session a driving call names (sid,
 // else the spec's active session, else its newest). A session that does
 // not resolve is left to the call, which names that error.
