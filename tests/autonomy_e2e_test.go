@@ -328,6 +328,7 @@ func TestAutonomySessionWholeRun(t *testing.T) {
 		ev.StepID, _ = e["step_id"].(string)
 		ev.PhaseID, _ = e["phase_id"].(string)
 		ev.TaskID, _ = e["task_id"].(string)
+		ev.Actor, _ = e["actor"].(string)
 		ev.Metadata, _ = e["metadata"].(map[string]any)
 		if ev.Sequence != int64(i+1) || ev.PrevHash != prev || ev.Hash() != au["event_hash"] {
 			t.Fatalf("event %d does not chain: %v", i+1, e)

@@ -241,6 +241,7 @@ type SessionEvent struct {
 	Timestamp string         `json:"timestamp"`
 	EventType string         `json:"event_type"`
 	Action    string         `json:"action"`
+	Actor     string         `json:"actor,omitempty"` // who started the session or made an override (gate waiver, bypass, end, reset): a holder identity
 	SessionID string         `json:"session_id"`
 	StepID    string         `json:"step_id,omitempty"`
 	PhaseID   string         `json:"phase_id,omitempty"`
@@ -342,11 +343,15 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 	read := cmd == "status"
 	err = d.autonomyTx(ctx, r, a.SpecID, sid, read, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 		if cmd == "start" {
+			if err := mayReplace(ctx, r, rec, a); err != nil {
+				return nil, err
+			}
 			in := autonomy.StartInput{IdempotencyKey: a.IdempotencyKey, Force: a.Force, GatePolicy: a.GatePolicy,
 				StopOnPhaseCompletion: a.StopOnPhaseCompletion, AutoRetryFidelityGate: a.AutoRetryFidelityGate, EnforceWriteLock: a.EnforceAutonomyWriteLock,
 				Limits: autonomy.Limits{MaxTasksPerSession: a.MaxTasksPerSession, MaxConsecutiveErrors: a.MaxConsecutiveErrors,
 					ContextThresholdPct: a.ContextThresholdPct, HeartbeatStaleMinutes: a.HeartbeatStaleMinutes, HeartbeatGraceMinutes: a.HeartbeatGraceMinutes,
-					StepStaleMinutes: a.StepStaleMinutes, MaxFidelityReviewCyclesPerPhase: a.MaxFidelityReviewCyclesPerPhase}}
+					StepStaleMinutes: a.StepStaleMinutes, MaxFidelityReviewCyclesPerPhase: a.MaxFidelityReviewCyclesPerPhase},
+				StartedBy: r.Session.Holder, OwnerKeyID: r.Session.KeyID}
 			s, reused, err := autonomy.Start(sp, rec, in, now)
 			if err != nil {
 				return nil, err
@@ -355,7 +360,7 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 			out = SessionAnswer{SessionView: &v, Reused: &reused, NextCalls: []core.NextCall{sessionStepCall("next", s.SpecID, true)}}
 			return nil, nil
 		}
-		s, err := autonomy.Resolve(rec, sid)
+		s, err := resolveDriven(ctx, r, rec, sid, cmd != "status")
 		if err != nil {
 			return nil, err
 		}
@@ -371,9 +376,9 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 			res, err = autonomy.Rebase(sp, rec, s, a.Force, now)
 			rebase = &res
 		case "end":
-			err = autonomy.End(rec, s, a.ReasonCode, a.ReasonDetail, now)
+			err = autonomy.End(rec, s, a.ReasonCode, a.ReasonDetail, r.Session.Holder, now)
 		case "reset":
-			if err = autonomy.Reset(rec, s, a.ReasonCode, a.ReasonDetail, now); err == nil {
+			if err = autonomy.Reset(rec, s, a.ReasonCode, a.ReasonDetail, r.Session.Holder, now); err == nil {
 				v := autonomy.View(sp, s, now)
 				out = SessionAnswer{SessionView: &v, Deleted: true}
 				return nil, nil
@@ -486,13 +491,16 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 	switch cmd {
 	case "replay":
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+			if err := mayDriveNamed(ctx, r, rec, sid); err != nil {
+				return nil, err
+			}
 			ans, err := autonomy.Replay(rec, sid)
 			out = SessionStepAnswer{StepAnswer: ans}
 			return nil, err
 		})
 	case "heartbeat":
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
-			s, err := autonomy.Resolve(rec, sid)
+			s, err := resolveDriven(ctx, r, rec, sid, true)
 			if err != nil {
 				return nil, err
 			}
@@ -515,6 +523,9 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 				core.FieldDetail{Field: "step_id"}).WithNext(sessionStepCall("replay", a.SpecID, false), nil))
 		}
 		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+			if err := mayDriveNamed(ctx, r, rec, sid); err != nil {
+				return nil, err
+			}
 			o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: sid, Result: res, ContextUsagePct: a.ContextUsagePct, Heartbeat: a.Heartbeat}, now)
 			out = SessionStepAnswer{StepAnswer: o.Answer}
 			return o.Refusal, err
@@ -652,7 +663,7 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sess
 			return nil, err
 		}
 		for _, e := range evs {
-			out.Events = append(out.Events, SessionEvent{Sequence: e.Sequence, Timestamp: e.Timestamp, EventType: e.EventType, Action: e.Action, SessionID: e.SessionID,
+			out.Events = append(out.Events, SessionEvent{Sequence: e.Sequence, Timestamp: e.Timestamp, EventType: e.EventType, Action: e.Action, Actor: e.Actor, SessionID: e.SessionID,
 				StepID: e.StepID, PhaseID: e.PhaseID, TaskID: e.TaskID, Metadata: e.Metadata, Audit: EventAudit{e.Sequence, e.PrevHash, e.EventHash}})
 		}
 		out.Count = len(out.Events)
@@ -683,7 +694,7 @@ func (d *Deps) taskGateWaiver(ctx context.Context, r *mcptool.Request, a gateWai
 		if err != nil {
 			return nil, err
 		}
-		g, err := autonomy.GateWaiver(rec, s, a.PhaseID, a.ReasonCode, a.ReasonDetail, "maintainer", now)
+		g, err := autonomy.GateWaiver(rec, s, a.PhaseID, a.ReasonCode, a.ReasonDetail, "maintainer", r.Session.Holder, now)
 		if err != nil {
 			return nil, err
 		}
@@ -701,6 +712,9 @@ func (d *Deps) reviewFidelityGate(ctx context.Context, r *mcptool.Request, a fid
 	now := d.clock()()
 	var out FidelityGateAnswer
 	err := d.autonomyTx(ctx, r, a.SpecID, a.SessionID, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+		if err := mayDriveNamed(ctx, r, rec, a.SessionID); err != nil {
+			return nil, err
+		}
 		var err error
 		out, err = autonomy.FidelityGate(sp, rec, a.SessionID, a.PhaseID, a.StepID, now)
 		return nil, err
@@ -849,7 +863,7 @@ func (d *Deps) checkWriteLock(r *mcptool.Request, j specs.JournalReader) error {
 		return err
 	}
 	if r.Args.Bool("bypass_autonomy_lock") && d.AllowLockBypass && strings.TrimSpace(r.Args.String("bypass_reason")) != "" && !r.Args.Bool("dry_run") {
-		return autonomy.RecordBypass(rec, s, r.Call.Tool+" "+r.Call.Action, r.Args.String("bypass_reason"), d.clock()())
+		return autonomy.RecordBypass(rec, s, r.Call.Tool+" "+r.Call.Action, r.Args.String("bypass_reason"), r.Session.Holder, d.clock()())
 	}
 	why := "Report through the session (task session-step), or end it first."
 	switch {

@@ -20,6 +20,14 @@ var GenesisHash = strings.Repeat("0", 64)
 // fixed field order, map keys sorted), which includes PrevHash, the hash of
 // the event before (GenesisHash for the first): changing, removing or
 // reordering any stored event breaks the chain from there on.
+//
+// Actor names who made the change when the event records a session's
+// start or a caller's override (a gate waiver, a write-lock bypass, a
+// session's end or reset): the caller's holder identity,
+// "[<key id>/]<client name>#<label>", never a transport session id or a
+// secret. It is omitted when empty, so an event without one (every event
+// written before actors were recorded) hashes as it always did and old
+// chains still verify.
 type Event struct {
 	Sequence  int64          `json:"sequence"`
 	Timestamp string         `json:"timestamp"`
@@ -30,6 +38,7 @@ type Event struct {
 	PhaseID   string         `json:"phase_id,omitempty"`
 	TaskID    string         `json:"task_id,omitempty"`
 	Action    string         `json:"action"`
+	Actor     string         `json:"actor,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	PrevHash  string         `json:"prev_hash"`
 	EventHash string         `json:"event_hash"`
@@ -46,13 +55,14 @@ type hashedEvent struct {
 	PhaseID   string         `json:"phase_id,omitempty"`
 	TaskID    string         `json:"task_id,omitempty"`
 	Action    string         `json:"action"`
+	Actor     string         `json:"actor,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	PrevHash  string         `json:"prev_hash"`
 }
 
 // Hash computes e's event hash.
 func (e Event) Hash() string {
-	raw, _ := json.Marshal(hashedEvent{e.Sequence, e.Timestamp, e.EventType, e.SpecID, e.SessionID, e.StepID, e.PhaseID, e.TaskID, e.Action, e.Metadata, e.PrevHash})
+	raw, _ := json.Marshal(hashedEvent{e.Sequence, e.Timestamp, e.EventType, e.SpecID, e.SessionID, e.StepID, e.PhaseID, e.TaskID, e.Action, e.Actor, e.Metadata, e.PrevHash})
 	h := sha256.Sum256(raw)
 	return hex.EncodeToString(h[:])
 }
@@ -107,7 +117,13 @@ func decoded(meta map[string]any) (map[string]any, error) {
 
 // audit appends an event about session s.
 func audit(r Records, s *Session, now time.Time, eventType, action string, step *IssuedStep, meta map[string]any) error {
-	e := Event{EventType: eventType, SpecID: s.SpecID, SessionID: s.ID, Action: action, Metadata: meta}
+	return auditAs(r, s, now, "", eventType, action, step, meta)
+}
+
+// auditAs appends an event about session s made by actor (a holder
+// identity; "" records none).
+func auditAs(r Records, s *Session, now time.Time, actor, eventType, action string, step *IssuedStep, meta map[string]any) error {
+	e := Event{EventType: eventType, SpecID: s.SpecID, SessionID: s.ID, Action: action, Actor: actor, Metadata: meta}
 	if step != nil {
 		e.StepID, e.PhaseID, e.TaskID = step.StepID, step.PhaseID, step.TaskID
 	}

@@ -373,7 +373,7 @@ func TestSessionExistsIdempotencyForceAndLock(t *testing.T) {
 	if old.Status != StatusEnded {
 		t.Fatalf("the replaced session is %s", old.Status)
 	}
-	if err := End(ru.r, s2, "operator_override", "", ru.now); err != nil {
+	if err := End(ru.r, s2, "operator_override", "", "", ru.now); err != nil {
 		t.Fatal(err)
 	}
 	if l, _ := WriteLock(ru.r); l != nil {
@@ -462,12 +462,12 @@ func TestGateWaiverAndFailedGateFeedback(t *testing.T) {
 		t.Fatalf("failed gate: %+v", ans.NextStep)
 	}
 	s, _ := LoadSession(ru.r, ru.sid)
-	_, err := GateWaiver(ru.r, s, "phase-9", "operator_override", "", "maintainer", ru.now)
+	_, err := GateWaiver(ru.r, s, "phase-9", "operator_override", "", "maintainer", "", ru.now)
 	code(t, err, errcode.GateNotFound)
-	if _, err := GateWaiver(ru.r, s, "phase-1", "operator_override", "flaky reviewer", "maintainer", ru.now); err != nil {
+	if _, err := GateWaiver(ru.r, s, "phase-1", "operator_override", "flaky reviewer", "maintainer", "", ru.now); err != nil {
 		t.Fatal(err)
 	}
-	_, err = GateWaiver(ru.r, s, "phase-1", "operator_override", "", "maintainer", ru.now)
+	_, err = GateWaiver(ru.r, s, "phase-1", "operator_override", "", "maintainer", "", ru.now)
 	code(t, err, errcode.GateAlreadyWaived)
 	if err := Resume(ru.sp, ru.r, s, ResumeInput{}, ru.now); err != nil {
 		t.Fatal(err)

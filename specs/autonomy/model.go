@@ -237,6 +237,7 @@ type GateRecord struct {
 	WaiverReasonDetail string `json:"waiver_reason_detail,omitempty"`
 	WaivedAt           string `json:"waived_at,omitempty"`
 	WaivedByRole       string `json:"waived_by_role,omitempty"`
+	WaivedBy           string `json:"waived_by,omitempty"` // the waiving caller's holder identity
 }
 
 // Session is one autonomy session, stored as JSON in its spec's records.
@@ -244,6 +245,8 @@ type Session struct {
 	ID                    string                 `json:"id"`
 	SpecID                string                 `json:"spec_id"`
 	IdempotencyKey        string                 `json:"idempotency_key,omitempty"`
+	StartedBy             string                 `json:"started_by,omitempty"`   // the starting caller's holder identity
+	OwnerKeyID            string                 `json:"owner_key_id,omitempty"` // the starting caller's API key id: the key that drives the session
 	SpecStructureHash     string                 `json:"spec_structure_hash"`
 	Status                string                 `json:"status"`
 	CreatedAt             string                 `json:"created_at"`
@@ -329,6 +332,16 @@ type ProofRecord struct {
 	PayloadHash string          `json:"payload_hash"`
 	ConsumedAt  string          `json:"consumed_at"`
 	Response    json.RawMessage `json:"response"`
+}
+
+// DrivableBy reports whether a caller with API key keyID may drive s
+// (session-step, pause, resume, rebase, end, reset, a forced restart, the
+// fidelity gate): a session started under a key is driven under that key
+// (any MCP session of it); a session started without a key, or a caller
+// without one (stdio, the CLI, a keyless server), is not bound. The tool
+// layer lets an admin key drive any session.
+func (s *Session) DrivableBy(keyID string) bool {
+	return s.OwnerKeyID == "" || keyID == "" || keyID == s.OwnerKeyID
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -23,6 +23,11 @@ type StartInput struct {
 	StopOnPhaseCompletion *bool
 	AutoRetryFidelityGate *bool
 	EnforceWriteLock      *bool
+	// StartedBy is the caller's holder identity (recorded on the session
+	// and as the start's actor); OwnerKeyID its API key id ("" without
+	// keys), the key the session is driven under (Session.DrivableBy).
+	StartedBy  string
+	OwnerKeyID string
 }
 
 func invalid(field, format string, args ...any) *core.Error {
@@ -108,7 +113,7 @@ func Start(sp *specs.Spec, r Records, in StartInput, now time.Time) (s *Session,
 	if err := commit(r, s, now); err != nil {
 		return nil, false, err
 	}
-	return s, false, audit(r, s, now, EventStart, "session_start", nil, map[string]any{
+	return s, false, auditAs(r, s, now, in.StartedBy, EventStart, "session_start", nil, map[string]any{
 		"gate_policy": s.GatePolicy, "idempotency_key": s.IdempotencyKey, "stop_on_phase_completion": s.StopConditions.StopOnPhaseCompletion})
 }
 
@@ -124,7 +129,7 @@ func settleExisting(sp *specs.Spec, r Records, cur *Session, in StartInput, now 
 		if err := commit(r, cur, now); err != nil {
 			return false, err
 		}
-		return false, audit(r, cur, now, EventEnd, "force_replaced", nil, map[string]any{"reason": "force_replaced"})
+		return false, auditAs(r, cur, now, in.StartedBy, EventEnd, "force_replaced", nil, map[string]any{"reason": "force_replaced"})
 	}
 	return false, core.NewError(errcode.SpecSessionExists, fmt.Sprintf("Spec %s already has an active autonomy session (%s).", sp.Header.SpecID, cur.ID),
 		map[string]any{"spec_id": sp.Header.SpecID, "existing_session_id": cur.ID, "existing_status": cur.Status})
@@ -133,8 +138,9 @@ func settleExisting(sp *specs.Spec, r Records, cur *Session, in StartInput, now 
 // newSession is a running session on sp with in's options (resolved
 // limits) and a required fidelity gate per phase.
 func newSession(sp *specs.Spec, in StartInput, limits Limits, now time.Time) *Session {
-	s := &Session{ID: newID("sess_"), SpecID: sp.Header.SpecID, IdempotencyKey: in.IdempotencyKey, SpecStructureHash: structureHash(sp),
-		Status: StatusRunning, CreatedAt: stamp(now), Limits: limits, GatePolicy: in.GatePolicy,
+	s := &Session{ID: newID("sess_"), SpecID: sp.Header.SpecID, IdempotencyKey: in.IdempotencyKey, StartedBy: in.StartedBy, OwnerKeyID: in.OwnerKeyID,
+		SpecStructureHash: structureHash(sp),
+		Status:            StatusRunning, CreatedAt: stamp(now), Limits: limits, GatePolicy: in.GatePolicy,
 		StopConditions:    StopConditions{AutoRetryFidelityGate: true},
 		WriteLockEnforced: true, PhaseGates: map[string]*GateRecord{}, RequiredPhaseGates: requiredGates(planOf(sp)), CompletedTaskIDs: []string{}}
 	override(&s.StopConditions.StopOnPhaseCompletion, in.StopOnPhaseCompletion)
@@ -269,8 +275,9 @@ func validReason(code string) error {
 	return nil
 }
 
-// End ends a non-terminal session with a reason code. INVALID_STATE_TRANSITION.
-func End(r Records, s *Session, reasonCode, detail string, now time.Time) error {
+// End ends a non-terminal session with a reason code; actor, the caller's
+// holder identity, is the event's actor. INVALID_STATE_TRANSITION.
+func End(r Records, s *Session, reasonCode, detail, actor string, now time.Time) error {
 	if err := validReason(reasonCode); err != nil {
 		return err
 	}
@@ -282,12 +289,13 @@ func End(r Records, s *Session, reasonCode, detail string, now time.Time) error 
 	if err := commit(r, s, now); err != nil {
 		return err
 	}
-	return audit(r, s, now, EventEnd, "session_end", nil, map[string]any{"reason_code": reasonCode, "reason_detail": detail, "from": from})
+	return auditAs(r, s, now, actor, EventEnd, "session_end", nil, map[string]any{"reason_code": reasonCode, "reason_detail": detail, "from": from})
 }
 
 // Reset deletes a failed session (foundry's escape hatch for a session
-// that cannot go on); the audit ledger keeps its history.
-func Reset(r Records, s *Session, reasonCode, detail string, now time.Time) error {
+// that cannot go on); the audit ledger keeps its history, and the reset
+// event names actor, the caller's holder identity.
+func Reset(r Records, s *Session, reasonCode, detail, actor string, now time.Time) error {
 	if err := validReason(reasonCode); err != nil {
 		return err
 	}
@@ -302,7 +310,7 @@ func Reset(r Records, s *Session, reasonCode, detail string, now time.Time) erro
 			return err
 		}
 	}
-	return audit(r, s, now, EventReset, "session_reset", nil, map[string]any{"reason_code": reasonCode, "reason_detail": detail})
+	return auditAs(r, s, now, actor, EventReset, "session_reset", nil, map[string]any{"reason_code": reasonCode, "reason_detail": detail})
 }
 
 // Heartbeat records the caller's heartbeat and context usage.
@@ -450,10 +458,11 @@ func (s *Session) gate(phase string) *GateRecord {
 }
 
 // GateWaiver waives phase's gate (maintainer only and off unless enabled:
-// the tool layer checks both) of a session that has not ended.
-// GATE_NOT_FOUND, GATE_ALREADY_PASSED, GATE_ALREADY_WAIVED, INVALID_FORMAT,
-// INVALID_STATE_TRANSITION.
-func GateWaiver(r Records, s *Session, phaseID, reasonCode, detail, role string, now time.Time) (*GateRecord, error) {
+// the tool layer checks both) of a session that has not ended. actor, the
+// caller's holder identity, is recorded as the gate's waived_by and as the
+// audit event's actor. GATE_NOT_FOUND, GATE_ALREADY_PASSED,
+// GATE_ALREADY_WAIVED, INVALID_FORMAT, INVALID_STATE_TRANSITION.
+func GateWaiver(r Records, s *Session, phaseID, reasonCode, detail, role, actor string, now time.Time) (*GateRecord, error) {
 	if err := validReason(reasonCode); err != nil {
 		return nil, err
 	}
@@ -464,12 +473,12 @@ func GateWaiver(r Records, s *Session, phaseID, reasonCode, detail, role string,
 	if err != nil {
 		return nil, err
 	}
-	g.Status, g.WaiverReasonCode, g.WaiverReasonDetail, g.WaivedAt, g.WaivedByRole = GateWaived, reasonCode, detail, stamp(now), role
+	g.Status, g.WaiverReasonCode, g.WaiverReasonDetail, g.WaivedAt, g.WaivedByRole, g.WaivedBy = GateWaived, reasonCode, detail, stamp(now), role, actor
 	s.dropPendingGate(phaseID)
 	if err := commit(r, s, now); err != nil {
 		return nil, err
 	}
-	return g, audit(r, s, now, EventGateWaived, "gate_waiver", nil, map[string]any{"phase_id": phaseID, "reason_code": reasonCode, "reason_detail": detail, "role": role})
+	return g, auditAs(r, s, now, actor, EventGateWaived, "gate_waiver", nil, map[string]any{"phase_id": phaseID, "reason_code": reasonCode, "reason_detail": detail, "role": role})
 }
 
 // waivable is phaseID's gate record when it may be waived: it exists
@@ -512,7 +521,7 @@ func WriteLock(r Records) (*Session, error) {
 }
 
 // RecordBypass audits a write-lock bypass (in the bypassing mutation's
-// transaction).
-func RecordBypass(r Records, s *Session, action, reason string, now time.Time) error {
-	return audit(r, s, now, EventBypass, "write_lock_bypass", nil, map[string]any{"action": action, "bypass_reason": reason})
+// transaction) by actor, the caller's holder identity.
+func RecordBypass(r Records, s *Session, action, reason, actor string, now time.Time) error {
+	return auditAs(r, s, now, actor, EventBypass, "write_lock_bypass", nil, map[string]any{"action": action, "bypass_reason": reason})
 }

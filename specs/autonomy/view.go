@@ -46,6 +46,8 @@ type SessionView struct {
 	SessionSignal        string                 `json:"session_signal,omitempty"`
 	StateVersion         int                    `json:"state_version"`
 	IdempotencyKey       string                 `json:"idempotency_key,omitempty"`
+	StartedBy            string                 `json:"started_by,omitempty"`   // the starting caller's holder identity
+	OwnerKeyID           string                 `json:"owner_key_id,omitempty"` // the key that drives the session (none: not bound)
 	CreatedAt            string                 `json:"created_at"`
 	UpdatedAt            string                 `json:"updated_at"`
 	RebaseResult         *RebaseResult          `json:"rebase_result,omitempty"`
@@ -59,7 +61,7 @@ func View(sp *specs.Spec, s *Session, now time.Time) SessionView {
 		Counters: s.Counters, Limits: s.Limits, StopConditions: s.StopConditions, WriteLockEnforced: s.WriteLockEnforced, GatePolicy: s.GatePolicy,
 		ActivePhaseID: s.ActivePhaseID, LastHeartbeatAt: s.Context.LastHeartbeatAt, ContextUsagePct: s.Context.ContextUsagePct,
 		PhaseGates: s.PhaseGates, PendingManualGateAck: s.PendingManualGateAck, CompletedTaskIDs: s.CompletedTaskIDs,
-		StateVersion: s.StateVersion, IdempotencyKey: s.IdempotencyKey, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		StateVersion: s.StateVersion, IdempotencyKey: s.IdempotencyKey, StartedBy: s.StartedBy, OwnerKeyID: s.OwnerKeyID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		SessionSignal: LoopSignal(s.Status, s.PauseReason, ""), ActivePhaseProgress: activeProgress(sp, s.ActivePhaseID)}
 	if v.PhaseGates == nil {
 		v.PhaseGates = map[string]*GateRecord{}
