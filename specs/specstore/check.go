@@ -88,7 +88,7 @@ func (s *Repo) CheckSpecs(tx bucketstore.Tx) ([]bucketstore.Finding, error) {
 			return nil
 		}
 		headers[id] = h
-		src := s.newSource(id, b.Bucket(bucketNodes))
+		src := s.newSource(id, b)
 		for _, v := range specs.CheckInvariants(specs.NewSpecView(h, src)) {
 			out = append(out, bucketstore.Finding{SpecID: id, Problem: v.String()})
 		}

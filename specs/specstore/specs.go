@@ -45,9 +45,10 @@ const DefaultHistoryKeep = 50
 
 func u64(v uint64) []byte { b := make([]byte, 8); binary.BigEndian.PutUint64(b, v); return b }
 
-// nodeSource reads a spec's nodes lazily from its nodes bucket, decoding each
-// at most once per transaction. A node that fails to decode is recorded in
-// err and reads as absent; callers check Err after the operation.
+// nodeSource reads a spec's nodes lazily from its nodes bucket (with their
+// children's chunks, children.go), decoding each at most once per
+// transaction. A node that fails to decode is recorded in err and reads as
+// absent; callers check Err after the operation.
 type nodeSource struct {
 	b      bucketstore.Bucket
 	cache  map[string]*specs.Node
@@ -57,20 +58,22 @@ type nodeSource struct {
 	key    []byte // reused for lookups (Get keeps no key): a conversion per read would escape through the bucketstore.Bucket interface
 }
 
-func (s *Repo) newSource(specID string, b bucketstore.Bucket) *nodeSource {
-	return &nodeSource{b: b, cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
+// newSource reads the nodes of spec (a spec's bucket) through the
+// decoded-node cache.
+func (s *Repo) newSource(specID string, spec bucketstore.Bucket) *nodeSource {
+	return &nodeSource{b: spec.Bucket(bucketNodes), cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
 }
 
-func newSource(b bucketstore.Bucket) *nodeSource {
-	return &nodeSource{b: b, cache: map[string]*specs.Node{}}
+// newSource reads the nodes of spec without a cache.
+func newSource(spec bucketstore.Bucket) *nodeSource {
+	return &nodeSource{b: spec.Bucket(bucketNodes), cache: map[string]*specs.Node{}}
 }
 
 func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 	if n, ok := s.cache[id]; ok {
 		return n, n != nil
 	}
-	s.key = append(s.key[:0], id...)
-	v := s.b.Get(s.key)
+	v := s.raw(id)
 	if v == nil {
 		s.cache[id] = nil
 		return nil, false
@@ -79,7 +82,7 @@ func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 		s.cache[id] = n
 		return n, true
 	}
-	n, err := specs.DecodeNode(id, v)
+	n, err := decodeStored(id, v, s.b)
 	if err != nil {
 		s.err = errors.Join(s.err, fmt.Errorf("node %s: %w", id, err))
 		s.cache[id] = nil
@@ -88,6 +91,12 @@ func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 	s.shared.put(s.specID, id, v, n)
 	s.cache[id] = n
 	return n, true
+}
+
+// raw is the stored value of node id (nil: absent).
+func (s *nodeSource) raw(id string) []byte {
+	s.key = append(s.key[:0], id...)
+	return s.b.Get(s.key)
 }
 
 // nodeCache keeps decoded nodes across transactions, keyed by spec and node
@@ -135,7 +144,12 @@ func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
 
 func (s *nodeSource) IDs() []string {
 	var out []string
-	_ = s.b.ForEach(func(k, _ []byte) error { out = append(out, string(k)); return nil })
+	_ = s.b.ForEach(func(k, _ []byte) error {
+		if !isChunkKey(k) {
+			out = append(out, string(k))
+		}
+		return nil
+	})
 	return out
 }
 
@@ -373,7 +387,7 @@ func (s *Repo) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Sp
 		if err != nil {
 			return err
 		}
-		src := s.newSource(specID, b.Bucket(bucketNodes))
+		src := s.newSource(specID, b)
 		if err := fn(specs.NewSpecView(h, src), newJournalReader(b)); err != nil {
 			return deletedNode(b, specID, err)
 		}
@@ -425,7 +439,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			return err
 		}
 		nodes := b.Bucket(bucketNodes)
-		src := s.newSource(specID, nodes)
+		src := s.newSource(specID, b)
 		sp := specs.NewSpecView(h.Clone(), src)
 		w := &journalWriter{journalReader: newJournalReader(b)}
 		if err := fn(sp, w); err != nil {
@@ -454,7 +468,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			res.Journal = w.pending
 			return errDryRun
 		}
-		if err := writeVersion(b, h, put, deleted, o, sp.Header, &s.nodes, specID); err != nil {
+		if err := writeVersion(b, h, put, deleted, o, sp.Header, src); err != nil {
 			return core.Internal(err)
 		}
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {
@@ -596,8 +610,7 @@ func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntr
 	if err != nil {
 		return core.Internal(err)
 	}
-	nodes, err := b.CreateBucket(bucketNodes)
-	if err != nil {
+	if _, err := b.CreateBucket(bucketNodes); err != nil {
 		return core.Internal(err)
 	}
 	for _, sub := range [][]byte{bucketJournal, bucketJournalTask, bucketHistory} {
@@ -605,12 +618,9 @@ func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntr
 			return core.Internal(err)
 		}
 	}
+	w := newNodeWriter(b)
 	for _, nid := range sp.IDs() {
-		raw, err := specs.EncodeNode(sp.Node(nid))
-		if err != nil {
-			return core.Internal(err)
-		}
-		if err := nodes.Put([]byte(nid), raw); err != nil {
+		if _, err := w.put(sp.Node(nid), nil, nil); err != nil {
 			return core.Internal(err)
 		}
 	}
@@ -642,13 +652,13 @@ func replaceSpec(tx bucketstore.Tx, b bucketstore.Bucket, sp *specs.Spec, journa
 	}
 	var deleted []string
 	_ = nodes.ForEach(func(k, _ []byte) error {
-		if !want[string(k)] {
+		if !want[string(k)] && !isChunkKey(k) {
 			deleted = append(deleted, string(k))
 		}
 		return nil
 	})
 	sp.Header.Version = h.Version + 1
-	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header, nil, sp.Header.SpecID); err != nil {
+	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header, newSource(b)); err != nil {
 		return core.Internal(err)
 	}
 	if _, err := appendJournal(b, journal); err != nil {
