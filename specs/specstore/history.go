@@ -46,14 +46,15 @@ type nodeBefore struct {
 
 // writeVersion records the reverse delta of a new version (header and the
 // nodes as they were), then writes the changed nodes and removes the deleted
-// ones. The header itself is written by the caller. src reads the nodes as
+// ones. before is the header before the version, encoded; the header itself
+// is written by the caller. src reads the nodes as
 // they are before the write (the view's own source in a mutation). Written
 // nodes go into src's cache with their new value (write-through), so the
 // next read of a node that changes on every mutation (a phase, the root) is
 // not a decode; if the transaction rolls back, the stored bytes differ and
 // the entry never hits. The caller must not modify the nodes in put
 // afterwards.
-func writeVersion(b bucketstore.Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, src *nodeSource) error {
+func writeVersion(b bucketstore.Bucket, before json.RawMessage, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, src *nodeSource) error {
 	changes, patches, err := nodesBefore(put, deleted, src)
 	if err != nil {
 		return err
@@ -129,12 +130,8 @@ func nodesBefore(put []*specs.Node, deleted []string, src *nodeSource) ([]nodeBe
 	return changes, patches, nil
 }
 
-func writeDelta(b bucketstore.Bucket, before specs.Header, changes []nodeBefore, patches map[string]childrenPatch, o specs.RepoWriteOptions, after specs.Header) error {
-	hb, err := json.Marshal(before)
-	if err != nil {
-		return err
-	}
-	raw, err := encodeHistoryRecord(historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author, HeaderBefore: hb, ChildrenBefore: patches}, changes)
+func writeDelta(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefore, patches map[string]childrenPatch, o specs.RepoWriteOptions, after specs.Header) error {
+	raw, err := encodeHistoryRecord(historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author, HeaderBefore: before, ChildrenBefore: patches}, changes)
 	if err != nil {
 		return err
 	}
@@ -541,7 +538,11 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 			res.DryRun = true
 			return errDryRun
 		}
-		if err := writeVersion(b, h, put, deleted, o, newHeader, s.newSource(specID, b)); err != nil {
+		before, err := json.Marshal(h)
+		if err != nil {
+			return core.Internal(err)
+		}
+		if err := writeVersion(b, before, put, deleted, o, newHeader, s.newSource(specID, b)); err != nil {
 			return core.Internal(err)
 		}
 		if err := putHeader(b, newHeader); err != nil {

@@ -449,7 +449,18 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			return core.Internal(src.err)
 		}
 		put, deleted := sp.Changes()
-		headerChanged := !headerEqual(h, sp.Header)
+		// Each header is encoded once: the comparison's encodings are the
+		// history's header_before and (when the version did not move
+		// again) the header stored.
+		before, err := json.Marshal(h)
+		if err != nil {
+			return core.Internal(err)
+		}
+		after, err := json.Marshal(sp.Header)
+		if err != nil {
+			return core.Internal(err)
+		}
+		headerChanged := !bytes.Equal(before, after)
 		res.Changes = describeChanges(put, deleted, nodes, headerChanged)
 		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
 			res.Version = h.Version
@@ -461,6 +472,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		}
 		if sp.Header.Version == h.Version {
 			sp.Header.Version++ // journal-only changes still make a new version
+			after = nil
 		}
 		res.Version = sp.Header.Version
 		if o.DryRun {
@@ -468,13 +480,18 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			res.Journal = w.pending
 			return errDryRun
 		}
-		if err := writeVersion(b, h, put, deleted, o, sp.Header, src); err != nil {
+		if err := writeVersion(b, before, put, deleted, o, sp.Header, src); err != nil {
 			return core.Internal(err)
 		}
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {
 			return core.Internal(err)
 		}
-		if err := putHeader(b, sp.Header); err != nil {
+		if after == nil {
+			if after, err = json.Marshal(sp.Header); err != nil {
+				return core.Internal(err)
+			}
+		}
+		if err := b.Put(keyHeader, after); err != nil {
 			return core.Internal(err)
 		}
 		return indexSpec(tx, sp.Header, h.Lifecycle)
@@ -483,12 +500,6 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		err = nil
 	}
 	return res, err
-}
-
-func headerEqual(a, b specs.Header) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
 }
 
 func describeChanges(put []*specs.Node, deleted []string, nodes bucketstore.Bucket, header bool) []specs.RepoChange {
@@ -658,7 +669,11 @@ func replaceSpec(tx bucketstore.Tx, b bucketstore.Bucket, sp *specs.Spec, journa
 		return nil
 	})
 	sp.Header.Version = h.Version + 1
-	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header, newSource(b)); err != nil {
+	before, err := json.Marshal(h)
+	if err != nil {
+		return core.Internal(err)
+	}
+	if err := writeVersion(b, before, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header, newSource(b)); err != nil {
 		return core.Internal(err)
 	}
 	if _, err := appendJournal(b, journal); err != nil {
