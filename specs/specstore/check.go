@@ -30,6 +30,8 @@ type Repo struct {
 	eng   bucketstore.Engine
 	now   func() time.Time
 	nodes nodeCache // decoded spec nodes, validated by their stored bytes
+	// headers: decoded spec headers for writes, validated the same way
+	headers headerCache
 	// intakeCap is the intake inbox's capacity (SetIntakeCapacity; 0:
 	// specs.MaxIntakeItems).
 	intakeCap atomic.Int64

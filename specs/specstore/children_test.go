@@ -100,3 +100,57 @@ func TestChildrenChunksFollowEveryEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteCachesFollowAnotherWriter: two repositories over one store (two
+// processes' caches); each write's header and nodes are read as the other
+// left them, never as this one's caches last saw them: the versions
+// follow each other, and each add lands after the other's.
+func TestWriteCachesFollowAnotherWriter(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	a, b := New(st, nil), New(st, nil)
+	h, err := a.CreateSpec(ctx, specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "two writers", Mission: "m"}, nil, exists)
+		if err == nil {
+			_, err = specs.AddPhase(sp, specs.PhaseInput{Title: "p"})
+		}
+		return sp, nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := h.Version
+	var want []string
+	for i := range 300 {
+		r := a
+		if i%3 == 0 {
+			r = b
+		}
+		v := version
+		res, err := r.MutateSpec(ctx, h.SpecID, specs.RepoWriteOptions{ExpectedVersion: &v}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+			id, err := specs.AddTask(sp, "phase-1", specs.TaskInput{Title: fmt.Sprint("t", i)})
+			want = append(want, id)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		version = res.Version
+	}
+	for _, r := range []*Repo{a, b} {
+		if err := r.ReadSpec(ctx, h.SpecID, func(sp *specs.Spec, _ specs.JournalReader) error {
+			var got []string // the tasks, without the phase's verify nodes
+			for _, id := range sp.Node("phase-1").Children {
+				if sp.Node(id).Type == specs.TypeTask {
+					got = append(got, id)
+				}
+			}
+			if !reflect.DeepEqual(got, want) || sp.Header.Version != version {
+				t.Errorf("read: version %d (want %d), %d children (want %d)", sp.Header.Version, version, len(got), len(want))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -498,7 +498,7 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 	var res specs.RepoWriteResult
 	// Reconstruct and write in one transaction, so nothing can change between.
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		b, h, err := loadForWrite(tx, specID, o)
+		b, h, err := s.loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
 		}

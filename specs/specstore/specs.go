@@ -114,6 +114,50 @@ type cachedNode struct {
 	node *specs.Node
 }
 
+// headerCache keeps each spec's decoded header with its stored bytes, the
+// way nodeCache keeps nodes: every mutation writes its new header through,
+// so the next write's load is a byte comparison instead of a JSON decode.
+// A rolled-back write's entry never matches the stored bytes. Headers are
+// shared read-only.
+type headerCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedHeader
+}
+
+type cachedHeader struct {
+	raw []byte
+	h   specs.Header
+}
+
+// maxCachedHeaders bounds the header cache; past it the cache starts over.
+const maxCachedHeaders = 4096
+
+func (c *headerCache) get(specID string, raw []byte) (specs.Header, bool) {
+	if raw == nil {
+		return specs.Header{}, false
+	}
+	c.mu.Lock()
+	e, ok := c.entries[specID]
+	c.mu.Unlock()
+	if ok && bytes.Equal(e.raw, raw) {
+		return e.h, true
+	}
+	return specs.Header{}, false
+}
+
+// put keeps h (which nobody may change afterwards) for the stored bytes raw.
+func (c *headerCache) put(specID string, raw []byte, h specs.Header) {
+	if raw == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedHeaders {
+		c.entries = make(map[string]cachedHeader)
+	}
+	c.entries[specID] = cachedHeader{raw: bytes.Clone(raw), h: h}
+}
+
 // maxCachedNodes bounds the cache; past it the cache starts over.
 const maxCachedNodes = 250_000
 
@@ -407,10 +451,20 @@ var errDryRun = errors.New("dry run")
 // loadForWrite loads specID for a write in tx and applies the write's
 // guards before anything is written: expected_version (VERSION_CONFLICT)
 // and o.Guard. Errors: SPEC_NOT_FOUND, VERSION_CONFLICT, o.Guard's.
-func loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (bucketstore.Bucket, specs.Header, error) {
-	b, h, err := loadSpec(tx, specID)
+// The header comes from the header cache when its stored bytes are the
+// cached ones; it is shared: the caller must not change it.
+func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (bucketstore.Bucket, specs.Header, error) {
+	b, err := specBucket(tx, specID)
 	if err != nil {
-		return nil, h, err
+		return nil, specs.Header{}, err
+	}
+	raw := b.Get(keyHeader)
+	h, ok := s.headers.get(specID, raw)
+	if !ok {
+		if h, err = readHeader(b); err != nil {
+			return nil, h, core.Internal(err)
+		}
+		s.headers.put(specID, raw, h)
 	}
 	if verr := checkVersion(o, h.Version); verr != nil {
 		return nil, h, verr
@@ -434,7 +488,7 @@ func loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (b
 func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		b, h, err := loadForWrite(tx, specID, o)
+		b, h, err := s.loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
 		}
@@ -494,6 +548,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		if err := b.Put(keyHeader, after); err != nil {
 			return core.Internal(err)
 		}
+		s.headers.put(specID, after, sp.Header.Clone()) // write-through, as the nodes
 		return indexSpec(tx, sp.Header, h.Lifecycle)
 	})
 	if errors.Is(err, errDryRun) {
