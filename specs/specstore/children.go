@@ -259,25 +259,7 @@ func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKid
 		oldSizes, oldKids = nil, nil
 	}
 	k := len(oldSizes)
-	i, j, from, to := 0, -1, 0, 0 // old chunks [i, j] hold the old ids [from, to) that change
-	if k > 0 {
-		d := diffChildren(oldKids, kids)
-		first, last := d.Head, len(oldKids)-d.Tail-1 // the changed old ids (last < first: none)
-		i, from = k-1, len(oldKids)-oldSizes[k-1]    // only added at the end: the last chunk
-		start := 0
-		for c, s := range oldSizes {
-			if first < start+s {
-				i, from = c, start
-				break
-			}
-			start += s
-		}
-		j, to = i, from+oldSizes[i]
-		for to <= last {
-			j++
-			to += oldSizes[j]
-		}
-	}
+	i, j, from, to := changedRun(oldSizes, oldKids, kids)
 	seg := kids[from : to+len(kids)-len(oldKids)]
 	pieces := splitChunks(len(seg))
 	sizes := make([]int, 0, k+len(pieces))
@@ -312,6 +294,33 @@ func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKid
 		return nil, 0, err
 	}
 	return sizes, h.Sum64(), nil
+}
+
+// changedRun finds the old chunks [i, j] that hold the old ids [from, to)
+// a change from oldKids to kids touches (only added at the end: the last
+// chunk); with no old chunks, i = 0 and j = -1.
+func changedRun(oldSizes []int, oldKids, kids []string) (i, j, from, to int) {
+	k := len(oldSizes)
+	if k == 0 {
+		return 0, -1, 0, 0
+	}
+	d := diffChildren(oldKids, kids)
+	first, last := d.Head, len(oldKids)-d.Tail-1 // the changed old ids (last < first: none)
+	i, from = k-1, len(oldKids)-oldSizes[k-1]
+	start := 0
+	for c, s := range oldSizes {
+		if first < start+s {
+			i, from = c, start
+			break
+		}
+		start += s
+	}
+	j, to = i, from+oldSizes[i]
+	for to <= last {
+		j++
+		to += oldSizes[j]
+	}
+	return i, j, from, to
 }
 
 // splitChunks cuts n ids into chunk sizes: one chunk up to chunkMax, else

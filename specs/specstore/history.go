@@ -434,38 +434,8 @@ func readVersionTx(b bucketstore.Bucket, specID string, h specs.Header, version 
 			return versionNotFound(specID, version, oldestVersion(b, h.Version), h.Version)
 		}
 		for k, v := c.Last(); k != nil && int64(binary.BigEndian.Uint64(k)) > version; k, v = c.Prev() {
-			var rec historyRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
+			if err := a.undo(v); err != nil {
 				return core.Internal(err)
-			}
-			var hb specs.Header
-			if err := json.Unmarshal(rec.HeaderBefore, &hb); err != nil {
-				return core.Internal(err)
-			}
-			a.Header = hb
-			for id, raw := range rec.NodesBefore {
-				if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-					a.Changed[id] = nil
-					continue
-				}
-				n, err := specs.DecodeNode(id, raw)
-				if err != nil {
-					return core.Internal(err)
-				}
-				if patch, ok := rec.ChildrenBefore[id]; ok {
-					// the children after this version: as reconstructed so far, else current
-					later, seen := a.Changed[id]
-					if !seen {
-						later = a.Current.Node(id)
-					}
-					if later == nil {
-						return core.Internal(fmt.Errorf("history %d: node %s has a children patch but no later value", rec.Version, id))
-					}
-					if n.Children, err = patch.apply(later.Children); err != nil {
-						return core.Internal(fmt.Errorf("history %d: node %s: %w", rec.Version, id, err))
-					}
-				}
-				a.Changed[id] = n
 			}
 		}
 	}
@@ -474,6 +444,46 @@ func readVersionTx(b bucketstore.Bucket, specID string, h specs.Header, version 
 	}
 	if src.err != nil {
 		return core.Internal(src.err)
+	}
+	return nil
+}
+
+// undo applies one history record (raw) to a: the header and the changed
+// nodes become what they were before its version. A node recorded without
+// its children gets them from its value after the version (what a holds
+// for it so far, else its current value) through the record's patch.
+func (a *AtVersion) undo(raw []byte) error {
+	var rec historyRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return err
+	}
+	var hb specs.Header
+	if err := json.Unmarshal(rec.HeaderBefore, &hb); err != nil {
+		return err
+	}
+	a.Header = hb
+	for id, raw := range rec.NodesBefore {
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			a.Changed[id] = nil
+			continue
+		}
+		n, err := specs.DecodeNode(id, raw)
+		if err != nil {
+			return err
+		}
+		if patch, ok := rec.ChildrenBefore[id]; ok {
+			later, seen := a.Changed[id]
+			if !seen {
+				later = a.Current.Node(id)
+			}
+			if later == nil {
+				return fmt.Errorf("history %d: node %s has a children patch but no later value", rec.Version, id)
+			}
+			if n.Children, err = patch.apply(later.Children); err != nil {
+				return fmt.Errorf("history %d: node %s: %w", rec.Version, id, err)
+			}
+		}
+		a.Changed[id] = n
 	}
 	return nil
 }

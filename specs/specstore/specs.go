@@ -506,11 +506,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		// Each header is encoded once: the comparison's encodings are the
 		// history's header_before and (when the version did not move
 		// again) the header stored.
-		before, err := json.Marshal(h)
-		if err != nil {
-			return core.Internal(err)
-		}
-		after, err := json.Marshal(sp.Header)
+		before, after, err := encodeHeaders(h, sp.Header)
 		if err != nil {
 			return core.Internal(err)
 		}
@@ -540,21 +536,41 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {
 			return core.Internal(err)
 		}
-		if after == nil {
-			if after, err = json.Marshal(sp.Header); err != nil {
-				return core.Internal(err)
-			}
-		}
-		if err := b.Put(keyHeader, after); err != nil {
+		if err := s.putHeader(b, specID, sp.Header, after); err != nil {
 			return core.Internal(err)
 		}
-		s.headers.put(specID, after, sp.Header.Clone()) // write-through, as the nodes
 		return indexSpec(tx, sp.Header, h.Lifecycle)
 	})
 	if errors.Is(err, errDryRun) {
 		err = nil
 	}
 	return res, err
+}
+
+// encodeHeaders encodes a mutation's header before and after.
+func encodeHeaders(before, after specs.Header) ([]byte, []byte, error) {
+	b, err := json.Marshal(before)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := json.Marshal(after)
+	return b, a, err
+}
+
+// putHeader stores h, given encoded as raw (nil: encode it here), and
+// writes it through to the header cache.
+func (s *Repo) putHeader(b bucketstore.Bucket, specID string, h specs.Header, raw []byte) error {
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(h); err != nil {
+			return err
+		}
+	}
+	if err := b.Put(keyHeader, raw); err != nil {
+		return err
+	}
+	s.headers.put(specID, raw, h.Clone())
+	return nil
 }
 
 func describeChanges(put []*specs.Node, deleted []string, nodes bucketstore.Bucket, header bool) []specs.RepoChange {
