@@ -70,7 +70,7 @@ func TestHealthAndServerEndToEnd(t *testing.T) {
 		}
 		check := call(t, c, "health", map[string]any{"action": "check"})
 		st := data(check)["store"].(map[string]any)
-		if st["schema_version"].(float64) != 2 || st["install_id"] == "" {
+		if st["schema_version"].(float64) != 3 || st["install_id"] == "" {
 			t.Fatalf("check: %v", check)
 		}
 		sch := call(t, c, "server", map[string]any{"action": "schema", "tool_name": "health"})

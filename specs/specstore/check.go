@@ -30,6 +30,8 @@ type Repo struct {
 	eng   bucketstore.Engine
 	now   func() time.Time
 	nodes nodeCache // decoded spec nodes, validated by their stored bytes
+	// headers: decoded spec headers for writes, validated the same way
+	headers headerCache
 	// intakeCap is the intake inbox's capacity (SetIntakeCapacity; 0:
 	// specs.MaxIntakeItems).
 	intakeCap atomic.Int64
@@ -88,7 +90,7 @@ func (s *Repo) CheckSpecs(tx bucketstore.Tx) ([]bucketstore.Finding, error) {
 			return nil
 		}
 		headers[id] = h
-		src := s.newSource(id, b.Bucket(bucketNodes))
+		src := s.newSource(id, b)
 		for _, v := range specs.CheckInvariants(specs.NewSpecView(h, src)) {
 			out = append(out, bucketstore.Finding{SpecID: id, Problem: v.String()})
 		}

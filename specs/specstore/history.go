@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -19,59 +20,118 @@ import (
 // changed nodes were before the version was written. A node that did not
 // exist before has a null value. Walking the records from the newest down
 // to version v+1 reconstructs version v without ever storing a whole spec.
+// A node in ChildrenBefore is recorded without its children (its value in
+// NodesBefore has an empty list): they are rebuilt from its children after
+// the version with the patch (children.go), so a task add records the
+// phase's few fields and not its thousands of children.
 type historyRecord struct {
-	Version      int64                      `json:"version"`
-	Timestamp    string                     `json:"timestamp"`
-	Action       string                     `json:"action,omitempty"`
-	Author       string                     `json:"author,omitempty"`
-	HeaderBefore json.RawMessage            `json:"header_before"`
-	NodesBefore  map[string]json.RawMessage `json:"nodes_before"`
+	Version        int64                      `json:"version"`
+	Timestamp      string                     `json:"timestamp"`
+	Action         string                     `json:"action,omitempty"`
+	Author         string                     `json:"author,omitempty"`
+	HeaderBefore   json.RawMessage            `json:"header_before"`
+	ChildrenBefore map[string]childrenPatch   `json:"children_before,omitempty"`
+	NodesBefore    map[string]json.RawMessage `json:"nodes_before"`
+}
+
+// nodeBefore is one changed node of a version: its stored value before,
+// and (for the reverse delta) what NodesBefore records.
+type nodeBefore struct {
+	id     string
+	old    []byte      // stored value before (nil: absent)
+	oldN   *specs.Node // decoded, when old has chunks
+	n      *specs.Node // the node written (nil: deleted)
+	record []byte      // NodesBefore's value (nil: null)
 }
 
 // writeVersion records the reverse delta of a new version (header and the
 // nodes as they were), then writes the changed nodes and removes the deleted
-// ones. The header itself is written by the caller. Written nodes go into
-// cache with their new bytes (write-through), so the next read of a node
-// that changes on every mutation (a phase, the root) is not a decode; if the
-// transaction rolls back, the stored bytes differ and the entry never hits.
-// The caller must not modify the nodes in put afterwards.
-func writeVersion(b bucketstore.Bucket, before specs.Header, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, cache *nodeCache, specID string) error {
-	nodes := b.Bucket(bucketNodes)
-	if err := writeDelta(b, before, put, deleted, nodes, o, after); err != nil {
+// ones. before is the header before the version, encoded; the header itself
+// is written by the caller. src reads the nodes as
+// they are before the write (the view's own source in a mutation). Written
+// nodes go into src's cache with their new value (write-through), so the
+// next read of a node that changes on every mutation (a phase, the root) is
+// not a decode; if the transaction rolls back, the stored bytes differ and
+// the entry never hits. The caller must not modify the nodes in put
+// afterwards.
+func writeVersion(b bucketstore.Bucket, before json.RawMessage, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, src *nodeSource) error {
+	changes, patches, err := nodesBefore(put, deleted, src)
+	if err != nil {
 		return err
 	}
-	var key []byte // one buffer for the node keys: engines copy a key they store
-	for _, n := range put {
-		raw, err := specs.EncodeNode(n)
+	if err := writeDelta(b, before, changes, patches, o, after); err != nil {
+		return err
+	}
+	w := newNodeWriter(b)
+	for _, c := range changes {
+		if c.n == nil {
+			if err := w.remove(c.id, c.old); err != nil {
+				return err
+			}
+			continue
+		}
+		var oldKids []string
+		if c.oldN != nil {
+			oldKids = c.oldN.Children
+		}
+		val, err := w.put(c.n, c.old, oldKids)
 		if err != nil {
 			return err
 		}
-		key = append(key[:0], n.ID...)
-		if err := nodes.Put(key, raw); err != nil {
-			return err
-		}
-		cache.put(specID, n.ID, raw, n)
-	}
-	for _, id := range deleted {
-		key = append(key[:0], id...)
-		if err := nodes.Delete(key); err != nil {
-			return err
-		}
+		src.shared.put(src.specID, c.id, val, c.n)
 	}
 	return nil
 }
 
-func writeDelta(b bucketstore.Bucket, before specs.Header, put []*specs.Node, deleted []string, nodes bucketstore.Bucket, o specs.RepoWriteOptions, after specs.Header) error {
-	hb, err := json.Marshal(before)
-	if err != nil {
-		return err
-	}
-	ids := make([]string, 0, len(put)+len(deleted))
+// nodesBefore reads what each changed node was (in id order) and what the
+// reverse delta records of it.
+func nodesBefore(put []*specs.Node, deleted []string, src *nodeSource) ([]nodeBefore, map[string]childrenPatch, error) {
+	changes := make([]nodeBefore, 0, len(put)+len(deleted))
 	for _, n := range put {
-		ids = append(ids, n.ID)
+		changes = append(changes, nodeBefore{id: n.ID, n: n})
 	}
-	ids = append(ids, deleted...)
-	raw, err := encodeHistoryRecord(historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author, HeaderBefore: hb}, ids, nodes)
+	for _, id := range deleted {
+		changes = append(changes, nodeBefore{id: id})
+	}
+	slices.SortFunc(changes, func(x, y nodeBefore) int { return strings.Compare(x.id, y.id) })
+	changes = slices.CompactFunc(changes, func(x, y nodeBefore) bool { return x.id == y.id })
+	var patches map[string]childrenPatch
+	for i := range changes {
+		c := &changes[i]
+		c.old = src.raw(c.id)
+		if c.old == nil {
+			continue
+		}
+		sn, err := parseStored(c.old)
+		if err != nil {
+			return nil, nil, fmt.Errorf("node %s: %w", c.id, err)
+		}
+		if !sn.chunked {
+			c.record = c.old
+			continue
+		}
+		old, ok := src.Get(c.id)
+		if !ok {
+			return nil, nil, fmt.Errorf("node %s does not decode: %w", c.id, src.err)
+		}
+		c.oldN = old
+		if c.n == nil { // deleted: nothing after it to patch from
+			if c.record, err = specs.EncodeNode(old); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		c.record = sn.json
+		if patches == nil {
+			patches = map[string]childrenPatch{}
+		}
+		patches[c.id] = diffChildren(old.Children, c.n.Children)
+	}
+	return changes, patches, nil
+}
+
+func writeDelta(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefore, patches map[string]childrenPatch, o specs.RepoWriteOptions, after specs.Header) error {
+	raw, err := encodeHistoryRecord(historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author, HeaderBefore: before, ChildrenBefore: patches}, changes)
 	if err != nil {
 		return err
 	}
@@ -98,16 +158,13 @@ func writeDelta(b bucketstore.Bucket, before specs.Header, put []*specs.Node, de
 	return nil
 }
 
-// encodeHistoryRecord encodes rec with NodesBefore holding, for each of
-// ids, its stored bytes in nodes (null when absent), byte for byte what
-// json.Marshal of the record gives — without it: json.Marshal re-scans and
-// compacts every stored node it embeds, and a phase's node (its children
-// list) grows with the phase, so that scan was a large part of a write.
-// Stored nodes are compact JSON already (EncodeNode); one that is not (an
-// unknown key's raw value kept from an import) goes through json.Marshal.
-func encodeHistoryRecord(rec historyRecord, ids []string, nodes bucketstore.Bucket) ([]byte, error) {
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
+// encodeHistoryRecord encodes rec with NodesBefore holding each change's
+// record (null when absent), byte for byte what json.Marshal of the record
+// gives — without it: json.Marshal re-scans and compacts every stored node
+// it embeds. Stored nodes are compact JSON already (EncodeNode); one that
+// is not (an unknown key's raw value kept from an import) goes through
+// json.Marshal. changes are in id order, each id once.
+func encodeHistoryRecord(rec historyRecord, changes []nodeBefore) ([]byte, error) {
 	head, err := json.Marshal(rec) // nodes_before is empty: {"version":…,"nodes_before":null}
 	if err != nil {
 		return nil, err
@@ -116,26 +173,22 @@ func encodeHistoryRecord(rec historyRecord, ids []string, nodes bucketstore.Buck
 	if !bytes.HasSuffix(head, []byte(tail)) {
 		return nil, fmt.Errorf("history record: unexpected encoding %q", head)
 	}
-	olds := make([][]byte, len(ids))
 	size := len(head) + 2
-	var key []byte
-	for i, id := range ids {
-		key = append(key[:0], id...)
-		olds[i] = nodes.Get(key)
-		size += len(id) + len(olds[i]) + 16 // quotes, escapes, colon, comma, null
+	for _, c := range changes {
+		size += len(c.id) + len(c.record) + 16 // quotes, escapes, colon, comma, null
 	}
 	out := append(make([]byte, 0, size), head[:len(head)-len(tail)]...)
 	out = append(out, '{')
-	for i, id := range ids {
+	for i, c := range changes {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		k, err := json.Marshal(id)
+		k, err := json.Marshal(c.id)
 		if err != nil {
 			return nil, err
 		}
 		out = append(append(out, k...), ':')
-		old := olds[i]
+		old := c.record
 		switch {
 		case old == nil:
 			out = append(out, "null"...)
@@ -367,7 +420,7 @@ func (s *Repo) ReadVersion(ctx context.Context, specID string, version int64, fn
 
 // readVersionTx reconstructs specID at version inside an open transaction.
 func readVersionTx(b bucketstore.Bucket, specID string, h specs.Header, version int64, fn func(a *AtVersion) error) error {
-	src := newSource(b.Bucket(bucketNodes))
+	src := newSource(b)
 	a := &AtVersion{Header: h, Changed: map[string]*specs.Node{}, Current: specs.NewSpecView(h, src)}
 	if version > h.Version || version < 0 {
 		return versionNotFound(specID, version, oldestVersion(b, h.Version), h.Version)
@@ -381,25 +434,8 @@ func readVersionTx(b bucketstore.Bucket, specID string, h specs.Header, version 
 			return versionNotFound(specID, version, oldestVersion(b, h.Version), h.Version)
 		}
 		for k, v := c.Last(); k != nil && int64(binary.BigEndian.Uint64(k)) > version; k, v = c.Prev() {
-			var rec historyRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
+			if err := a.undo(v); err != nil {
 				return core.Internal(err)
-			}
-			var hb specs.Header
-			if err := json.Unmarshal(rec.HeaderBefore, &hb); err != nil {
-				return core.Internal(err)
-			}
-			a.Header = hb
-			for id, raw := range rec.NodesBefore {
-				if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-					a.Changed[id] = nil
-					continue
-				}
-				n, err := specs.DecodeNode(id, raw)
-				if err != nil {
-					return core.Internal(err)
-				}
-				a.Changed[id] = n
 			}
 		}
 	}
@@ -408,6 +444,46 @@ func readVersionTx(b bucketstore.Bucket, specID string, h specs.Header, version 
 	}
 	if src.err != nil {
 		return core.Internal(src.err)
+	}
+	return nil
+}
+
+// undo applies one history record (raw) to a: the header and the changed
+// nodes become what they were before its version. A node recorded without
+// its children gets them from its value after the version (what a holds
+// for it so far, else its current value) through the record's patch.
+func (a *AtVersion) undo(raw []byte) error {
+	var rec historyRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return err
+	}
+	var hb specs.Header
+	if err := json.Unmarshal(rec.HeaderBefore, &hb); err != nil {
+		return err
+	}
+	a.Header = hb
+	for id, raw := range rec.NodesBefore {
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			a.Changed[id] = nil
+			continue
+		}
+		n, err := specs.DecodeNode(id, raw)
+		if err != nil {
+			return err
+		}
+		if patch, ok := rec.ChildrenBefore[id]; ok {
+			later, seen := a.Changed[id]
+			if !seen {
+				later = a.Current.Node(id)
+			}
+			if later == nil {
+				return fmt.Errorf("history %d: node %s has a children patch but no later value", rec.Version, id)
+			}
+			if n.Children, err = patch.apply(later.Children); err != nil {
+				return fmt.Errorf("history %d: node %s: %w", rec.Version, id, err)
+			}
+		}
+		a.Changed[id] = n
 	}
 	return nil
 }
@@ -432,7 +508,7 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 	var res specs.RepoWriteResult
 	// Reconstruct and write in one transaction, so nothing can change between.
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		b, h, err := loadForWrite(tx, specID, o)
+		b, h, err := s.loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
 		}
@@ -472,7 +548,11 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 			res.DryRun = true
 			return errDryRun
 		}
-		if err := writeVersion(b, h, put, deleted, o, newHeader, &s.nodes, specID); err != nil {
+		before, err := json.Marshal(h)
+		if err != nil {
+			return core.Internal(err)
+		}
+		if err := writeVersion(b, before, put, deleted, o, newHeader, s.newSource(specID, b)); err != nil {
 			return core.Internal(err)
 		}
 		if err := putHeader(b, newHeader); err != nil {

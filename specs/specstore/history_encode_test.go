@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/specd/specd/core/store/bucketstore"
@@ -14,7 +15,8 @@ import (
 // without json.Marshal's re-scan of the stored nodes is byte for byte what
 // json.Marshal of the record gives, for compact nodes (copied as they are)
 // and for nodes compaction changes (whitespace, HTML characters, U+2028),
-// absent nodes (null), ids given twice, and escaped ids and strings.
+// absent nodes (null), and escaped ids and strings, beside a children
+// patch.
 func TestHistoryRecordEncodesAsJSONMarshal(t *testing.T) {
 	st := storetest.Open(t)
 	stored := map[string]string{
@@ -27,7 +29,8 @@ func TestHistoryRecordEncodesAsJSONMarshal(t *testing.T) {
 	}
 	ids := []string{"phase-1", "task-1-1", "spaced", "html", "separator", "weird\"id", "absent", "task-1-1"}
 	rec := historyRecord{Version: 7, Timestamp: "2026-11-27T00:00:00Z", Action: "task <add>", Author: "ann & bob",
-		HeaderBefore: json.RawMessage(`{"spec_id":"s","version":6}`)}
+		HeaderBefore:   json.RawMessage(`{"spec_id":"s","version":6}`),
+		ChildrenBefore: map[string]childrenPatch{"phase-1": {Head: 1, Mid: []string{"task-1-<0>"}, Tail: 1}}}
 	err := st.Update(context.Background(), func(tx bucketstore.Tx) error {
 		nodes, err := tx.Bucket(bucketSpecs).CreateBucket([]byte("nodes"))
 		if err != nil {
@@ -38,7 +41,12 @@ func TestHistoryRecordEncodesAsJSONMarshal(t *testing.T) {
 				return err
 			}
 		}
-		got, err := encodeHistoryRecord(rec, append([]string(nil), ids...), nodes)
+		sorted := slices.Compact(slices.Sorted(slices.Values(ids)))
+		changes := make([]nodeBefore, len(sorted))
+		for i, id := range sorted {
+			changes[i] = nodeBefore{id: id, record: nodes.Get([]byte(id))}
+		}
+		got, err := encodeHistoryRecord(rec, changes)
 		if err != nil {
 			return err
 		}

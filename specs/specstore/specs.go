@@ -45,9 +45,10 @@ const DefaultHistoryKeep = 50
 
 func u64(v uint64) []byte { b := make([]byte, 8); binary.BigEndian.PutUint64(b, v); return b }
 
-// nodeSource reads a spec's nodes lazily from its nodes bucket, decoding each
-// at most once per transaction. A node that fails to decode is recorded in
-// err and reads as absent; callers check Err after the operation.
+// nodeSource reads a spec's nodes lazily from its nodes bucket (with their
+// children's chunks, children.go), decoding each at most once per
+// transaction. A node that fails to decode is recorded in err and reads as
+// absent; callers check Err after the operation.
 type nodeSource struct {
 	b      bucketstore.Bucket
 	cache  map[string]*specs.Node
@@ -57,20 +58,22 @@ type nodeSource struct {
 	key    []byte // reused for lookups (Get keeps no key): a conversion per read would escape through the bucketstore.Bucket interface
 }
 
-func (s *Repo) newSource(specID string, b bucketstore.Bucket) *nodeSource {
-	return &nodeSource{b: b, cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
+// newSource reads the nodes of spec (a spec's bucket) through the
+// decoded-node cache.
+func (s *Repo) newSource(specID string, spec bucketstore.Bucket) *nodeSource {
+	return &nodeSource{b: spec.Bucket(bucketNodes), cache: map[string]*specs.Node{}, shared: &s.nodes, specID: specID}
 }
 
-func newSource(b bucketstore.Bucket) *nodeSource {
-	return &nodeSource{b: b, cache: map[string]*specs.Node{}}
+// newSource reads the nodes of spec without a cache.
+func newSource(spec bucketstore.Bucket) *nodeSource {
+	return &nodeSource{b: spec.Bucket(bucketNodes), cache: map[string]*specs.Node{}}
 }
 
 func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 	if n, ok := s.cache[id]; ok {
 		return n, n != nil
 	}
-	s.key = append(s.key[:0], id...)
-	v := s.b.Get(s.key)
+	v := s.raw(id)
 	if v == nil {
 		s.cache[id] = nil
 		return nil, false
@@ -79,7 +82,7 @@ func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 		s.cache[id] = n
 		return n, true
 	}
-	n, err := specs.DecodeNode(id, v)
+	n, err := decodeStored(id, v, s.b)
 	if err != nil {
 		s.err = errors.Join(s.err, fmt.Errorf("node %s: %w", id, err))
 		s.cache[id] = nil
@@ -88,6 +91,12 @@ func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 	s.shared.put(s.specID, id, v, n)
 	s.cache[id] = n
 	return n, true
+}
+
+// raw is the stored value of node id (nil: absent).
+func (s *nodeSource) raw(id string) []byte {
+	s.key = append(s.key[:0], id...)
+	return s.b.Get(s.key)
 }
 
 // nodeCache keeps decoded nodes across transactions, keyed by spec and node
@@ -103,6 +112,50 @@ type nodeCache struct {
 type cachedNode struct {
 	raw  []byte
 	node *specs.Node
+}
+
+// headerCache keeps each spec's decoded header with its stored bytes, the
+// way nodeCache keeps nodes: every mutation writes its new header through,
+// so the next write's load is a byte comparison instead of a JSON decode.
+// A rolled-back write's entry never matches the stored bytes. Headers are
+// shared read-only.
+type headerCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedHeader
+}
+
+type cachedHeader struct {
+	raw []byte
+	h   specs.Header
+}
+
+// maxCachedHeaders bounds the header cache; past it the cache starts over.
+const maxCachedHeaders = 4096
+
+func (c *headerCache) get(specID string, raw []byte) (specs.Header, bool) {
+	if raw == nil {
+		return specs.Header{}, false
+	}
+	c.mu.Lock()
+	e, ok := c.entries[specID]
+	c.mu.Unlock()
+	if ok && bytes.Equal(e.raw, raw) {
+		return e.h, true
+	}
+	return specs.Header{}, false
+}
+
+// put keeps h (which nobody may change afterwards) for the stored bytes raw.
+func (c *headerCache) put(specID string, raw []byte, h specs.Header) {
+	if raw == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedHeaders {
+		c.entries = make(map[string]cachedHeader)
+	}
+	c.entries[specID] = cachedHeader{raw: bytes.Clone(raw), h: h}
 }
 
 // maxCachedNodes bounds the cache; past it the cache starts over.
@@ -135,7 +188,12 @@ func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
 
 func (s *nodeSource) IDs() []string {
 	var out []string
-	_ = s.b.ForEach(func(k, _ []byte) error { out = append(out, string(k)); return nil })
+	_ = s.b.ForEach(func(k, _ []byte) error {
+		if !isChunkKey(k) {
+			out = append(out, string(k))
+		}
+		return nil
+	})
 	return out
 }
 
@@ -373,7 +431,7 @@ func (s *Repo) ReadSpec(ctx context.Context, specID string, fn func(sp *specs.Sp
 		if err != nil {
 			return err
 		}
-		src := s.newSource(specID, b.Bucket(bucketNodes))
+		src := s.newSource(specID, b)
 		if err := fn(specs.NewSpecView(h, src), newJournalReader(b)); err != nil {
 			return deletedNode(b, specID, err)
 		}
@@ -393,10 +451,20 @@ var errDryRun = errors.New("dry run")
 // loadForWrite loads specID for a write in tx and applies the write's
 // guards before anything is written: expected_version (VERSION_CONFLICT)
 // and o.Guard. Errors: SPEC_NOT_FOUND, VERSION_CONFLICT, o.Guard's.
-func loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (bucketstore.Bucket, specs.Header, error) {
-	b, h, err := loadSpec(tx, specID)
+// The header comes from the header cache when its stored bytes are the
+// cached ones; it is shared: the caller must not change it.
+func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (bucketstore.Bucket, specs.Header, error) {
+	b, err := specBucket(tx, specID)
 	if err != nil {
-		return nil, h, err
+		return nil, specs.Header{}, err
+	}
+	raw := b.Get(keyHeader)
+	h, ok := s.headers.get(specID, raw)
+	if !ok {
+		if h, err = readHeader(b); err != nil {
+			return nil, h, core.Internal(err)
+		}
+		s.headers.put(specID, raw, h)
 	}
 	if verr := checkVersion(o, h.Version); verr != nil {
 		return nil, h, verr
@@ -420,12 +488,12 @@ func loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (b
 func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		b, h, err := loadForWrite(tx, specID, o)
+		b, h, err := s.loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
 		}
 		nodes := b.Bucket(bucketNodes)
-		src := s.newSource(specID, nodes)
+		src := s.newSource(specID, b)
 		sp := specs.NewSpecView(h.Clone(), src)
 		w := &journalWriter{journalReader: newJournalReader(b)}
 		if err := fn(sp, w); err != nil {
@@ -435,7 +503,14 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			return core.Internal(src.err)
 		}
 		put, deleted := sp.Changes()
-		headerChanged := !headerEqual(h, sp.Header)
+		// Each header is encoded once: the comparison's encodings are the
+		// history's header_before and (when the version did not move
+		// again) the header stored.
+		before, after, err := encodeHeaders(h, sp.Header)
+		if err != nil {
+			return core.Internal(err)
+		}
+		headerChanged := !bytes.Equal(before, after)
 		res.Changes = describeChanges(put, deleted, nodes, headerChanged)
 		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
 			res.Version = h.Version
@@ -447,6 +522,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		}
 		if sp.Header.Version == h.Version {
 			sp.Header.Version++ // journal-only changes still make a new version
+			after = nil
 		}
 		res.Version = sp.Header.Version
 		if o.DryRun {
@@ -454,13 +530,13 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			res.Journal = w.pending
 			return errDryRun
 		}
-		if err := writeVersion(b, h, put, deleted, o, sp.Header, &s.nodes, specID); err != nil {
+		if err := writeVersion(b, before, put, deleted, o, sp.Header, src); err != nil {
 			return core.Internal(err)
 		}
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {
 			return core.Internal(err)
 		}
-		if err := putHeader(b, sp.Header); err != nil {
+		if err := s.putHeader(b, specID, sp.Header, after); err != nil {
 			return core.Internal(err)
 		}
 		return indexSpec(tx, sp.Header, h.Lifecycle)
@@ -471,10 +547,30 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 	return res, err
 }
 
-func headerEqual(a, b specs.Header) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
+// encodeHeaders encodes a mutation's header before and after.
+func encodeHeaders(before, after specs.Header) ([]byte, []byte, error) {
+	b, err := json.Marshal(before)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := json.Marshal(after)
+	return b, a, err
+}
+
+// putHeader stores h, given encoded as raw (nil: encode it here), and
+// writes it through to the header cache.
+func (s *Repo) putHeader(b bucketstore.Bucket, specID string, h specs.Header, raw []byte) error {
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(h); err != nil {
+			return err
+		}
+	}
+	if err := b.Put(keyHeader, raw); err != nil {
+		return err
+	}
+	s.headers.put(specID, raw, h.Clone())
+	return nil
 }
 
 func describeChanges(put []*specs.Node, deleted []string, nodes bucketstore.Bucket, header bool) []specs.RepoChange {
@@ -596,8 +692,7 @@ func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntr
 	if err != nil {
 		return core.Internal(err)
 	}
-	nodes, err := b.CreateBucket(bucketNodes)
-	if err != nil {
+	if _, err := b.CreateBucket(bucketNodes); err != nil {
 		return core.Internal(err)
 	}
 	for _, sub := range [][]byte{bucketJournal, bucketJournalTask, bucketHistory} {
@@ -605,12 +700,9 @@ func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntr
 			return core.Internal(err)
 		}
 	}
+	w := newNodeWriter(b)
 	for _, nid := range sp.IDs() {
-		raw, err := specs.EncodeNode(sp.Node(nid))
-		if err != nil {
-			return core.Internal(err)
-		}
-		if err := nodes.Put([]byte(nid), raw); err != nil {
+		if _, err := w.put(sp.Node(nid), nil, nil); err != nil {
 			return core.Internal(err)
 		}
 	}
@@ -642,13 +734,17 @@ func replaceSpec(tx bucketstore.Tx, b bucketstore.Bucket, sp *specs.Spec, journa
 	}
 	var deleted []string
 	_ = nodes.ForEach(func(k, _ []byte) error {
-		if !want[string(k)] {
+		if !want[string(k)] && !isChunkKey(k) {
 			deleted = append(deleted, string(k))
 		}
 		return nil
 	})
 	sp.Header.Version = h.Version + 1
-	if err := writeVersion(b, h, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header, nil, sp.Header.SpecID); err != nil {
+	before, err := json.Marshal(h)
+	if err != nil {
+		return core.Internal(err)
+	}
+	if err := writeVersion(b, before, put, deleted, specs.RepoWriteOptions{Action: "spec.import"}, sp.Header, newSource(b)); err != nil {
 		return core.Internal(err)
 	}
 	if _, err := appendJournal(b, journal); err != nil {

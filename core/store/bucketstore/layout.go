@@ -6,7 +6,11 @@ import (
 )
 
 // SchemaVersion is the layout version this build writes, on every engine.
-const SchemaVersion = 2
+// 3: a node's children are kept in chunks beside it in its nodes bucket
+// (specs/specstore), converted lazily: a node written by layout 2 reads as
+// it is and is converted by its next write. A build of layout 2 refuses a
+// store of layout 3 (it would read the chunked nodes as damaged).
+const SchemaVersion = 3
 
 // The meta bucket: each store's own identity (never exported by Export).
 var (
@@ -46,8 +50,10 @@ var TopBuckets = [][]byte{
 const SpecHeaderKey = "header"
 
 // Buckets of one spec's bucket (specs/<spec_id>/…): its nodes, its journal
-// (keys: 8-byte big-endian sequence numbers) and the journal's by-task
-// index (keys: <task_id>\x00<seq>).
+// (keys: 8-byte big-endian sequence numbers), the journal's by-task
+// index (keys: <task_id>\x00<seq>) and its history. The nodes bucket also
+// holds the chunks of its nodes' children lists (keys:
+// <node_id>\x00<chunk as 4-byte big endian>; see specs/specstore).
 var (
 	BucketNodes       = []byte("nodes")
 	BucketJournal     = []byte("journal")

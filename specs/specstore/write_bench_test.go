@@ -1,0 +1,62 @@
+package specstore_test
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/specd/specd/specs"
+)
+
+// BenchmarkMutateAddTask is the write path of `make load` below the tool
+// layer: one MutateSpec that adds a task to a phase already holding
+// `phase` tasks (the load's phases grow to thousands), on bbolt, each add
+// its own durable commit. ns/op includes the disk's fsync (slow and noisy
+// on a shared machine); cpu-ns/op is the process's CPU time (user+system)
+// per add, the server's share, steadier than ns/op.
+func BenchmarkMutateAddTask(b *testing.B) {
+	for _, n := range []int{10, 1000, 5000} {
+		b.Run(fmt.Sprintf("phase=%d", n), func(b *testing.B) {
+			r, _ := repoOver(b)
+			id := createSpec(b, r, "bench")
+			ctx := context.Background()
+			phase := ""
+			if _, err := r.MutateSpec(ctx, id, specs.RepoWriteOptions{Action: "authoring.phase-add-bulk"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+				tasks := make([]specs.TaskInput, n)
+				for i := range tasks {
+					tasks[i] = specs.TaskInput{Title: fmt.Sprintf("seed task %d", i)}
+				}
+				res, err := specs.AddPhaseBulk(sp, specs.PhaseInput{Title: "Load"}, tasks)
+				phase = res.PhaseID
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+			o := specs.RepoWriteOptions{Action: "authoring.task-add"}
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := r.MutateSpec(ctx, id, o, func(sp *specs.Spec, _ specs.JournalWriter) error {
+					_, err := specs.AddTaskView(sp, phase, specs.TaskInput{Title: fmt.Sprintf("load task %d", i)})
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
