@@ -405,13 +405,29 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 // value beyond a request), UNAVAILABLE, the context's.
 //
 // Concurrent updates of this process share commits (group commit): each
-// queues its fn, and whichever caller takes the writer lock runs every
-// queued fn, in order, in one transaction (runBatch) — each still sees the
-// writes of those before it and checks its guards against them, and one
-// whose fn fails is rolled back to where it started, alone — then commits
-// them all in one etcd transaction: one round trip of consensus for the
-// batch instead of one per write. Each caller answers once its batch
-// committed.
+// queues its fn, and whichever caller takes the writer lock starts a
+// goroutine (lead) that runs every queued fn, in order, in one transaction
+// (runBatch) — each still sees the writes of those before it and checks
+// its guards against them, and one whose fn fails is rolled back to where
+// it started, alone — then commits them all in one etcd transaction: one
+// round trip of consensus for the batch instead of one per write. Each
+// caller answers once its batch committed.
+//
+// Deadlines. A caller's budget (RequestTimeout within its context) bounds
+// its own wait, never the others' work:
+//   - when it ends before the caller's fn has started (queued, or taken
+//     into a batch but not reached) or while the fn runs, the caller
+//     leaves at once with its deadline's answer (the context's error, or
+//     UNAVAILABLE when the cluster is what it waited for): its fn's writes
+//     are never committed, in this attempt or a retry;
+//   - when it ends after the fn was taken into the commit, the caller
+//     answers at once that the outcome is unknown (UNAVAILABLE, outcome
+//     "unknown": re-read before retrying), and the batch takes no further
+//     fn, committing what it holds;
+//   - the batch itself runs until the latest of its callers' budgets, so
+//     no caller's deadline cuts another's reads or commit.
+//
+// A commit whose outcome is unknown is answered as such and never re-run.
 func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	if s.closed.Load() {
 		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
@@ -428,26 +444,48 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	for {
 		select {
 		case err := <-req.done:
-			if p, ok := err.(*fnPanic); ok {
-				panic(p.v) // fn panicked: the caller's goroutine panics, as without batching
-			}
-			return err
+			return req.answer(err)
 		case s.wmu <- struct{}{}:
-			s.lead()
+			go s.lead()
 		case <-op.Done():
-			if !s.withdraw(req) {
-				return <-req.done // a batch has it: its answer comes
-			}
-			if err := ctx.Err(); err != nil {
-				return s.classify(ctx, err)
-			}
-			return UnavailableError(fmt.Errorf("another operation of this server held the store for the whole request timeout (%s)", s.opts.RequestTimeout))
+			return s.leave(req)
 		}
 	}
 }
 
+// answer returns err, the answer of req's batch, in its caller's
+// goroutine: a fnPanic panics there, as without batching.
+func (req *writeReq) answer(err error) error {
+	if p, ok := err.(*fnPanic); ok {
+		panic(p.v)
+	}
+	return err
+}
+
+// leave answers a caller whose budget ended before its answer came (see
+// Deadlines at update).
+func (s *Store) leave(req *writeReq) error {
+	s.withdraw(req)
+	switch {
+	case req.state.CompareAndSwap(reqQueued, reqLeft), req.state.CompareAndSwap(reqRunning, reqLeft):
+		if err := req.ctx.Err(); err != nil {
+			return s.classify(req.ctx, err)
+		}
+		return UnavailableError(fmt.Errorf("another operation of this server held the store for the whole request timeout (%s)", s.opts.RequestTimeout))
+	case req.state.CompareAndSwap(reqKept, reqLeft):
+		cause := req.op.Err()
+		if err := req.ctx.Err(); err != nil {
+			cause = err
+		}
+		return outcomeUnknownError(cause)
+	}
+	return req.answer(<-req.done) // answered meanwhile
+}
+
 // lead runs the queued updates as one batch; the caller holds the writer
-// lock, which lead releases.
+// lock, which lead releases. A panic outside any fn (a bug) is re-raised
+// in the goroutine of one caller still waiting; the others of the batch
+// answer INTERNAL.
 func (s *Store) lead() {
 	defer unlock(s.wmu)
 	s.qmu.Lock()
@@ -458,9 +496,20 @@ func (s *Store) lead() {
 		batch = batch[:maxBatch]
 	}
 	s.qmu.Unlock()
-	if len(batch) > 0 {
-		s.runBatch(batch)
+	if len(batch) == 0 {
+		return
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			var p error = &fnPanic{v: v}
+			for _, r := range batch {
+				if r.finish(p) {
+					p = core.Internal(errors.New("etcdstore: the shared commit was interrupted"))
+				}
+			}
+		}
+	}()
+	s.runBatch(batch)
 }
 
 // fnPanic carries a panic of an update's fn to its caller (update panics
@@ -486,12 +535,40 @@ func callFn(r *writeReq, t *txn) (err error) {
 // maxBatch bounds the updates one commit carries.
 const maxBatch = 64
 
+// The states of a writeReq. The batch moves it queued → running → kept
+// (its fn's writes are in the transaction), or back to queued when the fn
+// failed (a retry runs it again), and to answered; its caller moves it to
+// left when its budget ends first (leave). Whoever moves it first decides.
+const (
+	reqQueued   int32 = iota // its fn has not run in this attempt, or failed
+	reqRunning               // its fn runs
+	reqKept                  // its writes are in the transaction
+	reqAnswered              // answered (done holds the answer)
+	reqLeft                  // its caller left: nothing of it is committed
+)
+
 // writeReq is one queued update: its caller's context and budget, its fn,
-// and where its answer goes.
+// its state, and where its answer goes.
 type writeReq struct {
 	ctx, op context.Context
 	fn      func(*txn) error
+	state   atomic.Int32
 	done    chan error
+}
+
+// finish answers r with err unless its caller left or it was answered;
+// it reports whether it did.
+func (r *writeReq) finish(err error) bool {
+	for {
+		st := r.state.Load()
+		if st == reqLeft || st == reqAnswered {
+			return false
+		}
+		if r.state.CompareAndSwap(st, reqAnswered) {
+			r.done <- err
+			return true
+		}
+	}
 }
 
 // withdraw takes req out of the queue; false when a batch took it first.
@@ -515,22 +592,18 @@ func (s *Store) withdraw(req *writeReq) bool {
 // unknown (outcomeUnknown) is never re-run: every request is answered
 // that it may or may not have been committed.
 func (s *Store) runBatch(batch []*writeReq) {
-	// The batch's budget ends with its most urgent caller's; no caller's
-	// cancellation ends it for the others (a caller whose context ends
-	// before its fn runs, or while it runs, is left out).
-	op := context.WithoutCancel(batch[0].op)
-	if d, ok := minDeadline(batch); ok {
-		var cancel context.CancelFunc
-		op, cancel = context.WithDeadline(op, d)
-		defer cancel()
-	}
+	// The batch's budget ends with its latest caller's; no caller's
+	// deadline or cancellation ends it for the others (each leaves by its
+	// own: see Deadlines at update).
+	op, cancel := context.WithDeadline(context.WithoutCancel(batch[0].op), maxDeadline(batch))
+	defer cancel()
 	results := make([]error, len(batch))
 	answer := func(err error) {
 		for i, r := range batch {
 			if err != nil {
-				r.done <- s.classify(r.ctx, err)
+				r.finish(s.classify(r.ctx, err))
 			} else {
-				r.done <- results[i]
+				r.finish(results[i])
 			}
 		}
 	}
@@ -538,26 +611,38 @@ func (s *Store) runBatch(batch []*writeReq) {
 		t := s.newTxn(op, true)
 		live := 0
 		_ = t.run(func(t *txn) error {
+			var kept []*writeReq
 			for i, r := range batch {
+				if closing(kept) {
+					s.requeue(batch[i:])
+					batch, results = batch[:i], results[:i]
+					break
+				}
 				results[i] = nil
-				if err := r.ctx.Err(); err != nil {
-					results[i] = err
-					continue
+				if !r.state.CompareAndSwap(reqQueued, reqRunning) && !r.state.CompareAndSwap(reqKept, reqRunning) {
+					continue // its caller left
 				}
 				mark := t.savepoint()
 				err := callFn(r, t)
 				if err == nil {
-					err = r.ctx.Err() // the deadline passed while fn ran: nothing is kept
+					err = r.op.Err() // the budget ended while fn ran: nothing is kept
 				}
-				if err != nil {
-					t.rollbackTo(mark)
-					results[i] = err
+				if err == nil && r.state.CompareAndSwap(reqRunning, reqKept) {
+					kept = append(kept, r)
+					live++
 					continue
 				}
-				live++
+				t.rollbackTo(mark)
+				r.state.CompareAndSwap(reqRunning, reqQueued)
+				results[i] = err
 			}
 			return nil
 		})
+		for _, r := range batch {
+			// A failed read ended the transaction inside r's fn: it keeps
+			// nothing, and runs again if the batch does.
+			r.state.CompareAndSwap(reqRunning, reqQueued)
+		}
 		err := t.err
 		if err == nil && live > 0 {
 			err = t.commit()
@@ -576,8 +661,8 @@ func (s *Store) runBatch(batch []*writeReq) {
 		if retryable(err) {
 			if attempt >= s.opts.MaxRetries {
 				for _, r := range batch {
-					r.done <- core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
-						map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1})
+					r.finish(core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
+						map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1}))
 				}
 				return
 			}
@@ -587,6 +672,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		var ou *outcomeUnknown
 		if len(batch) > 1 && !errors.As(err, &ou) {
 			for _, r := range batch {
+				r.state.CompareAndSwap(reqKept, reqQueued) // nothing was applied: run it again, alone
 				s.runBatch([]*writeReq{r})
 			}
 			return
@@ -596,16 +682,41 @@ func (s *Store) runBatch(batch []*writeReq) {
 	}
 }
 
-// minDeadline is the earliest deadline of the batch's budgets.
-func minDeadline(batch []*writeReq) (time.Time, bool) {
-	var out time.Time
-	ok := false
-	for _, r := range batch {
-		if d, has := r.op.Deadline(); has && (!ok || d.Before(out)) {
-			out, ok = d, true
+// closing reports whether the budget of a caller whose writes the
+// transaction holds has ended: the batch then takes no further fn.
+func closing(kept []*writeReq) bool {
+	for _, r := range kept {
+		if r.op.Err() != nil {
+			return true
 		}
 	}
-	return out, ok
+	return false
+}
+
+// requeue puts the requests of rest that still wait back at the head of
+// the queue, for the next batch.
+func (s *Store) requeue(rest []*writeReq) {
+	var back []*writeReq
+	for _, r := range rest {
+		if r.state.Load() == reqQueued {
+			back = append(back, r)
+		}
+	}
+	s.qmu.Lock()
+	s.queue = append(back, s.queue...)
+	s.qmu.Unlock()
+}
+
+// maxDeadline is the latest deadline of the batch's budgets (every budget
+// has one: RequestTimeout).
+func maxDeadline(batch []*writeReq) time.Time {
+	var out time.Time
+	for _, r := range batch {
+		if d, ok := r.op.Deadline(); ok && d.After(out) {
+			out = d
+		}
+	}
+	return out
 }
 
 // ensureMeta writes the meta keys (schema version, install id, creation
