@@ -125,6 +125,7 @@ type Store struct {
 	stampRev  atomic.Int64       // newest spec change revision that watch saw
 	stampLive atomic.Bool        // that watch is established on the cluster
 	stopStamp context.CancelFunc // ends that watch (Close)
+	wakers    wakeSet            // the ChangeNotify feeds that watch wakes
 
 	vals  valueCache    // stored values by key and mod revision (kv.go)
 	snaps nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
