@@ -127,8 +127,11 @@ type Store struct {
 	stopStamp context.CancelFunc // ends that watch (Close)
 	wakers    wakeSet            // the ChangeNotify feeds that watch wakes
 
-	vals  valueCache    // stored values by key and mod revision (kv.go)
-	snaps nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
+	vals valueCache // stored values by key and mod revision (kv.go)
+	// pointVals is what point reads outside the specs last found, which
+	// writable transactions read without a round trip (pointCache, kv.go).
+	pointVals pointCache
+	snaps     nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
 	// specsRoot is root + "specs", the specs bucket's path.
 	specsRoot string
 	// pendingKey is root + "!pending", the commit point of a change
@@ -645,8 +648,11 @@ func (s *Store) runBatch(batch []*writeReq) {
 			r.state.CompareAndSwap(reqRunning, reqQueued)
 		}
 		err := t.err
-		if err == nil && live > 0 {
+		switch {
+		case err == nil && live > 0:
 			err = t.commit()
+		case err == nil:
+			err = t.checkGuesses() // every fn failed: were their reads current?
 		}
 		if err == nil {
 			answer(nil)
