@@ -139,15 +139,8 @@ func (t *txn) read(key string) []byte {
 		}
 		return v
 	}
-	if t.writable {
-		if v, mod, ok := t.s.pointVals.get(key); ok {
-			t.points[key] = mod
-			t.guessed = append(t.guessed, key)
-			if v != nil {
-				t.vals[key] = v
-			}
-			return v
-		}
+	if v, ok := t.guess(key); ok {
+		return v
 	}
 	resp, err := t.get(key)
 	if err != nil {
@@ -167,6 +160,24 @@ func (t *txn) read(key string) []byte {
 	}
 	t.s.pointVals.put(key, mod, v)
 	return v
+}
+
+// guess answers a writable transaction's point read of key from the
+// point cache, recording the key as guessed; ok is false when it cannot.
+func (t *txn) guess(key string) (v []byte, ok bool) {
+	if !t.writable {
+		return nil, false
+	}
+	v, mod, ok := t.s.pointVals.get(key)
+	if !ok {
+		return nil, false
+	}
+	t.points[key] = mod
+	t.guessed = append(t.guessed, key)
+	if v != nil {
+		t.vals[key] = v
+	}
+	return v, true
 }
 
 // pointCache holds what point reads outside the specs' spans (bucket.Get

@@ -613,40 +613,9 @@ func (s *Store) runBatch(batch []*writeReq) {
 	}
 	for attempt := 0; ; attempt++ {
 		t := s.newTxn(op, true)
-		live := 0
-		_ = t.run(func(t *txn) error {
-			var kept []*writeReq
-			for i, r := range batch {
-				if closing(kept) {
-					s.requeue(batch[i:])
-					batch, results = batch[:i], results[:i]
-					break
-				}
-				results[i] = nil
-				if !r.state.CompareAndSwap(reqQueued, reqRunning) && !r.state.CompareAndSwap(reqKept, reqRunning) {
-					continue // its caller left
-				}
-				mark := t.savepoint()
-				err := callFn(r, t)
-				if err == nil {
-					err = r.op.Err() // the budget ended while fn ran: nothing is kept
-				}
-				if err == nil && r.state.CompareAndSwap(reqRunning, reqKept) {
-					kept = append(kept, r)
-					live++
-					continue
-				}
-				t.rollbackTo(mark)
-				r.state.CompareAndSwap(reqRunning, reqQueued)
-				results[i] = err
-			}
-			return nil
-		})
-		for _, r := range batch {
-			// A failed read ended the transaction inside r's fn: it keeps
-			// nothing, and runs again if the batch does.
-			r.state.CompareAndSwap(reqRunning, reqQueued)
-		}
+		var live int
+		batch, live = s.runFns(t, batch, results)
+		results = results[:len(batch)]
 		err := t.err
 		switch {
 		case err == nil && live > 0:
@@ -687,6 +656,45 @@ func (s *Store) runBatch(batch []*writeReq) {
 		answer(err)
 		return
 	}
+}
+
+// runFns runs the fns of batch over t in order, each from its own
+// savepoint, setting each one's result (see update). It returns the batch
+// it ran — shorter when it closed early (closing), the rest back in the
+// queue — and how many of them have their writes in t. A failed read that
+// ends t inside a fn leaves that request to run again.
+func (s *Store) runFns(t *txn, batch []*writeReq, results []error) ([]*writeReq, int) {
+	var kept []*writeReq
+	_ = t.run(func(t *txn) error {
+		for i, r := range batch {
+			if closing(kept) {
+				s.requeue(batch[i:])
+				batch = batch[:i]
+				break
+			}
+			results[i] = nil
+			if !r.state.CompareAndSwap(reqQueued, reqRunning) && !r.state.CompareAndSwap(reqKept, reqRunning) {
+				continue // its caller left
+			}
+			mark := t.savepoint()
+			err := callFn(r, t)
+			if err == nil {
+				err = r.op.Err() // the budget ended while fn ran: nothing is kept
+			}
+			if err == nil && r.state.CompareAndSwap(reqRunning, reqKept) {
+				kept = append(kept, r)
+				continue
+			}
+			t.rollbackTo(mark)
+			r.state.CompareAndSwap(reqRunning, reqQueued)
+			results[i] = err
+		}
+		return nil
+	})
+	for _, r := range batch {
+		r.state.CompareAndSwap(reqRunning, reqQueued) // its fn met a failed read
+	}
+	return batch, len(kept)
 }
 
 // closing reports whether the budget of a caller whose writes the

@@ -236,26 +236,12 @@ func (s *Store) commitBatch(batch []*commitReq) {
 		defer s.recoverCorrupt(db, &err)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		return db.Update(func(tx *bolt.Tx) error {
-			var kept []*commitReq
-			for i, r := range batch {
-				if closing(kept) {
-					s.requeue(batch[i:])
-					batch = batch[:i]
-					break
-				}
-				if !r.state.CompareAndSwap(reqQueued, reqRunning) {
-					continue // its caller left
-				}
-				if fatal = s.runSaved(tx, r); fatal != nil {
-					return fatal
-				}
-				if r.state.Load() == reqKept {
-					kept = append(kept, r)
-				} else {
-					r.finish(nil) // failed: nothing of it is kept; answer now
-				}
-			}
-			if len(kept) == 0 {
+			var kept int
+			batch, kept, fatal = s.runAll(tx, batch)
+			switch {
+			case fatal != nil:
+				return fatal
+			case kept == 0:
 				return errBatchEmpty
 			}
 			return nil
@@ -286,6 +272,32 @@ func (s *Store) commitBatch(batch []*commitReq) {
 		s.noteWrite(err)
 		setAll(err)
 	}
+}
+
+// runAll runs the fns of batch in tx in order, each behind a savepoint
+// (runSaved), answering at once those that fail. It returns the batch it
+// ran — shorter when it closed early (closing), the rest back in line —
+// how many fns the transaction keeps, and runSaved's fatal error.
+func (s *Store) runAll(tx *bolt.Tx, batch []*commitReq) ([]*commitReq, int, error) {
+	var kept []*commitReq
+	for i, r := range batch {
+		if closing(kept) {
+			s.requeue(batch[i:])
+			return batch[:i], len(kept), nil
+		}
+		if !r.state.CompareAndSwap(reqQueued, reqRunning) {
+			continue // its caller left
+		}
+		if fatal := s.runSaved(tx, r); fatal != nil {
+			return batch, len(kept), fatal
+		}
+		if r.state.Load() == reqKept {
+			kept = append(kept, r)
+		} else {
+			r.finish(nil) // failed: nothing of it is kept; answer now
+		}
+	}
+	return batch, len(kept), nil
 }
 
 // closing reports whether the context of a caller whose fn the
