@@ -60,7 +60,7 @@ func TestSubscriptionAcrossServers(t *testing.T) {
 
 // openEtcd opens a store on the member at ep under prefix, closed when t
 // ends.
-func openEtcd(t *testing.T, ep, prefix string) *etcdstore.Store {
+func openEtcd(t testing.TB, ep, prefix string) *etcdstore.Store {
 	t.Helper()
 	st, err := etcdstore.Open(etcdstore.Options{Endpoints: []string{ep}, Prefix: prefix, MaxTxnOps: 4096})
 	if err != nil {
@@ -71,7 +71,7 @@ func openEtcd(t *testing.T, ep, prefix string) *etcdstore.Store {
 }
 
 // etcdClient is an in-process client of a server over st.
-func etcdClient(t *testing.T, ctx context.Context, st *etcdstore.Store) *client.Client {
+func etcdClient(t testing.TB, ctx context.Context, st *etcdstore.Store) *client.Client {
 	t.Helper()
 	deps := &tools.Deps{Version: "test", Workspace: t.TempDir(),
 		ConfigSource: "test", Transports: []string{"stdio"}, Started: time.Now(), TokenBudget: core.DefaultTokenBudget,

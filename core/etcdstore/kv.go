@@ -54,6 +54,10 @@ type txn struct {
 	order  []string             // write keys in first-write order
 	err    error                // first etcd error of a read
 	specs  map[string]*specRead // specs prefetched, by id (spans.go)
+	// guessed are the keys a writable transaction read from the point
+	// cache (pointCache) instead of the cluster: their mod revisions are
+	// in points, and the commit guards each exactly.
+	guessed []string
 }
 
 func (s *Store) newTxn(ctx context.Context, writable bool) *txn {
@@ -135,6 +139,9 @@ func (t *txn) read(key string) []byte {
 		}
 		return v
 	}
+	if v, ok := t.guess(key); ok {
+		return v
+	}
 	resp, err := t.get(key)
 	if err != nil {
 		return nil
@@ -151,7 +158,129 @@ func (t *txn) read(key string) []byte {
 	if v != nil {
 		t.vals[key] = v
 	}
+	t.s.pointVals.put(key, mod, v)
 	return v
+}
+
+// guess answers a writable transaction's point read of key from the
+// point cache, recording the key as guessed; ok is false when it cannot.
+func (t *txn) guess(key string) (v []byte, ok bool) {
+	if !t.writable {
+		return nil, false
+	}
+	v, mod, ok := t.s.pointVals.get(key)
+	if !ok {
+		return nil, false
+	}
+	t.points[key] = mod
+	t.guessed = append(t.guessed, key)
+	if v != nil {
+		t.vals[key] = v
+	}
+	return v, true
+}
+
+// pointCache holds what point reads outside the specs' spans (bucket.Get
+// and NextSequence of the other buckets: the spec list's index marker,
+// sequences) last found, by key: its value (nil: absent) and mod
+// revision (0: absent). A writable transaction reads such a key from here
+// without a round trip (guessed) and its commit guards the key's exact
+// mod revision, so a guess that went stale fails the commit (errConflict:
+// the guesses are dropped and the transaction re-runs from the cluster),
+// and a commit that succeeds proves every guess was the key's value when
+// it committed. A batch whose fns all failed commits nothing, so it
+// checks its guesses with a guard-only transaction before answering
+// (checkGuesses). A read-only transaction never guesses: it reads one
+// revision.
+type pointCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedValue
+}
+
+// maxPointValues bounds the point cache; past it the cache starts over.
+const maxPointValues = 10_000
+
+func (c *pointCache) get(k string) ([]byte, int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	return e.v, e.mod, ok
+}
+
+func (c *pointCache) put(k string, mod int64, v []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxPointValues {
+		c.entries = make(map[string]cachedValue)
+	}
+	c.entries[k] = cachedValue{mod: mod, v: v}
+}
+
+// update records a commit's writes at revision rev for the keys the cache
+// holds (v nil: deleted).
+func (c *pointCache) update(k string, rev int64, v *[]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[k]; !ok {
+		return
+	}
+	if v == nil {
+		c.entries[k] = cachedValue{}
+		return
+	}
+	c.entries[k] = cachedValue{mod: rev, v: *v}
+}
+
+func (c *pointCache) drop(keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		delete(c.entries, k)
+	}
+}
+
+// guessGuards are the compares that make a commit (or checkGuesses)
+// prove the transaction's guesses: each guessed key's exact mod revision,
+// and no large change pending (whose writes a guess could predate; a
+// transaction that read from the cluster checked !pending at its first
+// read). exact adds the point guards, which the commit's own guards
+// already hold when it compares every point read; pending the !pending
+// guard, which a commit that read nothing from the cluster already has.
+func (t *txn) guessGuards(exact, pending bool) []clientv3.Cmp {
+	if len(t.guessed) == 0 {
+		return nil
+	}
+	var cmps []clientv3.Cmp
+	if pending {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.s.pendingKey), "=", 0))
+	}
+	if exact {
+		for _, k := range t.guessed {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", t.points[k]))
+		}
+	}
+	return cmps
+}
+
+// checkGuesses proves, with one guard-only transaction, that the keys the
+// transaction guessed still hold what it read (errConflict, and the
+// guesses dropped, when not): what its fns decided from them, though
+// nothing is committed, was decided on the store as it is.
+func (t *txn) checkGuesses() error {
+	if len(t.guessed) == 0 {
+		return nil
+	}
+	ctx, cancel := t.s.callCtx(t.ctx)
+	defer cancel()
+	resp, err := t.s.kv.Txn(ctx).If(t.guessGuards(true, true)...).Else(clientv3.OpGet(t.s.pendingKey)).Commit()
+	if err != nil {
+		return err
+	}
+	if !resp.Succeeded {
+		t.s.pointVals.drop(t.guessed)
+		return t.s.refusedBy(resp)
+	}
+	return nil
 }
 
 // load reads the whole key range of a bucket (keys start with path+sep) at
@@ -342,6 +471,15 @@ const maxCompares = 64
 // of the cluster, as a redo log (commitLarge). errConflict when one of
 // them changed; an outcomeUnknown when etcd's answer was lost.
 func (t *txn) commit() error {
+	err := t.commitOnce()
+	if err != nil && len(t.guessed) > 0 {
+		t.s.pointVals.drop(t.guessed) // the next attempt reads them from the cluster
+	}
+	return err
+}
+
+// commitOnce is commit without the guesses' upkeep.
+func (t *txn) commitOnce() error {
 	if t.err != nil {
 		return t.err
 	}
@@ -349,6 +487,7 @@ func (t *txn) commit() error {
 		return nil
 	}
 	var cmps []clientv3.Cmp
+	exact := t.rev == 0 // the point guards below are not written then
 	if t.rev == 0 {
 		// Nothing was read (so no snapshot saw !pending): the write is
 		// still guarded on no change being pending, which it would
@@ -362,6 +501,7 @@ func (t *txn) commit() error {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
 		}
 		if len(cmps) > maxCompares {
+			exact = true // the guesses predate t.rev: guard them one by one
 			p, staged := t.s.root, t.s.root+stagedName
 			cmps = []clientv3.Cmp{
 				clientv3.Compare(clientv3.ModRevision(p), "<", t.rev+1).WithRange(staged),
@@ -369,6 +509,7 @@ func (t *txn) commit() error {
 			}
 		}
 	}
+	cmps = append(cmps, t.guessGuards(exact, t.rev != 0)...)
 	var ops []clientv3.Op
 	size := 0
 	sort.Strings(t.order)
@@ -426,6 +567,9 @@ func (t *txn) ops() []op {
 // so the next call finds them there, and drops the node keys it deleted
 // from the spec's nodeSnapshot.
 func (t *txn) committed(rev int64) {
+	for _, k := range t.order {
+		t.s.pointVals.update(k, rev, t.writes[k])
+	}
 	for _, k := range t.order {
 		if w := t.writes[k]; w != nil && t.cached(k) {
 			t.s.vals.put(k, rev, *w)

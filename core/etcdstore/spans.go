@@ -18,9 +18,12 @@ import (
 //
 //   - the spec's marker, and the whole range [<spec>\x00, <spec>\x03) with
 //     values (its header, sub-bucket markers and sequence: a few keys);
-//   - in a writable transaction, its journal's sequence and the first two
-//     keys (keys only) of its history, which is what a mutation's append
-//     and history pruning read;
+//   - in a writable transaction, its journal's sequence and the first
+//     maxBatch+1 keys (keys only) of its history, which is what the
+//     mutations of a batch (group commit: up to maxBatch of one spec) read
+//     when they append and prune it (each prunes the oldest version left,
+//     then finds the one below absent; a value then comes from the value
+//     cache: this server wrote it);
 //   - the keys and mod revisions of its nodes changed since this server's
 //     last look (a keys-only range with a minimum mod revision, served from
 //     etcd's in-memory index: a few keys, not a thousand), which with that
@@ -216,7 +219,7 @@ func (t *txn) openSpec(id string) {
 		seq, hist = p+"/journal"+sepSeq, p+"/history"+sepKey
 		ops = append(ops,
 			clientv3.OpGet(seq, t.readOpts()...),
-			clientv3.OpGet(hist, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(hist)), clientv3.WithKeysOnly(), clientv3.WithLimit(2))...))
+			clientv3.OpGet(hist, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(hist)), clientv3.WithKeysOnly(), clientv3.WithLimit(maxBatch+1))...))
 	}
 	if snap != nil {
 		ops = append(ops, clientv3.OpGet(nodes, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(nodes)),

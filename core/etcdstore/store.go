@@ -125,9 +125,13 @@ type Store struct {
 	stampRev  atomic.Int64       // newest spec change revision that watch saw
 	stampLive atomic.Bool        // that watch is established on the cluster
 	stopStamp context.CancelFunc // ends that watch (Close)
+	wakers    wakeSet            // the ChangeNotify feeds that watch wakes
 
-	vals  valueCache    // stored values by key and mod revision (kv.go)
-	snaps nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
+	vals valueCache // stored values by key and mod revision (kv.go)
+	// pointVals is what point reads outside the specs last found, which
+	// writable transactions read without a round trip (pointCache, kv.go).
+	pointVals pointCache
+	snaps     nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
 	// specsRoot is root + "specs", the specs bucket's path.
 	specsRoot string
 	// pendingKey is root + "!pending", the commit point of a change
@@ -405,13 +409,29 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 // value beyond a request), UNAVAILABLE, the context's.
 //
 // Concurrent updates of this process share commits (group commit): each
-// queues its fn, and whichever caller takes the writer lock runs every
-// queued fn, in order, in one transaction (runBatch) — each still sees the
-// writes of those before it and checks its guards against them, and one
-// whose fn fails is rolled back to where it started, alone — then commits
-// them all in one etcd transaction: one round trip of consensus for the
-// batch instead of one per write. Each caller answers once its batch
-// committed.
+// queues its fn, and whichever caller takes the writer lock starts a
+// goroutine (lead) that runs every queued fn, in order, in one transaction
+// (runBatch) — each still sees the writes of those before it and checks
+// its guards against them, and one whose fn fails is rolled back to where
+// it started, alone — then commits them all in one etcd transaction: one
+// round trip of consensus for the batch instead of one per write. Each
+// caller answers once its batch committed.
+//
+// Deadlines. A caller's budget (RequestTimeout within its context) bounds
+// its own wait, never the others' work:
+//   - when it ends before the caller's fn has started (queued, or taken
+//     into a batch but not reached) or while the fn runs, the caller
+//     leaves at once with its deadline's answer (the context's error, or
+//     UNAVAILABLE when the cluster is what it waited for): its fn's writes
+//     are never committed, in this attempt or a retry;
+//   - when it ends after the fn was taken into the commit, the caller
+//     answers at once that the outcome is unknown (UNAVAILABLE, outcome
+//     "unknown": re-read before retrying), and the batch takes no further
+//     fn, committing what it holds;
+//   - the batch itself runs until the latest of its callers' budgets, so
+//     no caller's deadline cuts another's reads or commit.
+//
+// A commit whose outcome is unknown is answered as such and never re-run.
 func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	if s.closed.Load() {
 		return core.NewError(errcode.Unavailable, "The store is closed; the server is shutting down.", nil)
@@ -428,26 +448,48 @@ func (s *Store) update(ctx context.Context, fn func(*txn) error) error {
 	for {
 		select {
 		case err := <-req.done:
-			if p, ok := err.(*fnPanic); ok {
-				panic(p.v) // fn panicked: the caller's goroutine panics, as without batching
-			}
-			return err
+			return req.answer(err)
 		case s.wmu <- struct{}{}:
-			s.lead()
+			go s.lead()
 		case <-op.Done():
-			if !s.withdraw(req) {
-				return <-req.done // a batch has it: its answer comes
-			}
-			if err := ctx.Err(); err != nil {
-				return s.classify(ctx, err)
-			}
-			return UnavailableError(fmt.Errorf("another operation of this server held the store for the whole request timeout (%s)", s.opts.RequestTimeout))
+			return s.leave(req)
 		}
 	}
 }
 
+// answer returns err, the answer of req's batch, in its caller's
+// goroutine: a fnPanic panics there, as without batching.
+func (req *writeReq) answer(err error) error {
+	if p, ok := err.(*fnPanic); ok {
+		panic(p.v)
+	}
+	return err
+}
+
+// leave answers a caller whose budget ended before its answer came (see
+// Deadlines at update).
+func (s *Store) leave(req *writeReq) error {
+	s.withdraw(req)
+	switch {
+	case req.state.CompareAndSwap(reqQueued, reqLeft), req.state.CompareAndSwap(reqRunning, reqLeft):
+		if err := req.ctx.Err(); err != nil {
+			return s.classify(req.ctx, err)
+		}
+		return UnavailableError(fmt.Errorf("another operation of this server held the store for the whole request timeout (%s)", s.opts.RequestTimeout))
+	case req.state.CompareAndSwap(reqKept, reqLeft):
+		cause := req.op.Err()
+		if err := req.ctx.Err(); err != nil {
+			cause = err
+		}
+		return outcomeUnknownError(cause)
+	}
+	return req.answer(<-req.done) // answered meanwhile
+}
+
 // lead runs the queued updates as one batch; the caller holds the writer
-// lock, which lead releases.
+// lock, which lead releases. A panic outside any fn (a bug) is re-raised
+// in the goroutine of one caller still waiting; the others of the batch
+// answer INTERNAL.
 func (s *Store) lead() {
 	defer unlock(s.wmu)
 	s.qmu.Lock()
@@ -458,9 +500,20 @@ func (s *Store) lead() {
 		batch = batch[:maxBatch]
 	}
 	s.qmu.Unlock()
-	if len(batch) > 0 {
-		s.runBatch(batch)
+	if len(batch) == 0 {
+		return
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			var p error = &fnPanic{v: v}
+			for _, r := range batch {
+				if r.finish(p) {
+					p = core.Internal(errors.New("etcdstore: the shared commit was interrupted"))
+				}
+			}
+		}
+	}()
+	s.runBatch(batch)
 }
 
 // fnPanic carries a panic of an update's fn to its caller (update panics
@@ -486,12 +539,40 @@ func callFn(r *writeReq, t *txn) (err error) {
 // maxBatch bounds the updates one commit carries.
 const maxBatch = 64
 
+// The states of a writeReq. The batch moves it queued → running → kept
+// (its fn's writes are in the transaction), or back to queued when the fn
+// failed (a retry runs it again), and to answered; its caller moves it to
+// left when its budget ends first (leave). Whoever moves it first decides.
+const (
+	reqQueued   int32 = iota // its fn has not run in this attempt, or failed
+	reqRunning               // its fn runs
+	reqKept                  // its writes are in the transaction
+	reqAnswered              // answered (done holds the answer)
+	reqLeft                  // its caller left: nothing of it is committed
+)
+
 // writeReq is one queued update: its caller's context and budget, its fn,
-// and where its answer goes.
+// its state, and where its answer goes.
 type writeReq struct {
 	ctx, op context.Context
 	fn      func(*txn) error
+	state   atomic.Int32
 	done    chan error
+}
+
+// finish answers r with err unless its caller left or it was answered;
+// it reports whether it did.
+func (r *writeReq) finish(err error) bool {
+	for {
+		st := r.state.Load()
+		if st == reqLeft || st == reqAnswered {
+			return false
+		}
+		if r.state.CompareAndSwap(st, reqAnswered) {
+			r.done <- err
+			return true
+		}
+	}
 }
 
 // withdraw takes req out of the queue; false when a batch took it first.
@@ -515,52 +596,32 @@ func (s *Store) withdraw(req *writeReq) bool {
 // unknown (outcomeUnknown) is never re-run: every request is answered
 // that it may or may not have been committed.
 func (s *Store) runBatch(batch []*writeReq) {
-	// The batch's budget ends with its most urgent caller's; no caller's
-	// cancellation ends it for the others (a caller whose context ends
-	// before its fn runs, or while it runs, is left out).
-	op := context.WithoutCancel(batch[0].op)
-	if d, ok := minDeadline(batch); ok {
-		var cancel context.CancelFunc
-		op, cancel = context.WithDeadline(op, d)
-		defer cancel()
-	}
+	// The batch's budget ends with its latest caller's; no caller's
+	// deadline or cancellation ends it for the others (each leaves by its
+	// own: see Deadlines at update).
+	op, cancel := context.WithDeadline(context.WithoutCancel(batch[0].op), maxDeadline(batch))
+	defer cancel()
 	results := make([]error, len(batch))
 	answer := func(err error) {
 		for i, r := range batch {
 			if err != nil {
-				r.done <- s.classify(r.ctx, err)
+				r.finish(s.classify(r.ctx, err))
 			} else {
-				r.done <- results[i]
+				r.finish(results[i])
 			}
 		}
 	}
 	for attempt := 0; ; attempt++ {
 		t := s.newTxn(op, true)
-		live := 0
-		_ = t.run(func(t *txn) error {
-			for i, r := range batch {
-				results[i] = nil
-				if err := r.ctx.Err(); err != nil {
-					results[i] = err
-					continue
-				}
-				mark := t.savepoint()
-				err := callFn(r, t)
-				if err == nil {
-					err = r.ctx.Err() // the deadline passed while fn ran: nothing is kept
-				}
-				if err != nil {
-					t.rollbackTo(mark)
-					results[i] = err
-					continue
-				}
-				live++
-			}
-			return nil
-		})
+		var live int
+		batch, live = s.runFns(t, batch, results)
+		results = results[:len(batch)]
 		err := t.err
-		if err == nil && live > 0 {
+		switch {
+		case err == nil && live > 0:
 			err = t.commit()
+		case err == nil:
+			err = t.checkGuesses() // every fn failed: were their reads current?
 		}
 		if err == nil {
 			answer(nil)
@@ -576,8 +637,8 @@ func (s *Store) runBatch(batch []*writeReq) {
 		if retryable(err) {
 			if attempt >= s.opts.MaxRetries {
 				for _, r := range batch {
-					r.done <- core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
-						map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1})
+					r.finish(core.NewError(errcode.Conflict, "The store kept changing under this call (other servers wrote the same spec); nothing was changed. Retry.",
+						map[string]any{"retry_after_ms": conflictRetryMS, "attempts": attempt + 1}))
 				}
 				return
 			}
@@ -587,6 +648,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		var ou *outcomeUnknown
 		if len(batch) > 1 && !errors.As(err, &ou) {
 			for _, r := range batch {
+				r.state.CompareAndSwap(reqKept, reqQueued) // nothing was applied: run it again, alone
 				s.runBatch([]*writeReq{r})
 			}
 			return
@@ -596,16 +658,80 @@ func (s *Store) runBatch(batch []*writeReq) {
 	}
 }
 
-// minDeadline is the earliest deadline of the batch's budgets.
-func minDeadline(batch []*writeReq) (time.Time, bool) {
-	var out time.Time
-	ok := false
+// runFns runs the fns of batch over t in order, each from its own
+// savepoint, setting each one's result (see update). It returns the batch
+// it ran — shorter when it closed early (closing), the rest back in the
+// queue — and how many of them have their writes in t. A failed read that
+// ends t inside a fn leaves that request to run again.
+func (s *Store) runFns(t *txn, batch []*writeReq, results []error) ([]*writeReq, int) {
+	var kept []*writeReq
+	_ = t.run(func(t *txn) error {
+		for i, r := range batch {
+			if closing(kept) {
+				s.requeue(batch[i:])
+				batch = batch[:i]
+				break
+			}
+			results[i] = nil
+			if !r.state.CompareAndSwap(reqQueued, reqRunning) && !r.state.CompareAndSwap(reqKept, reqRunning) {
+				continue // its caller left
+			}
+			mark := t.savepoint()
+			err := callFn(r, t)
+			if err == nil {
+				err = r.op.Err() // the budget ended while fn ran: nothing is kept
+			}
+			if err == nil && r.state.CompareAndSwap(reqRunning, reqKept) {
+				kept = append(kept, r)
+				continue
+			}
+			t.rollbackTo(mark)
+			r.state.CompareAndSwap(reqRunning, reqQueued)
+			results[i] = err
+		}
+		return nil
+	})
 	for _, r := range batch {
-		if d, has := r.op.Deadline(); has && (!ok || d.Before(out)) {
-			out, ok = d, true
+		r.state.CompareAndSwap(reqRunning, reqQueued) // its fn met a failed read
+	}
+	return batch, len(kept)
+}
+
+// closing reports whether the budget of a caller whose writes the
+// transaction holds has ended: the batch then takes no further fn.
+func closing(kept []*writeReq) bool {
+	for _, r := range kept {
+		if r.op.Err() != nil {
+			return true
 		}
 	}
-	return out, ok
+	return false
+}
+
+// requeue puts the requests of rest that still wait back at the head of
+// the queue, for the next batch.
+func (s *Store) requeue(rest []*writeReq) {
+	var back []*writeReq
+	for _, r := range rest {
+		if r.state.Load() == reqQueued {
+			back = append(back, r)
+		}
+	}
+	s.qmu.Lock()
+	s.queue = append(back, s.queue...)
+	s.qmu.Unlock()
+}
+
+// maxDeadline is the latest deadline of the batch's budgets (every budget
+// has one: RequestTimeout).
+func maxDeadline(batch []*writeReq) time.Time {
+	var out time.Time
+	for _, r := range batch {
+		if d, ok := r.op.Deadline(); ok && d.After(out) {
+			out = d
+		}
+	}
+	return out
 }
 
 // ensureMeta writes the meta keys (schema version, install id, creation

@@ -132,3 +132,36 @@ func TestChangeStampFreshUntilItsWatchIsLive(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestChangeNotifyWakesOnAnotherServersChange: store B's ChangeNotify
+// sends once at the start, then after a spec changed through store A, by
+// which time B's change stamp has moved (a watcher woken by it reads the
+// versions); the feed closes when its context ends.
+func TestChangeNotifyWakesOnAnotherServersChange(t *testing.T) {
+	ep := startEtcd(t, 4096)
+	a := openStore(t, ep, nil)
+	b := openStore(t, ep, func(o *etcdstore.Options) { o.Prefix = a.Prefix() })
+	before := liveStamp(t, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	feed, err := b.ChangeNotify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-feed // the first look
+	if _, err := specWithTasks(t, a, 1); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case <-feed:
+		case <-time.After(hangBound):
+			t.Fatal("a change through another server did not wake the feed")
+		}
+		if tok, _ := b.ChangeStamp(); tok != before {
+			break // woken after the stamp moved (a wake before it is a look that finds nothing)
+		}
+	}
+	cancel()
+	for range feed { // closed once ctx has ended
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,11 +21,11 @@ import (
 // Every Update is one atomic change, durable (fsynced) before it answers.
 // A bbolt commit costs two fdatasyncs, so one commit per Update caps a busy
 // server at the disk's sync rate. Concurrent Updates therefore share
-// commits: the first caller becomes the leader and commits; callers that
-// arrive while a commit is under way queue up, and when it ends the first
-// of them leads the next commit with all of them in it. A lone caller
-// commits at once (no waiting for company), so a sequential client pays
-// nothing for this.
+// commits: a caller that finds no commit under way commits at once, alone
+// (no waiting for company), so a sequential client pays nothing for this;
+// callers that arrive while a commit is under way queue up, and when it
+// ends the queue is taken as one batch and committed by a goroutine of its
+// own (runBatch), while every caller of the batch waits for its answer.
 //
 // Inside a shared transaction the fns run one after another, each against
 // the state its predecessors left, each isolated by a savepoint: its writes
@@ -35,19 +36,48 @@ import (
 // state, so they see every change committed or batched before them. Then one
 // commit (one fsync) answers them all; a commit that fails answers its
 // error to every fn whose change it held.
+//
+// Deadlines. A caller's context (its deadline, or a cancellation) bounds
+// its own wait, never the others':
+//   - a caller whose context ends before its fn has started — queued, or
+//     taken into a batch but not yet reached, or while the batch waits for
+//     the file — leaves at once: its fn never runs, nothing of it is
+//     written, and it answers its context's error;
+//   - a caller whose context ends while its fn runs answers at once too:
+//     its writes are undone when the fn returns;
+//   - a fn that fails is answered when it returns, not after the commit;
+//   - a caller whose fn succeeded waits for the commit that holds it,
+//     which stays bounded: once its context has ended the batch takes no
+//     further fn (those not started go in the next commit), so the commit
+//     follows as soon as the fn running at that moment returns.
+// No caller's deadline ends another's work: the batch waits for the file
+// as long as its latest caller would, and each fn is cut by its own
+// context only. A bbolt commit's outcome is always known (it returned or
+// failed), so it is answered as it is; nothing is re-run.
 
 // maxBatch bounds one commit's fns (its size and the wait of the last).
 const maxBatch = 256
 
-// commitReq is one Update waiting for, or leading, a commit.
+// The states of a commitReq. The runner moves it queued → running → kept
+// or answered; its caller moves it queued or running → left when its
+// context ends first. Whoever moves it first decides.
+const (
+	reqQueued   int32 = iota // not started
+	reqRunning               // its fn runs
+	reqKept                  // its fn succeeded; waits for the commit
+	reqAnswered              // answered (done is signalled)
+	reqLeft                  // its caller left: nothing of it is kept
+)
+
+// commitReq is one Update waiting for, or in, a shared commit.
 type commitReq struct {
-	ctx  context.Context
-	fn   func(bucketstore.Tx) error
-	err  error
-	pv   any  // a panic of fn, re-raised in the caller's goroutine
-	pan  bool // fn panicked
-	lead bool // woken to lead the next commit, not answered
-	done chan struct{}
+	ctx   context.Context
+	fn    func(bucketstore.Tx) error
+	state atomic.Int32
+	err   error
+	pv    any  // a panic of fn, re-raised in the caller's goroutine
+	pan   bool // fn panicked
+	done  chan struct{}
 }
 
 // answer returns r's outcome in its caller's goroutine.
@@ -58,102 +88,122 @@ func (r *commitReq) answer() error {
 	return r.err
 }
 
+// finish answers r with err (or the panic already set) unless its caller
+// left or it was answered already.
+func (r *commitReq) finish(err error) {
+	for {
+		st := r.state.Load()
+		if st == reqLeft || st == reqAnswered {
+			return
+		}
+		if r.state.CompareAndSwap(st, reqAnswered) {
+			break
+		}
+	}
+	if !r.pan && r.err == nil {
+		r.err = err
+	}
+	r.done <- struct{}{}
+}
+
 // commitQueue orders the Updates waiting for a commit.
 type commitQueue struct {
 	mu      sync.Mutex
 	pending []*commitReq
-	leading bool // a leader is committing; new arrivals wait
+	leading bool // a commit is under way; new arrivals wait
 }
 
 // Update runs fn in a read-write transaction that commits only when fn
 // returns nil (see update for the errors besides fn's): nothing of a
 // failed fn is kept. Concurrent Updates share one commit (see Group
-// commit above); each is still atomic, isolated and durable on its own.
+// commit above); each is still atomic, isolated and durable on its own,
+// and answers by its own deadline (see Deadlines above).
 func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error {
-	r := &commitReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)}
 	q := &s.commits
 	q.mu.Lock()
-	q.pending = append(q.pending, r)
-	if q.leading {
-		q.mu.Unlock()
-		if err := s.waitTurn(ctx, r); err != nil {
-			return err
-		}
-		if !r.lead {
-			return r.answer()
-		}
-		q.mu.Lock()
-	} else {
-		q.leading = true
-	}
-	// r leads: it is first in line (a new leader is always pending[0]).
-	n := min(len(q.pending), maxBatch)
-	batch := q.pending[:n:n]
-	q.pending = append([]*commitReq(nil), q.pending[n:]...)
-	q.mu.Unlock()
-	defer s.handOff(batch, r)
-	completed := false
-	defer func() {
-		if !completed { // a panic outside any fn: the others must not read success
-			for _, o := range batch {
-				if o != r {
-					o.err, o.pan = core.Internal(errors.New("store: the shared commit was interrupted")), false
-				}
-			}
-		}
-	}()
-	if n == 1 {
+	if !q.leading {
 		// Alone: a plain transaction, rolled back whole on failure.
-		r.err = s.update(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
-		completed = true
-		return r.err
+		q.leading = true
+		q.mu.Unlock()
+		defer s.next()
+		return s.update(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
 	}
-	s.commitBatch(batch)
-	completed = true
-	return r.answer()
-}
-
-// waitTurn waits until r is answered or woken to lead. A caller whose
-// context ends while it still waits in line (its fn not taken into a
-// commit) leaves the line and answers the context's error: a commit stuck
-// on another process's lock does not hold it past its deadline. Once its
-// fn is taken, or it was woken to lead, it waits for that.
-func (s *Store) waitTurn(ctx context.Context, r *commitReq) error {
+	r := &commitReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)}
+	q.pending = append(q.pending, r)
+	q.mu.Unlock()
 	select {
 	case <-r.done:
-		return nil
+		return r.answer()
 	case <-ctx.Done():
 	}
-	q := &s.commits
-	q.mu.Lock()
-	if i := slices.Index(q.pending, r); i >= 0 && !r.lead {
-		q.pending = slices.Delete(q.pending, i, i+1)
+	if r.state.CompareAndSwap(reqQueued, reqLeft) || r.state.CompareAndSwap(reqRunning, reqLeft) {
+		q.mu.Lock()
+		if i := slices.Index(q.pending, r); i >= 0 {
+			q.pending = slices.Delete(q.pending, i, i+1)
+		}
 		q.mu.Unlock()
 		return ctx.Err()
 	}
-	q.mu.Unlock()
-	<-r.done
-	return nil
+	<-r.done // kept: its batch closes and commits (see Deadlines)
+	return r.answer()
 }
 
-// handOff answers the batch's other callers and wakes the first caller
-// that queued meanwhile to lead the next commit (or ends the leading).
-func (s *Store) handOff(batch []*commitReq, leader *commitReq) {
+// next starts the commit of the callers that queued meanwhile, or ends
+// the leading when none did.
+func (s *Store) next() {
 	q := &s.commits
 	q.mu.Lock()
-	if len(q.pending) > 0 {
-		next := q.pending[0]
-		next.lead = true
-		next.done <- struct{}{}
-	} else {
+	defer q.mu.Unlock()
+	if len(q.pending) == 0 {
 		q.leading = false
+		return
 	}
-	q.mu.Unlock()
-	for _, r := range batch {
-		if r != leader {
-			r.done <- struct{}{}
+	n := min(len(q.pending), maxBatch)
+	batch := q.pending[:n:n]
+	q.pending = append([]*commitReq(nil), q.pending[n:]...)
+	go s.runBatch(batch)
+}
+
+// requeue puts the requests of rest not yet started back at the head of
+// the line, for the next commit.
+func (s *Store) requeue(rest []*commitReq) {
+	var back []*commitReq
+	for _, r := range rest {
+		if r.state.Load() == reqQueued {
+			back = append(back, r)
 		}
 	}
+	q := &s.commits
+	q.mu.Lock()
+	q.pending = append(back, q.pending...)
+	q.mu.Unlock()
+}
+
+// runBatch commits batch (commitBatch), answers every caller still
+// waiting, and starts the next commit. A panic outside any fn (a bug) is
+// re-raised in the goroutine of one caller still waiting; the others
+// answer INTERNAL.
+func (s *Store) runBatch(batch []*commitReq) {
+	defer s.next()
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		raised := false
+		for _, r := range batch {
+			if !raised && r.state.Load() != reqLeft && r.state.Load() != reqAnswered {
+				r.pan, r.pv, raised = true, v, true
+				r.finish(nil)
+				continue
+			}
+			r.finish(core.Internal(errors.New("store: the shared commit was interrupted")))
+		}
+		if !raised {
+			s.log.Error("store: a shared commit panicked", "panic", v)
+		}
+	}()
+	s.commitBatch(batch)
 }
 
 // errBatchEmpty rolls back a shared transaction in which every fn failed:
@@ -161,16 +211,14 @@ func (s *Store) handOff(batch []*commitReq, leader *commitReq) {
 var errBatchEmpty = errors.New("store: no change in the batch")
 
 // commitBatch runs batch's fns in one transaction, each behind a savepoint,
-// and commits what succeeded with one fsync. Each request's err (or panic)
-// is set.
+// and commits what succeeded with one fsync, answering every request (but
+// those it hands back to the line: see Deadlines).
 func (s *Store) commitBatch(batch []*commitReq) {
 	ctx, cancel := batchContext(batch)
 	defer cancel()
 	setAll := func(err error) {
 		for _, r := range batch {
-			if r.err == nil && !r.pan {
-				r.err = err
-			}
+			r.finish(err)
 		}
 	}
 	db, err := s.acquire(ctx)
@@ -188,16 +236,12 @@ func (s *Store) commitBatch(batch []*commitReq) {
 		defer s.recoverCorrupt(db, &err)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		return db.Update(func(tx *bolt.Tx) error {
-			ok := 0
-			for _, r := range batch {
-				if fatal = s.runSaved(tx, r); fatal != nil {
-					return fatal
-				}
-				if r.err == nil && !r.pan {
-					ok++
-				}
-			}
-			if ok == 0 {
+			var kept int
+			batch, kept, fatal = s.runAll(tx, batch)
+			switch {
+			case fatal != nil:
+				return fatal
+			case kept == 0:
 				return errBatchEmpty
 			}
 			return nil
@@ -206,12 +250,17 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	switch {
 	case err == nil:
 		s.noteWrite(nil)
+		setAll(nil)
 	case errors.Is(err, errBatchEmpty):
+		setAll(nil)
 	case fatal != nil:
 		// The batch could not be kept apart (a damaged file, or an undo
 		// that failed): nothing of it is kept, and every caller hears why.
 		for _, r := range batch {
-			r.err, r.pan, r.pv = fatal, false, nil
+			if st := r.state.Load(); st != reqAnswered && st != reqLeft {
+				r.pan, r.pv = false, nil // its caller waits, reading nothing yet
+			}
+			r.finish(fatal)
 		}
 	default:
 		// The commit itself failed (write or sync), or the file turned out
@@ -225,10 +274,49 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	}
 }
 
-// runSaved runs r's fn behind a savepoint: on failure (error, the end of
-// r's context, a panic) its writes are undone. It returns a non-nil error
-// only when the transaction as a whole cannot go on (STORE_CORRUPT, or an
-// undo that failed).
+// runAll runs the fns of batch in tx in order, each behind a savepoint
+// (runSaved), answering at once those that fail. It returns the batch it
+// ran — shorter when it closed early (closing), the rest back in line —
+// how many fns the transaction keeps, and runSaved's fatal error.
+func (s *Store) runAll(tx *bolt.Tx, batch []*commitReq) ([]*commitReq, int, error) {
+	var kept []*commitReq
+	for i, r := range batch {
+		if closing(kept) {
+			s.requeue(batch[i:])
+			return batch[:i], len(kept), nil
+		}
+		if !r.state.CompareAndSwap(reqQueued, reqRunning) {
+			continue // its caller left
+		}
+		if fatal := s.runSaved(tx, r); fatal != nil {
+			return batch, len(kept), fatal
+		}
+		if r.state.Load() == reqKept {
+			kept = append(kept, r)
+		} else {
+			r.finish(nil) // failed: nothing of it is kept; answer now
+		}
+	}
+	return batch, len(kept), nil
+}
+
+// closing reports whether the context of a caller whose fn the
+// transaction keeps has ended: the batch then takes no further fn.
+func closing(kept []*commitReq) bool {
+	for _, r := range kept {
+		if r.ctx.Err() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// runSaved runs r's fn behind a savepoint and moves r to kept when it
+// succeeded and its caller is still there; on failure (error, the end of
+// r's context, a panic, its caller gone) its writes are undone and r.err
+// (or its panic) is set. It returns a non-nil error only when the
+// transaction as a whole cannot go on (STORE_CORRUPT, or an undo that
+// failed).
 func (s *Store) runSaved(tx *bolt.Tx, r *commitReq) error {
 	if err := r.ctx.Err(); err != nil {
 		r.err = err
@@ -247,8 +335,9 @@ func (s *Store) runSaved(tx *bolt.Tx, r *commitReq) error {
 		return s.CorruptError("a page cannot be read", errOpenPanic{r.pv})
 	}
 	if r.err == nil && !r.pan {
-		// A deadline that passed while fn ran cancels its work.
-		if r.err = r.ctx.Err(); r.err == nil {
+		// A deadline that passed while fn ran cancels its work, and so
+		// does a caller that left.
+		if r.err = r.ctx.Err(); r.err == nil && r.state.CompareAndSwap(reqRunning, reqKept) {
 			return nil
 		}
 	}
@@ -259,7 +348,7 @@ func (s *Store) runSaved(tx *bolt.Tx, r *commitReq) error {
 }
 
 // batchContext is the context a shared commit acquires the file under: no
-// caller's cancellation ends it (each fn checks its own context), and its
+// caller's cancellation ends it (each caller leaves by its own), and its
 // deadline is the latest of the callers' (none if one has none).
 func batchContext(batch []*commitReq) (context.Context, context.CancelFunc) {
 	var latest time.Time

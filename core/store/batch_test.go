@@ -332,3 +332,171 @@ func TestQueuedUpdateLeavesWhenItsContextEnds(t *testing.T) {
 		return nil
 	}))
 }
+
+// heldBatch queues fns behind a held commit, in order, and lets the
+// held commit go once all are queued: they are then taken as one batch.
+// It returns each fn's answer channel.
+func heldBatch(t *testing.T, s *Store, ctxs []context.Context, fns ...func(bucketstore.Tx) error) []chan error {
+	t.Helper()
+	hold, held := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.Update(context.Background(), func(bucketstore.Tx) error { close(held); <-hold; return nil })
+	}()
+	<-held
+	answers := make([]chan error, len(fns))
+	for i, fn := range fns {
+		answers[i] = make(chan error, 1)
+		go func() { answers[i] <- s.Update(ctxs[i], fn) }()
+		for {
+			s.commits.mu.Lock()
+			n := len(s.commits.pending)
+			s.commits.mu.Unlock()
+			if n == i+1 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(hold)
+	must(t, <-first)
+	return answers
+}
+
+// answerOf waits for an answer that must come while something the test
+// holds is still held: a hard bound on a hang, not a latency measurement.
+func answerOf(t *testing.T, what string, ch chan error, release func()) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		release()
+		t.Fatalf("%s: no answer while another caller's fn of its batch was still running", what)
+		return nil
+	}
+}
+
+// TestBatchedCallerLeavesAtItsDeadline: a caller batched behind a slow fn
+// of another caller (the slow one runs first in the shared transaction)
+// answers its deadline error when its context ends, while the slow fn is
+// still running; its own fn never runs and nothing of it is written, and
+// the slow one still commits.
+func TestBatchedCallerLeavesAtItsDeadline(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	let := func() {
+		if once.CompareAndSwap(false, true) {
+			close(release)
+		}
+	}
+	defer let()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ran atomic.Bool
+	answers := heldBatch(t, s, []context.Context{context.Background(), ctx},
+		func(tx bucketstore.Tx) error {
+			close(started)
+			<-release
+			return tx.Bucket(scratchBucket).Put([]byte("slow"), []byte("1"))
+		},
+		func(tx bucketstore.Tx) error {
+			ran.Store(true)
+			return tx.Bucket(scratchBucket).Put([]byte("short"), []byte("1"))
+		})
+	<-started
+	cancel()
+	if err := answerOf(t, "the short caller", answers[1], let); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the short caller answered %v, want its context's error", err)
+	}
+	let()
+	must(t, <-answers[0])
+	if ran.Load() {
+		t.Fatal("the fn of a caller that had left its batch ran")
+	}
+	must(t, s.View(context.Background(), func(tx bucketstore.Tx) error {
+		b := tx.Bucket(scratchBucket)
+		if b.Get([]byte("slow")) == nil || b.Get([]byte("short")) != nil {
+			return fmt.Errorf("slow=%q short=%q, want the slow write only", b.Get([]byte("slow")), b.Get([]byte("short")))
+		}
+		return nil
+	}))
+}
+
+// TestBatchedFailureAnswersAtOnce: a caller whose fn fails in a shared
+// transaction (its own error) is answered when its fn returns, not after
+// the slower fns behind it and the commit: nothing of it can be kept.
+func TestBatchedFailureAnswersAtOnce(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	let := func() {
+		if once.CompareAndSwap(false, true) {
+			close(release)
+		}
+	}
+	defer let()
+	boom := errors.New("boom")
+	bg := context.Background()
+	answers := heldBatch(t, s, []context.Context{bg, bg},
+		func(tx bucketstore.Tx) error { return boom },
+		func(tx bucketstore.Tx) error {
+			close(started)
+			<-release
+			return tx.Bucket(scratchBucket).Put([]byte("slow"), []byte("1"))
+		})
+	<-started
+	if err := answerOf(t, "the failing caller", answers[0], let); !errors.Is(err, boom) {
+		t.Fatalf("the failing caller answered %v, want its fn's error", err)
+	}
+	let()
+	must(t, <-answers[1])
+}
+
+// TestBatchClosesAtAKeptCallersDeadline: once the deadline of a caller
+// whose fn is already in the shared transaction passes, no further fn
+// joins that transaction: the commit comes as soon as the fn running then
+// returns, and the callers not yet started go in the next commit.
+func TestBatchClosesAtAKeptCallersDeadline(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	txOf := func(tx bucketstore.Tx) int { return tx.(*trackedTx).tx.ID() }
+	var ids [3]atomic.Int64
+	bg := context.Background()
+	answers := heldBatch(t, s, []context.Context{ctx, bg, bg},
+		func(tx bucketstore.Tx) error {
+			ids[0].Store(int64(txOf(tx)))
+			return tx.Bucket(scratchBucket).Put([]byte("short"), []byte("1"))
+		},
+		func(tx bucketstore.Tx) error {
+			ids[1].Store(int64(txOf(tx)))
+			close(started)
+			<-release
+			return tx.Bucket(scratchBucket).Put([]byte("slow"), []byte("1"))
+		},
+		func(tx bucketstore.Tx) error {
+			ids[2].Store(int64(txOf(tx)))
+			return tx.Bucket(scratchBucket).Put([]byte("late"), []byte("1"))
+		})
+	<-started
+	cancel() // the short caller's fn is kept; its deadline passes now
+	close(release)
+	for i, a := range answers {
+		if err := <-a; err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+	}
+	if ids[0].Load() != ids[1].Load() || ids[2].Load() == ids[1].Load() {
+		t.Fatalf("transactions %d %d %d: want the first two together and the third in the next commit", ids[0].Load(), ids[1].Load(), ids[2].Load())
+	}
+}
