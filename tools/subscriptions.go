@@ -27,14 +27,17 @@ import (
 // of the newest spec change the store's watch has seen, so a change made
 // through any server moves every server's stamp and a quiet cluster costs
 // no reads at all (until the cluster has confirmed that watch, the stamp
-// is fresh and the versions are read at every look). On bbolt the watcher is also woken by the kernel's
-// report of a write to the file (store.ChangeNotify), so a change arrives
-// at once rather than at the next poll; without that report it polls.
+// is fresh and the versions are read at every look). The watcher is also
+// woken by the store's change feed when it has one (ChangeNotify): on bbolt
+// the kernel's report of a write to the file, on etcd the cluster watch the
+// store keeps; a change then arrives at once rather than at the next poll,
+// and without a feed the watcher polls.
 
 // SubscriptionPollInterval is how often the watcher looks at the store.
 const SubscriptionPollInterval = mcptool.DefaultPollInterval
 
-// changeNotifier is the store's kernel change feed; the bbolt store has it.
+// changeNotifier is the store's change feed; both engines have one (the
+// kernel's file report on bbolt, the cluster watch on etcd).
 type changeNotifier interface {
 	// ChangeNotify sends when the store may have changed; see
 	// store.ChangeNotify.
