@@ -965,7 +965,8 @@ var reservedNodeKeys = map[string]string{
 
 // checkMetadataUpdate validates updates to a node's metadata, key by key in
 // sorted order: reserved keys are refused, and a known key with a non-nil
-// value must pass its metadataValueChecks entry.
+// value (and the title, which a nil cannot delete) must pass its
+// metadataValueChecks entry.
 func checkMetadataUpdate(updates map[string]any) []fieldViolation {
 	var vs []fieldViolation
 	for _, k := range sortedKeys(updates) {
@@ -974,7 +975,9 @@ func checkMetadataUpdate(updates map[string]any) []fieldViolation {
 			vs = append(vs, fieldViolation{errcode.Validation, k, fmt.Sprintf("%s cannot be set directly (%s)", k, why), nil})
 			continue
 		}
-		if check := metadataValueChecks[k]; check != nil && v != nil {
+		// nil deletes a key; the title cannot be deleted, so a nil title is
+		// checked (and refused) like any other value.
+		if check := metadataValueChecks[k]; check != nil && (v != nil || k == "title") {
 			vs = append(vs, check(k, v)...)
 		}
 	}

@@ -66,15 +66,19 @@ func (s *Store) ArchivePut(ctx context.Context, content []byte, m research.Archi
 		m.ArchivedAt = s.now().UTC().Format(time.RFC3339)
 	}
 	created := false
+	put := m
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
+		// The engine may run this again after a lost race (etcd): each run
+		// completes the caller's metadata from what it reads itself.
+		put = m
 		var err error
-		created, err = archiveIn(tx, content, &m)
+		created, err = archiveIn(tx, content, &put)
 		return err
 	})
 	if err != nil {
 		return m, false, bucketstore.AsStoreError(err)
 	}
-	return m, created, nil
+	return put, created, nil
 }
 
 // archiveIn stores content under m.Hash in tx with its metadata m
