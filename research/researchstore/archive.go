@@ -128,6 +128,7 @@ func (s *Store) ArchiveGet(ctx context.Context, hash, contentID string) ([]byte,
 	var content []byte
 	var m research.ArchiveMeta
 	err := s.view(ctx, func(tx bucketstore.Tx) error {
+		m = research.ArchiveMeta{} // an engine may run fn again (bucketstore.Engine)
 		key := []byte(hash)
 		if hash == "" {
 			key = tx.Bucket(bucketArchiveIDs).Get([]byte(contentID))
@@ -304,8 +305,8 @@ func (s *Store) DigestDelete(ctx context.Context, sourceID, queryHash string) er
 // `after` (from a previous page), optionally for one source. next is "" on
 // the last page. Cost O(page): one cursor seek.
 func (s *Store) DigestList(ctx context.Context, sourceID, after string, limit int) (rows []research.DigestRecord, next string, err error) {
-	rows = []research.DigestRecord{}
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		rows, next = []research.DigestRecord{}, "" // an engine may run fn again (bucketstore.Engine)
 		c := tx.Bucket(bucketDigests).Cursor()
 		var prefix []byte
 		if sourceID != "" {

@@ -26,6 +26,10 @@ import (
 // transaction and commit them together (bbolt's group commit); each still
 // keeps all or nothing and sees the changes of those before it, so a fn
 // must use its Tx only until it returns, and not wait on other Updates.
+// An engine may also run a fn again, from the start, on a fresh transaction
+// (etcd re-runs a View after a retryable read error and an Update that lost
+// a race): a fn must set every result it returns through variables outside
+// it on each run, never add to what an earlier run left there.
 type Engine interface {
 	View(ctx context.Context, fn func(Tx) error) error
 	Update(ctx context.Context, fn func(Tx) error) error
