@@ -1,6 +1,9 @@
 package specs
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // checkHierarchy checks, in this order: each children list (missing and
 // duplicate children), each node's parent link against the lists that name
@@ -202,19 +205,69 @@ func attachTo(id, guess, otherwise string) (string, func(*Document) bool) {
 	if guess == "" {
 		return otherwise, nil
 	}
-	return "attach it to " + guess, func(d *Document) bool { return attach(d, id, guess) }
+	return "attach it to " + guess, func(d *Document) bool { return ensurePhase(d, guess) && attach(d, id, guess) }
 }
 
-// rootFallback is where an orphan goes when its id names no parent:
-// spec-root, as foundry's own fix attaches every orphan (a node kept under
-// the root is a warning, INVALID_PARENT_TYPE; a node dropped is a user's
-// work lost). "" when there is no root or n is one (a spec-typed node),
-// which INVALID_NODE_TYPE handles first.
+// rootFallback is where an orphan goes when its id names no parent: a
+// phase to spec-root; any other node to a phase (phaseHome), never to
+// spec-root, where next does not look (foundry's own fix attaches every
+// orphan to the root: a task there can be started but is never offered).
+// A node dropped would be a user's work lost. "" when there is no root or
+// n is one (a spec-typed node), which INVALID_NODE_TYPE handles first.
 func rootFallback(d *Document, id string, n *Node) string {
 	if d.Hierarchy[RootID] == nil || id == RootID || n.Type == TypeSpec || isDescendant(d, RootID, id) {
 		return ""
 	}
-	return RootID
+	if n.Type == TypePhase {
+		return RootID
+	}
+	return phaseHome(d)
+}
+
+// phaseHome is the phase a node with no other home joins: the first phase
+// under spec-root that is pending or in progress, else a new one that
+// ensurePhase makes (phase-N, "Phase N", N the number of phases plus one,
+// or the first free number after it). "" without a root.
+func phaseHome(d *Document) string {
+	root := d.Hierarchy[RootID]
+	if root == nil {
+		return ""
+	}
+	phases := 0
+	for _, cid := range root.Children {
+		p := d.Hierarchy[cid]
+		if p == nil || p.Type != TypePhase || p.Parent != RootID {
+			continue
+		}
+		phases++
+		if p.Status == StatusPending || p.Status == StatusInProgress {
+			return cid
+		}
+	}
+	n := phases + 1
+	for d.Hierarchy[fmt.Sprintf("phase-%d", n)] != nil {
+		n++
+	}
+	return fmt.Sprintf("phase-%d", n)
+}
+
+// ensurePhase makes the phase id that phaseHome named, pending and empty,
+// the root's last child, unless a node id exists already; it reports
+// whether id exists afterwards.
+func ensurePhase(d *Document, id string) bool {
+	if d.Hierarchy[id] != nil {
+		return true
+	}
+	root := d.Hierarchy[RootID]
+	num, ok := strings.CutPrefix(id, "phase-")
+	if root == nil || !ok {
+		return false
+	}
+	d.Hierarchy[id] = &Node{ID: id, Type: TypePhase, Title: "Phase " + num, Status: StatusPending, Parent: RootID,
+		Children: []string{}, Metadata: map[string]any{},
+		Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
+	root.Children = append(root.Children, id)
+	return true
 }
 
 // walkFromRoot visits the tree breadth-first from spec-root along children
@@ -279,9 +332,16 @@ func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	}
 	suggestion := "move it under a suitable parent"
 	var fix func(*Document) bool
-	if home := idHome(c.d, cid, ch); home != "" && home != pid {
+	switch home := idHome(c.d, cid, ch); {
+	case home != "" && home != pid:
 		suggestion = "move it under " + home + ", the parent its id names"
 		fix = moveHomeFix(cid, home)
+	case pid == RootID && ch.Type != TypePhase && ch.Type != TypeSpec:
+		// Next looks for work in phases only: a node under the root joins one.
+		if home = phaseHome(c.d); home != "" {
+			suggestion = "move it into " + home + ", a phase next walks"
+			fix = moveHomeFix(cid, home)
+		}
 	}
 	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, suggestion, fix,
 		"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
@@ -294,7 +354,7 @@ func moveHomeFix(cid, home string) func(*Document) bool {
 		if n == nil || n.Parent == home {
 			return false
 		}
-		return attach(d, cid, home)
+		return ensurePhase(d, home) && attach(d, cid, home)
 	}
 }
 
