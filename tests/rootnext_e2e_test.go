@@ -125,28 +125,44 @@ func TestNextNamesATaskUnderTheRoot(t *testing.T) {
 			deps := newDeps(t, false)
 			c, _ := inProcess(t, deps, protocols[0])
 			id := fmt.Sprintf("hand-written-2026-01-02-%03d", i+11)
-			// Stored as written, so its counts and rollups must be right.
-			spec := handWrittenSpec(id, tc.rootChildren, tc.phases)
-			for _, r := range [][2]string{
-				{`"cleanup": {"type": "task", "title": "Clean up the scratch files", "status": "pending", "children": [], "total_tasks": 0`,
-					`"cleanup": {"parent": "spec-root", "type": "task", "title": "Clean up the scratch files", "status": "pending", "children": [], "total_tasks": 1`},
-				{`"children": [` + tc.rootChildren + `], "total_tasks": 0`, `"children": [` + tc.rootChildren + `], "total_tasks": 1`},
-				{`"metadata": {"description": "hand written"}`, `"status": "pending", "progress_percentage": 0, "current_phase": ` + tc.current +
-					`, "metadata": {"description": "hand written", "mission": "clean up"}`},
-			} {
-				if !strings.Contains(spec, r[0]) {
-					t.Fatalf("the spec has no %s", r[0])
-				}
-				spec = strings.Replace(spec, r[0], r[1], 1)
-			}
-			dir := filepath.Join(deps.Workspace, "hand", "active")
-			must(t, os.MkdirAll(dir, 0o755))
-			must(t, os.WriteFile(filepath.Join(dir, "hand.json"), []byte(spec), 0o644))
-			imp := ok(t, c, "spec", map[string]any{"action": "import", "path": "hand", "auto_fix": false})
-			if f := asSlice(imp["files"])[0].(map[string]any); f["outcome"] != "imported" {
-				t.Fatalf("import: %v", imp)
-			}
+			spec := underRootSpec(t, id, tc.rootChildren, tc.phases, tc.current)
+			importUnfixed(t, c, deps.Workspace, spec)
 			reachCleanup(t, c, id, tc.step)
 		})
+	}
+}
+
+// underRootSpec is handWrittenSpec with cleanup listed under spec-root
+// (rootChildren must name it) and the counts and rollups right, so that it
+// imports with auto_fix false as written; current is the JSON of
+// current_phase.
+func underRootSpec(t *testing.T, id, rootChildren, phases, current string) string {
+	t.Helper()
+	spec := handWrittenSpec(id, rootChildren, phases)
+	for _, r := range [][2]string{
+		{`"cleanup": {"type": "task", "title": "Clean up the scratch files", "status": "pending", "children": [], "total_tasks": 0`,
+			`"cleanup": {"parent": "spec-root", "type": "task", "title": "Clean up the scratch files", "status": "pending", "children": [], "total_tasks": 1`},
+		{`"children": [` + rootChildren + `], "total_tasks": 0`, `"children": [` + rootChildren + `], "total_tasks": 1`},
+		{`"metadata": {"description": "hand written"}`, `"status": "pending", "progress_percentage": 0, "current_phase": ` + current +
+			`, "metadata": {"description": "hand written", "mission": "clean up"}`},
+	} {
+		if !strings.Contains(spec, r[0]) {
+			t.Fatalf("the spec has no %s", r[0])
+		}
+		spec = strings.Replace(spec, r[0], r[1], 1)
+	}
+	return spec
+}
+
+// importUnfixed writes spec into the workspace ws and imports it as
+// written (auto_fix false).
+func importUnfixed(t *testing.T, c *client.Client, ws, spec string) {
+	t.Helper()
+	dir := filepath.Join(ws, "hand", "active")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "hand.json"), []byte(spec), 0o644))
+	imp := ok(t, c, "spec", map[string]any{"action": "import", "path": "hand", "auto_fix": false})
+	if f := asSlice(imp["files"])[0].(map[string]any); f["outcome"] != "imported" {
+		t.Fatalf("import: %v", imp)
 	}
 }
