@@ -318,10 +318,12 @@ func (c *checker) ruleNestingDepth(id string, depth int) {
 // ruleParentType (INVALID_PARENT_TYPE): a child type its parent's type may
 // not hold; an error for phases and specs (CheckInvariants needs phases
 // under the root), else a warning: foundry checks no placement, and its own
-// orphan fix leaves nodes under spec-root. Fixable when the id names a parent that may hold it (foundry's
-// own orphan fix resets subtasks to spec-root: task-3-1-1 goes back under
-// task-3-1, verify-3-1 under phase-3): the fix moves it there, and the
-// recount that follows recomputes the rollups.
+// orphan fix leaves nodes under spec-root. Fixable (placementFix) when the
+// id names a parent that may hold it (foundry's own orphan fix resets
+// subtasks to spec-root: task-3-1-1 goes back under task-3-1, verify-3-1
+// under phase-3), and for any other non-phase node under spec-root (into a
+// phase): the fix moves it there, and the recount that follows recomputes
+// the rollups.
 func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	if !ch.Type.Valid() || !p.Type.Valid() || placementOK(p, ch) {
 		return
@@ -330,24 +332,29 @@ func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	if ch.Type == TypePhase || ch.Type == TypeSpec {
 		sev = SeverityError
 	}
-	suggestion := "move it under a suitable parent"
-	var fix func(*Document) bool
-	switch home := idHome(c.d, cid, ch); {
-	case home != "" && home != pid:
-		suggestion = "move it under " + home + ", the parent its id names"
-		fix = moveHomeFix(cid, home)
-	case pid == RootID && ch.Type != TypePhase && ch.Type != TypeSpec:
-		// Next looks for work in phases only: a node under the root joins one.
-		if home = phaseHome(c.d); home != "" {
-			suggestion = "move it into " + home + ", a phase next walks"
-			fix = moveHomeFix(cid, home)
-		}
-	}
+	suggestion, fix := placementFix(c.d, pid, cid, ch)
 	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, suggestion, fix,
 		"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
 }
 
-// moveHomeFix moves cid under home unless it is there already.
+// placementFix is the suggestion, and the fix when there is one, for cid
+// misplaced under pid: back under the parent its id names (idHome); else,
+// for a non-phase node under spec-root, into a phase (phaseHome), since
+// next looks for work in phases only.
+func placementFix(d *Document, pid, cid string, ch *Node) (string, func(*Document) bool) {
+	if home := idHome(d, cid, ch); home != "" && home != pid {
+		return "move it under " + home + ", the parent its id names", moveHomeFix(cid, home)
+	}
+	if pid == RootID && ch.Type != TypePhase && ch.Type != TypeSpec {
+		if home := phaseHome(d); home != "" {
+			return "move it into " + home + ", a phase next walks", moveHomeFix(cid, home)
+		}
+	}
+	return "move it under a suitable parent", nil
+}
+
+// moveHomeFix moves cid under home unless it is there already (making
+// home first when it is the new phase phaseHome named).
 func moveHomeFix(cid, home string) func(*Document) bool {
 	return func(d *Document) bool {
 		n := d.Hierarchy[cid]
