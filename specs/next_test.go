@@ -272,3 +272,14 @@ func TestFixPutsAnOrphanInAPhase(t *testing.T) {
 		t.Fatalf("after fix: %+v", r)
 	}
 }
+
+// A phase whose status is a synonym still to be fixed (todo) is open: the
+// orphan joins it rather than a new phase.
+func TestFixOrphanJoinsASynonymOpenPhase(t *testing.T) {
+	d := withCleanup(twoPhases(t), false)
+	d.Hierarchy["phase-1"].Status = "todo"
+	fixed := Fix(&d, FixOptions{Clock: testClock()}).Document
+	if got := fixed.Hierarchy["cleanup"].Parent; got != "phase-1" || fixed.Hierarchy["phase-3"] != nil {
+		t.Fatalf("cleanup under %q (phase-3 %v), want phase-1", got, fixed.Hierarchy["phase-3"])
+	}
+}

@@ -240,7 +240,7 @@ func phaseHome(d *Document) string {
 			continue
 		}
 		phases++
-		if p.Status == StatusPending || p.Status == StatusInProgress {
+		if st, _ := MapStatus(string(p.Status)); st == StatusPending || st == StatusInProgress { // todo, wip: fixed in the same round
 			return cid
 		}
 	}
