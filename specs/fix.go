@@ -47,9 +47,12 @@ type FixResult struct {
 // Fix applies every auto-fixable diagnostic of Validate to a deep copy of
 // doc (doc itself is never modified, so a dry run is simply not storing the
 // result): it recounts, aligns parents and children, attaches orphans to
-// the parent their id names (else to spec-root, as foundry's own fix does),
+// the parent their id names (else a phase to spec-root and any other node
+// to the first pending or in-progress phase, made when none is open:
+// foundry's own fix puts them under spec-root, where next never looks),
 // moves misplaced nodes back under the parent their id names (a subtask
-// foundry reset to spec-root) and nested phases under the root, adds
+// foundry reset to spec-root; else, for a non-phase node under spec-root,
+// into that phase) and nested phases under the root, adds
 // missing fields (type task when the id names none), syncs reverse
 // dependency edges, drops dangling and self references, maps status, type,
 // verification-type, category and complexity synonyms (todo, done,

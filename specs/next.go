@@ -39,7 +39,15 @@ type NextResult struct {
 	Blocked      []BlockedTask `json:"blocked"`
 	Failed       []FailedTask  `json:"failed"`
 	InProgress   []string      `json:"in_progress"`
-	Hint         string        `json:"hint,omitempty"`
+	// Unplaced are the pending, unblocked work leaves directly under
+	// spec-root, outside every phase (a hand-written spec; see
+	// [UnplacedTasks]): next never offers them, so the hint and the next
+	// step name the first one and the phase to move it into.
+	Unplaced []string `json:"-"`
+	// IntoPhase is the phase to move Unplaced[0] into: the first phase next
+	// walks ("" when there is none, and spec fix makes one).
+	IntoPhase string `json:"-"`
+	Hint      string `json:"hint,omitempty"`
 }
 
 // Actionable yields, in next-task order, every work leaf an agent may
@@ -117,8 +125,55 @@ func NextTask(s *Spec) NextResult {
 	// Nothing actionable: explain.
 	collectStuck(s, &res)
 	res.SpecComplete = root.TotalTasks > 0 && root.CompletedTasks == root.TotalTasks
+	if res.Unplaced = UnplacedTasks(s); len(res.Unplaced) > 0 {
+		res.IntoPhase = firstWalkedPhase(s)
+	}
 	res.Hint = stuckHint(root, res)
 	return res
+}
+
+// UnplacedTasks are the pending work leaves directly under spec-root (a
+// placement validation warns about, INVALID_PARENT_TYPE) whose
+// prerequisites are finished, in root order. Start accepts them and task
+// info says they can start, but [Actionable] walks phases only, so next
+// names them instead of offering them: moving one into a phase (task move,
+// or spec fix, which never leaves a work node under the root) makes it
+// actionable.
+func UnplacedTasks(s *Spec) []string {
+	root := s.Root()
+	if root == nil {
+		return nil
+	}
+	var out []string
+	for _, cid := range root.Children {
+		n := s.Node(cid)
+		if n == nil || n.Parent != RootID || !n.IsWorkLeaf() || n.Status != StatusPending || len(Blockers(s, cid)) > 0 {
+			continue
+		}
+		out = append(out, cid)
+	}
+	return out
+}
+
+// firstWalkedPhase is the first phase next walks (in progress first, then
+// pending or failed; not blocked by an unfinished prerequisite), or "".
+func firstWalkedPhase(s *Spec) string {
+	first := ""
+	for _, cid := range s.Root().Children {
+		p := s.Node(cid)
+		if p == nil || p.Type != TypePhase || len(Blockers(s, cid)) > 0 {
+			continue
+		}
+		switch p.Status {
+		case StatusInProgress:
+			return cid
+		case StatusPending, StatusFailed:
+			if first == "" {
+				first = cid
+			}
+		}
+	}
+	return first
 }
 
 // collectStuck lists in res, in execution order, the work leaves that are
@@ -155,6 +210,12 @@ func stuckHint(root *Node, res NextResult) string {
 	switch {
 	case res.SpecComplete:
 		return "every task is completed: move the spec with lifecycle complete"
+	case len(res.Unplaced) > 0 && res.IntoPhase != "":
+		return "task " + res.Unplaced[0] + " can start but sits under spec-root, outside every phase, where next does not look: " +
+			"move it into phase " + res.IntoPhase + " with task move (next_call), then next offers it"
+	case len(res.Unplaced) > 0:
+		return "task " + res.Unplaced[0] + " can start but sits under spec-root, and no phase is open: " +
+			"spec fix (next_call) moves it into a new phase, then next offers it"
 	case root.TotalTasks == 0:
 		return "the spec has no tasks yet: add a phase with authoring phase-add"
 	case len(res.Failed) > 0:

@@ -184,3 +184,102 @@ func TestActionableSkipsFailedTasksAndNextNamesThem(t *testing.T) {
 		t.Fatalf("after reopen: %v", got)
 	}
 }
+
+// withCleanup is s's document with a pending task "cleanup" whose id names
+// no parent: under spec-root when underRoot, else an orphan (no parent, in
+// no children list).
+func withCleanup(s *Spec, underRoot bool) Document {
+	d := s.Document()
+	n := &Node{ID: "cleanup", Type: TypeTask, Title: "Clean up", Status: StatusPending, Children: []string{}, Metadata: map[string]any{},
+		Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
+	if underRoot {
+		n.Parent = RootID
+		d.Hierarchy[RootID].Children = append(d.Hierarchy[RootID].Children, "cleanup")
+	}
+	d.Hierarchy["cleanup"] = n
+	return d
+}
+
+// A task under spec-root that can start is named by next, with the phase
+// to move it into (the first one next walks), ahead of the blocked tasks;
+// moved there, next offers it.
+func TestNextNamesAnUnplacedTask(t *testing.T) {
+	s := FromDocument(withCleanup(twoPhases(t), true))
+	for _, id := range []string{"task-1-1", "task-1-2", "task-1-3"} {
+		_, err := Block(s, id, TransitionOptions{Reason: "waiting"})
+		noErr(t, err)
+	}
+	r := NextTask(s)
+	if r.Found || !reflect.DeepEqual(r.Unplaced, []string{"cleanup"}) || r.IntoPhase != "phase-1" ||
+		!strings.Contains(r.Hint, "cleanup") || !strings.Contains(r.Hint, "phase-1") {
+		t.Fatalf("%+v", r)
+	}
+	if got := Nothing(s, r).Next; *got != (NextStep{Kind: StepIntoPhase, SpecID: s.Header.SpecID, TaskID: "cleanup", Parent: "phase-1"}) {
+		t.Fatalf("next step %+v", got)
+	}
+	noErr(t, MoveTask(s, "cleanup", "phase-1", nil))
+	if r := NextTask(s); !r.Found || r.TaskID != "cleanup" || r.PhaseID != "phase-1" {
+		t.Fatalf("after the move: %+v", r)
+	}
+}
+
+// With no phase open, the step is spec fix, which makes a phase for it.
+func TestNextUnplacedWithoutAPhase(t *testing.T) {
+	s := FromDocument(withCleanup(newTestSpec(t), true))
+	r := NextTask(s)
+	if r.Found || r.IntoPhase != "" || Nothing(s, r).Next.Kind != StepFixSpec {
+		t.Fatalf("%+v", r)
+	}
+	d := s.Document()
+	fixed := Fix(&d, FixOptions{Clock: testClock()}).Document
+	if p := fixed.Hierarchy["phase-1"]; p == nil || p.Type != TypePhase || p.Title != "Phase 1" || fixed.Hierarchy["cleanup"].Parent != "phase-1" {
+		t.Fatalf("fix: phase-1 %+v, cleanup under %q", p, fixed.Hierarchy["cleanup"].Parent)
+	}
+	s = FromDocument(*fixed)
+	mustNoViolations(t, s, "fixed")
+	if r := NextTask(s); !r.Found || r.TaskID != "cleanup" {
+		t.Fatalf("after fix: %+v", r)
+	}
+}
+
+// An orphan whose id names no parent joins the first open phase; with
+// every phase done, a new one numbered after them.
+func TestFixPutsAnOrphanInAPhase(t *testing.T) {
+	s := twoPhases(t)
+	d := withCleanup(s, false)
+	if got := Fix(&d, FixOptions{Clock: testClock()}).Document.Hierarchy["cleanup"].Parent; got != "phase-1" {
+		t.Fatalf("open phases: cleanup under %q, want phase-1", got)
+	}
+	for {
+		r := NextTask(s)
+		if !r.Found {
+			break
+		}
+		_, err := Start(s, r.TaskID, TransitionOptions{})
+		noErr(t, err)
+		_, err = Complete(s, r.TaskID, TransitionOptions{})
+		noErr(t, err)
+	}
+	d = withCleanup(s, false)
+	fixed := Fix(&d, FixOptions{Clock: testClock()}).Document
+	if p := fixed.Hierarchy["phase-3"]; p == nil || p.Title != "Phase 3" || fixed.Hierarchy["cleanup"].Parent != "phase-3" ||
+		!reflect.DeepEqual(fixed.Hierarchy[RootID].Children, []string{"phase-1", "phase-2", "phase-3"}) {
+		t.Fatalf("every phase done: phase-3 %+v, cleanup under %q", p, fixed.Hierarchy["cleanup"].Parent)
+	}
+	s = FromDocument(*fixed)
+	mustNoViolations(t, s, "fixed")
+	if r := NextTask(s); !r.Found || r.TaskID != "cleanup" || r.PhaseID != "phase-3" {
+		t.Fatalf("after fix: %+v", r)
+	}
+}
+
+// A phase whose status is a synonym still to be fixed (todo) is open: the
+// orphan joins it rather than a new phase.
+func TestFixOrphanJoinsASynonymOpenPhase(t *testing.T) {
+	d := withCleanup(twoPhases(t), false)
+	d.Hierarchy["phase-1"].Status = "todo"
+	fixed := Fix(&d, FixOptions{Clock: testClock()}).Document
+	if got := fixed.Hierarchy["cleanup"].Parent; got != "phase-1" || fixed.Hierarchy["phase-3"] != nil {
+		t.Fatalf("cleanup under %q (phase-3 %v), want phase-1", got, fixed.Hierarchy["phase-3"])
+	}
+}

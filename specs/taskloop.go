@@ -137,6 +137,10 @@ func Nothing(s *Spec, nr NextResult) *Idle {
 	switch {
 	case nr.SpecComplete:
 		idle.Next = &NextStep{Kind: StepCompleteSpec, SpecID: specID}
+	case len(nr.Unplaced) > 0 && nr.IntoPhase != "":
+		idle.Next = &NextStep{Kind: StepIntoPhase, SpecID: specID, TaskID: nr.Unplaced[0], Parent: nr.IntoPhase}
+	case len(nr.Unplaced) > 0:
+		idle.Next = &NextStep{Kind: StepFixSpec, SpecID: specID}
 	case len(nr.Failed) > 0:
 		step := RetryStep(specID, nr.Failed[0])
 		idle.Next = &step

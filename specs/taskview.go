@@ -140,6 +140,8 @@ const (
 	StepRetry        StepKind = "retry"         // reopen the failed task TaskID, to work on it again
 	StepCheckDeps    StepKind = "check-deps"    // see what the blocked task TaskID waits on
 	StepTaskInfo     StepKind = "task-info"     // read the task TaskID someone is working on
+	StepIntoPhase    StepKind = "into-phase"    // move the task TaskID, outside every phase, into the phase Parent
+	StepFixSpec      StepKind = "fix-spec"      // apply the spec's automatic fixes (a task outside every phase, and no open phase)
 )
 
 // NextStep is a step an answer suggests, as a domain fact: what to do on
@@ -149,6 +151,7 @@ type NextStep struct {
 	Kind   StepKind
 	SpecID string
 	TaskID string
+	Parent string // StepIntoPhase: the phase to move TaskID into
 }
 
 // nullable is s, or nil (JSON null) when s is empty.

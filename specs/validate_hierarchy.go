@@ -1,6 +1,9 @@
 package specs
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // checkHierarchy checks, in this order: each children list (missing and
 // duplicate children), each node's parent link against the lists that name
@@ -202,19 +205,69 @@ func attachTo(id, guess, otherwise string) (string, func(*Document) bool) {
 	if guess == "" {
 		return otherwise, nil
 	}
-	return "attach it to " + guess, func(d *Document) bool { return attach(d, id, guess) }
+	return "attach it to " + guess, func(d *Document) bool { return ensurePhase(d, guess) && attach(d, id, guess) }
 }
 
-// rootFallback is where an orphan goes when its id names no parent:
-// spec-root, as foundry's own fix attaches every orphan (a node kept under
-// the root is a warning, INVALID_PARENT_TYPE; a node dropped is a user's
-// work lost). "" when there is no root or n is one (a spec-typed node),
-// which INVALID_NODE_TYPE handles first.
+// rootFallback is where an orphan goes when its id names no parent: a
+// phase to spec-root; any other node to a phase (phaseHome), never to
+// spec-root, where next does not look (foundry's own fix attaches every
+// orphan to the root: a task there can be started but is never offered).
+// A node dropped would be a user's work lost. "" when there is no root or
+// n is one (a spec-typed node), which INVALID_NODE_TYPE handles first.
 func rootFallback(d *Document, id string, n *Node) string {
 	if d.Hierarchy[RootID] == nil || id == RootID || n.Type == TypeSpec || isDescendant(d, RootID, id) {
 		return ""
 	}
-	return RootID
+	if n.Type == TypePhase {
+		return RootID
+	}
+	return phaseHome(d)
+}
+
+// phaseHome is the phase a node with no other home joins: the first phase
+// under spec-root that is pending or in progress, else a new one that
+// ensurePhase makes (phase-N, "Phase N", N the number of phases plus one,
+// or the first free number after it). "" without a root.
+func phaseHome(d *Document) string {
+	root := d.Hierarchy[RootID]
+	if root == nil {
+		return ""
+	}
+	phases := 0
+	for _, cid := range root.Children {
+		p := d.Hierarchy[cid]
+		if p == nil || p.Type != TypePhase || p.Parent != RootID {
+			continue
+		}
+		phases++
+		if st, _ := MapStatus(string(p.Status)); st == StatusPending || st == StatusInProgress { // todo, wip: fixed in the same round
+			return cid
+		}
+	}
+	n := phases + 1
+	for d.Hierarchy[fmt.Sprintf("phase-%d", n)] != nil {
+		n++
+	}
+	return fmt.Sprintf("phase-%d", n)
+}
+
+// ensurePhase makes the phase id that phaseHome named, pending and empty,
+// the root's last child, unless a node id exists already; it reports
+// whether id exists afterwards.
+func ensurePhase(d *Document, id string) bool {
+	if d.Hierarchy[id] != nil {
+		return true
+	}
+	root := d.Hierarchy[RootID]
+	num, ok := strings.CutPrefix(id, "phase-")
+	if root == nil || !ok {
+		return false
+	}
+	d.Hierarchy[id] = &Node{ID: id, Type: TypePhase, Title: "Phase " + num, Status: StatusPending, Parent: RootID,
+		Children: []string{}, Metadata: map[string]any{},
+		Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
+	root.Children = append(root.Children, id)
+	return true
 }
 
 // walkFromRoot visits the tree breadth-first from spec-root along children
@@ -265,10 +318,12 @@ func (c *checker) ruleNestingDepth(id string, depth int) {
 // ruleParentType (INVALID_PARENT_TYPE): a child type its parent's type may
 // not hold; an error for phases and specs (CheckInvariants needs phases
 // under the root), else a warning: foundry checks no placement, and its own
-// orphan fix leaves nodes under spec-root. Fixable when the id names a parent that may hold it (foundry's
-// own orphan fix resets subtasks to spec-root: task-3-1-1 goes back under
-// task-3-1, verify-3-1 under phase-3): the fix moves it there, and the
-// recount that follows recomputes the rollups.
+// orphan fix leaves nodes under spec-root. Fixable (placementFix) when the
+// id names a parent that may hold it (foundry's own orphan fix resets
+// subtasks to spec-root: task-3-1-1 goes back under task-3-1, verify-3-1
+// under phase-3), and for any other non-phase node under spec-root (into a
+// phase): the fix moves it there, and the recount that follows recomputes
+// the rollups.
 func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	if !ch.Type.Valid() || !p.Type.Valid() || placementOK(p, ch) {
 		return
@@ -277,24 +332,36 @@ func (c *checker) ruleParentType(pid string, p *Node, cid string, ch *Node) {
 	if ch.Type == TypePhase || ch.Type == TypeSpec {
 		sev = SeverityError
 	}
-	suggestion := "move it under a suitable parent"
-	var fix func(*Document) bool
-	if home := idHome(c.d, cid, ch); home != "" && home != pid {
-		suggestion = "move it under " + home + ", the parent its id names"
-		fix = moveHomeFix(cid, home)
-	}
+	suggestion, fix := placementFix(c.d, pid, cid, ch)
 	c.add(sev, CategoryHierarchy, "INVALID_PARENT_TYPE", nodeLoc(cid, "parent"), cid, suggestion, fix,
 		"a %s (%s) cannot sit under a %s (%s)", ch.Type, cid, p.Type, pid)
 }
 
-// moveHomeFix moves cid under home unless it is there already.
+// placementFix is the suggestion, and the fix when there is one, for cid
+// misplaced under pid: back under the parent its id names (idHome); else,
+// for a non-phase node under spec-root, into a phase (phaseHome), since
+// next looks for work in phases only.
+func placementFix(d *Document, pid, cid string, ch *Node) (string, func(*Document) bool) {
+	if home := idHome(d, cid, ch); home != "" && home != pid {
+		return "move it under " + home + ", the parent its id names", moveHomeFix(cid, home)
+	}
+	if pid == RootID && ch.Type != TypePhase && ch.Type != TypeSpec {
+		if home := phaseHome(d); home != "" {
+			return "move it into " + home + ", a phase next walks", moveHomeFix(cid, home)
+		}
+	}
+	return "move it under a suitable parent", nil
+}
+
+// moveHomeFix moves cid under home unless it is there already (making
+// home first when it is the new phase phaseHome named).
 func moveHomeFix(cid, home string) func(*Document) bool {
 	return func(d *Document) bool {
 		n := d.Hierarchy[cid]
 		if n == nil || n.Parent == home {
 			return false
 		}
-		return attach(d, cid, home)
+		return ensurePhase(d, home) && attach(d, cid, home)
 	}
 }
 

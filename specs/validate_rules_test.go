@@ -128,9 +128,10 @@ var ruleCases = []ruleCase{
 	{name: "verify reset to spec-root by foundry's fix", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
 		addNode(h, "verify-2-9", "verify", RootID)
 	}, locs: []string{"hierarchy.verify-2-9.parent"}, also: []string{"MISSING_VERIFICATION_TYPE"}, sev: SeverityWarning, fixable: true},
+	// Its id names no parent: the fix moves it into a phase next walks.
 	{name: "task under the root, its id names no parent", code: "INVALID_PARENT_TYPE", mutate: func(h map[string]any) {
 		addNode(h, "task-9-1", "task", RootID)
-	}, locs: []string{"hierarchy.task-9-1.parent"}, sev: SeverityWarning},
+	}, locs: []string{"hierarchy.task-9-1.parent"}, sev: SeverityWarning, fixable: true},
 
 	// Node metadata (nodeMetadataRules).
 	{name: "verify without a type", code: "MISSING_VERIFICATION_TYPE", node: "verify-2-1", mutate: func(h map[string]any) { delete(meta(h, "verify-2-1"), "verification_type") },

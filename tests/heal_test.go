@@ -75,18 +75,32 @@ const healMaxSteps = 4
 //     naive agent cannot read its answer;
 //  4. with nothing suggested, stop.
 //
+// A success that found nothing to do (found:false) is the other way an
+// agent gets stuck: its data.next_call is its recovery. The agent makes
+// that call as given, once, then its own call again.
+//
 // Read counts the bytes an agent reads to recover: for each refusal the
-// compact JSON of {recovery, field, received}; for each lookup call its
-// whole answer.
+// compact JSON of {recovery, field, received} (of a found:false answer,
+// its next_call); for each lookup call its whole answer.
 func naiveAgent(t *testing.T, c *client.Client, tool string, args map[string]any) *healRun {
 	t.Helper()
 	run := &healRun{}
 	cur := healCall{Tool: tool, Args: args}
+	followed := false
 	for step := 0; step < healMaxSteps; step++ {
 		env := call(t, c, cur.Tool, cur.Args)
 		run.Calls = append(run.Calls, healCall{Tool: cur.Tool, Args: cur.Args, Env: env})
 		if env["success"] == true {
-			return run
+			nc, _ := data(env)["next_call"].(map[string]any)
+			if data(env)["found"] != false || nc == nil || followed {
+				return run
+			}
+			followed = true
+			run.Read += len(compactJSON(nc))
+			ncArgs, _ := nc["args"].(map[string]any)
+			ncTool, _ := nc["tool"].(string)
+			run.Calls = append(run.Calls, healCall{Tool: ncTool, Args: ncArgs, Env: call(t, c, ncTool, copyArgs(ncArgs))})
+			continue // its own call again
 		}
 		d := data(env)
 		rec, _ := d["recovery"].(map[string]any)
@@ -147,7 +161,7 @@ func copyArgs(args map[string]any) map[string]any {
 // healCase is one scenario: an agent's mistaken call and what it meant.
 type healCase struct {
 	name  string
-	class string // the issue's class (1–11), or "typo" for what worked before
+	class string // the issue's class (1–11), "12" for a success that found nothing to do, or "typo" for what worked before
 	tool  string
 	args  map[string]any // $placeholders from the fixture
 	// setup prepares the state the mistake is made in (nil: the fixture).
@@ -523,6 +537,22 @@ func healCases() []healCase {
 				}
 				return nil
 			}},
+		// 12. Nothing actionable, though a task can start: it sits under
+		// spec-root, outside every phase (a hand-written spec imported as
+		// written); next's next_call moves it into a phase, then next
+		// claims it.
+		{name: "next with a task outside every phase", class: "12", tool: "task", args: map[string]any{"action": "next", "spec_id": "$hand_spec", "claim": true},
+			setup: func(t *testing.T, c *client.Client, fx map[string]string) {
+				fx["$hand_spec"] = "hand-written-2026-01-02-021"
+				importUnfixed(t, c, fx["$workspace"], underRootSpec(t, fx["$hand_spec"], `"phase-1", "cleanup"`,
+					`"phase-1": {"type": "phase", "title": "Open", "status": "pending", "parent": "spec-root", "children": [], "total_tasks": 0, "completed_tasks": 0,
+					"metadata": {}, "dependencies": {"blocks": [], "blocked_by": [], "depends": []}}`, `"phase-1"`))
+			}, intent: func(t *testing.T, c *client.Client, fx map[string]string, run *healRun) error {
+				if got := taskStatus(t, c, fx["$hand_spec"], "cleanup"); got != "in_progress" {
+					return fmt.Errorf("cleanup is %q, want in_progress (claimed)", got)
+				}
+				return run.ranOK("task", "next", map[string]any{"spec_id": fx["$hand_spec"], "claim": true})
+			}},
 		{name: "spec get version v2", class: "9", tool: "spec", args: map[string]any{"action": "get", "spec_id": spec, "version": "version 2"},
 			intent: wantRan("spec", "get", map[string]any{"spec_id": spec, "version": 2})},
 	}
@@ -532,7 +562,9 @@ func healCases() []healCase {
 // runs hc's setup there; it returns the client and the placeholders.
 func healCaseFixture(t *testing.T, tmpl *fixtureTemplate, hc healCase) (*client.Client, map[string]string) {
 	t.Helper()
-	c, fx := tmpl.client(t, protocols[0])
+	deps, fx := tmpl.open(t)
+	c, _ := inProcess(t, deps, protocols[0])
+	fx["$workspace"] = deps.Workspace
 	if hc.setup != nil {
 		hc.setup(t, c, fx)
 	}

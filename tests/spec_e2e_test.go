@@ -153,8 +153,12 @@ func TestImportFoundryFolder(t *testing.T) {
 		t.Fatalf("want 5 json files reported, got %v", files)
 	}
 	orphan := files["archived/quirks-orphan.json"]
-	if orphan["outcome"] != "imported" || !strings.Contains(fmt.Sprint(orphan["diagnostic_codes"]), "INVALID_PARENT_TYPE") {
-		t.Fatalf("a spec with an orphan its id cannot place must import, the orphan under spec-root with a warning: %v", orphan)
+	// The orphan joins the open phase, not spec-root (where next never looks).
+	if orphan["outcome"] != "imported" || strings.Contains(fmt.Sprint(orphan["diagnostic_codes"]), "INVALID_PARENT_TYPE") {
+		t.Fatalf("a spec with an orphan its id cannot place must import, the orphan in a phase: %v", orphan)
+	}
+	if o := ok(t, c, "task", map[string]any{"action": "info", "spec_id": orphan["spec_id"], "task_id": "task-3-1"}); o["task"].(map[string]any)["parent"] != "phase-2" {
+		t.Fatalf("the orphan task-3-1: %v, want it under phase-2", o["task"])
 	}
 	if files["active/basic.json"]["outcome"] != "imported" || files["active/basic.json"]["lifecycle"] != "active" {
 		t.Fatalf("basic: %v", files["active/basic.json"])

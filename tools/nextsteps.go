@@ -30,6 +30,8 @@ var (
 	callReopen         = specCall{tool: "task", action: "reopen", task: true, fixed: [][2]string{{"reason", "retry after failure"}}}
 	callLifecycleState = specCall{tool: "lifecycle", action: "state"}
 	callCompleteSpec   = specCall{tool: "lifecycle", action: "complete"}
+	callMoveTask       = specCall{tool: "task", action: "move", task: true}
+	callFixSpec        = specCall{tool: "spec", action: "fix"}
 	// callFirstPhase fills a spec with no phases: its first phase.
 	callFirstPhase = specCall{tool: "authoring", action: "phase-add", fixed: [][2]string{{"title", "Phase 1"}}}
 )
@@ -56,10 +58,18 @@ var stepCalls = map[specs.StepKind]specCall{
 	specs.StepRetry:        callReopen,
 	specs.StepCheckDeps:    callCheckDeps,
 	specs.StepTaskInfo:     callTaskInfo,
+	specs.StepIntoPhase:    callMoveTask,
+	specs.StepFixSpec:      callFixSpec,
 }
 
-// stepCall is the call that takes step s.
-func stepCall(s specs.NextStep) core.NextCall { return stepCalls[s.Kind].on(s.SpecID, s.TaskID) }
+// stepCall is the call that takes step s (a move's target as parent).
+func stepCall(s specs.NextStep) core.NextCall {
+	c := stepCalls[s.Kind].on(s.SpecID, s.TaskID)
+	if s.Parent != "" {
+		c.Args["parent"] = s.Parent
+	}
+	return c
+}
 
 // NothingActionable is the answer's account of an empty next: blocked
 // tasks with what they wait on, failed tasks with the call that retries

@@ -136,7 +136,7 @@ func (d *Deps) taskNext(ctx context.Context, r *mcptool.Request, a taskNextArgs)
 	}
 	if ans, ok := res.Data.(TaskNextAnswer); ok && !ans.Found && !ans.SpecComplete {
 		res.Meta = append(res.Meta, warn("NO_ACTIONABLE_TASK",
-			"No task can start now: see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
+			"No task can start now: data.next_call, when present, takes the next step; see data.failed (retry with its retry call), data.blocked and data.in_progress.", nil))
 	}
 	return res
 }
