@@ -142,8 +142,17 @@ func testChildrenAcrossChunkBoundaries(t *testing.T, open portOpener) {
 			return nil
 		}},
 		{"emptied", func(sp *specs.Spec) error { return remove(0, len(tasks(sp, p1)))(sp) }},
-		{"filled again past a chunk", addTasks(130)},
+		{"filled again past a chunk", addTasks(300)},
 		{"the phase renamed", func(sp *specs.Spec) error { sp.Edit(p1).Title = "renamed"; return nil }},
+		{"140 moved into the other phase", func(sp *specs.Spec) error {
+			for _, c := range tasks(sp, p1)[:140:140] {
+				if err := specs.MoveTask(sp, c, p2, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"the other phase removed", func(sp *specs.Spec) error { _, err := specs.RemovePhase(sp, p2, true); return err }},
 		{"a task in each of three chunks removed", func(sp *specs.Spec) error {
 			ts := tasks(sp, p1)
 			for _, c := range []string{ts[1], ts[70], ts[129]} {
@@ -198,7 +207,7 @@ func testChildrenAcrossChunkBoundaries(t *testing.T, open portOpener) {
 	}
 	checkAll("as written")
 	// Rollbacks to either side of the boundaries, each a new version.
-	for _, target := range []string{"257", "128", "ten moved to the other phase", "129", "emptied", "reversed"} {
+	for _, target := range []string{"257", "128", "140 moved into the other phase", "ten moved to the other phase", "129", "emptied", "reversed", "the other phase removed"} {
 		var to int64
 		for v, n := range names {
 			if n == target {
