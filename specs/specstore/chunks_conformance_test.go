@@ -226,8 +226,8 @@ func testChildrenAcrossChunkBoundaries(t *testing.T, open portOpener) {
 			t.Errorf("rollback to %d (%s) restored something else: %s", to, target, d)
 		}
 		want[v], names[v] = nodes, "rollback to "+target
-		checkAll("after the rollback to " + target)
 	}
+	checkAll("after the rollbacks")
 	if err := st.Store.View(ctx, func(tx bucketstore.Tx) error {
 		findings, err := st.Repo.CheckSpecs(tx)
 		if len(findings) > 0 {
@@ -252,13 +252,13 @@ func testChildrenAcrossChunkBoundaries(t *testing.T, open portOpener) {
 
 // TestChildrenChunksThroughEtcdLargeChanges runs the chunk boundary test
 // on etcd with its default limits and a store that takes any change of
-// more than 16 writes through the staged path (large.go): a bulk add or a
+// more than 64 writes through the staged path (large.go): a bulk add or a
 // conversion rewrites a node, its chunks and its history as one redo log,
 // and every version still reads back as written.
 func TestChildrenChunksThroughEtcdLargeChanges(t *testing.T) {
 	ep := etcdtest.StartDefault(t)
 	testChildrenAcrossChunkBoundaries(t, func(t testing.TB, now func() time.Time) Port {
-		st, err := etcdstore.Open(etcdstore.Options{Endpoints: []string{ep}, MaxTxnOps: 16, Prefix: "/chunks-large"})
+		st, err := etcdstore.Open(etcdstore.Options{Endpoints: []string{ep}, MaxTxnOps: 64, Prefix: "/chunks-large"})
 		if err != nil {
 			t.Fatal(err)
 		}
