@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -79,8 +80,11 @@ func summarize(rs []record) summary {
 
 // entryKind is what r counts as in a summary: "specs" for a spec's own
 // bucket; for an entry of a spec, its bucket (nodes, journal,
-// journal_task, history) or "headers"; for any other entry, its top-level
-// bucket. Other buckets count as nothing ("").
+// journal_task, history) or "headers", and "node_chunks" for a key of the
+// nodes bucket that holds a chunk of a node's children (its key has a NUL,
+// a node's never does: bucketstore.BucketNodes), so "nodes" counts nodes;
+// for any other entry, its top-level bucket. Other buckets count as
+// nothing ("").
 func entryKind(r record) string {
 	switch {
 	case r.Key == nil && len(r.Bucket) == 2 && r.Bucket[0] == "specs":
@@ -89,6 +93,8 @@ func entryKind(r record) string {
 		return ""
 	case r.Bucket[0] != "specs":
 		return r.Bucket[0]
+	case len(r.Bucket) == 3 && r.Bucket[2] == string(bucketstore.BucketNodes) && bytes.IndexByte(r.Key, 0) >= 0:
+		return "node_chunks"
 	case len(r.Bucket) == 3:
 		return r.Bucket[2]
 	}

@@ -157,3 +157,38 @@ func TestMigrateBoltToEtcdAndBack(t *testing.T) {
 		t.Fatalf("migrate deleted the destination's own entry: %v", err)
 	}
 }
+
+// TestMigrateCountsNodesApartFromTheirChunks: migrate's summary counts a
+// spec's nodes as nodes, and the chunks that hold their children lists
+// (layout 3) as node_chunks, so "nodes N" is the number of nodes a reader
+// sees.
+func TestMigrateCountsNodesApartFromTheirChunks(t *testing.T) {
+	st, err := store.Open(store.Options{Path: filepath.Join(t.TempDir(), "a.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	d := domainOf(st)
+	id := fill(t, d)
+	nodes := 0
+	if _, err := d.MutateSpec(ctx, id, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		for range 300 {
+			if _, err := specs.AddTask(sp, "phase-1", specs.TaskInput{Title: "t"}); err != nil {
+				return err
+			}
+		}
+		nodes = len(sp.IDs())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := exportAll(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := summarize(rs)
+	if s.counts["nodes"] != nodes || s.counts["node_chunks"] == 0 {
+		t.Errorf("summary %s: want nodes %d and the chunks apart", s, nodes)
+	}
+}

@@ -770,13 +770,57 @@ func (s *Store) meta(ctx, op context.Context) error {
 	for _, kv := range resp.Kvs {
 		vals[strings.TrimPrefix(string(kv.Key), s.root+metaBucket+sepKey)] = string(kv.Value)
 	}
-	if v, _ := strconv.Atoi(vals[keySchemaVersion]); v > SchemaVersion {
-		return core.NewError(errcode.Unavailable, fmt.Sprintf("The store has schema version %d; this specd understands up to %d. Upgrade specd.", v, SchemaVersion),
-			map[string]any{"schema_version": v, "supported": SchemaVersion})
+	v, _ := strconv.Atoi(vals[keySchemaVersion])
+	if v >= lazyFrom && v < SchemaVersion {
+		if v, err = s.markSchema(op, k(keySchemaVersion), vals[keySchemaVersion]); err != nil {
+			return s.classify(ctx, err)
+		}
+	}
+	if v > SchemaVersion {
+		return newerSchemaError(v)
 	}
 	s.installID = vals[keyInstallID]
 	s.noteRevision(resp.Header.Revision)
 	return nil
+}
+
+// lazyFrom is the oldest layout this build takes over without a migration
+// step: from layout 2 on, what a newer layout changes is converted lazily
+// by the writes themselves (layout 3: a node's children move into chunks
+// on its next write, specs/specstore).
+const lazyFrom = 2
+
+// markSchema records this build's layout in the schema key (whose stored
+// value is old) before this server reads or writes anything else, as
+// bbolt's open does to a file: a server of an older layout that starts
+// afterwards refuses the store ("Upgrade specd") instead of reading what
+// this build writes as damaged. (One already running read the meta before
+// and does not look again: stop older servers before starting this one.)
+// The put is guarded on the value still being old; it answers the layout
+// stored afterwards (another server's, when one changed it first).
+func (s *Store) markSchema(op context.Context, key, old string) (int, error) {
+	resp, err := s.kv.Txn(op).If(clientv3.Compare(clientv3.Value(key), "=", old)).
+		Then(clientv3.OpPut(key, strconv.Itoa(SchemaVersion))).
+		Else(clientv3.OpGet(key)).Commit()
+	if err != nil {
+		return 0, err
+	}
+	s.noteRevision(resp.Header.Revision)
+	if resp.Succeeded {
+		s.log.Info("etcdstore: the store's layout is now this build's", "from", old, "to", SchemaVersion)
+		return SchemaVersion, nil
+	}
+	var v int
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+		v, _ = strconv.Atoi(string(kvs[0].Value))
+	}
+	return v, nil
+}
+
+// newerSchemaError is UNAVAILABLE for a store of a newer layout.
+func newerSchemaError(v int) *core.Error {
+	return core.NewError(errcode.Unavailable, fmt.Sprintf("The store has schema version %d; this specd understands up to %d. Upgrade specd.", v, SchemaVersion),
+		map[string]any{"schema_version": v, "supported": SchemaVersion})
 }
 
 // Info reads the store's identity; SizeBytes is the cluster's database

@@ -102,6 +102,7 @@ func Run(t *testing.T, open Opener) {
 		{"FullIntakeMakesRoom", testFullIntakeMakesRoom},
 		{"RecordsLiveInTheSpecTransaction", testRecordsLiveInTheSpecTransaction},
 		{"AutonomySessionsAndTheirChain", testAutonomySessionsAndTheirChain},
+		{"ChildrenAcrossChunkBoundaries", testChildrenAcrossChunkBoundaries},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, openPort) })
 	}
