@@ -318,42 +318,51 @@ func positionIndex(position *int, n, def int, field string) (int, *core.Error) {
 // enums, estimated_hours, file_path), PHASE_NOT_FOUND / TASK_NOT_FOUND
 // (parent), INVALID_PARENT (the type may not sit there), INVALID_POSITION.
 func AddTask(s *Spec, parentID string, in TaskInput) (id string, err error) {
+	id, _, err = addTask(s, parentID, in)
+	return id, err
+}
+
+// addTask is AddTask that also returns the new node's index among its
+// parent's children.
+func addTask(s *Spec, parentID string, in TaskInput) (id string, idx int, err error) {
 	defer s.mutate(&err)()
 	if parentID == "" {
-		return "", newErr(errcode.MissingRequired, "parent", "parent is required (a phase or task id)")
+		return "", 0, newErr(errcode.MissingRequired, "parent", "parent is required (a phase or task id)")
 	}
 	in = in.canonical()
 	if vs := validateTaskInput(in, ""); len(vs) > 0 {
-		return "", violationsErr(vs)
+		return "", 0, violationsErr(vs)
 	}
 	parent := s.Node(parentID)
 	if parent == nil {
-		return "", NodeNotFound(s, "parent", parentID)
+		return "", 0, NodeNotFound(s, "parent", parentID)
 	}
 	return addChild(s, parent, buildNode(in), in.Position)
 }
 
-func addChild(s *Spec, parent *Node, n *Node, position *int) (string, error) {
+// addChild adds n under parent at position (nil: before the parent's
+// trailing verify nodes, or last for a verify node) and returns its new id
+// and its index among the parent's children.
+func addChild(s *Spec, parent *Node, n *Node, position *int) (string, int, error) {
 	if !allowedUnder(parent, n.Type) {
 		hint := ""
 		if parent.Type == TypeSpec {
 			hint = "; add a phase with phase-add"
 		}
-		return "", newErr(errcode.InvalidParent, "parent", "a %s cannot be added under %s (%s)%s", n.Type, parent.ID, parent.Type, hint).
+		return "", 0, newErr(errcode.InvalidParent, "parent", "a %s cannot be added under %s (%s)%s", n.Type, parent.ID, parent.Type, hint).
 			WithDetail("received", parent.ID)
 	}
 	idx, perr := positionIndex(position, len(parent.Children), defaultIndex(s, parent.Children, n.Type), "position")
 	if perr != nil {
-		return "", perr
+		return "", 0, perr
 	}
 	n.ID = NewNodeID(s, parent.ID, n.Type)
 	n.Parent = parent.ID
 	s.Put(n)
-	p := s.Edit(parent.ID)
-	p.Children = insertAt(p.Children, idx, n.ID)
+	s.insertChild(parent.ID, idx, n.ID)
 	RecomputeAncestors(s, n.ID)
 	s.touch()
-	return n.ID, nil
+	return n.ID, idx, nil
 }
 
 // subtree returns id and all its descendants, pre-order (Walk).
@@ -700,10 +709,10 @@ const (
 func addVerifyScaffold(s *Spec, phaseID, testCommand string) []string {
 	phase := s.Node(phaseID)
 	run := buildNode(TaskInput{Type: TypeVerify, Title: ScaffoldRunTestsTitle, Command: testCommand, Expected: "All tests pass"})
-	runID, _ := addChild(s, phase, run, nil)
+	runID, _, _ := addChild(s, phase, run, nil)
 	review := buildNode(TaskInput{Type: TypeVerify, Title: ScaffoldReviewTitle, VerificationType: "manual",
 		Expected: "The implementation matches the spec"})
-	reviewID, _ := addChild(s, s.Node(phaseID), review, nil)
+	reviewID, _, _ := addChild(s, s.Node(phaseID), review, nil)
 	linkBlocked(s, reviewID, runID)
 	return []string{runID, reviewID}
 }
@@ -793,7 +802,7 @@ func addBulkTasks(s *Spec, res *PhaseResult, tasks []TaskInput, defaults map[str
 		if n.Type == TypeSubtask {
 			parent = lastTask
 		}
-		id, err := addChild(s, s.Node(parent), n, nil)
+		id, _, err := addChild(s, s.Node(parent), n, nil)
 		if err != nil {
 			return err
 		}

@@ -145,15 +145,18 @@ func incrementalSum(s *Spec, n *Node) (sum rollupSum, ok bool) {
 	if !ok {
 		return sum, false
 	}
-	lowestChangedOpen := applyChangedChildren(s, n, &sum)
+	fo := sum.firstOpen
+	lowestChangedOpen := applyChangedChildren(s, n, &sum, fo)
 	if !sum.consistent() {
 		return sum, false
 	}
-	if slices.Equal(preChildren, n.Children) {
-		// Unchanged list: finished before first_open, or changed.
-		sum.firstOpen = advanceFirstOpen(s, n, min(sum.firstOpen, lowestChangedOpen))
+	if fo <= len(n.Children) && slices.Equal(preChildren[:fo], n.Children[:fo]) {
+		// The finished prefix is where it was (an unchanged list, or one
+		// changed only after it, as an add at the end): finished before
+		// first_open, or changed.
+		sum.firstOpen = advanceFirstOpen(s, n, min(fo, lowestChangedOpen))
 	} else {
-		sum.firstOpen = firstOpenAfterReorder(s, n, preChildren[:sum.firstOpen])
+		sum.firstOpen = firstOpenAfterReorder(s, n, preChildren[:fo])
 	}
 	return sum, true
 }
@@ -178,10 +181,12 @@ func preMutationSum(s *Spec, n *Node) (sum rollupSum, children []string, ok bool
 // applyChangedChildren moves sum's counters from the pre-mutation state of
 // n's children to their current one: it subtracts the old contribution of
 // every changed node that was a child of n and adds the new contribution of
-// every changed node that is one now. It returns the lowest index in n's
-// children of a changed child that is open now (len(n.Children): none).
-func applyChangedChildren(s *Spec, n *Node, sum *rollupSum) int {
-	low := len(n.Children)
+// every changed node that is one now. It returns the lowest index below
+// limit in n's children of a changed child that is open now (limit: none);
+// only the first limit children are searched, so an add to a long list
+// does not read the whole list.
+func applyChangedChildren(s *Spec, n *Node, sum *rollupSum, limit int) int {
+	low := limit
 	for id := range s.tx.saved {
 		if id == n.ID {
 			continue
@@ -191,22 +196,22 @@ func applyChangedChildren(s *Spec, n *Node, sum *rollupSum) int {
 		}
 		if c := s.Node(id); c != nil && c.Parent == n.ID {
 			sum.add(c, 1)
-			low = min(low, openChildIndex(n, c))
+			low = openChildIndex(n, c, low)
 		}
 	}
 	return low
 }
 
 // openChildIndex is c's index in n's children when c is open and listed
-// there, else len(n.Children).
-func openChildIndex(n, c *Node) int {
+// there below limit, else limit.
+func openChildIndex(n, c *Node, limit int) int {
 	if !openNode(c) {
-		return len(n.Children)
+		return limit
 	}
-	if i := slices.Index(n.Children, c.ID); i >= 0 {
+	if i := slices.Index(n.Children[:min(limit, len(n.Children))], c.ID); i >= 0 {
 		return i
 	}
-	return len(n.Children)
+	return limit
 }
 
 // advanceFirstOpen returns the index of n's first open child, starting at

@@ -25,12 +25,12 @@ type AddedTask struct {
 // AddTaskView adds a node under parent (AddTask) and reports it with its
 // 0-based position.
 func AddTaskView(s *Spec, parent string, in TaskInput) (AddedTask, error) {
-	id, err := AddTask(s, parent, in)
+	id, idx, err := addTask(s, parent, in)
 	if err != nil {
 		return AddedTask{}, err
 	}
 	n := s.Node(id)
-	return AddedTask{TaskID: id, Parent: parent, Type: n.Type, Title: n.Title, Position: Position(s, id), Task: NodeOf(n)}, nil
+	return AddedTask{TaskID: id, Parent: parent, Type: n.Type, Title: n.Title, Position: idx, Task: NodeOf(n)}, nil
 }
 
 // RemovedTasks lists the nodes RemoveTaskView removed.

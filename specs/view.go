@@ -130,6 +130,27 @@ func (s *Spec) Edit(id string) *Node {
 	return c
 }
 
+// insertChild inserts child at index i of node id's children (the node
+// must exist). It edits the node as Edit does, but a node still shared with
+// the source is copied with its new list built once, instead of its list
+// being copied by the clone and then again by the insertion: a phase may
+// hold thousands of children.
+func (s *Spec) insertChild(id string, i int, child string) {
+	if n, ok := s.overlay[id]; ok {
+		s.save(id)
+		n.Children = insertAt(n.Children, i, child)
+		return
+	}
+	src := s.fromSource(id)
+	s.save(id)
+	shallow := *src
+	shallow.Children = nil
+	c := shallow.Clone()
+	c.ID = id
+	c.Children = insertAt(src.Children, i, child)
+	s.overlay[id] = c
+}
+
 // Put inserts or replaces a node (keyed by n.ID); the view keeps n itself.
 func (s *Spec) Put(n *Node) {
 	s.save(n.ID)

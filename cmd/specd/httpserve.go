@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -77,6 +78,8 @@ func serveHTTP(ctx context.Context, c *config, deps *tools.Deps, srv *server.MCP
 		logger.Error("refusing to serve", "err", err)
 		return 2
 	}
+	gc, fromEnv := setServerGC(os.Getenv)
+	logger.Debug("garbage collector", "gogc", gc, "from_env", fromEnv)
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		logger.Error("listen", "addr", c.Addr, "err", err)

@@ -89,7 +89,8 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	if sess.Holder == "" {
 		sess.Holder = HolderOf(sess)
 	}
-	log := rt.Logger.With("request_id", call.RequestID, "tool", t.Name, "action", action, "session", sess.ID, "key_id", sess.KeyID)
+	log := newCallLog(rt.Logger, call.RequestID, t.Name, action, sess.ID)
+	log.add(slog.String("key_id", sess.KeyID))
 	var contract, gate FlagDecision
 	if rt.Flags != nil {
 		contract = rt.contract(ctx, sess)
@@ -97,7 +98,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			log.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			log.log(slog.LevelError, "handler panicked", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
 			env = call.Failure(core.Internal(fmt.Errorf("panic: %v", p)))
 		}
 		logOutcome(log, env)
@@ -135,7 +136,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	if res.Err != nil {
 		e := handlerError(ctx, dctx, t, a, deadline, res.Err)
 		if e.Code == errcode.Internal && e.Cause() != nil {
-			log.Error("internal error", "err", e.Cause())
+			log.log(slog.LevelError, "internal error", slog.Any("err", e.Cause()))
 		}
 		return fitFailure(call, withNextCall(t, a.Name, corrected(t, a, raw, r.takeStep(e))), res.Meta, answerBudget(r.budget, args))
 	}
@@ -214,13 +215,13 @@ func (rt *Runtime) RefuseUnlisted(ctx context.Context, req mcp.CallToolRequest, 
 	}
 	env := call.Failure(e)
 	sess := sessionOf(ctx, req, *rt)
-	logOutcome(rt.Logger.With("request_id", call.RequestID, "tool", call.Tool, "action", call.Action, "session", sess.ID), env)
+	logOutcome(newCallLog(rt.Logger, call.RequestID, call.Tool, call.Action, sess.ID), env)
 	return rt.result(ctx, sess, env)
 }
 
 // logOutcome writes the one info line every call gets: request_id, tool,
 // action, session (from log), ok, error_code ("" on success), duration_ms.
-func logOutcome(log *slog.Logger, env core.Envelope) {
+func logOutcome(log *callLog, env core.Envelope) {
 	code := ""
 	if m, ok := env.Data.(map[string]any); ok && !env.Success {
 		code, _ = m["error_code"].(string)
@@ -229,7 +230,46 @@ func logOutcome(log *slog.Logger, env core.Envelope) {
 	if code != "" {
 		outcome = code
 	}
-	log.Info("call", "ok", env.Success, "outcome", outcome, "error_code", code, "duration_ms", env.Meta.Telemetry.DurationMS)
+	log.log(slog.LevelInfo, "call", slog.Bool("ok", env.Success), slog.String("outcome", outcome), slog.String("error_code", code), slog.Float64("duration_ms", env.Meta.Telemetry.DurationMS))
+}
+
+// callLog writes one call's log lines, each starting with the call's
+// attributes (request_id, tool, action, session, key_id): the lines a
+// logger derived with slog.Logger.With would write, without deriving one
+// (With formats the attributes into a new handler on every call, though
+// most calls write only their one info line).
+type callLog struct {
+	l     *slog.Logger
+	attrs [5]slog.Attr
+	n     int
+}
+
+// newCallLog is the log of the call requestID of tool and action, in
+// session.
+func newCallLog(l *slog.Logger, requestID, tool, action, session string) *callLog {
+	c := &callLog{l: l}
+	c.add(slog.String("request_id", requestID))
+	c.add(slog.String("tool", tool))
+	c.add(slog.String("action", action))
+	c.add(slog.String("session", session))
+	return c
+}
+
+// add appends a call attribute (at most five).
+func (c *callLog) add(a slog.Attr) {
+	c.attrs[c.n] = a
+	c.n++
+}
+
+// log writes msg at level with the call's attributes, then attrs.
+func (c *callLog) log(level slog.Level, msg string, attrs ...slog.Attr) {
+	ctx := context.Background()
+	if !c.l.Enabled(ctx, level) {
+		return
+	}
+	all := make([]slog.Attr, 0, c.n+len(attrs))
+	all = append(append(all, c.attrs[:c.n]...), attrs...)
+	c.l.LogAttrs(ctx, level, msg, all...)
 }
 
 // ToResult puts the envelope in structuredContent and, as compact JSON, in

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/specd/specd/core"
 )
 
 // TestEveryCallLogsOneInfoLine: at the default level (info) a successful
@@ -44,6 +47,44 @@ func TestEveryCallLogsOneInfoLine(t *testing.T) {
 			}
 			if _, ok := m["duration_ms"].(float64); !ok {
 				t.Fatalf("no duration_ms: %s", lines[0])
+			}
+		})
+	}
+}
+
+// TestCallLogWritesWhatWithWould: a call's lines are byte for byte what a
+// logger derived with slog.Logger.With would write (same keys, same order,
+// both handlers), and nothing below the level.
+func TestCallLogWritesWhatWithWould(t *testing.T) {
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	handlers := map[string]func(*bytes.Buffer) slog.Handler{
+		"json": func(b *bytes.Buffer) slog.Handler {
+			return slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: noTime})
+		},
+		"text": func(b *bytes.Buffer) slog.Handler {
+			return slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: noTime})
+		},
+	}
+	for name, h := range handlers {
+		t.Run(name, func(t *testing.T) {
+			var want, got bytes.Buffer
+			with := slog.New(h(&want)).With("request_id", "r-1", "tool", "task", "action", "add", "session", "s \"1\"", "key_id", "k1")
+			with.Info("call", "ok", false, "outcome", "VALIDATION_ERROR", "error_code", "VALIDATION_ERROR", "duration_ms", 1.25)
+			with.Error("internal error", "err", errors.New("boom"))
+			with.Debug("hidden")
+
+			c := newCallLog(slog.New(h(&got)), "r-1", "task", "add", "s \"1\"")
+			c.add(slog.String("key_id", "k1"))
+			logOutcome(c, core.Envelope{Success: false, Data: map[string]any{"error_code": "VALIDATION_ERROR"}, Meta: core.Meta{Telemetry: core.Telemetry{DurationMS: 1.25}}})
+			c.log(slog.LevelError, "internal error", slog.Any("err", errors.New("boom")))
+			c.log(slog.LevelDebug, "hidden")
+			if got.String() != want.String() {
+				t.Fatalf("call log\n%s\nwant (With)\n%s", got.String(), want.String())
 			}
 		})
 	}
