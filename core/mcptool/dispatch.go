@@ -31,6 +31,11 @@ type Runtime struct {
 	OutputSchemaRaw json.RawMessage
 	Flags           Flags  // feature flags (nil: every gate open, response-v2 for all)
 	Access          Access // shared server's keys, roles and rate limit (nil: none)
+	// OKLogLevel is the level of the "call" line of a call that succeeds
+	// (zero: info); a refused or failed call's line is at info whatever it
+	// says. The board reads at debug, so a page refresh does not flood the
+	// log.
+	OKLogLevel slog.Level
 }
 
 // Defaults fills every zero field of rt with its default (time.Now,
@@ -100,7 +105,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 			log.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			env = call.Failure(core.Internal(fmt.Errorf("panic: %v", p)))
 		}
-		logOutcome(log, env)
+		logOutcome(log, rt.OKLogLevel, env)
 		r.errors.record(t, call.Action, env, rt.Now())
 		served := rt.served(contract, gate)
 		rt.observe(served, env)
@@ -214,13 +219,14 @@ func (rt *Runtime) RefuseUnlisted(ctx context.Context, req mcp.CallToolRequest, 
 	}
 	env := call.Failure(e)
 	sess := sessionOf(ctx, req, *rt)
-	logOutcome(rt.Logger.With("request_id", call.RequestID, "tool", call.Tool, "action", call.Action, "session", sess.ID), env)
+	logOutcome(rt.Logger.With("request_id", call.RequestID, "tool", call.Tool, "action", call.Action, "session", sess.ID), rt.OKLogLevel, env)
 	return rt.result(ctx, sess, env)
 }
 
-// logOutcome writes the one info line every call gets: request_id, tool,
-// action, session (from log), ok, error_code ("" on success), duration_ms.
-func logOutcome(log *slog.Logger, env core.Envelope) {
+// logOutcome writes the one line every call gets: request_id, tool,
+// action, session (from log), ok, error_code ("" on success), duration_ms;
+// at okLevel when the call succeeded, else at info.
+func logOutcome(log *slog.Logger, okLevel slog.Level, env core.Envelope) {
 	code := ""
 	if m, ok := env.Data.(map[string]any); ok && !env.Success {
 		code, _ = m["error_code"].(string)
@@ -229,7 +235,11 @@ func logOutcome(log *slog.Logger, env core.Envelope) {
 	if code != "" {
 		outcome = code
 	}
-	log.Info("call", "ok", env.Success, "outcome", outcome, "error_code", code, "duration_ms", env.Meta.Telemetry.DurationMS)
+	level := slog.LevelInfo
+	if env.Success {
+		level = okLevel
+	}
+	log.Log(context.Background(), level, "call", "ok", env.Success, "outcome", outcome, "error_code", code, "duration_ms", env.Meta.Telemetry.DurationMS)
 }
 
 // ToResult puts the envelope in structuredContent and, as compact JSON, in
