@@ -29,6 +29,7 @@ type sharedServer struct {
 	URL  string // http://127.0.0.1:port
 	Addr string // 127.0.0.1:port
 	Keys map[string]string
+	Dir  string // the workspace (SPECD_WORKSPACE); the store is Dir/specd.db
 	cmd  *exec.Cmd
 	mu   sync.Mutex
 	log  strings.Builder
@@ -40,7 +41,7 @@ type sharedServer struct {
 func startShared(t testing.TB, keys []string, args ...string) *sharedServer {
 	t.Helper()
 	dir := t.TempDir()
-	s := &sharedServer{Keys: map[string]string{}, done: make(chan error, 1)}
+	s := &sharedServer{Keys: map[string]string{}, Dir: dir, done: make(chan error, 1)}
 	all := []string{"serve", "--transport", "http", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "specd.db"), "--log-format", "json"}
 	if len(keys) > 0 {
 		file := filepath.Join(dir, "keys")

@@ -106,10 +106,25 @@ type rawStdio struct {
 
 func startRawStdio(t *testing.T) *rawStdio {
 	t.Helper()
+	return startRawStdioIn(t, "")
+}
+
+// startRawStdioIn starts the built binary on stdio with extra serve args;
+// with a workspace ws its store is ws/.specd/specd.db and SPECD_WORKSPACE
+// names ws, else the store is in a temporary folder.
+func startRawStdioIn(t *testing.T, ws string, args ...string) *rawStdio {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the built binary")
 	}
-	cmd := exec.Command(specdBinary(t), "serve", "--db", filepath.Join(t.TempDir(), "specd.db"))
+	db := filepath.Join(t.TempDir(), "specd.db")
+	if ws != "" {
+		db = filepath.Join(ws, ".specd", "specd.db")
+	}
+	cmd := exec.Command(specdBinary(t), append([]string{"serve", "--db", db}, args...)...)
+	if ws != "" {
+		cmd.Env = append(os.Environ(), "SPECD_WORKSPACE="+ws)
+	}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	s := &rawStdio{cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), stderr: &bytes.Buffer{}}

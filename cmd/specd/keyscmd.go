@@ -15,7 +15,7 @@ import (
 // keysCmd is "specd keys add ID --role R [--file F]": it makes a new
 // random key, appends "id role sha256" to the keys file (created 0600) and
 // prints the key once on stdout. The key itself is stored nowhere. A keys
-// file others can write is refused, as the server refuses it.
+// file another user could change is refused, as the server refuses it.
 func keysCmd(args []string, stdout, stderr io.Writer) int {
 	k, ok := parseKeysAdd(args, stderr)
 	if !ok {
@@ -76,10 +76,14 @@ func parseKeysAdd(args []string, stderr io.Writer) (k keysAdd, ok bool) {
 }
 
 // appendKeyLine appends line to the keys file at path, creating the file
-// (0600) and its folder (0700) when missing. A file others can write is
-// refused (httpguard.CheckKeysFileMode), as the server refuses it, with
-// nothing written.
+// (0600) and its folder (0700) when missing. A file another user could
+// change (its mode, its owner, a folder on its path) is refused
+// (httpguard.CheckKeysFile), as the server refuses it, with nothing
+// written; the folders are checked before any is made.
 func appendKeyLine(path, line string) error {
+	if err := httpguard.CheckKeysFolders(path); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -89,7 +93,7 @@ func appendKeyLine(path, line string) error {
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		err = httpguard.CheckKeysFileMode(path, fi)
+		err = httpguard.CheckKeysFile(path, fi)
 	}
 	if err == nil {
 		_, err = fmt.Fprintln(f, line)

@@ -74,3 +74,35 @@ func TestKeysAddRefusesAFileOthersCanWrite(t *testing.T) {
 		t.Fatal("the server side loaded a keys file of mode 0666")
 	}
 }
+
+// TestKeysAddRefusesAFolderOthersCanWrite: keys add neither writes nor
+// makes anything below a folder others can write (the server would refuse
+// the keys file: another keys file could be renamed over it), and names
+// the folder and chmod go-w; into a sticky folder such as /tmp it writes
+// a file the server loads.
+func TestKeysAddRefusesAFolderOthersCanWrite(t *testing.T) {
+	base := t.TempDir()
+	shared := filepath.Join(base, "shared")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	file := filepath.Join(shared, "sub", "keys")
+	code := keysCmd([]string{"add", "ann", "--role", "observer", "--file", file}, &out, &errb)
+	if _, err := os.Lstat(filepath.Dir(file)); code != 1 || out.Len() != 0 || !os.IsNotExist(err) || !strings.Contains(errb.String(), "chmod go-w "+shared) {
+		t.Fatalf("exit %d, stdout %q, stderr %q, %s made: %v", code, out.String(), errb.String(), filepath.Dir(file), err == nil)
+	}
+	if err := os.Chmod(shared, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := keysCmd([]string{"add", "ann", "--role", "observer", "--file", file}, &out, &errb); code != 0 {
+		t.Fatalf("sticky folder: exit %d: %s", code, errb.String())
+	}
+	if _, err := httpguard.LoadKeys(file); err != nil {
+		t.Fatalf("the server refuses what keys add wrote: %v", err)
+	}
+}

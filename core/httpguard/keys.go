@@ -60,25 +60,33 @@ type Keys struct {
 
 var keyID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// CheckKeysFileMode refuses a keys file that someone other than its owner
-// can write (group- or world-writable, as ssh refuses such key files):
-// whoever can add a line can add an admin key of their own. The error
-// names the file, its mode and the fix.
-func CheckKeysFileMode(path string, fi os.FileInfo) error {
+// CheckKeysFile refuses a keys file that someone other than the server's
+// user could change, as ssh's StrictModes refuses such key files: whoever
+// can add a line can add an admin key of their own. fi is the opened
+// file's: it must be a regular file, owned by the server's user or root,
+// and not writable by group or others; then every folder on its path must
+// pass CheckKeysFolders. The error names the file or folder, what is wrong
+// and the fix.
+func CheckKeysFile(path string, fi os.FileInfo) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s: the keys file is not a regular file (%v)", path, fi.Mode().Type())
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
 		return fmt.Errorf("%s: the keys file has mode %04o, so others can write it and add keys of their own; refused. Fix: chmod 600 %s", path, perm, path)
 	}
-	return nil
+	if uid, ok := ownerOf(fi); ok && !trustedOwner(uid) {
+		return fmt.Errorf("%s: the keys file is owned by %s, not by root or the server's user (%s), so its owner can add keys of their own; refused. Fix: chown %d %s",
+			path, whoIs(uid), whoIs(uint32(serverUID())), serverUID(), path)
+	}
+	return CheckKeysFolders(path)
 }
 
 // LoadKeys reads a keys file: one "id role sha256-hex" per line; blank
 // lines and lines starting with # are ignored. An id appears once; a bad
-// line is an error naming its number. A file others can write, or one that
-// is not a regular file, is refused (CheckKeysFileMode); the mode checked
-// is the opened file's.
+// line is an error naming its number. A file another user could change
+// (its mode, its owner or a folder on its path), or one that is not a
+// regular file, is refused (CheckKeysFile); the mode and owner checked are
+// the opened file's.
 func LoadKeys(path string) (*Keys, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -89,7 +97,7 @@ func LoadKeys(path string) (*Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckKeysFileMode(path, fi); err != nil {
+	if err := CheckKeysFile(path, fi); err != nil {
 		return nil, err
 	}
 	list, err := readKeyLines(path, f)

@@ -31,6 +31,11 @@ type Runtime struct {
 	OutputSchemaRaw json.RawMessage
 	Flags           Flags  // feature flags (nil: every gate open, response-v2 for all)
 	Access          Access // shared server's keys, roles and rate limit (nil: none)
+	// OKLogLevel is the level of the "call" line of a call that succeeds
+	// (zero: info); a refused or failed call's line is at info whatever it
+	// says. The board reads at debug, so a page refresh does not flood the
+	// log.
+	OKLogLevel slog.Level
 }
 
 // Defaults fills every zero field of rt with its default (time.Now,
@@ -101,7 +106,7 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 			log.log(slog.LevelError, "handler panicked", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
 			env = call.Failure(core.Internal(fmt.Errorf("panic: %v", p)))
 		}
-		logOutcome(log, env)
+		logOutcome(log, rt.OKLogLevel, env)
 		r.errors.record(t, call.Action, env, rt.Now())
 		served := rt.served(contract, gate)
 		rt.observe(served, env)
@@ -215,13 +220,14 @@ func (rt *Runtime) RefuseUnlisted(ctx context.Context, req mcp.CallToolRequest, 
 	}
 	env := call.Failure(e)
 	sess := sessionOf(ctx, req, *rt)
-	logOutcome(newCallLog(rt.Logger, call.RequestID, call.Tool, call.Action, sess.ID), env)
+	logOutcome(newCallLog(rt.Logger, call.RequestID, call.Tool, call.Action, sess.ID), rt.OKLogLevel, env)
 	return rt.result(ctx, sess, env)
 }
 
-// logOutcome writes the one info line every call gets: request_id, tool,
-// action, session (from log), ok, error_code ("" on success), duration_ms.
-func logOutcome(log *callLog, env core.Envelope) {
+// logOutcome writes the one line every call gets: request_id, tool,
+// action, session (from log), ok, error_code ("" on success), duration_ms;
+// at okLevel when the call succeeded, else at info.
+func logOutcome(log *callLog, okLevel slog.Level, env core.Envelope) {
 	code := ""
 	if m, ok := env.Data.(map[string]any); ok && !env.Success {
 		code, _ = m["error_code"].(string)
@@ -230,7 +236,11 @@ func logOutcome(log *callLog, env core.Envelope) {
 	if code != "" {
 		outcome = code
 	}
-	log.log(slog.LevelInfo, "call", slog.Bool("ok", env.Success), slog.String("outcome", outcome), slog.String("error_code", code), slog.Float64("duration_ms", env.Meta.Telemetry.DurationMS))
+	level := slog.LevelInfo
+	if env.Success {
+		level = okLevel
+	}
+	log.log(level, "call", slog.Bool("ok", env.Success), slog.String("outcome", outcome), slog.String("error_code", code), slog.Float64("duration_ms", env.Meta.Telemetry.DurationMS))
 }
 
 // callLog writes one call's log lines, each starting with the call's

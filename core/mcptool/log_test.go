@@ -80,7 +80,7 @@ func TestCallLogWritesWhatWithWould(t *testing.T) {
 
 			c := newCallLog(slog.New(h(&got)), "r-1", "task", "add", "s \"1\"")
 			c.add(slog.String("key_id", "k1"))
-			logOutcome(c, core.Envelope{Success: false, Data: map[string]any{"error_code": "VALIDATION_ERROR"}, Meta: core.Meta{Telemetry: core.Telemetry{DurationMS: 1.25}}})
+			logOutcome(c, slog.LevelInfo, core.Envelope{Success: false, Data: map[string]any{"error_code": "VALIDATION_ERROR"}, Meta: core.Meta{Telemetry: core.Telemetry{DurationMS: 1.25}}})
 			c.log(slog.LevelError, "internal error", slog.Any("err", errors.New("boom")))
 			c.log(slog.LevelDebug, "hidden")
 			if got.String() != want.String() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -53,10 +54,45 @@ const numberChars = "0123456789-+.eE"
 
 // wrapRequestID returns msg with its top-level "id", when it is a number
 // mcp-go would not echo exactly, replaced by a surrogate string id, and
-// whether it replaced one. Any other message is returned as is.
+// whether it replaced one. In a notifications/cancelled the requestId its
+// params name is replaced the same way, so that the cancel names the
+// surrogate the in-flight request carries (mcp-go matches the two by
+// their decoded values) and a client cancels a call by its id as sent.
+// Any other message is returned as is.
 func wrapRequestID(msg []byte) ([]byte, bool) {
-	start, end, ok := core.TopLevelMember(msg, "id")
-	if !ok || end <= start {
+	if start, end, ok := core.TopLevelMember(msg, "id"); ok {
+		return wrapNumberAt(msg, start, end)
+	}
+	if !isCancel(msg) {
+		return msg, false
+	}
+	ps, pe, ok := core.TopLevelMember(msg, "params")
+	if !ok {
+		return msg, false
+	}
+	start, end, ok := core.TopLevelMember(msg[ps:pe], "requestId")
+	if !ok {
+		return msg, false
+	}
+	return wrapNumberAt(msg, ps+start, ps+end)
+}
+
+// isCancel reports whether msg's top-level method is
+// notifications/cancelled.
+func isCancel(msg []byte) bool {
+	start, end, ok := core.TopLevelMember(msg, "method")
+	if !ok {
+		return false
+	}
+	var method string
+	return json.Unmarshal(msg[start:end], &method) == nil && method == "notifications/cancelled"
+}
+
+// wrapNumberAt returns msg with the id literal msg[start:end], when it is a
+// number mcp-go would not echo exactly, replaced by its surrogate string,
+// and whether it replaced it.
+func wrapNumberAt(msg []byte, start, end int) ([]byte, bool) {
+	if end <= start {
 		return msg, false
 	}
 	lit := msg[start:end]

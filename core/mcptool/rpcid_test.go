@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -42,3 +43,43 @@ func TestRequestIDSurrogates(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelRequestIDSurrogates: a notifications/cancelled naming an id
+// that a request carries as a surrogate names the same surrogate (so
+// mcp-go's in-flight lookup finds the call); ids echoed exactly, other
+// notifications and a requestId outside params are left as they are.
+func TestCancelRequestIDSurrogates(t *testing.T) {
+	for _, id := range []string{"1e309", "100000000000000000000000", "9007199254740993", "1.0", "-0", "7", `"s"`} {
+		req, reqWrapped := wrapRequestID([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call"}`))
+		cancel := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"x","requestId":` + id + `}}`)
+		got, wrapped := wrapRequestID(cancel)
+		if wrapped != reqWrapped {
+			t.Errorf("%s: cancel wrapped %v, request %v", id, wrapped, reqWrapped)
+		}
+		var r struct {
+			ID any `json:"id"`
+		}
+		var n mcp.JSONRPCNotification
+		if err := json.Unmarshal(req, &r); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(got, &n); err != nil {
+			t.Fatalf("%s: the wrapped cancel does not decode: %v (%s)", id, err, got)
+		}
+		if fmtID(r.ID) != fmtID(n.Params.AdditionalFields["requestId"]) {
+			t.Errorf("%s: the cancel names %v, the request carries %v", id, n.Params.AdditionalFields["requestId"], r.ID)
+		}
+	}
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"requestId":1e309}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","requestId":1e309}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`,
+	} {
+		if got, wrapped := wrapRequestID([]byte(msg)); wrapped || string(got) != msg {
+			t.Errorf("%s: changed to %s", msg, got)
+		}
+	}
+}
+
+// fmtID is an id as mcp-go keys its in-flight calls (fmt's %v).
+func fmtID(v any) string { return fmt.Sprintf("%v", v) }

@@ -27,7 +27,9 @@ const oversizeLine = "specd: message over the size cap dropped\n"
 //     is served as usual (logged at warn with the dropped size);
 //   - a numeric request id mcp-go would not echo as sent (1e309,
 //     100000000000000000000000, 1.0) becomes a surrogate string id, which
-//     StdioOutput turns back into the literal in the answer;
+//     StdioOutput turns back into the literal in the answer, and the
+//     requestId of a notifications/cancelled naming such an id becomes the
+//     same surrogate, so the cancel finds the call;
 //   - number literals float64 cannot hold (1e309) become the marked strings
 //     of core.MarkUnrepresentableNumbers, so they reach the validator and get
 //     an INVALID_FORMAT envelope rather than a JSON-RPC error;
@@ -90,7 +92,8 @@ func (s *stdioInput) nextLine() ([]byte, error) {
 // HTTPInput wraps the streamable HTTP handler, which reads a POST body whole
 // with no bound. A body over maxBytes is refused with 413 and a JSON-RPC parse
 // error without reading the rest; a numeric request id mcp-go would not echo
-// as sent is replaced and restored in the answer, and number literals
+// as sent is replaced and restored in the answer (a cancel naming it is
+// replaced the same way), and number literals
 // float64 cannot hold are marked, as on stdio (StdioInput, StdioOutput);
 // everything else passes through unchanged.
 func HTTPInput(next http.Handler, maxBytes int) http.Handler {

@@ -129,9 +129,12 @@ type session struct {
 }
 
 // New makes the board; next serves every path the board does not (the MCP
-// endpoint, /healthz, /metrics).
+// endpoint, /healthz, /metrics). The reads behind its pages log their
+// "call" line at debug when they succeed (a refresh does not flood the
+// log); refusals and errors stay at info.
 func New(cfg Config, next http.Handler) *Board {
 	cfg.withDefaults()
+	cfg.Runtime.OKLogLevel = slog.LevelDebug
 	b := &Board{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, cross: http.NewCrossOriginProtection(),
 		byAddr: newLimiter(cfg.LoginRate, cfg.LoginBurst), byKey: newLimiter(cfg.LoginRate, cfg.LoginBurst),
 		sessions: map[string]*session{}, streams: map[string]int{}, pages: map[string]*template.Template{}}

@@ -51,7 +51,7 @@ func newHandler(t *testing.T, cfg board.Config, keyIDs ...string) *board.Board {
 	st := storetest.Open(t)
 	deps := &tools.Deps{Version: "test",
 		Workspace: filepath.Dir(filepath.Dir(st.Path())), TokenBudget: core.DefaultTokenBudget,
-		Runtime: mcptool.Runtime{Deadline: 10 * time.Second}}
+		Runtime: mcptool.Runtime{Deadline: 10 * time.Second, Logger: cfg.Logger}}
 	deps.OverStore(st)
 	_, reg := tools.NewMCPServer(deps)
 	// After the server closes, before the store does: the error answers
