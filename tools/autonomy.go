@@ -573,53 +573,79 @@ func instructions(st *autonomy.NextStep, specID, sessionID string) []StepInstruc
 	return nil
 }
 
+// taskCommand renders a session call of the task tool as a supervisor
+// reads it in recommended_actions.
+func taskCommand(action, command string) string {
+	return fmt.Sprintf("task(action=%q, command=%q)", action, command)
+}
+
+// pausedActions are the recommended actions of a session paused for a
+// reason (signal paused_needs_attention; foundry's table); another reason
+// gets pausedTriage.
+var pausedActions = map[string][]RecommendedAction{
+	autonomy.PauseContextLimit: {{"resume_in_fresh_context", "Open a fresh context window, then resume the session.", taskCommand("session", "resume")}},
+	autonomy.PauseErrorThreshold: {{"inspect_recent_failures", "Inspect recent failed steps before retrying execution.", taskCommand("session-step", "replay")},
+		{"reset_session_if_needed", "End the session only after root-cause triage.", taskCommand("session", "end")}},
+	autonomy.PauseBlocked:            {{"resolve_task_blockers", "Unblock dependency chains before resuming automation.", `task(action="list-blocked")`}},
+	autonomy.PauseGateFailed:         {{"review_gate_findings", "Review the gate's findings and apply remediation before retry.", `review(action="fidelity-gate")`}},
+	autonomy.PauseGateReviewRequired: {{"acknowledge_manual_gate_review", "A maintainer must acknowledge manual gate review before resume.", taskCommand("session", "resume")}},
+	autonomy.PauseFidelityCycleLimit: {{"escalate_fidelity_cycle_limit", "Manual intervention is required after repeated gate retries.", `task(action="gate-waiver")`}},
+	autonomy.PauseHeartbeatStale:     {{"refresh_heartbeat_or_resume", "Refresh heartbeat or resume the session once the caller is healthy.", taskCommand("session-step", "heartbeat")}},
+	autonomy.PauseStepStale:          {{"replay_or_resume_stale_step", "Resume the session for a fresh step.", taskCommand("session", "resume")}},
+	autonomy.PauseTaskLimit:          {{"start_followup_session", "Start a new session to continue once task limit is reached.", taskCommand("session", "start")}},
+}
+
+// pausedTriage is the recommended action of a pause reason pausedActions
+// does not name.
+var pausedTriage = []RecommendedAction{{"manual_triage", "Investigate pause cause and resume only after mitigation.", taskCommand("session", "status")}}
+
+// blockedActions are the recommended actions of a runtime refusal by its
+// error code (signal blocked_runtime); another code gets blockedTriage.
+var blockedActions = map[string][]RecommendedAction{
+	errcode.StepProofMissing: freshStepProof, errcode.StepProofMismatch: freshStepProof, errcode.StepProofConflict: freshStepProof,
+	errcode.VerificationReceiptMissing: freshReceipt, errcode.VerificationReceiptInvalid: freshReceipt,
+	errcode.GateIntegrityChecksum:   {{"request_fresh_gate_evidence", "Run the gate again for fresh evidence and submit it with exact step binding.", `review(action="fidelity-gate")`}},
+	errcode.AutonomyWriteLockActive: {{"use_session_steps", "Report through the session's steps, or end the session first.", taskCommand("session", "status")}},
+}
+
+// freshStepProof and freshReceipt are blockedActions' moves for a step
+// proof and a verification receipt the server refused.
+var (
+	freshStepProof = []RecommendedAction{{"request_fresh_step_proof", "Replay the issued step and resubmit with its exact server-issued step_proof.", taskCommand("session-step", "replay")}}
+	freshReceipt   = []RecommendedAction{{"regenerate_verification_receipt", "Run the verify node's own command and submit its verification_receipt fields.", taskCommand("session-step", "replay")}}
+)
+
+// blockedTriage is the recommended action of a runtime refusal
+// blockedActions does not name.
+var blockedTriage = []RecommendedAction{{"resolve_runtime_blocker", "Resolve runtime policy or integrity blocker before retrying.", taskCommand("session", "status")}}
+
+// failedActions are the recommended actions of a failed session.
+var failedActions = []RecommendedAction{{"collect_failure_context", "Inspect failure details and recent session events before retry.", taskCommand("session", "status")},
+	{"rebase_or_reset_session", "Rebase the session on the spec, or reset it after root-cause analysis.", taskCommand("session", "rebase")}}
+
 // recommendedActions are a supervisor's moves for a non-success loop
-// signal (foundry's table).
+// signal (foundry's table): by pause reason when paused, by error code
+// when blocked at runtime; none for any other signal. The slice is the
+// caller's own.
 func recommendedActions(signal, pauseReason, code string) []RecommendedAction {
-	cmd := func(action, command string) string {
-		return fmt.Sprintf("task(action=%q, command=%q)", action, command)
-	}
+	var acts []RecommendedAction
 	switch signal {
 	case autonomy.SignalPausedNeedsAttention:
-		switch pauseReason {
-		case autonomy.PauseContextLimit:
-			return []RecommendedAction{{"resume_in_fresh_context", "Open a fresh context window, then resume the session.", cmd("session", "resume")}}
-		case autonomy.PauseErrorThreshold:
-			return []RecommendedAction{{"inspect_recent_failures", "Inspect recent failed steps before retrying execution.", cmd("session-step", "replay")},
-				{"reset_session_if_needed", "End the session only after root-cause triage.", cmd("session", "end")}}
-		case autonomy.PauseBlocked:
-			return []RecommendedAction{{"resolve_task_blockers", "Unblock dependency chains before resuming automation.", `task(action="list-blocked")`}}
-		case autonomy.PauseGateFailed:
-			return []RecommendedAction{{"review_gate_findings", "Review the gate's findings and apply remediation before retry.", `review(action="fidelity-gate")`}}
-		case autonomy.PauseGateReviewRequired:
-			return []RecommendedAction{{"acknowledge_manual_gate_review", "A maintainer must acknowledge manual gate review before resume.", cmd("session", "resume")}}
-		case autonomy.PauseFidelityCycleLimit:
-			return []RecommendedAction{{"escalate_fidelity_cycle_limit", "Manual intervention is required after repeated gate retries.", `task(action="gate-waiver")`}}
-		case autonomy.PauseHeartbeatStale:
-			return []RecommendedAction{{"refresh_heartbeat_or_resume", "Refresh heartbeat or resume the session once the caller is healthy.", cmd("session-step", "heartbeat")}}
-		case autonomy.PauseStepStale:
-			return []RecommendedAction{{"replay_or_resume_stale_step", "Resume the session for a fresh step.", cmd("session", "resume")}}
-		case autonomy.PauseTaskLimit:
-			return []RecommendedAction{{"start_followup_session", "Start a new session to continue once task limit is reached.", cmd("session", "start")}}
-		}
-		return []RecommendedAction{{"manual_triage", "Investigate pause cause and resume only after mitigation.", cmd("session", "status")}}
+		acts = actionsFor(pausedActions, pauseReason, pausedTriage)
 	case autonomy.SignalBlockedRuntime:
-		switch code {
-		case errcode.StepProofMissing, errcode.StepProofMismatch, errcode.StepProofConflict:
-			return []RecommendedAction{{"request_fresh_step_proof", "Replay the issued step and resubmit with its exact server-issued step_proof.", cmd("session-step", "replay")}}
-		case errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid:
-			return []RecommendedAction{{"regenerate_verification_receipt", "Run the verify node's own command and submit its verification_receipt fields.", cmd("session-step", "replay")}}
-		case errcode.GateIntegrityChecksum:
-			return []RecommendedAction{{"request_fresh_gate_evidence", "Run the gate again for fresh evidence and submit it with exact step binding.", `review(action="fidelity-gate")`}}
-		case errcode.AutonomyWriteLockActive:
-			return []RecommendedAction{{"use_session_steps", "Report through the session's steps, or end the session first.", cmd("session", "status")}}
-		}
-		return []RecommendedAction{{"resolve_runtime_blocker", "Resolve runtime policy or integrity blocker before retrying.", cmd("session", "status")}}
+		acts = actionsFor(blockedActions, code, blockedTriage)
 	case autonomy.SignalFailed:
-		return []RecommendedAction{{"collect_failure_context", "Inspect failure details and recent session events before retry.", cmd("session", "status")},
-			{"rebase_or_reset_session", "Rebase the session on the spec, or reset it after root-cause analysis.", cmd("session", "rebase")}}
+		acts = failedActions
 	}
-	return nil
+	return slices.Clone(acts)
+}
+
+// actionsFor is table's actions for key, else fallback.
+func actionsFor(table map[string][]RecommendedAction, key string, fallback []RecommendedAction) []RecommendedAction {
+	if acts, ok := table[key]; ok {
+		return acts
+	}
+	return fallback
 }
 
 // taskSessionEvents pages the session's audit events (the active session,
@@ -726,55 +752,22 @@ func (d *Deps) reviewFidelityGate(ctx context.Context, r *mcptool.Request, a fid
 }
 
 // autonomyError names the next call of an autonomy refusal (every one
-// runs as given) and adds the loop signal and recommended actions a
-// supervisor branches on; other errors go through withSpecNextCall.
+// runs as given; autonomyNextCall) and adds the loop signal and
+// recommended actions a supervisor branches on; other errors, and a
+// refusal that already names its call, go through withSpecNextCall.
 func autonomyError(err error, specID, sessionID string) error {
 	e := core.AsError(err)
 	if e.NamesCall() {
 		return withSpecNextCall(err, specID)
 	}
-	session := func(a sessionArgs) *core.NextCall {
-		a.SpecID = specID
-		c := toTaskSession.Call(a)
-		return &c
-	}
-	step := func(command string) *core.NextCall {
-		c := sessionStepCall(command, specID, command == "next")
-		return &c
-	}
-	var next *core.NextCall
-	switch e.Code {
-	case errcode.SpecSessionExists, errcode.InvalidStateTransition, errcode.GateNotFound, errcode.GateAlreadyPassed,
-		errcode.GateAlreadyWaived, errcode.AutonomyWriteLockActive:
-		id, _ := e.Details["existing_session_id"].(string)
-		if id == "" {
-			id, _ = e.Details["session_id"].(string)
-		}
-		next = session(sessionArgs{Command: "status", SessionID: id})
-	case errcode.NoActiveSession, errcode.SessionNotFound:
-		next = session(sessionArgs{Command: "list"})
-	case errcode.StepResultRequired, errcode.StepMismatch, errcode.StepProofMissing, errcode.StepProofMismatch, errcode.StepProofConflict,
-		errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid, errcode.InvalidGateEvidence, errcode.GateIntegrityChecksum:
-		next = step("replay")
-	case errcode.SpecRebaseRequired:
-		next = session(sessionArgs{Command: "rebase", Force: e.Details["removed_completed_tasks"] != nil})
-	case errcode.ManualGateAckRequired:
-		id, _ := e.Details["gate_attempt_id"].(string)
-		next = session(sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: id})
-	case errcode.InvalidGateAck:
-		id, _ := e.Details["expected"].(string)
-		next = session(sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: id})
-	case errcode.NotFound:
-		next = step("next")
-	}
-	if next != nil {
-		if sessionID != "" && e.Code != errcode.SessionNotFound && next.Args["session_id"] == nil && next.Args["command"] != "list" {
-			next.Args["session_id"] = sessionID
-		}
-		e = e.WithNext(*next, e.Matches())
-	} else if !e.NamesCall() {
+	next := autonomyNextCall(e, specID)
+	if next == nil {
 		return withSpecNextCall(e, specID)
 	}
+	if sessionID != "" && e.Code != errcode.SessionNotFound && next.Args["session_id"] == nil && next.Args["command"] != "list" {
+		next.Args["session_id"] = sessionID
+	}
+	e = e.WithNext(*next, e.Matches())
 	if signal := autonomy.LoopSignal("", "", e.Code); signal != "" {
 		if e.Extra == nil {
 			e.Extra = map[string]any{}
@@ -783,6 +776,62 @@ func autonomyError(err error, specID, sessionID string) error {
 		e.Extra["recommended_actions"] = recommendedActions(signal, "", e.Code)
 	}
 	return e
+}
+
+// replayCodes are the refusals of a step report whose recovery is
+// replaying the issued step.
+var replayCodes = []string{errcode.StepResultRequired, errcode.StepMismatch, errcode.StepProofMissing, errcode.StepProofMismatch, errcode.StepProofConflict,
+	errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid, errcode.InvalidGateEvidence, errcode.GateIntegrityChecksum}
+
+// autonomyNextCall is the call that recovers from autonomy refusal e on
+// spec specID: replay the issued step (replayCodes), ask for the next one
+// (NOT_FOUND), or a session command (sessionRecovery); nil when e's code
+// has none.
+func autonomyNextCall(e *core.Error, specID string) *core.NextCall {
+	var c core.NextCall
+	switch a, ok := sessionRecovery(e); {
+	case ok:
+		a.SpecID = specID
+		c = toTaskSession.Call(a)
+	case slices.Contains(replayCodes, e.Code):
+		c = sessionStepCall("replay", specID, false)
+	case e.Code == errcode.NotFound:
+		c = sessionStepCall("next", specID, true)
+	default:
+		return nil
+	}
+	return &c
+}
+
+// sessionRecovery is the session command that recovers from autonomy
+// refusal e, with what it needs from e's details; false when a session
+// command does not.
+func sessionRecovery(e *core.Error) (sessionArgs, bool) {
+	switch e.Code {
+	case errcode.SpecSessionExists, errcode.InvalidStateTransition, errcode.GateNotFound, errcode.GateAlreadyPassed,
+		errcode.GateAlreadyWaived, errcode.AutonomyWriteLockActive:
+		return sessionArgs{Command: "status", SessionID: detailString(e.Details, "existing_session_id", "session_id")}, true
+	case errcode.NoActiveSession, errcode.SessionNotFound:
+		return sessionArgs{Command: "list"}, true
+	case errcode.SpecRebaseRequired:
+		return sessionArgs{Command: "rebase", Force: e.Details["removed_completed_tasks"] != nil}, true
+	case errcode.ManualGateAckRequired:
+		return sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: detailString(e.Details, "gate_attempt_id")}, true
+	case errcode.InvalidGateAck:
+		return sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: detailString(e.Details, "expected")}, true
+	}
+	return sessionArgs{}, false
+}
+
+// detailString is the first of keys whose detail is a non-empty string,
+// else "".
+func detailString(details map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if v, _ := details[k].(string); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // legacySessionActions are foundry's removed session action names and
