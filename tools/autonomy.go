@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/errcode"
@@ -325,7 +326,10 @@ func needSpec(specID string) error {
 		WithNext(sessionListCall(), nil)
 }
 
-// taskSession is task(action="session", command=…).
+// taskSession is task(action="session", command=…): list reads every
+// session; the other commands need spec_id and run in one transaction
+// (status a read one) — start (startSession) or a command on the session
+// the call names (sessionCommand).
 func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArgs) mcptool.Result {
 	cmd, err := commandOf(a.Command, sessionCommands)
 	if err != nil {
@@ -338,67 +342,88 @@ func (d *Deps) taskSession(ctx context.Context, r *mcptool.Request, a sessionArg
 		return mcptool.Fail(err)
 	}
 	now := d.clock()()
-	sid := a.SessionID
 	var out SessionAnswer
-	read := cmd == "status"
-	err = d.autonomyTx(ctx, r, a.SpecID, sid, read, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+	err = d.autonomyTx(ctx, r, a.SpecID, a.SessionID, cmd == "status", func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+		var err error
 		if cmd == "start" {
-			if err := mayReplace(ctx, r, rec, a); err != nil {
-				return nil, err
-			}
-			in := autonomy.StartInput{IdempotencyKey: a.IdempotencyKey, Force: a.Force, GatePolicy: a.GatePolicy,
-				StopOnPhaseCompletion: a.StopOnPhaseCompletion, AutoRetryFidelityGate: a.AutoRetryFidelityGate, EnforceWriteLock: a.EnforceAutonomyWriteLock,
-				Limits: autonomy.Limits{MaxTasksPerSession: a.MaxTasksPerSession, MaxConsecutiveErrors: a.MaxConsecutiveErrors,
-					ContextThresholdPct: a.ContextThresholdPct, HeartbeatStaleMinutes: a.HeartbeatStaleMinutes, HeartbeatGraceMinutes: a.HeartbeatGraceMinutes,
-					StepStaleMinutes: a.StepStaleMinutes, MaxFidelityReviewCyclesPerPhase: a.MaxFidelityReviewCyclesPerPhase},
-				StartedBy: r.Session.Holder, OwnerKeyID: r.Session.KeyID}
-			s, reused, err := autonomy.Start(sp, rec, in, now)
-			if err != nil {
-				return nil, err
-			}
-			v := autonomy.View(sp, s, now)
-			out = SessionAnswer{SessionView: &v, Reused: &reused, NextCalls: []core.NextCall{sessionStepCall("next", s.SpecID, true)}}
-			return nil, nil
+			out, err = startSession(ctx, r, sp, rec, a, now)
+		} else {
+			out, err = sessionCommand(ctx, r, sp, rec, cmd, a, now)
 		}
-		s, err := resolveDriven(ctx, r, rec, sid, cmd != "status")
-		if err != nil {
-			return nil, err
-		}
-		var rebase *autonomy.RebaseResult
-		switch cmd {
-		case "pause":
-			err = autonomy.Pause(rec, s, a.Reason, now)
-		case "resume":
-			err = autonomy.Resume(sp, rec, s, autonomy.ResumeInput{AcknowledgeGateReview: a.AcknowledgeGateReview,
-				AcknowledgedGateAttemptID: a.AcknowledgedGateAttemptID, Force: a.Force}, now)
-		case "rebase":
-			var res autonomy.RebaseResult
-			res, err = autonomy.Rebase(sp, rec, s, a.Force, now)
-			rebase = &res
-		case "end":
-			err = autonomy.End(rec, s, a.ReasonCode, a.ReasonDetail, r.Session.Holder, now)
-		case "reset":
-			if err = autonomy.Reset(rec, s, a.ReasonCode, a.ReasonDetail, r.Session.Holder, now); err == nil {
-				v := autonomy.View(sp, s, now)
-				out = SessionAnswer{SessionView: &v, Deleted: true}
-				return nil, nil
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		v := autonomy.View(sp, s, now)
-		v.RebaseResult = rebase
-		out = SessionAnswer{SessionView: &v}
-		if s.Status == autonomy.StatusRunning {
-			out.NextCalls = []core.NextCall{sessionStepCall("next", s.SpecID, true)}
-		}
-		return nil, nil
+		return nil, err
 	})
 	if err != nil {
 		return mcptool.Fail(err)
 	}
 	return mcptool.OK(out)
+}
+
+// startSession starts a session on sp (or returns the active one its
+// idempotency_key names), owned by the caller's key; a start that would
+// replace or reuse another key's session is refused (mayReplace). The
+// answer's next call asks for the first step.
+func startSession(ctx context.Context, r *mcptool.Request, sp *specs.Spec, rec autonomy.Records, a sessionArgs, now time.Time) (SessionAnswer, error) {
+	if err := mayReplace(ctx, r, rec, a); err != nil {
+		return SessionAnswer{}, err
+	}
+	in := autonomy.StartInput{IdempotencyKey: a.IdempotencyKey, Force: a.Force, GatePolicy: a.GatePolicy,
+		StopOnPhaseCompletion: a.StopOnPhaseCompletion, AutoRetryFidelityGate: a.AutoRetryFidelityGate, EnforceWriteLock: a.EnforceAutonomyWriteLock,
+		Limits: autonomy.Limits{MaxTasksPerSession: a.MaxTasksPerSession, MaxConsecutiveErrors: a.MaxConsecutiveErrors,
+			ContextThresholdPct: a.ContextThresholdPct, HeartbeatStaleMinutes: a.HeartbeatStaleMinutes, HeartbeatGraceMinutes: a.HeartbeatGraceMinutes,
+			StepStaleMinutes: a.StepStaleMinutes, MaxFidelityReviewCyclesPerPhase: a.MaxFidelityReviewCyclesPerPhase},
+		StartedBy: r.Session.Holder, OwnerKeyID: r.Session.KeyID}
+	s, reused, err := autonomy.Start(sp, rec, in, now)
+	if err != nil {
+		return SessionAnswer{}, err
+	}
+	v := autonomy.View(sp, s, now)
+	return SessionAnswer{SessionView: &v, Reused: &reused, NextCalls: []core.NextCall{sessionStepCall("next", s.SpecID, true)}}, nil
+}
+
+// sessionCommand runs cmd (status, pause, resume, rebase, end, reset) on
+// the session the call names (every command but status drives it:
+// resolveDriven) and answers its view: the deleted session for reset,
+// with the rebase result for rebase, and the next step's call while the
+// session runs.
+func sessionCommand(ctx context.Context, r *mcptool.Request, sp *specs.Spec, rec autonomy.Records, cmd string, a sessionArgs, now time.Time) (SessionAnswer, error) {
+	s, err := resolveDriven(ctx, r, rec, a.SessionID, cmd != "status")
+	if err != nil {
+		return SessionAnswer{}, err
+	}
+	rebase, err := applySessionCommand(sp, rec, s, cmd, a, r.Session.Holder, now)
+	if err != nil {
+		return SessionAnswer{}, err
+	}
+	v := autonomy.View(sp, s, now)
+	if cmd == "reset" {
+		return SessionAnswer{SessionView: &v, Deleted: true}, nil
+	}
+	v.RebaseResult = rebase
+	out := SessionAnswer{SessionView: &v}
+	if s.Status == autonomy.StatusRunning {
+		out.NextCalls = []core.NextCall{sessionStepCall("next", s.SpecID, true)}
+	}
+	return out, nil
+}
+
+// applySessionCommand changes s as cmd says (status changes nothing) by
+// holder's call; rebase returns its result.
+func applySessionCommand(sp *specs.Spec, rec autonomy.Records, s *autonomy.Session, cmd string, a sessionArgs, holder string, now time.Time) (*autonomy.RebaseResult, error) {
+	switch cmd {
+	case "pause":
+		return nil, autonomy.Pause(rec, s, a.Reason, now)
+	case "resume":
+		return nil, autonomy.Resume(sp, rec, s, autonomy.ResumeInput{AcknowledgeGateReview: a.AcknowledgeGateReview,
+			AcknowledgedGateAttemptID: a.AcknowledgedGateAttemptID, Force: a.Force}, now)
+	case "rebase":
+		res, err := autonomy.Rebase(sp, rec, s, a.Force, now)
+		return &res, err
+	case "end":
+		return nil, autonomy.End(rec, s, a.ReasonCode, a.ReasonDetail, holder, now)
+	case "reset":
+		return nil, autonomy.Reset(rec, s, a.ReasonCode, a.ReasonDetail, holder, now)
+	}
+	return nil, nil
 }
 
 // sessionList lists the sessions of spec_id, or of every spec, newest
@@ -476,7 +501,10 @@ func stepResult(r *mcptool.Request, a sessionStepArgs) (*autonomy.StepResult, er
 	return &res, nil
 }
 
-// taskSessionStep is task(action="session-step", command=…).
+// taskSessionStep is task(action="session-step", command=…): replay,
+// heartbeat, or next/report (stepNext); the answer carries the issued
+// step's instructions and, on a non-success loop signal, a supervisor's
+// recommended actions.
 func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessionStepArgs) mcptool.Result {
 	cmd, err := commandOf(a.Command, stepCommands)
 	if err != nil {
@@ -486,50 +514,14 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 		return mcptool.Fail(err)
 	}
 	now := d.clock()()
-	sid := a.SessionID
 	var out SessionStepAnswer
 	switch cmd {
 	case "replay":
-		err = d.autonomyTx(ctx, r, a.SpecID, sid, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
-			if err := mayDriveNamed(ctx, r, rec, sid); err != nil {
-				return nil, err
-			}
-			ans, err := autonomy.Replay(rec, sid)
-			out = SessionStepAnswer{StepAnswer: ans}
-			return nil, err
-		})
+		out, err = d.stepReplay(ctx, r, a)
 	case "heartbeat":
-		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
-			s, err := resolveDriven(ctx, r, rec, sid, true)
-			if err != nil {
-				return nil, err
-			}
-			if err := autonomy.Heartbeat(rec, s, a.ContextUsagePct, a.EstimatedTokensUsed, now); err != nil {
-				return nil, err
-			}
-			v := autonomy.View(sp, s, now)
-			pct := s.Context.ContextUsagePct
-			out = SessionStepAnswer{StepAnswer: autonomy.StepAnswer{SessionID: s.ID, SpecID: s.SpecID, Status: s.Status, PauseReason: s.PauseReason, StateVersion: s.StateVersion,
-				LoopSignal: v.SessionSignal}, LastHeartbeatAt: s.Context.LastHeartbeatAt, ContextUsagePct: &pct, EffectiveStatus: v.EffectiveStatus}
-			return nil, nil
-		})
+		out, err = d.stepHeartbeat(ctx, r, a, now)
 	default: // next, report
-		res, berr := stepResult(r, a)
-		if berr != nil {
-			return mcptool.Fail(berr)
-		}
-		if cmd == "report" && res == nil {
-			return mcptool.Fail(core.FieldError(errcode.MissingRequired, "session-step report needs the step's report (step_id, step_type, outcome, step_proof, …).",
-				core.FieldDetail{Field: "step_id"}).WithNext(sessionStepCall("replay", a.SpecID, false), nil))
-		}
-		err = d.autonomyTx(ctx, r, a.SpecID, sid, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
-			if err := mayDriveNamed(ctx, r, rec, sid); err != nil {
-				return nil, err
-			}
-			o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: sid, Result: res, ContextUsagePct: a.ContextUsagePct, Heartbeat: a.Heartbeat}, now)
-			out = SessionStepAnswer{StepAnswer: o.Answer}
-			return o.Refusal, err
-		})
+		out, err = d.stepNext(ctx, r, a, cmd, now)
 	}
 	if err != nil {
 		return mcptool.Fail(err)
@@ -537,6 +529,67 @@ func (d *Deps) taskSessionStep(ctx context.Context, r *mcptool.Request, a sessio
 	out.Instructions = instructions(out.NextStep, out.SpecID, out.SessionID)
 	out.RecommendedActions = recommendedActions(out.LoopSignal, out.PauseReason, "")
 	return mcptool.OK(out)
+}
+
+// stepReplay is session-step replay: the last issued step again, to a
+// caller who may drive the session (a read transaction).
+func (d *Deps) stepReplay(ctx context.Context, r *mcptool.Request, a sessionStepArgs) (SessionStepAnswer, error) {
+	var out SessionStepAnswer
+	err := d.autonomyTx(ctx, r, a.SpecID, a.SessionID, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+		if err := mayDriveNamed(ctx, r, rec, a.SessionID); err != nil {
+			return nil, err
+		}
+		ans, err := autonomy.Replay(rec, a.SessionID)
+		out = SessionStepAnswer{StepAnswer: ans}
+		return nil, err
+	})
+	return out, err
+}
+
+// stepHeartbeat is session-step heartbeat: records the caller's context
+// usage on the session it drives and answers the session's state.
+func (d *Deps) stepHeartbeat(ctx context.Context, r *mcptool.Request, a sessionStepArgs, now time.Time) (SessionStepAnswer, error) {
+	var out SessionStepAnswer
+	err := d.autonomyTx(ctx, r, a.SpecID, a.SessionID, false, func(sp *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+		s, err := resolveDriven(ctx, r, rec, a.SessionID, true)
+		if err != nil {
+			return nil, err
+		}
+		if err := autonomy.Heartbeat(rec, s, a.ContextUsagePct, a.EstimatedTokensUsed, now); err != nil {
+			return nil, err
+		}
+		v := autonomy.View(sp, s, now)
+		pct := s.Context.ContextUsagePct
+		out = SessionStepAnswer{StepAnswer: autonomy.StepAnswer{SessionID: s.ID, SpecID: s.SpecID, Status: s.Status, PauseReason: s.PauseReason, StateVersion: s.StateVersion,
+			LoopSignal: v.SessionSignal}, LastHeartbeatAt: s.Context.LastHeartbeatAt, ContextUsagePct: &pct, EffectiveStatus: v.EffectiveStatus}
+		return nil, nil
+	})
+	return out, err
+}
+
+// stepNext is session-step next and report: binds the last step's report
+// (stepResult; report refuses none, MISSING_REQUIRED on step_id) and
+// issues the next step; a refusal autonomy.Next records is returned after
+// the commit.
+func (d *Deps) stepNext(ctx context.Context, r *mcptool.Request, a sessionStepArgs, cmd string, now time.Time) (SessionStepAnswer, error) {
+	var out SessionStepAnswer
+	res, err := stepResult(r, a)
+	if err != nil {
+		return out, err
+	}
+	if cmd == "report" && res == nil {
+		return out, core.FieldError(errcode.MissingRequired, "session-step report needs the step's report (step_id, step_type, outcome, step_proof, …).",
+			core.FieldDetail{Field: "step_id"}).WithNext(sessionStepCall("replay", a.SpecID, false), nil)
+	}
+	err = d.autonomyTx(ctx, r, a.SpecID, a.SessionID, false, func(sp *specs.Spec, j specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
+		if err := mayDriveNamed(ctx, r, rec, a.SessionID); err != nil {
+			return nil, err
+		}
+		o, err := autonomy.Next(sp, j, rec, autonomy.NextInput{SessionID: a.SessionID, Result: res, ContextUsagePct: a.ContextUsagePct, Heartbeat: a.Heartbeat}, now)
+		out = SessionStepAnswer{StepAnswer: o.Answer}
+		return o.Refusal, err
+	})
+	return out, err
 }
 
 // instructions are the calls that carry out an issued step.
@@ -573,82 +626,92 @@ func instructions(st *autonomy.NextStep, specID, sessionID string) []StepInstruc
 	return nil
 }
 
-// recommendedActions are a supervisor's moves for a non-success loop
-// signal (foundry's table).
-func recommendedActions(signal, pauseReason, code string) []RecommendedAction {
-	cmd := func(action, command string) string {
-		return fmt.Sprintf("task(action=%q, command=%q)", action, command)
-	}
-	switch signal {
-	case autonomy.SignalPausedNeedsAttention:
-		switch pauseReason {
-		case autonomy.PauseContextLimit:
-			return []RecommendedAction{{"resume_in_fresh_context", "Open a fresh context window, then resume the session.", cmd("session", "resume")}}
-		case autonomy.PauseErrorThreshold:
-			return []RecommendedAction{{"inspect_recent_failures", "Inspect recent failed steps before retrying execution.", cmd("session-step", "replay")},
-				{"reset_session_if_needed", "End the session only after root-cause triage.", cmd("session", "end")}}
-		case autonomy.PauseBlocked:
-			return []RecommendedAction{{"resolve_task_blockers", "Unblock dependency chains before resuming automation.", `task(action="list-blocked")`}}
-		case autonomy.PauseGateFailed:
-			return []RecommendedAction{{"review_gate_findings", "Review the gate's findings and apply remediation before retry.", `review(action="fidelity-gate")`}}
-		case autonomy.PauseGateReviewRequired:
-			return []RecommendedAction{{"acknowledge_manual_gate_review", "A maintainer must acknowledge manual gate review before resume.", cmd("session", "resume")}}
-		case autonomy.PauseFidelityCycleLimit:
-			return []RecommendedAction{{"escalate_fidelity_cycle_limit", "Manual intervention is required after repeated gate retries.", `task(action="gate-waiver")`}}
-		case autonomy.PauseHeartbeatStale:
-			return []RecommendedAction{{"refresh_heartbeat_or_resume", "Refresh heartbeat or resume the session once the caller is healthy.", cmd("session-step", "heartbeat")}}
-		case autonomy.PauseStepStale:
-			return []RecommendedAction{{"replay_or_resume_stale_step", "Resume the session for a fresh step.", cmd("session", "resume")}}
-		case autonomy.PauseTaskLimit:
-			return []RecommendedAction{{"start_followup_session", "Start a new session to continue once task limit is reached.", cmd("session", "start")}}
-		}
-		return []RecommendedAction{{"manual_triage", "Investigate pause cause and resume only after mitigation.", cmd("session", "status")}}
-	case autonomy.SignalBlockedRuntime:
-		switch code {
-		case errcode.StepProofMissing, errcode.StepProofMismatch, errcode.StepProofConflict:
-			return []RecommendedAction{{"request_fresh_step_proof", "Replay the issued step and resubmit with its exact server-issued step_proof.", cmd("session-step", "replay")}}
-		case errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid:
-			return []RecommendedAction{{"regenerate_verification_receipt", "Run the verify node's own command and submit its verification_receipt fields.", cmd("session-step", "replay")}}
-		case errcode.GateIntegrityChecksum:
-			return []RecommendedAction{{"request_fresh_gate_evidence", "Run the gate again for fresh evidence and submit it with exact step binding.", `review(action="fidelity-gate")`}}
-		case errcode.AutonomyWriteLockActive:
-			return []RecommendedAction{{"use_session_steps", "Report through the session's steps, or end the session first.", cmd("session", "status")}}
-		}
-		return []RecommendedAction{{"resolve_runtime_blocker", "Resolve runtime policy or integrity blocker before retrying.", cmd("session", "status")}}
-	case autonomy.SignalFailed:
-		return []RecommendedAction{{"collect_failure_context", "Inspect failure details and recent session events before retry.", cmd("session", "status")},
-			{"rebase_or_reset_session", "Rebase the session on the spec, or reset it after root-cause analysis.", cmd("session", "rebase")}}
-	}
-	return nil
+// taskCommand renders a session call of the task tool as a supervisor
+// reads it in recommended_actions.
+func taskCommand(action, command string) string {
+	return fmt.Sprintf("task(action=%q, command=%q)", action, command)
 }
 
-// taskSessionEvents pages the session's audit events (the active session,
-// else the newest; none: an empty page).
+// pausedActions are the recommended actions of a session paused for a
+// reason (signal paused_needs_attention; foundry's table); another reason
+// gets pausedTriage.
+var pausedActions = map[string][]RecommendedAction{
+	autonomy.PauseContextLimit: {{"resume_in_fresh_context", "Open a fresh context window, then resume the session.", taskCommand("session", "resume")}},
+	autonomy.PauseErrorThreshold: {{"inspect_recent_failures", "Inspect recent failed steps before retrying execution.", taskCommand("session-step", "replay")},
+		{"reset_session_if_needed", "End the session only after root-cause triage.", taskCommand("session", "end")}},
+	autonomy.PauseBlocked:            {{"resolve_task_blockers", "Unblock dependency chains before resuming automation.", `task(action="list-blocked")`}},
+	autonomy.PauseGateFailed:         {{"review_gate_findings", "Review the gate's findings and apply remediation before retry.", `review(action="fidelity-gate")`}},
+	autonomy.PauseGateReviewRequired: {{"acknowledge_manual_gate_review", "A maintainer must acknowledge manual gate review before resume.", taskCommand("session", "resume")}},
+	autonomy.PauseFidelityCycleLimit: {{"escalate_fidelity_cycle_limit", "Manual intervention is required after repeated gate retries.", `task(action="gate-waiver")`}},
+	autonomy.PauseHeartbeatStale:     {{"refresh_heartbeat_or_resume", "Refresh heartbeat or resume the session once the caller is healthy.", taskCommand("session-step", "heartbeat")}},
+	autonomy.PauseStepStale:          {{"replay_or_resume_stale_step", "Resume the session for a fresh step.", taskCommand("session", "resume")}},
+	autonomy.PauseTaskLimit:          {{"start_followup_session", "Start a new session to continue once task limit is reached.", taskCommand("session", "start")}},
+}
+
+// pausedTriage is the recommended action of a pause reason pausedActions
+// does not name.
+var pausedTriage = []RecommendedAction{{"manual_triage", "Investigate pause cause and resume only after mitigation.", taskCommand("session", "status")}}
+
+// blockedActions are the recommended actions of a runtime refusal by its
+// error code (signal blocked_runtime); another code gets blockedTriage.
+var blockedActions = map[string][]RecommendedAction{
+	errcode.StepProofMissing: freshStepProof, errcode.StepProofMismatch: freshStepProof, errcode.StepProofConflict: freshStepProof,
+	errcode.VerificationReceiptMissing: freshReceipt, errcode.VerificationReceiptInvalid: freshReceipt,
+	errcode.GateIntegrityChecksum:   {{"request_fresh_gate_evidence", "Run the gate again for fresh evidence and submit it with exact step binding.", `review(action="fidelity-gate")`}},
+	errcode.AutonomyWriteLockActive: {{"use_session_steps", "Report through the session's steps, or end the session first.", taskCommand("session", "status")}},
+}
+
+// freshStepProof and freshReceipt are blockedActions' moves for a step
+// proof and a verification receipt the server refused.
+var (
+	freshStepProof = []RecommendedAction{{"request_fresh_step_proof", "Replay the issued step and resubmit with its exact server-issued step_proof.", taskCommand("session-step", "replay")}}
+	freshReceipt   = []RecommendedAction{{"regenerate_verification_receipt", "Run the verify node's own command and submit its verification_receipt fields.", taskCommand("session-step", "replay")}}
+)
+
+// blockedTriage is the recommended action of a runtime refusal
+// blockedActions does not name.
+var blockedTriage = []RecommendedAction{{"resolve_runtime_blocker", "Resolve runtime policy or integrity blocker before retrying.", taskCommand("session", "status")}}
+
+// failedActions are the recommended actions of a failed session.
+var failedActions = []RecommendedAction{{"collect_failure_context", "Inspect failure details and recent session events before retry.", taskCommand("session", "status")},
+	{"rebase_or_reset_session", "Rebase the session on the spec, or reset it after root-cause analysis.", taskCommand("session", "rebase")}}
+
+// recommendedActions are a supervisor's moves for a non-success loop
+// signal (foundry's table): by pause reason when paused, by error code
+// when blocked at runtime; none for any other signal. The slice is the
+// caller's own.
+func recommendedActions(signal, pauseReason, code string) []RecommendedAction {
+	var acts []RecommendedAction
+	switch signal {
+	case autonomy.SignalPausedNeedsAttention:
+		acts = actionsFor(pausedActions, pauseReason, pausedTriage)
+	case autonomy.SignalBlockedRuntime:
+		acts = actionsFor(blockedActions, code, blockedTriage)
+	case autonomy.SignalFailed:
+		acts = failedActions
+	}
+	return slices.Clone(acts)
+}
+
+// actionsFor is table's actions for key, else fallback.
+func actionsFor(table map[string][]RecommendedAction, key string, fallback []RecommendedAction) []RecommendedAction {
+	if acts, ok := table[key]; ok {
+		return acts
+	}
+	return fallback
+}
+
+// taskSessionEvents pages the session's audit events (the session the
+// call names, else the active session, else the newest: eventsSession;
+// none: an empty page).
 func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sessionEventsArgs) mcptool.Result {
 	var out SessionEventsAnswer
 	var meta []core.MetaOption
 	specID := a.SpecID
 	err := d.autonomyTx(ctx, r, specID, a.SessionID, true, func(_ *specs.Spec, _ specs.JournalWriter, rec autonomy.Records) (*core.Error, error) {
 		out = SessionEventsAnswer{SpecID: specID, Events: []SessionEvent{}}
-		sid := a.SessionID
-		if sid == "" {
-			s, err := autonomy.ActiveSession(rec)
-			if err != nil {
-				return nil, err
-			}
-			if s == nil {
-				all, err := autonomy.Sessions(rec)
-				if err != nil {
-					return nil, err
-				}
-				if len(all) > 0 {
-					s = all[0]
-				}
-			}
-			if s != nil {
-				sid = s.ID
-			}
-		} else if _, err := autonomy.LoadSession(rec, sid); err != nil {
+		sid, err := eventsSession(rec, a.SessionID)
+		if err != nil {
 			return nil, err
 		}
 		restart := toTaskSessionEvents.Args(sessionEventsArgs{specArgs: specOf(specID), SessionID: sid})
@@ -662,22 +725,62 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sess
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range evs {
-			out.Events = append(out.Events, SessionEvent{Sequence: e.Sequence, Timestamp: e.Timestamp, EventType: e.EventType, Action: e.Action, Actor: e.Actor, SessionID: e.SessionID,
-				StepID: e.StepID, PhaseID: e.PhaseID, TaskID: e.TaskID, Metadata: e.Metadata, Audit: EventAudit{e.Sequence, e.PrevHash, e.EventHash}})
-		}
+		out.Events = sessionEvents(evs)
 		out.Count = len(out.Events)
-		last := ""
-		if n := len(evs); n > 0 {
-			last = strconv.FormatInt(evs[n-1].Sequence, 10)
-		}
-		meta = append(meta, page.Meta(page.Cursor(last, more)))
+		meta = append(meta, page.Meta(page.Cursor(lastSequence(evs), more)))
 		return nil, nil
 	})
 	if err != nil {
 		return mcptool.Fail(err)
 	}
 	return mcptool.OK(out, meta...)
+}
+
+// eventsSession is the id of the session whose events session-events
+// pages: sid when it names a session (else its load error), else the
+// spec's active session, else its newest, else "" (the spec has none).
+func eventsSession(rec autonomy.Records, sid string) (string, error) {
+	if sid != "" {
+		_, err := autonomy.LoadSession(rec, sid)
+		return sid, err
+	}
+	s, err := autonomy.ActiveSession(rec)
+	if err != nil || s != nil {
+		return idOfSession(s), err
+	}
+	all, err := autonomy.Sessions(rec)
+	if err != nil || len(all) == 0 {
+		return "", err
+	}
+	return all[0].ID, nil
+}
+
+// idOfSession is s's id, "" for no session.
+func idOfSession(s *autonomy.Session) string {
+	if s == nil {
+		return ""
+	}
+	return s.ID
+}
+
+// sessionEvents are evs as session-events answers them, each with its
+// chain link (never nil).
+func sessionEvents(evs []autonomy.Event) []SessionEvent {
+	out := make([]SessionEvent, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, SessionEvent{Sequence: e.Sequence, Timestamp: e.Timestamp, EventType: e.EventType, Action: e.Action, Actor: e.Actor, SessionID: e.SessionID,
+			StepID: e.StepID, PhaseID: e.PhaseID, TaskID: e.TaskID, Metadata: e.Metadata, Audit: EventAudit{e.Sequence, e.PrevHash, e.EventHash}})
+	}
+	return out
+}
+
+// lastSequence is the cursor position after evs: the last event's
+// sequence, "" when there is none.
+func lastSequence(evs []autonomy.Event) string {
+	if len(evs) == 0 {
+		return ""
+	}
+	return strconv.FormatInt(evs[len(evs)-1].Sequence, 10)
 }
 
 // taskGateWaiver is task(action="gate-waiver"): off unless enabled, and a
@@ -726,55 +829,22 @@ func (d *Deps) reviewFidelityGate(ctx context.Context, r *mcptool.Request, a fid
 }
 
 // autonomyError names the next call of an autonomy refusal (every one
-// runs as given) and adds the loop signal and recommended actions a
-// supervisor branches on; other errors go through withSpecNextCall.
+// runs as given; autonomyNextCall) and adds the loop signal and
+// recommended actions a supervisor branches on; other errors, and a
+// refusal that already names its call, go through withSpecNextCall.
 func autonomyError(err error, specID, sessionID string) error {
 	e := core.AsError(err)
 	if e.NamesCall() {
 		return withSpecNextCall(err, specID)
 	}
-	session := func(a sessionArgs) *core.NextCall {
-		a.SpecID = specID
-		c := toTaskSession.Call(a)
-		return &c
-	}
-	step := func(command string) *core.NextCall {
-		c := sessionStepCall(command, specID, command == "next")
-		return &c
-	}
-	var next *core.NextCall
-	switch e.Code {
-	case errcode.SpecSessionExists, errcode.InvalidStateTransition, errcode.GateNotFound, errcode.GateAlreadyPassed,
-		errcode.GateAlreadyWaived, errcode.AutonomyWriteLockActive:
-		id, _ := e.Details["existing_session_id"].(string)
-		if id == "" {
-			id, _ = e.Details["session_id"].(string)
-		}
-		next = session(sessionArgs{Command: "status", SessionID: id})
-	case errcode.NoActiveSession, errcode.SessionNotFound:
-		next = session(sessionArgs{Command: "list"})
-	case errcode.StepResultRequired, errcode.StepMismatch, errcode.StepProofMissing, errcode.StepProofMismatch, errcode.StepProofConflict,
-		errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid, errcode.InvalidGateEvidence, errcode.GateIntegrityChecksum:
-		next = step("replay")
-	case errcode.SpecRebaseRequired:
-		next = session(sessionArgs{Command: "rebase", Force: e.Details["removed_completed_tasks"] != nil})
-	case errcode.ManualGateAckRequired:
-		id, _ := e.Details["gate_attempt_id"].(string)
-		next = session(sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: id})
-	case errcode.InvalidGateAck:
-		id, _ := e.Details["expected"].(string)
-		next = session(sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: id})
-	case errcode.NotFound:
-		next = step("next")
-	}
-	if next != nil {
-		if sessionID != "" && e.Code != errcode.SessionNotFound && next.Args["session_id"] == nil && next.Args["command"] != "list" {
-			next.Args["session_id"] = sessionID
-		}
-		e = e.WithNext(*next, e.Matches())
-	} else if !e.NamesCall() {
+	next := autonomyNextCall(e, specID)
+	if next == nil {
 		return withSpecNextCall(e, specID)
 	}
+	if sessionID != "" && e.Code != errcode.SessionNotFound && next.Args["session_id"] == nil && next.Args["command"] != "list" {
+		next.Args["session_id"] = sessionID
+	}
+	e = e.WithNext(*next, e.Matches())
 	if signal := autonomy.LoopSignal("", "", e.Code); signal != "" {
 		if e.Extra == nil {
 			e.Extra = map[string]any{}
@@ -783,6 +853,62 @@ func autonomyError(err error, specID, sessionID string) error {
 		e.Extra["recommended_actions"] = recommendedActions(signal, "", e.Code)
 	}
 	return e
+}
+
+// replayCodes are the refusals of a step report whose recovery is
+// replaying the issued step.
+var replayCodes = []string{errcode.StepResultRequired, errcode.StepMismatch, errcode.StepProofMissing, errcode.StepProofMismatch, errcode.StepProofConflict,
+	errcode.VerificationReceiptMissing, errcode.VerificationReceiptInvalid, errcode.InvalidGateEvidence, errcode.GateIntegrityChecksum}
+
+// autonomyNextCall is the call that recovers from autonomy refusal e on
+// spec specID: replay the issued step (replayCodes), ask for the next one
+// (NOT_FOUND), or a session command (sessionRecovery); nil when e's code
+// has none.
+func autonomyNextCall(e *core.Error, specID string) *core.NextCall {
+	var c core.NextCall
+	switch a, ok := sessionRecovery(e); {
+	case ok:
+		a.SpecID = specID
+		c = toTaskSession.Call(a)
+	case slices.Contains(replayCodes, e.Code):
+		c = sessionStepCall("replay", specID, false)
+	case e.Code == errcode.NotFound:
+		c = sessionStepCall("next", specID, true)
+	default:
+		return nil
+	}
+	return &c
+}
+
+// sessionRecovery is the session command that recovers from autonomy
+// refusal e, with what it needs from e's details; false when a session
+// command does not.
+func sessionRecovery(e *core.Error) (sessionArgs, bool) {
+	switch e.Code {
+	case errcode.SpecSessionExists, errcode.InvalidStateTransition, errcode.GateNotFound, errcode.GateAlreadyPassed,
+		errcode.GateAlreadyWaived, errcode.AutonomyWriteLockActive:
+		return sessionArgs{Command: "status", SessionID: detailString(e.Details, "existing_session_id", "session_id")}, true
+	case errcode.NoActiveSession, errcode.SessionNotFound:
+		return sessionArgs{Command: "list"}, true
+	case errcode.SpecRebaseRequired:
+		return sessionArgs{Command: "rebase", Force: e.Details["removed_completed_tasks"] != nil}, true
+	case errcode.ManualGateAckRequired:
+		return sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: detailString(e.Details, "gate_attempt_id")}, true
+	case errcode.InvalidGateAck:
+		return sessionArgs{Command: "resume", AcknowledgeGateReview: true, AcknowledgedGateAttemptID: detailString(e.Details, "expected")}, true
+	}
+	return sessionArgs{}, false
+}
+
+// detailString is the first of keys whose detail is a non-empty string,
+// else "".
+func detailString(details map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if v, _ := details[k].(string); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // legacySessionActions are foundry's removed session action names and
@@ -862,18 +988,30 @@ func (d *Deps) checkWriteLock(r *mcptool.Request, j specs.JournalReader) error {
 	if err != nil || s == nil {
 		return err
 	}
-	if r.Args.Bool("bypass_autonomy_lock") && d.AllowLockBypass && strings.TrimSpace(r.Args.String("bypass_reason")) != "" && !r.Args.Bool("dry_run") {
+	if d.bypassGranted(r) {
 		return autonomy.RecordBypass(rec, s, r.Call.Tool+" "+r.Call.Action, r.Args.String("bypass_reason"), r.Session.Holder, d.clock()())
 	}
-	why := "Report through the session (task session-step), or end it first."
-	switch {
-	case r.Args.Bool("bypass_autonomy_lock") && !d.AllowLockBypass:
-		why = "Bypass is disabled on this server (--allow-lock-bypass)."
-	case r.Args.Bool("bypass_autonomy_lock"):
-		why = "A bypass needs a bypass_reason."
-	}
 	return core.NewError(errcode.AutonomyWriteLockActive,
-		fmt.Sprintf("Autonomy session %s holds spec %s's write lock: %s %s is refused. %s", s.ID, s.SpecID, r.Call.Tool, r.Call.Action, why),
+		fmt.Sprintf("Autonomy session %s holds spec %s's write lock: %s %s is refused. %s", s.ID, s.SpecID, r.Call.Tool, r.Call.Action, d.lockRefusedWhy(r)),
 		core.DetailsOf(writeLockDetail{SpecID: s.SpecID, SessionID: s.ID, SessionStatus: s.Status, Action: r.Call.Tool + " " + r.Call.Action,
 			BypassAllowed: &d.AllowLockBypass}))
+}
+
+// bypassGranted reports whether the call bypasses the write lock: it asks
+// to (bypass_autonomy_lock) with a non-blank bypass_reason, the server
+// allows bypasses (--allow-lock-bypass), and it is no dry run.
+func (d *Deps) bypassGranted(r *mcptool.Request) bool {
+	return r.Args.Bool("bypass_autonomy_lock") && d.AllowLockBypass && strings.TrimSpace(r.Args.String("bypass_reason")) != "" && !r.Args.Bool("dry_run")
+}
+
+// lockRefusedWhy is the last sentence of a write-lock refusal: how to go
+// on without a bypass, or why the bypass asked for was not granted.
+func (d *Deps) lockRefusedWhy(r *mcptool.Request) string {
+	switch {
+	case !r.Args.Bool("bypass_autonomy_lock"):
+		return "Report through the session (task session-step), or end it first."
+	case !d.AllowLockBypass:
+		return "Bypass is disabled on this server (--allow-lock-bypass)."
+	}
+	return "A bypass needs a bypass_reason."
 }

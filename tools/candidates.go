@@ -27,49 +27,70 @@ const maxCandidates = 20
 // Exactly one value makes the refusal name the corrected call; a store
 // error names no candidates (the refusal keeps its schema call).
 func (d *Deps) missingCandidates(ctx context.Context, tool, action, param string, args mcptool.Args) ([]string, string, map[string]any) {
-	if d.Specs == nil {
-		return nil, "", nil
-	}
-	switch param {
-	case "spec_id":
-		folder := string(specs.LifecycleActive)
-		if tool == "lifecycle" && action == "activate" {
-			folder = string(specs.LifecyclePending)
-		}
-		rows, _, err := d.Specs.ListSpecs(ctx, folder, "", maxCandidates)
-		if err != nil {
-			return nil, "", nil
-		}
-		ids := make([]string, 0, len(rows))
-		for _, r := range rows {
-			ids = append(ids, r.SpecID)
-		}
-		return ids, toSpecList.Tool, toSpecList.Args(specListArgs{Status: folder})
-	case "task_id":
-		spec := args.String("spec_id")
-		if tool != "task" || spec == "" {
-			return nil, "", nil
-		}
-		from := map[string]specs.Status{"complete": specs.StatusInProgress, "block": specs.StatusInProgress,
-			"unblock": specs.StatusBlocked, "reopen": specs.StatusCompleted}[action]
-		list := toTaskList.Args(taskListArgs{specArgs: specOf(spec), StatusFilter: string(from)})
-		if from == "" {
-			return nil, toTaskList.Tool, list
-		}
-		var ids []string
-		err := d.Specs.ReadSpec(ctx, spec, func(sp *specs.Spec, _ specs.JournalReader) error {
-			for _, id := range sp.IDs() {
-				if n := sp.Node(id); n != nil && n.Status == from && n.Type.Counted() {
-					ids = append(ids, id)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, "", nil
-		}
-		slices.Sort(ids)
-		return ids[:min(len(ids), maxCandidates)], "task", list
+	switch {
+	case d.Specs == nil:
+	case param == "spec_id":
+		return d.specCandidates(ctx, tool, action)
+	case param == "task_id" && tool == "task" && args.String("spec_id") != "":
+		return d.taskCandidates(ctx, action, args.String("spec_id"))
 	}
 	return nil, "", nil
+}
+
+// specCandidates are the spec_id candidates of tool's action: the specs
+// of the folder it works on (pending for lifecycle activate, active
+// otherwise) and the spec list call of that folder.
+func (d *Deps) specCandidates(ctx context.Context, tool, action string) ([]string, string, map[string]any) {
+	folder := string(specs.LifecycleActive)
+	if tool == "lifecycle" && action == "activate" {
+		folder = string(specs.LifecyclePending)
+	}
+	rows, _, err := d.Specs.ListSpecs(ctx, folder, "", maxCandidates)
+	if err != nil {
+		return nil, "", nil
+	}
+	ids := make([]string, 0, len(rows))
+	for _, r := range rows {
+		ids = append(ids, r.SpecID)
+	}
+	return ids, toSpecList.Tool, toSpecList.Args(specListArgs{Status: folder})
+}
+
+// taskMovesFrom is the status a task action moves a task from, for the
+// actions that have one.
+var taskMovesFrom = map[string]specs.Status{"complete": specs.StatusInProgress, "block": specs.StatusInProgress,
+	"unblock": specs.StatusBlocked, "reopen": specs.StatusCompleted}
+
+// taskCandidates are the task_id candidates of task action on spec: its
+// work nodes in the status the action moves a task from (sorted, at most
+// maxCandidates) and the task list call of that status; none, and the
+// spec's task list, for an action no status fits.
+func (d *Deps) taskCandidates(ctx context.Context, action, spec string) ([]string, string, map[string]any) {
+	from := taskMovesFrom[action]
+	list := toTaskList.Args(taskListArgs{specArgs: specOf(spec), StatusFilter: string(from)})
+	if from == "" {
+		return nil, toTaskList.Tool, list
+	}
+	var ids []string
+	err := d.Specs.ReadSpec(ctx, spec, func(sp *specs.Spec, _ specs.JournalReader) error {
+		ids = workNodesIn(sp, from)
+		return nil
+	})
+	if err != nil {
+		return nil, "", nil
+	}
+	slices.Sort(ids)
+	return ids[:min(len(ids), maxCandidates)], "task", list
+}
+
+// workNodesIn are the ids of sp's counted work nodes in status, in
+// sp.IDs order.
+func workNodesIn(sp *specs.Spec, status specs.Status) []string {
+	var ids []string
+	for _, id := range sp.IDs() {
+		if n := sp.Node(id); n != nil && n.Status == status && n.Type.Counted() {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

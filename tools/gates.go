@@ -31,24 +31,38 @@ func setActionFlags(r *mcptool.Registry) {
 }
 
 // markAvailability sets available:false, with the reason, on the actions of
-// t that are off for this caller: a flag off, or verification execute on a
-// server started without --enable-verification-execute.
+// t that are off for this caller (unavailableReason).
 func markAvailability(ctx context.Context, d *Deps, t *mcptool.Tool, sess mcptool.Session, actions []mcptool.ActionSchema) {
 	for i := range actions {
-		as := &actions[i]
-		if (t.Name == "verification" && as.Name == "execute" || t.Name == "test" && as.Name == "run") && !d.VerificationExecute {
-			as.Available = false
-			as.Reason = "this server was started without --enable-verification-execute"
-			continue
-		}
-		if as.Flag == "" || d.Runtime.Flags == nil {
-			continue
-		}
-		if g := d.Runtime.Flags.Gate(ctx, as.Flag, mcptool.NewFlagContext(sess, t.Name, as.Name)); !g.On {
-			as.Available = false
-			as.Reason = fmt.Sprintf("feature flag %s is off for this client (source: %s; flag file: %s)", as.Flag, g.Source, d.Runtime.Flags.FileName())
+		if reason := unavailableReason(ctx, d, t.Name, sess, &actions[i]); reason != "" {
+			actions[i].Available = false
+			actions[i].Reason = reason
 		}
 	}
+}
+
+// unavailableReason is why tool's action as is off for this caller, ""
+// when it is on: a command-running action (runsCommands) on a server
+// started without --enable-verification-execute, else its feature flag
+// off for the caller.
+func unavailableReason(ctx context.Context, d *Deps, tool string, sess mcptool.Session, as *mcptool.ActionSchema) string {
+	if runsCommands(tool, as.Name) && !d.VerificationExecute {
+		return "this server was started without --enable-verification-execute"
+	}
+	if as.Flag == "" || d.Runtime.Flags == nil {
+		return ""
+	}
+	if g := d.Runtime.Flags.Gate(ctx, as.Flag, mcptool.NewFlagContext(sess, tool, as.Name)); !g.On {
+		return fmt.Sprintf("feature flag %s is off for this client (source: %s; flag file: %s)", as.Flag, g.Source, d.Runtime.Flags.FileName())
+	}
+	return ""
+}
+
+// runsCommands reports whether tool's action runs a command in the
+// workspace (verification execute, test run): off unless the server
+// runs with --enable-verification-execute.
+func runsCommands(tool, action string) bool {
+	return tool == "verification" && action == "execute" || tool == "test" && action == "run"
 }
 
 // flagsList is the flags entry of server capabilities.

@@ -68,44 +68,10 @@ func completePhasePrompt(s *specs.Spec, phaseID string) (string, error) {
 	if bl := specs.Blockers(s, phase.ID); len(bl) > 0 {
 		fmt.Fprintf(&b, "The phase waits on unfinished prerequisites: %s.\n", strings.Join(bl, ", "))
 	}
-	var open, verify []*specs.Node
-	for n := range specs.ExecutionOrder(s, phase.ID) {
-		if !n.IsWorkLeaf() || n.Status == specs.StatusCompleted {
-			continue
-		}
-		if n.Type == specs.TypeVerify {
-			verify = append(verify, n)
-		} else {
-			open = append(open, n)
-		}
-	}
-	if len(open) == 0 {
-		b.WriteString("\nEvery task of the phase is completed.\n")
-	} else {
-		b.WriteString("\nUnfinished tasks, in execution order:\n")
-		writeNodeList(&b, open, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
-			line := fmt.Sprintf("%s %q [%s]", n.ID, n.Title, n.Status)
-			if bl := specs.Blockers(s, n.ID); len(bl) > 0 {
-				line += " waiting on " + strings.Join(bl, ", ")
-			}
-			return line
-		})
-	}
-	if len(verify) == 0 {
-		b.WriteString("\nNo verify step is left open.\n")
-	} else {
-		b.WriteString("\nVerify steps still to pass:\n")
-		writeNodeList(&b, verify, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
-			line := fmt.Sprintf("%s %q [%s, %s]", n.ID, n.Title, n.VerificationType(), n.Status)
-			if c := n.MetaString("command"); c != "" {
-				line += " command: " + c
-			}
-			if r := n.MetaString("last_result"); r != "" {
-				line += " last result: " + r
-			}
-			return line
-		})
-	}
+	open, verify := phaseOpenWork(s, phase.ID)
+	listTasks := fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID)
+	writeOpenTasks(&b, s, open, listTasks)
+	writeOpenVerifies(&b, verify, listTasks)
 	fmt.Fprintf(&b, `
 To close the phase:
 1. Finish each unfinished task: task(action="start", ...), do the work, task(action="complete", spec_id=%[1]q, task_id=<task>, completion_note=...).
@@ -116,6 +82,61 @@ To close the phase:
 	return b.String(), nil
 }
 
+// phaseOpenWork are the work leaves of phase phaseID not completed yet,
+// in execution order: its tasks (open) and its verify steps (verify).
+func phaseOpenWork(s *specs.Spec, phaseID string) (open, verify []*specs.Node) {
+	for n := range specs.ExecutionOrder(s, phaseID) {
+		if !n.IsWorkLeaf() || n.Status == specs.StatusCompleted {
+			continue
+		}
+		if n.Type == specs.TypeVerify {
+			verify = append(verify, n)
+		} else {
+			open = append(open, n)
+		}
+	}
+	return open, verify
+}
+
+// writeOpenTasks writes a phase's unfinished tasks, each with the
+// prerequisites it waits on (listTasks pages through them all), or that
+// every task is completed.
+func writeOpenTasks(b *strings.Builder, s *specs.Spec, open []*specs.Node, listTasks string) {
+	if len(open) == 0 {
+		b.WriteString("\nEvery task of the phase is completed.\n")
+		return
+	}
+	b.WriteString("\nUnfinished tasks, in execution order:\n")
+	writeNodeList(b, open, listTasks, func(n *specs.Node) string {
+		line := fmt.Sprintf("%s %q [%s]", n.ID, n.Title, n.Status)
+		if bl := specs.Blockers(s, n.ID); len(bl) > 0 {
+			line += " waiting on " + strings.Join(bl, ", ")
+		}
+		return line
+	})
+}
+
+// writeOpenVerifies writes a phase's verify steps still to pass, each with
+// its command and last result when it has them (listTasks pages through
+// them all), or that none is left open.
+func writeOpenVerifies(b *strings.Builder, verify []*specs.Node, listTasks string) {
+	if len(verify) == 0 {
+		b.WriteString("\nNo verify step is left open.\n")
+		return
+	}
+	b.WriteString("\nVerify steps still to pass:\n")
+	writeNodeList(b, verify, listTasks, func(n *specs.Node) string {
+		line := fmt.Sprintf("%s %q [%s, %s]", n.ID, n.Title, n.VerificationType(), n.Status)
+		if c := n.MetaString("command"); c != "" {
+			line += " command: " + c
+		}
+		if r := n.MetaString("last_result"); r != "" {
+			line += " last result: " + r
+		}
+		return line
+	})
+}
+
 // reviewSpecPrompt is the review_spec text: the spec's intent, structure
 // and state, what looks unfinished or risky, and the checks to run.
 func reviewSpecPrompt(s *specs.Spec) string {
@@ -123,15 +144,49 @@ func reviewSpecPrompt(s *specs.Spec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Review the spec %s (%q) against its intent, and report what is missing, wrong or risky.\n", h.SpecID, h.Title)
 	writeSpecIntro(&b, s)
-	for _, key := range []string{"assumptions", "constraints", "success_criteria", "open_questions"} {
-		if items := h.MetaStrings(key); len(items) > 0 {
-			fmt.Fprintf(&b, "\n%s:\n", strings.ReplaceAll(key, "_", " "))
-			writeStrings(&b, items)
-		}
-	}
+	writeHeaderLists(&b, h)
 	b.WriteString("\nPhases:\n")
 	writePhases(&b, s)
-	var blocked, failed, unjournaled []*specs.Node
+	blocked, failed, unjournaled := reviewConcerns(s)
+	writeNodeSection(&b, "Blocked", blocked, fmt.Sprintf("task(action=\"list-blocked\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
+		return fmt.Sprintf("%s %q: %s", n.ID, n.Title, orDash(n.MetaString("blocker_description")))
+	})
+	writeNodeSection(&b, "Failed", failed, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
+		return fmt.Sprintf("%s %q: %s", n.ID, n.Title, orDash(n.MetaString("failure_reason")))
+	})
+	writeNodeSection(&b, "Completed without a journal entry yet", unjournaled, fmt.Sprintf("journal(action=\"list-unjournaled\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
+		return fmt.Sprintf("%s %q", n.ID, n.Title)
+	})
+	fmt.Fprintf(&b, `
+Review checklist:
+1. Does every phase serve the mission, and does every task have a clear description, acceptance criteria and (for implementation work) a file_path?
+2. Are the dependencies right (nothing started before what it needs; nothing blocked for no reason)? task(action="check-deps", spec_id=%[1]q, task_id=<task>) and spec(action="analyze-deps", spec_id=%[1]q) help.
+3. Does each phase end with verify steps that would catch a wrong result?
+4. Run spec(action="validate", spec_id=%[1]q) and spec(action="completeness-check", spec_id=%[1]q); fix what they report (spec(action="fix", spec_id=%[1]q, dry_run=true) shows the automatic fixes first).
+5. Record the review's conclusions: journal(action="add", spec_id=%[1]q, entry_type="note", title="Review", content=...).
+`, h.SpecID)
+	return b.String()
+}
+
+// reviewHeaderLists are the spec metadata lists review_spec shows, in
+// order.
+var reviewHeaderLists = []string{"assumptions", "constraints", "success_criteria", "open_questions"}
+
+// writeHeaderLists writes each of the spec's reviewHeaderLists it has, under
+// its name with spaces ("open questions:").
+func writeHeaderLists(b *strings.Builder, h specs.Header) {
+	for _, key := range reviewHeaderLists {
+		if items := h.MetaStrings(key); len(items) > 0 {
+			fmt.Fprintf(b, "\n%s:\n", strings.ReplaceAll(key, "_", " "))
+			writeStrings(b, items)
+		}
+	}
+}
+
+// reviewConcerns are the nodes review_spec points at, in execution order:
+// the blocked ones (the root aside), the failed ones, and the completed
+// ones that still need a journal entry.
+func reviewConcerns(s *specs.Spec) (blocked, failed, unjournaled []*specs.Node) {
 	for n := range specs.ExecutionOrder(s, specs.RootID) {
 		switch {
 		case n.Status == specs.StatusBlocked && n.ID != specs.RootID:
@@ -143,34 +198,17 @@ func reviewSpecPrompt(s *specs.Spec) string {
 			unjournaled = append(unjournaled, n)
 		}
 	}
-	more := fmt.Sprintf("task(action=\"list-blocked\", spec_id=%q)", h.SpecID)
-	if len(blocked) > 0 {
-		b.WriteString("\nBlocked:\n")
-		writeNodeList(&b, blocked, more, func(n *specs.Node) string {
-			return fmt.Sprintf("%s %q: %s", n.ID, n.Title, orDash(n.MetaString("blocker_description")))
-		})
+	return blocked, failed, unjournaled
+}
+
+// writeNodeSection writes a titled writeNodeList of nodes, nothing when
+// there is none.
+func writeNodeSection(b *strings.Builder, title string, nodes []*specs.Node, more string, line func(*specs.Node) string) {
+	if len(nodes) == 0 {
+		return
 	}
-	if len(failed) > 0 {
-		b.WriteString("\nFailed:\n")
-		writeNodeList(&b, failed, fmt.Sprintf("task(action=\"list\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
-			return fmt.Sprintf("%s %q: %s", n.ID, n.Title, orDash(n.MetaString("failure_reason")))
-		})
-	}
-	if len(unjournaled) > 0 {
-		b.WriteString("\nCompleted without a journal entry yet:\n")
-		writeNodeList(&b, unjournaled, fmt.Sprintf("journal(action=\"list-unjournaled\", spec_id=%q)", h.SpecID), func(n *specs.Node) string {
-			return fmt.Sprintf("%s %q", n.ID, n.Title)
-		})
-	}
-	fmt.Fprintf(&b, `
-Review checklist:
-1. Does every phase serve the mission, and does every task have a clear description, acceptance criteria and (for implementation work) a file_path?
-2. Are the dependencies right (nothing started before what it needs; nothing blocked for no reason)? task(action="check-deps", spec_id=%[1]q, task_id=<task>) and spec(action="analyze-deps", spec_id=%[1]q) help.
-3. Does each phase end with verify steps that would catch a wrong result?
-4. Run spec(action="validate", spec_id=%[1]q) and spec(action="completeness-check", spec_id=%[1]q); fix what they report (spec(action="fix", spec_id=%[1]q, dry_run=true) shows the automatic fixes first).
-5. Record the review's conclusions: journal(action="add", spec_id=%[1]q, entry_type="note", title="Review", content=...).
-`, h.SpecID)
-	return b.String()
+	fmt.Fprintf(b, "\n%s:\n", title)
+	writeNodeList(b, nodes, more, line)
 }
 
 // writeSpecIntro writes the spec's mission, description, objectives and

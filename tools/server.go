@@ -77,6 +77,12 @@ type ToolInfo struct {
 	Actions     []string `json:"actions"`
 }
 
+// matches reports whether the tool is of category and has tag, each when
+// given (not empty).
+func (t ToolInfo) matches(category, tag string) bool {
+	return (category == "" || t.Category == category) && (tag == "" || slices.Contains(t.Tags, tag))
+}
+
 // serverTools pages the tools by name, only those of category and with tag
 // when given (toolCategory, toolTags); the total counts the matching ones.
 // include_deprecated changes nothing: no tool is deprecated.
@@ -94,7 +100,7 @@ func serverTools(reg *mcptool.Registry) func(context.Context, *mcptool.Request, 
 			if !slices.Contains(a.Categories, info.Category) {
 				a.Categories = append(a.Categories, info.Category)
 			}
-			if (category != "" && info.Category != category) || (tag != "" && !slices.Contains(info.Tags, tag)) {
+			if !info.matches(category, tag) {
 				continue
 			}
 			total++

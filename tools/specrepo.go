@@ -84,18 +84,28 @@ func withSpecNextCall(err error, specID string) error {
 	if e.Code == errcode.AutonomyWriteLockActive { // any guarded write: the session's status names the way on
 		return autonomyError(e, specID, "")
 	}
+	if c, ok := specNextCall(e, specID); ok {
+		return e.WithNext(c, e.Matches())
+	}
+	return e
+}
+
+// specNextCall is the call that recovers from spec refusal e on specID:
+// the code's call (specRecovery), else a conflict's re-read (rereads);
+// false when there is none.
+func specNextCall(e *core.Error, specID string) (core.NextCall, bool) {
 	if c, ok := specRecovery(e.Code, e.Details); ok && (c.noSpec || specID != "") {
 		// A call on a spec needs its id: with none known, naming the call
 		// would suggest one that cannot run as given.
 		taskID, _ := e.Details["task_id"].(string)
-		return e.WithNext(c.on(specID, taskID), e.Matches())
+		return c.on(specID, taskID), true
 	}
 	if rereads(e, specID) {
 		// A conflict's next call is the re-read: a conflict is retried only
 		// after reading again.
-		return e.WithNext(callSpecGet.on(specID, ""), e.Matches())
+		return callSpecGet.on(specID, ""), true
 	}
-	return e
+	return core.NextCall{}, false
 }
 
 // fieldError is the refusal of an error about another spec, named by the
