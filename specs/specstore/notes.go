@@ -92,8 +92,8 @@ func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.Inta
 // with status (specs.IntakeNew, specs.IntakeDismissed, or "all"/"" for
 // every one); next is the id to resume after ("" at the end).
 func (s *Repo) IntakeList(ctx context.Context, status, after string, limit int) (items []specs.IntakeItem, next string, err error) {
-	items = []specs.IntakeItem{}
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		items, next = []specs.IntakeItem{}, "" // each run lists afresh (bucketstore.Engine)
 		b := tx.Bucket(bucketIntake)
 		if b == nil {
 			return nil
@@ -200,8 +200,8 @@ func (s *Repo) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 // limit (0: all), starting below the id before ("" = from the newest);
 // more reports whether older matching records remain.
 func (s *Repo) Errors(ctx context.Context, f errlog.Filter, before string, limit int) (recs []errlog.Record, more bool, err error) {
-	recs = []errlog.Record{}
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		recs, more = []errlog.Record{}, false // each run lists afresh (bucketstore.Engine)
 		b := tx.Bucket(bucketErrorLog)
 		if b == nil {
 			return nil
