@@ -57,7 +57,9 @@ func bucket(tx bucketstore.Tx, name []byte) (bucketstore.Bucket, error) {
 // (SetIntakeCapacity, default specs.MaxIntakeItems) makes room by forgetting its oldest dismissed item; CONFLICT when
 // none is dismissed.
 func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error) {
+	var stored specs.IntakeItem
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
+		stored = item // each run starts from the caller's item (bucketstore.Engine)
 		b, err := bucket(tx, bucketIntake)
 		if err != nil {
 			return err
@@ -75,17 +77,17 @@ func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.Inta
 		if err != nil {
 			return err
 		}
-		item.ID, item.Status = "intake-"+strconv.FormatUint(seq, 10), specs.IntakeNew
-		if item.CreatedAt == "" {
-			item.CreatedAt = specs.FormatTime(s.now())
+		stored.ID, stored.Status = "intake-"+strconv.FormatUint(seq, 10), specs.IntakeNew
+		if stored.CreatedAt == "" {
+			stored.CreatedAt = specs.FormatTime(s.now())
 		}
-		raw, err := json.Marshal(item)
+		raw, err := json.Marshal(stored)
 		if err != nil {
 			return err
 		}
 		return b.Put(seqKey(seq), raw)
 	})
-	return item, bucketstore.AsStoreError(err)
+	return stored, bucketstore.AsStoreError(err)
 }
 
 // IntakeList pages inbox items oldest first after the id after (""), those
@@ -127,6 +129,7 @@ func (s *Repo) IntakeList(ctx context.Context, status, after string, limit int) 
 // reports already true). NOT_FOUND when there is no such item.
 func (s *Repo) IntakeDismiss(ctx context.Context, id, reason, now string) (item specs.IntakeItem, already bool, err error) {
 	err = s.update(ctx, func(tx bucketstore.Tx) error {
+		item, already = specs.IntakeItem{}, false // each run answers what it read (bucketstore.Engine)
 		b, err := bucket(tx, bucketIntake)
 		if err != nil {
 			return err
@@ -235,6 +238,7 @@ func (s *Repo) Errors(ctx context.Context, f errlog.Filter, before string, limit
 // kept.
 func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err error) {
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		rec = errlog.Record{} // each run answers what it read (bucketstore.Engine)
 		var raw []byte
 		if b := tx.Bucket(bucketErrorLog); b != nil {
 			if n, ok := seqOf(id, "err"); ok {

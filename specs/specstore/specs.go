@@ -488,6 +488,7 @@ func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteO
 func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
+		res = specs.RepoWriteResult{} // only the run that commits answers (bucketstore.Engine)
 		b, h, err := s.loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
