@@ -58,6 +58,7 @@ func (d *Deps) missingCandidates(ctx context.Context, tool, action, param string
 		}
 		var ids []string
 		err := d.Specs.ReadSpec(ctx, spec, func(sp *specs.Spec, _ specs.JournalReader) error {
+			ids = nil // fn may run more than once (specs.Repo)
 			for _, id := range sp.IDs() {
 				if n := sp.Node(id); n != nil && n.Status == from && n.Type.Counted() {
 					ids = append(ids, id)
