@@ -5,7 +5,12 @@ import "context"
 // Repo is the persistence port of the spec domain: what the spec services
 // (and the tools over them) need of the store, in the domain's terms.
 // specs/specstore implements it over the store port (either engine); every
-// method is one transaction.
+// method is one transaction. A method may run the fn it is given more than
+// once, each time from the start over a fresh view (the etcd engine re-runs
+// a read after a retryable error and a write that lost a race; only the
+// last run counts): fn sets what it answers through outer variables on
+// every run, never adds to what an earlier run left there, and has no other
+// side effect.
 type Repo interface {
 	// ReadSpec runs fn over a lazily loaded, read-only view. SPEC_NOT_FOUND.
 	ReadSpec(ctx context.Context, specID string, fn func(sp *Spec, j JournalReader) error) error

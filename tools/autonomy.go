@@ -444,11 +444,13 @@ func (d *Deps) sessionList(ctx context.Context, r *mcptool.Request, a sessionArg
 	now := d.clock()()
 	all := []SessionSummary{}
 	for _, id := range ids {
+		var of []SessionSummary
 		err := d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
+			of = nil // fn may run more than once (specs.Repo)
 			ss, err := autonomy.Sessions(j.Records(autonomy.Space))
 			for _, s := range ss {
 				v := autonomy.View(nil, s, now)
-				all = append(all, SessionSummary{SessionID: s.ID, SpecID: s.SpecID, Status: s.Status, EffectiveStatus: v.EffectiveStatus, PauseReason: s.PauseReason,
+				of = append(of, SessionSummary{SessionID: s.ID, SpecID: s.SpecID, Status: s.Status, EffectiveStatus: v.EffectiveStatus, PauseReason: s.PauseReason,
 					ActivePhaseID: s.ActivePhaseID, TasksCompleted: s.Counters.TasksCompleted, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt})
 			}
 			return err
@@ -456,6 +458,7 @@ func (d *Deps) sessionList(ctx context.Context, r *mcptool.Request, a sessionArg
 		if err != nil {
 			return mcptool.Fail(autonomyError(err, specID, ""))
 		}
+		all = append(all, of...)
 	}
 	slices.SortStableFunc(all, func(a, b SessionSummary) int {
 		return strings.Compare(b.CreatedAt+b.SessionID, a.CreatedAt+a.SessionID)
@@ -727,7 +730,7 @@ func (d *Deps) taskSessionEvents(ctx context.Context, r *mcptool.Request, a sess
 		}
 		out.Events = sessionEvents(evs)
 		out.Count = len(out.Events)
-		meta = append(meta, page.Meta(page.Cursor(lastSequence(evs), more)))
+		meta = []core.MetaOption{page.Meta(page.Cursor(lastSequence(evs), more))}
 		return nil, nil
 	})
 	if err != nil {

@@ -100,6 +100,7 @@ func (c promptCompletion) CompletePromptArgument(ctx context.Context, prompt str
 		}
 		var phases []string
 		err := c.d.Specs.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
+			phases = nil // fn may run more than once (specs.Repo)
 			for _, p := range specs.Phases(sp) {
 				if strings.HasPrefix(p.ID, arg.Value) {
 					phases = append(phases, p.ID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/mcptool"
+	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
 	"github.com/specd/specd/specs/specstore"
@@ -24,6 +25,7 @@ type taskHarness struct {
 	reg    *mcptool.Registry
 	d      *Deps
 	st     *specstore.Repo // over a real bbolt store in t.TempDir()
+	eng    bucketstore.Store
 	mu     sync.Mutex
 	now    time.Time
 	specID string
@@ -38,7 +40,8 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 //	phase-2 (blocked by phase-1): task-2-1 with subtask task-2-1-1, task-2-2
 func newTaskHarness(t *testing.T) *taskHarness {
 	t.Helper()
-	h := &taskHarness{t: t, st: specstore.New(storetest.Open(t), nil), now: t0}
+	eng := storetest.Open(t)
+	h := &taskHarness{t: t, st: specstore.New(eng, nil), eng: eng, now: t0}
 	clock := func() time.Time { h.mu.Lock(); defer h.mu.Unlock(); return h.now }
 	must := func(err error) {
 		t.Helper()

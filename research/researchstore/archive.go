@@ -267,6 +267,7 @@ func (s *Store) DigestPut(ctx context.Context, rec research.DigestRecord) (bool,
 func (s *Store) DigestGet(ctx context.Context, sourceID, queryHash string) (research.DigestRecord, error) {
 	var rec research.DigestRecord
 	err := s.view(ctx, func(tx bucketstore.Tx) error {
+		rec = research.DigestRecord{} // an engine may run fn again (bucketstore.Engine)
 		v := tx.Bucket(bucketDigests).Get(digestKey(sourceID, queryHash))
 		if v == nil {
 			return digestNotFound(tx, sourceID, queryHash)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/specd/specd/core/store/bucketstore"
@@ -53,5 +54,31 @@ func TestReadsSurviveARerun(t *testing.T) {
 	_, m, err := again.ArchiveGet(ctx, meta.Hash, "")
 	if err != nil || m.Hash != meta.Hash || m.ContentID != "c-1" {
 		t.Errorf("ArchiveGet after a re-run: %+v, %v", m, err)
+	}
+}
+
+// TestDigestGetAnswersTheStoredRecord: a digest replaced (without a source
+// hash) while the first run read answers as stored, without the source
+// hash of the record the first run read.
+func TestDigestGetAnswersTheStoredRecord(t *testing.T) {
+	ctx := context.Background()
+	eng := storetest.Open(t)
+	plain := New(eng, nil)
+	rec := research.DigestRecord{SourceID: "src", QueryHash: "q", Payload: []byte(`{}`), SourceHash: "h1"}
+	if _, err := plain.DigestPut(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	rr := &storetest.Rerun{Store: eng, Between: func() {
+		once.Do(func() {
+			rec.SourceHash = ""
+			if _, err := plain.DigestPut(ctx, rec); err != nil {
+				t.Error(err)
+			}
+		})
+	}}
+	got, err := New(rr, nil).DigestGet(ctx, "src", "q")
+	if err != nil || got.SourceHash != "" {
+		t.Errorf("got %+v, %v; want the replacement, without a source hash", got, err)
 	}
 }

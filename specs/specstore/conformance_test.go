@@ -48,6 +48,15 @@ func TestConformance(t *testing.T) {
 	t.Run("bbolt", func(t *testing.T) {
 		Run(t, func(t testing.TB) bucketstore.Store { return storetest.Open(t) })
 	})
+	// An engine may run a fn again (bucketstore.Engine): over Rerun every
+	// View and Update runs its fn twice (the first Update rolled back),
+	// and over every third one state carried between calls shows too.
+	t.Run("bbolt-rerun", func(t *testing.T) {
+		Run(t, func(t testing.TB) bucketstore.Store { return &storetest.Rerun{Store: storetest.Open(t)} })
+	})
+	t.Run("bbolt-rerun-every-3", func(t *testing.T) {
+		Run(t, func(t testing.TB) bucketstore.Store { return &storetest.Rerun{Store: storetest.Open(t), Every: 3} })
+	})
 	t.Run("etcd", func(t *testing.T) {
 		ep := etcdtest.Start(t, 4096)
 		var prefixes atomic.Int64

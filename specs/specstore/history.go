@@ -236,8 +236,8 @@ func compactJSON(b []byte) bool {
 // History lists versions newest first, below `before` (0 = from the newest),
 // at most limit; more reports whether older ones exist.
 func (s *Repo) History(ctx context.Context, specID string, before int64, limit int) (out []specs.RepoVersion, more bool, err error) {
-	out = []specs.RepoVersion{}
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		out, more = []specs.RepoVersion{}, false // each run reads afresh (bucketstore.Engine)
 		b, err := specBucket(tx, specID)
 		if err != nil {
 			return err

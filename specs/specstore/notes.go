@@ -57,7 +57,9 @@ func bucket(tx bucketstore.Tx, name []byte) (bucketstore.Bucket, error) {
 // (SetIntakeCapacity, default specs.MaxIntakeItems) makes room by forgetting its oldest dismissed item; CONFLICT when
 // none is dismissed.
 func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.IntakeItem, error) {
+	var stored specs.IntakeItem
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
+		stored = item // each run starts from the caller's item (bucketstore.Engine)
 		b, err := bucket(tx, bucketIntake)
 		if err != nil {
 			return err
@@ -75,25 +77,25 @@ func (s *Repo) IntakeAdd(ctx context.Context, item specs.IntakeItem) (specs.Inta
 		if err != nil {
 			return err
 		}
-		item.ID, item.Status = "intake-"+strconv.FormatUint(seq, 10), specs.IntakeNew
-		if item.CreatedAt == "" {
-			item.CreatedAt = specs.FormatTime(s.now())
+		stored.ID, stored.Status = "intake-"+strconv.FormatUint(seq, 10), specs.IntakeNew
+		if stored.CreatedAt == "" {
+			stored.CreatedAt = specs.FormatTime(s.now())
 		}
-		raw, err := json.Marshal(item)
+		raw, err := json.Marshal(stored)
 		if err != nil {
 			return err
 		}
 		return b.Put(seqKey(seq), raw)
 	})
-	return item, bucketstore.AsStoreError(err)
+	return stored, bucketstore.AsStoreError(err)
 }
 
 // IntakeList pages inbox items oldest first after the id after (""), those
 // with status (specs.IntakeNew, specs.IntakeDismissed, or "all"/"" for
 // every one); next is the id to resume after ("" at the end).
 func (s *Repo) IntakeList(ctx context.Context, status, after string, limit int) (items []specs.IntakeItem, next string, err error) {
-	items = []specs.IntakeItem{}
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		items, next = []specs.IntakeItem{}, "" // each run lists afresh (bucketstore.Engine)
 		b := tx.Bucket(bucketIntake)
 		if b == nil {
 			return nil
@@ -127,6 +129,7 @@ func (s *Repo) IntakeList(ctx context.Context, status, after string, limit int) 
 // reports already true). NOT_FOUND when there is no such item.
 func (s *Repo) IntakeDismiss(ctx context.Context, id, reason, now string) (item specs.IntakeItem, already bool, err error) {
 	err = s.update(ctx, func(tx bucketstore.Tx) error {
+		item, already = specs.IntakeItem{}, false // each run answers what it read (bucketstore.Engine)
 		b, err := bucket(tx, bucketIntake)
 		if err != nil {
 			return err
@@ -200,8 +203,8 @@ func (s *Repo) ErrorRecord(ctx context.Context, recs ...errlog.Record) error {
 // limit (0: all), starting below the id before ("" = from the newest);
 // more reports whether older matching records remain.
 func (s *Repo) Errors(ctx context.Context, f errlog.Filter, before string, limit int) (recs []errlog.Record, more bool, err error) {
-	recs = []errlog.Record{}
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		recs, more = []errlog.Record{}, false // each run lists afresh (bucketstore.Engine)
 		b := tx.Bucket(bucketErrorLog)
 		if b == nil {
 			return nil
@@ -235,6 +238,7 @@ func (s *Repo) Errors(ctx context.Context, f errlog.Filter, before string, limit
 // kept.
 func (s *Repo) ErrorGet(ctx context.Context, id string) (rec errlog.Record, err error) {
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		rec = errlog.Record{} // each run answers what it read (bucketstore.Engine)
 		var raw []byte
 		if b := tx.Bucket(bucketErrorLog); b != nil {
 			if n, ok := seqOf(id, "err"); ok {

@@ -23,22 +23,23 @@ func wantRows(t *testing.T, st Port, folder string) []specs.RepoSummary {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
+		var h specs.Header
 		if err := st.ReadSpec(context.Background(), id, func(sp *specs.Spec, _ specs.JournalReader) error {
-			h := sp.Header
-			l := string(h.Lifecycle)
-			if l == "" {
-				l = string(specs.LifecyclePending)
-			}
-			if folder != "all" && l != folder {
-				return nil
-			}
-			out = append(out, specs.RepoSummary{SpecID: h.SpecID, Title: h.Title, Lifecycle: l, Status: string(h.Status),
-				TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks, ProgressPercentage: h.ProgressPercentage,
-				CurrentPhase: h.CurrentPhase, Version: h.Version, LastUpdated: h.LastUpdated})
+			h = sp.Header // fn may run more than once (specs.Repo)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
+		l := string(h.Lifecycle)
+		if l == "" {
+			l = string(specs.LifecyclePending)
+		}
+		if folder != "all" && l != folder {
+			continue
+		}
+		out = append(out, specs.RepoSummary{SpecID: h.SpecID, Title: h.Title, Lifecycle: l, Status: string(h.Status),
+			TotalTasks: h.TotalTasks, CompletedTasks: h.CompletedTasks, ProgressPercentage: h.ProgressPercentage,
+			CurrentPhase: h.CurrentPhase, Version: h.Version, LastUpdated: h.LastUpdated})
 	}
 	return out
 }

@@ -488,6 +488,7 @@ func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteO
 func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
+		res = specs.RepoWriteResult{} // only the run that commits answers (bucketstore.Engine)
 		b, h, err := s.loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
@@ -780,8 +781,8 @@ func (s *Repo) ListSpecs(ctx context.Context, folder, after string, limit int) (
 		}
 		s.indexed.Store(false) // the store was replaced under this Repo
 	}
-	rows, next = []specs.RepoSummary{}, ""
 	err = s.view(ctx, func(tx bucketstore.Tx) error {
+		rows, next = []specs.RepoSummary{}, "" // each run lists afresh (bucketstore.Engine)
 		all := tx.Bucket(bucketSpecs)
 		emit := func(id string) (bool, error) {
 			if len(rows) == limit {
@@ -877,6 +878,7 @@ func summaryOf(h specs.Header) specs.RepoSummary {
 func (s *Repo) SpecIDs(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.view(ctx, func(tx bucketstore.Tx) error {
+		ids = nil // each run lists afresh (bucketstore.Engine)
 		return tx.Bucket(bucketSpecs).ForEachBucket(func(k []byte) error { ids = append(ids, string(k)); return nil })
 	})
 	return ids, err
@@ -905,8 +907,9 @@ func checkVersion(o specs.RepoWriteOptions, current int64) *core.Error {
 // first. Journal entries never change once written, so a range pinned by an
 // archive id reads the same at any later version.
 func (s *Repo) JournalRange(ctx context.Context, specID string, from, to uint64) ([]specs.JournalEntry, error) {
-	out := []specs.JournalEntry{}
+	var out []specs.JournalEntry
 	err := s.view(ctx, func(tx bucketstore.Tx) error {
+		out = []specs.JournalEntry{} // each run reads afresh (bucketstore.Engine)
 		b, err := specBucket(tx, specID)
 		if err != nil {
 			return err
