@@ -145,3 +145,48 @@ func TestBatchedWriteOutlivesAnothersDeadline(t *testing.T) {
 		return nil
 	})
 }
+
+// TestLeavingCallerWaitsForItsRunningFn: a caller whose context ends while
+// its own fn runs answers only after that fn has returned (the fn may
+// still be writing the caller's variables), and nothing of it is written.
+func TestLeavingCallerWaitsForItsRunningFn(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, startEtcd(t, 4096), nil)
+	bucket := bucketstore.BucketDigests
+	g := newGate()
+	defer g.open()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var returned atomic.Bool
+	answers := heldBatch(t, st, []context.Context{ctx}, func(tx bucketstore.Tx) error {
+		if err := tx.Bucket(bucket).Put([]byte("mine"), []byte("v")); err != nil {
+			return err
+		}
+		g.hold()
+		returned.Store(true)
+		return nil
+	})
+	<-g.started
+	cancel()
+	select {
+	case err := <-answers[0]:
+		t.Fatalf("the caller answered (%v) while its fn was still running", err)
+	case <-time.After(100 * time.Millisecond): // a window for a wrong early answer, not a latency bound
+	}
+	g.open()
+	err := <-answers[0]
+	if !returned.Load() {
+		t.Fatal("the caller answered before its fn returned")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("answer %v, want the context's error", err)
+	}
+	if err := st.View(context.Background(), func(tx bucketstore.Tx) error {
+		if v := tx.Bucket(bucket).Get([]byte("mine")); v != nil {
+			return errors.New("the left caller's write was kept")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -420,10 +420,12 @@ func (s *Store) view(ctx context.Context, fn func(*txn) error) error {
 // Deadlines. A caller's budget (RequestTimeout within its context) bounds
 // its own wait, never the others' work:
 //   - when it ends before the caller's fn has started (queued, or taken
-//     into a batch but not reached) or while the fn runs, the caller
-//     leaves at once with its deadline's answer (the context's error, or
-//     UNAVAILABLE when the cluster is what it waited for): its fn's writes
-//     are never committed, in this attempt or a retry;
+//     into a batch but not reached), the caller leaves at once with its
+//     deadline's answer (the context's error, or UNAVAILABLE when the
+//     cluster is what it waited for), and when it ends while the fn runs,
+//     as soon as the fn returns (the fn may still be using the caller's
+//     variables): its fn's writes are never committed, in this attempt or
+//     a retry;
 //   - when it ends after the fn was taken into the commit, the caller
 //     answers at once that the outcome is unknown (UNAVAILABLE, outcome
 //     "unknown": re-read before retrying), and the batch takes no further
@@ -472,6 +474,7 @@ func (s *Store) leave(req *writeReq) error {
 	s.withdraw(req)
 	switch {
 	case req.state.CompareAndSwap(reqQueued, reqLeft), req.state.CompareAndSwap(reqRunning, reqLeft):
+		req.awaitFn() // a fn under way may still write the caller's variables
 		if err := req.ctx.Err(); err != nil {
 			return s.classify(req.ctx, err)
 		}
@@ -536,6 +539,18 @@ func callFn(r *writeReq, t *txn) (err error) {
 	return r.fn(t)
 }
 
+// runHeld runs r's fn over t (callFn) holding r.running, unless its caller
+// left first (ran false). A failed read's abort passes through, r.running
+// released.
+func runHeld(r *writeReq, t *txn) (ran bool, err error) {
+	r.running.Lock()
+	defer r.running.Unlock()
+	if !r.state.CompareAndSwap(reqQueued, reqRunning) && !r.state.CompareAndSwap(reqKept, reqRunning) {
+		return false, nil
+	}
+	return true, callFn(r, t)
+}
+
 // maxBatch bounds the updates one commit carries.
 const maxBatch = 64
 
@@ -558,6 +573,15 @@ type writeReq struct {
 	fn      func(*txn) error
 	state   atomic.Int32
 	done    chan error
+	// running is held while fn runs (taken before the move to running), so
+	// a caller that leaves meanwhile waits until fn has returned.
+	running sync.Mutex
+}
+
+// awaitFn returns once r's fn is not running (running is free).
+func (r *writeReq) awaitFn() {
+	r.running.Lock()
+	defer r.running.Unlock()
 }
 
 // finish answers r with err unless its caller left or it was answered;
@@ -673,11 +697,11 @@ func (s *Store) runFns(t *txn, batch []*writeReq, results []error) ([]*writeReq,
 				break
 			}
 			results[i] = nil
-			if !r.state.CompareAndSwap(reqQueued, reqRunning) && !r.state.CompareAndSwap(reqKept, reqRunning) {
+			mark := t.savepoint()
+			ran, err := runHeld(r, t)
+			if !ran {
 				continue // its caller left
 			}
-			mark := t.savepoint()
-			err := callFn(r, t)
 			if err == nil {
 				err = r.op.Err() // the budget ended while fn ran: nothing is kept
 			}

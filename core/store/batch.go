@@ -43,8 +43,9 @@ import (
 //     taken into a batch but not yet reached, or while the batch waits for
 //     the file — leaves at once: its fn never runs, nothing of it is
 //     written, and it answers its context's error;
-//   - a caller whose context ends while its fn runs answers at once too:
-//     its writes are undone when the fn returns;
+//   - a caller whose context ends while its fn runs answers as soon as
+//     the fn returns (the fn may still be using the caller's variables),
+//     and its writes are undone;
 //   - a fn that fails is answered when it returns, not after the commit;
 //   - a caller whose fn succeeded waits for the commit that holds it,
 //     which stays bounded: once its context has ended the batch takes no
@@ -74,10 +75,19 @@ type commitReq struct {
 	ctx   context.Context
 	fn    func(bucketstore.Tx) error
 	state atomic.Int32
-	err   error
-	pv    any  // a panic of fn, re-raised in the caller's goroutine
-	pan   bool // fn panicked
-	done  chan struct{}
+	// running is held while fn runs (taken before the move to running), so
+	// a caller that leaves meanwhile waits until fn has returned.
+	running sync.Mutex
+	err     error
+	pv      any  // a panic of fn, re-raised in the caller's goroutine
+	pan     bool // fn panicked
+	done    chan struct{}
+}
+
+// awaitFn returns once r's fn is not running (running is free).
+func (r *commitReq) awaitFn() {
+	r.running.Lock()
+	defer r.running.Unlock()
 }
 
 // answer returns r's outcome in its caller's goroutine.
@@ -142,6 +152,7 @@ func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error
 			q.pending = slices.Delete(q.pending, i, i+1)
 		}
 		q.mu.Unlock()
+		r.awaitFn() // a fn under way may still write the caller's variables
 		return ctx.Err()
 	}
 	<-r.done // kept: its batch closes and commits (see Deadlines)
@@ -285,11 +296,12 @@ func (s *Store) runAll(tx *bolt.Tx, batch []*commitReq) ([]*commitReq, int, erro
 			s.requeue(batch[i:])
 			return batch[:i], len(kept), nil
 		}
-		if !r.state.CompareAndSwap(reqQueued, reqRunning) {
-			continue // its caller left
-		}
-		if fatal := s.runSaved(tx, r); fatal != nil {
+		ran, fatal := s.runHeld(tx, r)
+		if fatal != nil {
 			return batch, len(kept), fatal
+		}
+		if !ran {
+			continue // its caller left
 		}
 		if r.state.Load() == reqKept {
 			kept = append(kept, r)
@@ -309,6 +321,17 @@ func closing(kept []*commitReq) bool {
 		}
 	}
 	return false
+}
+
+// runHeld runs r (runSaved) holding r.running, unless its caller left
+// first (ran false).
+func (s *Store) runHeld(tx *bolt.Tx, r *commitReq) (ran bool, fatal error) {
+	r.running.Lock()
+	defer r.running.Unlock()
+	if !r.state.CompareAndSwap(reqQueued, reqRunning) {
+		return false, nil
+	}
+	return true, s.runSaved(tx, r)
 }
 
 // runSaved runs r's fn behind a savepoint and moves r to kept when it

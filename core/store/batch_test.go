@@ -500,3 +500,52 @@ func TestBatchClosesAtAKeptCallersDeadline(t *testing.T) {
 		t.Fatalf("transactions %d %d %d: want the first two together and the third in the next commit", ids[0].Load(), ids[1].Load(), ids[2].Load())
 	}
 }
+
+// TestLeavingCallerWaitsForItsRunningFn: a batched caller whose context
+// ends while its own fn runs answers only after that fn has returned (the
+// fn may still be writing the caller's variables), and nothing of it is
+// kept.
+func TestLeavingCallerWaitsForItsRunningFn(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	let := func() {
+		if once.CompareAndSwap(false, true) {
+			close(release)
+		}
+	}
+	defer let()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var returned atomic.Bool
+	answers := heldBatch(t, s, []context.Context{ctx}, func(tx bucketstore.Tx) error {
+		if err := tx.Bucket(scratchBucket).Put([]byte("mine"), []byte("1")); err != nil {
+			return err
+		}
+		close(started)
+		<-release
+		returned.Store(true)
+		return nil
+	})
+	<-started
+	cancel()
+	select {
+	case err := <-answers[0]:
+		t.Fatalf("the caller answered (%v) while its fn was still running", err)
+	case <-time.After(100 * time.Millisecond): // a window for a wrong early answer, not a latency bound
+	}
+	let()
+	err := <-answers[0]
+	if !returned.Load() {
+		t.Fatal("the caller answered before its fn returned")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("answer %v, want the context's error", err)
+	}
+	must(t, s.View(context.Background(), func(tx bucketstore.Tx) error {
+		if v := tx.Bucket(scratchBucket).Get([]byte("mine")); v != nil {
+			return errors.New("the left caller's write was kept")
+		}
+		return nil
+	}))
+}
