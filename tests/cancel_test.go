@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -15,13 +16,17 @@ import (
 // 1.0) and ordinary ones.
 var cancelIDs = []string{"1e309", "100000000000000000000000", "9007199254740993", "1.0", "7", `"c-1"`}
 
+// slowRuns numbers the slow runs of this test process, so no two (the
+// stdio and HTTP subtests run in parallel) share a marker.
+var slowRuns atomic.Int64
+
 // slowTestRun writes ws/Makefile so that the next test run touches
 // ws/started-n and then sleeps with a marker argument no other process
 // has, which it returns.
 func slowTestRun(t *testing.T, ws string, n int) (started, marker string) {
 	t.Helper()
 	started = filepath.Join(ws, fmt.Sprintf("started-%d", n))
-	marker = fmt.Sprintf("300.%d%d", os.Getpid(), 60+n)
+	marker = fmt.Sprintf("300.%d%d", os.Getpid(), 1000+slowRuns.Add(1))
 	must(t, os.WriteFile(filepath.Join(ws, "Makefile"), []byte("test:\n\t@touch "+started+"; sleep "+marker+"\n"), 0o644))
 	return started, marker
 }
