@@ -43,21 +43,25 @@ type archive = researchstore.Store
 type Opener func(t testing.TB) bucketstore.Store
 
 // TestConformance runs the suite on bbolt and on a real (embedded) etcd,
-// one prefix per test.
+// one prefix per test; the engines run side by side.
 func TestConformance(t *testing.T) {
 	t.Run("bbolt", func(t *testing.T) {
+		t.Parallel() // the engines share nothing
 		Run(t, func(t testing.TB) bucketstore.Store { return storetest.Open(t) })
 	})
 	// An engine may run a fn again (bucketstore.Engine): over Rerun every
 	// View and Update runs its fn twice (the first Update rolled back),
 	// and over every third one state carried between calls shows too.
 	t.Run("bbolt-rerun", func(t *testing.T) {
+		t.Parallel() // the engines share nothing
 		Run(t, func(t testing.TB) bucketstore.Store { return &storetest.Rerun{Store: storetest.Open(t)} })
 	})
 	t.Run("bbolt-rerun-every-3", func(t *testing.T) {
+		t.Parallel() // the engines share nothing
 		Run(t, func(t testing.TB) bucketstore.Store { return &storetest.Rerun{Store: storetest.Open(t), Every: 3} })
 	})
 	t.Run("etcd", func(t *testing.T) {
+		t.Parallel() // the engines share nothing
 		ep := etcdtest.Start(t, 4096)
 		var prefixes atomic.Int64
 		Run(t, func(t testing.TB) bucketstore.Store {
