@@ -65,9 +65,15 @@ func modeBits(fi fs.FileInfo) fs.FileMode {
 // as the server's user); opening the file fails there anyway. The error
 // names the folder or link, what is wrong and the fix.
 func CheckKeysFolders(path string) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
+	// Not filepath.Abs: its lexical Clean would take "link/.." as "",
+	// where the kernel goes to the parent of the link's target.
+	abs := path
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		abs = wd + "/" + path
 	}
 	w := &keysWalk{file: path}
 	if err := w.enter("/"); err != nil {
