@@ -232,3 +232,28 @@ func TestLoadKeysChecksDotDotAfterALinkAsTheKernelDoes(t *testing.T) {
 		t.Fatalf("LoadKeys(%s) = %v, want the refusal of %s (mode 0777)", p, err, shared)
 	}
 }
+
+// TestCheckKeysFileRequiresTheOpenedFileAtItsPath: the folder walk
+// resolves the path apart from the open, so the file it reaches must be
+// the opened one; an opened file whose path now leads elsewhere (a link
+// repointed) or nowhere (a link removed) is refused.
+func TestCheckKeysFileRequiresTheOpenedFileAtItsPath(t *testing.T) {
+	secret, err := NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := KeyLine("ann", Admin, secret)
+	p, other := writeKeys(t, line), writeKeys(t, line)
+	fi, err := os.Stat(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckKeysFile(other, fi); err != nil {
+		t.Fatalf("the file at its own path: %v", err)
+	}
+	for _, path := range []string{p, filepath.Join(filepath.Dir(p), "gone")} {
+		if err := CheckKeysFile(path, fi); err == nil || !strings.Contains(err.Error(), "not the one its path leads to") {
+			t.Errorf("CheckKeysFile(%s, the stat of %s) = %v, want a refusal", path, other, err)
+		}
+	}
+}
