@@ -157,6 +157,8 @@ func TestSettingsAreCheckedAtStart(t *testing.T) {
 		{"board sessions per key 0", nil, []string{"--board-max-sessions-per-key", "0"}, `--board-max-sessions-per-key="0": must be a whole number between 1 and 100000`, nil},
 		{"board login rate 0", map[string]string{"SPECD_BOARD_LOGIN_RATE": "0"}, nil, `SPECD_BOARD_LOGIN_RATE="0": must be a number between 0.001 and 1000`, nil},
 		{"rate nonsense", nil, []string{"--rate", "fast"}, `--rate="fast": must be a number between 0.01 and 100000`, nil},
+		{"board login rate NaN", nil, []string{"--board-login-rate", "NaN"}, `--board-login-rate="NaN": must be a number between 0.001 and 1000`, nil},
+		{"rate NaN", map[string]string{"SPECD_RATE": "nan"}, nil, `SPECD_RATE="nan": must be a number between 0.01 and 100000`, nil},
 		{"sources", map[string]string{"SPECD_DEADLINE": "9s"}, []string{"--token-budget", "2000"}, "", func(c *config) bool {
 			return c.Sources["deadline"] == "env" && c.Sources["token-budget"] == "flag" && c.Sources["history-keep"] == "default" && len(c.Sources) == len(settings())
 		}},

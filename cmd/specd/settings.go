@@ -190,11 +190,11 @@ func parseAPIKeys(c *config, v string) (err error) {
 	return err
 }
 
-// floatSetting parses a number from lo to hi into field.
+// floatSetting parses a number from lo to hi into field (NaN is none).
 func floatSetting(field func(*config) *float64, lo, hi float64) func(*config, string) error {
 	return func(c *config, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < lo || f > hi {
+		if err != nil || !(f >= lo && f <= hi) { // NaN compares false: refused
 			return fmt.Errorf("must be a number between %g and %g", lo, hi)
 		}
 		*field(c) = f

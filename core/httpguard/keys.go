@@ -65,8 +65,9 @@ var keyID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // can add a line can add an admin key of their own. fi is the opened
 // file's: it must be a regular file, owned by the server's user or root,
 // and not writable by group or others; then every folder on its path must
-// pass CheckKeysFolders. The error names the file or folder, what is wrong
-// and the fix.
+// pass CheckKeysFolders, and the file the path leads to then must be fi's
+// (the walk and the open resolve the path apart). The error names the file
+// or folder, what is wrong and the fix.
 func CheckKeysFile(path string, fi os.FileInfo) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s: the keys file is not a regular file (%v)", path, fi.Mode().Type())
@@ -78,7 +79,7 @@ func CheckKeysFile(path string, fi os.FileInfo) error {
 		return fmt.Errorf("%s: the keys file is owned by %s, not by root or the server's user (%s), so its owner can add keys of their own; refused. Fix: chown %d %s",
 			path, whoIs(uid), whoIs(uint32(serverUID())), serverUID(), path)
 	}
-	return CheckKeysFolders(path)
+	return checkKeysPath(path, fi)
 }
 
 // LoadKeys reads a keys file: one "id role sha256-hex" per line; blank

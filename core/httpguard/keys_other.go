@@ -19,3 +19,6 @@ func whoIs(uint32) string { return "" }
 // CheckKeysFolders checks nothing off unix: there is no owner or mode to
 // compare with ssh's rule.
 func CheckKeysFolders(string) error { return nil }
+
+// checkKeysPath checks nothing off unix (see CheckKeysFolders).
+func checkKeysPath(string, fs.FileInfo) error { return nil }

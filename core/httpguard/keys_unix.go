@@ -65,22 +65,51 @@ func modeBits(fi fs.FileInfo) fs.FileMode {
 // as the server's user); opening the file fails there anyway. The error
 // names the folder or link, what is wrong and the fix.
 func CheckKeysFolders(path string) error {
-	abs, err := filepath.Abs(path)
+	_, err := walkKeysPath(path)
+	return err
+}
+
+// checkKeysPath applies CheckKeysFolders to path and then requires its
+// last entry, as the walk found it, to be opened, the file already open:
+// the walk and the open resolve the path apart, and a file opened through
+// a link that was gone (or pointed elsewhere) by the walk is not the one
+// checked.
+func checkKeysPath(path string, opened fs.FileInfo) error {
+	found, err := walkKeysPath(path)
 	if err != nil {
 		return err
 	}
+	if found == nil || !os.SameFile(found, opened) {
+		return fmt.Errorf("%s: the keys file opened is not the one its path leads to now (it changed while it was checked); refused. Fix: keep the keys file where nobody else can replace it or a link on its path, and start again", path)
+	}
+	return nil
+}
+
+// walkKeysPath is CheckKeysFolders; it also returns the Lstat of the
+// path's last entry (nil when a name on the path does not exist).
+func walkKeysPath(path string) (fs.FileInfo, error) {
+	// Not filepath.Abs: its lexical Clean would take "link/.." as "",
+	// where the kernel goes to the parent of the link's target.
+	abs := path
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		abs = wd + "/" + path
+	}
 	w := &keysWalk{file: path}
 	if err := w.enter("/"); err != nil {
-		return err
+		return nil, err
 	}
 	w.rest = components(abs)
 	for len(w.rest) > 0 {
 		done, err := w.step()
 		if done || err != nil {
-			return err
+			return w.last, err
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // components splits a path into its names, without empty ones and ".".
@@ -101,6 +130,7 @@ type keysWalk struct {
 	dirFI fs.FileInfo // its Lstat
 	rest  []string    // the names still to resolve
 	links int         // links followed so far
+	last  fs.FileInfo // the Lstat of the path's last entry, once reached
 }
 
 // enter checks the folder dir and makes it the one names are looked up in.
@@ -134,6 +164,7 @@ func (w *keysWalk) step() (done bool, err error) {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return false, w.follow(entry, fi)
 	case len(w.rest) == 0:
+		w.last = fi
 		return true, nil // the file itself: CheckKeysFile checks the opened file
 	case !fi.IsDir():
 		return true, fmt.Errorf("%s: %s is not a folder", w.file, entry)

@@ -200,3 +200,60 @@ func TestLoadKeysRefusesOtherOwners(t *testing.T) {
 		checkRefusal(t, tc.name, err, tc.want)
 	}
 }
+
+// TestLoadKeysChecksDotDotAfterALinkAsTheKernelDoes: in a path such as
+// safe/link/../keys the kernel resolves link first, then goes to the
+// parent of where it leads; the folder walk must check that folder, not
+// the lexically cleaned safe/keys (which need not even exist).
+func TestLoadKeysChecksDotDotAfterALinkAsTheKernelDoes(t *testing.T) {
+	secret, err := NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := KeyLine("ann", Admin, secret)
+	base := t.TempDir()
+	safe, shared := filepath.Join(base, "safe"), filepath.Join(base, "shared")
+	for _, d := range []string{safe, shared, filepath.Join(shared, "sub")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(shared, 0o777); err != nil { // others can write, not sticky
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "keys"), []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(shared, "sub"), filepath.Join(safe, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(safe, "link") + "/../keys" // the kernel opens shared/keys
+	if _, err := LoadKeys(p); err == nil || !strings.Contains(err.Error(), shared+" on the keys file's path has mode 0777") {
+		t.Fatalf("LoadKeys(%s) = %v, want the refusal of %s (mode 0777)", p, err, shared)
+	}
+}
+
+// TestCheckKeysFileRequiresTheOpenedFileAtItsPath: the folder walk
+// resolves the path apart from the open, so the file it reaches must be
+// the opened one; an opened file whose path now leads elsewhere (a link
+// repointed) or nowhere (a link removed) is refused.
+func TestCheckKeysFileRequiresTheOpenedFileAtItsPath(t *testing.T) {
+	secret, err := NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := KeyLine("ann", Admin, secret)
+	p, other := writeKeys(t, line), writeKeys(t, line)
+	fi, err := os.Stat(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckKeysFile(other, fi); err != nil {
+		t.Fatalf("the file at its own path: %v", err)
+	}
+	for _, path := range []string{p, filepath.Join(filepath.Dir(p), "gone")} {
+		if err := CheckKeysFile(path, fi); err == nil || !strings.Contains(err.Error(), "not the one its path leads to") {
+			t.Errorf("CheckKeysFile(%s, the stat of %s) = %v, want a refusal", path, other, err)
+		}
+	}
+}
