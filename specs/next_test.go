@@ -283,3 +283,34 @@ func TestFixOrphanJoinsASynonymOpenPhase(t *testing.T) {
 		t.Fatalf("cleanup under %q (phase-3 %v), want phase-1", got, fixed.Hierarchy["phase-3"])
 	}
 }
+
+// next's step for a task under spec-root with no phase to walk is spec
+// fix, which must not move it into a phase blocked by an unfinished
+// prerequisite (here the task itself): there next still would not offer
+// it. Fix makes a new phase instead, and next offers the task.
+func TestFixOrphanSkipsABlockedPhase(t *testing.T) {
+	s := twoPhases(t)
+	for {
+		r := NextTask(s)
+		if !r.Found || r.PhaseID != "phase-1" {
+			break
+		}
+		_, err := Start(s, r.TaskID, TransitionOptions{})
+		noErr(t, err)
+		_, err = Complete(s, r.TaskID, TransitionOptions{})
+		noErr(t, err)
+	}
+	s = FromDocument(withCleanup(s, true))
+	noErr(t, AddDependency(s, "phase-2", "cleanup", "blocked_by"))
+	if r := NextTask(s); r.IntoPhase != "" || Nothing(s, r).Next.Kind != StepFixSpec {
+		t.Fatalf("next: %+v", r)
+	}
+	d := s.Document()
+	fixed := Fix(&d, FixOptions{Clock: testClock()}).Document
+	if got := fixed.Hierarchy["cleanup"].Parent; got != "phase-3" {
+		t.Fatalf("cleanup under %q, want the new phase-3", got)
+	}
+	if r := NextTask(FromDocument(*fixed)); !r.Found || r.TaskID != "cleanup" {
+		t.Fatalf("after fix: %+v", r)
+	}
+}
