@@ -314,3 +314,30 @@ func TestFixOrphanSkipsABlockedPhase(t *testing.T) {
 		t.Fatalf("after fix: %+v", r)
 	}
 }
+
+// A subtask left under spec-root (foundry's orphan fix puts it there) may
+// not be moved into a phase with task move (INVALID_PARENT), so next's step
+// for it is spec fix, which may place it; the step must run as given.
+func TestNextUnplacedSubtaskStepRuns(t *testing.T) {
+	d := withCleanup(twoPhases(t), true)
+	d.Hierarchy["cleanup"].Type = TypeSubtask
+	s := FromDocument(d)
+	for _, id := range []string{"task-1-1", "task-1-2", "task-1-3"} {
+		_, err := Block(s, id, TransitionOptions{Reason: "waiting"})
+		noErr(t, err)
+	}
+	r := NextTask(s)
+	step := Nothing(s, r).Next
+	if step.Kind == StepIntoPhase {
+		noErr(t, MoveTask(s, step.TaskID, step.Parent, nil))
+	} else if step.Kind != StepFixSpec {
+		t.Fatalf("step %+v", step)
+	}
+	if step.Kind == StepFixSpec {
+		d = s.Document()
+		s = FromDocument(*Fix(&d, FixOptions{Clock: testClock()}).Document)
+	}
+	if r := NextTask(s); !r.Found || r.TaskID != "cleanup" {
+		t.Fatalf("after %s: %+v", step.Kind, r)
+	}
+}
