@@ -45,7 +45,8 @@ type NextResult struct {
 	// step name the first one and the phase to move it into.
 	Unplaced []string `json:"-"`
 	// IntoPhase is the phase to move Unplaced[0] into: the first phase next
-	// walks ("" when there is none, and spec fix makes one).
+	// walks ("" when there is none, or Unplaced[0] is a subtask, which task
+	// move may not put under a phase: then spec fix places it).
 	IntoPhase string `json:"-"`
 	Hint      string `json:"hint,omitempty"`
 }
@@ -125,8 +126,8 @@ func NextTask(s *Spec) NextResult {
 	// Nothing actionable: explain.
 	collectStuck(s, &res)
 	res.SpecComplete = root.TotalTasks > 0 && root.CompletedTasks == root.TotalTasks
-	if res.Unplaced = UnplacedTasks(s); len(res.Unplaced) > 0 {
-		res.IntoPhase = firstWalkedPhase(s)
+	if res.Unplaced = UnplacedTasks(s); len(res.Unplaced) > 0 && allowedUnder(&Node{Type: TypePhase}, s.Node(res.Unplaced[0]).Type) {
+		res.IntoPhase = firstWalkedPhase(s) // a subtask task move may not put into a phase: spec fix places it
 	}
 	res.Hint = stuckHint(root, res)
 	return res
@@ -214,8 +215,8 @@ func stuckHint(root *Node, res NextResult) string {
 		return "task " + res.Unplaced[0] + " can start but sits under spec-root, outside every phase, where next does not look: " +
 			"move it into phase " + res.IntoPhase + " with task move (next_call), then next offers it"
 	case len(res.Unplaced) > 0:
-		return "task " + res.Unplaced[0] + " can start but sits under spec-root, and no phase is open: " +
-			"spec fix (next_call) moves it into a new phase, then next offers it"
+		return "task " + res.Unplaced[0] + " can start but sits under spec-root, and no open phase may take it with task move: " +
+			"spec fix (next_call) moves it into a phase, then next offers it"
 	case root.TotalTasks == 0:
 		return "the spec has no tasks yet: add a phase with authoring phase-add"
 	case len(res.Failed) > 0:

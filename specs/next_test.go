@@ -283,3 +283,61 @@ func TestFixOrphanJoinsASynonymOpenPhase(t *testing.T) {
 		t.Fatalf("cleanup under %q (phase-3 %v), want phase-1", got, fixed.Hierarchy["phase-3"])
 	}
 }
+
+// next's step for a task under spec-root with no phase to walk is spec
+// fix, which must not move it into a phase blocked by an unfinished
+// prerequisite (here the task itself): there next still would not offer
+// it. Fix makes a new phase instead, and next offers the task.
+func TestFixOrphanSkipsABlockedPhase(t *testing.T) {
+	s := twoPhases(t)
+	for {
+		r := NextTask(s)
+		if !r.Found || r.PhaseID != "phase-1" {
+			break
+		}
+		_, err := Start(s, r.TaskID, TransitionOptions{})
+		noErr(t, err)
+		_, err = Complete(s, r.TaskID, TransitionOptions{})
+		noErr(t, err)
+	}
+	s = FromDocument(withCleanup(s, true))
+	noErr(t, AddDependency(s, "phase-2", "cleanup", "blocked_by"))
+	if r := NextTask(s); r.IntoPhase != "" || Nothing(s, r).Next.Kind != StepFixSpec {
+		t.Fatalf("next: %+v", r)
+	}
+	d := s.Document()
+	fixed := Fix(&d, FixOptions{Clock: testClock()}).Document
+	if got := fixed.Hierarchy["cleanup"].Parent; got != "phase-3" {
+		t.Fatalf("cleanup under %q, want the new phase-3", got)
+	}
+	if r := NextTask(FromDocument(*fixed)); !r.Found || r.TaskID != "cleanup" {
+		t.Fatalf("after fix: %+v", r)
+	}
+}
+
+// A subtask left under spec-root (foundry's orphan fix puts it there) may
+// not be moved into a phase with task move (INVALID_PARENT), so next's step
+// for it is spec fix, which may place it; the step must run as given.
+func TestNextUnplacedSubtaskStepRuns(t *testing.T) {
+	d := withCleanup(twoPhases(t), true)
+	d.Hierarchy["cleanup"].Type = TypeSubtask
+	s := FromDocument(d)
+	for _, id := range []string{"task-1-1", "task-1-2", "task-1-3"} {
+		_, err := Block(s, id, TransitionOptions{Reason: "waiting"})
+		noErr(t, err)
+	}
+	r := NextTask(s)
+	step := Nothing(s, r).Next
+	if step.Kind == StepIntoPhase {
+		noErr(t, MoveTask(s, step.TaskID, step.Parent, nil))
+	} else if step.Kind != StepFixSpec {
+		t.Fatalf("step %+v", step)
+	}
+	if step.Kind == StepFixSpec {
+		d = s.Document()
+		s = FromDocument(*Fix(&d, FixOptions{Clock: testClock()}).Document)
+	}
+	if r := NextTask(s); !r.Found || r.TaskID != "cleanup" {
+		t.Fatalf("after %s: %+v", step.Kind, r)
+	}
+}

@@ -225,7 +225,26 @@ func rootFallback(d *Document, id string, n *Node) string {
 }
 
 // phaseHome is the phase a node with no other home joins: the first phase
-// under spec-root that is pending or in progress, else a new one that
+// under spec-root that is pending or in progress and waits on no
+// unfinished prerequisite (phaseWaits), else a new one that
+// phaseWaits reports whether phase p has an unfinished prerequisite
+// (blocksNow, statuses read as their fixed synonyms): next does not walk
+// such a phase, so an orphan put there would still not be offered.
+func phaseWaits(d *Document, p *Node) bool {
+	for _, b := range p.Dependencies.BlockedBy {
+		t := d.Hierarchy[b]
+		if t == nil {
+			continue
+		}
+		mapped := *t
+		mapped.Status, _ = MapStatus(string(t.Status))
+		if blocksNow(&mapped) {
+			return true
+		}
+	}
+	return false
+}
+
 // ensurePhase makes (phase-N, "Phase N", N the number of phases plus one,
 // or the first free number after it). "" without a root.
 func phaseHome(d *Document) string {
@@ -240,7 +259,7 @@ func phaseHome(d *Document) string {
 			continue
 		}
 		phases++
-		if st, _ := MapStatus(string(p.Status)); st == StatusPending || st == StatusInProgress { // todo, wip: fixed in the same round
+		if st, _ := MapStatus(string(p.Status)); (st == StatusPending || st == StatusInProgress) && !phaseWaits(d, p) { // todo, wip: fixed in the same round
 			return cid
 		}
 	}
