@@ -323,8 +323,8 @@ func TestAutonomySessionWholeRun(t *testing.T) {
 	for i, x := range all {
 		e := x.(map[string]any)
 		au := e["audit"].(map[string]any)
-		ev := autonomy.Event{Sequence: int64(au["sequence"].(float64)), Timestamp: e["timestamp"].(string), EventType: e["event_type"].(string), SpecID: spec,
-			SessionID: sid, Action: e["action"].(string), PrevHash: au["prev_hash"].(string)}
+		ev := autonomy.Event{EventBody: autonomy.EventBody{Sequence: int64(au["sequence"].(float64)), Timestamp: e["timestamp"].(string), EventType: e["event_type"].(string), SpecID: spec,
+			SessionID: sid, Action: e["action"].(string), PrevHash: au["prev_hash"].(string)}}
 		ev.StepID, _ = e["step_id"].(string)
 		ev.PhaseID, _ = e["phase_id"].(string)
 		ev.TaskID, _ = e["task_id"].(string)

@@ -16,7 +16,7 @@ import (
 var GenesisHash = strings.Repeat("0", 64)
 
 // Event is one audit ledger entry. EventHash is the sha256 (hex) of the
-// event's canonical JSON without event_hash (encoding/json of hashedEvent:
+// event's canonical JSON without event_hash (encoding/json of EventBody:
 // fixed field order, map keys sorted), which includes PrevHash, the hash of
 // the event before (GenesisHash for the first): changing, removing or
 // reordering any stored event breaks the chain from there on.
@@ -29,23 +29,13 @@ var GenesisHash = strings.Repeat("0", 64)
 // written before actors were recorded) hashes as it always did and old
 // chains still verify.
 type Event struct {
-	Sequence  int64          `json:"sequence"`
-	Timestamp string         `json:"timestamp"`
-	EventType string         `json:"event_type"`
-	SpecID    string         `json:"spec_id"`
-	SessionID string         `json:"session_id,omitempty"`
-	StepID    string         `json:"step_id,omitempty"`
-	PhaseID   string         `json:"phase_id,omitempty"`
-	TaskID    string         `json:"task_id,omitempty"`
-	Action    string         `json:"action"`
-	Actor     string         `json:"actor,omitempty"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
-	PrevHash  string         `json:"prev_hash"`
-	EventHash string         `json:"event_hash"`
+	EventBody
+	EventHash string `json:"event_hash"`
 }
 
-// hashedEvent is Event without EventHash: what the hash covers.
-type hashedEvent struct {
+// EventBody is an Event without its EventHash: what the hash covers. Its
+// fields come first in an Event's JSON, in this order.
+type EventBody struct {
 	Sequence  int64          `json:"sequence"`
 	Timestamp string         `json:"timestamp"`
 	EventType string         `json:"event_type"`
@@ -62,7 +52,7 @@ type hashedEvent struct {
 
 // Hash computes e's event hash.
 func (e Event) Hash() string {
-	raw, _ := json.Marshal(hashedEvent{e.Sequence, e.Timestamp, e.EventType, e.SpecID, e.SessionID, e.StepID, e.PhaseID, e.TaskID, e.Action, e.Actor, e.Metadata, e.PrevHash})
+	raw, _ := json.Marshal(e.EventBody)
 	h := sha256.Sum256(raw)
 	return hex.EncodeToString(h[:])
 }
@@ -123,7 +113,7 @@ func audit(r Records, s *Session, now time.Time, eventType, action string, step 
 // auditAs appends an event about session s made by actor (a holder
 // identity; "" records none).
 func auditAs(r Records, s *Session, now time.Time, actor, eventType, action string, step *IssuedStep, meta map[string]any) error {
-	e := Event{EventType: eventType, SpecID: s.SpecID, SessionID: s.ID, Action: action, Actor: actor, Metadata: meta}
+	e := Event{EventBody: EventBody{EventType: eventType, SpecID: s.SpecID, SessionID: s.ID, Action: action, Actor: actor, Metadata: meta}}
 	if step != nil {
 		e.StepID, e.PhaseID, e.TaskID = step.StepID, step.PhaseID, step.TaskID
 	}
