@@ -174,7 +174,11 @@ func (l *load) mixed(clients, nspecs int, dur time.Duration, writeShare float64)
 	}
 	st := &mixedStats{added: make([]atomic.Int64, nspecs)}
 	end := time.Now().Add(dur)
-	runClients(clients, func() { l.mixedClient(ctx, specs, end, writeShare, st) })
+	runClients(clients, func() {
+		l.worker(ctx, len(specs), end, &st.callStats, func(cc *client.Client, i, n int) error {
+			return mixedCall(ctx, cc, specs[i], n, writeShare, &st.added[i])
+		})
+	})
 	slices.Sort(st.lat)
 	lost, err := lostWrites(ctx, c, specs, before, st.added)
 	if err != nil {
@@ -261,10 +265,10 @@ func createLoadSpecs(ctx context.Context, c *client.Client, n int) ([]spec, erro
 	return specs, nil
 }
 
-// mixedClient is one worker: its own connection (a failed connect is one
-// error), calls on random specs until end, its latencies added to st once
-// at the end.
-func (l *load) mixedClient(ctx context.Context, specs []spec, end time.Time, writeShare float64, st *mixedStats) {
+// worker is one client of a run: its own connection (a failed connect is
+// one error), op on a random one of nspecs specs until end, its latencies
+// (each op's) added to st once at the end.
+func (l *load) worker(ctx context.Context, nspecs int, end time.Time, st *callStats, op func(cc *client.Client, i, n int) error) {
 	cc, err := l.connect(ctx)
 	if err != nil {
 		st.fail(err)
@@ -273,9 +277,9 @@ func (l *load) mixedClient(ctx context.Context, specs []spec, end time.Time, wri
 	defer cc.Close()
 	var mine []time.Duration
 	for n := 0; time.Now().Before(end); n++ {
-		i := rand.IntN(len(specs))
+		i := rand.IntN(nspecs)
 		t0 := time.Now()
-		err := mixedCall(ctx, cc, specs[i], n, writeShare, &st.added[i])
+		err := op(cc, i, n)
 		mine = append(mine, time.Since(t0))
 		if err != nil {
 			st.fail(err)
@@ -613,7 +617,15 @@ func (l *load) writes(clients, nspecs int, dur time.Duration) error {
 	st := newWriteStats(nspecs)
 	start := time.Now()
 	end := start.Add(dur)
-	runClients(clients, func() { l.writeClient(ctx, specs, end, st) })
+	runClients(clients, func() {
+		l.worker(ctx, len(specs), end, &st.callStats, func(cc *client.Client, i, n int) error {
+			env, err := call(ctx, cc, "task", addArgs(specs[i], n))
+			if err != nil {
+				return err
+			}
+			return st.ack(i, env) // each acknowledged id kept
+		})
+	})
 	elapsed := time.Since(start)
 	slices.Sort(st.lat)
 	total, missing, err := missingAcked(ctx, c, specs, st.acked)
@@ -655,32 +667,6 @@ func (st *writeStats) ack(i int, env map[string]any) error {
 	st.acked[i][id] = true
 	st.mu.Unlock()
 	return nil
-}
-
-// writeClient is one write worker: its own connection (a failed connect
-// is one error), task adds on random specs until end, each acknowledged id
-// kept, its latencies added to st once at the end.
-func (l *load) writeClient(ctx context.Context, specs []spec, end time.Time, st *writeStats) {
-	cc, err := l.connect(ctx)
-	if err != nil {
-		st.fail(err)
-		return
-	}
-	defer cc.Close()
-	var mine []time.Duration
-	for n := 0; time.Now().Before(end); n++ {
-		i := rand.IntN(len(specs))
-		t0 := time.Now()
-		env, err := call(ctx, cc, "task", addArgs(specs[i], n))
-		mine = append(mine, time.Since(t0))
-		if err == nil {
-			err = st.ack(i, env)
-		}
-		if err != nil {
-			st.fail(err)
-		}
-	}
-	st.addLatencies(mine)
 }
 
 // missingAcked reads every spec's tasks back and counts the acknowledged
