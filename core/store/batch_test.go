@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -333,6 +334,17 @@ func TestQueuedUpdateLeavesWhenItsContextEnds(t *testing.T) {
 	}))
 }
 
+// holdOpen is a fn's hold in a test: started, which the fn closes when it
+// runs, release, which it waits on, and let, which closes release (once;
+// also when the test ends).
+func holdOpen(t *testing.T) (started, release chan struct{}, let func()) {
+	started, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	let = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let)
+	return started, release, let
+}
+
 // heldBatch queues fns behind a held commit, in order, and lets the
 // held commit go once all are queued: they are then taken as one batch.
 // It returns each fn's answer channel.
@@ -384,14 +396,7 @@ func answerOf(t *testing.T, what string, ch chan error, release func()) error {
 // the slow one still commits.
 func TestBatchedCallerLeavesAtItsDeadline(t *testing.T) {
 	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
-	started, release := make(chan struct{}), make(chan struct{})
-	var once atomic.Bool
-	let := func() {
-		if once.CompareAndSwap(false, true) {
-			close(release)
-		}
-	}
-	defer let()
+	started, release, let := holdOpen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var ran atomic.Bool
@@ -429,14 +434,7 @@ func TestBatchedCallerLeavesAtItsDeadline(t *testing.T) {
 // the slower fns behind it and the commit: nothing of it can be kept.
 func TestBatchedFailureAnswersAtOnce(t *testing.T) {
 	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
-	started, release := make(chan struct{}), make(chan struct{})
-	var once atomic.Bool
-	let := func() {
-		if once.CompareAndSwap(false, true) {
-			close(release)
-		}
-	}
-	defer let()
+	started, release, let := holdOpen(t)
 	boom := errors.New("boom")
 	bg := context.Background()
 	answers := heldBatch(t, s, []context.Context{bg, bg},
@@ -507,14 +505,7 @@ func TestBatchClosesAtAKeptCallersDeadline(t *testing.T) {
 // kept.
 func TestLeavingCallerWaitsForItsRunningFn(t *testing.T) {
 	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
-	started, release := make(chan struct{}), make(chan struct{})
-	var once atomic.Bool
-	let := func() {
-		if once.CompareAndSwap(false, true) {
-			close(release)
-		}
-	}
-	defer let()
+	started, release, let := holdOpen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var returned atomic.Bool
