@@ -91,23 +91,7 @@ func BenchmarkEtcdSubscriptionLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		time.Sleep(time.Second) // the watcher and its feed are up
-		var lat []time.Duration
-		for i := range 20 {
-			time.Sleep(time.Duration(100+(i*137)%400) * time.Millisecond) // uneven, so polling phases vary
-			if _, err := repoA.MutateSpec(ctx, id, specs.RepoWriteOptions{Action: "bench"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-				_, err := specs.AddPhase(sp, specs.PhaseInput{Title: "change " + strconv.Itoa(i)})
-				return err
-			}); err != nil {
-				b.Fatal(err)
-			}
-			committed := time.Now()
-			select {
-			case at := <-arrived:
-				lat = append(lat, max(at.Sub(committed), 0))
-			case <-ctx.Done():
-				b.Fatalf("change %d: no notification", i)
-			}
-		}
+		lat := notifyLatencies(ctx, b, repoA, id, arrived)
 		cancel()
 		slices.Sort(lat)
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "latency-median-ms")

@@ -79,22 +79,7 @@ func subscriptionLatency(b *testing.B) (lat []time.Duration, idle time.Duration)
 	if err := c.Subscribe(ctx, req); err != nil {
 		b.Fatal(err)
 	}
-	for i := range 20 {
-		time.Sleep(time.Duration(100+(i*137)%400) * time.Millisecond) // uneven, so polling phases vary
-		if _, err := repo.MutateSpec(ctx, id, specs.RepoWriteOptions{Action: "bench"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-			_, err := specs.AddPhase(sp, specs.PhaseInput{Title: "change " + strconv.Itoa(i)})
-			return err
-		}); err != nil {
-			b.Fatal(err)
-		}
-		committed := time.Now()
-		select {
-		case at := <-arrived:
-			lat = append(lat, max(at.Sub(committed), 0))
-		case <-ctx.Done():
-			b.Fatalf("change %d: no notification", i)
-		}
-	}
+	lat = notifyLatencies(ctx, b, repo, id, arrived)
 	time.Sleep(3 * time.Second) // past the last commit's fresh window
 	before := cpuTime(b, server.Process.Pid)
 	time.Sleep(20 * time.Second)
@@ -118,4 +103,30 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 		sum += time.Duration(ns)
 	}
 	return sum
+}
+
+// notifyLatencies makes 20 changes to spec id through repo, unevenly
+// spaced so polling phases vary, and returns the delay from each commit to
+// its notification (a receive on arrived, which the subscriber's
+// resources/updated handler feeds).
+func notifyLatencies(ctx context.Context, b *testing.B, repo specs.Repo, id string, arrived <-chan time.Time) []time.Duration {
+	b.Helper()
+	var lat []time.Duration
+	for i := range 20 {
+		time.Sleep(time.Duration(100+(i*137)%400) * time.Millisecond)
+		if _, err := repo.MutateSpec(ctx, id, specs.RepoWriteOptions{Action: "bench"}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+			_, err := specs.AddPhase(sp, specs.PhaseInput{Title: "change " + strconv.Itoa(i)})
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		committed := time.Now()
+		select {
+		case at := <-arrived:
+			lat = append(lat, max(at.Sub(committed), 0))
+		case <-ctx.Done():
+			b.Fatalf("change %d: no notification", i)
+		}
+	}
+	return lat
 }
