@@ -88,6 +88,18 @@ var numberByte = [256]bool{
 	'.': true, 'e': true, 'E': true, '+': true, '-': true,
 }
 
+// NumberBytes reports whether lit is made only of the bytes a JSON number
+// literal is made of (digits, signs, '.', 'e', 'E'); it says nothing of
+// their order.
+func NumberBytes(lit []byte) bool {
+	for _, c := range lit {
+		if !numberByte[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // appendMarked appends to out the JSON string that stands for the number
 // literal lit (see MarkedNumber). lit holds only digits, signs, '.', 'e'
 // and 'E', so it needs no escaping.

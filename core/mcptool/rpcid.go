@@ -49,9 +49,6 @@ func echoedExactly(lit []byte) bool {
 	return err == nil && strconv.FormatInt(v, 10) == string(lit) && v <= maxSafeID && v >= -maxSafeID
 }
 
-// numberChars are the bytes a JSON number literal is made of.
-const numberChars = "0123456789-+.eE"
-
 // wrapRequestID returns msg with its top-level "id", when it is a number
 // mcp-go would not echo exactly, replaced by a surrogate string id, and
 // whether it replaced one. In a notifications/cancelled the requestId its
@@ -99,7 +96,7 @@ func wrapNumberAt(msg []byte, start, end int) ([]byte, bool) {
 	if c := lit[0]; c != '-' && (c < '0' || c > '9') || echoedExactly(lit) {
 		return msg, false
 	}
-	if len(bytes.Trim(lit, numberChars)) > 0 {
+	if !core.NumberBytes(lit) {
 		return msg, false // not a number: mcp-go answers a parse error
 	}
 	out := make([]byte, 0, len(msg)+len(idSurrogate)+1)
