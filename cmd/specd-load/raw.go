@@ -121,10 +121,7 @@ func addPrefix(s spec) []byte {
 // add makes the n-th task add of the worker on the spec whose addPrefix is
 // prefix and returns the acknowledged task id.
 func (c *rawConn) add(prefix []byte, n int) (string, error) {
-	c.body = c.request(c.body[:0], "tools/call")
-	c.body = append(c.body, prefix...)
-	c.body = strconv.AppendInt(c.body, int64(n), 10)
-	c.body = append(c.body, `"}}}`...)
+	c.addBody(prefix, n)
 	resp, err := c.post(c.body)
 	if err != nil {
 		return "", err
@@ -134,6 +131,15 @@ func (c *rawConn) add(prefix []byte, n int) (string, error) {
 		return "", err
 	}
 	return res.taskID("task", "add")
+}
+
+// addBody makes c.body the next request: the n-th task add on the spec
+// whose addPrefix is prefix.
+func (c *rawConn) addBody(prefix []byte, n int) {
+	c.body = c.request(c.body[:0], "tools/call")
+	c.body = append(c.body, prefix...)
+	c.body = strconv.AppendInt(c.body, int64(n), 10)
+	c.body = append(c.body, `"}}}`...)
 }
 
 // post sends body to the endpoint with the session's headers. The caller
@@ -294,7 +300,7 @@ func decodeResponse(msg, want []byte, result any) (found bool, err error) {
 // stream, as server-sent events define it: lines end with CRLF, LF or CR; a
 // field's value loses one leading space; each data line adds its value and
 // a LF; a blank line ends the event, which is dispatched (without the last
-// LF) unless its data is empty; an event without a type is a message;
+// LF) unless it had no data line; an event without a type is a message;
 // comment lines (":…") and other fields are ignored; an event the stream
 // ends in the middle of is dropped. The yielded bytes are reused.
 func sseMessages(body []byte) func(yield func([]byte) bool) {
