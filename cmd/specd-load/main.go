@@ -4,15 +4,20 @@
 //
 //	specd-load -url http://127.0.0.1:7777 -key KEY mixed -clients 16 -specs 10 -duration 60s
 //	specd-load -url … -key … -pid PID abuse body|sessions|slow|idle
-//	specd-load -url … writes -clients 16 -specs 4 -duration 10s
-//	specd-load -stdio 'bin/specd serve --db /tmp/x.db' writes -clients 1 -specs 1 -duration 10s
+//	specd-load -url … -driver raw|mcp-go -clients 16 -specs 4 -duration 10s writes
+//	specd-load -stdio 'bin/specd serve --db /tmp/x.db' -clients 1 -specs 1 -duration 10s writes
 //
 // writes: clients add tasks (only writes) to the specs for the duration,
 // each acknowledged task id is kept, then every spec's tasks are read back
 // (task list, all pages) and every acknowledged id must be there; it prints
-// writes/s, p50, p99 and the missing count, and fails when one is missing.
-// With -stdio each client is its own `specd serve` process on stdio (the
-// command is split on spaces) instead of an HTTP connection.
+// the driver, writes/s, p50, p99, the failed calls and the missing count,
+// and fails when a call failed or an acknowledged id is missing. Over HTTP
+// the clients are the raw driver by default (raw.go: a lean streamable-HTTP
+// MCP client, so that the driver takes less of the cores it shares with
+// the server); -driver mcp-go uses mcp-go's client, as the setup and the
+// read-back always do. With -stdio each client is its own `specd serve`
+// process on stdio (the command is split on spaces) on mcp-go, instead of
+// an HTTP connection.
 //
 // mixed: clients (mcp-go streamable-HTTP) loop over reads (task list, task
 // progress) and writes (task add) on the specs for the duration, then the
