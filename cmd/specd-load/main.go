@@ -95,15 +95,14 @@ type load struct {
 // default), raw over HTTP and mcp-go over stdio; raw only drives writes
 // over HTTP.
 func pickDriver(asked, mode string, stdio bool) (string, error) {
+	rawFits := mode == "writes" && !stdio
 	switch {
-	case asked == "" && (stdio || mode != "writes"):
+	case asked == "mcp-go" || asked == "" && !rawFits:
 		return "mcp-go", nil
-	case asked == "":
-		return "raw", nil
-	case asked == "raw" && (stdio || mode != "writes"):
+	case asked == "raw" && !rawFits:
 		return "", errors.New("-driver raw drives writes over HTTP only (stdio and the other modes use mcp-go)")
-	case asked == "raw" || asked == "mcp-go":
-		return asked, nil
+	case asked == "raw" || asked == "":
+		return "raw", nil
 	}
 	return "", fmt.Errorf("-driver %q: raw or mcp-go", asked)
 }

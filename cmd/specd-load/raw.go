@@ -308,15 +308,11 @@ func sseMessages(body []byte) func(yield func([]byte) bool) {
 		var data []byte
 		message := true
 		for {
-			i := bytes.IndexAny(body, "\r\n")
-			if i < 0 {
+			line, rest, ok := cutLine(body)
+			if !ok {
 				return // the stream ends in the middle of a line or event
 			}
-			line := body[:i]
-			if body[i] == '\r' && i+1 < len(body) && body[i+1] == '\n' {
-				i++
-			}
-			body = body[i+1:]
+			body = rest
 			if len(line) == 0 {
 				if len(data) > 0 && message && !yield(data[:len(data)-1]) {
 					return
@@ -334,4 +330,18 @@ func sseMessages(body []byte) func(yield func([]byte) bool) {
 			}
 		}
 	}
+}
+
+// cutLine cuts the first line off an event stream: the line without its
+// end (CRLF, LF or CR) and the rest; ok is false when no line end is left.
+func cutLine(b []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexAny(b, "\r\n")
+	if i < 0 {
+		return nil, b, false
+	}
+	line, rest = b[:i], b[i+1:]
+	if b[i] == '\r' && len(rest) > 0 && rest[0] == '\n' {
+		rest = rest[1:]
+	}
+	return line, rest, true
 }
