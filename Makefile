@@ -107,9 +107,11 @@ coldstart: build
 
 ## load: the write load of issue 22 (not part of test): the built server
 ## over HTTP, CLIENTS (16) clients adding tasks to SPECS (4) specs for
-## DURATION (10s), every acknowledged task read back (fails if one is
-## missing), then one sequential stdio client; prints writes/s, p50, p99
-## and the CPU time per write of the server and of the load driver.
+## DURATION (10s) with the DRIVER client (raw, the default: specd-load's
+## lean MCP client; or mcp-go), every acknowledged task read back (fails if
+## one is missing), then one sequential stdio client; prints writes/s, p50,
+## p99, the driver that ran and the CPU time per write of the server and of
+## the load driver.
 .PHONY: load
 load: build
 	$(GO) build -o bin/specd-load ./cmd/specd-load

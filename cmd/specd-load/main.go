@@ -4,15 +4,20 @@
 //
 //	specd-load -url http://127.0.0.1:7777 -key KEY mixed -clients 16 -specs 10 -duration 60s
 //	specd-load -url … -key … -pid PID abuse body|sessions|slow|idle
-//	specd-load -url … writes -clients 16 -specs 4 -duration 10s
-//	specd-load -stdio 'bin/specd serve --db /tmp/x.db' writes -clients 1 -specs 1 -duration 10s
+//	specd-load -url … -driver raw|mcp-go -clients 16 -specs 4 -duration 10s writes
+//	specd-load -stdio 'bin/specd serve --db /tmp/x.db' -clients 1 -specs 1 -duration 10s writes
 //
 // writes: clients add tasks (only writes) to the specs for the duration,
 // each acknowledged task id is kept, then every spec's tasks are read back
 // (task list, all pages) and every acknowledged id must be there; it prints
-// writes/s, p50, p99 and the missing count, and fails when one is missing.
-// With -stdio each client is its own `specd serve` process on stdio (the
-// command is split on spaces) instead of an HTTP connection.
+// the driver, writes/s, p50, p99, the failed calls and the missing count,
+// and fails when a call failed or an acknowledged id is missing. Over HTTP
+// the clients are the raw driver by default (raw.go: a lean streamable-HTTP
+// MCP client, so that the driver takes less of the cores it shares with
+// the server); -driver mcp-go uses mcp-go's client, as the setup and the
+// read-back always do. With -stdio each client is its own `specd serve`
+// process on stdio (the command is split on spaces) on mcp-go, instead of
+// an HTTP connection.
 //
 // mixed: clients (mcp-go streamable-HTTP) loop over reads (task list, task
 // progress) and writes (task add) on the specs for the duration, then the
@@ -55,18 +60,21 @@ func main() {
 	writes := flag.Float64("writes", 0.3, "share of writes (mixed)")
 	count := flag.Int("count", 0, "attack size (abuse; default per attack)")
 	stdio := flag.String("stdio", "", "connect over stdio to this command instead of -url (writes)")
+	driver := flag.String("driver", "", "client of the writes workers over HTTP: raw (default) or mcp-go; stdio and the other modes use mcp-go")
 	flag.Parse()
 	l := &load{url: strings.TrimRight(*url, "/"), key: *key, probeKey: *probeKey, stdio: strings.Fields(*stdio)}
 	if l.probeKey == "" {
 		l.probeKey = l.key
 	}
 	var err error
-	switch flag.Arg(0) {
-	case "mixed":
+	l.driver, err = pickDriver(*driver, flag.Arg(0), len(l.stdio) > 0)
+	switch {
+	case err != nil: // a -driver the mode cannot use
+	case flag.Arg(0) == "mixed":
 		err = l.mixed(*clients, *nspecs, *dur, *writes)
-	case "abuse":
+	case flag.Arg(0) == "abuse":
 		err = l.abuse(flag.Arg(1), *count, *pid)
-	case "writes":
+	case flag.Arg(0) == "writes":
 		err = l.writes(*clients, *nspecs, *dur)
 	default:
 		err = fmt.Errorf("usage: specd-load [flags] mixed | writes | abuse body|sessions|slow|idle")
@@ -80,6 +88,23 @@ func main() {
 type load struct {
 	url, key, probeKey string
 	stdio              []string // command of a stdio server, when set
+	driver             string   // client of the writes workers: raw or mcp-go
+}
+
+// pickDriver is the client the writes workers use: asked ("" for the
+// default), raw over HTTP and mcp-go over stdio; raw only drives writes
+// over HTTP.
+func pickDriver(asked, mode string, stdio bool) (string, error) {
+	rawFits := mode == "writes" && !stdio
+	switch {
+	case asked == "mcp-go" || asked == "" && !rawFits:
+		return "mcp-go", nil
+	case asked == "raw" && !rawFits:
+		return "", errors.New("-driver raw drives writes over HTTP only (stdio and the other modes use mcp-go)")
+	case asked == "raw" || asked == "":
+		return "raw", nil
+	}
+	return "", fmt.Errorf("-driver %q: raw or mcp-go", asked)
 }
 
 func (l *load) connect(ctx context.Context) (*client.Client, error) { return l.connectAs(ctx, l.key) }
@@ -265,9 +290,8 @@ func createLoadSpecs(ctx context.Context, c *client.Client, n int) ([]spec, erro
 	return specs, nil
 }
 
-// worker is one client of a run: its own connection (a failed connect is
-// one error), op on a random one of nspecs specs until end, its latencies
-// (each op's) added to st once at the end.
+// worker is one mcp-go client of a run: its own connection (a failed
+// connect is one error), then loop with op on it.
 func (l *load) worker(ctx context.Context, nspecs int, end time.Time, st *callStats, op func(cc *client.Client, i, n int) error) {
 	cc, err := l.connect(ctx)
 	if err != nil {
@@ -275,11 +299,18 @@ func (l *load) worker(ctx context.Context, nspecs int, end time.Time, st *callSt
 		return
 	}
 	defer cc.Close()
+	loop(nspecs, end, st, func(i, n int) error { return op(cc, i, n) })
+}
+
+// loop runs op on a random one of nspecs specs (i) until end, n counting
+// the calls, every failed op one error of st; its latencies (each op's) are
+// added to st once at the end.
+func loop(nspecs int, end time.Time, st *callStats, op func(i, n int) error) {
 	var mine []time.Duration
 	for n := 0; time.Now().Before(end); n++ {
 		i := rand.IntN(nspecs)
 		t0 := time.Now()
-		err := op(cc, i, n)
+		err := op(i, n)
 		mine = append(mine, time.Since(t0))
 		if err != nil {
 			st.fail(err)
@@ -618,12 +649,16 @@ func (l *load) writes(clients, nspecs int, dur time.Duration) error {
 	start := time.Now()
 	end := start.Add(dur)
 	runClients(clients, func() {
+		if l.driver == "raw" {
+			l.rawWriter(specs, end, st)
+			return
+		}
 		l.worker(ctx, len(specs), end, &st.callStats, func(cc *client.Client, i, n int) error {
 			env, err := call(ctx, cc, "task", addArgs(specs[i], n))
 			if err != nil {
 				return err
 			}
-			return st.ack(i, env) // each acknowledged id kept
+			return st.ack(i, findString(dataOf(env), "task_id")) // each acknowledged id kept
 		})
 	})
 	elapsed := time.Since(start)
@@ -632,8 +667,8 @@ func (l *load) writes(clients, nspecs int, dur time.Duration) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("writes: clients=%d specs=%d duration=%s acked=%d writes/s=%.0f p50=%s p99=%s errors=%d missing=%d\n",
-		clients, nspecs, dur, total, float64(total)/elapsed.Seconds(), pct(st.lat, 0.50), pct(st.lat, 0.99), st.errs.Load(), missing)
+	fmt.Printf("writes: driver=%s clients=%d specs=%d duration=%s acked=%d writes/s=%.0f p50=%s p99=%s errors=%d missing=%d\n",
+		l.driver, clients, nspecs, dur, total, float64(total)/elapsed.Seconds(), pct(st.lat, 0.50), pct(st.lat, 0.99), st.errs.Load(), missing)
 	st.printErrors()
 	if missing > 0 || st.errs.Load() > 0 {
 		return fmt.Errorf("%d acknowledged writes missing, %d calls failed", missing, st.errs.Load())
@@ -656,12 +691,34 @@ func newWriteStats(nspecs int) *writeStats {
 	return st
 }
 
-// ack keeps the task id a task add on spec i answered; an answer without
-// one is an error.
-func (st *writeStats) ack(i int, env map[string]any) error {
-	id := findString(dataOf(env), "task_id")
+// rawWriter is one raw-driver client of the writes run (see raw.go): its
+// own session and connection (a failed connect is one error), task adds on
+// specs until end, each acknowledged id kept in st.
+func (l *load) rawWriter(specs []spec, end time.Time, st *writeStats) {
+	rc, err := rawConnect(l.url, l.key)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	defer rc.close()
+	prefixes := make([][]byte, len(specs))
+	for i, s := range specs {
+		prefixes[i] = addPrefix(s)
+	}
+	loop(len(specs), end, &st.callStats, func(i, n int) error {
+		id, err := rc.add(prefixes[i], n)
+		if err != nil {
+			return err
+		}
+		return st.ack(i, id)
+	})
+}
+
+// ack keeps the task id (from its answer) of a task add on spec i; an
+// answer without one is an error.
+func (st *writeStats) ack(i int, id string) error {
 	if id == "" {
-		return errors.New("task add answered no task_id")
+		return errNoTaskID
 	}
 	st.mu.Lock()
 	st.acked[i][id] = true
