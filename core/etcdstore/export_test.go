@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -54,3 +55,83 @@ func (t *countingTxn) If(cs ...clientv3.Cmp) clientv3.Txn     { t.Txn = t.Txn.If
 func (t *countingTxn) Then(ops ...clientv3.Op) clientv3.Txn   { t.Txn = t.Txn.Then(ops...); return t }
 func (t *countingTxn) Else(ops ...clientv3.Op) clientv3.Txn   { t.Txn = t.Txn.Else(ops...); return t }
 func (t *countingTxn) Commit() (*clientv3.TxnResponse, error) { t.n.Add(1); return t.Txn.Commit() }
+
+// TxnShape is what one write transaction sent to the cluster carried: its
+// compares (RangeCompares of them over a key range) and its writes.
+type TxnShape struct{ Compares, RangeCompares, Writes int }
+
+// RecordTxns makes s record the shape of every etcd transaction with
+// writes it commits, and count its plain puts (a large change's staging);
+// shapes returns them so far.
+func RecordTxns(s *Store) (shapes func() []TxnShape, puts func() int) {
+	r := &recordingKV{KV: s.kv}
+	s.kv = r
+	return func() []TxnShape {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return append([]TxnShape(nil), r.shapes...)
+		}, func() int {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.puts
+		}
+}
+
+type recordingKV struct {
+	clientv3.KV
+	mu     sync.Mutex
+	shapes []TxnShape
+	puts   int
+}
+
+func (r *recordingKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+	r.mu.Lock()
+	r.puts++
+	r.mu.Unlock()
+	return r.KV.Put(ctx, key, val, opts...)
+}
+
+func (r *recordingKV) Txn(ctx context.Context) clientv3.Txn {
+	return &recordingTxn{Txn: r.KV.Txn(ctx), kv: r}
+}
+
+type recordingTxn struct {
+	clientv3.Txn
+	kv    *recordingKV
+	shape TxnShape
+}
+
+func (t *recordingTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
+	for _, c := range cs {
+		t.shape.Compares++
+		if len(c.GetCompare().GetRangeEnd()) > 0 {
+			t.shape.RangeCompares++
+		}
+	}
+	t.Txn = t.Txn.If(cs...)
+	return t
+}
+
+func (t *recordingTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	for _, o := range ops {
+		if o.IsPut() || o.IsDelete() {
+			t.shape.Writes++
+		}
+	}
+	t.Txn = t.Txn.Then(ops...)
+	return t
+}
+
+func (t *recordingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	t.Txn = t.Txn.Else(ops...)
+	return t
+}
+
+func (t *recordingTxn) Commit() (*clientv3.TxnResponse, error) {
+	if t.shape.Writes > 0 {
+		t.kv.mu.Lock()
+		t.kv.shapes = append(t.kv.shapes, t.shape)
+		t.kv.mu.Unlock()
+	}
+	return t.Txn.Commit()
+}
