@@ -169,7 +169,7 @@ func TestGroupCommitBatchFitsOneTransaction(t *testing.T) {
 	if err := st.CheckWritable(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	shapes, puts := etcdstore.RecordTxns(st)
+	rec := etcdstore.RecordTxns(st)
 	bucket := bucketstore.BucketDigests
 	release, queued := etcdstore.HoldWriter(st)
 	errs := make([]error, updates)
@@ -204,9 +204,9 @@ func TestGroupCommitBatchFitsOneTransaction(t *testing.T) {
 			t.Fatalf("update %d: %v", i, err)
 		}
 	}
-	got := shapes()
-	if len(got) < 2 || puts() != 0 {
-		t.Fatalf("%d updates committed in %d transactions with %d staged puts; want several transactions, nothing staged", updates, len(got), puts())
+	got := rec.Shapes()
+	if len(got) < 2 || rec.Puts() != 0 {
+		t.Fatalf("%d updates committed in %d transactions with %d staged puts; want several transactions, nothing staged", updates, len(got), rec.Puts())
 	}
 	for _, s := range got {
 		if s.RangeCompares != 0 || s.Compares > maxOps || s.Writes > maxOps {

@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -61,27 +62,58 @@ func (t *countingTxn) Commit() (*clientv3.TxnResponse, error) { t.n.Add(1); retu
 type TxnShape struct{ Compares, RangeCompares, Writes int }
 
 // RecordTxns makes s record the shape of every etcd transaction with
-// writes it commits, and count its plain puts (a large change's staging);
-// shapes returns them so far.
-func RecordTxns(s *Store) (shapes func() []TxnShape, puts func() int) {
+// writes it commits, its plain puts (a large change's staging) and its
+// reads over a spec's nodes range. Call it before s is used concurrently.
+func RecordTxns(s *Store) *Recorder {
 	r := &recordingKV{KV: s.kv}
 	s.kv = r
-	return func() []TxnShape {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			return append([]TxnShape(nil), r.shapes...)
-		}, func() int {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			return r.puts
-		}
+	return &Recorder{r: r}
+}
+
+// Recorder is what RecordTxns recorded.
+type Recorder struct{ r *recordingKV }
+
+// Shapes are the write transactions so far.
+func (r *Recorder) Shapes() []TxnShape {
+	r.r.mu.Lock()
+	defer r.r.mu.Unlock()
+	return append([]TxnShape(nil), r.r.shapes...)
+}
+
+// Puts counts the plain puts so far.
+func (r *Recorder) Puts() int {
+	r.r.mu.Lock()
+	defer r.r.mu.Unlock()
+	return r.r.puts
+}
+
+// NodeRanges counts the reads over a spec's nodes range so far (a
+// listing, or the nodes changed since a revision).
+func (r *Recorder) NodeRanges() int {
+	r.r.mu.Lock()
+	defer r.r.mu.Unlock()
+	return r.r.nodeRanges
 }
 
 type recordingKV struct {
 	clientv3.KV
-	mu     sync.Mutex
-	shapes []TxnShape
-	puts   int
+	mu         sync.Mutex
+	shapes     []TxnShape
+	puts       int
+	nodeRanges int
+}
+
+func (r *recordingKV) read(o clientv3.Op) {
+	if o.IsGet() && len(o.RangeBytes()) > 0 && strings.HasSuffix(string(o.KeyBytes()), "/nodes"+sepKey) {
+		r.mu.Lock()
+		r.nodeRanges++
+		r.mu.Unlock()
+	}
+}
+
+func (r *recordingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	r.read(clientv3.OpGet(key, opts...))
+	return r.KV.Get(ctx, key, opts...)
 }
 
 func (r *recordingKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
@@ -117,6 +149,7 @@ func (t *recordingTxn) Then(ops ...clientv3.Op) clientv3.Txn {
 		if o.IsPut() || o.IsDelete() {
 			t.shape.Writes++
 		}
+		t.kv.read(o)
 	}
 	t.Txn = t.Txn.Then(ops...)
 	return t

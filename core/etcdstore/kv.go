@@ -59,6 +59,9 @@ type txn struct {
 	// cache (pointCache) instead of the cluster: their mod revisions are
 	// in points, and the commit guards each exactly.
 	guessed []string
+	// applied: the commit went through as one transaction, and committed
+	// recorded its writes.
+	applied bool
 }
 
 func (s *Store) newTxn(ctx context.Context, writable bool) *txn {
@@ -134,6 +137,9 @@ func (t *txn) read(key string) []byte {
 	if v, mod, s, ok := t.known(key); ok {
 		if end, guarded := t.ranges[s.start]; !guarded || end != s.end {
 			t.points[key] = mod
+			if s.guessed {
+				t.guessed = append(t.guessed, key) // see nodeGuesses
+			}
 		}
 		if v != nil {
 			t.vals[key] = v
@@ -279,6 +285,7 @@ func (t *txn) checkGuesses() error {
 	}
 	if !resp.Succeeded {
 		t.s.pointVals.drop(t.guessed)
+		t.dropNodeGuesses()
 		return t.s.refusedBy(resp)
 	}
 	return nil
@@ -518,6 +525,9 @@ func (t *txn) commit() error {
 	if err != nil && len(t.guessed) > 0 {
 		t.s.pointVals.drop(t.guessed) // the next attempt reads them from the cluster
 	}
+	if err != nil || (len(t.writes) > 0 && !t.applied) {
+		t.dropNodeGuesses() // a conflict, an unknown outcome, or a large change
+	}
 	return err
 }
 
@@ -544,6 +554,11 @@ func (t *txn) commitOnce() error {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
 		}
 		if len(cmps) > t.s.maxCompares() {
+			if len(t.guessed)+3 > t.s.maxCompares() {
+				// Too many guesses to guard one by one beside the
+				// prefix's guard: run again, reading them from the cluster.
+				return errConflict
+			}
 			exact = true // the guesses predate t.rev: guard them one by one
 			p, staged := t.s.root, t.s.root+stagedName
 			cmps = []clientv3.Cmp{
@@ -610,6 +625,7 @@ func (t *txn) ops() []op {
 // so the next call finds them there, and drops the node keys it deleted
 // from the spec's nodeSnapshot.
 func (t *txn) committed(rev int64) {
+	t.applied = true
 	for _, k := range t.order {
 		t.s.pointVals.update(k, rev, t.writes[k])
 	}
@@ -631,6 +647,11 @@ func (t *txn) committed(rev int64) {
 			}
 			if len(deleted) > 0 {
 				t.s.snaps.forgetDeleted(s.start, s.snap, rev, deleted)
+			}
+		}
+		for _, s := range sp.spans {
+			if s.fetchAll && s.mods != nil {
+				t.s.guesses.committed(s, rev, t.order, t.writes)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"strings"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -51,6 +52,9 @@ type span struct {
 	// of the span (the nodes: a call reads many of them), else just the one.
 	fetchAll bool
 	snap     *nodeSnapshot // the snapshot mods came from (nodes), or nil
+	// guessed: mods is this server's guess (nodeGuesses), not a listing
+	// at the snapshot; fromGuess: it started as one.
+	guessed, fromGuess bool
 }
 
 func (s *span) has(key string) bool { return key >= s.start && key < s.end }
@@ -125,6 +129,108 @@ func (c *nodeSnapshots) forgetDeleted(start string, read *nodeSnapshot, rev int6
 	c.m[start] = &nodeSnapshot{rev: read.rev, from: rev, mods: mods}
 }
 
+// nodeGuesses is, for each spec this server writes, what it takes its
+// nodes' keys and mod revisions to be: the last listing a write of this
+// server made (at its snapshot) with the writes this server committed
+// since (at their revisions). A writable transaction takes the guess
+// instead of asking the cluster for the nodes changed since its last look
+// — which etcd answers by walking the spec's every key in its index, on
+// the member that serves it, for every batch — and guards every node it
+// reads from it by that node's exact mod revision (a point guard, as for
+// any read of a spec's node, and among the transaction's guessed keys,
+// which checkGuesses and the prefix-wide guard compare one by one). A
+// guess that went stale (another server wrote the spec) fails the commit
+// (errConflict): the guess is dropped, the batch runs again from a
+// listing, and the spec is not guessed for guessPause. An enumeration of
+// the nodes (spanKeys) lists them at the snapshot first, since a range
+// guard cannot tell a guessed key list from the real one. Read-only
+// transactions never guess. Only the batch leader (which holds the
+// writer lock) uses and updates a guess, so a guess's map is changed in
+// place after each commit.
+type nodeGuesses struct {
+	mu    sync.Mutex
+	m     map[string]*nodeGuess // by the nodes range start
+	pause map[string]time.Time  // no guess for the spec until then
+}
+
+// nodeGuess is one spec's guess: its nodes' keys and mod revisions, as of
+// this server's last commit of the spec at revision rev. A transaction
+// takes it only while the spec's own keys have not changed since rev
+// (openSpec): a change of another server makes it read the nodes changed.
+type nodeGuess struct {
+	mods map[string]int64
+	rev  int64
+}
+
+// guessPause is how long a spec whose guess failed is not guessed.
+const guessPause = time.Second
+
+// get returns the guess for the nodes range start, or nil.
+func (g *nodeGuesses) get(start string) *nodeGuess {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until, ok := g.pause[start]; ok {
+		if time.Now().Before(until) {
+			return nil
+		}
+		delete(g.pause, start)
+	}
+	return g.m[start]
+}
+
+// committed makes the guess for span s (a spec's nodes) what s held with
+// the writes of a commit at revision rev applied.
+func (g *nodeGuesses) committed(s *span, rev int64, order []string, writes map[string]*[]byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, paused := g.pause[s.start]; paused && s.fromGuess {
+		return
+	}
+	mods := s.mods
+	if !s.guessed {
+		mods = make(map[string]int64, len(s.mods)+8) // a listing may be shared (nodeSnapshots)
+		for k, m := range s.mods {
+			mods[k] = m
+		}
+	}
+	for _, k := range order {
+		if !s.has(k) {
+			continue
+		}
+		if writes[k] == nil {
+			delete(mods, k)
+		} else {
+			mods[k] = rev
+		}
+	}
+	if g.m == nil || (len(g.m) >= maxNodeSnapshots && g.m[s.start] == nil) {
+		g.m = make(map[string]*nodeGuess)
+	}
+	g.m[s.start] = &nodeGuess{mods: mods, rev: rev}
+}
+
+// dropNodeGuesses forgets the guesses of the specs the transaction
+// touched, and pauses those it guessed (see nodeGuesses).
+func (t *txn) dropNodeGuesses() {
+	g := &t.s.guesses
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, sp := range t.specs {
+		for _, s := range sp.spans {
+			if !s.fetchAll {
+				continue
+			}
+			delete(g.m, s.start)
+			if s.fromGuess {
+				if g.pause == nil {
+					g.pause = make(map[string]time.Time)
+				}
+				g.pause[s.start] = time.Now().Add(guessPause)
+			}
+		}
+	}
+}
+
 // readOpts are the options of a read at the transaction's snapshot: none
 // for the first read (linearizable; its revision becomes the snapshot),
 // else that revision, served by any member without a round of consensus.
@@ -139,16 +245,29 @@ func (t *txn) readOpts(opts ...clientv3.OpOption) []clientv3.OpOption {
 // first read when no revision is fixed yet. A failure aborts the
 // transaction (see run).
 func (t *txn) readTxn(ops []clientv3.Op) *clientv3.TxnResponse {
+	return t.readTxnIf(nil, ops, nil)
+}
+
+// readTxnIf is readTxn of then when cmps hold (at the member's newest
+// revision), else of els (resp.Succeeded tells which ran).
+func (t *txn) readTxnIf(cmps []clientv3.Cmp, then, els []clientv3.Op) *clientv3.TxnResponse {
 	if t.err != nil {
 		panic(abort{})
 	}
 	first := t.rev == 0
 	if first {
-		ops = append(ops, clientv3.OpGet(t.s.pendingKey)) // see large.go
+		then = append(then, clientv3.OpGet(t.s.pendingKey)) // see large.go
+		if len(cmps) > 0 {
+			els = append(els, clientv3.OpGet(t.s.pendingKey))
+		}
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
-	resp, err := t.s.kv.Txn(ctx).Then(ops...).Commit()
+	tx := t.s.kv.Txn(ctx).If(cmps...).Then(then...)
+	if len(cmps) > 0 {
+		tx = tx.Else(els...)
+	}
+	resp, err := tx.Commit()
 	if err != nil {
 		t.err = err
 		panic(abort{})
@@ -206,6 +325,10 @@ func (t *txn) openSpec(id string) {
 	p := t.s.specsRoot + "/" + id
 	marker := t.s.specsRoot + sepBucket + id
 	nodes := p + "/nodes" + sepKey
+	var guess *nodeGuess
+	if t.writable {
+		guess = t.s.guesses.get(nodes)
+	}
 	snap := t.s.snaps.get(nodes)
 	if snap != nil && t.rev != 0 && !snap.usableAt(t.rev) {
 		snap = nil // newer than this transaction's snapshot: of no use to it
@@ -221,11 +344,21 @@ func (t *txn) openSpec(id string) {
 			clientv3.OpGet(seq, t.readOpts()...),
 			clientv3.OpGet(hist, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(hist)), clientv3.WithKeysOnly(), clientv3.WithLimit(maxBatch+1))...))
 	}
+	all := ops
 	if snap != nil {
-		ops = append(ops, clientv3.OpGet(nodes, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(nodes)),
+		all = append(ops[:len(ops):len(ops)], clientv3.OpGet(nodes, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(nodes)),
 			clientv3.WithKeysOnly(), clientv3.WithMinModRev(snap.rev+1))...))
 	}
-	resp := t.readTxn(ops)
+	var resp *clientv3.TxnResponse
+	if guess != nil {
+		// The guess holds while none of the spec's own keys (its header
+		// first: every mutation of a spec writes it) changed since this
+		// server's last commit of it; else the nodes changed are read.
+		resp = t.readTxnIf([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(p+sepKey), "<", guess.rev+1).WithRange(p + "\x03")}, ops, all)
+	} else {
+		resp = t.readTxn(all)
+	}
+	guessed := guess != nil && resp.Succeeded
 	sp := &specRead{}
 	valued := func(i int, start, end string) {
 		s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}}
@@ -256,7 +389,10 @@ func (t *txn) openSpec(id string) {
 	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true}
 	// A first (linearizable) read never answers a revision older than one
 	// already seen; the check keeps a snapshot from the future out anyway.
-	if snap != nil && snap.usableAt(t.rev) {
+	switch {
+	case guessed:
+		ns.mods, ns.guessed, ns.fromGuess = guess.mods, true, true
+	case snap != nil && snap.usableAt(t.rev):
 		ns.mods, ns.snap = t.mergeNodes(nodes, snap, resp.Responses[len(resp.Responses)-1].GetResponseRange())
 	}
 	sp.spans = append(sp.spans, ns)
@@ -297,7 +433,7 @@ func (t *txn) list(s *span) {
 	for _, kv := range resp.Kvs {
 		mods[string(kv.Key)] = kv.ModRevision
 	}
-	s.mods, s.snap = mods, &nodeSnapshot{rev: t.rev, from: t.rev, mods: mods}
+	s.mods, s.snap, s.guessed = mods, &nodeSnapshot{rev: t.rev, from: t.rev, mods: mods}, false
 	t.s.snaps.put(s.start, s.snap)
 }
 
@@ -380,7 +516,7 @@ func (t *txn) spanKeys(id string) ([]string, bool) {
 		if s.start != id || s.end != end {
 			continue
 		}
-		if s.mods == nil {
+		if s.mods == nil || s.guessed {
 			t.list(s)
 		}
 		out := make([]string, 0, len(s.mods))
