@@ -87,27 +87,34 @@ func (r *Recorder) Puts() int {
 	return r.r.puts
 }
 
-// NodeRanges counts the reads over a spec's nodes range so far (a
-// listing, or the nodes changed since a revision).
-func (r *Recorder) NodeRanges() int {
+// SpecRanges counts the reads over a spec's nodes range (a listing, or
+// the nodes changed since a revision) and over its history range so far.
+func (r *Recorder) SpecRanges() (nodes, history int) {
 	r.r.mu.Lock()
 	defer r.r.mu.Unlock()
-	return r.r.nodeRanges
+	return r.r.nodeRanges, r.r.historyRanges
 }
 
 type recordingKV struct {
 	clientv3.KV
-	mu         sync.Mutex
-	shapes     []TxnShape
-	puts       int
-	nodeRanges int
+	mu            sync.Mutex
+	shapes        []TxnShape
+	puts          int
+	nodeRanges    int
+	historyRanges int
 }
 
 func (r *recordingKV) read(o clientv3.Op) {
-	if o.IsGet() && len(o.RangeBytes()) > 0 && strings.HasSuffix(string(o.KeyBytes()), "/nodes"+sepKey) {
-		r.mu.Lock()
+	if !o.IsGet() || len(o.RangeBytes()) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch k := string(o.KeyBytes()); {
+	case strings.HasSuffix(k, "/nodes"+sepKey):
 		r.nodeRanges++
-		r.mu.Unlock()
+	case strings.HasSuffix(k, "/history"+sepKey):
+		r.historyRanges++
 	}
 }
 

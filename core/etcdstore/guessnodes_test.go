@@ -61,9 +61,10 @@ func titles(t *testing.T, r *specstore.Repo, id string) map[string]bool {
 }
 
 // TestWritesGuessNodes: once a server has written a spec, its next
-// writes of that spec do not ask the cluster which nodes changed (a walk
-// of the spec's every key in the member's index): they take the nodes'
-// mod revisions from what the server listed and wrote (nodeGuesses).
+// writes of that spec do not ask the cluster which nodes changed nor
+// list the start of its history (each a walk of the range's every key in
+// the member's index): they take the keys and mod revisions from what the
+// server listed and wrote (specGuesses).
 func TestWritesGuessNodes(t *testing.T) {
 	a, _ := twoServers(t)
 	r := specstore.New(a, guessClock)
@@ -77,8 +78,8 @@ func TestWritesGuessNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := rec.NodeRanges(); n != 0 {
-		t.Fatalf("three writes read the spec's nodes range %d times, want 0", n)
+	if n, h := rec.SpecRanges(); n != 0 || h != 0 {
+		t.Fatalf("three writes read the spec's nodes range %d times and its history %d times, want 0", n, h)
 	}
 	if got := titles(t, specstore.New(a, guessClock), id); len(got) != 4 {
 		t.Fatalf("tasks after the writes: %v", got)
@@ -132,68 +133,78 @@ func TestStaleNodeGuess(t *testing.T) {
 	}
 }
 
-// nodesOf opens (creating it) the nodes bucket of spec bucket id.
-func nodesOf(tx bucketstore.Tx, id string) bucketstore.Bucket {
-	sp, err := tx.Bucket(bucketstore.BucketSpecs).CreateBucketIfNotExists([]byte(id))
-	if err != nil {
-		panic(err)
-	}
-	n, err := sp.CreateBucketIfNotExists(bucketstore.BucketNodes)
-	if err != nil {
-		panic(err)
-	}
-	return n
-}
-
-// TestStaleNodeGuessSameHeader: another server changes a spec's nodes
-// without touching the spec's own keys, so this server's guess of them
-// is stale and taken. A write that read a stale node must not commit
-// (its guard fails; it re-runs from a listing), and a write whose fn
-// failed on a guess (a node it took to be absent) must not answer that
+// TestStaleNodeGuessSameHeader: another server changes a spec's nodes or
+// history without touching the spec's own keys, so this server's guess of
+// them is stale and taken. A write that read a stale node must not commit
+// (its guard fails; it re-runs from the cluster), and a write whose fn
+// failed on a guess (a key it took to be absent) must not answer that
 // failure: the batch proves its guesses first and re-runs.
 func TestStaleNodeGuessSameHeader(t *testing.T) {
 	a, b := twoServers(t)
 	ctx := context.Background()
-	update := func(s *Store, fn func(n bucketstore.Bucket) error) error {
-		return s.Update(ctx, func(tx bucketstore.Tx) error { return fn(nodesOf(tx, "s1")) })
+	spec := func(tx bucketstore.Tx) bucketstore.Bucket {
+		sp, err := tx.Bucket(bucketstore.BucketSpecs).CreateBucketIfNotExists([]byte("s1"))
+		if err != nil {
+			panic(err)
+		}
+		return sp
 	}
-	put := func(k, v string) func(n bucketstore.Bucket) error {
-		return func(n bucketstore.Bucket) error { return n.Put([]byte(k), []byte(v)) }
+	sub := func(tx bucketstore.Tx, name []byte) bucketstore.Bucket {
+		b, err := spec(tx).CreateBucketIfNotExists(name)
+		if err != nil {
+			panic(err)
+		}
+		return b
 	}
-	for _, step := range []func(n bucketstore.Bucket) error{
-		put("n1", "v1"),
-		func(n bucketstore.Bucket) error { return n.Put([]byte("n1"), append(n.Get([]byte("n1")), '+')) }, // a lists, then guesses
-	} {
-		if err := update(a, step); err != nil {
+	update := func(s *Store, bucket []byte, fn func(b bucketstore.Bucket) error) {
+		t.Helper()
+		if err := s.Update(ctx, func(tx bucketstore.Tx) error { return fn(sub(tx, bucket)) }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if a.guesses.get(a.specsRoot+"/s1/nodes"+sepKey) == nil {
-		t.Fatal("a does not guess the nodes after its writes")
+	put := func(k, v string) func(b bucketstore.Bucket) error {
+		return func(b bucketstore.Bucket) error { return b.Put([]byte(k), []byte(v)) }
 	}
-	// b adds n2 and changes n1; the spec's own keys stay as they were.
-	if err := update(b, func(n bucketstore.Bucket) error {
-		if err := n.Put([]byte("n2"), []byte("b")); err != nil {
-			return err
+	nodes, history := bucketstore.BucketNodes, bucketstore.BucketHistory
+	update(a, history, put("h0", "a"))
+	update(a, nodes, put("n1", "v1"))
+	// a reads and writes the nodes (so lists them, or guesses) with no
+	// pause left: it guesses them afterwards.
+	warm := func() {
+		t.Helper()
+		a.guesses.mu.Lock()
+		a.guesses.pause = nil
+		a.guesses.mu.Unlock()
+		update(a, nodes, func(n bucketstore.Bucket) error { return n.Put([]byte("n0"), n.Get([]byte("n1"))) }) // a read lists the nodes
+		if a.guesses.get(a.specsRoot+"/s1") == nil {
+			t.Fatal("a does not guess the spec after its writes")
 		}
-		return n.Put([]byte("n1"), []byte("from b"))
-	}); err != nil {
-		t.Fatal(err)
 	}
-	errAbsent := errors.New("n2 is absent")
-	if err := update(a, func(n bucketstore.Bucket) error {
-		if n.Get([]byte("n2")) == nil {
-			return errAbsent
+	mustSee := func(bucket []byte, k string) {
+		t.Helper()
+		if err := a.Update(ctx, func(tx bucketstore.Tx) error {
+			if sub(tx, bucket).Get([]byte(k)) == nil {
+				return fmt.Errorf("%s is absent", k)
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("a looked for b's key: %v", err)
 		}
-		return nil
-	}); err != nil {
-		t.Fatalf("a looked for b's node: %v", err)
 	}
-	if err := update(a, func(n bucketstore.Bucket) error { return n.Put([]byte("n3"), n.Get([]byte("n1"))) }); err != nil {
-		t.Fatal(err)
-	}
+
+	warm()
+	update(b, nodes, put("n2", "b")) // the spec's own keys stay as they were
+	mustSee(nodes, "n2")
+
+	warm()
+	update(b, history, put("h1", "b"))
+	mustSee(history, "h1")
+
+	warm()
+	update(b, nodes, put("n1", "from b"))
+	update(a, nodes, func(n bucketstore.Bucket) error { return n.Put([]byte("n3"), n.Get([]byte("n1"))) })
 	if err := b.View(ctx, func(tx bucketstore.Tx) error {
-		if got := string(tx.Bucket(bucketstore.BucketSpecs).Bucket([]byte("s1")).Bucket(bucketstore.BucketNodes).Get([]byte("n3"))); got != "from b" {
+		if got := string(tx.Bucket(bucketstore.BucketSpecs).Bucket([]byte("s1")).Bucket(nodes).Get([]byte("n3"))); got != "from b" {
 			return fmt.Errorf("a copied n1 as %q, want b's %q", got, "from b")
 		}
 		return nil

@@ -138,7 +138,7 @@ func (t *txn) read(key string) []byte {
 		if end, guarded := t.ranges[s.start]; !guarded || end != s.end {
 			t.points[key] = mod
 			if s.guessed {
-				t.guessed = append(t.guessed, key) // see nodeGuesses
+				t.guessed = append(t.guessed, key) // see specGuesses
 			}
 		}
 		if v != nil {
@@ -285,7 +285,7 @@ func (t *txn) checkGuesses() error {
 	}
 	if !resp.Succeeded {
 		t.s.pointVals.drop(t.guessed)
-		t.dropNodeGuesses()
+		t.dropGuesses()
 		return t.s.refusedBy(resp)
 	}
 	return nil
@@ -526,7 +526,7 @@ func (t *txn) commit() error {
 		t.s.pointVals.drop(t.guessed) // the next attempt reads them from the cluster
 	}
 	if err != nil || (len(t.writes) > 0 && !t.applied) {
-		t.dropNodeGuesses() // a conflict, an unknown outcome, or a large change
+		t.dropGuesses() // a conflict, an unknown outcome, or a large change
 	}
 	return err
 }
@@ -649,10 +649,8 @@ func (t *txn) committed(rev int64) {
 				t.s.snaps.forgetDeleted(s.start, s.snap, rev, deleted)
 			}
 		}
-		for _, s := range sp.spans {
-			if s.fetchAll && s.mods != nil {
-				t.s.guesses.committed(s, rev, t.order, t.writes)
-			}
+		if t.writable {
+			t.s.guesses.committed(sp, rev, t.order, t.writes)
 		}
 	}
 }

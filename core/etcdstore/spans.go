@@ -52,16 +52,19 @@ type span struct {
 	// of the span (the nodes: a call reads many of them), else just the one.
 	fetchAll bool
 	snap     *nodeSnapshot // the snapshot mods came from (nodes), or nil
-	// guessed: mods is this server's guess (nodeGuesses), not a listing
-	// at the snapshot; fromGuess: it started as one.
-	guessed, fromGuess bool
+	// guessable: a spec's nodes or history start, which writes may take
+	// from a guess (specGuesses); guessed: mods is that guess, not a
+	// listing at the snapshot.
+	guessable, guessed bool
 }
 
 func (s *span) has(key string) bool { return key >= s.start && key < s.end }
 
 // specRead is what one transaction has prefetched of one spec.
 type specRead struct {
-	spans []*span
+	path    string // the spec bucket's path
+	spans   []*span
+	guessed bool // its guessable spans came from a guess (specGuesses)
 }
 
 // nodeSnapshot is the keys and mod revisions of a spec's nodes as of
@@ -129,105 +132,129 @@ func (c *nodeSnapshots) forgetDeleted(start string, read *nodeSnapshot, rev int6
 	c.m[start] = &nodeSnapshot{rev: read.rev, from: rev, mods: mods}
 }
 
-// nodeGuesses is, for each spec this server writes, what it takes its
-// nodes' keys and mod revisions to be: the last listing a write of this
-// server made (at its snapshot) with the writes this server committed
-// since (at their revisions). A writable transaction takes the guess
-// instead of asking the cluster for the nodes changed since its last look
-// — which etcd answers by walking the spec's every key in its index, on
-// the member that serves it, for every batch — and guards every node it
-// reads from it by that node's exact mod revision (a point guard, as for
-// any read of a spec's node, and among the transaction's guessed keys,
-// which checkGuesses and the prefix-wide guard compare one by one). A
-// guess that went stale (another server wrote the spec) fails the commit
-// (errConflict): the guess is dropped, the batch runs again from a
-// listing, and the spec is not guessed for guessPause. An enumeration of
-// the nodes (spanKeys) lists them at the snapshot first, since a range
-// guard cannot tell a guessed key list from the real one. Read-only
-// transactions never guess. Only the batch leader (which holds the
-// writer lock) uses and updates a guess, so a guess's map is changed in
-// place after each commit.
-type nodeGuesses struct {
+// specGuesses is, for each spec this server writes, what it takes the
+// keys and mod revisions of the spec's nodes and of the start of its
+// history to be: the last listing a write of this server made (at its
+// snapshot) with the writes this server committed since (at their
+// revisions). A writable transaction takes the guess instead of asking
+// the cluster for the nodes changed since its last look and for the
+// oldest history keys (etcd answers a range by walking every key of it
+// in its index — the deleted ones too, until the cluster is compacted —
+// on the member that serves it, for every batch), while none of the
+// spec's own keys changed since this server's last commit of it (its
+// header first: every mutation of a spec writes it), which a compare in
+// the same read transaction checks; its Else branch reads as without a
+// guess, so a change of another server costs no extra round trip. Every
+// key read from a guess is guarded by its exact mod revision (a point
+// guard, as for any read of a spec's node) and counts among the
+// transaction's guessed keys, which checkGuesses and the prefix-wide guard
+// compare one by one: a guess that went stale anyway (a change that left
+// the spec's own keys alone) fails the commit (errConflict), the guess is
+// dropped, the batch runs again from the cluster, and the spec is not
+// guessed for guessPause. An enumeration of a guessed range (spanKeys)
+// lists it at the snapshot first, since a range guard cannot tell a
+// guessed key list from the real one. Read-only transactions never guess.
+// Only the batch leader (which holds the writer lock) takes and updates a
+// guess, so its maps change in place after each commit.
+type specGuesses struct {
 	mu    sync.Mutex
-	m     map[string]*nodeGuess // by the nodes range start
+	m     map[string]*specGuess // by the spec's path
 	pause map[string]time.Time  // no guess for the spec until then
 }
 
-// nodeGuess is one spec's guess: its nodes' keys and mod revisions, as of
-// this server's last commit of the spec at revision rev. A transaction
-// takes it only while the spec's own keys have not changed since rev
-// (openSpec): a change of another server makes it read the nodes changed.
-type nodeGuess struct {
+// specGuess is one spec's guess, as of this server's commit of it at
+// revision rev: each guessed span's end and its keys' mod revisions, by
+// the span's start.
+type specGuess struct {
+	rev   int64
+	spans map[string]*guessSpan
+}
+
+type guessSpan struct {
+	end  string
 	mods map[string]int64
-	rev  int64
 }
 
 // guessPause is how long a spec whose guess failed is not guessed.
 const guessPause = time.Second
 
-// get returns the guess for the nodes range start, or nil.
-func (g *nodeGuesses) get(start string) *nodeGuess {
+// get returns the guess for the spec at path, or nil.
+func (g *specGuesses) get(path string) *specGuess {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if until, ok := g.pause[start]; ok {
+	if until, ok := g.pause[path]; ok {
 		if time.Now().Before(until) {
 			return nil
 		}
-		delete(g.pause, start)
+		delete(g.pause, path)
 	}
-	return g.m[start]
+	return g.m[path]
 }
 
-// committed makes the guess for span s (a spec's nodes) what s held with
-// the writes of a commit at revision rev applied.
-func (g *nodeGuesses) committed(s *span, rev int64, order []string, writes map[string]*[]byte) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, paused := g.pause[s.start]; paused && s.fromGuess {
-		return
-	}
-	mods := s.mods
-	if !s.guessed {
-		mods = make(map[string]int64, len(s.mods)+8) // a listing may be shared (nodeSnapshots)
-		for k, m := range s.mods {
-			mods[k] = m
-		}
-	}
-	for _, k := range order {
-		if !s.has(k) {
+// committed makes the guess of spec sp what its guessable spans held with
+// the writes of a commit at revision rev applied; a span that no longer
+// knows enough (a history start pruned below a batch's worth) drops it.
+func (g *specGuesses) committed(sp *specRead, rev int64, order []string, writes map[string]*[]byte) {
+	next := &specGuess{rev: rev, spans: map[string]*guessSpan{}}
+	for _, s := range sp.spans {
+		if !s.guessable {
 			continue
 		}
-		if writes[k] == nil {
-			delete(mods, k)
-		} else {
-			mods[k] = rev
+		if s.mods == nil {
+			return // never listed
 		}
-	}
-	if g.m == nil || (len(g.m) >= maxNodeSnapshots && g.m[s.start] == nil) {
-		g.m = make(map[string]*nodeGuess)
-	}
-	g.m[s.start] = &nodeGuess{mods: mods, rev: rev}
-}
-
-// dropNodeGuesses forgets the guesses of the specs the transaction
-// touched, and pauses those it guessed (see nodeGuesses).
-func (t *txn) dropNodeGuesses() {
-	g := &t.s.guesses
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, sp := range t.specs {
-		for _, s := range sp.spans {
-			if !s.fetchAll {
+		mods := s.mods
+		if !s.guessed {
+			mods = make(map[string]int64, len(s.mods)+8) // a listing may be shared (nodeSnapshots)
+			for k, m := range s.mods {
+				mods[k] = m
+			}
+		}
+		for _, k := range order {
+			if !s.has(k) {
 				continue
 			}
-			delete(g.m, s.start)
-			if s.fromGuess {
-				if g.pause == nil {
-					g.pause = make(map[string]time.Time)
-				}
-				g.pause[s.start] = time.Now().Add(guessPause)
+			if writes[k] == nil {
+				delete(mods, k)
+			} else {
+				mods[k] = rev
 			}
 		}
+		if !s.fetchAll && s.end != clientv3.GetPrefixRangeEnd(s.start) && len(mods) <= maxBatch {
+			g.drop(sp.path, false) // the history's known start runs short: list it again
+			return
+		}
+		next.spans[s.start] = &guessSpan{end: s.end, mods: mods}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, paused := g.pause[sp.path]; paused {
+		return
+	}
+	if g.m == nil || (len(g.m) >= maxNodeSnapshots && g.m[sp.path] == nil) {
+		g.m = make(map[string]*specGuess)
+	}
+	g.m[sp.path] = next
+}
+
+// drop forgets the guess of the spec at path, and pauses guessing it.
+func (g *specGuesses) drop(path string, pause bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m, path)
+	if pause {
+		if g.pause == nil {
+			g.pause = make(map[string]time.Time)
+		}
+		g.pause[path] = time.Now().Add(guessPause)
+	}
+}
+
+// dropGuesses forgets the guesses of the specs the transaction touched,
+// and pauses those it guessed (see specGuesses).
+func (t *txn) dropGuesses() {
+	for _, sp := range t.specs {
+		t.s.guesses.drop(sp.path, sp.guessed)
 	}
 }
 
@@ -325,9 +352,9 @@ func (t *txn) openSpec(id string) {
 	p := t.s.specsRoot + "/" + id
 	marker := t.s.specsRoot + sepBucket + id
 	nodes := p + "/nodes" + sepKey
-	var guess *nodeGuess
+	var guess *specGuess
 	if t.writable {
-		guess = t.s.guesses.get(nodes)
+		guess = t.s.guesses.get(p)
 	}
 	snap := t.s.snaps.get(nodes)
 	if snap != nil && t.rev != 0 && !snap.usableAt(t.rev) {
@@ -340,26 +367,32 @@ func (t *txn) openSpec(id string) {
 	var seq, hist string
 	if t.writable {
 		seq, hist = p+"/journal"+sepSeq, p+"/history"+sepKey
-		ops = append(ops,
-			clientv3.OpGet(seq, t.readOpts()...),
-			clientv3.OpGet(hist, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(hist)), clientv3.WithKeysOnly(), clientv3.WithLimit(maxBatch+1))...))
+		ops = append(ops, clientv3.OpGet(seq, t.readOpts()...))
 	}
+	// What a guess spares: the history's start, the nodes changed.
 	all := ops
+	if t.writable {
+		all = append(all[:len(all):len(all)], clientv3.OpGet(hist, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(hist)), clientv3.WithKeysOnly(), clientv3.WithLimit(maxBatch+1))...))
+	}
 	if snap != nil {
-		all = append(ops[:len(ops):len(ops)], clientv3.OpGet(nodes, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(nodes)),
+		all = append(all[:len(all):len(all)], clientv3.OpGet(nodes, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(nodes)),
 			clientv3.WithKeysOnly(), clientv3.WithMinModRev(snap.rev+1))...))
 	}
 	var resp *clientv3.TxnResponse
 	if guess != nil {
-		// The guess holds while none of the spec's own keys (its header
-		// first: every mutation of a spec writes it) changed since this
-		// server's last commit of it; else the nodes changed are read.
 		resp = t.readTxnIf([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(p+sepKey), "<", guess.rev+1).WithRange(p + "\x03")}, ops, all)
 	} else {
 		resp = t.readTxn(all)
 	}
-	guessed := guess != nil && resp.Succeeded
-	sp := &specRead{}
+	sp := &specRead{path: p, guessed: guess != nil && resp.Succeeded}
+	fromGuess := func(s *span) bool {
+		if !sp.guessed {
+			return false
+		}
+		g := guess.spans[s.start]
+		s.end, s.mods, s.guessed = g.end, g.mods, true
+		return true
+	}
 	valued := func(i int, start, end string) {
 		s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}}
 		for _, kv := range resp.Responses[i].GetResponseRange().Kvs {
@@ -376,22 +409,24 @@ func (t *txn) openSpec(id string) {
 	valued(1, p+sepKey, p+"\x03")
 	if t.writable {
 		valued(2, seq, seq+"\x00")
-		r := resp.Responses[3].GetResponseRange()
-		s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), mods: map[string]int64{}, vals: map[string][]byte{}}
-		for _, kv := range r.Kvs {
-			s.mods[string(kv.Key)] = kv.ModRevision
-		}
-		if r.More {
-			s.end = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00" // known up to the last key returned
+		s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), vals: map[string][]byte{}, guessable: true}
+		if !fromGuess(s) {
+			r := resp.Responses[3].GetResponseRange()
+			s.mods = make(map[string]int64, len(r.Kvs))
+			for _, kv := range r.Kvs {
+				s.mods[string(kv.Key)] = kv.ModRevision
+			}
+			if r.More {
+				s.end = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00" // known up to the last key returned
+			}
 		}
 		sp.spans = append(sp.spans, s)
 	}
-	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true}
+	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true, guessable: t.writable}
 	// A first (linearizable) read never answers a revision older than one
 	// already seen; the check keeps a snapshot from the future out anyway.
 	switch {
-	case guessed:
-		ns.mods, ns.guessed, ns.fromGuess = guess.mods, true, true
+	case fromGuess(ns):
 	case snap != nil && snap.usableAt(t.rev):
 		ns.mods, ns.snap = t.mergeNodes(nodes, snap, resp.Responses[len(resp.Responses)-1].GetResponseRange())
 	}

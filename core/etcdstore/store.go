@@ -132,7 +132,7 @@ type Store struct {
 	// writable transactions read without a round trip (pointCache, kv.go).
 	pointVals pointCache
 	snaps     nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
-	guesses   nodeGuesses   // what writes take them to be (spans.go)
+	guesses   specGuesses   // what writes take them to be (spans.go)
 	// specsRoot is root + "specs", the specs bucket's path.
 	specsRoot string
 	// pendingKey is root + "!pending", the commit point of a change
