@@ -87,6 +87,14 @@ func (r *Recorder) Puts() int {
 	return r.r.puts
 }
 
+// Requests counts the requests sent to the cluster so far (Get, Put,
+// Txn).
+func (r *Recorder) Requests() int {
+	r.r.mu.Lock()
+	defer r.r.mu.Unlock()
+	return r.r.requests
+}
+
 // SpecRanges counts the reads over a spec's nodes range (a listing, or
 // the nodes changed since a revision) and over its history range so far.
 func (r *Recorder) SpecRanges() (nodes, history int) {
@@ -102,6 +110,7 @@ type recordingKV struct {
 	puts          int
 	nodeRanges    int
 	historyRanges int
+	requests      int
 }
 
 func (r *recordingKV) read(o clientv3.Op) {
@@ -120,12 +129,16 @@ func (r *recordingKV) read(o clientv3.Op) {
 
 func (r *recordingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	r.read(clientv3.OpGet(key, opts...))
+	r.mu.Lock()
+	r.requests++
+	r.mu.Unlock()
 	return r.KV.Get(ctx, key, opts...)
 }
 
 func (r *recordingKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
 	r.mu.Lock()
 	r.puts++
+	r.requests++
 	r.mu.Unlock()
 	return r.KV.Put(ctx, key, val, opts...)
 }
@@ -168,10 +181,11 @@ func (t *recordingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 }
 
 func (t *recordingTxn) Commit() (*clientv3.TxnResponse, error) {
+	t.kv.mu.Lock()
+	t.kv.requests++
 	if t.shape.Writes > 0 {
-		t.kv.mu.Lock()
 		t.kv.shapes = append(t.kv.shapes, t.shape)
-		t.kv.mu.Unlock()
 	}
+	t.kv.mu.Unlock()
 	return t.Txn.Commit()
 }

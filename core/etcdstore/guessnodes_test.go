@@ -61,10 +61,11 @@ func titles(t *testing.T, r *specstore.Repo, id string) map[string]bool {
 }
 
 // TestWritesGuessNodes: once a server has written a spec, its next
-// writes of that spec do not ask the cluster which nodes changed nor
-// list the start of its history (each a walk of the range's every key in
-// the member's index): they take the keys and mod revisions from what the
-// server listed and wrote (specGuesses).
+// writes of that spec read nothing of it from the cluster — not its
+// header, nor which nodes changed, nor the start of its history (each
+// range a walk of its every key in the member's index): they take the
+// keys, mod revisions and values from what the server read and wrote
+// (specGuesses), and each sends its commit alone.
 func TestWritesGuessNodes(t *testing.T) {
 	a, _ := twoServers(t)
 	r := specstore.New(a, guessClock)
@@ -78,8 +79,8 @@ func TestWritesGuessNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, h := rec.SpecRanges(); n != 0 || h != 0 {
-		t.Fatalf("three writes read the spec's nodes range %d times and its history %d times, want 0", n, h)
+	if n, h := rec.SpecRanges(); n != 0 || h != 0 || rec.Requests() != 3 {
+		t.Fatalf("three writes sent %d requests, reading the spec's nodes range %d times and its history %d times; want their 3 commits alone", rec.Requests(), n, h)
 	}
 	if got := titles(t, specstore.New(a, guessClock), id); len(got) != 4 {
 		t.Fatalf("tasks after the writes: %v", got)

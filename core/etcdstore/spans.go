@@ -52,10 +52,11 @@ type span struct {
 	// of the span (the nodes: a call reads many of them), else just the one.
 	fetchAll bool
 	snap     *nodeSnapshot // the snapshot mods came from (nodes), or nil
-	// guessable: a spec's nodes or history start, which writes may take
-	// from a guess (specGuesses); guessed: mods is that guess, not a
-	// listing at the snapshot.
-	guessable, guessed bool
+	// valued: every key of mods has its value in vals. guessable: a span
+	// of a write's openSpec, which a later write may take from a guess
+	// (specGuesses); guessed: mods (and vals) are that guess, not a read
+	// at the snapshot.
+	valued, guessable, guessed bool
 }
 
 func (s *span) has(key string) bool { return key >= s.start && key < s.end }
@@ -133,46 +134,58 @@ func (c *nodeSnapshots) forgetDeleted(start string, read *nodeSnapshot, rev int6
 }
 
 // specGuesses is, for each spec this server writes, what it takes the
-// keys and mod revisions of the spec's nodes and of the start of its
-// history to be: the last listing a write of this server made (at its
+// spec's keys that a write reads on opening it to be: its marker, its own
+// keys (header, sub-bucket markers) and journal sequence with their
+// values, the keys of its history's start and of its nodes, each with its
+// mod revision — the last reads of a write of this server (at its
 // snapshot) with the writes this server committed since (at their
-// revisions). A writable transaction takes the guess instead of asking
-// the cluster for the nodes changed since its last look and for the
-// oldest history keys (etcd answers a range by walking every key of it
-// in its index — the deleted ones too, until the cluster is compacted —
-// on the member that serves it, for every batch), while none of the
-// spec's own keys changed since this server's last commit of it (its
-// header first: every mutation of a spec writes it), which a compare in
-// the same read transaction checks; its Else branch reads as without a
-// guess, so a change of another server costs no extra round trip. Every
-// key read from a guess is guarded by its exact mod revision (a point
-// guard, as for any read of a spec's node) and counts among the
-// transaction's guessed keys, which checkGuesses and the prefix-wide guard
-// compare one by one: a guess that went stale anyway (a change that left
-// the spec's own keys alone) fails the commit (errConflict), the guess is
-// dropped, the batch runs again from the cluster, and the spec is not
-// guessed for guessPause. An enumeration of a guessed range (spanKeys)
-// lists it at the snapshot first, since a range guard cannot tell a
-// guessed key list from the real one. Read-only transactions never guess.
-// Only the batch leader (which holds the writer lock) takes and updates a
-// guess, so its maps change in place after each commit.
+// revisions). A writable transaction opens a guessed spec without a round
+// trip: no read of those keys, nor of the nodes changed since the last
+// look and the history's start, which etcd answers by walking every key
+// of the range in its index (the deleted ones too, until the cluster is
+// compacted) on the member that serves it. Node values then come from the
+// value cache, as after a read. Every key read from a guess is guarded by
+// its exact mod revision and counts among the transaction's guessed keys
+// (the commit, checkGuesses and the prefix-wide guard compare them one
+// by one; a transaction that read nothing else from the cluster is
+// guarded by them and !pending's absence, as a write that read nothing):
+// a guess gone stale (another server wrote the spec) fails the commit
+// (errConflict), the guess is dropped, the batch runs again from the
+// cluster, and the spec is not guessed for guessPause. An enumeration of
+// a guessed range (spanKeys) lists it at the snapshot first, since a
+// range guard cannot tell a guessed key list from the real one.
+// Read-only transactions never guess. Only the batch leader (which holds
+// the writer lock) takes and updates a guess, so the maps of its
+// keys-only spans change in place after each commit.
 type specGuesses struct {
 	mu    sync.Mutex
 	m     map[string]*specGuess // by the spec's path
 	pause map[string]time.Time  // no guess for the spec until then
 }
 
-// specGuess is one spec's guess, as of this server's commit of it at
-// revision rev: each guessed span's end and its keys' mod revisions, by
-// the span's start.
-type specGuess struct {
-	rev   int64
-	spans map[string]*guessSpan
-}
+// specGuess is one spec's guess: its spans as a write's openSpec makes
+// them.
+type specGuess struct{ spans []*guessSpan }
 
 type guessSpan struct {
-	end  string
-	mods map[string]int64
+	start, end string
+	mods       map[string]int64
+	vals       map[string][]byte // of a valued span; nil: values from the cache
+	fetchAll   bool
+}
+
+// read is the spec at path as the guess has it, for one transaction.
+func (g *specGuess) read(path string) *specRead {
+	sp := &specRead{path: path, guessed: true}
+	for _, gs := range g.spans {
+		s := &span{start: gs.start, end: gs.end, mods: gs.mods, vals: make(map[string][]byte, len(gs.vals)),
+			fetchAll: gs.fetchAll, valued: gs.vals != nil, guessable: true, guessed: true}
+		for k, v := range gs.vals {
+			s.vals[k] = v
+		}
+		sp.spans = append(sp.spans, s)
+	}
+	return sp
 }
 
 // guessPause is how long a spec whose guess failed is not guessed.
@@ -191,40 +204,50 @@ func (g *specGuesses) get(path string) *specGuess {
 	return g.m[path]
 }
 
-// committed makes the guess of spec sp what its guessable spans held with
-// the writes of a commit at revision rev applied; a span that no longer
-// knows enough (a history start pruned below a batch's worth) drops it.
+// committed makes the guess of spec sp what its spans held with the
+// writes of a commit at revision rev applied; none when a span was never
+// listed, or the history's known start runs shorter than a batch's
+// pruning.
 func (g *specGuesses) committed(sp *specRead, rev int64, order []string, writes map[string]*[]byte) {
-	next := &specGuess{rev: rev, spans: map[string]*guessSpan{}}
+	next := &specGuess{}
 	for _, s := range sp.spans {
-		if !s.guessable {
-			continue
-		}
-		if s.mods == nil {
-			return // never listed
+		if !s.guessable || s.mods == nil {
+			g.drop(sp.path, false)
+			return
 		}
 		mods := s.mods
-		if !s.guessed {
+		if !s.guessed || s.valued {
 			mods = make(map[string]int64, len(s.mods)+8) // a listing may be shared (nodeSnapshots)
 			for k, m := range s.mods {
 				mods[k] = m
+			}
+		}
+		var vals map[string][]byte
+		if s.valued {
+			vals = make(map[string][]byte, len(mods))
+			for k := range mods {
+				vals[k] = s.vals[k]
 			}
 		}
 		for _, k := range order {
 			if !s.has(k) {
 				continue
 			}
-			if writes[k] == nil {
+			if w := writes[k]; w == nil {
 				delete(mods, k)
+				delete(vals, k)
 			} else {
 				mods[k] = rev
+				if vals != nil {
+					vals[k] = *w
+				}
 			}
 		}
-		if !s.fetchAll && s.end != clientv3.GetPrefixRangeEnd(s.start) && len(mods) <= maxBatch {
-			g.drop(sp.path, false) // the history's known start runs short: list it again
+		if !s.fetchAll && !s.valued && s.end != clientv3.GetPrefixRangeEnd(s.start) && len(mods) <= maxBatch {
+			g.drop(sp.path, false) // the history's known start runs short: read it again
 			return
 		}
-		next.spans[s.start] = &guessSpan{end: s.end, mods: mods}
+		next.spans = append(next.spans, &guessSpan{start: s.start, end: s.end, mods: mods, vals: vals, fetchAll: s.fetchAll})
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -272,29 +295,16 @@ func (t *txn) readOpts(opts ...clientv3.OpOption) []clientv3.OpOption {
 // first read when no revision is fixed yet. A failure aborts the
 // transaction (see run).
 func (t *txn) readTxn(ops []clientv3.Op) *clientv3.TxnResponse {
-	return t.readTxnIf(nil, ops, nil)
-}
-
-// readTxnIf is readTxn of then when cmps hold (at the member's newest
-// revision), else of els (resp.Succeeded tells which ran).
-func (t *txn) readTxnIf(cmps []clientv3.Cmp, then, els []clientv3.Op) *clientv3.TxnResponse {
 	if t.err != nil {
 		panic(abort{})
 	}
 	first := t.rev == 0
 	if first {
-		then = append(then, clientv3.OpGet(t.s.pendingKey)) // see large.go
-		if len(cmps) > 0 {
-			els = append(els, clientv3.OpGet(t.s.pendingKey))
-		}
+		ops = append(ops, clientv3.OpGet(t.s.pendingKey)) // see large.go
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
-	tx := t.s.kv.Txn(ctx).If(cmps...).Then(then...)
-	if len(cmps) > 0 {
-		tx = tx.Else(els...)
-	}
-	resp, err := tx.Commit()
+	resp, err := t.s.kv.Txn(ctx).Then(ops...).Commit()
 	if err != nil {
 		t.err = err
 		panic(abort{})
@@ -350,12 +360,14 @@ func (t *txn) openSpec(id string) {
 		return
 	}
 	p := t.s.specsRoot + "/" + id
+	if t.writable {
+		if g := t.s.guesses.get(p); g != nil {
+			t.specs[id] = g.read(p)
+			return
+		}
+	}
 	marker := t.s.specsRoot + sepBucket + id
 	nodes := p + "/nodes" + sepKey
-	var guess *specGuess
-	if t.writable {
-		guess = t.s.guesses.get(p)
-	}
 	snap := t.s.snaps.get(nodes)
 	if snap != nil && t.rev != 0 && !snap.usableAt(t.rev) {
 		snap = nil // newer than this transaction's snapshot: of no use to it
@@ -367,34 +379,18 @@ func (t *txn) openSpec(id string) {
 	var seq, hist string
 	if t.writable {
 		seq, hist = p+"/journal"+sepSeq, p+"/history"+sepKey
-		ops = append(ops, clientv3.OpGet(seq, t.readOpts()...))
-	}
-	// What a guess spares: the history's start, the nodes changed.
-	all := ops
-	if t.writable {
-		all = append(all[:len(all):len(all)], clientv3.OpGet(hist, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(hist)), clientv3.WithKeysOnly(), clientv3.WithLimit(maxBatch+1))...))
+		ops = append(ops,
+			clientv3.OpGet(seq, t.readOpts()...),
+			clientv3.OpGet(hist, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(hist)), clientv3.WithKeysOnly(), clientv3.WithLimit(maxBatch+1))...))
 	}
 	if snap != nil {
-		all = append(all[:len(all):len(all)], clientv3.OpGet(nodes, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(nodes)),
+		ops = append(ops, clientv3.OpGet(nodes, t.readOpts(clientv3.WithRange(clientv3.GetPrefixRangeEnd(nodes)),
 			clientv3.WithKeysOnly(), clientv3.WithMinModRev(snap.rev+1))...))
 	}
-	var resp *clientv3.TxnResponse
-	if guess != nil {
-		resp = t.readTxnIf([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(p+sepKey), "<", guess.rev+1).WithRange(p + "\x03")}, ops, all)
-	} else {
-		resp = t.readTxn(all)
-	}
-	sp := &specRead{path: p, guessed: guess != nil && resp.Succeeded}
-	fromGuess := func(s *span) bool {
-		if !sp.guessed {
-			return false
-		}
-		g := guess.spans[s.start]
-		s.end, s.mods, s.guessed = g.end, g.mods, true
-		return true
-	}
+	resp := t.readTxn(ops)
+	sp := &specRead{path: p}
 	valued := func(i int, start, end string) {
-		s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}}
+		s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}, valued: true, guessable: t.writable}
 		for _, kv := range resp.Responses[i].GetResponseRange().Kvs {
 			k, v := string(kv.Key), kv.Value
 			if v == nil {
@@ -409,25 +405,20 @@ func (t *txn) openSpec(id string) {
 	valued(1, p+sepKey, p+"\x03")
 	if t.writable {
 		valued(2, seq, seq+"\x00")
-		s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), vals: map[string][]byte{}, guessable: true}
-		if !fromGuess(s) {
-			r := resp.Responses[3].GetResponseRange()
-			s.mods = make(map[string]int64, len(r.Kvs))
-			for _, kv := range r.Kvs {
-				s.mods[string(kv.Key)] = kv.ModRevision
-			}
-			if r.More {
-				s.end = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00" // known up to the last key returned
-			}
+		r := resp.Responses[3].GetResponseRange()
+		s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), mods: map[string]int64{}, vals: map[string][]byte{}, guessable: true}
+		for _, kv := range r.Kvs {
+			s.mods[string(kv.Key)] = kv.ModRevision
+		}
+		if r.More {
+			s.end = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00" // known up to the last key returned
 		}
 		sp.spans = append(sp.spans, s)
 	}
 	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true, guessable: t.writable}
 	// A first (linearizable) read never answers a revision older than one
 	// already seen; the check keeps a snapshot from the future out anyway.
-	switch {
-	case fromGuess(ns):
-	case snap != nil && snap.usableAt(t.rev):
+	if snap != nil && snap.usableAt(t.rev) {
 		ns.mods, ns.snap = t.mergeNodes(nodes, snap, resp.Responses[len(resp.Responses)-1].GetResponseRange())
 	}
 	sp.spans = append(sp.spans, ns)
