@@ -211,43 +211,12 @@ func (g *specGuesses) get(path string) *specGuess {
 func (g *specGuesses) committed(sp *specRead, rev int64, order []string, writes map[string]*[]byte) {
 	next := &specGuess{}
 	for _, s := range sp.spans {
-		if !s.guessable || s.mods == nil {
+		gs := s.advance(rev, order, writes)
+		if gs == nil {
 			g.drop(sp.path, false)
 			return
 		}
-		mods := s.mods
-		if !s.guessed || s.valued {
-			mods = make(map[string]int64, len(s.mods)+8) // a listing may be shared (nodeSnapshots)
-			for k, m := range s.mods {
-				mods[k] = m
-			}
-		}
-		var vals map[string][]byte
-		if s.valued {
-			vals = make(map[string][]byte, len(mods))
-			for k := range mods {
-				vals[k] = s.vals[k]
-			}
-		}
-		for _, k := range order {
-			if !s.has(k) {
-				continue
-			}
-			if w := writes[k]; w == nil {
-				delete(mods, k)
-				delete(vals, k)
-			} else {
-				mods[k] = rev
-				if vals != nil {
-					vals[k] = *w
-				}
-			}
-		}
-		if !s.fetchAll && !s.valued && s.end != clientv3.GetPrefixRangeEnd(s.start) && len(mods) <= maxBatch {
-			g.drop(sp.path, false) // the history's known start runs short: read it again
-			return
-		}
-		next.spans = append(next.spans, &guessSpan{start: s.start, end: s.end, mods: mods, vals: vals, fetchAll: s.fetchAll})
+		next.spans = append(next.spans, gs)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -258,6 +227,49 @@ func (g *specGuesses) committed(sp *specRead, rev int64, order []string, writes 
 		g.m = make(map[string]*specGuess)
 	}
 	g.m[sp.path] = next
+}
+
+// advance is the guess of span s after a commit at revision rev of
+// writes (keys in order), or nil when s cannot be guessed: not a span of
+// a write's openSpec, never listed, or a history start known for fewer
+// keys than a batch prunes. A guessed keys-only span's map changes in
+// place (see specGuesses); the others are copied.
+func (s *span) advance(rev int64, order []string, writes map[string]*[]byte) *guessSpan {
+	if !s.guessable || s.mods == nil {
+		return nil
+	}
+	mods := s.mods
+	if !s.guessed || s.valued {
+		mods = make(map[string]int64, len(s.mods)+8) // a listing may be shared (nodeSnapshots)
+		for k, m := range s.mods {
+			mods[k] = m
+		}
+	}
+	var vals map[string][]byte
+	if s.valued {
+		vals = make(map[string][]byte, len(mods))
+		for k := range mods {
+			vals[k] = s.vals[k]
+		}
+	}
+	for _, k := range order {
+		if !s.has(k) {
+			continue
+		}
+		if w := writes[k]; w == nil {
+			delete(mods, k)
+			delete(vals, k)
+		} else {
+			mods[k] = rev
+			if vals != nil {
+				vals[k] = *w
+			}
+		}
+	}
+	if !s.fetchAll && !s.valued && s.end != clientv3.GetPrefixRangeEnd(s.start) && len(mods) <= maxBatch {
+		return nil // the history's known start runs short: read it again
+	}
+	return &guessSpan{start: s.start, end: s.end, mods: mods, vals: vals, fetchAll: s.fetchAll}
 }
 
 // drop forgets the guess of the spec at path, and pauses guessing it.
