@@ -153,3 +153,75 @@ func TestGroupCommitPanic(t *testing.T) {
 		return nil
 	})
 }
+
+// TestGroupCommitBatchFitsOneTransaction: a batch takes no more updates
+// than one etcd transaction of the cluster holds, compares included
+// (etcd bounds the compares by --max-txn-ops as it bounds the writes):
+// twelve queued updates, each guarding six reads and making four writes,
+// too many for one transaction of a member with --max-txn-ops 40, commit
+// in several batches, each one transaction guarded key by key — never
+// the guard over the whole prefix (which makes every member read every
+// value under it) nor a large change's staging — and every write lands.
+func TestGroupCommitBatchFitsOneTransaction(t *testing.T) {
+	t.Parallel()
+	const maxOps, updates, reads, writes = 40, 12, 6, 4
+	st := openStore(t, startEtcd(t, maxOps), func(o *etcdstore.Options) { o.MaxTxnOps = maxOps })
+	if err := st.CheckWritable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec := etcdstore.RecordTxns(st)
+	bucket := bucketstore.BucketDigests
+	release, queued := etcdstore.HoldWriter(st)
+	errs := make([]error, updates)
+	var wg sync.WaitGroup
+	for i := range updates {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = st.Update(context.Background(), func(tx bucketstore.Tx) error {
+				b := tx.Bucket(bucket)
+				for j := range reads {
+					if b.Get(fmt.Appendf(nil, "r-%d-%d", i, j)) != nil {
+						return errors.New("an absent key is present")
+					}
+				}
+				for j := range writes {
+					if err := b.Put(fmt.Appendf(nil, "w-%d-%d", i, j), []byte("v")); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	for queued() < updates {
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+	}
+	got := rec.Shapes()
+	if len(got) < 2 || rec.Puts() != 0 {
+		t.Fatalf("%d updates committed in %d transactions with %d staged puts; want several transactions, nothing staged", updates, len(got), rec.Puts())
+	}
+	for _, s := range got {
+		if s.RangeCompares != 0 || s.Compares > maxOps || s.Writes > maxOps {
+			t.Fatalf("a commit carried %+v; want at most %d compares, none over a range, and at most %d writes", s, maxOps, maxOps)
+		}
+	}
+	_ = st.View(context.Background(), func(tx bucketstore.Tx) error {
+		b := tx.Bucket(bucket)
+		for i := range updates {
+			for j := range writes {
+				if b.Get(fmt.Appendf(nil, "w-%d-%d", i, j)) == nil {
+					t.Errorf("write w-%d-%d of an acknowledged update is missing", i, j)
+				}
+			}
+		}
+		return nil
+	})
+}

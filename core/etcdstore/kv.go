@@ -52,12 +52,16 @@ type txn struct {
 	loaded map[string]bool      // bucket paths whose whole key range is in vals
 	writes map[string]*[]byte   // pending puts (non-nil) and deletes (nil)
 	order  []string             // write keys in first-write order
+	size   int                  // bytes of the writes (an estimate: a key written twice counts twice)
 	err    error                // first etcd error of a read
 	specs  map[string]*specRead // specs prefetched, by id (spans.go)
 	// guessed are the keys a writable transaction read from the point
 	// cache (pointCache) instead of the cluster: their mod revisions are
 	// in points, and the commit guards each exactly.
 	guessed []string
+	// applied: the commit went through as one transaction, and committed
+	// recorded its writes.
+	applied bool
 }
 
 func (s *Store) newTxn(ctx context.Context, writable bool) *txn {
@@ -133,6 +137,9 @@ func (t *txn) read(key string) []byte {
 	if v, mod, s, ok := t.known(key); ok {
 		if end, guarded := t.ranges[s.start]; !guarded || end != s.end {
 			t.points[key] = mod
+			if s.guessed {
+				t.guessed = append(t.guessed, key) // see specGuesses
+			}
 		}
 		if v != nil {
 			t.vals[key] = v
@@ -278,6 +285,7 @@ func (t *txn) checkGuesses() error {
 	}
 	if !resp.Succeeded {
 		t.s.pointVals.drop(t.guessed)
+		t.dropGuesses()
 		return t.s.refusedBy(resp)
 	}
 	return nil
@@ -394,8 +402,8 @@ func (c *valueCache) put(k string, mod int64, v []byte) {
 
 // savepoint is the transaction's writes at one moment (rollbackTo).
 type savepoint struct {
-	writes map[string]*[]byte
-	order  int
+	writes      map[string]*[]byte
+	order, size int
 }
 
 // savepoint records the writes so far, for rollbackTo.
@@ -404,13 +412,13 @@ func (t *txn) savepoint() savepoint {
 	for k, v := range t.writes {
 		w[k] = v
 	}
-	return savepoint{writes: w, order: len(t.order)}
+	return savepoint{writes: w, order: len(t.order), size: t.size}
 }
 
 // rollbackTo undoes every write since sp (what the reads recorded stays:
 // a guard on a key that was read is only stricter).
 func (t *txn) rollbackTo(sp savepoint) {
-	t.writes, t.order = sp.writes, t.order[:sp.order]
+	t.writes, t.order, t.size = sp.writes, t.order[:sp.order], sp.size
 }
 
 func (t *txn) put(key string, v []byte) {
@@ -419,6 +427,7 @@ func (t *txn) put(key string, v []byte) {
 		t.order = append(t.order, key)
 	}
 	t.writes[key] = &cp
+	t.size += len(key) + len(v) + 8
 }
 
 func (t *txn) del(key string) {
@@ -426,6 +435,7 @@ func (t *txn) del(key string) {
 		t.order = append(t.order, key)
 	}
 	t.writes[key] = nil
+	t.size += len(key) + 8
 }
 
 // keys lists the present keys of a loaded bucket range in order, the
@@ -460,11 +470,51 @@ func (t *txn) keys(path, sep string) []string {
 	return out
 }
 
-// maxCompares bounds the compares of one commit (etcd counts them against
-// --max-txn-ops too); past it the guard becomes "nothing under the prefix
-// changed" (but the staged chunks of large changes, large.go), which is
-// stricter and two compares.
-const maxCompares = 64
+// maxCompares bounds the compares of one commit: etcd bounds a
+// transaction's compares by --max-txn-ops as it bounds its writes (each
+// list on its own), and a large change's switch adds three (large.go).
+// Past it the guard becomes "nothing under the prefix changed" (but the
+// staged chunks of large changes), which is stricter and two compares, but
+// makes every member read every value under the prefix: a batch closes
+// before its guard grows that far (runFns).
+func (s *Store) maxCompares() int { return max(2, s.opts.MaxTxnOps-4) }
+
+// guards is the number of compares the commit's guard has (the point and
+// range guards, and !pending's), and guardBytes their size in a request.
+func (t *txn) guards() (n, bytes int) {
+	for k := range t.points {
+		bytes += len(k) + 32
+	}
+	for k, e := range t.ranges {
+		bytes += len(k) + len(e) + 32
+	}
+	return len(t.points) + len(t.ranges) + 1, bytes
+}
+
+// fitsOne reports whether the transaction's writes and guard, grown by
+// room (what one more mutation may add), still go in one etcd
+// transaction of the cluster, guarded point by point.
+func (t *txn) fitsOne(room usage) bool {
+	n, gb := t.guards()
+	return n+room.guards <= t.s.maxCompares() && len(t.order)+room.writes <= t.s.opts.MaxTxnOps &&
+		t.size+gb+room.bytes+requestOverhead <= t.s.opts.MaxRequestBytes
+}
+
+// usage is what a transaction holds, or what one mutation added to it:
+// guards (compares), writes (operations), and their bytes.
+type usage struct{ guards, writes, bytes int }
+
+func (t *txn) usage() usage {
+	n, gb := t.guards()
+	return usage{guards: n, writes: len(t.order), bytes: t.size + gb}
+}
+
+// grown is the larger, field by field, of u and what the transaction
+// gained since before.
+func (u usage) grown(before, after usage) usage {
+	return usage{guards: max(u.guards, after.guards-before.guards), writes: max(u.writes, after.writes-before.writes),
+		bytes: max(u.bytes, after.bytes-before.bytes)}
+}
 
 // commit applies the buffered writes in one etcd transaction guarded by the
 // mod revisions of everything read, or, when they exceed one transaction
@@ -474,6 +524,9 @@ func (t *txn) commit() error {
 	err := t.commitOnce()
 	if err != nil && len(t.guessed) > 0 {
 		t.s.pointVals.drop(t.guessed) // the next attempt reads them from the cluster
+	}
+	if err != nil || (len(t.writes) > 0 && !t.applied) {
+		t.dropGuesses() // a conflict, an unknown outcome, or a large change
 	}
 	return err
 }
@@ -500,7 +553,12 @@ func (t *txn) commitOnce() error {
 		for start, end := range t.ranges {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
 		}
-		if len(cmps) > maxCompares {
+		if len(cmps) > t.s.maxCompares() {
+			if len(t.guessed)+3 > t.s.maxCompares() {
+				// Too many guesses to guard one by one beside the
+				// prefix's guard: run again, reading them from the cluster.
+				return errConflict
+			}
 			exact = true // the guesses predate t.rev: guard them one by one
 			p, staged := t.s.root, t.s.root+stagedName
 			cmps = []clientv3.Cmp{
@@ -567,6 +625,7 @@ func (t *txn) ops() []op {
 // so the next call finds them there, and drops the node keys it deleted
 // from the spec's nodeSnapshot.
 func (t *txn) committed(rev int64) {
+	t.applied = true
 	for _, k := range t.order {
 		t.s.pointVals.update(k, rev, t.writes[k])
 	}
@@ -589,6 +648,9 @@ func (t *txn) committed(rev int64) {
 			if len(deleted) > 0 {
 				t.s.snaps.forgetDeleted(s.start, s.snap, rev, deleted)
 			}
+		}
+		if t.writable {
+			t.s.guesses.committed(sp, rev, t.order, t.writes)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"strings"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -51,13 +52,20 @@ type span struct {
 	// of the span (the nodes: a call reads many of them), else just the one.
 	fetchAll bool
 	snap     *nodeSnapshot // the snapshot mods came from (nodes), or nil
+	// valued: every key of mods has its value in vals. guessable: a span
+	// of a write's openSpec, which a later write may take from a guess
+	// (specGuesses); guessed: mods (and vals) are that guess, not a read
+	// at the snapshot.
+	valued, guessable, guessed bool
 }
 
 func (s *span) has(key string) bool { return key >= s.start && key < s.end }
 
 // specRead is what one transaction has prefetched of one spec.
 type specRead struct {
-	spans []*span
+	path    string // the spec bucket's path
+	spans   []*span
+	guessed bool // its guessable spans came from a guess (specGuesses)
 }
 
 // nodeSnapshot is the keys and mod revisions of a spec's nodes as of
@@ -123,6 +131,166 @@ func (c *nodeSnapshots) forgetDeleted(start string, read *nodeSnapshot, rev int6
 		delete(mods, k)
 	}
 	c.m[start] = &nodeSnapshot{rev: read.rev, from: rev, mods: mods}
+}
+
+// specGuesses is, for each spec this server writes, what it takes the
+// spec's keys that a write reads on opening it to be: its marker, its own
+// keys (header, sub-bucket markers) and journal sequence with their
+// values, the keys of its history's start and of its nodes, each with its
+// mod revision — the last reads of a write of this server (at its
+// snapshot) with the writes this server committed since (at their
+// revisions). A writable transaction opens a guessed spec without a round
+// trip: no read of those keys, nor of the nodes changed since the last
+// look and the history's start, which etcd answers by walking every key
+// of the range in its index (the deleted ones too, until the cluster is
+// compacted) on the member that serves it. Node values then come from the
+// value cache, as after a read. Every key read from a guess is guarded by
+// its exact mod revision and counts among the transaction's guessed keys
+// (the commit, checkGuesses and the prefix-wide guard compare them one
+// by one; a transaction that read nothing else from the cluster is
+// guarded by them and !pending's absence, as a write that read nothing):
+// a guess gone stale (another server wrote the spec) fails the commit
+// (errConflict), the guess is dropped, the batch runs again from the
+// cluster, and the spec is not guessed for guessPause. An enumeration of
+// a guessed range (spanKeys) lists it at the snapshot first, since a
+// range guard cannot tell a guessed key list from the real one.
+// Read-only transactions never guess. Only the batch leader (which holds
+// the writer lock) takes and updates a guess, so the maps of its
+// keys-only spans change in place after each commit.
+type specGuesses struct {
+	mu    sync.Mutex
+	m     map[string]*specGuess // by the spec's path
+	pause map[string]time.Time  // no guess for the spec until then
+}
+
+// specGuess is one spec's guess: its spans as a write's openSpec makes
+// them.
+type specGuess struct{ spans []*guessSpan }
+
+type guessSpan struct {
+	start, end string
+	mods       map[string]int64
+	vals       map[string][]byte // of a valued span; nil: values from the cache
+	fetchAll   bool
+}
+
+// read is the spec at path as the guess has it, for one transaction.
+func (g *specGuess) read(path string) *specRead {
+	sp := &specRead{path: path, guessed: true}
+	for _, gs := range g.spans {
+		s := &span{start: gs.start, end: gs.end, mods: gs.mods, vals: make(map[string][]byte, len(gs.vals)),
+			fetchAll: gs.fetchAll, valued: gs.vals != nil, guessable: true, guessed: true}
+		for k, v := range gs.vals {
+			s.vals[k] = v
+		}
+		sp.spans = append(sp.spans, s)
+	}
+	return sp
+}
+
+// guessPause is how long a spec whose guess failed is not guessed.
+const guessPause = time.Second
+
+// get returns the guess for the spec at path, or nil.
+func (g *specGuesses) get(path string) *specGuess {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until, ok := g.pause[path]; ok {
+		if time.Now().Before(until) {
+			return nil
+		}
+		delete(g.pause, path)
+	}
+	return g.m[path]
+}
+
+// committed makes the guess of spec sp what its spans held with the
+// writes of a commit at revision rev applied; none when a span was never
+// listed, or the history's known start runs shorter than a batch's
+// pruning.
+func (g *specGuesses) committed(sp *specRead, rev int64, order []string, writes map[string]*[]byte) {
+	next := &specGuess{}
+	for _, s := range sp.spans {
+		gs := s.advance(rev, order, writes)
+		if gs == nil {
+			g.drop(sp.path, false)
+			return
+		}
+		next.spans = append(next.spans, gs)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, paused := g.pause[sp.path]; paused {
+		return
+	}
+	if g.m == nil || (len(g.m) >= maxNodeSnapshots && g.m[sp.path] == nil) {
+		g.m = make(map[string]*specGuess)
+	}
+	g.m[sp.path] = next
+}
+
+// advance is the guess of span s after a commit at revision rev of
+// writes (keys in order), or nil when s cannot be guessed: not a span of
+// a write's openSpec, never listed, or a history start known for fewer
+// keys than a batch prunes. A guessed keys-only span's map changes in
+// place (see specGuesses); the others are copied.
+func (s *span) advance(rev int64, order []string, writes map[string]*[]byte) *guessSpan {
+	if !s.guessable || s.mods == nil {
+		return nil
+	}
+	mods := s.mods
+	if !s.guessed || s.valued {
+		mods = make(map[string]int64, len(s.mods)+8) // a listing may be shared (nodeSnapshots)
+		for k, m := range s.mods {
+			mods[k] = m
+		}
+	}
+	var vals map[string][]byte
+	if s.valued {
+		vals = make(map[string][]byte, len(mods))
+		for k := range mods {
+			vals[k] = s.vals[k]
+		}
+	}
+	for _, k := range order {
+		if !s.has(k) {
+			continue
+		}
+		if w := writes[k]; w == nil {
+			delete(mods, k)
+			delete(vals, k)
+		} else {
+			mods[k] = rev
+			if vals != nil {
+				vals[k] = *w
+			}
+		}
+	}
+	if !s.fetchAll && !s.valued && s.end != clientv3.GetPrefixRangeEnd(s.start) && len(mods) <= maxBatch {
+		return nil // the history's known start runs short: read it again
+	}
+	return &guessSpan{start: s.start, end: s.end, mods: mods, vals: vals, fetchAll: s.fetchAll}
+}
+
+// drop forgets the guess of the spec at path, and pauses guessing it.
+func (g *specGuesses) drop(path string, pause bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m, path)
+	if pause {
+		if g.pause == nil {
+			g.pause = make(map[string]time.Time)
+		}
+		g.pause[path] = time.Now().Add(guessPause)
+	}
+}
+
+// dropGuesses forgets the guesses of the specs the transaction touched,
+// and pauses those it guessed (see specGuesses).
+func (t *txn) dropGuesses() {
+	for _, sp := range t.specs {
+		t.s.guesses.drop(sp.path, sp.guessed)
+	}
 }
 
 // readOpts are the options of a read at the transaction's snapshot: none
@@ -204,6 +372,12 @@ func (t *txn) openSpec(id string) {
 		return
 	}
 	p := t.s.specsRoot + "/" + id
+	if t.writable {
+		if g := t.s.guesses.get(p); g != nil {
+			t.specs[id] = g.read(p)
+			return
+		}
+	}
 	marker := t.s.specsRoot + sepBucket + id
 	nodes := p + "/nodes" + sepKey
 	snap := t.s.snaps.get(nodes)
@@ -226,9 +400,9 @@ func (t *txn) openSpec(id string) {
 			clientv3.WithKeysOnly(), clientv3.WithMinModRev(snap.rev+1))...))
 	}
 	resp := t.readTxn(ops)
-	sp := &specRead{}
+	sp := &specRead{path: p}
 	valued := func(i int, start, end string) {
-		s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}}
+		s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}, valued: true, guessable: t.writable}
 		for _, kv := range resp.Responses[i].GetResponseRange().Kvs {
 			k, v := string(kv.Key), kv.Value
 			if v == nil {
@@ -244,7 +418,7 @@ func (t *txn) openSpec(id string) {
 	if t.writable {
 		valued(2, seq, seq+"\x00")
 		r := resp.Responses[3].GetResponseRange()
-		s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), mods: map[string]int64{}, vals: map[string][]byte{}}
+		s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), mods: map[string]int64{}, vals: map[string][]byte{}, guessable: true}
 		for _, kv := range r.Kvs {
 			s.mods[string(kv.Key)] = kv.ModRevision
 		}
@@ -253,7 +427,7 @@ func (t *txn) openSpec(id string) {
 		}
 		sp.spans = append(sp.spans, s)
 	}
-	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true}
+	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true, guessable: t.writable}
 	// A first (linearizable) read never answers a revision older than one
 	// already seen; the check keeps a snapshot from the future out anyway.
 	if snap != nil && snap.usableAt(t.rev) {
@@ -297,7 +471,7 @@ func (t *txn) list(s *span) {
 	for _, kv := range resp.Kvs {
 		mods[string(kv.Key)] = kv.ModRevision
 	}
-	s.mods, s.snap = mods, &nodeSnapshot{rev: t.rev, from: t.rev, mods: mods}
+	s.mods, s.snap, s.guessed = mods, &nodeSnapshot{rev: t.rev, from: t.rev, mods: mods}, false
 	t.s.snaps.put(s.start, s.snap)
 }
 
@@ -380,7 +554,7 @@ func (t *txn) spanKeys(id string) ([]string, bool) {
 		if s.start != id || s.end != end {
 			continue
 		}
-		if s.mods == nil {
+		if s.mods == nil || s.guessed {
 			t.list(s)
 		}
 		out := make([]string, 0, len(s.mods))

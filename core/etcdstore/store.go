@@ -132,6 +132,7 @@ type Store struct {
 	// writable transactions read without a round trip (pointCache, kv.go).
 	pointVals pointCache
 	snaps     nodeSnapshots // spec nodes' keys and mod revisions (spans.go)
+	guesses   specGuesses   // what writes take them to be (spans.go)
 	// specsRoot is root + "specs", the specs bucket's path.
 	specsRoot string
 	// pendingKey is root + "!pending", the commit point of a change
@@ -689,15 +690,18 @@ func (s *Store) runBatch(batch []*writeReq) {
 // ends t inside a fn leaves that request to run again.
 func (s *Store) runFns(t *txn, batch []*writeReq, results []error) ([]*writeReq, int) {
 	var kept []*writeReq
+	var room usage // the most one fn of the batch added to t so far
 	_ = t.run(func(t *txn) error {
 		for i, r := range batch {
-			if closing(kept) {
+			// The batch also closes when one more fn like those before
+			// might not fit one transaction: the rest wait for the next.
+			if closing(kept) || (len(kept) > 0 && !t.fitsOne(room)) {
 				s.requeue(batch[i:])
 				batch = batch[:i]
 				break
 			}
 			results[i] = nil
-			mark := t.savepoint()
+			mark, before := t.savepoint(), t.usage()
 			ran, err := runHeld(r, t)
 			if !ran {
 				continue // its caller left
@@ -705,6 +709,16 @@ func (s *Store) runFns(t *txn, batch []*writeReq, results []error) ([]*writeReq,
 			if err == nil {
 				err = r.op.Err() // the budget ended while fn ran: nothing is kept
 			}
+			if err == nil && len(kept) > 0 && !t.fitsOne(usage{}) {
+				// Its writes would take the batch past one transaction:
+				// it runs again, first, in the next batch.
+				t.rollbackTo(mark)
+				r.state.CompareAndSwap(reqRunning, reqQueued)
+				s.requeue(batch[i:])
+				batch = batch[:i]
+				break
+			}
+			room = room.grown(before, t.usage())
 			if err == nil && r.state.CompareAndSwap(reqRunning, reqKept) {
 				kept = append(kept, r)
 				continue
@@ -733,11 +747,13 @@ func closing(kept []*writeReq) bool {
 }
 
 // requeue puts the requests of rest that still wait back at the head of
-// the queue, for the next batch.
+// the queue, for the next batch. None of them ran in this attempt: one
+// kept by an earlier attempt of the batch (which committed nothing) waits
+// again.
 func (s *Store) requeue(rest []*writeReq) {
 	var back []*writeReq
 	for _, r := range rest {
-		if r.state.Load() == reqQueued {
+		if r.state.CompareAndSwap(reqKept, reqQueued) || r.state.Load() == reqQueued {
 			back = append(back, r)
 		}
 	}
