@@ -383,7 +383,7 @@ func encodeIDs(ids []string) []byte {
 // (control characters, non-ASCII, invalid UTF-8).
 func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSON[s[i]] {
 			b, _ := json.Marshal(s) // a string always encodes
 			return append(dst, b...)
 		}
@@ -392,3 +392,12 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// plainJSON holds the bytes a JSON string holds as they are (see
+// appendJSONString).
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

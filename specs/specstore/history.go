@@ -66,7 +66,7 @@ func writeVersion(b bucketstore.Bucket, before json.RawMessage, put []*specs.Nod
 	if err := writeDelta(b, before, changes, o, after); err != nil {
 		return err
 	}
-	w := newNodeWriter(b)
+	w := &nodeWriter{nodes: src.b} // the nodes bucket, open already
 	for _, c := range changes {
 		if c.n == nil {
 			if err := w.remove(c.id, c.old); err != nil {

@@ -252,12 +252,10 @@ func readHeader(b bucketstore.Bucket) (specs.Header, error) {
 }
 
 // journalReader implements specs.JournalReader over a spec's journal and
-// its task index.
-type journalReader struct{ b, index, spec bucketstore.Bucket }
+// its task index, opened when read (most writes never read them).
+type journalReader struct{ spec bucketstore.Bucket }
 
-func newJournalReader(spec bucketstore.Bucket) journalReader {
-	return journalReader{b: spec.Bucket(bucketJournal), index: spec.Bucket(bucketJournalTask), spec: spec}
-}
+func newJournalReader(spec bucketstore.Bucket) journalReader { return journalReader{spec: spec} }
 
 // Records is the spec's record space: the nested bucket records_<space>
 // of the spec's bucket, made on its first write (specs/<spec_id>/records_<space>/<key>).
@@ -339,14 +337,15 @@ func (r *records) Scan(prefix, after string, fn func(key string, value []byte) b
 }
 
 func (r journalReader) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
-	return readJournal(r.b, before, limit, keep)
+	return readJournal(r.spec.Bucket(bucketJournal), before, limit, keep)
 }
 
 // TaskEntries walks the task index backwards from before (0 = newest).
 func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	out := []specs.JournalEntry{}
-	if r.index == nil || r.b == nil {
-		return readJournal(r.b, before, limit, func(e *specs.JournalEntry) bool {
+	b, index := r.spec.Bucket(bucketJournal), r.spec.Bucket(bucketJournalTask)
+	if index == nil || b == nil {
+		return readJournal(b, before, limit, func(e *specs.JournalEntry) bool {
 			return e.TaskID == taskID && (keep == nil || keep(e))
 		})
 	}
@@ -355,7 +354,7 @@ func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep
 	if start == 0 {
 		start = ^uint64(0)
 	}
-	c := r.index.Cursor()
+	c := index.Cursor()
 	k, _ := c.Seek(append(append([]byte{}, prefix...), u64(start)...))
 	if k == nil {
 		k, _ = c.Last()
@@ -367,7 +366,7 @@ func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep
 		if seq >= start {
 			continue
 		}
-		v := r.b.Get(u64(seq))
+		v := b.Get(u64(seq))
 		if v == nil {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -281,6 +282,35 @@ func TestHeaderBeforeIsTheStoredHeaderEncoded(t *testing.T) {
 			return nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestIndexRowsEncodeAsJSONMarshal: a spec's index row is json.Marshal of
+// its summary, for every kind of string and number in every field (each
+// field set through reflection, so a field added to specs.RepoSummary
+// and not to encodeSummary fails here).
+func TestIndexRowsEncodeAsJSONMarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 4))
+	for range 500 {
+		var r specs.RepoSummary
+		v := reflect.ValueOf(&r).Elem()
+		for i := range v.NumField() {
+			switch f := v.Field(i); f.Kind() {
+			case reflect.String:
+				f.SetString(jsonStrings[rng.IntN(len(jsonStrings))])
+			case reflect.Int, reflect.Int64:
+				f.SetInt(rng.Int64N(1<<40) - 1<<39)
+			default:
+				t.Fatalf("specs.RepoSummary.%s is a %s: encodeSummary knows strings and ints", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := encodeSummary(r); !bytes.Equal(got, want) {
+			t.Fatalf("encodeSummary\n%s\nwant (json.Marshal)\n%s", got, want)
 		}
 	}
 }
