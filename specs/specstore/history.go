@@ -63,6 +63,11 @@ func writeVersion(b bucketstore.Bucket, before json.RawMessage, put []*specs.Nod
 	if err != nil {
 		return err
 	}
+	return writeChanges(b, before, changes, o, after, src)
+}
+
+// writeChanges is writeVersion of the changes nodesBefore read.
+func writeChanges(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefore, o specs.RepoWriteOptions, after specs.Header, src *nodeSource) error {
 	if err := writeDelta(b, before, changes, o, after); err != nil {
 		return err
 	}
@@ -131,6 +136,19 @@ func nodesBefore(put []*specs.Node, deleted []string, src *nodeSource) ([]nodeBe
 		c.patch, c.hasPatch = diffChildren(old.Children, c.n.Children), true
 	}
 	return changes, nil
+}
+
+// storedBefore looks up a changed node's stored value before the version
+// (nil: absent, or not among changes) in changes (nodesBefore's, in id
+// order): the values nodesBefore read, not read again.
+func storedBefore(changes []nodeBefore) func(id string) []byte {
+	return func(id string) []byte {
+		i, ok := slices.BinarySearchFunc(changes, id, func(c nodeBefore, id string) int { return strings.Compare(c.id, id) })
+		if !ok {
+			return nil
+		}
+		return changes[i].old
+	}
 }
 
 func writeDelta(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefore, o specs.RepoWriteOptions, after specs.Header) error {

@@ -521,7 +521,11 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			return core.Internal(err)
 		}
 		headerChanged := !bytes.Equal(before, after)
-		res.Changes = describeChanges(put, deleted, src.raw, headerChanged)
+		changes, err := nodesBefore(put, deleted, src)
+		if err != nil {
+			return core.Internal(err)
+		}
+		res.Changes = describeChanges(put, deleted, storedBefore(changes), headerChanged)
 		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
 			res.Version = h.Version
 			if o.DryRun {
@@ -540,7 +544,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			res.Journal = w.pending
 			return errDryRun
 		}
-		if err := writeVersion(b, before, put, deleted, o, sp.Header, src); err != nil {
+		if err := writeChanges(b, before, changes, o, sp.Header, src); err != nil {
 			return core.Internal(err)
 		}
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {

@@ -314,3 +314,52 @@ func TestIndexRowsEncodeAsJSONMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestMutationChangesNameAddsUpdatesAndRemovals: a mutation's changes
+// say which nodes it added (absent before), updated and removed, in the
+// view's order, for a write and for its dry run.
+func TestMutationChangesNameAddsUpdatesAndRemovals(t *testing.T) {
+	st := storetest.Open(t)
+	r := New(st, nil)
+	ctx := context.Background()
+	h, err := r.CreateSpec(ctx, specs.RepoWriteOptions{}, func(exists func(string) bool) (*specs.Spec, []specs.JournalEntry, error) {
+		sp, err := specs.NewSpec(specs.NewSpecInput{Name: "changes", Mission: "m"}, nil, exists)
+		if err == nil {
+			_, err = specs.AddPhase(sp, specs.PhaseInput{Title: "p"})
+		}
+		return sp, nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := func(res specs.RepoWriteResult) string {
+		var out []string
+		for _, c := range res.Changes {
+			out = append(out, c.Op+" "+c.Target)
+		}
+		return strings.Join(out, ", ")
+	}
+	var task string
+	for _, dry := range []bool{true, false} {
+		res, err := r.MutateSpec(ctx, h.SpecID, specs.RepoWriteOptions{DryRun: dry}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+			task, err = specs.AddTask(sp, "phase-1", specs.TaskInput{Title: "t"})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ops(res), "update spec, update node:phase-1, update node:spec-root, add node:"+task; got != want {
+			t.Errorf("dry run %v: a task add changes %q, want %q", dry, got, want)
+		}
+	}
+	res, err := r.MutateSpec(ctx, h.SpecID, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+		_, err := specs.RemoveTask(sp, task, true)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ops(res), "update spec, update node:phase-1, update node:spec-root, remove node:"+task; got != want {
+		t.Errorf("a task removal changes %q, want %q", got, want)
+	}
+}
