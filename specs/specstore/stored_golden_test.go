@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/specd/specd/core"
+	"github.com/specd/specd/core/etcdstore"
+	"github.com/specd/specd/core/etcdstore/etcdtest"
 	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/research/researchstore"
@@ -22,17 +24,32 @@ import (
 
 var updateStored = flag.Bool("update", false, "rewrite testdata/stored-bytes.sha256 from this build")
 
-// TestStoredBytesGolden: the bytes a run of writes leaves in the store (the
-// chunk boundary scenario: adds across every chunk boundary, removals,
-// moves, a rename, a phase removed, rollbacks; then task adds and updates
-// on a small phase) are exactly the bytes the reference build stored —
-// every node value, chunk, history record, header and index row, key for
-// key. The golden is a SHA-256 of the dump (testdata/stored-bytes.sha256,
+// TestStoredBytesGolden: the bytes a run of writes leaves in the store,
+// on bbolt and on etcd (the chunk boundary scenario: adds across every
+// chunk boundary, removals, moves, a rename, a phase removed, rollbacks;
+// then task adds and updates on a small phase) are exactly the bytes the
+// reference build stored — every node value, chunk, history record,
+// header and index row, key for key. The golden is a SHA-256 of the dump (testdata/stored-bytes.sha256,
 // rewritten with -update); on a mismatch the dump is written beside the
 // test's temporary files for a diff against the reference build's.
 func TestStoredBytesGolden(t *testing.T) {
-	bolt := storetest.Open(t)
-	port := &domainStore{Store: bolt, Repo: specstore.New(bolt, clock), archive: researchstore.New(bolt, clock)}
+	t.Run("bbolt", func(t *testing.T) {
+		testStoredBytes(t, storetest.Open(t))
+	})
+	// The engines store the same keys and values.
+	t.Run("etcd", func(t *testing.T) {
+		ep := etcdtest.StartDefault(t)
+		st, err := etcdstore.Open(etcdstore.Options{Endpoints: []string{ep}, Prefix: "/stored-bytes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		testStoredBytes(t, st)
+	})
+}
+
+func testStoredBytes(t *testing.T, eng bucketstore.Store) {
+	port := &domainStore{Store: eng, Repo: specstore.New(eng, clock), archive: researchstore.New(eng, clock)}
 	testChildrenAcrossChunkBoundaries(t, func(testing.TB, func() time.Time) Port { return port })
 	ctx := context.Background()
 	id := createSpec(t, port, "small")
@@ -60,7 +77,7 @@ func TestStoredBytesGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dump strings.Builder
-	if err := bolt.View(ctx, func(tx bucketstore.Tx) error {
+	if err := eng.View(ctx, func(tx bucketstore.Tx) error {
 		for _, name := range [][]byte{bucketstore.BucketSpecs, bucketstore.BucketSpecList, bucketstore.BucketLifecycle} {
 			dumpBucket(&dump, string(name), tx.Bucket(name))
 		}
@@ -96,13 +113,16 @@ func dumpBucket(w *strings.Builder, path string, b bucketstore.Bucket) {
 	if b == nil {
 		return
 	}
-	var nested []string
 	_ = b.ForEach(func(k, v []byte) error {
 		if v == nil && b.Bucket(k) != nil {
-			nested = append(nested, string(k))
-			return nil
+			return nil // bbolt lists nested buckets too
 		}
 		fmt.Fprintf(w, "%q %q %q\n", path, k, v)
+		return nil
+	})
+	var nested []string
+	_ = b.ForEachBucket(func(k []byte) error {
+		nested = append(nested, string(k))
 		return nil
 	})
 	for _, k := range nested {
