@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 
 	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
@@ -162,6 +163,16 @@ func diffChildren(before, after []string) childrenPatch {
 		q++
 	}
 	return childrenPatch{Head: p, Mid: before[p : len(before)-q], Tail: q}
+}
+
+// appendJSON appends c as json.Marshal encodes it.
+func (c childrenPatch) appendJSON(out []byte) []byte {
+	out = strconv.AppendInt(append(out, `{"head":`...), int64(c.Head), 10)
+	if len(c.Mid) > 0 {
+		out = appendIDs(append(out, `,"mid":`...), c.Mid)
+	}
+	out = strconv.AppendInt(append(out, `,"tail":`...), int64(c.Tail), 10)
+	return append(out, '}')
 }
 
 // same reports whether the patch d of before against after says they are
@@ -367,7 +378,12 @@ func encodeIDs(ids []string) []byte {
 	for _, id := range ids {
 		size += len(id) + 3
 	}
-	out := append(make([]byte, 0, size), '[')
+	return appendIDs(make([]byte, 0, size), ids)
+}
+
+// appendIDs appends json.Marshal(ids) of a non-nil list.
+func appendIDs(out []byte, ids []string) []byte {
+	out = append(out, '[')
 	for i, id := range ids {
 		if i > 0 {
 			out = append(out, ',')

@@ -210,35 +210,7 @@ func encodeHistoryRecord(rec historyRecord, changes []nodeBefore) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	first := true
-	for _, c := range changes {
-		if !c.hasPatch {
-			continue
-		}
-		if first {
-			out = append(out, `,"children_before":{`...)
-			first = false
-		} else {
-			out = append(out, ',')
-		}
-		out = appendJSONString(out, c.id)
-		out = strconv.AppendInt(append(out, `:{"head":`...), int64(c.patch.Head), 10)
-		if len(c.patch.Mid) > 0 {
-			out = append(out, `,"mid":[`...)
-			for i, id := range c.patch.Mid {
-				if i > 0 {
-					out = append(out, ',')
-				}
-				out = appendJSONString(out, id)
-			}
-			out = append(out, ']')
-		}
-		out = strconv.AppendInt(append(out, `,"tail":`...), int64(c.patch.Tail), 10)
-		out = append(out, '}')
-	}
-	if !first {
-		out = append(out, '}')
-	}
+	out = appendChildrenBefore(out, changes)
 	out = append(out, `,"nodes_before":{`...)
 	for i, c := range changes {
 		if i > 0 {
@@ -250,6 +222,28 @@ func encodeHistoryRecord(rec historyRecord, changes []nodeBefore) ([]byte, error
 		}
 	}
 	return append(out, "}}"...), nil
+}
+
+// appendChildrenBefore appends the record's "children_before" member: the
+// changes' patches (none: no member, as omitempty).
+func appendChildrenBefore(out []byte, changes []nodeBefore) []byte {
+	first := true
+	for _, c := range changes {
+		if !c.hasPatch {
+			continue
+		}
+		if first {
+			out = append(out, `,"children_before":{`...)
+			first = false
+		} else {
+			out = append(out, ',')
+		}
+		out = c.patch.appendJSON(append(appendJSONString(out, c.id), ':'))
+	}
+	if !first {
+		out = append(out, '}')
+	}
+	return out
 }
 
 // appendRawJSON appends raw as json.Marshal encodes a json.RawMessage
