@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 
 	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/specs"
@@ -164,6 +165,22 @@ func diffChildren(before, after []string) childrenPatch {
 	return childrenPatch{Head: p, Mid: before[p : len(before)-q], Tail: q}
 }
 
+// appendJSON appends c as json.Marshal encodes it.
+func (c childrenPatch) appendJSON(out []byte) []byte {
+	out = strconv.AppendInt(append(out, `{"head":`...), int64(c.Head), 10)
+	if len(c.Mid) > 0 {
+		out = appendIDs(append(out, `,"mid":`...), c.Mid)
+	}
+	out = strconv.AppendInt(append(out, `,"tail":`...), int64(c.Tail), 10)
+	return append(out, '}')
+}
+
+// same reports whether the patch d of before against after says they are
+// the same list (the common prefix is all of both).
+func (c childrenPatch) same(before, after []string) bool {
+	return c.Head == len(before) && c.Head == len(after)
+}
+
 // apply rebuilds the earlier list from after.
 func (c childrenPatch) apply(after []string) ([]string, error) {
 	if c.Head < 0 || c.Tail < 0 || c.Head+c.Tail > len(after) {
@@ -190,6 +207,14 @@ func (w *nodeWriter) put(n *specs.Node, old []byte, oldKids []string) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
+	return w.write(n, old, prev, oldKids, diffChildren(oldKids, n.Children))
+}
+
+// write stores n, whose stored value was old (nil: absent), parsed as
+// prev, with children oldKids; d is diffChildren(oldKids, n.Children).
+// It returns the value stored. A value equal to old is not put again (a
+// Put of the same bytes still dirties the page).
+func (w *nodeWriter) write(n *specs.Node, old []byte, prev storedNode, oldKids []string, d childrenPatch) ([]byte, error) {
 	plain := *n
 	plain.Children = nil
 	js, err := specs.EncodeNode(&plain)
@@ -203,15 +228,19 @@ func (w *nodeWriter) put(n *specs.Node, old []byte, oldKids []string) ([]byte, e
 			return nil, err
 		}
 		val = js
-	case prev.chunked && sameStrings(oldKids, n.Children):
+	case prev.chunked && d.same(oldKids, n.Children):
 		// The children are as they were: keep the chunks and their stamp.
-		val = append(append([]byte(nil), old[:len(old)-len(prev.json)]...), js...)
+		head := old[:len(old)-len(prev.json)]
+		val = append(append(make([]byte, 0, len(head)+len(js)), head...), js...)
 	default:
-		sizes, stamp, err := w.writeChunks(n.ID, prev.sizes, prev.stamp, oldKids, n.Children)
+		sizes, stamp, err := w.writeChunks(n.ID, prev.sizes, prev.stamp, oldKids, n.Children, d)
 		if err != nil {
 			return nil, err
 		}
 		val = encodeStored(js, sizes, stamp)
+	}
+	if old != nil && bytes.Equal(val, old) {
+		return old, nil
 	}
 	if err := w.nodes.Put([]byte(n.ID), val); err != nil {
 		return nil, err
@@ -243,11 +272,12 @@ func (w *nodeWriter) dropChunks(id string, from, to int) error {
 
 // writeChunks stores kids, which replace oldKids (kept in chunks of
 // oldSizes; nil: none), and returns the new sizes. Chunks before and
-// after the changed run of ids are kept; those it overlaps are rewritten
+// after the changed run of ids (d: diffChildren(oldKids, kids)) are kept;
+// those it overlaps are rewritten
 // (cut in chunkSplit pieces once over chunkMax), and when their number
 // changes the chunks after them move. The new stamp hashes the old one,
 // the new sizes and every chunk written.
-func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKids, kids []string) ([]int, uint64, error) {
+func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKids, kids []string, d childrenPatch) ([]int, uint64, error) {
 	total := 0
 	for _, s := range oldSizes {
 		total += s
@@ -259,7 +289,7 @@ func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKid
 		oldSizes, oldKids = nil, nil
 	}
 	k := len(oldSizes)
-	i, j, from, to := changedRun(oldSizes, oldKids, kids)
+	i, j, from, to := changedRun(oldSizes, oldKids, d)
 	seg := kids[from : to+len(kids)-len(oldKids)]
 	pieces := splitChunks(len(seg))
 	sizes := make([]int, 0, k+len(pieces))
@@ -278,10 +308,7 @@ func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKid
 	}
 	pos := from
 	for c := i; c < end; c++ {
-		raw, err := json.Marshal(kids[pos : pos+sizes[c]])
-		if err != nil {
-			return nil, 0, err
-		}
+		raw := encodeIDs(kids[pos : pos+sizes[c]])
 		key := chunkKey(id, c)
 		if err := w.nodes.Put(key, raw); err != nil {
 			return nil, 0, err
@@ -297,14 +324,14 @@ func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKid
 }
 
 // changedRun finds the old chunks [i, j] that hold the old ids [from, to)
-// a change from oldKids to kids touches (only added at the end: the last
-// chunk); with no old chunks, i = 0 and j = -1.
-func changedRun(oldSizes []int, oldKids, kids []string) (i, j, from, to int) {
+// a change from oldKids (in chunks of oldSizes) touches, d being the diff
+// of the change (only added at the end: the last chunk); with no old
+// chunks, i = 0 and j = -1. The cost is O(chunks), not O(ids).
+func changedRun(oldSizes []int, oldKids []string, d childrenPatch) (i, j, from, to int) {
 	k := len(oldSizes)
 	if k == 0 {
 		return 0, -1, 0, 0
 	}
-	d := diffChildren(oldKids, kids)
 	first, last := d.Head, len(oldKids)-d.Tail-1 // the changed old ids (last < first: none)
 	i, from = k-1, len(oldKids)-oldSizes[k-1]
 	start := 0
@@ -343,14 +370,50 @@ func splitChunks(n int) []int {
 	return out
 }
 
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
+// encodeIDs is json.Marshal(ids) for a non-nil list, byte for byte,
+// without reflection: one allocation of the exact size for the usual ids
+// (see appendJSONString).
+func encodeIDs(ids []string) []byte {
+	size := 2
+	for _, id := range ids {
+		size += len(id) + 3
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+	return appendIDs(make([]byte, 0, size), ids)
+}
+
+// appendIDs appends json.Marshal(ids) of a non-nil list.
+func appendIDs(out []byte, ids []string) []byte {
+	out = append(out, '[')
+	for i, id := range ids {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, id)
+	}
+	return append(out, ']')
+}
+
+// appendJSONString appends s as encoding/json encodes a string: quoted as
+// it is when it holds only printable ASCII that needs no escape (", \ and
+// the HTML characters <, > and & do); anything else through json.Marshal
+// (control characters, non-ASCII, invalid UTF-8).
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if !plainJSON[s[i]] {
+			b, _ := json.Marshal(s) // a string always encodes
+			return append(dst, b...)
 		}
 	}
-	return true
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
+
+// plainJSON holds the bytes a JSON string holds as they are (see
+// appendJSONString).
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

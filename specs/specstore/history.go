@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/specd/specd/core"
@@ -35,13 +36,16 @@ type historyRecord struct {
 }
 
 // nodeBefore is one changed node of a version: its stored value before,
-// and (for the reverse delta) what NodesBefore records.
+// and (for the reverse delta) what NodesBefore and ChildrenBefore record.
 type nodeBefore struct {
-	id     string
-	old    []byte      // stored value before (nil: absent)
-	oldN   *specs.Node // decoded, when old has chunks
-	n      *specs.Node // the node written (nil: deleted)
-	record []byte      // NodesBefore's value (nil: null)
+	id       string
+	old      []byte      // stored value before (nil: absent)
+	prev     storedNode  // old, parsed
+	oldN     *specs.Node // decoded, when old has chunks
+	n        *specs.Node // the node written (nil: deleted)
+	record   []byte      // NodesBefore's value (nil: null)
+	patch    childrenPatch
+	hasPatch bool // ChildrenBefore records patch (old has chunks, n is written)
 }
 
 // writeVersion records the reverse delta of a new version (header and the
@@ -55,14 +59,19 @@ type nodeBefore struct {
 // the entry never hits. The caller must not modify the nodes in put
 // afterwards.
 func writeVersion(b bucketstore.Bucket, before json.RawMessage, put []*specs.Node, deleted []string, o specs.RepoWriteOptions, after specs.Header, src *nodeSource) error {
-	changes, patches, err := nodesBefore(put, deleted, src)
+	changes, err := nodesBefore(put, deleted, src)
 	if err != nil {
 		return err
 	}
-	if err := writeDelta(b, before, changes, patches, o, after); err != nil {
+	return writeChanges(b, before, changes, o, after, src)
+}
+
+// writeChanges is writeVersion of the changes nodesBefore read.
+func writeChanges(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefore, o specs.RepoWriteOptions, after specs.Header, src *nodeSource) error {
+	if err := writeDelta(b, before, changes, o, after); err != nil {
 		return err
 	}
-	w := newNodeWriter(b)
+	w := &nodeWriter{nodes: src.b} // the nodes bucket, open already
 	for _, c := range changes {
 		if c.n == nil {
 			if err := w.remove(c.id, c.old); err != nil {
@@ -74,7 +83,7 @@ func writeVersion(b bucketstore.Bucket, before json.RawMessage, put []*specs.Nod
 		if c.oldN != nil {
 			oldKids = c.oldN.Children
 		}
-		val, err := w.put(c.n, c.old, oldKids)
+		val, err := w.write(c.n, c.old, c.prev, oldKids, c.patch)
 		if err != nil {
 			return err
 		}
@@ -84,8 +93,10 @@ func writeVersion(b bucketstore.Bucket, before json.RawMessage, put []*specs.Nod
 }
 
 // nodesBefore reads what each changed node was (in id order) and what the
-// reverse delta records of it.
-func nodesBefore(put []*specs.Node, deleted []string, src *nodeSource) ([]nodeBefore, map[string]childrenPatch, error) {
+// reverse delta records of it. A written node that had chunks gets the
+// diff of its children (the history's patch, and what tells its write
+// which chunks change): the one O(children) pass of a write.
+func nodesBefore(put []*specs.Node, deleted []string, src *nodeSource) ([]nodeBefore, error) {
 	changes := make([]nodeBefore, 0, len(put)+len(deleted))
 	for _, n := range put {
 		changes = append(changes, nodeBefore{id: n.ID, n: n})
@@ -95,7 +106,6 @@ func nodesBefore(put []*specs.Node, deleted []string, src *nodeSource) ([]nodeBe
 	}
 	slices.SortFunc(changes, func(x, y nodeBefore) int { return strings.Compare(x.id, y.id) })
 	changes = slices.CompactFunc(changes, func(x, y nodeBefore) bool { return x.id == y.id })
-	var patches map[string]childrenPatch
 	for i := range changes {
 		c := &changes[i]
 		c.old = src.raw(c.id)
@@ -104,34 +114,45 @@ func nodesBefore(put []*specs.Node, deleted []string, src *nodeSource) ([]nodeBe
 		}
 		sn, err := parseStored(c.old)
 		if err != nil {
-			return nil, nil, fmt.Errorf("node %s: %w", c.id, err)
+			return nil, fmt.Errorf("node %s: %w", c.id, err)
 		}
+		c.prev = sn
 		if !sn.chunked {
 			c.record = c.old
 			continue
 		}
 		old, ok := src.Get(c.id)
 		if !ok {
-			return nil, nil, fmt.Errorf("node %s does not decode: %w", c.id, src.err)
+			return nil, fmt.Errorf("node %s does not decode: %w", c.id, src.err)
 		}
 		c.oldN = old
 		if c.n == nil { // deleted: nothing after it to patch from
 			if c.record, err = specs.EncodeNode(old); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			continue
 		}
 		c.record = sn.json
-		if patches == nil {
-			patches = map[string]childrenPatch{}
-		}
-		patches[c.id] = diffChildren(old.Children, c.n.Children)
+		c.patch, c.hasPatch = diffChildren(old.Children, c.n.Children), true
 	}
-	return changes, patches, nil
+	return changes, nil
 }
 
-func writeDelta(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefore, patches map[string]childrenPatch, o specs.RepoWriteOptions, after specs.Header) error {
-	raw, err := encodeHistoryRecord(historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author, HeaderBefore: before, ChildrenBefore: patches}, changes)
+// storedBefore looks up a changed node's stored value before the version
+// (nil: absent, or not among changes) in changes (nodesBefore's, in id
+// order): the values nodesBefore read, not read again.
+func storedBefore(changes []nodeBefore) func(id string) []byte {
+	return func(id string) []byte {
+		i, ok := slices.BinarySearchFunc(changes, id, func(c nodeBefore, id string) int { return strings.Compare(c.id, id) })
+		if !ok {
+			return nil
+		}
+		return changes[i].old
+	}
+}
+
+func writeDelta(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefore, o specs.RepoWriteOptions, after specs.Header) error {
+	raw, err := encodeHistoryRecord(historyRecord{Version: after.Version, Timestamp: after.LastUpdated, Action: o.Action, Author: o.Author, HeaderBefore: before}, changes)
 	if err != nil {
 		return err
 	}
@@ -158,51 +179,87 @@ func writeDelta(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefo
 	return nil
 }
 
-// encodeHistoryRecord encodes rec with NodesBefore holding each change's
-// record (null when absent), byte for byte what json.Marshal of the record
-// gives — without it: json.Marshal re-scans and compacts every stored node
-// it embeds. Stored nodes are compact JSON already (EncodeNode); one that
-// is not (an unknown key's raw value kept from an import) goes through
-// json.Marshal. changes are in id order, each id once.
+// encodeHistoryRecord encodes rec with ChildrenBefore holding the patch
+// of each change that has one and NodesBefore each change's record (null
+// when absent), byte for byte what json.Marshal of that record gives
+// (rec's own ChildrenBefore and NodesBefore are not read), without
+// reflection and without json.Marshal's re-scan and compaction of every
+// stored node it embeds. Stored nodes are compact JSON already
+// (EncodeNode), and so is the header before (json.Marshal); one that is
+// not (an unknown key's raw value kept from an import) goes through
+// json.Marshal. changes are in id order (json.Marshal's order of map
+// keys), each id once.
 func encodeHistoryRecord(rec historyRecord, changes []nodeBefore) ([]byte, error) {
-	head, err := json.Marshal(rec) // nodes_before is empty: {"version":…,"nodes_before":null}
+	size := 160 + len(rec.Timestamp) + len(rec.Action) + len(rec.Author) + len(rec.HeaderBefore)
+	for _, c := range changes {
+		size += 2*len(c.id) + len(c.record) + 64 // quotes, escapes, colon, comma, null, a patch
+		for _, id := range c.patch.Mid {
+			size += len(id) + 3
+		}
+	}
+	out := append(make([]byte, 0, size), `{"version":`...)
+	out = strconv.AppendInt(out, rec.Version, 10)
+	out = appendJSONString(append(out, `,"timestamp":`...), rec.Timestamp)
+	if rec.Action != "" {
+		out = appendJSONString(append(out, `,"action":`...), rec.Action)
+	}
+	if rec.Author != "" {
+		out = appendJSONString(append(out, `,"author":`...), rec.Author)
+	}
+	out, err := appendRawJSON(append(out, `,"header_before":`...), rec.HeaderBefore)
 	if err != nil {
 		return nil, err
 	}
-	const tail = `null}`
-	if !bytes.HasSuffix(head, []byte(tail)) {
-		return nil, fmt.Errorf("history record: unexpected encoding %q", head)
-	}
-	size := len(head) + 2
-	for _, c := range changes {
-		size += len(c.id) + len(c.record) + 16 // quotes, escapes, colon, comma, null
-	}
-	out := append(make([]byte, 0, size), head[:len(head)-len(tail)]...)
-	out = append(out, '{')
+	out = appendChildrenBefore(out, changes)
+	out = append(out, `,"nodes_before":{`...)
 	for i, c := range changes {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		k, err := json.Marshal(c.id)
-		if err != nil {
+		out = append(appendJSONString(out, c.id), ':')
+		if out, err = appendRawJSON(out, c.record); err != nil {
 			return nil, err
-		}
-		out = append(append(out, k...), ':')
-		old := c.record
-		switch {
-		case old == nil:
-			out = append(out, "null"...)
-		case compactJSON(old):
-			out = append(out, old...)
-		default:
-			v, err := json.Marshal(json.RawMessage(old))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v...)
 		}
 	}
 	return append(out, "}}"...), nil
+}
+
+// appendChildrenBefore appends the record's "children_before" member: the
+// changes' patches (none: no member, as omitempty).
+func appendChildrenBefore(out []byte, changes []nodeBefore) []byte {
+	first := true
+	for _, c := range changes {
+		if !c.hasPatch {
+			continue
+		}
+		if first {
+			out = append(out, `,"children_before":{`...)
+			first = false
+		} else {
+			out = append(out, ',')
+		}
+		out = c.patch.appendJSON(append(appendJSONString(out, c.id), ':'))
+	}
+	if !first {
+		out = append(out, '}')
+	}
+	return out
+}
+
+// appendRawJSON appends raw as json.Marshal encodes a json.RawMessage
+// (nil: null): as it is when compact, else compacted by json.Marshal.
+func appendRawJSON(out, raw []byte) ([]byte, error) {
+	switch {
+	case raw == nil:
+		return append(out, "null"...), nil
+	case compactJSON(raw):
+		return append(out, raw...), nil
+	}
+	v, err := json.Marshal(json.RawMessage(raw))
+	if err != nil {
+		return nil, err
+	}
+	return append(out, v...), nil
 }
 
 // compactJSON reports that b needs no change by json.Marshal's compaction:
@@ -508,7 +565,7 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 	var res specs.RepoWriteResult
 	// Reconstruct and write in one transaction, so nothing can change between.
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
-		b, h, err := s.loadForWrite(tx, specID, o)
+		b, h, hraw, err := s.loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
 		}
@@ -543,12 +600,12 @@ func (s *Repo) RollbackSpec(ctx context.Context, specID string, version int64, o
 		newHeader.Version = h.Version + 1
 		newHeader.LastUpdated = now()
 		res.Version = newHeader.Version
-		res.Changes = describeChanges(put, deleted, nodes, true)
+		res.Changes = describeChanges(put, deleted, func(id string) []byte { return nodes.Get([]byte(id)) }, true)
 		if o.DryRun {
 			res.DryRun = true
 			return errDryRun
 		}
-		before, err := json.Marshal(h)
+		before, err := headerJSON(h, hraw)
 		if err != nil {
 			return core.Internal(err)
 		}

@@ -45,6 +45,7 @@ func TestHistoryRecordEncodesAsJSONMarshal(t *testing.T) {
 		changes := make([]nodeBefore, len(sorted))
 		for i, id := range sorted {
 			changes[i] = nodeBefore{id: id, record: nodes.Get([]byte(id))}
+			changes[i].patch, changes[i].hasPatch = rec.ChildrenBefore[id]
 		}
 		got, err := encodeHistoryRecord(rec, changes)
 		if err != nil {

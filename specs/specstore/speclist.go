@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/store/bucketstore"
@@ -32,7 +33,24 @@ var (
 )
 
 // indexRow encodes a spec's row of the index.
-func indexRow(h specs.Header) ([]byte, error) { return json.Marshal(summaryOf(h)) }
+func indexRow(h specs.Header) ([]byte, error) { return encodeSummary(summaryOf(h)), nil }
+
+// encodeSummary is json.Marshal(r), byte for byte, without reflection
+// (every mutation writes its spec's row).
+func encodeSummary(r specs.RepoSummary) []byte {
+	out := make([]byte, 0, 200+len(r.SpecID)+len(r.Title)+len(r.CurrentPhase))
+	out = appendJSONString(append(out, `{"spec_id":`...), r.SpecID)
+	out = appendJSONString(append(out, `,"title":`...), r.Title)
+	out = appendJSONString(append(out, `,"lifecycle":`...), r.Lifecycle)
+	out = appendJSONString(append(out, `,"status":`...), r.Status)
+	out = strconv.AppendInt(append(out, `,"total_tasks":`...), int64(r.TotalTasks), 10)
+	out = strconv.AppendInt(append(out, `,"completed_tasks":`...), int64(r.CompletedTasks), 10)
+	out = strconv.AppendInt(append(out, `,"progress_percentage":`...), int64(r.ProgressPercentage), 10)
+	out = appendJSONString(append(out, `,"current_phase":`...), r.CurrentPhase)
+	out = strconv.AppendInt(append(out, `,"version":`...), r.Version, 10)
+	out = appendJSONString(append(out, `,"last_updated":`...), r.LastUpdated)
+	return append(out, '}')
+}
 
 // indexSpec writes h's rows of the index; from is the lifecycle the spec
 // was indexed under (its previous header's; h's own for a new spec).

@@ -116,37 +116,46 @@ type cachedNode struct {
 
 // headerCache keeps each spec's decoded header with its stored bytes, the
 // way nodeCache keeps nodes: every mutation writes its new header through,
-// so the next write's load is a byte comparison instead of a JSON decode.
-// A rolled-back write's entry never matches the stored bytes. Headers are
-// shared read-only.
+// so the next write's load is a byte comparison instead of a JSON decode,
+// and, since the bytes written through are the header's json.Marshal, the
+// next write's history record takes them as its header_before instead of
+// encoding the header again. A rolled-back write's entry never matches the
+// stored bytes. Headers are shared read-only.
 type headerCache struct {
 	mu      sync.Mutex
 	entries map[string]cachedHeader
 }
 
 type cachedHeader struct {
-	raw []byte
-	h   specs.Header
+	raw     []byte
+	h       specs.Header
+	encoded bool // raw is json.Marshal(h) (a stored header read back may be encoded otherwise)
 }
 
 // maxCachedHeaders bounds the header cache; past it the cache starts over.
 const maxCachedHeaders = 4096
 
-func (c *headerCache) get(specID string, raw []byte) (specs.Header, bool) {
+// get is the header stored as raw, when cached, and its json.Marshal when
+// the cache knows it (nil otherwise; the caller must not change it).
+func (c *headerCache) get(specID string, raw []byte) (h specs.Header, encoded []byte, ok bool) {
 	if raw == nil {
-		return specs.Header{}, false
+		return specs.Header{}, nil, false
 	}
 	c.mu.Lock()
 	e, ok := c.entries[specID]
 	c.mu.Unlock()
 	if ok && bytes.Equal(e.raw, raw) {
-		return e.h, true
+		if e.encoded {
+			encoded = e.raw
+		}
+		return e.h, encoded, true
 	}
-	return specs.Header{}, false
+	return specs.Header{}, nil, false
 }
 
-// put keeps h (which nobody may change afterwards) for the stored bytes raw.
-func (c *headerCache) put(specID string, raw []byte, h specs.Header) {
+// put keeps h (which nobody may change afterwards) for the stored bytes
+// raw; encoded says that raw is json.Marshal(h).
+func (c *headerCache) put(specID string, raw []byte, h specs.Header, encoded bool) {
 	if raw == nil {
 		return
 	}
@@ -155,7 +164,7 @@ func (c *headerCache) put(specID string, raw []byte, h specs.Header) {
 	if c.entries == nil || len(c.entries) >= maxCachedHeaders {
 		c.entries = make(map[string]cachedHeader)
 	}
-	c.entries[specID] = cachedHeader{raw: bytes.Clone(raw), h: h}
+	c.entries[specID] = cachedHeader{raw: bytes.Clone(raw), h: h, encoded: encoded}
 }
 
 // maxCachedNodes bounds the cache; past it the cache starts over.
@@ -243,12 +252,10 @@ func readHeader(b bucketstore.Bucket) (specs.Header, error) {
 }
 
 // journalReader implements specs.JournalReader over a spec's journal and
-// its task index.
-type journalReader struct{ b, index, spec bucketstore.Bucket }
+// its task index, opened when read (most writes never read them).
+type journalReader struct{ spec bucketstore.Bucket }
 
-func newJournalReader(spec bucketstore.Bucket) journalReader {
-	return journalReader{b: spec.Bucket(bucketJournal), index: spec.Bucket(bucketJournalTask), spec: spec}
-}
+func newJournalReader(spec bucketstore.Bucket) journalReader { return journalReader{spec: spec} }
 
 // Records is the spec's record space: the nested bucket records_<space>
 // of the spec's bucket, made on its first write (specs/<spec_id>/records_<space>/<key>).
@@ -330,14 +337,15 @@ func (r *records) Scan(prefix, after string, fn func(key string, value []byte) b
 }
 
 func (r journalReader) Entries(before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
-	return readJournal(r.b, before, limit, keep)
+	return readJournal(r.spec.Bucket(bucketJournal), before, limit, keep)
 }
 
 // TaskEntries walks the task index backwards from before (0 = newest).
 func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep func(*specs.JournalEntry) bool) ([]specs.JournalEntry, bool, error) {
 	out := []specs.JournalEntry{}
-	if r.index == nil || r.b == nil {
-		return readJournal(r.b, before, limit, func(e *specs.JournalEntry) bool {
+	b, index := r.spec.Bucket(bucketJournal), r.spec.Bucket(bucketJournalTask)
+	if index == nil || b == nil {
+		return readJournal(b, before, limit, func(e *specs.JournalEntry) bool {
 			return e.TaskID == taskID && (keep == nil || keep(e))
 		})
 	}
@@ -346,7 +354,7 @@ func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep
 	if start == 0 {
 		start = ^uint64(0)
 	}
-	c := r.index.Cursor()
+	c := index.Cursor()
 	k, _ := c.Seek(append(append([]byte{}, prefix...), u64(start)...))
 	if k == nil {
 		k, _ = c.Last()
@@ -358,7 +366,7 @@ func (r journalReader) TaskEntries(taskID string, before uint64, limit int, keep
 		if seq >= start {
 			continue
 		}
-		v := r.b.Get(u64(seq))
+		v := b.Get(u64(seq))
 		if v == nil {
 			continue
 		}
@@ -452,29 +460,30 @@ var errDryRun = errors.New("dry run")
 // guards before anything is written: expected_version (VERSION_CONFLICT)
 // and o.Guard. Errors: SPEC_NOT_FOUND, VERSION_CONFLICT, o.Guard's.
 // The header comes from the header cache when its stored bytes are the
-// cached ones; it is shared: the caller must not change it.
-func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (bucketstore.Bucket, specs.Header, error) {
-	b, err := specBucket(tx, specID)
+// cached ones; it is shared: the caller must not change it. encoded is
+// json.Marshal(h) when the cache knows it (nil otherwise), shared too.
+func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions) (b bucketstore.Bucket, h specs.Header, encoded []byte, err error) {
+	b, err = specBucket(tx, specID)
 	if err != nil {
-		return nil, specs.Header{}, err
+		return nil, specs.Header{}, nil, err
 	}
 	raw := b.Get(keyHeader)
-	h, ok := s.headers.get(specID, raw)
+	h, encoded, ok := s.headers.get(specID, raw)
 	if !ok {
 		if h, err = readHeader(b); err != nil {
-			return nil, h, core.Internal(err)
+			return nil, h, nil, core.Internal(err)
 		}
-		s.headers.put(specID, raw, h)
+		s.headers.put(specID, raw, h, false)
 	}
 	if verr := checkVersion(o, h.Version); verr != nil {
-		return nil, h, verr
+		return nil, h, nil, verr
 	}
 	if o.Guard != nil {
 		if err := o.Guard(&journalWriter{journalReader: newJournalReader(b)}); err != nil {
-			return nil, h, err
+			return nil, h, nil, err
 		}
 	}
-	return b, h, nil
+	return b, h, encoded, nil
 }
 
 // MutateSpec runs fn over a writable view of specID in one read-modify-write
@@ -489,11 +498,10 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		res = specs.RepoWriteResult{} // only the run that commits answers (bucketstore.Engine)
-		b, h, err := s.loadForWrite(tx, specID, o)
+		b, h, hraw, err := s.loadForWrite(tx, specID, o)
 		if err != nil {
 			return err
 		}
-		nodes := b.Bucket(bucketNodes)
 		src := s.newSource(specID, b)
 		sp := specs.NewSpecView(h.Clone(), src)
 		w := &journalWriter{journalReader: newJournalReader(b)}
@@ -504,15 +512,20 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			return core.Internal(src.err)
 		}
 		put, deleted := sp.Changes()
-		// Each header is encoded once: the comparison's encodings are the
-		// history's header_before and (when the version did not move
-		// again) the header stored.
-		before, after, err := encodeHeaders(h, sp.Header)
+		// Each header is encoded once at most: the comparison's encodings
+		// are the history's header_before (the cached encoding of the
+		// header loaded, when the cache has it) and (when the version did
+		// not move again) the header stored.
+		before, after, err := encodeHeaders(h, hraw, sp.Header)
 		if err != nil {
 			return core.Internal(err)
 		}
 		headerChanged := !bytes.Equal(before, after)
-		res.Changes = describeChanges(put, deleted, nodes, headerChanged)
+		changes, err := nodesBefore(put, deleted, src)
+		if err != nil {
+			return core.Internal(err)
+		}
+		res.Changes = describeChanges(put, deleted, storedBefore(changes), headerChanged)
 		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
 			res.Version = h.Version
 			if o.DryRun {
@@ -531,7 +544,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			res.Journal = w.pending
 			return errDryRun
 		}
-		if err := writeVersion(b, before, put, deleted, o, sp.Header, src); err != nil {
+		if err := writeChanges(b, before, changes, o, sp.Header, src); err != nil {
 			return core.Internal(err)
 		}
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {
@@ -548,14 +561,23 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 	return res, err
 }
 
-// encodeHeaders encodes a mutation's header before and after.
-func encodeHeaders(before, after specs.Header) ([]byte, []byte, error) {
-	b, err := json.Marshal(before)
+// encodeHeaders encodes a mutation's header before (unless its encoding
+// is known: encoded, not nil) and after.
+func encodeHeaders(before specs.Header, encoded []byte, after specs.Header) ([]byte, []byte, error) {
+	b, err := headerJSON(before, encoded)
 	if err != nil {
 		return nil, nil, err
 	}
 	a, err := json.Marshal(after)
 	return b, a, err
+}
+
+// headerJSON is json.Marshal(h): encoded when known (not nil).
+func headerJSON(h specs.Header, encoded []byte) ([]byte, error) {
+	if encoded != nil {
+		return encoded, nil
+	}
+	return json.Marshal(h)
 }
 
 // putHeader stores h, given encoded as raw (nil: encode it here), and
@@ -570,18 +592,20 @@ func (s *Repo) putHeader(b bucketstore.Bucket, specID string, h specs.Header, ra
 	if err := b.Put(keyHeader, raw); err != nil {
 		return err
 	}
-	s.headers.put(specID, raw, h.Clone())
+	s.headers.put(specID, raw, h.Clone(), true)
 	return nil
 }
 
-func describeChanges(put []*specs.Node, deleted []string, nodes bucketstore.Bucket, header bool) []specs.RepoChange {
-	out := []specs.RepoChange{}
+// describeChanges lists a mutation's changes; stored is a node's stored
+// value before it (nil: absent).
+func describeChanges(put []*specs.Node, deleted []string, stored func(id string) []byte, header bool) []specs.RepoChange {
+	out := make([]specs.RepoChange, 0, len(put)+len(deleted)+1)
 	if header {
 		out = append(out, specs.RepoChange{Op: "update", Target: "spec"})
 	}
 	for _, n := range put {
 		op := "update"
-		if nodes.Get([]byte(n.ID)) == nil {
+		if stored(n.ID) == nil {
 			op = "add"
 		}
 		out = append(out, specs.RepoChange{Op: op, Target: "node:" + n.ID, Detail: string(n.Type) + " " + n.Title})
