@@ -77,16 +77,26 @@ func (r *Registry) Install(s *server.MCPServer, rt Runtime) {
 // envelope result.
 func (r *Registry) handler(t *Tool, rt Runtime) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sess := sessionOf(ctx, req, rt)
-		env := r.Dispatch(ctx, t, req.GetArguments(), sess, rt)
-		return rt.result(ctx, sess, env), nil
+		env, v2 := r.dispatch(ctx, t, req.GetArguments(), sessionOf(ctx, req, rt), rt)
+		if v2 {
+			return ToResult(env), nil
+		}
+		return LegacyResult(env), nil
 	}
 }
 
 // Dispatch runs one call of t with raw arguments and returns its envelope.
 // It is the transport-independent core of every tool call (the CLI uses it
 // too).
-func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) (env core.Envelope) {
+func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) core.Envelope {
+	env, _ := r.dispatch(ctx, t, raw, sess, rt)
+	return env
+}
+
+// dispatch is Dispatch, also reporting whether the caller gets the
+// response-v2 envelope: the session's contract decision the call was served
+// and counted under (Runtime.contractV2), made once per call.
+func (r *Registry) dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) (env core.Envelope, v2 bool) {
 	rt.Defaults()
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
@@ -97,8 +107,10 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	log := newCallLog(rt.Logger, call.RequestID, t.Name, action, sess.ID)
 	log.add(slog.String("key_id", sess.KeyID))
 	var contract, gate FlagDecision
+	v2 = true
 	if rt.Flags != nil {
 		contract = rt.contract(ctx, sess)
+		v2 = contract.On
 		rt.noteFallback(call, contract)
 	}
 	defer func() {
@@ -116,21 +128,21 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		raw = map[string]any{}
 	}
 	if e := rt.refuseEarly(ctx, t, call, raw, action); e != nil {
-		return call.Failure(e)
+		return call.Failure(e), v2
 	}
 	a, args, notes, verr := validateNoting(t, raw)
 	if verr != nil {
-		return call.Failure(withNextCall(t, action, r.heal(ctx, t, raw, verr)))
+		return call.Failure(withNextCall(t, action, r.heal(ctx, t, raw, verr))), v2
 	}
 	call.Action = a.Name
 	if e := rt.permitted(ctx, t, a, raw); e != nil {
-		return call.Failure(e)
+		return call.Failure(e), v2
 	}
 	var gerr *core.Error
 	gate, gerr = rt.gate(ctx, t, a, sess)
 	rt.noteFallback(call, gate)
 	if gerr != nil {
-		return call.Failure(gerr)
+		return call.Failure(gerr), v2
 	}
 	deadline := max(rt.Deadline, a.Deadline)
 	dctx, cancel := context.WithTimeout(ctx, deadline)
@@ -143,9 +155,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		if e.Code == errcode.Internal && e.Cause() != nil {
 			log.log(slog.LevelError, "internal error", slog.Any("err", e.Cause()))
 		}
-		return fitFailure(call, withNextCall(t, a.Name, corrected(t, a, raw, r.takeStep(e))), res.Meta, answerBudget(r.budget, args))
+		return fitFailure(call, withNextCall(t, a.Name, corrected(t, a, raw, r.takeStep(e))), res.Meta, answerBudget(r.budget, args)), v2
 	}
-	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed)
+	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed), v2
 }
 
 // noteFallback adds to call the FALLBACK_USED warning of d, if d is a
