@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,6 +22,8 @@ import (
 	"github.com/specd/specd/core/mcptool"
 	"github.com/specd/specd/core/store"
 	"github.com/specd/specd/core/store/storetest"
+	"github.com/specd/specd/flags"
+	"github.com/specd/specd/flags/registry"
 	"github.com/specd/specd/tools"
 )
 
@@ -28,13 +32,14 @@ import (
 // clients send it): the raw JSON-RPC request through the shared server's
 // handler chain (front door, id and number guard, mcp-go's streamable HTTP
 // server, the dispatcher, the store) into a recorder, without a network or
-// a client. allocs/op and B/op are the transport and envelope cost around
+// a client; flags on, as a server reads its flag file. allocs/op and B/op are the transport and envelope cost around
 // the write, which CPU per write follows.
 func BenchmarkHTTPTaskAdd(b *testing.B) {
 	st := storetest.Open(b, func(o *store.Options) { o.MaxHold = time.Hour })
 	deps := depsOn(st, nil)
 	// the server's call log (--log-format json, info), written nowhere
 	deps.Runtime.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	deps.Runtime.Flags = httpBenchFlags(b)
 	metrics := httpguard.NewMetrics()
 	deps.Runtime.Access = &httpguard.Access{Rate: httpguard.NewRateLimiter(100_000, 1_000_000, nil), Metrics: metrics}
 	srv, reg := tools.NewMCPServer(deps)
@@ -76,6 +81,21 @@ func BenchmarkHTTPTaskAdd(b *testing.B) {
 	for b.Loop() {
 		post(sid, add)
 	}
+}
+
+// httpBenchFlags is a flag service with every flag on for everyone (a
+// static variant), as a server reads its flag file.
+func httpBenchFlags(b *testing.B) *flags.Service {
+	file := filepath.Join(b.TempDir(), "flags.json")
+	raw := map[string]string{}
+	for _, f := range registry.Flags {
+		raw[f.Name] = `{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"on"}`
+	}
+	must(b, os.WriteFile(file, []byte(flagFile(nil, raw)), 0o644))
+	svc, err := flags.Open(context.Background(), flags.Options{Path: file, InstallID: "bench", Transport: "http"})
+	must(b, err)
+	b.Cleanup(func() { svc.Close() })
+	return svc
 }
 
 // httpEnvelope is the envelope (structuredContent) of the JSON-RPC answer
