@@ -27,14 +27,17 @@ import (
 	"github.com/specd/specd/tools"
 )
 
-// BenchmarkHTTPTaskAdd is the server's side of one task add over
-// streamable HTTP (protocol 2025-11-25, in a session, as `make load`'s
-// clients send it): the raw JSON-RPC request through the shared server's
-// handler chain (front door, id and number guard, mcp-go's streamable HTTP
-// server, the dispatcher, the store) into a recorder, without a network or
-// a client; flags on, as a server reads its flag file. allocs/op and B/op are the transport and envelope cost around
-// the write, which CPU per write follows.
-func BenchmarkHTTPTaskAdd(b *testing.B) {
+// BenchmarkHTTPCall is the server's side of one tool call over streamable
+// HTTP (protocol 2025-11-25, in a session, as `make load`'s clients send
+// it): the raw JSON-RPC request through the shared server's handler chain
+// (front door, id and number guard, mcp-go's streamable HTTP server, the
+// dispatcher, the store) into a recorder, without a network or a client;
+// flags on, as a server reads its flag file. task-add is the write of `make
+// load`; task-progress a read of a small spec of its own, whose cost is
+// mostly that transport and envelope path. allocs/op and B/op are stable;
+// cpu-ns/op is the process's CPU time (user + system, GC included) per
+// call, which ns/op is not (a write mostly waits for its fsync).
+func BenchmarkHTTPCall(b *testing.B) {
 	st := storetest.Open(b, func(o *store.Options) { o.MaxHold = time.Hour })
 	deps := depsOn(st, nil)
 	// the server's call log (--log-format json, info), written nowhere
@@ -77,9 +80,20 @@ func BenchmarkHTTPTaskAdd(b *testing.B) {
 	if env := httpEnvelope(b, post(sid, add).Body.Bytes()); env["success"] != true {
 		b.Fatalf("task add: %v", env)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		post(sid, add)
+	read := data(callTool(4, `{"action":"spec-create","name":"http bench read"}`)) // adds do not grow it
+	progress := fmt.Sprintf(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"task","arguments":{"action":"progress","spec_id":%q}}}`, read["spec_id"])
+	if env := httpEnvelope(b, post(sid, progress).Body.Bytes()); env["success"] != true {
+		b.Fatalf("task progress: %v", env)
+	}
+	for _, bc := range []struct{ name, body string }{{"task-add", add}, {"task-progress", progress}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				post(sid, bc.body)
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }
 
