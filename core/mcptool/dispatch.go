@@ -147,7 +147,8 @@ func (r *Registry) dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	deadline := max(rt.Deadline, a.Deadline)
 	dctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	req := &Request{Call: call, Args: args, Session: sess, archived: r.archiveCheck(ctx, rt, sess)}
+	req := &Request{Call: call, Args: args, Session: sess}
+	r.archiveCheck(ctx, rt, req)
 	res := a.Handler(dctx, req)
 	res.Meta = append(notes, res.Meta...)
 	if res.Err != nil {
