@@ -263,7 +263,7 @@ func logOutcome(log *callLog, okLevel slog.Level, env core.Envelope) {
 // most calls write only their one info line).
 type callLog struct {
 	l     *slog.Logger
-	attrs [5]slog.Attr
+	attrs [10]slog.Attr // the call's attributes ([:n]), then room for a line's own
 	n     int
 }
 
@@ -284,15 +284,20 @@ func (c *callLog) add(a slog.Attr) {
 	c.n++
 }
 
-// log writes msg at level with the call's attributes, then attrs.
+// log writes msg at level with the call's attributes, then attrs. A line
+// with at most five attributes of its own (the "call" line has five) is
+// put together in c's spare room instead of a new slice.
 func (c *callLog) log(level slog.Level, msg string, attrs ...slog.Attr) {
 	ctx := context.Background()
 	if !c.l.Enabled(ctx, level) {
 		return
 	}
-	all := make([]slog.Attr, 0, c.n+len(attrs))
-	all = append(append(all, c.attrs[:c.n]...), attrs...)
-	c.l.LogAttrs(ctx, level, msg, all...)
+	all := c.attrs[:c.n]
+	if c.n+len(attrs) > len(c.attrs) {
+		all = make([]slog.Attr, c.n, c.n+len(attrs))
+		copy(all, c.attrs[:c.n])
+	}
+	c.l.LogAttrs(ctx, level, msg, append(all, attrs...)...)
 }
 
 // ToResult puts the envelope in structuredContent and, as compact JSON, in
