@@ -21,24 +21,13 @@ func RequestID(tool, id string) string {
 	if tool == "" {
 		tool = "specd"
 	}
-	var tail [12]byte // the last 12 digits of id, lowercase, right-aligned
-	n := 0
-	for i := len(id) - 1; i >= 0; i-- {
-		c := id[i]
-		if c >= utf8.RuneSelf {
-			return requestIDOf(tool, id)
-		}
-		if c == '-' || n == len(tail) {
-			continue
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		n++
-		tail[len(tail)-n] = c
+	var buf [12]byte
+	tail, ascii := lowerTail(id, &buf)
+	if !ascii {
+		return requestIDOf(tool, id)
 	}
 	var b strings.Builder
-	b.Grow(len(tool) + 1 + n)
+	b.Grow(len(tool) + 1 + len(tail))
 	for i := 0; i < len(tool); i++ {
 		if c := tool[i]; strings.IndexByte(idChars, c) >= 0 {
 			b.WriteByte(c)
@@ -47,8 +36,30 @@ func RequestID(tool, id string) string {
 		}
 	}
 	b.WriteByte('_')
-	b.Write(tail[len(tail)-n:])
+	b.Write(tail)
 	return b.String()
+}
+
+// lowerTail is the last (up to) 12 bytes of id without its dashes, ASCII
+// letters lowercased, in buf; ascii is false (and tail nil) when id has a
+// byte outside ASCII anywhere.
+func lowerTail(id string, buf *[12]byte) (tail []byte, ascii bool) {
+	n := 0
+	for i := len(id) - 1; i >= 0; i-- {
+		c := id[i]
+		if c >= utf8.RuneSelf {
+			return nil, false
+		}
+		if c == '-' || n == len(buf) {
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		n++
+		buf[len(buf)-n] = c
+	}
+	return buf[len(buf)-n:], true
 }
 
 // requestIDOf is RequestID of a tool name ("" replaced) and an id that is
