@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"sort"
 	"strings"
@@ -269,5 +270,38 @@ func TestClockNow(t *testing.T) {
 	var wall Clock
 	if got := wall.Now(); got.Location() != time.UTC || got.IsZero() {
 		t.Fatalf("nil clock: %v", got)
+	}
+}
+
+// TestRequestIDOnePass: the one-pass build of an ASCII id gives what
+// requestIDOf (lowercase the whole id without dashes, keep the last 12,
+// clean the tool) gives, for ids of every length and case, with and
+// without dashes, and for tool names with bytes outside the id class.
+func TestRequestIDOnePass(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "0123456789abcdefABCDEF-xyzXYZ_ !"
+	for range 5000 {
+		id := make([]byte, r.IntN(40))
+		for i := range id {
+			id[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		tool := []string{"spec", "task", "weird tool!", "é-x", "a.b/c"}[r.IntN(5)]
+		if got, want := RequestID(tool, string(id)), requestIDOf(tool, string(id)); got != want {
+			t.Fatalf("RequestID(%q, %q) = %q, want %q", tool, id, got, want)
+		}
+	}
+	for _, id := range []string{"ÉCOLE-0190a0b0-c0d0-7e0f-8a1b-2c3d4e5f6a7B", "abc\xffDEF-0123456789", "İ-ABCDEF012345"} {
+		if got, want := RequestID("t", id), requestIDOf("t", id); got != want {
+			t.Fatalf("RequestID(t, %q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
+// BenchmarkRequestID builds one call's request id from a UUIDv7.
+func BenchmarkRequestID(b *testing.B) {
+	id := NewUUID()
+	b.ReportAllocs()
+	for b.Loop() {
+		RequestID("task", id)
 	}
 }

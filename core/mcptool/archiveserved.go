@@ -13,17 +13,22 @@ import "context"
 // archived content. Call it at start-up, before the registry serves calls.
 func (r *Registry) ServeArchiveWith(tool, action string) { r.archive = [2]string{tool, action} }
 
-// archiveCheck is, for one call by sess, whether the caller may call the
-// archive action (archiveServed), decided at most once and only when asked:
-// most answers never leave content out.
-func (r *Registry) archiveCheck(ctx context.Context, rt Runtime, sess Session) func() bool {
-	var decided, served bool
-	return func() bool {
-		if !decided {
-			decided, served = true, r.archiveServed(ctx, rt, sess)
-		}
-		return served
-	}
+// archiveCheck readies req, a call by req.Session, to decide whether the
+// caller may call the archive action (archiveServed) at most once and only
+// when asked (Request.ArchiveServed): most answers never leave content out.
+// The decision's inputs live in req itself, so a call pays no allocation
+// for a decision it never asks for.
+func (r *Registry) archiveCheck(ctx context.Context, rt Runtime, req *Request) {
+	req.archive = archiveDecision{r: r, ctx: ctx, rt: rt}
+}
+
+// archiveDecision is what Request.ArchiveServed needs to decide, and the
+// decision once made.
+type archiveDecision struct {
+	r               *Registry // nil: the Request was not made by Dispatch
+	ctx             context.Context
+	rt              Runtime
+	decided, served bool
 }
 
 // archiveServed is true when the archive action is registered, its tool
@@ -46,8 +51,12 @@ func (r *Registry) archiveServed(ctx context.Context, rt Runtime, sess Session) 
 // that builds its own degraded answer names that action only when true. A
 // Request not made by Dispatch (a unit test's) answers true.
 func (r *Request) ArchiveServed() bool {
-	if r.archived == nil {
+	d := &r.archive
+	if d.r == nil {
 		return true
 	}
-	return r.archived()
+	if !d.decided {
+		d.decided, d.served = true, d.r.archiveServed(d.ctx, d.rt, r.Session)
+	}
+	return d.served
 }

@@ -64,12 +64,15 @@ func TestArchiveServed(t *testing.T) {
 			r := &Registry{}
 			r.Add(archiveTool(tt.refuse))
 			r.ServeArchiveWith(tt.serve[0], tt.serve[1])
-			check := r.archiveCheck(context.Background(), tt.rt, Session{ID: "s"})
-			if got := check(); got != tt.want {
-				t.Fatalf("served = %v, want %v", got, tt.want)
+			req := &Request{Session: Session{ID: "s"}}
+			r.archiveCheck(context.Background(), tt.rt, req)
+			for range 2 { // decided once, then remembered
+				if got := req.ArchiveServed(); got != tt.want {
+					t.Fatalf("Request.ArchiveServed = %v, want %v", got, tt.want)
+				}
 			}
-			if got := (&Request{archived: check}).ArchiveServed(); got != tt.want {
-				t.Fatalf("Request.ArchiveServed = %v, want %v", got, tt.want)
+			if !req.archive.decided {
+				t.Fatal("the decision was not remembered")
 			}
 		})
 	}

@@ -77,16 +77,26 @@ func (r *Registry) Install(s *server.MCPServer, rt Runtime) {
 // envelope result.
 func (r *Registry) handler(t *Tool, rt Runtime) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sess := sessionOf(ctx, req, rt)
-		env := r.Dispatch(ctx, t, req.GetArguments(), sess, rt)
-		return rt.result(ctx, sess, env), nil
+		env, v2 := r.dispatch(ctx, t, req.GetArguments(), sessionOf(ctx, req, rt), rt)
+		if v2 {
+			return ToResult(env), nil
+		}
+		return LegacyResult(env), nil
 	}
 }
 
 // Dispatch runs one call of t with raw arguments and returns its envelope.
 // It is the transport-independent core of every tool call (the CLI uses it
 // too).
-func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) (env core.Envelope) {
+func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) core.Envelope {
+	env, _ := r.dispatch(ctx, t, raw, sess, rt)
+	return env
+}
+
+// dispatch is Dispatch, also reporting whether the caller gets the
+// response-v2 envelope: the session's contract decision the call was served
+// and counted under (Runtime.contractV2), made once per call.
+func (r *Registry) dispatch(ctx context.Context, t *Tool, raw map[string]any, sess Session, rt Runtime) (env core.Envelope, v2 bool) {
 	rt.Defaults()
 	action, _ := raw["action"].(string)
 	call := core.NewCall(t.Name, action, rt.Now, rt.NewID)
@@ -97,8 +107,10 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 	log := newCallLog(rt.Logger, call.RequestID, t.Name, action, sess.ID)
 	log.add(slog.String("key_id", sess.KeyID))
 	var contract, gate FlagDecision
+	v2 = true
 	if rt.Flags != nil {
 		contract = rt.contract(ctx, sess)
+		v2 = contract.On
 		rt.noteFallback(call, contract)
 	}
 	defer func() {
@@ -116,26 +128,27 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		raw = map[string]any{}
 	}
 	if e := rt.refuseEarly(ctx, t, call, raw, action); e != nil {
-		return call.Failure(e)
+		return call.Failure(e), v2
 	}
 	a, args, notes, verr := validateNoting(t, raw)
 	if verr != nil {
-		return call.Failure(withNextCall(t, action, r.heal(ctx, t, raw, verr)))
+		return call.Failure(withNextCall(t, action, r.heal(ctx, t, raw, verr))), v2
 	}
 	call.Action = a.Name
 	if e := rt.permitted(ctx, t, a, raw); e != nil {
-		return call.Failure(e)
+		return call.Failure(e), v2
 	}
 	var gerr *core.Error
 	gate, gerr = rt.gate(ctx, t, a, sess)
 	rt.noteFallback(call, gate)
 	if gerr != nil {
-		return call.Failure(gerr)
+		return call.Failure(gerr), v2
 	}
 	deadline := max(rt.Deadline, a.Deadline)
 	dctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	req := &Request{Call: call, Args: args, Session: sess, archived: r.archiveCheck(ctx, rt, sess)}
+	req := &Request{Call: call, Args: args, Session: sess}
+	r.archiveCheck(ctx, rt, req)
 	res := a.Handler(dctx, req)
 	res.Meta = append(notes, res.Meta...)
 	if res.Err != nil {
@@ -143,9 +156,9 @@ func (r *Registry) Dispatch(ctx context.Context, t *Tool, raw map[string]any, se
 		if e.Code == errcode.Internal && e.Cause() != nil {
 			log.log(slog.LevelError, "internal error", slog.Any("err", e.Cause()))
 		}
-		return fitFailure(call, withNextCall(t, a.Name, corrected(t, a, raw, r.takeStep(e))), res.Meta, answerBudget(r.budget, args))
+		return fitFailure(call, withNextCall(t, a.Name, corrected(t, a, raw, r.takeStep(e))), res.Meta, answerBudget(r.budget, args)), v2
 	}
-	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed)
+	return r.fitAnswer(call, t, a, args, res, req.ArchiveServed), v2
 }
 
 // noteFallback adds to call the FALLBACK_USED warning of d, if d is a
@@ -250,7 +263,7 @@ func logOutcome(log *callLog, okLevel slog.Level, env core.Envelope) {
 // most calls write only their one info line).
 type callLog struct {
 	l     *slog.Logger
-	attrs [5]slog.Attr
+	attrs [10]slog.Attr // the call's attributes ([:n]), then room for a line's own
 	n     int
 }
 
@@ -271,15 +284,20 @@ func (c *callLog) add(a slog.Attr) {
 	c.n++
 }
 
-// log writes msg at level with the call's attributes, then attrs.
+// log writes msg at level with the call's attributes, then attrs. A line
+// with at most five attributes of its own (the "call" line has five) is
+// put together in c's spare room instead of a new slice.
 func (c *callLog) log(level slog.Level, msg string, attrs ...slog.Attr) {
 	ctx := context.Background()
 	if !c.l.Enabled(ctx, level) {
 		return
 	}
-	all := make([]slog.Attr, 0, c.n+len(attrs))
-	all = append(append(all, c.attrs[:c.n]...), attrs...)
-	c.l.LogAttrs(ctx, level, msg, all...)
+	all := c.attrs[:c.n]
+	if c.n+len(attrs) > len(c.attrs) {
+		all = make([]slog.Attr, c.n, c.n+len(attrs))
+		copy(all, c.attrs[:c.n])
+	}
+	c.l.LogAttrs(ctx, level, msg, append(all, attrs...)...)
 }
 
 // ToResult puts the envelope in structuredContent and, as compact JSON, in

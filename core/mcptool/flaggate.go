@@ -174,7 +174,8 @@ func (rt *Runtime) contractV2(ctx context.Context, sess Session) bool {
 }
 
 // withFlagHooks decides the contract once per session at initialize and
-// forgets it when the session ends. It adds to the server's hooks when
+// forgets it when the session ends, and serves a v1 session its tools/list
+// (legacyToolList). It adds to the server's hooks when
 // another option set some (server.WithHooks would replace them).
 func withFlagHooks(rt *Runtime) server.ServerOption {
 	return func(s *server.MCPServer) {
@@ -196,4 +197,5 @@ func addFlagHooks(h *server.Hooks, rt *Runtime) {
 			rt.Flags.Forget(id)
 		}
 	})
+	h.AddAfterListTools(legacyToolList(rt))
 }

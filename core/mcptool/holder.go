@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
+	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -50,11 +53,32 @@ func HolderOf(s Session) string {
 		}
 		name = name[:cut]
 	}
-	mac := hmac.New(sha256.New, holderKey)
-	mac.Write([]byte(s.ID))
-	h := name + "#" + hex.EncodeToString(mac.Sum(nil)[:6])
+	m := holderMACs.Get().(*holderMAC)
+	defer holderMACs.Put(m)
+	m.h.Reset()
+	m.in = append(m.in[:0], s.ID...)
+	m.h.Write(m.in)
+	var label [12]byte
+	hex.Encode(label[:], m.h.Sum(m.sum[:0])[:6])
+	var b strings.Builder
+	b.Grow(len(s.KeyID) + 1 + len(name) + 1 + len(label))
 	if s.KeyID != "" {
-		h = s.KeyID + "/" + h
+		b.WriteString(s.KeyID)
+		b.WriteByte('/')
 	}
-	return h
+	b.WriteString(name)
+	b.WriteByte('#')
+	b.Write(label[:])
+	return b.String()
 }
+
+// holderMAC is one HMAC-SHA-256 under holderKey with its input and sum
+// buffers, kept in holderMACs: a call labels its holder without keying a
+// new HMAC (two SHA-256 states and their pads) for every call.
+type holderMAC struct {
+	h   hash.Hash
+	in  []byte
+	sum [sha256.Size]byte
+}
+
+var holderMACs = sync.Pool{New: func() any { return &holderMAC{h: hmac.New(sha256.New, holderKey)} }}

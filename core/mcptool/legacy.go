@@ -88,31 +88,33 @@ func sessionFromContext(ctx context.Context, rt Runtime) Session {
 	return s
 }
 
-// legacyToolFilter serves a v1 session a tools/list without outputSchema (a
+// legacyToolList serves a v1 session a tools/list without outputSchema (a
 // client that validates structuredContent against a declared output schema
-// would reject every v1 answer).
-func legacyToolFilter(rt *Runtime) server.ToolFilterFunc {
-	return func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-		if rt.contractV2(ctx, sessionFromContext(ctx, *rt)) {
-			return tools
+// would reject every v1 answer). It rewrites the answer after the list is
+// made (a hook, not a tool filter: mcp-go runs tool filters on every
+// tools/call too, where they have nothing to do).
+func legacyToolList(rt *Runtime) func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) {
+	return func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		if res == nil || rt.contractV2(ctx, sessionFromContext(ctx, *rt)) {
+			return
 		}
-		out := make([]mcp.Tool, len(tools))
-		for i, t := range tools {
+		out := make([]mcp.Tool, len(res.Tools))
+		for i, t := range res.Tools {
 			t.RawOutputSchema = nil
 			t.OutputSchema = mcp.ToolOutputSchema{}
 			out[i] = t
 		}
-		return out
+		res.Tools = out
 	}
 }
 
-// FlagServerOptions are the MCP server options of feature flags: the v1
-// tools/list filter and the per-session hooks. It settles rt's defaults
-// first, so the filter and the tool handlers share one process session id.
+// FlagServerOptions are the MCP server options of feature flags: the
+// per-session hooks and the v1 tools/list. It settles rt's defaults first,
+// so the hooks and the tool handlers share one process session id.
 func FlagServerOptions(rt *Runtime) []server.ServerOption {
 	rt.Defaults()
 	if rt.Flags == nil {
 		return nil
 	}
-	return []server.ServerOption{server.WithToolFilter(legacyToolFilter(rt)), withFlagHooks(rt)}
+	return []server.ServerOption{withFlagHooks(rt)}
 }

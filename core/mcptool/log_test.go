@@ -89,3 +89,31 @@ func TestCallLogWritesWhatWithWould(t *testing.T) {
 		})
 	}
 }
+
+// TestCallLogAttributes: every line of a call starts with the call's
+// attributes and then has the line's own, in order, whether they fit the
+// call log's spare room or not, and a line does not leave its attributes
+// to the next.
+func TestCallLogAttributes(t *testing.T) {
+	var buf bytes.Buffer
+	c := newCallLog(slog.New(slog.NewTextHandler(&buf, nil)), "r1", "tool", "act", "s1")
+	c.add(slog.String("key_id", "k"))
+	c.log(slog.LevelInfo, "two", slog.Int("a", 1), slog.Int("b", 2))
+	own := make([]slog.Attr, 7)
+	for i := range own {
+		own[i] = slog.Int(string(rune('c'+i)), i)
+	}
+	c.log(slog.LevelInfo, "seven", own...)
+	c.log(slog.LevelInfo, "none")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	call := "request_id=r1 tool=tool action=act session=s1 key_id=k"
+	want := []string{"msg=two " + call + " a=1 b=2", "msg=seven " + call + " c=0 d=1 e=2 f=3 g=4 h=5 i=6", "msg=none " + call}
+	if len(lines) != len(want) {
+		t.Fatalf("lines %q", lines)
+	}
+	for i, w := range want {
+		if _, rest, _ := strings.Cut(lines[i], "level=INFO "); rest != w {
+			t.Errorf("line %d: %q, want %q", i, rest, w)
+		}
+	}
+}

@@ -168,7 +168,7 @@ type Request struct {
 	Args    Args
 	Session Session
 
-	archived func() bool // ArchiveServed's decision (nil: not made by Dispatch)
+	archive archiveDecision // ArchiveServed's decision (zero: not made by Dispatch)
 }
 
 // Session identifies the caller.

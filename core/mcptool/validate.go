@@ -229,7 +229,7 @@ func renames(t *Tool, a *Action, raw map[string]any, k string) []string {
 func checkRequestSize(t *Tool, raw map[string]any) *core.Error {
 	total := 0
 	for k, v := range raw {
-		b, err := json.Marshal(v)
+		n, err := marshalledLen(v)
 		if err != nil {
 			return core.NewError(errcode.InvalidFormat, fmt.Sprintf("%s is not JSON-encodable.", k),
 				map[string]any{"field": k})
@@ -237,7 +237,7 @@ func checkRequestSize(t *Tool, raw map[string]any) *core.Error {
 		if p, ok := t.Param(k); ok && p.MaxLength > core.MaxStringChars {
 			continue // large-text parameters are bounded by their own cap
 		}
-		total += len(b) + len(k) + 4
+		total += n + len(k) + 4
 	}
 	if total > core.MaxRequestBytes {
 		return core.RequestTooLarge(total, core.MaxRequestBytes)
