@@ -486,3 +486,48 @@ func TestNewNodeIDMemoInvalidated(t *testing.T) {
 		})
 	}
 }
+
+// TestNewNodeIDMemoSharedNodes adds under one shared phase node from views
+// on several goroutines at once, as the server's requests do, with the
+// node as the add wrote it (with a memo) and as another process's write
+// is decoded (without one, so each view numbers the children itself):
+// shared nodes are only read (go test -race), and every view gets the
+// same id.
+func TestNewNodeIDMemoSharedNodes(t *testing.T) {
+	st := memoSetup(t)
+	writer := &memoServer{st: st, cache: map[string]memoCached{}}
+	s := writer.view()
+	must[string](t)(AddTask(s, "phase-1", TaskInput{Title: "a"}))
+	writer.commit(t, s, false)
+	for _, srv := range []*memoServer{writer, {st: st, cache: map[string]memoCached{}}} {
+		src := MemorySource{}
+		for id := range st.raw {
+			src[id], _ = memoSource{srv: srv, seen: map[string]*Node{}}.Get(id)
+		}
+		if p := src["phase-1"]; p.nums.describes(p.Children) != (srv == writer) {
+			t.Fatalf("phase-1 has a memo: %v", p.nums != nil)
+		}
+		errs := make(chan error, 4)
+		for range 4 {
+			go func() {
+				for range 50 {
+					v := NewSpecView(st.header, src)
+					v.Clock = testClock()
+					id, err := AddTask(v, "phase-1", TaskInput{Title: "b"})
+					if err == nil && id != "task-1-42" {
+						err = fmt.Errorf("added %s, want task-1-42", id)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					v.Edit("phase-1").Title = "cloned"
+				}
+				errs <- nil
+			}()
+		}
+		for range 4 {
+			noErr(t, <-errs)
+		}
+	}
+}
