@@ -263,18 +263,18 @@ func idNumber(id string) (prefix string, m int, ok bool) {
 	for i > 0 && isDigit(id[i-1]) {
 		i--
 	}
-	if i == len(id) || i == 0 {
+	if i == len(id) {
 		return "", 0, false
 	}
 	n, err := strconv.Atoi(id[i:])
 	if err != nil || n < 1 {
 		return "", 0, false
 	}
-	switch {
-	case id[i-1] == '-':
-		return id[:i-1], n, true
-	case id[i-1] == '+' && i >= 2 && id[i-2] == '-':
-		return id[:i-2], n, true
+	if p, ok := strings.CutSuffix(id[:i], "-+"); ok {
+		return p, n, true
+	}
+	if p, ok := strings.CutSuffix(id[:i], "-"); ok {
+		return p, n, true
 	}
 	return "", 0, false
 }
