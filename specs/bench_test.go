@@ -144,3 +144,25 @@ func BenchmarkAddTaskLongPhase(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAddPhaseBulk adds a phase of n tasks in one call.
+func BenchmarkAddPhaseBulk(b *testing.B) {
+	for _, n := range []int{200, 1000, 5000} {
+		tasks := make([]TaskInput, n)
+		for i := range tasks {
+			tasks[i] = TaskInput{Title: fmt.Sprint("task ", i)}
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := NewSpec(NewSpecInput{Name: "bench"}, testClock(), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := AddPhaseBulk(s, PhaseInput{Title: "Bulk", VerifyScaffold: true}, tasks); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
