@@ -294,10 +294,10 @@ const memoMinChildren = 32
 // overwritten in place other than the last (n.Children[i] = x): nothing
 // in specd does that (lists are replaced, never written into;
 // TestNewNodeIDMemoDifferential checks every memo after every kind of
-// mutation). Only
-// Spec.insertChild (the add path) carries a memo forward to the new list,
-// and Node.Clone to its element-for-element copy. A childNumbers is never
-// modified once made, so nodes shared between goroutines read it freely.
+// mutation). Only Spec.insertChild (the add path) carries a memo forward
+// to the new list, and Node.Clone to its element-for-element copy. A
+// childNumbers is never modified once made, so nodes shared between
+// goroutines read it freely.
 type childNumbers struct {
 	first *string
 	n     int
@@ -316,7 +316,7 @@ func newChildNumbers(kids []string) *childNumbers {
 	return numbering(kids, top)
 }
 
-// numbering is the childNumbers top of the list kids.
+// numbering is the childNumbers of the list kids whose numbers are top.
 func numbering(kids []string, top map[string]int) *childNumbers {
 	c := &childNumbers{n: len(kids), top: top}
 	if len(kids) > 0 {
