@@ -344,6 +344,18 @@ func addTask(s *Spec, parentID string, in TaskInput) (id string, idx int, err er
 // trailing verify nodes, or last for a verify node) and returns its new id
 // and its index among the parent's children.
 func addChild(s *Spec, parent *Node, n *Node, position *int) (string, int, error) {
+	id, idx, err := placeChild(s, parent, n, position)
+	if err != nil {
+		return "", 0, err
+	}
+	RecomputeAncestors(s, id)
+	s.touch()
+	return id, idx, nil
+}
+
+// placeChild is addChild without the rollups and the header's touch: the
+// caller must recompute n's ancestors before the mutation ends.
+func placeChild(s *Spec, parent *Node, n *Node, position *int) (string, int, error) {
 	if !allowedUnder(parent, n.Type) {
 		hint := ""
 		if parent.Type == TypeSpec {
@@ -360,8 +372,6 @@ func addChild(s *Spec, parent *Node, n *Node, position *int) (string, int, error
 	n.Parent = parent.ID
 	s.Put(n)
 	s.insertChild(parent.ID, idx, n.ID)
-	RecomputeAncestors(s, n.ID)
-	s.touch()
 	return n.ID, idx, nil
 }
 
@@ -792,9 +802,14 @@ func hasVerifyTask(tasks []TaskInput) bool {
 // addBulkTasks adds tasks in order under the phase res.PhaseID, each
 // subtask under the closest preceding task, filling the metadata keys a
 // task leaves unset from defaults; the ids go to res (verify nodes to
-// VerifyIDs, the others to TaskIDs). Errors are addChild's.
+// VerifyIDs, the others to TaskIDs). Errors are addChild's. The rollups
+// are computed once all are placed (a rollup within a mutation reads every
+// node the mutation changed, so one per task would make a bulk quadratic):
+// each node's own as it is placed (a leaf), each task that received
+// subtasks from its children, then the phase and its ancestors.
 func addBulkTasks(s *Spec, res *PhaseResult, tasks []TaskInput, defaults map[string]any) error {
 	lastTask := ""
+	var parents []string // the tasks that received subtasks, each once
 	for _, t := range tasks {
 		n := buildNode(t)
 		fillUnsetMeta(n, defaults)
@@ -802,15 +817,24 @@ func addBulkTasks(s *Spec, res *PhaseResult, tasks []TaskInput, defaults map[str
 		if n.Type == TypeSubtask {
 			parent = lastTask
 		}
-		id, _, err := addChild(s, s.Node(parent), n, nil)
+		id, _, err := placeChild(s, s.Node(parent), n, nil)
 		if err != nil {
 			return err
 		}
+		rollupNode(s, id, false) // a leaf's own counts
+		s.touch()
 		if n.Type == TypeTask {
 			lastTask = id
 		}
+		if parent != res.PhaseID && (len(parents) == 0 || parents[len(parents)-1] != parent) {
+			parents = append(parents, parent)
+		}
 		res.addNode(n.Type, id)
 	}
+	for _, p := range parents {
+		rollupNode(s, p, true)
+	}
+	RecomputeAncestors(s, res.PhaseID)
 	return nil
 }
 

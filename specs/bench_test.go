@@ -109,3 +109,60 @@ func TestBenchSpecIsValid(t *testing.T) {
 		t.Fatalf("%+v", s.Header)
 	}
 }
+
+// BenchmarkAddTaskLongPhase adds a task to a phase of n tasks in a view
+// over the nodes that built it (as the store's node cache serves them):
+// the next id under a long phase (NewNodeID) and the insertion into its
+// children.
+func BenchmarkAddTaskLongPhase(b *testing.B) {
+	for _, n := range []int{10, 1000, 5000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s, err := NewSpec(NewSpecInput{Name: "bench"}, testClock(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tasks := make([]TaskInput, n)
+			for i := range tasks {
+				tasks[i] = TaskInput{Title: fmt.Sprint("task ", i)}
+			}
+			res, err := AddPhaseBulk(s, PhaseInput{Title: "Load"}, tasks)
+			if err != nil {
+				b.Fatal(err)
+			}
+			put, _ := s.Changes()
+			src := MemorySource{}
+			src.Apply(put, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				v := NewSpecView(s.Header, src)
+				v.Clock = s.Clock
+				if _, err := AddTask(v, res.PhaseID, TaskInput{Title: "one more"}); err != nil {
+					b.Fatal(err)
+				}
+				v.Changes()
+			}
+		})
+	}
+}
+
+// BenchmarkAddPhaseBulk adds a phase of n tasks in one call.
+func BenchmarkAddPhaseBulk(b *testing.B) {
+	for _, n := range []int{200, 1000, 5000} {
+		tasks := make([]TaskInput, n)
+		for i := range tasks {
+			tasks[i] = TaskInput{Title: fmt.Sprint("task ", i)}
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := NewSpec(NewSpecInput{Name: "bench"}, testClock(), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := AddPhaseBulk(s, PhaseInput{Title: "Bulk", VerifyScaffold: true}, tasks); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

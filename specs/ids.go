@@ -189,11 +189,22 @@ func phaseNumberFree(s *Spec, n int) bool {
 // whole view and incremented until free.
 func NewNodeID(s *Spec, parentID string, t NodeType) string {
 	parent := s.Node(parentID)
-	prefix := parentID
+	prefix := nodeIDPrefix(s, parent, parentID, t)
+	return freeID(s, prefix, maxChildNumber(s, parent, prefix)+1)
+}
+
+// nodeIDPrefix is the prefix of the ids NewNodeID gives a node of type t
+// under parent (nil when absent), whose id is parentID.
+func nodeIDPrefix(s *Spec, parent *Node, parentID string, t NodeType) string {
 	if parent == nil || !isTaskLike(parent.Type) || !isTaskLike(t) {
-		prefix = fmt.Sprintf("%s-%d", idTypePrefix(t), phaseNumber(s, phaseOf(s, parentID)))
+		return fmt.Sprintf("%s-%d", idTypePrefix(t), phaseNumber(s, phaseOf(s, parentID)))
 	}
-	for m := maxChildNumber(parent, prefix) + 1; ; m++ {
+	return parentID
+}
+
+// freeID is the first id prefix-M with M ≥ m that no node of s has.
+func freeID(s *Spec, prefix string, m int) string {
+	for ; ; m++ {
 		if id := prefix + "-" + strconv.Itoa(m); !s.Has(id) {
 			return id
 		}
@@ -204,14 +215,24 @@ func NewNodeID(s *Spec, parentID string, t NodeType) string {
 func isTaskLike(t NodeType) bool { return t == TypeTask || t == TypeSubtask }
 
 // maxChildNumber is the largest M among parent's children with an id
-// prefix-M (0 when none or parent is nil).
-func maxChildNumber(parent *Node, prefix string) int {
+// prefix-M (0 when none or parent is nil): scanChildNumber, answered by one
+// map lookup when the children are numbered (see childNumbers).
+func maxChildNumber(s *Spec, parent *Node, prefix string) int {
 	if parent == nil {
 		return 0
 	}
+	if nums := s.childNumbersOf(parent); nums != nil {
+		return nums.top[prefix]
+	}
+	return scanChildNumber(parent.Children, prefix)
+}
+
+// scanChildNumber is the largest M among kids with an id prefix-M (0 when
+// none), by reading every id: the rule that childNumbers memoises.
+func scanChildNumber(kids []string, prefix string) int {
 	top := 0
 	dash := prefix + "-" // once, not once per child: a phase may hold thousands
-	for _, c := range parent.Children {
+	for _, c := range kids {
 		if n, ok := numberAfter(c, dash); ok {
 			top = max(top, n)
 		}
@@ -228,6 +249,135 @@ func numberAfter(id, prefix string) (int, bool) {
 	}
 	n, err := strconv.Atoi(rest)
 	return n, err == nil
+}
+
+// idNumber is the one (prefix, M) with M ≥ 1 for which scanChildNumber
+// counts id, if any: numberAfter(id, prefix+"-") is M ≥ 1 only when id
+// ends in a run of digits (strconv.Atoi takes an optional sign and
+// digits) preceded by "-" (prefix is what comes before it) or by "-+"
+// (Atoi's plus sign; prefix is what comes before "-+"). A "-" sign makes
+// the number negative, and a negative or zero M never raises a maximum
+// that starts at 0.
+func idNumber(id string) (prefix string, m int, ok bool) {
+	i := len(id)
+	for i > 0 && isDigit(id[i-1]) {
+		i--
+	}
+	if i == len(id) {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(id[i:])
+	if err != nil || n < 1 {
+		return "", 0, false
+	}
+	if p, ok := strings.CutSuffix(id[:i], "-+"); ok {
+		return p, n, true
+	}
+	if p, ok := strings.CutSuffix(id[:i], "-"); ok {
+		return p, n, true
+	}
+	return "", 0, false
+}
+
+// memoMinChildren is the shortest children list that childNumbers are kept
+// for: a shorter one is scanned, which costs less than a map.
+const memoMinChildren = 32
+
+// childNumbers memoises scanChildNumber for every prefix at once for one
+// exact children list: the list whose first element is at first, whose
+// length is n and whose last id is last. A node's memo (Node.nums)
+// answers only while the node's Children is that very list (same array,
+// same length, same last id), so any edit that gives a node another list
+// (removeString, insertAt, dedupe, a decode, a plain assignment, a list
+// cut short or appended to) leaves the memo unused, with no call site
+// having to clear it. The one edit it cannot see is an id of the list
+// overwritten in place other than the last (n.Children[i] = x): nothing
+// in specd does that (lists are replaced, never written into;
+// TestNewNodeIDMemoDifferential checks every memo after every kind of
+// mutation). Only Spec.insertChild (the add path) carries a memo forward
+// to the new list, and Node.Clone to its element-for-element copy. A
+// childNumbers is never modified once made, so nodes shared between
+// goroutines read it freely.
+type childNumbers struct {
+	first *string
+	n     int
+	last  string         // the list's last id: a list cut short and appended to in place is not taken for it
+	top   map[string]int // prefix → largest M ≥ 1 (prefixes without one are absent)
+}
+
+// newChildNumbers numbers kids by reading every id once.
+func newChildNumbers(kids []string) *childNumbers {
+	top := map[string]int{}
+	for _, c := range kids {
+		if p, m, ok := idNumber(c); ok && m > top[p] {
+			top[p] = m
+		}
+	}
+	return numbering(kids, top)
+}
+
+// numbering is the childNumbers of the list kids whose numbers are top.
+func numbering(kids []string, top map[string]int) *childNumbers {
+	c := &childNumbers{n: len(kids), top: top}
+	if len(kids) > 0 {
+		c.first, c.last = &kids[0], kids[len(kids)-1]
+	}
+	return c
+}
+
+// firstOf is the address of kids' first element (nil when empty).
+func firstOf(kids []string) *string {
+	if len(kids) == 0 {
+		return nil
+	}
+	return &kids[0]
+}
+
+// describes reports whether c numbers exactly the list kids (nil c: no).
+func (c *childNumbers) describes(kids []string) bool {
+	return c != nil && c.n == len(kids) && c.first == firstOf(kids) && (c.n == 0 || kids[c.n-1] == c.last)
+}
+
+// rekeyed is c for kids, an element-for-element copy of the list c
+// describes.
+func (c *childNumbers) rekeyed(kids []string) *childNumbers {
+	return numbering(kids, c.top)
+}
+
+// inserted is c (numbering a list) for kids, that list with child
+// inserted: c's numbers, raised by child's; nil when c is nil. c is left
+// as it was.
+func (c *childNumbers) inserted(kids []string, child string) *childNumbers {
+	if c == nil {
+		return nil
+	}
+	top := c.top
+	if p, m, ok := idNumber(child); ok && m > top[p] {
+		top = make(map[string]int, len(c.top)+1)
+		for k, v := range c.top {
+			top[k] = v
+		}
+		top[p] = m
+	}
+	return numbering(kids, top)
+}
+
+// childNumbersOf returns numbers for n's current children: n's own memo,
+// else the view's last computed one when it describes them, else new ones
+// (kept by the view, since n may be shared and is never written) for a
+// list of at least memoMinChildren children; nil for a shorter list
+// without a memo.
+func (s *Spec) childNumbersOf(n *Node) *childNumbers {
+	switch {
+	case n.nums.describes(n.Children):
+		return n.nums
+	case s.nums.describes(n.Children):
+		return s.nums
+	case len(n.Children) < memoMinChildren:
+		return nil
+	}
+	s.nums = newChildNumbers(n.Children)
+	return s.nums
 }
 
 // idPrefixes are the id prefixes of node types other than task.

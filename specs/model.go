@@ -239,6 +239,11 @@ type Node struct {
 	// zero value or a best-effort coercion). Validation reports them.
 	absent    fieldSet
 	malformed fieldSet
+
+	// nums memoises the numbers of the ids in Children for NewNodeID; it
+	// answers only while it describes this very Children list (see
+	// childNumbers), so an edit of Children never needs to clear it.
+	nums *childNumbers
 }
 
 // Clone returns a deep copy of n (nil for nil).
@@ -248,6 +253,10 @@ func (n *Node) Clone() *Node {
 	}
 	c := *n
 	c.Children = cloneStrings(n.Children)
+	c.nums = nil
+	if n.nums.describes(n.Children) {
+		c.nums = n.nums.rekeyed(c.Children)
+	}
 	c.Metadata = cloneMap(n.Metadata)
 	c.Dependencies = n.Dependencies.clone()
 	if n.Extra != nil {

@@ -71,6 +71,7 @@ type Spec struct {
 	deleted map[string]bool
 	bumped  bool
 	tx      *txLog
+	nums    *childNumbers // the last child numbers made for a node without them (see childNumbersOf)
 }
 
 // NewSpecView returns a view of the spec with header h whose nodes come from
@@ -134,11 +135,15 @@ func (s *Spec) Edit(id string) *Node {
 // must exist). It edits the node as Edit does, but a node still shared with
 // the source is copied with its new list built once, instead of its list
 // being copied by the clone and then again by the insertion: a phase may
-// hold thousands of children.
+// hold thousands of children. The node's child numbers (see childNumbers)
+// are carried to the new list, so that the next NewNodeID under it is a
+// lookup, not a scan.
 func (s *Spec) insertChild(id string, i int, child string) {
 	if n, ok := s.overlay[id]; ok {
 		s.save(id)
+		nums := s.childNumbersOf(n)
 		n.Children = insertAt(n.Children, i, child)
+		n.nums = nums.inserted(n.Children, child)
 		return
 	}
 	src := s.fromSource(id)
@@ -148,6 +153,7 @@ func (s *Spec) insertChild(id string, i int, child string) {
 	c := shallow.Clone()
 	c.ID = id
 	c.Children = insertAt(src.Children, i, child)
+	c.nums = s.childNumbersOf(src).inserted(c.Children, child)
 	s.overlay[id] = c
 }
 
