@@ -195,9 +195,9 @@ func (t *txn) guess(key string) (v []byte, ok bool) {
 // mod revision, so a guess that went stale fails the commit (errConflict:
 // the guesses are dropped and the transaction re-runs from the cluster),
 // and a commit that succeeds proves every guess was the key's value when
-// it committed. A batch whose fns all failed commits nothing, so it
-// checks its guesses with a guard-only transaction before answering
-// (checkGuesses). A read-only transaction never guesses: it reads one
+// it committed. A batch whose fns all failed, or wrote nothing, commits
+// nothing, so it checks its guesses with a guard-only transaction before
+// answering (checkGuesses). A read-only transaction never guesses: it reads one
 // revision.
 type pointCache struct {
 	mu      sync.Mutex
