@@ -273,9 +273,19 @@ func (t *txn) guessGuards(exact, pending bool) []clientv3.Cmp {
 // transaction guessed still hold what it read (errConflict, and the
 // guesses dropped, when not): what its fns decided from them, though
 // nothing is committed, was decided on the store as it is.
+// More guesses than one transaction compares are not checked but read
+// again: errConflict, the guesses dropped, and the batch re-runs.
 func (t *txn) checkGuesses() error {
 	if len(t.guessed) == 0 {
 		return nil
+	}
+	refused := func(err error) error {
+		t.s.pointVals.drop(t.guessed)
+		t.dropGuesses()
+		return err
+	}
+	if len(t.guessed)+1 > t.s.maxCompares() {
+		return refused(errConflict)
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
@@ -284,9 +294,7 @@ func (t *txn) checkGuesses() error {
 		return err
 	}
 	if !resp.Succeeded {
-		t.s.pointVals.drop(t.guessed)
-		t.dropGuesses()
-		return t.s.refusedBy(resp)
+		return refused(t.s.refusedBy(resp))
 	}
 	return nil
 }
@@ -542,6 +550,12 @@ func (t *txn) commitOnce() error {
 	var cmps []clientv3.Cmp
 	exact := t.rev == 0 // the point guards below are not written then
 	if t.rev == 0 {
+		if len(t.guessed)+1 > t.s.maxCompares() {
+			// Too many guesses to guard one by one (nothing else can
+			// guard them: nothing was read): run again, reading them
+			// from the cluster.
+			return errConflict
+		}
 		// Nothing was read (so no snapshot saw !pending): the write is
 		// still guarded on no change being pending, which it would
 		// otherwise land under and the roll-forward overwrite.
