@@ -284,7 +284,7 @@ func (t *txn) checkGuesses() error {
 		t.dropGuesses()
 		return err
 	}
-	if len(t.guessed)+1 > t.s.maxCompares() {
+	if len(t.guessed) > t.s.maxCompares() {
 		return refused(errConflict)
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
@@ -550,7 +550,7 @@ func (t *txn) commitOnce() error {
 	var cmps []clientv3.Cmp
 	exact := t.rev == 0 // the point guards below are not written then
 	if t.rev == 0 {
-		if len(t.guessed)+1 > t.s.maxCompares() {
+		if len(t.guessed) > t.s.maxCompares() {
 			// Too many guesses to guard one by one (nothing else can
 			// guard them: nothing was read): run again, reading them
 			// from the cluster.
@@ -568,9 +568,10 @@ func (t *txn) commitOnce() error {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
 		}
 		if len(cmps) > t.s.maxCompares() {
-			if len(t.guessed)+3 > t.s.maxCompares() {
+			if len(t.guessed) > 0 && len(t.guessed)+3 > t.s.maxCompares() {
 				// Too many guesses to guard one by one beside the
-				// prefix's guard: run again, reading them from the cluster.
+				// prefix's guard (and !pending's, which comes with
+				// them): run again, reading them from the cluster.
 				return errConflict
 			}
 			exact = true // the guesses predate t.rev: guard them one by one
