@@ -195,9 +195,9 @@ func (t *txn) guess(key string) (v []byte, ok bool) {
 // mod revision, so a guess that went stale fails the commit (errConflict:
 // the guesses are dropped and the transaction re-runs from the cluster),
 // and a commit that succeeds proves every guess was the key's value when
-// it committed. A batch whose fns all failed commits nothing, so it
-// checks its guesses with a guard-only transaction before answering
-// (checkGuesses). A read-only transaction never guesses: it reads one
+// it committed. A batch whose fns all failed, or wrote nothing, commits
+// nothing, so it checks its guesses with a guard-only transaction before
+// answering (checkGuesses). A read-only transaction never guesses: it reads one
 // revision.
 type pointCache struct {
 	mu      sync.Mutex
@@ -273,9 +273,19 @@ func (t *txn) guessGuards(exact, pending bool) []clientv3.Cmp {
 // transaction guessed still hold what it read (errConflict, and the
 // guesses dropped, when not): what its fns decided from them, though
 // nothing is committed, was decided on the store as it is.
+// More guesses than one transaction compares are not checked but read
+// again: errConflict, the guesses dropped, and the batch re-runs.
 func (t *txn) checkGuesses() error {
 	if len(t.guessed) == 0 {
 		return nil
+	}
+	refused := func(err error) error {
+		t.s.pointVals.drop(t.guessed)
+		t.dropGuesses()
+		return err
+	}
+	if len(t.guessed) > t.s.maxCompares() {
+		return refused(errConflict)
 	}
 	ctx, cancel := t.s.callCtx(t.ctx)
 	defer cancel()
@@ -284,9 +294,7 @@ func (t *txn) checkGuesses() error {
 		return err
 	}
 	if !resp.Succeeded {
-		t.s.pointVals.drop(t.guessed)
-		t.dropGuesses()
-		return t.s.refusedBy(resp)
+		return refused(t.s.refusedBy(resp))
 	}
 	return nil
 }
@@ -542,6 +550,12 @@ func (t *txn) commitOnce() error {
 	var cmps []clientv3.Cmp
 	exact := t.rev == 0 // the point guards below are not written then
 	if t.rev == 0 {
+		if len(t.guessed) > t.s.maxCompares() {
+			// Too many guesses to guard one by one (nothing else can
+			// guard them: nothing was read): run again, reading them
+			// from the cluster.
+			return errConflict
+		}
 		// Nothing was read (so no snapshot saw !pending): the write is
 		// still guarded on no change being pending, which it would
 		// otherwise land under and the roll-forward overwrite.
@@ -554,9 +568,10 @@ func (t *txn) commitOnce() error {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
 		}
 		if len(cmps) > t.s.maxCompares() {
-			if len(t.guessed)+3 > t.s.maxCompares() {
+			if len(t.guessed) > 0 && len(t.guessed)+3 > t.s.maxCompares() {
 				// Too many guesses to guard one by one beside the
-				// prefix's guard: run again, reading them from the cluster.
+				// prefix's guard (and !pending's, which comes with
+				// them): run again, reading them from the cluster.
 				return errConflict
 			}
 			exact = true // the guesses predate t.rev: guard them one by one

@@ -273,12 +273,15 @@ func (s *span) advance(rev int64, order []string, writes map[string]*[]byte) *gu
 }
 
 // drop forgets the guess of the spec at path, and pauses guessing it.
+// The pauses are bounded as the guesses are (a pause ends only when its
+// spec is opened again): past the bound they start over, which at worst
+// lets a spec be guessed, and fail once more, before its second is up.
 func (g *specGuesses) drop(path string, pause bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.m, path)
 	if pause {
-		if g.pause == nil {
+		if g.pause == nil || len(g.pause) >= maxNodeSnapshots {
 			g.pause = make(map[string]time.Time)
 		}
 		g.pause[path] = time.Now().Add(guessPause)

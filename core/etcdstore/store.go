@@ -643,10 +643,12 @@ func (s *Store) runBatch(batch []*writeReq) {
 		results = results[:len(batch)]
 		err := t.err
 		switch {
-		case err == nil && live > 0:
+		case err == nil && live > 0 && len(t.writes) > 0:
 			err = t.commit()
 		case err == nil:
-			err = t.checkGuesses() // every fn failed: were their reads current?
+			// Every fn failed, or none wrote anything: nothing commits to
+			// guard what they read, so were their guesses current?
+			err = t.checkGuesses()
 		}
 		if err == nil {
 			answer(nil)
