@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 )
 
 // Start starts one member with --max-txn-ops maxTxnOps and returns its
@@ -44,6 +45,14 @@ func start(t testing.TB, mod func(*embed.Config)) (addr string, stop func()) {
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
 	cfg.LogLevel = "fatal"
+	// Nothing in a member may read the os.Stderr variable, which
+	// flags.quietProvider swaps while a flagd provider starts: a parallel
+	// test opening flags while a member starts is a data race otherwise.
+	// etcd reads it to build its zap logger (so the member gets one of
+	// ours) and the HTTP gateway's websocket proxy reads it for a logrus
+	// logger (specd speaks gRPC only, so the gateway is off).
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.EnableGRPCGateway = false
 	if mod != nil {
 		mod(cfg)
 	}
