@@ -111,6 +111,7 @@ type Store struct {
 	schema    int
 
 	commits commitQueue // Updates waiting to share a commit (batch.go)
+	undo    undoLog     // the savepoints' undo log, reused (batch.go)
 }
 
 // Open prepares the store at opts.Path. It does not take the file lock (so it
