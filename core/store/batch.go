@@ -31,7 +31,9 @@ import (
 // the state its predecessors left, each isolated by a savepoint: its writes
 // are logged with what they replaced (undoLog), and a fn that fails (an
 // error, its context's end, a panic) has them undone before the next fn
-// runs, so it keeps nothing and the others keep theirs. No fn runs twice.
+// runs, so it keeps nothing and the others keep theirs (a batch of one
+// fn logs nothing: its failure rolls the transaction back whole). No fn
+// runs twice.
 // The guards of a fn (expected_version, claims) read the transaction's
 // state, so they see every change committed or batched before them. Then one
 // commit (one fsync) answers them all; a commit that fails answers its
