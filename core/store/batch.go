@@ -230,6 +230,7 @@ var errBatchEmpty = errors.New("store: no change in the batch")
 func (s *Store) commitBatch(batch []*commitReq) {
 	ctx, cancel := batchContext(batch)
 	defer cancel()
+	defer s.seek.reset() // after the transaction ends
 	setAll := func(err error) {
 		for _, r := range batch {
 			r.finish(err)
@@ -352,7 +353,7 @@ func (s *Store) runSaved(tx *bolt.Tx, r *commitReq, lone bool) error {
 	}
 	log := &s.undo
 	defer log.reset()
-	r.tx = trackedTx{tx: tx, log: log}
+	r.tx = trackedTx{tx: tx, log: log, seek: &s.seek}
 	if lone {
 		r.tx.log = nil
 	}
@@ -511,12 +512,48 @@ func (l *undoLog) reset() {
 	}
 }
 
+// maxSeekers bounds the cursors a seekers keeps (beyond, a Get makes its
+// own, as bbolt's does).
+const maxSeekers = 64
+
+// seekers keeps one cursor per bucket for the Gets of a shared transaction
+// (the fns' own and the undo log's reads of old values): bbolt's Get makes a
+// cursor and grows its stack on every call, a kept cursor only once. A Seek
+// repositions the cursor from the bucket's root, so writes since its last
+// use do not matter (bbolt asks a cursor be repositioned after a write, and
+// Seek does that). Like the undoLog it serves one batch at a time (its
+// transaction's goroutine; bbolt's transactions are not for concurrent
+// use), and reset drops the cursors when the transaction ends.
+type seekers struct{ cs []*bolt.Cursor }
+
+// get seeks key in b: the first key >= key and its value (nil for a nested
+// bucket), as bolt.Cursor.Seek.
+func (s *seekers) get(b *bolt.Bucket, key []byte) (k, v []byte) {
+	for _, c := range s.cs {
+		if c.Bucket() == b {
+			return c.Seek(key)
+		}
+	}
+	c := b.Cursor()
+	if len(s.cs) < maxSeekers {
+		s.cs = append(s.cs, c)
+	}
+	return c.Seek(key)
+}
+
+func (s *seekers) reset() {
+	clear(s.cs)
+	s.cs = s.cs[:0]
+}
+
 // trackedTx is the port's Tx over a shared transaction: every write through
 // it is logged in log, or, when log is nil (the batch's only fn, whose
-// failure rolls the whole transaction back), not logged at all.
+// failure rolls the whole transaction back), not logged at all. Its
+// buckets read through seek.
 type trackedTx struct {
-	tx  *bolt.Tx
-	log *undoLog
+	tx   *bolt.Tx
+	log  *undoLog
+	seek *seekers
 }
 
 func (t *trackedTx) Bucket(name []byte) bucketstore.Bucket {
@@ -527,7 +564,7 @@ func (t *trackedTx) wrap(b *bolt.Bucket) bucketstore.Bucket {
 	if b == nil {
 		return nil
 	}
-	return &trackedBucket{b: b, log: t.log}
+	return &trackedBucket{b: b, log: t.log, seek: t.seek}
 }
 
 // trackedBucket is a bucket whose writes are logged for undo. A bucket
@@ -536,6 +573,7 @@ func (t *trackedTx) wrap(b *bolt.Bucket) bucketstore.Bucket {
 type trackedBucket struct {
 	b     *bolt.Bucket
 	log   *undoLog
+	seek  *seekers
 	fresh bool
 }
 
@@ -543,7 +581,7 @@ func (t *trackedBucket) wrap(b *bolt.Bucket, fresh bool) bucketstore.Bucket {
 	if b == nil {
 		return nil
 	}
-	return &trackedBucket{b: b, log: t.log, fresh: fresh}
+	return &trackedBucket{b: b, log: t.log, seek: t.seek, fresh: fresh}
 }
 
 // logs reports whether t's writes are logged.
@@ -572,18 +610,26 @@ func (t *trackedBucket) logAfter(st undoStep, key []byte) {
 // current returns key's value and whether key holds a value (not absent,
 // not a nested bucket). The value is not copied (see undoLog).
 func (t *trackedBucket) current(key []byte) ([]byte, bool) {
-	if v := t.b.Get(key); v != nil {
+	k, v := t.seek.get(t.b, key)
+	switch {
+	case !bytes.Equal(k, key):
+		return nil, false
+	case v != nil:
 		return v, true
-	}
-	// nil is also what bbolt answers for an empty value: look closer.
-	k, _ := t.b.Cursor().Seek(key)
-	if !bytes.Equal(k, key) || t.b.Bucket(key) != nil {
+	case t.b.Bucket(key) != nil: // a nested bucket reads as nil
 		return nil, false
 	}
-	return []byte{}, true
+	return []byte{}, true // so may an empty value
 }
 
-func (t *trackedBucket) Get(key []byte) []byte { return t.b.Get(key) }
+// Get answers as bolt.Bucket.Get: key's value, nil when key is absent or
+// a nested bucket.
+func (t *trackedBucket) Get(key []byte) []byte {
+	if k, v := t.seek.get(t.b, key); bytes.Equal(k, key) {
+		return v
+	}
+	return nil
+}
 
 func (t *trackedBucket) Put(key, value []byte) error {
 	st, log := t.before(key)

@@ -1,11 +1,15 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"path/filepath"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/specd/specd/core/store/bucketstore"
 )
@@ -280,5 +284,84 @@ func TestBatchUndoLogIsResetBetweenBatches(t *testing.T) {
 		}
 		want["k"] = "kept-" + k
 		sameAs(t, s, want, fmt.Sprintf("after round %d", round))
+	}
+}
+
+// TestBatchReadsAndUndoMatchBbolt: a random mix of writes (puts, empty
+// values, deletes, nested buckets, sequences) in two buckets of a shared
+// transaction, with every key read after each write both through the
+// tracked bucket (its kept cursors) and through bbolt's own Get: the
+// answers agree, and when the fn fails, undo leaves the store as it was.
+// The same mix as a batch's lone fn reads the same.
+func TestBatchReadsAndUndoMatchBbolt(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	seed(t, s, map[string]string{"k03": "seeded", "k10": "", "k21": "x"})
+	must(t, s.Update(context.Background(), func(tx bucketstore.Tx) error {
+		nb, err := tx.Bucket(scratchBucket).CreateBucket([]byte("k15"))
+		if err != nil {
+			return err
+		}
+		return nb.Put([]byte("k02"), []byte("inner"))
+	}))
+	before := dump(t, s)
+	keys := make([][]byte, 30)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "k%02d", i)
+	}
+	mix := func(seed int64) func(tx bucketstore.Tx) error {
+		return func(tx bucketstore.Tx) error {
+			rng := rand.New(rand.NewSource(seed))
+			raw := tx.(*trackedTx).tx.Bucket(scratchBucket)
+			buckets := []bucketstore.Bucket{tx.Bucket(scratchBucket), tx.Bucket(scratchBucket).Bucket([]byte("k15"))}
+			raws := []func() *bolt.Bucket{
+				func() *bolt.Bucket { return raw },
+				func() *bolt.Bucket { return raw.Bucket([]byte("k15")) },
+			}
+			for op := range 600 {
+				i := rng.Intn(len(buckets))
+				b, k := buckets[i], keys[rng.Intn(len(keys))]
+				switch rng.Intn(6) {
+				case 0, 1:
+					_ = b.Put(k, fmt.Appendf(nil, "v%d", op)) // refused on a bucket's name
+				case 2:
+					_ = b.Put(k, []byte{})
+				case 3:
+					_ = b.Delete(k)
+				case 4:
+					if nb, err := b.CreateBucketIfNotExists(k); err == nil {
+						_ = nb.Put([]byte("in"), []byte("side"))
+					}
+				case 5:
+					if _, err := b.NextSequence(); err != nil {
+						return err
+					}
+				}
+				for j, bk := range buckets {
+					for _, k := range append(keys, []byte("k"), []byte("zz"), []byte("")) {
+						got, want := bk.Get(k), raws[j]().Get(k)
+						if !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+							return fmt.Errorf("op %d: bucket %d Get(%q) = %q, bbolt's %q", op, j, k, got, want)
+						}
+					}
+				}
+			}
+			return errRefused
+		}
+	}
+	for seed := range int64(4) {
+		errs, _ := batchOf(t, s, nil,
+			func(tx bucketstore.Tx) error { return tx.Bucket(scratchBucket).Put([]byte("other"), []byte("kept")) },
+			mix(seed),
+		)
+		if errs[0] != nil || !errors.Is(errs[1], errRefused) {
+			t.Fatalf("seed %d answered %v", seed, errs)
+		}
+		before["other"] = "kept"
+		sameAs(t, s, before, fmt.Sprintf("after the failed mix of seed %d", seed))
+		errs, _ = batchOf(t, s, nil, mix(seed))
+		if !errors.Is(errs[0], errRefused) {
+			t.Fatalf("seed %d, lone, answered %v", seed, errs)
+		}
+		sameAs(t, s, before, fmt.Sprintf("after the failed lone mix of seed %d", seed))
 	}
 }
