@@ -31,7 +31,9 @@ import (
 // the state its predecessors left, each isolated by a savepoint: its writes
 // are logged with what they replaced (undoLog), and a fn that fails (an
 // error, its context's end, a panic) has them undone before the next fn
-// runs, so it keeps nothing and the others keep theirs. No fn runs twice.
+// runs, so it keeps nothing and the others keep theirs (a batch of one
+// fn logs nothing: its failure rolls the transaction back whole). No fn
+// runs twice.
 // The guards of a fn (expected_version, claims) read the transaction's
 // state, so they see every change committed or batched before them. Then one
 // commit (one fsync) answers them all; a commit that fails answers its
@@ -82,6 +84,7 @@ type commitReq struct {
 	pv      any  // a panic of fn, re-raised in the caller's goroutine
 	pan     bool // fn panicked
 	done    chan struct{}
+	tx      trackedTx // the Tx fn is given (here: no allocation of its own)
 }
 
 // awaitFn returns once r's fn is not running (running is free).
@@ -227,6 +230,7 @@ var errBatchEmpty = errors.New("store: no change in the batch")
 func (s *Store) commitBatch(batch []*commitReq) {
 	ctx, cancel := batchContext(batch)
 	defer cancel()
+	defer s.seek.reset() // after the transaction ends
 	setAll := func(err error) {
 		for _, r := range batch {
 			r.finish(err)
@@ -248,7 +252,7 @@ func (s *Store) commitBatch(batch []*commitReq) {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		return db.Update(func(tx *bolt.Tx) error {
 			var kept int
-			batch, kept, fatal = s.runAll(tx, batch)
+			batch, kept, fatal = s.runAll(tx, batch, len(batch) == 1)
 			switch {
 			case fatal != nil:
 				return fatal
@@ -288,35 +292,37 @@ func (s *Store) commitBatch(batch []*commitReq) {
 // runAll runs the fns of batch in tx in order, each behind a savepoint
 // (runSaved), answering at once those that fail. It returns the batch it
 // ran — shorter when it closed early (closing), the rest back in line —
-// how many fns the transaction keeps, and runSaved's fatal error.
-func (s *Store) runAll(tx *bolt.Tx, batch []*commitReq) ([]*commitReq, int, error) {
-	var kept []*commitReq
+// how many fns the transaction keeps, and runSaved's fatal error. lone
+// says batch holds one fn: its failure rolls the transaction back whole
+// (nothing kept: errBatchEmpty), so its writes need no undo log.
+func (s *Store) runAll(tx *bolt.Tx, batch []*commitReq, lone bool) ([]*commitReq, int, error) {
+	kept := 0
 	for i, r := range batch {
-		if closing(kept) {
+		if kept > 0 && closing(batch[:i]) {
 			s.requeue(batch[i:])
-			return batch[:i], len(kept), nil
+			return batch[:i], kept, nil
 		}
-		ran, fatal := s.runHeld(tx, r)
+		ran, fatal := s.runHeld(tx, r, lone)
 		if fatal != nil {
-			return batch, len(kept), fatal
+			return batch, kept, fatal
 		}
 		if !ran {
 			continue // its caller left
 		}
 		if r.state.Load() == reqKept {
-			kept = append(kept, r)
+			kept++
 		} else {
 			r.finish(nil) // failed: nothing of it is kept; answer now
 		}
 	}
-	return batch, len(kept), nil
+	return batch, kept, nil
 }
 
-// closing reports whether the context of a caller whose fn the
+// closing reports whether the context of a caller of ran whose fn the
 // transaction keeps has ended: the batch then takes no further fn.
-func closing(kept []*commitReq) bool {
-	for _, r := range kept {
-		if r.ctx.Err() != nil {
+func closing(ran []*commitReq) bool {
+	for _, r := range ran {
+		if r.state.Load() == reqKept && r.ctx.Err() != nil {
 			return true
 		}
 	}
@@ -325,13 +331,13 @@ func closing(kept []*commitReq) bool {
 
 // runHeld runs r (runSaved) holding r.running, unless its caller left
 // first (ran false).
-func (s *Store) runHeld(tx *bolt.Tx, r *commitReq) (ran bool, fatal error) {
+func (s *Store) runHeld(tx *bolt.Tx, r *commitReq, lone bool) (ran bool, fatal error) {
 	r.running.Lock()
 	defer r.running.Unlock()
 	if !r.state.CompareAndSwap(reqQueued, reqRunning) {
 		return false, nil
 	}
-	return true, s.runSaved(tx, r)
+	return true, s.runSaved(tx, r, lone)
 }
 
 // runSaved runs r's fn behind a savepoint and moves r to kept when it
@@ -339,20 +345,25 @@ func (s *Store) runHeld(tx *bolt.Tx, r *commitReq) (ran bool, fatal error) {
 // r's context, a panic, its caller gone) its writes are undone and r.err
 // (or its panic) is set. It returns a non-nil error only when the
 // transaction as a whole cannot go on (STORE_CORRUPT, or an undo that
-// failed).
-func (s *Store) runSaved(tx *bolt.Tx, r *commitReq) error {
+// failed). A lone fn (see runAll) runs unlogged, and is not undone.
+func (s *Store) runSaved(tx *bolt.Tx, r *commitReq, lone bool) error {
 	if err := r.ctx.Err(); err != nil {
 		r.err = err
 		return nil
 	}
-	log := &undoLog{}
+	log := &s.undo
+	defer log.reset()
+	r.tx = trackedTx{tx: tx, log: log, seek: &s.seek}
+	if lone {
+		r.tx.log = nil
+	}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
 				r.pan, r.pv = true, v
 			}
 		}()
-		r.err = r.fn(&trackedTx{tx: tx, log: log})
+		r.err = r.fn(&r.tx)
 	}()
 	if r.pan && s.damagedTx(tx) { // tx is the write transaction: no other can begin
 		return s.CorruptError("a page cannot be read", errOpenPanic{r.pv})
@@ -387,26 +398,162 @@ func batchContext(batch []*commitReq) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(context.WithoutCancel(batch[0].ctx), latest)
 }
 
-// undoLog records what a fn's writes replaced, to undo them in reverse.
-type undoLog struct{ steps []func() error }
+// undoOp is what undoing one logged write does.
+type undoOp uint8
 
-func (l *undoLog) add(f func() error) { l.steps = append(l.steps, f) }
+const (
+	undoDelete       undoOp = iota // key was absent: delete it
+	undoPut                        // key held old: put it back
+	undoDeleteBucket               // bucket key was created: delete it
+	undoSequence                   // the sequence was seq: set it back
+)
 
+// undoStep is one logged write: what bucket b held under key (or as its
+// sequence) before the savepoint first wrote it.
+type undoStep struct {
+	b        *bolt.Bucket
+	key, old []byte
+	seq      uint64
+	op       undoOp
+}
+
+// dedupWindow is how many of a savepoint's latest steps a write looks
+// through for an earlier write of its key: bounded, so a fn of thousands
+// of writes does not scan a long log for each one (a write it misses is
+// merely logged twice; undo, in reverse, still restores the first).
+const dedupWindow = 64
+
+// Caps on what an undoLog keeps for the next savepoint (one huge fn does
+// not pin its log's memory for the life of the store).
+const (
+	keepSteps    = 4096
+	keepKeyBytes = 64 << 10
+)
+
+// undoLog records what one savepoint's writes replaced, to undo them in
+// reverse. Only the first write of a key (or of a bucket's sequence) in the
+// savepoint is logged: it holds the value the savepoint started from, all
+// undo needs. Keys are copied into one buffer (keys) — the caller may reuse
+// its own, and bbolt keeps nothing of a key it is given to put or delete —
+// and old values are not copied: a value bbolt answers stays valid until
+// the transaction ends, which is after any undo (bbolt allocates and writes
+// pages only when it commits, so neither the read-only mapping a value
+// lies in nor the slice an earlier Put of the transaction was given, which
+// bbolt itself requires unchanged, moves before then). One undoLog serves
+// every savepoint of the store (commitBatch runs one batch at a time):
+// reset keeps its arrays for the next.
+type undoLog struct {
+	steps []undoStep
+	keys  []byte
+}
+
+// key returns a copy of k in l's key buffer. Copies stay valid when the
+// buffer grows (the old array is left as it was) until reset.
+func (l *undoLog) key(k []byte) []byte {
+	n := len(l.keys)
+	l.keys = append(l.keys, k...)
+	return l.keys[n:len(l.keys):len(l.keys)]
+}
+
+// logged reports whether the savepoint already logged a write of key in b
+// (sequence: of b's sequence) among its latest dedupWindow steps.
+func (l *undoLog) logged(b *bolt.Bucket, key []byte, sequence bool) bool {
+	for i := len(l.steps) - 1; i >= max(0, len(l.steps)-dedupWindow); i-- {
+		st := &l.steps[i]
+		if st.b != b {
+			continue
+		}
+		switch st.op {
+		case undoSequence:
+			if sequence {
+				return true
+			}
+		case undoPut, undoDelete:
+			if !sequence && bytes.Equal(st.key, key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// undo reverts the savepoint's writes, latest first.
 func (l *undoLog) undo() error {
 	for i := len(l.steps) - 1; i >= 0; i-- {
-		if err := l.steps[i](); err != nil {
+		st := &l.steps[i]
+		var err error
+		switch st.op {
+		case undoDelete:
+			err = st.b.Delete(st.key)
+		case undoPut:
+			err = st.b.Put(st.key, st.old)
+		case undoDeleteBucket:
+			err = st.b.DeleteBucket(st.key)
+		case undoSequence:
+			err = st.b.SetSequence(st.seq)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	l.steps = nil
 	return nil
 }
 
+// reset empties l for the next savepoint, dropping its references to the
+// transaction's buckets and values.
+func (l *undoLog) reset() {
+	clear(l.steps)
+	l.steps, l.keys = l.steps[:0], l.keys[:0]
+	if cap(l.steps) > keepSteps {
+		l.steps = nil
+	}
+	if cap(l.keys) > keepKeyBytes {
+		l.keys = nil
+	}
+}
+
+// maxSeekers bounds the cursors a seekers keeps (beyond, a Get makes its
+// own, as bbolt's does).
+const maxSeekers = 64
+
+// seekers keeps one cursor per bucket for the Gets of a shared transaction
+// (the fns' own and the undo log's reads of old values): bbolt's Get makes a
+// cursor and grows its stack on every call, a kept cursor only once. A Seek
+// repositions the cursor from the bucket's root, so writes since its last
+// use do not matter (bbolt asks a cursor be repositioned after a write, and
+// Seek does that). Like the undoLog it serves one batch at a time (its
+// transaction's goroutine; bbolt's transactions are not for concurrent
+// use), and reset drops the cursors when the transaction ends.
+type seekers struct{ cs []*bolt.Cursor }
+
+// get seeks key in b: the first key >= key and its value (nil for a nested
+// bucket), as bolt.Cursor.Seek.
+func (s *seekers) get(b *bolt.Bucket, key []byte) (k, v []byte) {
+	for _, c := range s.cs {
+		if c.Bucket() == b {
+			return c.Seek(key)
+		}
+	}
+	c := b.Cursor()
+	if len(s.cs) < maxSeekers {
+		s.cs = append(s.cs, c)
+	}
+	return c.Seek(key)
+}
+
+func (s *seekers) reset() {
+	clear(s.cs)
+	s.cs = s.cs[:0]
+}
+
 // trackedTx is the port's Tx over a shared transaction: every write through
-// it is logged in log.
+// it is logged in log, or, when log is nil (the batch's only fn, whose
+// failure rolls the whole transaction back), not logged at all. Its
+// buckets read through seek.
 type trackedTx struct {
-	tx  *bolt.Tx
-	log *undoLog
+	tx   *bolt.Tx
+	log  *undoLog
+	seek *seekers
 }
 
 func (t *trackedTx) Bucket(name []byte) bucketstore.Bucket {
@@ -417,92 +564,120 @@ func (t *trackedTx) wrap(b *bolt.Bucket) bucketstore.Bucket {
 	if b == nil {
 		return nil
 	}
-	return &trackedBucket{b: b, log: t.log}
+	return &trackedBucket{b: b, log: t.log, seek: t.seek}
 }
 
-// trackedBucket is a bucket whose writes are logged for undo.
+// trackedBucket is a bucket whose writes are logged for undo. A bucket
+// the savepoint created (fresh), and the buckets reached through it, log
+// nothing: undo deletes it whole.
 type trackedBucket struct {
-	b   *bolt.Bucket
-	log *undoLog
+	b     *bolt.Bucket
+	log   *undoLog
+	seek  *seekers
+	fresh bool
 }
 
-func (t *trackedBucket) wrap(b *bolt.Bucket) bucketstore.Bucket {
+func (t *trackedBucket) wrap(b *bolt.Bucket, fresh bool) bucketstore.Bucket {
 	if b == nil {
 		return nil
 	}
-	return &trackedBucket{b: b, log: t.log}
+	return &trackedBucket{b: b, log: t.log, seek: t.seek, fresh: fresh}
+}
+
+// logs reports whether t's writes are logged.
+func (t *trackedBucket) logs() bool { return t.log != nil && !t.fresh }
+
+// before returns the step that undoes a write of key in t, and whether
+// one is needed: not when writes in t are not logged, nor when the
+// savepoint logged key already. It is taken before the write and logged
+// (logAfter) once the write succeeded.
+func (t *trackedBucket) before(key []byte) (undoStep, bool) {
+	if !t.logs() || t.log.logged(t.b, key, false) {
+		return undoStep{}, false
+	}
+	if old, had := t.current(key); had {
+		return undoStep{b: t.b, old: old, op: undoPut}, true
+	}
+	return undoStep{b: t.b, op: undoDelete}, true
+}
+
+// logAfter logs st, the undo of a write of key that succeeded.
+func (t *trackedBucket) logAfter(st undoStep, key []byte) {
+	st.key = t.log.key(key)
+	t.log.steps = append(t.log.steps, st)
 }
 
 // current returns key's value and whether key holds a value (not absent,
-// not a nested bucket). The value is not copied: it stays valid until the
-// transaction commits, as long as undo needs it — bbolt writes no page
-// before the commit (the value is in the read-only mapping, or is the slice
-// an earlier Put of this transaction was given, which the port forbids its
-// caller to change), and a phase's node, rewritten by every task add, is
-// large.
+// not a nested bucket). The value is not copied (see undoLog).
 func (t *trackedBucket) current(key []byte) ([]byte, bool) {
-	if v := t.b.Get(key); v != nil {
+	k, v := t.seek.get(t.b, key)
+	switch {
+	case !bytes.Equal(k, key):
+		return nil, false
+	case v != nil:
 		return v, true
-	}
-	// nil is also what bbolt answers for an empty value: look closer.
-	k, _ := t.b.Cursor().Seek(key)
-	if !bytes.Equal(k, key) || t.b.Bucket(key) != nil {
+	case t.b.Bucket(key) != nil: // a nested bucket reads as nil
 		return nil, false
 	}
-	return []byte{}, true
+	return []byte{}, true // so may an empty value
 }
 
-func (t *trackedBucket) Get(key []byte) []byte { return t.b.Get(key) }
+// Get answers as bolt.Bucket.Get: key's value, nil when key is absent or
+// a nested bucket.
+func (t *trackedBucket) Get(key []byte) []byte {
+	if k, v := t.seek.get(t.b, key); bytes.Equal(k, key) {
+		return v
+	}
+	return nil
+}
 
 func (t *trackedBucket) Put(key, value []byte) error {
-	old, had := t.current(key)
+	st, log := t.before(key)
 	if err := t.b.Put(key, value); err != nil {
 		return err
 	}
-	b, k := t.b, bytes.Clone(key)
-	if had {
-		t.log.add(func() error { return b.Put(k, old) })
-	} else {
-		t.log.add(func() error { return b.Delete(k) })
+	if log {
+		t.logAfter(st, key)
 	}
 	return nil
 }
 
 func (t *trackedBucket) Delete(key []byte) error {
-	old, had := t.current(key)
+	st, log := t.before(key)
 	if err := t.b.Delete(key); err != nil {
 		return err
 	}
-	if had {
-		b, k := t.b, bytes.Clone(key)
-		t.log.add(func() error { return b.Put(k, old) })
+	if log && st.op == undoPut { // deleting nothing needs no undo
+		t.logAfter(st, key)
 	}
 	return nil
 }
 
-func (t *trackedBucket) Bucket(name []byte) bucketstore.Bucket { return t.wrap(t.b.Bucket(name)) }
+func (t *trackedBucket) Bucket(name []byte) bucketstore.Bucket {
+	return t.wrap(t.b.Bucket(name), t.fresh)
+}
 
 func (t *trackedBucket) CreateBucket(name []byte) (bucketstore.Bucket, error) {
 	c, err := t.b.CreateBucket(name)
 	if err != nil {
 		return nil, err
 	}
-	b, k := t.b, bytes.Clone(name)
-	t.log.add(func() error { return b.DeleteBucket(k) })
-	return t.wrap(c), nil
+	t.logCreated(name)
+	return t.wrap(c, true), nil
 }
 
 func (t *trackedBucket) CreateBucketIfNotExists(name []byte) (bucketstore.Bucket, error) {
-	existed := t.b.Bucket(name) != nil
-	c, err := t.b.CreateBucketIfNotExists(name)
-	if err != nil {
-		return nil, err
+	if c := t.b.Bucket(name); c != nil {
+		return t.wrap(c, t.fresh), nil
 	}
-	if !existed {
-		b, k := t.b, bytes.Clone(name)
-		t.log.add(func() error { return b.DeleteBucket(k) })
+	return t.CreateBucket(name)
+}
+
+// logCreated logs the savepoint's creation of the bucket name in t.
+func (t *trackedBucket) logCreated(name []byte) {
+	if t.logs() {
+		t.log.steps = append(t.log.steps, undoStep{b: t.b, key: t.log.key(name), op: undoDeleteBucket})
 	}
-	return t.wrap(c), nil
 }
 
 func (t *trackedBucket) ForEach(fn func(k, v []byte) error) error { return t.b.ForEach(fn) }
@@ -512,14 +687,10 @@ func (t *trackedBucket) ForEachBucket(fn func(name []byte) error) error {
 }
 
 func (t *trackedBucket) NextSequence() (uint64, error) {
-	old := t.b.Sequence()
-	n, err := t.b.NextSequence()
-	if err != nil {
-		return n, err
+	if t.logs() && !t.log.logged(t.b, nil, true) {
+		t.log.steps = append(t.log.steps, undoStep{b: t.b, seq: t.b.Sequence(), op: undoSequence})
 	}
-	b := t.b
-	t.log.add(func() error { return b.SetSequence(old) })
-	return n, nil
+	return t.b.NextSequence()
 }
 
 func (t *trackedBucket) Cursor() bucketstore.Cursor { return (*boltCursor)(t.b.Cursor()) }

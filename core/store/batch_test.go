@@ -87,7 +87,7 @@ func seed(t *testing.T, s *Store, kv map[string]string) {
 	}))
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -111,6 +111,8 @@ type Store struct {
 	schema    int
 
 	commits commitQueue // Updates waiting to share a commit (batch.go)
+	undo    undoLog     // the savepoints' undo log, reused (batch.go)
+	seek    seekers     // the shared transaction's read cursors (batch.go)
 }
 
 // Open prepares the store at opts.Path. It does not take the file lock (so it
