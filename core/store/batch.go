@@ -632,7 +632,7 @@ func (t *trackedBucket) logAfter(st undoStep, key []byte) {
 func (t *trackedBucket) current(key []byte) ([]byte, bool) {
 	k, v := t.seek.get(t.b, key)
 	switch {
-	case !bytes.Equal(k, key):
+	case k == nil || !bytes.Equal(k, key): // no key past key; bytes.Equal(nil, "") holds
 		return nil, false
 	case v != nil:
 		return v, true

@@ -402,3 +402,29 @@ func TestBatchUndoInsideACreatedBucketReachedTwice(t *testing.T) {
 	before["other"] = "kept"
 	sameAs(t, s, before, "after the failed fn")
 }
+
+// TestBatchUndoOfAnEmptyKeyDelete: deleting the empty key (which bbolt
+// answers as deleting nothing) in an empty bucket logs nothing to undo: the
+// fn's failure is its own, not every fn's of the batch.
+func TestBatchUndoOfAnEmptyKeyDelete(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	must(t, s.Update(context.Background(), func(tx bucketstore.Tx) error {
+		_, err := tx.Bucket(scratchBucket).CreateBucket([]byte("empty"))
+		return err
+	}))
+	before := dump(t, s)
+	errs, _ := batchOf(t, s, nil,
+		func(tx bucketstore.Tx) error { return tx.Bucket(scratchBucket).Put([]byte("other"), []byte("kept")) },
+		func(tx bucketstore.Tx) error {
+			if err := tx.Bucket(scratchBucket).Bucket([]byte("empty")).Delete([]byte{}); err != nil {
+				return err
+			}
+			return errRefused
+		},
+	)
+	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
+		t.Fatalf("the batch answered %v, want the first fn kept and the second refused", errs)
+	}
+	before["other"] = "kept"
+	sameAs(t, s, before, "after the failed fn")
+}
