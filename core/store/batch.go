@@ -445,6 +445,15 @@ const (
 type undoLog struct {
 	steps []undoStep
 	keys  []byte
+	// created holds the buckets the savepoint created: writes in them, or
+	// in buckets under them, are not logged, through whichever handle they
+	// are reached (undo deletes them whole).
+	created []*bolt.Bucket
+}
+
+// fresh reports whether the savepoint created b.
+func (l *undoLog) fresh(b *bolt.Bucket) bool {
+	return slices.Contains(l.created, b)
 }
 
 // key returns a copy of k in l's key buffer. Copies stay valid when the
@@ -503,12 +512,16 @@ func (l *undoLog) undo() error {
 // transaction's buckets and values.
 func (l *undoLog) reset() {
 	clear(l.steps)
-	l.steps, l.keys = l.steps[:0], l.keys[:0]
+	clear(l.created)
+	l.steps, l.keys, l.created = l.steps[:0], l.keys[:0], l.created[:0]
 	if cap(l.steps) > keepSteps {
 		l.steps = nil
 	}
 	if cap(l.keys) > keepKeyBytes {
 		l.keys = nil
+	}
+	if cap(l.created) > keepSteps {
+		l.created = nil
 	}
 }
 
@@ -560,6 +573,7 @@ func (t *trackedTx) Bucket(name []byte) bucketstore.Bucket {
 	return t.wrap(t.tx.Bucket(name))
 }
 
+// wrap wraps a top-level bucket (one no savepoint creates).
 func (t *trackedTx) wrap(b *bolt.Bucket) bucketstore.Bucket {
 	if b == nil {
 		return nil
@@ -568,8 +582,11 @@ func (t *trackedTx) wrap(b *bolt.Bucket) bucketstore.Bucket {
 }
 
 // trackedBucket is a bucket whose writes are logged for undo. A bucket
-// the savepoint created (fresh), and the buckets reached through it, log
-// nothing: undo deletes it whole.
+// the savepoint created (fresh), and the buckets under it, log nothing,
+// however they are reached (from the handle CreateBucket answered or again
+// from the parent): undo deletes it whole. A write logged in it would be
+// undone before the bucket is deleted, and could fail (its key turned into
+// a nested bucket through the other handle), failing the whole batch.
 type trackedBucket struct {
 	b     *bolt.Bucket
 	log   *undoLog
@@ -577,10 +594,13 @@ type trackedBucket struct {
 	fresh bool
 }
 
-func (t *trackedBucket) wrap(b *bolt.Bucket, fresh bool) bucketstore.Bucket {
+// wrap wraps b, a bucket under t: fresh when t is or when the savepoint
+// created b (a bucket it created may be reached again from its parent).
+func (t *trackedBucket) wrap(b *bolt.Bucket) bucketstore.Bucket {
 	if b == nil {
 		return nil
 	}
+	fresh := t.fresh || (t.log != nil && t.log.fresh(b))
 	return &trackedBucket{b: b, log: t.log, seek: t.seek, fresh: fresh}
 }
 
@@ -612,7 +632,7 @@ func (t *trackedBucket) logAfter(st undoStep, key []byte) {
 func (t *trackedBucket) current(key []byte) ([]byte, bool) {
 	k, v := t.seek.get(t.b, key)
 	switch {
-	case !bytes.Equal(k, key):
+	case k == nil || !bytes.Equal(k, key): // no key past key; bytes.Equal(nil, "") holds
 		return nil, false
 	case v != nil:
 		return v, true
@@ -654,7 +674,7 @@ func (t *trackedBucket) Delete(key []byte) error {
 }
 
 func (t *trackedBucket) Bucket(name []byte) bucketstore.Bucket {
-	return t.wrap(t.b.Bucket(name), t.fresh)
+	return t.wrap(t.b.Bucket(name))
 }
 
 func (t *trackedBucket) CreateBucket(name []byte) (bucketstore.Bucket, error) {
@@ -662,21 +682,22 @@ func (t *trackedBucket) CreateBucket(name []byte) (bucketstore.Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.logCreated(name)
-	return t.wrap(c, true), nil
+	t.logCreated(name, c)
+	return &trackedBucket{b: c, log: t.log, seek: t.seek, fresh: true}, nil
 }
 
 func (t *trackedBucket) CreateBucketIfNotExists(name []byte) (bucketstore.Bucket, error) {
 	if c := t.b.Bucket(name); c != nil {
-		return t.wrap(c, t.fresh), nil
+		return t.wrap(c), nil
 	}
 	return t.CreateBucket(name)
 }
 
-// logCreated logs the savepoint's creation of the bucket name in t.
-func (t *trackedBucket) logCreated(name []byte) {
+// logCreated logs the savepoint's creation of the bucket name (c) in t.
+func (t *trackedBucket) logCreated(name []byte, c *bolt.Bucket) {
 	if t.logs() {
 		t.log.steps = append(t.log.steps, undoStep{b: t.b, key: t.log.key(name), op: undoDeleteBucket})
+		t.log.created = append(t.log.created, c)
 	}
 }
 

@@ -365,3 +365,66 @@ func TestBatchReadsAndUndoMatchBbolt(t *testing.T) {
 		sameAs(t, s, before, fmt.Sprintf("after the failed lone mix of seed %d", seed))
 	}
 }
+
+// TestBatchUndoInsideACreatedBucketReachedTwice: a fn that creates a
+// bucket and reaches it again from its parent holds two handles to one
+// bucket; what it writes through either is undone with the bucket. A key
+// written through the second handle and then turned into a nested bucket
+// through the first must not make the undo fail (and fail every fn of the
+// batch with it).
+func TestBatchUndoInsideACreatedBucketReachedTwice(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	seed(t, s, map[string]string{"k": "orig"})
+	before := dump(t, s)
+	errs, _ := batchOf(t, s, nil,
+		func(tx bucketstore.Tx) error { return tx.Bucket(scratchBucket).Put([]byte("other"), []byte("kept")) },
+		func(tx bucketstore.Tx) error {
+			created, err := tx.Bucket(scratchBucket).CreateBucket([]byte("x"))
+			if err != nil {
+				return err
+			}
+			again := tx.Bucket(scratchBucket).Bucket([]byte("x"))
+			if err := again.Put([]byte("k"), []byte("v")); err != nil {
+				return err
+			}
+			if err := created.Delete([]byte("k")); err != nil {
+				return err
+			}
+			if _, err := created.CreateBucket([]byte("k")); err != nil {
+				return err
+			}
+			return errRefused
+		},
+	)
+	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
+		t.Fatalf("the batch answered %v, want the first fn kept and the second refused", errs)
+	}
+	before["other"] = "kept"
+	sameAs(t, s, before, "after the failed fn")
+}
+
+// TestBatchUndoOfAnEmptyKeyDelete: deleting the empty key (which bbolt
+// answers as deleting nothing) in an empty bucket logs nothing to undo: the
+// fn's failure is its own, not every fn's of the batch.
+func TestBatchUndoOfAnEmptyKeyDelete(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "specd.db"), nil)
+	must(t, s.Update(context.Background(), func(tx bucketstore.Tx) error {
+		_, err := tx.Bucket(scratchBucket).CreateBucket([]byte("empty"))
+		return err
+	}))
+	before := dump(t, s)
+	errs, _ := batchOf(t, s, nil,
+		func(tx bucketstore.Tx) error { return tx.Bucket(scratchBucket).Put([]byte("other"), []byte("kept")) },
+		func(tx bucketstore.Tx) error {
+			if err := tx.Bucket(scratchBucket).Bucket([]byte("empty")).Delete([]byte{}); err != nil {
+				return err
+			}
+			return errRefused
+		},
+	)
+	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
+		t.Fatalf("the batch answered %v, want the first fn kept and the second refused", errs)
+	}
+	before["other"] = "kept"
+	sameAs(t, s, before, "after the failed fn")
+}
