@@ -62,9 +62,17 @@ func (m MemorySource) Apply(put []*Node, deleted []string) {
 // NodeSource and an overlay of the nodes changed through this view. It is not
 // safe for concurrent use. Clock supplies the time for mutations (nil:
 // time.Now).
+//
+// Header's maps (Metadata, Extra) may be shared with other views and
+// goroutines (see NewSpecView): they are read-only to everyone; the
+// package's mutations copy them first (headerMeta).
 type Spec struct {
 	Header Header
 	Clock  core.Clock
+
+	// sharedHeader: Header.Metadata and Header.Extra are not this view's
+	// own; headerMeta copies them before the first write.
+	sharedHeader bool
 
 	src     NodeSource
 	overlay map[string]*Node
@@ -75,12 +83,35 @@ type Spec struct {
 }
 
 // NewSpecView returns a view of the spec with header h whose nodes come from
-// src (nil means no nodes). Nothing is read until asked for.
+// src (nil means no nodes). Nothing is read until asked for. h's maps are
+// not copied and never written: the view's first change to its header's
+// metadata works on a deep copy, so h may be shared (a cached header).
 func NewSpecView(h Header, src NodeSource) *Spec {
 	if src == nil {
 		src = MemorySource{}
 	}
-	return &Spec{Header: h, src: src, overlay: map[string]*Node{}, deleted: map[string]bool{}}
+	return &Spec{Header: h, sharedHeader: true, src: src, overlay: map[string]*Node{}, deleted: map[string]bool{}}
+}
+
+// headerMeta returns s.Header.Metadata to be written (never nil): the
+// header's maps are first deep-copied when they are shared.
+func (s *Spec) headerMeta() map[string]any {
+	if s.sharedHeader {
+		s.Header = s.Header.Clone()
+		s.sharedHeader = false
+	}
+	if s.Header.Metadata == nil {
+		s.Header.Metadata = map[string]any{}
+	}
+	return s.Header.Metadata
+}
+
+// ShareHeader returns the view's header and marks its maps shared: the
+// caller may keep the result (a cache) while the view goes on, since the
+// view's later changes to its header's metadata work on a copy.
+func (s *Spec) ShareHeader() Header {
+	s.sharedHeader = true
+	return s.Header
 }
 
 // Node returns the current node with this id (overlay first, then the
@@ -276,8 +307,9 @@ func (s *Spec) Document() Document {
 // its first change and the header, so that a failed mutation leaves the view
 // untouched.
 type txLog struct {
-	header Header
-	bumped bool
+	header       Header
+	sharedHeader bool
+	bumped       bool
 	saved  map[string]savedNode
 }
 
@@ -309,7 +341,11 @@ func (s *Spec) mutate(errp *error) func() {
 	if s.tx != nil {
 		return func() {}
 	}
-	s.tx = &txLog{header: s.Header.Clone(), bumped: s.bumped, saved: map[string]savedNode{}}
+	// The header is kept as it is, not copied: marked shared, its maps
+	// are copied by the mutation's first write to them (headerMeta), so
+	// the kept ones stay as they were.
+	s.tx = &txLog{header: s.Header, sharedHeader: s.sharedHeader, bumped: s.bumped, saved: map[string]savedNode{}}
+	s.sharedHeader = true
 	return func() {
 		tx := s.tx
 		s.tx = nil
@@ -325,6 +361,7 @@ func (s *Spec) mutate(errp *error) func() {
 
 func (s *Spec) restore(tx *txLog) {
 	s.Header = tx.header
+	s.sharedHeader = tx.sharedHeader
 	s.bumped = tx.bumped
 	for id, sv := range tx.saved {
 		if sv.inOverlay {

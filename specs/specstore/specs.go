@@ -153,8 +153,9 @@ func (c *headerCache) get(specID string, raw []byte) (h specs.Header, encoded []
 	return specs.Header{}, nil, false
 }
 
-// put keeps h (which nobody may change afterwards) for the stored bytes
-// raw; encoded says that raw is json.Marshal(h).
+// put keeps h and raw (which nobody may change afterwards: raw is not
+// copied) for the stored bytes raw; encoded says that raw is
+// json.Marshal(h).
 func (c *headerCache) put(specID string, raw []byte, h specs.Header, encoded bool) {
 	if raw == nil {
 		return
@@ -164,7 +165,7 @@ func (c *headerCache) put(specID string, raw []byte, h specs.Header, encoded boo
 	if c.entries == nil || len(c.entries) >= maxCachedHeaders {
 		c.entries = make(map[string]cachedHeader)
 	}
-	c.entries[specID] = cachedHeader{raw: bytes.Clone(raw), h: h, encoded: encoded}
+	c.entries[specID] = cachedHeader{raw: raw, h: h, encoded: encoded}
 }
 
 // maxCachedNodes bounds the cache; past it the cache starts over.
@@ -473,7 +474,7 @@ func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteO
 		if h, err = readHeader(b); err != nil {
 			return nil, h, nil, core.Internal(err)
 		}
-		s.headers.put(specID, raw, h, false)
+		s.headers.put(specID, bytes.Clone(raw), h, false) // raw lives as long as tx
 	}
 	if verr := checkVersion(o, h.Version); verr != nil {
 		return nil, h, nil, verr
@@ -503,7 +504,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			return err
 		}
 		src := s.newSource(specID, b)
-		sp := specs.NewSpecView(h.Clone(), src)
+		sp := specs.NewSpecView(h, src) // copies h's maps before changing them
 		w := &journalWriter{journalReader: newJournalReader(b)}
 		if err := fn(sp, w); err != nil {
 			return deletedNode(b, specID, err)
@@ -550,7 +551,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {
 			return core.Internal(err)
 		}
-		if err := s.putHeader(b, specID, sp.Header, after); err != nil {
+		if err := s.putHeader(b, specID, sp.ShareHeader(), after); err != nil {
 			return core.Internal(err)
 		}
 		return indexSpec(tx, sp.Header, h.Lifecycle)
@@ -581,7 +582,9 @@ func headerJSON(h specs.Header, encoded []byte) ([]byte, error) {
 }
 
 // putHeader stores h, given encoded as raw (nil: encode it here), and
-// writes it through to the header cache.
+// writes it through to the header cache, which keeps h and raw as they
+// are: nobody may change h's maps or raw afterwards (a view's header
+// given by Spec.ShareHeader).
 func (s *Repo) putHeader(b bucketstore.Bucket, specID string, h specs.Header, raw []byte) error {
 	if raw == nil {
 		var err error
@@ -592,7 +595,7 @@ func (s *Repo) putHeader(b bucketstore.Bucket, specID string, h specs.Header, ra
 	if err := b.Put(keyHeader, raw); err != nil {
 		return err
 	}
-	s.headers.put(specID, raw, h.Clone(), true)
+	s.headers.put(specID, raw, h, true)
 	return nil
 }
 
