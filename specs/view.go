@@ -310,7 +310,7 @@ type txLog struct {
 	header       Header
 	sharedHeader bool
 	bumped       bool
-	saved  map[string]savedNode
+	saved        map[string]savedNode
 }
 
 type savedNode struct {
