@@ -569,7 +569,7 @@ func encodeHeaders(before specs.Header, encoded []byte, after specs.Header) ([]b
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := json.Marshal(after)
+	a, err := specs.EncodeHeader(after)
 	return b, a, err
 }
 
@@ -578,7 +578,7 @@ func headerJSON(h specs.Header, encoded []byte) ([]byte, error) {
 	if encoded != nil {
 		return encoded, nil
 	}
-	return json.Marshal(h)
+	return specs.EncodeHeader(h)
 }
 
 // putHeader stores h, given encoded as raw (nil: encode it here), and
@@ -588,7 +588,7 @@ func headerJSON(h specs.Header, encoded []byte) ([]byte, error) {
 func (s *Repo) putHeader(b bucketstore.Bucket, specID string, h specs.Header, raw []byte) error {
 	if raw == nil {
 		var err error
-		if raw, err = json.Marshal(h); err != nil {
+		if raw, err = specs.EncodeHeader(h); err != nil {
 			return err
 		}
 	}
