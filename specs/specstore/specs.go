@@ -88,7 +88,7 @@ func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 		s.cache[id] = nil
 		return nil, false
 	}
-	s.shared.put(s.specID, id, v, n)
+	s.shared.put(s.specID, id, bytes.Clone(v), n) // v lives as long as the transaction
 	s.cache[id] = n
 	return n, true
 }
@@ -106,8 +106,12 @@ func (s *nodeSource) raw(id string) []byte {
 // clones before editing). A nil cache is disabled.
 type nodeCache struct {
 	mu      sync.Mutex
-	entries map[string]cachedNode
+	entries map[nodeKey]cachedNode
 }
+
+// nodeKey names a cached node (a struct, not a joined string: a lookup
+// builds no key).
+type nodeKey struct{ spec, id string }
 
 type cachedNode struct {
 	raw  []byte
@@ -176,7 +180,7 @@ func (c *nodeCache) get(specID, id string, raw []byte) *specs.Node {
 		return nil
 	}
 	c.mu.Lock()
-	e, ok := c.entries[specID+"\x00"+id]
+	e, ok := c.entries[nodeKey{specID, id}]
 	c.mu.Unlock()
 	if ok && bytes.Equal(e.raw, raw) {
 		return e.node
@@ -184,6 +188,8 @@ func (c *nodeCache) get(specID, id string, raw []byte) *specs.Node {
 	return nil
 }
 
+// put keeps n for the stored bytes raw; both are kept as they are (raw is
+// not copied): nobody may change them afterwards.
 func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
 	if c == nil {
 		return
@@ -191,9 +197,9 @@ func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil || len(c.entries) >= maxCachedNodes {
-		c.entries = make(map[string]cachedNode)
+		c.entries = make(map[nodeKey]cachedNode)
 	}
-	c.entries[specID+"\x00"+id] = cachedNode{raw: append([]byte(nil), raw...), node: n}
+	c.entries[nodeKey{specID, id}] = cachedNode{raw: raw, node: n}
 }
 
 func (s *nodeSource) IDs() []string {
