@@ -1,7 +1,7 @@
 package specs
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/specd/specd/core"
 )
@@ -228,10 +228,16 @@ func (s *Spec) IDs() []string {
 // Changes returns what a store must write: every node put or edited through
 // this view (natural id order) and every deleted id that exists in the source.
 func (s *Spec) Changes() (put []*Node, deleted []string) {
+	if len(s.overlay) > 0 {
+		put = make([]*Node, 0, len(s.overlay))
+	}
 	for _, n := range s.overlay {
 		put = append(put, n)
 	}
-	sort.Slice(put, func(i, j int) bool { return CompareIDs(put[i].ID, put[j].ID) < 0 })
+	slices.SortFunc(put, func(a, b *Node) int { return CompareIDs(a.ID, b.ID) }) // ids are unique: one order
+	if len(s.deleted) > 0 {
+		deleted = make([]string, 0, len(s.deleted))
+	}
 	for id := range s.deleted {
 		deleted = append(deleted, id)
 	}
