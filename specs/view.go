@@ -76,7 +76,7 @@ type Spec struct {
 
 	src     NodeSource
 	overlay map[string]*Node
-	deleted map[string]bool
+	deleted map[string]bool // nil until the first delete
 	bumped  bool
 	tx      *txLog
 	nums    *childNumbers // the last child numbers made for a node without them (see childNumbersOf)
@@ -90,7 +90,7 @@ func NewSpecView(h Header, src NodeSource) *Spec {
 	if src == nil {
 		src = MemorySource{}
 	}
-	return &Spec{Header: h, sharedHeader: true, src: src, overlay: map[string]*Node{}, deleted: map[string]bool{}}
+	return &Spec{Header: h, sharedHeader: true, src: src, overlay: map[string]*Node{}} // deleted: made by the first delete
 }
 
 // headerMeta returns s.Header.Metadata to be written (never nil): the
@@ -200,8 +200,16 @@ func (s *Spec) Delete(id string) {
 	s.save(id)
 	delete(s.overlay, id)
 	if s.fromSource(id) != nil {
-		s.deleted[id] = true
+		s.markDeleted(id)
 	}
+}
+
+// markDeleted records id as deleted in the view.
+func (s *Spec) markDeleted(id string) {
+	if s.deleted == nil {
+		s.deleted = map[string]bool{}
+	}
+	s.deleted[id] = true
 }
 
 // IDs returns every current id (source ∪ overlay − deleted) in natural
@@ -376,7 +384,7 @@ func (s *Spec) restore(tx *txLog) {
 			delete(s.overlay, id)
 		}
 		if sv.deleted {
-			s.deleted[id] = true
+			s.markDeleted(id)
 		} else {
 			delete(s.deleted, id)
 		}
