@@ -19,52 +19,67 @@ import (
 // fails (a non-finite number, a value it cannot encode).
 func appendJSON(b []byte, v any) ([]byte, error) {
 	switch t := v.(type) {
+	case map[string]any:
+		if t != nil {
+			return appendJSONObject(b, t, "")
+		}
+	case []any:
+		if t != nil {
+			return appendJSONArray(b, t)
+		}
+	case []string:
+		if t != nil {
+			return appendJSONStrings(b, t), nil
+		}
+	default:
+		if out, ok := appendJSONScalar(b, v); ok {
+			return out, nil
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, raw...), nil
+	}
+	return append(b, "null"...), nil // a nil map or list
+}
+
+// appendJSONScalar appends a nil, string, bool, finite float64, int or
+// int64 v; false for any other v.
+func appendJSONScalar(b []byte, v any) ([]byte, bool) {
+	switch t := v.(type) {
 	case nil:
-		return append(b, "null"...), nil
+		return append(b, "null"...), true
 	case string:
-		return appendJSONString(b, t), nil
+		return appendJSONString(b, t), true
 	case bool:
-		return strconv.AppendBool(b, t), nil
+		return strconv.AppendBool(b, t), true
 	case float64:
 		if math.IsInf(t, 0) || math.IsNaN(t) {
-			break
+			return b, false // encoding/json's error
 		}
-		return appendJSONFloat(b, t), nil
+		return appendJSONFloat(b, t), true
 	case int:
-		return strconv.AppendInt(b, int64(t), 10), nil
+		return strconv.AppendInt(b, int64(t), 10), true
 	case int64:
-		return strconv.AppendInt(b, t, 10), nil
-	case map[string]any:
-		if t == nil {
-			return append(b, "null"...), nil
-		}
-		return appendJSONObject(b, t, "")
-	case []any:
-		if t == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, x := range t {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSON(b, x); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case []string:
-		if t == nil {
-			return append(b, "null"...), nil
-		}
-		return appendJSONStrings(b, t), nil
+		return strconv.AppendInt(b, t, 10), true
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+	return b, false
+}
+
+// appendJSONArray appends list as a JSON array.
+func appendJSONArray(b []byte, list []any) ([]byte, error) {
+	b = append(b, '[')
+	for i, x := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendJSON(b, x); err != nil {
+			return nil, err
+		}
 	}
-	return append(b, raw...), nil
+	return append(b, ']'), nil
 }
 
 // appendJSONObject appends m as a JSON object with its keys sorted, leaving
