@@ -180,11 +180,13 @@ func memberNamed(key []byte, name string) bool {
 	if len(key) < 2 || key[len(key)-1] != '"' {
 		return false
 	}
-	k := string(key[1 : len(key)-1])
-	if strings.IndexByte(k, '\\') >= 0 {
-		if err := json.Unmarshal(key, &k); err != nil {
-			return false
-		}
+	inner := key[1 : len(key)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return bytes.EqualFold(inner, []byte(name)) // no copy of the name in the message
+	}
+	var k string
+	if err := json.Unmarshal(key, &k); err != nil {
+		return false
 	}
 	return strings.EqualFold(k, name)
 }

@@ -223,7 +223,7 @@ func applyFindReplace(s *Spec, changes []frChange, res *FindReplaceResult) {
 			if c.field == "title" {
 				s.Header.Title = c.after
 			} else {
-				s.Header.Metadata["description"] = c.after
+				s.headerMeta()["description"] = c.after
 			}
 		} else {
 			e := s.Edit(c.nodeID)

@@ -61,19 +61,6 @@ func (f fieldSet) names() []string {
 	return out
 }
 
-// nodeJSON is the serialised shape of a node, in foundry-mcp's field order.
-type nodeJSON struct {
-	Type           NodeType       `json:"type"`
-	Title          string         `json:"title"`
-	Status         Status         `json:"status"`
-	Parent         *string        `json:"parent"`
-	Children       []string       `json:"children"`
-	TotalTasks     int            `json:"total_tasks"`
-	CompletedTasks int            `json:"completed_tasks"`
-	Metadata       map[string]any `json:"metadata"`
-	Dependencies   Dependencies   `json:"dependencies"`
-}
-
 // MarshalJSON writes the node in foundry-mcp form; empty lists and metadata
 // are written as [] and {}, the root's parent as null, and Extra keys after
 // the known ones. The internal rollup summary (metadata._rollup, see
@@ -81,34 +68,43 @@ type nodeJSON struct {
 func (n Node) MarshalJSON() ([]byte, error) { return n.marshal(false) }
 
 func (n Node) marshal(internal bool) ([]byte, error) {
-	meta := n.Metadata
-	if _, has := meta[RollupMetaKey]; has && !internal {
-		meta = make(map[string]any, len(n.Metadata))
-		for k, v := range n.Metadata {
-			if k != RollupMetaKey {
-				meta[k] = v
-			}
-		}
+	skip := ""
+	if !internal {
+		skip = RollupMetaKey
 	}
-	j := nodeJSON{
-		Type: n.Type, Title: n.Title, Status: n.Status,
-		Children: orEmpty(n.Children), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks,
-		Metadata: meta,
-		Dependencies: Dependencies{
-			Blocks: orEmpty(n.Dependencies.Blocks), BlockedBy: orEmpty(n.Dependencies.BlockedBy), Depends: orEmpty(n.Dependencies.Depends),
-		},
-	}
+	// The fields in foundry-mcp's order, written as encoding/json would
+	// write them (see jsonenc.go).
+	b := make([]byte, 0, 256)
+	b = append(b, `{"type":`...)
+	b = appendJSONString(b, string(n.Type))
+	b = append(b, `,"title":`...)
+	b = appendJSONString(b, n.Title)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, string(n.Status))
+	b = append(b, `,"parent":`...)
 	if n.Parent != "" {
-		p := n.Parent
-		j.Parent = &p
+		b = appendJSONString(b, n.Parent)
+	} else {
+		b = append(b, "null"...)
 	}
-	if j.Metadata == nil {
-		j.Metadata = map[string]any{}
-	}
-	b, err := json.Marshal(j)
+	b = append(b, `,"children":`...)
+	b = appendJSONStrings(b, n.Children)
+	b = append(b, `,"total_tasks":`...)
+	b = strconv.AppendInt(b, int64(n.TotalTasks), 10)
+	b = append(b, `,"completed_tasks":`...)
+	b = strconv.AppendInt(b, int64(n.CompletedTasks), 10)
+	b = append(b, `,"metadata":`...)
+	b, err := appendJSONObject(b, n.Metadata, skip)
 	if err != nil {
 		return nil, err
 	}
+	b = append(b, `,"dependencies":{"blocks":`...)
+	b = appendJSONStrings(b, n.Dependencies.Blocks)
+	b = append(b, `,"blocked_by":`...)
+	b = appendJSONStrings(b, n.Dependencies.BlockedBy)
+	b = append(b, `,"depends":`...)
+	b = appendJSONStrings(b, n.Dependencies.Depends)
+	b = append(b, "}}"...)
 	return appendExtra(b, n.Extra, knownNodeKeys)
 }
 

@@ -188,11 +188,8 @@ func addSpecString(s *Spec, key, field, text string) (n int, err error) {
 			return 0, newErr(errcode.DuplicateEntry, field, "this %s is already recorded", field).WithDetail("received", truncateForDetails(text))
 		}
 	}
-	if s.Header.Metadata == nil {
-		s.Header.Metadata = map[string]any{}
-	}
 	list = append(cloneValue(list).([]any), text)
-	s.Header.Metadata[key] = list
+	s.headerMeta()[key] = list
 	s.touch()
 	return len(list), nil
 }
@@ -264,11 +261,8 @@ func AddRisk(s *Spec, r Risk) (n int, err error) {
 			return 0, newErr(errcode.DuplicateEntry, "description", "this risk is already recorded")
 		}
 	}
-	if s.Header.Metadata == nil {
-		s.Header.Metadata = map[string]any{}
-	}
 	list := append(cloneValue(specList(s, "risks")).([]any), normalizeJSON(r))
-	s.Header.Metadata["risks"] = list
+	s.headerMeta()["risks"] = list
 	s.touch()
 	return len(list), nil
 }
@@ -312,10 +306,8 @@ func AddRevision(s *Spec, r Revision) (out Revision, err error) {
 	if r.Author == "" {
 		r.Author = "specd"
 	}
-	if s.Header.Metadata == nil {
-		s.Header.Metadata = map[string]any{}
-	}
-	s.Header.Metadata["revision_history"] = append(cloneValue(specList(s, "revision_history")).([]any), normalizeJSON(r))
+	list := append(cloneValue(specList(s, "revision_history")).([]any), normalizeJSON(r))
+	s.headerMeta()["revision_history"] = list
 	return r, nil
 }
 
@@ -427,9 +419,7 @@ func UpdateFrontmatter(s *Spec, key string, value any) (err error) {
 	if why, ok := reservedFrontmatter[key]; ok {
 		return newErr(errcode.Validation, "key", "%s cannot be set here (%s)", key, why).WithDetail("received", key)
 	}
-	if s.Header.Metadata == nil {
-		s.Header.Metadata = map[string]any{}
-	}
+	meta := s.headerMeta()
 	if key == "title" {
 		return setTitle(s, value)
 	}
@@ -437,9 +427,9 @@ func UpdateFrontmatter(s *Spec, key string, value any) (err error) {
 		return newErr(errcode.InvalidFormat, "value", "%s must be %s", key, shape.want).WithDetail("received", truncateForDetails(fmt.Sprint(value)))
 	}
 	if value == nil {
-		delete(s.Header.Metadata, key)
+		delete(meta, key)
 	} else {
-		s.Header.Metadata[key] = normalizeJSON(value)
+		meta[key] = normalizeJSON(value)
 	}
 	s.touch()
 	return nil

@@ -1,7 +1,7 @@
 package specs
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/specd/specd/core"
 )
@@ -62,25 +62,56 @@ func (m MemorySource) Apply(put []*Node, deleted []string) {
 // NodeSource and an overlay of the nodes changed through this view. It is not
 // safe for concurrent use. Clock supplies the time for mutations (nil:
 // time.Now).
+//
+// Header's maps (Metadata, Extra) may be shared with other views and
+// goroutines (see NewSpecView): they are read-only to everyone; the
+// package's mutations copy them first (headerMeta).
 type Spec struct {
 	Header Header
 	Clock  core.Clock
 
+	// sharedHeader: Header.Metadata and Header.Extra are not this view's
+	// own; headerMeta copies them before the first write.
+	sharedHeader bool
+
 	src     NodeSource
 	overlay map[string]*Node
-	deleted map[string]bool
+	deleted map[string]bool // nil until the first delete
 	bumped  bool
 	tx      *txLog
 	nums    *childNumbers // the last child numbers made for a node without them (see childNumbersOf)
 }
 
 // NewSpecView returns a view of the spec with header h whose nodes come from
-// src (nil means no nodes). Nothing is read until asked for.
+// src (nil means no nodes). Nothing is read until asked for. h's maps are
+// not copied and never written: the view's first change to its header's
+// metadata works on a deep copy, so h may be shared (a cached header).
 func NewSpecView(h Header, src NodeSource) *Spec {
 	if src == nil {
 		src = MemorySource{}
 	}
-	return &Spec{Header: h, src: src, overlay: map[string]*Node{}, deleted: map[string]bool{}}
+	return &Spec{Header: h, sharedHeader: true, src: src, overlay: map[string]*Node{}} // deleted: made by the first delete
+}
+
+// headerMeta returns s.Header.Metadata to be written (never nil): the
+// header's maps are first deep-copied when they are shared.
+func (s *Spec) headerMeta() map[string]any {
+	if s.sharedHeader {
+		s.Header = s.Header.Clone()
+		s.sharedHeader = false
+	}
+	if s.Header.Metadata == nil {
+		s.Header.Metadata = map[string]any{}
+	}
+	return s.Header.Metadata
+}
+
+// ShareHeader returns the view's header and marks its maps shared: the
+// caller may keep the result (a cache) while the view goes on, since the
+// view's later changes to its header's metadata work on a copy.
+func (s *Spec) ShareHeader() Header {
+	s.sharedHeader = true
+	return s.Header
 }
 
 // Node returns the current node with this id (overlay first, then the
@@ -169,8 +200,16 @@ func (s *Spec) Delete(id string) {
 	s.save(id)
 	delete(s.overlay, id)
 	if s.fromSource(id) != nil {
-		s.deleted[id] = true
+		s.markDeleted(id)
 	}
+}
+
+// markDeleted records id as deleted in the view.
+func (s *Spec) markDeleted(id string) {
+	if s.deleted == nil {
+		s.deleted = map[string]bool{}
+	}
+	s.deleted[id] = true
 }
 
 // IDs returns every current id (source ∪ overlay − deleted) in natural
@@ -197,10 +236,16 @@ func (s *Spec) IDs() []string {
 // Changes returns what a store must write: every node put or edited through
 // this view (natural id order) and every deleted id that exists in the source.
 func (s *Spec) Changes() (put []*Node, deleted []string) {
+	if len(s.overlay) > 0 {
+		put = make([]*Node, 0, len(s.overlay))
+	}
 	for _, n := range s.overlay {
 		put = append(put, n)
 	}
-	sort.Slice(put, func(i, j int) bool { return CompareIDs(put[i].ID, put[j].ID) < 0 })
+	slices.SortFunc(put, func(a, b *Node) int { return CompareIDs(a.ID, b.ID) }) // ids are unique: one order
+	if len(s.deleted) > 0 {
+		deleted = make([]string, 0, len(s.deleted))
+	}
 	for id := range s.deleted {
 		deleted = append(deleted, id)
 	}
@@ -276,9 +321,10 @@ func (s *Spec) Document() Document {
 // its first change and the header, so that a failed mutation leaves the view
 // untouched.
 type txLog struct {
-	header Header
-	bumped bool
-	saved  map[string]savedNode
+	header       Header
+	sharedHeader bool
+	bumped       bool
+	saved        map[string]savedNode
 }
 
 type savedNode struct {
@@ -309,7 +355,11 @@ func (s *Spec) mutate(errp *error) func() {
 	if s.tx != nil {
 		return func() {}
 	}
-	s.tx = &txLog{header: s.Header.Clone(), bumped: s.bumped, saved: map[string]savedNode{}}
+	// The header is kept as it is, not copied: marked shared, its maps
+	// are copied by the mutation's first write to them (headerMeta), so
+	// the kept ones stay as they were.
+	s.tx = &txLog{header: s.Header, sharedHeader: s.sharedHeader, bumped: s.bumped, saved: map[string]savedNode{}}
+	s.sharedHeader = true
 	return func() {
 		tx := s.tx
 		s.tx = nil
@@ -325,6 +375,7 @@ func (s *Spec) mutate(errp *error) func() {
 
 func (s *Spec) restore(tx *txLog) {
 	s.Header = tx.header
+	s.sharedHeader = tx.sharedHeader
 	s.bumped = tx.bumped
 	for id, sv := range tx.saved {
 		if sv.inOverlay {
@@ -333,7 +384,7 @@ func (s *Spec) restore(tx *txLog) {
 			delete(s.overlay, id)
 		}
 		if sv.deleted {
-			s.deleted[id] = true
+			s.markDeleted(id)
 		} else {
 			delete(s.deleted, id)
 		}

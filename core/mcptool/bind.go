@@ -67,6 +67,8 @@ type argField struct {
 	typ      reflect.Type
 }
 
+var stringType = reflect.TypeFor[string]()
+
 var argPlans sync.Map // reflect.Type → []argField
 
 // argFields lists the tagged fields of struct type t, embedded structs
@@ -104,6 +106,12 @@ func Bind[T any](a Args) T {
 	var out T
 	v := reflect.ValueOf(&out).Elem()
 	for _, f := range argFields(v.Type()) {
+		if f.typ == stringType { // the common case, set without boxing the value
+			if a.Has(f.name) {
+				v.FieldByIndex(f.index).SetString(a.String(f.name))
+			}
+			continue
+		}
 		if x, ok := bindValue(a, f.name, f.typ); ok {
 			v.FieldByIndex(f.index).Set(x)
 		}

@@ -212,8 +212,9 @@ func (w *nodeWriter) put(n *specs.Node, old []byte, oldKids []string) ([]byte, e
 
 // write stores n, whose stored value was old (nil: absent), parsed as
 // prev, with children oldKids; d is diffChildren(oldKids, n.Children).
-// It returns the value stored. A value equal to old is not put again (a
-// Put of the same bytes still dirties the page).
+// It returns the value stored, never old itself, which nobody changes
+// afterwards. A value equal to old is not put again (a Put of the same
+// bytes still dirties the page).
 func (w *nodeWriter) write(n *specs.Node, old []byte, prev storedNode, oldKids []string, d childrenPatch) ([]byte, error) {
 	plain := *n
 	plain.Children = nil
@@ -240,7 +241,7 @@ func (w *nodeWriter) write(n *specs.Node, old []byte, prev storedNode, oldKids [
 		val = encodeStored(js, sizes, stamp)
 	}
 	if old != nil && bytes.Equal(val, old) {
-		return old, nil
+		return val, nil // old's bytes, but not the transaction's memory: callers may keep it
 	}
 	if err := w.nodes.Put([]byte(n.ID), val); err != nil {
 		return nil, err

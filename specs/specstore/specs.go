@@ -88,7 +88,7 @@ func (s *nodeSource) Get(id string) (*specs.Node, bool) {
 		s.cache[id] = nil
 		return nil, false
 	}
-	s.shared.put(s.specID, id, v, n)
+	s.shared.put(s.specID, id, bytes.Clone(v), n) // v lives as long as the transaction
 	s.cache[id] = n
 	return n, true
 }
@@ -106,8 +106,12 @@ func (s *nodeSource) raw(id string) []byte {
 // clones before editing). A nil cache is disabled.
 type nodeCache struct {
 	mu      sync.Mutex
-	entries map[string]cachedNode
+	entries map[nodeKey]cachedNode
 }
+
+// nodeKey names a cached node (a struct, not a joined string: a lookup
+// builds no key).
+type nodeKey struct{ spec, id string }
 
 type cachedNode struct {
 	raw  []byte
@@ -153,8 +157,9 @@ func (c *headerCache) get(specID string, raw []byte) (h specs.Header, encoded []
 	return specs.Header{}, nil, false
 }
 
-// put keeps h (which nobody may change afterwards) for the stored bytes
-// raw; encoded says that raw is json.Marshal(h).
+// put keeps h and raw (which nobody may change afterwards: raw is not
+// copied) for the stored bytes raw; encoded says that raw is
+// json.Marshal(h).
 func (c *headerCache) put(specID string, raw []byte, h specs.Header, encoded bool) {
 	if raw == nil {
 		return
@@ -164,7 +169,7 @@ func (c *headerCache) put(specID string, raw []byte, h specs.Header, encoded boo
 	if c.entries == nil || len(c.entries) >= maxCachedHeaders {
 		c.entries = make(map[string]cachedHeader)
 	}
-	c.entries[specID] = cachedHeader{raw: bytes.Clone(raw), h: h, encoded: encoded}
+	c.entries[specID] = cachedHeader{raw: raw, h: h, encoded: encoded}
 }
 
 // maxCachedNodes bounds the cache; past it the cache starts over.
@@ -175,7 +180,7 @@ func (c *nodeCache) get(specID, id string, raw []byte) *specs.Node {
 		return nil
 	}
 	c.mu.Lock()
-	e, ok := c.entries[specID+"\x00"+id]
+	e, ok := c.entries[nodeKey{specID, id}]
 	c.mu.Unlock()
 	if ok && bytes.Equal(e.raw, raw) {
 		return e.node
@@ -183,6 +188,8 @@ func (c *nodeCache) get(specID, id string, raw []byte) *specs.Node {
 	return nil
 }
 
+// put keeps n for the stored bytes raw; both are kept as they are (raw is
+// not copied): nobody may change them afterwards.
 func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
 	if c == nil {
 		return
@@ -190,9 +197,9 @@ func (c *nodeCache) put(specID, id string, raw []byte, n *specs.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil || len(c.entries) >= maxCachedNodes {
-		c.entries = make(map[string]cachedNode)
+		c.entries = make(map[nodeKey]cachedNode)
 	}
-	c.entries[specID+"\x00"+id] = cachedNode{raw: append([]byte(nil), raw...), node: n}
+	c.entries[nodeKey{specID, id}] = cachedNode{raw: raw, node: n}
 }
 
 func (s *nodeSource) IDs() []string {
@@ -473,7 +480,7 @@ func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteO
 		if h, err = readHeader(b); err != nil {
 			return nil, h, nil, core.Internal(err)
 		}
-		s.headers.put(specID, raw, h, false)
+		s.headers.put(specID, bytes.Clone(raw), h, false) // raw lives as long as tx
 	}
 	if verr := checkVersion(o, h.Version); verr != nil {
 		return nil, h, nil, verr
@@ -503,7 +510,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 			return err
 		}
 		src := s.newSource(specID, b)
-		sp := specs.NewSpecView(h.Clone(), src)
+		sp := specs.NewSpecView(h, src) // copies h's maps before changing them
 		w := &journalWriter{journalReader: newJournalReader(b)}
 		if err := fn(sp, w); err != nil {
 			return deletedNode(b, specID, err)
@@ -550,7 +557,7 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		if res.Journal, err = appendJournal(b, w.pending); err != nil {
 			return core.Internal(err)
 		}
-		if err := s.putHeader(b, specID, sp.Header, after); err != nil {
+		if err := s.putHeader(b, specID, sp.ShareHeader(), after); err != nil {
 			return core.Internal(err)
 		}
 		return indexSpec(tx, sp.Header, h.Lifecycle)
@@ -568,7 +575,7 @@ func encodeHeaders(before specs.Header, encoded []byte, after specs.Header) ([]b
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := json.Marshal(after)
+	a, err := specs.EncodeHeader(after)
 	return b, a, err
 }
 
@@ -577,22 +584,24 @@ func headerJSON(h specs.Header, encoded []byte) ([]byte, error) {
 	if encoded != nil {
 		return encoded, nil
 	}
-	return json.Marshal(h)
+	return specs.EncodeHeader(h)
 }
 
 // putHeader stores h, given encoded as raw (nil: encode it here), and
-// writes it through to the header cache.
+// writes it through to the header cache, which keeps h and raw as they
+// are: nobody may change h's maps or raw afterwards (a view's header
+// given by Spec.ShareHeader).
 func (s *Repo) putHeader(b bucketstore.Bucket, specID string, h specs.Header, raw []byte) error {
 	if raw == nil {
 		var err error
-		if raw, err = json.Marshal(h); err != nil {
+		if raw, err = specs.EncodeHeader(h); err != nil {
 			return err
 		}
 	}
 	if err := b.Put(keyHeader, raw); err != nil {
 		return err
 	}
-	s.headers.put(specID, raw, h.Clone(), true)
+	s.headers.put(specID, raw, h, true)
 	return nil
 }
 
