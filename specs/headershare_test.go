@@ -2,6 +2,7 @@ package specs
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
@@ -97,5 +98,30 @@ func TestRefusedMutationRestoresHeader(t *testing.T) {
 	}
 	if got := headerJSONOf(t, h); got != before {
 		t.Fatalf("shared header changed:\n%s\nwant\n%s", got, before)
+	}
+}
+
+// A mutation that writes the header's metadata and then fails leaves a
+// view whose maps were its own as it was: the undo log keeps the maps
+// without copying them, so the mutation's first write must copy them.
+func TestFailedMutationAfterMetadataWriteRestoresOwnHeader(t *testing.T) {
+	h, _ := sharedHeader(t)
+	s := NewSpecView(h, nil)
+	if err := UpdateFrontmatter(s, "description", "own"); err != nil { // the view's maps are its own now
+		t.Fatal(err)
+	}
+	owned := headerJSONOf(t, s.Header)
+	refused := errors.New("refused after the write")
+	err := func() (err error) {
+		defer s.mutate(&err)()
+		s.headerMeta()["description"] = "never kept"
+		s.headerMeta()["nested"] = map[string]any{"k": "changed"}
+		return refused
+	}()
+	if !errors.Is(err, refused) {
+		t.Fatalf("mutation answered %v", err)
+	}
+	if got := headerJSONOf(t, s.Header); got != owned {
+		t.Fatalf("view's own header after a failed mutation:\n%s\nwant\n%s", got, owned)
 	}
 }
