@@ -547,58 +547,11 @@ func (t *txn) commitOnce() error {
 	if len(t.writes) == 0 {
 		return nil
 	}
-	var cmps []clientv3.Cmp
-	exact := t.rev == 0 // the point guards below are not written then
-	if t.rev == 0 {
-		if len(t.guessed) > t.s.maxCompares() {
-			// Too many guesses to guard one by one (nothing else can
-			// guard them: nothing was read): run again, reading them
-			// from the cluster.
-			return errConflict
-		}
-		// Nothing was read (so no snapshot saw !pending): the write is
-		// still guarded on no change being pending, which it would
-		// otherwise land under and the roll-forward overwrite.
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.s.pendingKey), "=", 0))
-	} else {
-		for k, mod := range t.points {
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", mod))
-		}
-		for start, end := range t.ranges {
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
-		}
-		if len(cmps) > t.s.maxCompares() {
-			if len(t.guessed) > 0 && len(t.guessed)+3 > t.s.maxCompares() {
-				// Too many guesses to guard one by one beside the
-				// prefix's guard (and !pending's, which comes with
-				// them): run again, reading them from the cluster.
-				return errConflict
-			}
-			exact = true // the guesses predate t.rev: guard them one by one
-			p, staged := t.s.root, t.s.root+stagedName
-			cmps = []clientv3.Cmp{
-				clientv3.Compare(clientv3.ModRevision(p), "<", t.rev+1).WithRange(staged),
-				clientv3.Compare(clientv3.ModRevision(clientv3.GetPrefixRangeEnd(staged)), "<", t.rev+1).WithRange(clientv3.GetPrefixRangeEnd(p)),
-			}
-		}
+	cmps, err := t.commitGuards()
+	if err != nil {
+		return err
 	}
-	cmps = append(cmps, t.guessGuards(exact, t.rev != 0)...)
-	var ops []clientv3.Op
-	size := 0
-	sort.Strings(t.order)
-	for _, k := range t.order {
-		w := t.writes[k]
-		if w == nil {
-			ops = append(ops, clientv3.OpDelete(k))
-			size += len(k) + 8
-			continue
-		}
-		ops = append(ops, clientv3.OpPut(k, string(*w)))
-		size += len(k) + len(*w) + 8
-	}
-	for _, c := range cmps {
-		size += len(c.KeyBytes()) + 32
-	}
+	ops, size := t.etcdOps(cmps)
 	if !t.s.fits(len(ops), size) {
 		return t.commitLarge(cmps, t.ops())
 	}
@@ -618,6 +571,87 @@ func (t *txn) commitOnce() error {
 	t.s.noteRevision(resp.Header.Revision)
 	t.committed(resp.Header.Revision)
 	return nil
+}
+
+// commitGuards returns the compares that guard the commit of a transaction
+// with writes. One that read nothing (t.rev == 0) is guarded on
+// !pending's absence and each guess's exact mod revision; one that read
+// is guarded by readGuards, then the guesses (see guessGuards).
+// errConflict, nothing guarded, when the guesses are too many to guard
+// one by one: the batch runs again, reading them from the cluster.
+func (t *txn) commitGuards() ([]clientv3.Cmp, error) {
+	if t.rev != 0 {
+		cmps, exact, err := t.readGuards()
+		if err != nil {
+			return nil, err
+		}
+		return append(cmps, t.guessGuards(exact, true)...), nil
+	}
+	if len(t.guessed) > t.s.maxCompares() {
+		// Too many guesses to guard one by one (nothing else can
+		// guard them: nothing was read): run again, reading them
+		// from the cluster.
+		return nil, errConflict
+	}
+	// Nothing was read (so no snapshot saw !pending): the write is
+	// still guarded on no change being pending, which it would
+	// otherwise land under and the roll-forward overwrite.
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(t.s.pendingKey), "=", 0)}
+	return append(cmps, t.guessGuards(true, false)...), nil
+}
+
+// readGuards returns the guards of what a transaction read at t.rev:
+// each point read's exact mod revision and each range's "unchanged since
+// t.rev", or, when those exceed one transaction's compares, the whole
+// root but its staged area unchanged since t.rev. exact reports whether
+// the guesses (which predate t.rev, so the root's guard does not cover
+// them) must then be guarded one by one; errConflict when they are too
+// many for that beside the root's guards and !pending's.
+func (t *txn) readGuards() (cmps []clientv3.Cmp, exact bool, err error) {
+	for k, mod := range t.points {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", mod))
+	}
+	for start, end := range t.ranges {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(start), "<", t.rev+1).WithRange(end))
+	}
+	if len(cmps) <= t.s.maxCompares() {
+		return cmps, false, nil
+	}
+	if len(t.guessed) > 0 && len(t.guessed)+3 > t.s.maxCompares() {
+		// Too many guesses to guard one by one beside the
+		// prefix's guard (and !pending's, which comes with
+		// them): run again, reading them from the cluster.
+		return nil, false, errConflict
+	}
+	// The guesses predate t.rev: guard them one by one.
+	p, staged := t.s.root, t.s.root+stagedName
+	return []clientv3.Cmp{
+		clientv3.Compare(clientv3.ModRevision(p), "<", t.rev+1).WithRange(staged),
+		clientv3.Compare(clientv3.ModRevision(clientv3.GetPrefixRangeEnd(staged)), "<", t.rev+1).WithRange(clientv3.GetPrefixRangeEnd(p)),
+	}, true, nil
+}
+
+// etcdOps sorts the buffered writes' keys (t.order) and returns them as
+// etcd operations in that order, with the estimated size of a
+// transaction of them guarded by cmps (see Store.fits).
+func (t *txn) etcdOps(cmps []clientv3.Cmp) ([]clientv3.Op, int) {
+	var ops []clientv3.Op
+	size := 0
+	sort.Strings(t.order)
+	for _, k := range t.order {
+		w := t.writes[k]
+		if w == nil {
+			ops = append(ops, clientv3.OpDelete(k))
+			size += len(k) + 8
+			continue
+		}
+		ops = append(ops, clientv3.OpPut(k, string(*w)))
+		size += len(k) + len(*w) + 8
+	}
+	for _, c := range cmps {
+		size += len(c.KeyBytes()) + 32
+	}
+	return ops, size
 }
 
 // ops lists the buffered writes in key order, keys relative to the root.

@@ -238,6 +238,19 @@ func (s *span) advance(rev int64, order []string, writes map[string]*[]byte) *gu
 	if !s.guessable || s.mods == nil {
 		return nil
 	}
+	mods, vals := s.guessMaps()
+	s.applyWrites(mods, vals, rev, order, writes)
+	if !s.fetchAll && !s.valued && s.end != clientv3.GetPrefixRangeEnd(s.start) && len(mods) <= maxBatch {
+		return nil // the history's known start runs short: read it again
+	}
+	return &guessSpan{start: s.start, end: s.end, mods: mods, vals: vals, fetchAll: s.fetchAll}
+}
+
+// guessMaps returns the maps a guess of s starts from: its mod revisions
+// (s.mods itself for a guessed keys-only span, whose map changes in
+// place; else a copy, since a listing may be shared by nodeSnapshots)
+// and, for a valued span, a copy of its values by those keys (else nil).
+func (s *span) guessMaps() (map[string]int64, map[string][]byte) {
 	mods := s.mods
 	if !s.guessed || s.valued {
 		mods = make(map[string]int64, len(s.mods)+8) // a listing may be shared (nodeSnapshots)
@@ -245,13 +258,21 @@ func (s *span) advance(rev int64, order []string, writes map[string]*[]byte) *gu
 			mods[k] = m
 		}
 	}
-	var vals map[string][]byte
-	if s.valued {
-		vals = make(map[string][]byte, len(mods))
-		for k := range mods {
-			vals[k] = s.vals[k]
-		}
+	if !s.valued {
+		return mods, nil
 	}
+	vals := make(map[string][]byte, len(mods))
+	for k := range mods {
+		vals[k] = s.vals[k]
+	}
+	return mods, vals
+}
+
+// applyWrites applies to mods and vals (nil for a keys-only span) the
+// writes (keys in order) of a commit at revision rev that fall in s: a
+// delete removes the key, a put sets its mod revision to rev and its
+// value.
+func (s *span) applyWrites(mods map[string]int64, vals map[string][]byte, rev int64, order []string, writes map[string]*[]byte) {
 	for _, k := range order {
 		if !s.has(k) {
 			continue
@@ -266,10 +287,6 @@ func (s *span) advance(rev int64, order []string, writes map[string]*[]byte) *gu
 			}
 		}
 	}
-	if !s.fetchAll && !s.valued && s.end != clientv3.GetPrefixRangeEnd(s.start) && len(mods) <= maxBatch {
-		return nil // the history's known start runs short: read it again
-	}
-	return &guessSpan{start: s.start, end: s.end, mods: mods, vals: vals, fetchAll: s.fetchAll}
 }
 
 // drop forgets the guess of the spec at path, and pauses guessing it.
@@ -375,18 +392,13 @@ func (t *txn) openSpec(id string) {
 		return
 	}
 	p := t.s.specsRoot + "/" + id
-	if t.writable {
-		if g := t.s.guesses.get(p); g != nil {
-			t.specs[id] = g.read(p)
-			return
-		}
+	if g := t.specGuess(p); g != nil {
+		t.specs[id] = g.read(p)
+		return
 	}
 	marker := t.s.specsRoot + sepBucket + id
 	nodes := p + "/nodes" + sepKey
-	snap := t.s.snaps.get(nodes)
-	if snap != nil && t.rev != 0 && !snap.usableAt(t.rev) {
-		snap = nil // newer than this transaction's snapshot: of no use to it
-	}
+	snap := t.usableSnapshot(nodes)
 	ops := []clientv3.Op{
 		clientv3.OpGet(marker, t.readOpts()...),
 		clientv3.OpGet(p+sepKey, t.readOpts(clientv3.WithRange(p+"\x03"))...),
@@ -404,31 +416,13 @@ func (t *txn) openSpec(id string) {
 	}
 	resp := t.readTxn(ops)
 	sp := &specRead{path: p}
-	valued := func(i int, start, end string) {
-		s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}, valued: true, guessable: t.writable}
-		for _, kv := range resp.Responses[i].GetResponseRange().Kvs {
-			k, v := string(kv.Key), kv.Value
-			if v == nil {
-				v = []byte{}
-			}
-			s.mods[k], s.vals[k] = kv.ModRevision, v
-			t.s.vals.put(k, kv.ModRevision, v)
-		}
-		sp.spans = append(sp.spans, s)
-	}
-	valued(0, marker, marker+"\x00")
-	valued(1, p+sepKey, p+"\x03")
+	sp.spans = append(sp.spans,
+		t.valuedSpan(marker, marker+"\x00", resp.Responses[0].GetResponseRange()),
+		t.valuedSpan(p+sepKey, p+"\x03", resp.Responses[1].GetResponseRange()))
 	if t.writable {
-		valued(2, seq, seq+"\x00")
-		r := resp.Responses[3].GetResponseRange()
-		s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), mods: map[string]int64{}, vals: map[string][]byte{}, guessable: true}
-		for _, kv := range r.Kvs {
-			s.mods[string(kv.Key)] = kv.ModRevision
-		}
-		if r.More {
-			s.end = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00" // known up to the last key returned
-		}
-		sp.spans = append(sp.spans, s)
+		sp.spans = append(sp.spans,
+			t.valuedSpan(seq, seq+"\x00", resp.Responses[2].GetResponseRange()),
+			historySpan(hist, resp.Responses[3].GetResponseRange()))
 	}
 	ns := &span{start: nodes, end: clientv3.GetPrefixRangeEnd(nodes), vals: map[string][]byte{}, fetchAll: true, guessable: t.writable}
 	// A first (linearizable) read never answers a revision older than one
@@ -438,6 +432,58 @@ func (t *txn) openSpec(id string) {
 	}
 	sp.spans = append(sp.spans, ns)
 	t.specs[id] = sp
+}
+
+// specGuess returns the guess of the spec at path for a writable
+// transaction, or nil (read-only transactions never guess).
+func (t *txn) specGuess(path string) *specGuess {
+	if !t.writable {
+		return nil
+	}
+	return t.s.guesses.get(path)
+}
+
+// usableSnapshot returns the node snapshot of the nodes range starting at
+// nodes, or nil when there is none or it is newer than the transaction's
+// snapshot (of no use to it). Before the first read (t.rev == 0) any
+// snapshot is returned; openSpec checks it again at the revision read.
+func (t *txn) usableSnapshot(nodes string) *nodeSnapshot {
+	snap := t.s.snaps.get(nodes)
+	if snap != nil && t.rev != 0 && !snap.usableAt(t.rev) {
+		return nil // newer than this transaction's snapshot: of no use to it
+	}
+	return snap
+}
+
+// valuedSpan is the span [start, end) with the keys, values (an empty
+// value for a nil one) and mod revisions r listed, which it also puts in
+// the value cache. Guessable in a writable transaction.
+func (t *txn) valuedSpan(start, end string, r *etcdserverpb.RangeResponse) *span {
+	s := &span{start: start, end: end, mods: map[string]int64{}, vals: map[string][]byte{}, valued: true, guessable: t.writable}
+	for _, kv := range r.Kvs {
+		k, v := string(kv.Key), kv.Value
+		if v == nil {
+			v = []byte{}
+		}
+		s.mods[k], s.vals[k] = kv.ModRevision, v
+		t.s.vals.put(k, kv.ModRevision, v)
+	}
+	return s
+}
+
+// historySpan is the keys-only span of the history under hist with the
+// keys and mod revisions r listed. r is limited (maxBatch+1 keys): when
+// it has more, the span ends after the last key returned, the part of
+// the history known.
+func historySpan(hist string, r *etcdserverpb.RangeResponse) *span {
+	s := &span{start: hist, end: clientv3.GetPrefixRangeEnd(hist), mods: map[string]int64{}, vals: map[string][]byte{}, guessable: true}
+	for _, kv := range r.Kvs {
+		s.mods[string(kv.Key)] = kv.ModRevision
+	}
+	if r.More {
+		s.end = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00" // known up to the last key returned
+	}
+	return s
 }
 
 // mergeNodes applies the nodes changed since snap (keys and mod revisions

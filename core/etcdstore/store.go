@@ -627,36 +627,19 @@ func (s *Store) runBatch(batch []*writeReq) {
 	op, cancel := context.WithDeadline(context.WithoutCancel(batch[0].op), maxDeadline(batch))
 	defer cancel()
 	results := make([]error, len(batch))
-	answer := func(err error) {
-		for i, r := range batch {
-			if err != nil {
-				r.finish(s.classify(r.ctx, err))
-			} else {
-				r.finish(results[i])
-			}
-		}
-	}
 	for attempt := 0; ; attempt++ {
 		t := s.newTxn(op, true)
 		var live int
 		batch, live = s.runFns(t, batch, results)
 		results = results[:len(batch)]
-		err := t.err
-		switch {
-		case err == nil && live > 0 && len(t.writes) > 0:
-			err = t.commit()
-		case err == nil:
-			// Every fn failed, or none wrote anything: nothing commits to
-			// guard what they read, so were their guesses current?
-			err = t.checkGuesses()
-		}
+		err := t.settle(live)
 		if err == nil {
-			answer(nil)
+			s.answer(batch, results, nil)
 			return
 		}
 		if pe, ok := err.(*pendingError); ok && attempt < s.opts.MaxRetries {
 			if err := s.rollForward(op, pe); err != nil {
-				answer(err)
+				s.answer(batch, results, err)
 				return
 			}
 			continue
@@ -680,9 +663,37 @@ func (s *Store) runBatch(batch []*writeReq) {
 			}
 			return
 		}
-		answer(err)
+		s.answer(batch, results, err)
 		return
 	}
+}
+
+// answer finishes every request of batch: each with err as its caller
+// is told it (see classify) when err is not nil, else each with its own
+// fn's result (results, by position in batch).
+func (s *Store) answer(batch []*writeReq, results []error, err error) {
+	for i, r := range batch {
+		if err != nil {
+			r.finish(s.classify(r.ctx, err))
+		} else {
+			r.finish(results[i])
+		}
+	}
+}
+
+// settle ends a batch's transaction t once its fns ran, live of them
+// with their writes in t: t's error when it failed; else the commit of
+// its writes when a live fn left any; else, every fn failed or none wrote
+// anything, so nothing commits to guard what they read, the check that
+// their guesses were current (checkGuesses).
+func (t *txn) settle(live int) error {
+	if t.err != nil {
+		return t.err
+	}
+	if live > 0 && len(t.writes) > 0 {
+		return t.commit()
+	}
+	return t.checkGuesses()
 }
 
 // runFns runs the fns of batch over t in order, each from its own
