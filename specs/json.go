@@ -76,19 +76,19 @@ func (n Node) marshal(internal bool) ([]byte, error) {
 	// write them (see jsonenc.go).
 	b := make([]byte, 0, 256)
 	b = append(b, `{"type":`...)
-	b = appendJSONString(b, string(n.Type))
+	b = AppendJSONString(b, string(n.Type))
 	b = append(b, `,"title":`...)
-	b = appendJSONString(b, n.Title)
+	b = AppendJSONString(b, n.Title)
 	b = append(b, `,"status":`...)
-	b = appendJSONString(b, string(n.Status))
+	b = AppendJSONString(b, string(n.Status))
 	b = append(b, `,"parent":`...)
 	if n.Parent != "" {
-		b = appendJSONString(b, n.Parent)
+		b = AppendJSONString(b, n.Parent)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"children":`...)
-	b = appendJSONStrings(b, n.Children)
+	b = AppendJSONStrings(b, n.Children)
 	b = append(b, `,"total_tasks":`...)
 	b = strconv.AppendInt(b, int64(n.TotalTasks), 10)
 	b = append(b, `,"completed_tasks":`...)
@@ -99,11 +99,11 @@ func (n Node) marshal(internal bool) ([]byte, error) {
 		return nil, err
 	}
 	b = append(b, `,"dependencies":{"blocks":`...)
-	b = appendJSONStrings(b, n.Dependencies.Blocks)
+	b = AppendJSONStrings(b, n.Dependencies.Blocks)
 	b = append(b, `,"blocked_by":`...)
-	b = appendJSONStrings(b, n.Dependencies.BlockedBy)
+	b = AppendJSONStrings(b, n.Dependencies.BlockedBy)
 	b = append(b, `,"depends":`...)
-	b = appendJSONStrings(b, n.Dependencies.Depends)
+	b = AppendJSONStrings(b, n.Dependencies.Depends)
 	b = append(b, "}}"...)
 	return appendExtra(b, n.Extra, knownNodeKeys)
 }

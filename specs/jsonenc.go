@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 )
 
 // This file writes nodes and headers as encoding/json's Marshal writes
@@ -29,7 +28,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 	case []string:
 		if t != nil {
-			return appendJSONStrings(b, t), nil
+			return AppendJSONStrings(b, t), nil
 		}
 	default:
 		if out, ok := appendJSONScalar(b, v); ok {
@@ -51,7 +50,7 @@ func appendJSONScalar(b []byte, v any) ([]byte, bool) {
 	case nil:
 		return append(b, "null"...), true
 	case string:
-		return appendJSONString(b, t), true
+		return AppendJSONString(b, t), true
 	case bool:
 		return strconv.AppendBool(b, t), true
 	case float64:
@@ -99,7 +98,7 @@ func appendJSONObject(b []byte, m map[string]any, skip string) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ':')
 		var err error
 		if b, err = appendJSON(b, m[k]); err != nil {
@@ -109,25 +108,26 @@ func appendJSONObject(b []byte, m map[string]any, skip string) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendJSONStrings appends list as a JSON array ([] for nil).
-func appendJSONStrings(b []byte, list []string) []byte {
+// AppendJSONStrings appends list as json.Marshal encodes it, byte for
+// byte, except that nil is written [] (not null).
+func AppendJSONStrings(b []byte, list []string) []byte {
 	b = append(b, '[')
 	for i, s := range list {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = AppendJSONString(b, s)
 	}
 	return append(b, ']')
 }
 
-// appendJSONString appends s quoted as json.Marshal writes it: plain when
-// every byte is printable ASCII that needs no escape (nor HTML escape),
-// else by encoding/json itself.
-func appendJSONString(b []byte, s string) []byte {
+// AppendJSONString appends s as json.Marshal encodes it, byte for byte:
+// quoted as it is when every byte is printable ASCII that needs no escape
+// (", \ and the HTML characters <, > and & do), else by encoding/json
+// itself (control characters, non-ASCII, invalid UTF-8).
+func AppendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSON[s[i]] {
 			raw, _ := json.Marshal(s) // a string always encodes
 			return append(b, raw...)
 		}
@@ -136,6 +136,15 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// plainJSON holds the bytes a JSON string holds as they are (see
+// AppendJSONString).
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendJSONFloat appends a finite f as encoding/json writes a float64:
 // like ES6, %f for 1e-6 <= |f| < 1e21 (and 0), else %e with a
@@ -166,18 +175,18 @@ func EncodeHeader(h Header) ([]byte, error) {
 	}
 	b := make([]byte, 0, 512)
 	b = append(b, `{"spec_id":`...)
-	b = appendJSONString(b, h.SpecID)
+	b = AppendJSONString(b, h.SpecID)
 	b = append(b, `,"title":`...)
-	b = appendJSONString(b, h.Title)
+	b = AppendJSONString(b, h.Title)
 	b = append(b, `,"generated":`...)
-	b = appendJSONString(b, h.Generated)
+	b = AppendJSONString(b, h.Generated)
 	b = append(b, `,"last_updated":`...)
-	b = appendJSONString(b, h.LastUpdated)
+	b = AppendJSONString(b, h.LastUpdated)
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, h.Version, 10)
 	if h.Lifecycle != "" {
 		b = append(b, `,"lifecycle":`...)
-		b = appendJSONString(b, string(h.Lifecycle))
+		b = AppendJSONString(b, string(h.Lifecycle))
 	}
 	b = append(b, `,"metadata":`...)
 	var err error
@@ -185,12 +194,12 @@ func EncodeHeader(h Header) ([]byte, error) {
 		return nil, err
 	}
 	b = append(b, `,"status":`...)
-	b = appendJSONString(b, string(h.Status))
+	b = AppendJSONString(b, string(h.Status))
 	b = append(b, `,"progress_percentage":`...)
 	b = strconv.AppendInt(b, int64(h.ProgressPercentage), 10)
 	if h.CurrentPhase != "" {
 		b = append(b, `,"current_phase":`...)
-		b = appendJSONString(b, h.CurrentPhase)
+		b = AppendJSONString(b, h.CurrentPhase)
 	}
 	b = append(b, `,"total_tasks":`...)
 	b = strconv.AppendInt(b, int64(h.TotalTasks), 10)

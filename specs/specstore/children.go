@@ -373,7 +373,7 @@ func splitChunks(n int) []int {
 
 // encodeIDs is json.Marshal(ids) for a non-nil list, byte for byte,
 // without reflection: one allocation of the exact size for the usual ids
-// (see appendJSONString).
+// (see specs.AppendJSONString).
 func encodeIDs(ids []string) []byte {
 	size := 2
 	for _, id := range ids {
@@ -383,38 +383,4 @@ func encodeIDs(ids []string) []byte {
 }
 
 // appendIDs appends json.Marshal(ids) of a non-nil list.
-func appendIDs(out []byte, ids []string) []byte {
-	out = append(out, '[')
-	for i, id := range ids {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = appendJSONString(out, id)
-	}
-	return append(out, ']')
-}
-
-// appendJSONString appends s as encoding/json encodes a string: quoted as
-// it is when it holds only printable ASCII that needs no escape (", \ and
-// the HTML characters <, > and & do); anything else through json.Marshal
-// (control characters, non-ASCII, invalid UTF-8).
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if !plainJSON[s[i]] {
-			b, _ := json.Marshal(s) // a string always encodes
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
-
-// plainJSON holds the bytes a JSON string holds as they are (see
-// appendJSONString).
-var plainJSON = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
+func appendIDs(out []byte, ids []string) []byte { return specs.AppendJSONStrings(out, ids) }

@@ -199,12 +199,12 @@ func encodeHistoryRecord(rec historyRecord, changes []nodeBefore) ([]byte, error
 	}
 	out := append(make([]byte, 0, size), `{"version":`...)
 	out = strconv.AppendInt(out, rec.Version, 10)
-	out = appendJSONString(append(out, `,"timestamp":`...), rec.Timestamp)
+	out = specs.AppendJSONString(append(out, `,"timestamp":`...), rec.Timestamp)
 	if rec.Action != "" {
-		out = appendJSONString(append(out, `,"action":`...), rec.Action)
+		out = specs.AppendJSONString(append(out, `,"action":`...), rec.Action)
 	}
 	if rec.Author != "" {
-		out = appendJSONString(append(out, `,"author":`...), rec.Author)
+		out = specs.AppendJSONString(append(out, `,"author":`...), rec.Author)
 	}
 	out, err := appendRawJSON(append(out, `,"header_before":`...), rec.HeaderBefore)
 	if err != nil {
@@ -216,7 +216,7 @@ func encodeHistoryRecord(rec historyRecord, changes []nodeBefore) ([]byte, error
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = append(appendJSONString(out, c.id), ':')
+		out = append(specs.AppendJSONString(out, c.id), ':')
 		if out, err = appendRawJSON(out, c.record); err != nil {
 			return nil, err
 		}
@@ -238,7 +238,7 @@ func appendChildrenBefore(out []byte, changes []nodeBefore) []byte {
 		} else {
 			out = append(out, ',')
 		}
-		out = c.patch.appendJSON(append(appendJSONString(out, c.id), ':'))
+		out = c.patch.appendJSON(append(specs.AppendJSONString(out, c.id), ':'))
 	}
 	if !first {
 		out = append(out, '}')
