@@ -40,6 +40,18 @@ func dump(t *testing.T, s *Store) map[string]string {
 	return got
 }
 
+// keptThenRefused checks a batch of two fns whose first put other=kept
+// and whose second was refused: the answers are nil and errRefused, and s
+// holds before plus the first fn's write (what names the moment).
+func keptThenRefused(t *testing.T, s *Store, errs []error, before map[string]string, what string) {
+	t.Helper()
+	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
+		t.Fatalf("%s: the batch answered %v, want the first fn kept and the second refused", what, errs)
+	}
+	before["other"] = "kept"
+	sameAs(t, s, before, what)
+}
+
 // sameAs fails unless the scratch bucket reads as want.
 func sameAs(t *testing.T, s *Store, want map[string]string, what string) {
 	t.Helper()
@@ -82,11 +94,7 @@ func TestBatchUndoRestoresTheFirstValue(t *testing.T) {
 			return errRefused
 		},
 	)
-	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
-		t.Fatalf("answers %v, want nil and the failing fn's own error", errs)
-	}
-	before["other"] = "kept"
-	sameAs(t, s, before, "after the failed fn")
+	keptThenRefused(t, s, errs, before, "after the failed fn")
 }
 
 // TestBatchUndoBeyondTheDedupWindow: a key written again after more than
@@ -114,11 +122,7 @@ func TestBatchUndoBeyondTheDedupWindow(t *testing.T) {
 			return errRefused
 		},
 	)
-	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
-		t.Fatalf("answers %v", errs)
-	}
-	before["other"] = "kept"
-	sameAs(t, s, before, "after the failed fn")
+	keptThenRefused(t, s, errs, before, "after the failed fn")
 }
 
 // TestBatchUndoRemovesCreatedBuckets: buckets a failed fn created —
@@ -176,11 +180,7 @@ func TestBatchUndoRemovesCreatedBuckets(t *testing.T) {
 			return errRefused
 		},
 	)
-	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
-		t.Fatalf("answers %v", errs)
-	}
-	before["other"] = "kept"
-	sameAs(t, s, before, "after the failed fn")
+	keptThenRefused(t, s, errs, before, "after the failed fn")
 }
 
 // TestBatchUndoSurvivesAFailedWrite: a write the engine refuses (a Put on
@@ -353,11 +353,7 @@ func TestBatchReadsAndUndoMatchBbolt(t *testing.T) {
 			func(tx bucketstore.Tx) error { return tx.Bucket(scratchBucket).Put([]byte("other"), []byte("kept")) },
 			mix(seed),
 		)
-		if errs[0] != nil || !errors.Is(errs[1], errRefused) {
-			t.Fatalf("seed %d answered %v", seed, errs)
-		}
-		before["other"] = "kept"
-		sameAs(t, s, before, fmt.Sprintf("after the failed mix of seed %d", seed))
+		keptThenRefused(t, s, errs, before, fmt.Sprintf("after the failed mix of seed %d", seed))
 		errs, _ = batchOf(t, s, nil, mix(seed))
 		if !errors.Is(errs[0], errRefused) {
 			t.Fatalf("seed %d, lone, answered %v", seed, errs)
@@ -396,11 +392,7 @@ func TestBatchUndoInsideACreatedBucketReachedTwice(t *testing.T) {
 			return errRefused
 		},
 	)
-	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
-		t.Fatalf("the batch answered %v, want the first fn kept and the second refused", errs)
-	}
-	before["other"] = "kept"
-	sameAs(t, s, before, "after the failed fn")
+	keptThenRefused(t, s, errs, before, "after the failed fn")
 }
 
 // TestBatchUndoOfAnEmptyKeyDelete: deleting the empty key (which bbolt
@@ -422,9 +414,5 @@ func TestBatchUndoOfAnEmptyKeyDelete(t *testing.T) {
 			return errRefused
 		},
 	)
-	if errs[0] != nil || !errors.Is(errs[1], errRefused) {
-		t.Fatalf("the batch answered %v, want the first fn kept and the second refused", errs)
-	}
-	before["other"] = "kept"
-	sameAs(t, s, before, "after the failed fn")
+	keptThenRefused(t, s, errs, before, "after the failed fn")
 }
