@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -109,7 +110,49 @@ func e2eClient(t testing.TB, url string) *client.Client {
 	return c
 }
 
-func TestEtcdClusterEndToEnd(t *testing.T) {
+// failureLog is a testing.TB that also keeps its Error and Fatal messages,
+// so a long run can repeat them at the very end of its output (after the
+// members' and servers' logs), where a reader of only the output's tail
+// (a CI summary) still sees why it failed.
+type failureLog struct {
+	testing.TB
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (f *failureLog) keep(msg string) {
+	f.mu.Lock()
+	f.msgs = append(f.msgs, msg)
+	f.mu.Unlock()
+}
+
+func (f *failureLog) Errorf(format string, args ...any) {
+	f.TB.Helper()
+	f.keep(fmt.Sprintf(format, args...))
+	f.TB.Errorf(format, args...)
+}
+
+func (f *failureLog) Fatalf(format string, args ...any) {
+	f.TB.Helper()
+	f.keep(fmt.Sprintf(format, args...))
+	f.TB.Fatalf(format, args...)
+}
+
+func (f *failureLog) Fatal(args ...any) {
+	f.TB.Helper()
+	f.keep(fmt.Sprint(args...))
+	f.TB.Fatal(args...)
+}
+
+// failures is every kept message, one per line.
+func (f *failureLog) failures() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.msgs, "\n")
+}
+
+func TestEtcdClusterEndToEnd(tt *testing.T) {
+	t := &failureLog{TB: tt}
 	if os.Getenv("SPECD_ETCD_E2E") != "1" {
 		t.Skip("set SPECD_ETCD_E2E=1 (make e2e-etcd) to run the 3-member cluster run")
 	}
@@ -123,11 +166,12 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 		if t.Failed() {
 			for _, n := range []string{"m1", "m2", "m3", "s1", "s2", "s3"} {
 				b, _ := os.ReadFile(filepath.Join(logs, n+".log"))
-				if len(b) > 3000 {
-					b = b[len(b)-3000:]
+				if len(b) > 1500 {
+					b = b[len(b)-1500:]
 				}
 				t.Logf("--- %s.log ---\n%s", n, b)
 			}
+			t.Logf("--- why it failed (each message above, again) ---\n%s", t.failures())
 		}
 	}()
 
@@ -294,6 +338,10 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 			errs[n] = agent(n, c)
 			if errs[n] != nil {
 				dead[n].Store(true)
+			} else {
+				// Finished (spec complete): nothing actionable left for it,
+				// so the reset below need not wait for it.
+				idle[n].Store(true)
 			}
 		}()
 	}
@@ -326,7 +374,7 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 			}
 		}
 		if all {
-			env, err := e2eCall(control, 40*time.Second, "task", map[string]any{"action": "reset-batch", "spec_id": specID, "threshold_hours": 0})
+			env, err := waitedCall(control, "task", map[string]any{"action": "reset-batch", "spec_id": specID, "threshold_hours": 0}, "RATE_LIMIT_EXCEEDED", "UNAVAILABLE", "CONFLICT")
 			if err != nil || env["success"] != true {
 				t.Fatalf("reset-batch: %v %v", err, env)
 			}
@@ -432,12 +480,12 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 	// Kill a second member: no quorum. Calls answer UNAVAILABLE (not hang).
 	members[1].kill()
 	t0 := time.Now()
-	env, err := e2eCall(control, 40*time.Second, "task", map[string]any{"action": "next", "spec_id": specID})
+	env, err := waitedCall(control, "task", map[string]any{"action": "next", "spec_id": specID}, "RATE_LIMIT_EXCEEDED")
 	if err != nil || errorCode(env) != "UNAVAILABLE" {
 		t.Fatalf("without quorum: want UNAVAILABLE, got %v %v", err, env)
 	}
 	t.Logf("without quorum: UNAVAILABLE after %v: %v", time.Since(t0).Round(time.Millisecond), data(env))
-	if h, _ := e2eCall(control, 40*time.Second, "health", map[string]any{"action": "readiness"}); data(h)["ready"] == true {
+	if h, _ := waitedCall(control, "health", map[string]any{"action": "readiness"}, "RATE_LIMIT_EXCEEDED"); data(h)["ready"] == true {
 		t.Errorf("health reports ready without quorum: %v", h)
 	}
 	// The members return: the servers recover by themselves.
@@ -456,6 +504,21 @@ func TestEtcdClusterEndToEnd(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("recovered %v after the members were restarted", time.Since(t0).Round(time.Millisecond))
+}
+
+// waitedCall is e2eCall that, like an agent told to, waits out the refusals
+// whose error code is in retry (up to 100 of them) and sends the same call
+// again. The control client shares its server's rate bucket (key anonymous)
+// with that server's polling agents, so even a single control call can be
+// refused RATE_LIMIT_EXCEEDED and must wait as told.
+func waitedCall(c *client.Client, tool string, args map[string]any, retry ...string) (map[string]any, error) {
+	for try := 0; ; try++ {
+		env, err := e2eCall(c, 40*time.Second, tool, args)
+		if err != nil || env["success"] == true || try == 100 || !slices.Contains(retry, errorCode(env)) {
+			return env, err
+		}
+		time.Sleep(retryAfter(env))
+	}
 }
 
 // retryAfter is how long an agent waits before retrying a refused call: the
