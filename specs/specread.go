@@ -135,7 +135,8 @@ func FixSpecWith(sp *Spec, o FixOptions) FixResult {
 }
 
 // ApplyDocument makes the view equal to doc, editing only the nodes that
-// differ, and recomputes the rollups.
+// differ, and recomputes the rollups. The view keeps copies of what it
+// takes from doc: editing doc afterwards does not change the view.
 func ApplyDocument(sp *Spec, doc *Document) {
 	want := map[string]bool{}
 	for id, n := range doc.Hierarchy {
@@ -156,7 +157,9 @@ func ApplyDocument(sp *Spec, doc *Document) {
 		}
 	}
 	h := sp.Header
-	h.Title, h.Metadata, h.Status, h.ProgressPercentage, h.CurrentPhase = doc.Title, doc.Metadata, doc.Status, doc.ProgressPercentage, doc.CurrentPhase
+	// The view owns a copy of the metadata: the caller may go on editing
+	// doc (FixResult.Document), and the header may be shared (ShareHeader).
+	h.Title, h.Metadata, h.Status, h.ProgressPercentage, h.CurrentPhase = doc.Title, cloneMap(doc.Metadata), doc.Status, doc.ProgressPercentage, doc.CurrentPhase
 	h.Generated, h.LastUpdated = doc.Generated, doc.LastUpdated
 	sp.Header = h
 	// Rebuild the store's rollup summaries of the nodes just replaced.

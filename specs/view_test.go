@@ -265,3 +265,22 @@ func TestMutationsTouchFewNodesInABigSpec(t *testing.T) {
 		t.Errorf("remove: %v %v", got, del)
 	}
 }
+
+// TestApplyDocumentOwnsHeaderMetadata: the view's header keeps a copy of
+// the document's metadata, so a caller that edits the document afterwards
+// (FixResult.Document) changes neither the view nor a header it shared
+// (the node cache keeps ShareHeader's result).
+func TestApplyDocumentOwnsHeaderMetadata(t *testing.T) {
+	sp := newTestSpec(t)
+	doc := sp.Document()
+	doc.Metadata = map[string]any{"owner": "ada", "tags": []any{"a"}}
+	ApplyDocument(sp, &doc)
+	shared := sp.ShareHeader()
+	doc.Metadata["owner"] = "bob"
+	doc.Metadata["tags"].([]any)[0] = "changed"
+	for name, h := range map[string]Header{"view": sp.Header, "shared": shared} {
+		if h.Metadata["owner"] != "ada" || h.Metadata["tags"].([]any)[0] != "a" {
+			t.Errorf("%s header metadata follows the document: %v", name, h.Metadata)
+		}
+	}
+}
