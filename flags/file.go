@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -202,25 +201,6 @@ func variantList(vs map[string]json.RawMessage) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
-}
-
-// writeAtomic replaces path with data through a rename in the same
-// directory, so a watcher of path never reads a half-written file.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".flags-*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // MaxFileBytes caps the flag file: a larger one is refused unread (the

@@ -523,3 +523,68 @@ func TestHalfWrittenSaveIsNotRejected(t *testing.T) {
 		})
 	}
 }
+
+// TestFileModeWritesNothing: a service over a flag file puts nothing on
+// disk — no private copy in the temp directory (a server killed with
+// SIGKILL, or a caller that never calls Close, would leave it behind) and
+// nothing beside the flag file — yet an edit of the file still reaches new
+// sessions, and Close leaves the temp directory as it found it.
+func TestFileModeWritesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // os.TempDir on Unix
+	if os.TempDir() != tmp {
+		t.Skipf("os.TempDir ignores TMPDIR here (%s)", os.TempDir())
+	}
+	s, path, _ := openFileService(t, contractFile("", "on"))
+	listing := func(dir string) []string {
+		t.Helper()
+		es, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	ctx := context.Background()
+	sess := func(id string) bool { return s.Contract(ctx, mcptool.FlagContext{SessionID: id, ClientName: "a"}).On }
+	if !sess("before") {
+		t.Fatal("want v2 before the edit")
+	}
+	writeFile(t, path, contractFile("", "off"))
+	n := 0
+	waitFor(t, "the edit to apply to new sessions", func() bool { n++; return !sess(fmt.Sprint("new-", n)) })
+	if got := listing(tmp); len(got) != 0 {
+		t.Fatalf("the open service left %v in the temp directory", got)
+	}
+	if got := listing(filepath.Dir(path)); len(got) != 1 || got[0] != "flags.json" {
+		t.Fatalf("the flag file's directory holds %v, want only flags.json", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := listing(tmp); len(got) != 0 {
+		t.Fatalf("after Close the temp directory holds %v", got)
+	}
+}
+
+// writeAtomic replaces path with data through a rename in the same
+// directory, so a watcher of path never reads a half-written file.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".flags-*.tmp")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

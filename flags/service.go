@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -109,8 +108,7 @@ type Service struct {
 	onEvent []*func(openfeature.EventDetails) // the registered event callbacks
 
 	// file mode
-	copyDir  string
-	copyPath string
+	mem      *memSync // what the provider evaluates: the last good file
 	good     []byte
 	rejected string
 	// suspect is the broken state (error and bytes) the last poll saw: a
@@ -301,25 +299,18 @@ func openFile(ctx context.Context, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("flag file %s: %w", opts.Display, err)
 	}
 	s := newService(opts, origin)
-	// The provider watches a private copy that only ever holds a checked
-	// configuration: flagd's file sync treats an unreadable or empty file
-	// as "no flags", which would silently fall back to defaults.
-	dir, err := os.MkdirTemp("", "specd-flags-")
-	if err != nil {
-		return nil, err
-	}
-	s.copyDir, s.copyPath, s.good = dir, filepath.Join(dir, "flags.json"), data
-	if err := writeAtomic(s.copyPath, data); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
+	// The provider evaluates only configurations that passed CheckFile,
+	// handed over from memory (memSync) rather than through flagd's file
+	// sync: that one treats an unreadable or empty file as "no flags",
+	// which would silently fall back to defaults, and would need a
+	// private copy on disk, which a killed process leaves behind.
+	s.mem, s.good = newMemSync(data), data
 	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
-		return flagd.NewProvider(flagd.WithFileResolver(), flagd.WithOfflineFilePath(s.copyPath))
+		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithCustomSyncProviderAndUri(s.mem, memSyncURI))
 	})
 	s.stopLog = append(s.stopLog, stop)
 	if err != nil {
 		s.stopLogs()
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("flagd file provider: %w", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -397,9 +388,6 @@ func (s *Service) reload() {
 	if err == nil {
 		err = CheckFile(data)
 	}
-	if err == nil {
-		err = writeAtomic(s.copyPath, data)
-	}
 	if err != nil {
 		msg := err.Error()
 		seen := msg + "\x00" + string(data)
@@ -420,6 +408,7 @@ func (s *Service) reload() {
 		s.setRefusal(err)
 		return
 	}
+	s.mem.set(data)
 	s.good, s.rejected, s.suspect = data, "", ""
 	s.setRefusal(nil)
 	s.log.Info("flag file applied", "file", s.opts.Display)
@@ -530,9 +519,6 @@ func (s *Service) shutdown() error {
 	case <-ctx.Done():
 		err = errors.New("flag provider did not shut down within 1s")
 		s.log.Warn("flag provider shutdown timed out", "timeout", ShutdownTimeout)
-	}
-	if s.copyDir != "" {
-		os.RemoveAll(s.copyDir)
 	}
 	if err == nil {
 		s.stopLogs()

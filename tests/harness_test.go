@@ -121,12 +121,14 @@ func initialize(t testing.TB, c *client.Client, protocol string) {
 
 var (
 	binOnce sync.Once
+	binDir  string // made by specdBinary; TestMain removes it
 	binPath string
 	binErr  error
 )
 
 // specdBinary returns the binary under test: $SPECD_BIN (make test builds it)
-// or one built once into a temporary directory.
+// or one built once into a temporary directory, which TestMain removes when
+// the tests end.
 func specdBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("SPECD_BIN"); p != "" {
@@ -138,6 +140,7 @@ func specdBinary(t testing.TB) string {
 			binErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "specd")
 		if runtime.GOOS == "windows" {
 			binPath += ".exe"

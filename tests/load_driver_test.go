@@ -15,12 +15,14 @@ import (
 
 var (
 	loadBinOnce sync.Once
+	loadBinDir  string // made by specdLoadBinary; TestMain removes it
 	loadBinPath string
 	loadBinErr  error
 )
 
 // specdLoadBinary returns the load driver: $SPECD_LOAD_BIN or one built
-// once (cmd/specd-load) into a temporary directory.
+// once (cmd/specd-load) into a temporary directory, which TestMain removes
+// when the tests end.
 func specdLoadBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("SPECD_LOAD_BIN"); p != "" {
@@ -32,6 +34,7 @@ func specdLoadBinary(t testing.TB) string {
 			loadBinErr = err
 			return
 		}
+		loadBinDir = dir
 		loadBinPath = filepath.Join(dir, "specd-load")
 		if out, err := exec.Command("go", "build", "-o", loadBinPath, "../cmd/specd-load").CombinedOutput(); err != nil {
 			loadBinErr = fmt.Errorf("go build: %v\n%s", err, out)
