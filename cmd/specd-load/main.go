@@ -38,6 +38,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -61,7 +62,16 @@ func main() {
 	count := flag.Int("count", 0, "attack size (abuse; default per attack)")
 	stdio := flag.String("stdio", "", "connect over stdio to this command instead of -url (writes)")
 	driver := flag.String("driver", "", "client of the writes workers over HTTP: raw (default) or mcp-go; stdio and the other modes use mcp-go")
+	cpuprofile := flag.String("cpuprofile", "", "write the driver's own CPU profile (pprof) of the whole run to this file")
 	flag.Parse()
+	stop := func() {}
+	if *cpuprofile != "" {
+		var err error
+		if stop, err = startCPUProfile(*cpuprofile); err != nil {
+			fmt.Fprintln(os.Stderr, "specd-load:", err)
+			os.Exit(1)
+		}
+	}
 	l := &load{url: strings.TrimRight(*url, "/"), key: *key, probeKey: *probeKey, stdio: strings.Fields(*stdio)}
 	if l.probeKey == "" {
 		l.probeKey = l.key
@@ -79,10 +89,25 @@ func main() {
 	default:
 		err = fmt.Errorf("usage: specd-load [flags] mixed | writes | abuse body|sessions|slow|idle")
 	}
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "specd-load:", err)
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile starts profiling the driver's CPU into the file at path;
+// stop ends the profile and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 type load struct {

@@ -71,7 +71,7 @@ func (c *rawConn) initialize() error {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if err := c.answer(resp, c.nextID, &res); err != nil {
+	if err := c.answer(resp, c.nextID, jsonResult{&res}); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	if res.ProtocolVersion != rawProtocol {
@@ -126,11 +126,11 @@ func (c *rawConn) add(prefix []byte, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var res toolResult
+	var res addAnswer
 	if err := c.answer(resp, c.nextID, &res); err != nil {
 		return "", err
 	}
-	return res.taskID("task", "add")
+	return res.id("task", "add")
 }
 
 // addBody makes c.body the next request: the n-th task add on the spec
@@ -174,10 +174,10 @@ func (c *rawConn) readBody(resp *http.Response) {
 	}
 }
 
-// answer reads resp, the answer to request id, and decodes its result into
-// result (see readReply). A status other than 200 is an error (its
-// JSON-RPC error when the body is one).
-func (c *rawConn) answer(resp *http.Response, id int64, result any) error {
+// answer reads resp, the answer to request id, and its response with r
+// (see readReply). A status other than 200 is an error (its JSON-RPC error
+// when the body is one).
+func (c *rawConn) answer(resp *http.Response, id int64, result responseReader) error {
 	c.readBody(resp)
 	if resp.StatusCode != http.StatusOK {
 		// the server may not have read the request: its buffer is not reused
@@ -203,34 +203,6 @@ func (c *rawConn) close() {
 // clip is at most the first 200 bytes of b, for an error text.
 func clip(b []byte) []byte { return b[:min(len(b), 200)] }
 
-// toolResult is the part of a tools/call result the raw driver reads: the
-// response-v2 envelope in structuredContent.
-type toolResult struct {
-	StructuredContent struct {
-		Success bool `json:"success"`
-		Error   any  `json:"error"`
-		Data    struct {
-			TaskID string `json:"task_id"`
-		} `json:"data"`
-	} `json:"structuredContent"`
-}
-
-// taskID is the acknowledged task id of a successful envelope; a failed
-// envelope is an error with the text the mcp-go driver's call gives it, and
-// a success without a task id the one writeStats.ack gives.
-func (r *toolResult) taskID(tool, action string) (string, error) {
-	env := &r.StructuredContent
-	if !env.Success {
-		return "", fmt.Errorf("%s %v: %v", tool, action, env.Error)
-	}
-	if env.Data.TaskID == "" {
-		return "", errNoTaskID
-	}
-	return env.Data.TaskID, nil
-}
-
-var errNoTaskID = errors.New("task add answered no task_id")
-
 // rpcError is a JSON-RPC error answer.
 type rpcError struct {
 	Code    int    `json:"code"`
@@ -248,42 +220,19 @@ type rpcMessage struct {
 	Result any             `json:"result"`
 }
 
-// readReply finds the response to request id in body, an answer of media
-// type contentType, and decodes its result into result (a pointer). As the
-// streamable-HTTP transport allows, the answer is either one JSON-RPC
-// message (application/json) or an event stream (text/event-stream) whose
-// message events carry JSON-RPC messages: notifications and server requests
-// may come before the response, and are skipped. A JSON-RPC error answer is
-// a *rpcError.
-func readReply(contentType string, body []byte, id int64, result any) error {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return fmt.Errorf("unexpected content type: %q", contentType)
-	}
-	want := strconv.AppendInt(nil, id, 10)
-	switch mt {
-	case "application/json":
-		found, err := decodeResponse(body, want, result)
-		if err == nil && !found {
-			err = fmt.Errorf("the answer is not the response to request %s: %s", want, clip(body))
-		}
-		return err
-	case "text/event-stream":
-		for data := range sseMessages(body) {
-			if found, err := decodeResponse(data, want, result); found || err != nil {
-				return err
-			}
-		}
-		return fmt.Errorf("the event stream ended without the response to request %s", want)
-	}
-	return fmt.Errorf("unexpected content type: %q", contentType)
+// responseReader reads the response to a request out of one JSON-RPC
+// message: found tells whether msg is the response to the request whose id
+// is want; a JSON-RPC error answer is a *rpcError.
+type responseReader interface {
+	readResponse(msg, want []byte) (found bool, err error)
 }
 
-// decodeResponse decodes msg, one JSON-RPC message; found tells whether it
-// is the response to the request whose id is want (its result then decoded
-// into result, or its error returned).
-func decodeResponse(msg, want []byte, result any) (found bool, err error) {
-	m := rpcMessage{Result: result}
+// jsonResult reads a response's result with encoding/json into v (a
+// pointer); the raw driver uses it for initialize, once per session.
+type jsonResult struct{ v any }
+
+func (r jsonResult) readResponse(msg, want []byte) (bool, error) {
+	m := rpcMessage{Result: r.v}
 	if err := json.Unmarshal(msg, &m); err != nil {
 		return false, fmt.Errorf("failed to decode response: %w", err)
 	}
@@ -294,6 +243,40 @@ func decodeResponse(msg, want []byte, result any) (found bool, err error) {
 		return true, m.Error
 	}
 	return true, nil
+}
+
+// readReply finds the response to request id in body, an answer of media
+// type contentType, and reads it with r. As the streamable-HTTP transport
+// allows, the answer is either one JSON-RPC message (application/json) or
+// an event stream (text/event-stream) whose message events carry JSON-RPC
+// messages: notifications and server requests may come before the
+// response, and are skipped.
+func readReply(contentType string, body []byte, id int64, r responseReader) error {
+	mt := contentType
+	if mt != "application/json" && mt != "text/event-stream" { // the common answers need no parsing
+		var err error
+		if mt, _, err = mime.ParseMediaType(contentType); err != nil {
+			return fmt.Errorf("unexpected content type: %q", contentType)
+		}
+	}
+	var buf [20]byte
+	want := strconv.AppendInt(buf[:0], id, 10)
+	switch mt {
+	case "application/json":
+		found, err := r.readResponse(body, want)
+		if err == nil && !found {
+			err = fmt.Errorf("the answer is not the response to request %s: %s", want, clip(body))
+		}
+		return err
+	case "text/event-stream":
+		for data := range sseMessages(body) {
+			if found, err := r.readResponse(data, want); found || err != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("the event stream ended without the response to request %s", want)
+	}
+	return fmt.Errorf("unexpected content type: %q", contentType)
 }
 
 // sseMessages yields the data of each complete message event of an event

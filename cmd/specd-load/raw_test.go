@@ -62,7 +62,7 @@ func TestReadReplyTaskAdd(t *testing.T) {
 		{name: "no content type", contentType: "", body: addOK, wantErr: `unexpected content type: ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var res toolResult
+			var res addAnswer
 			err := readReply(tc.contentType, []byte(tc.body), 4, &res)
 			var rpc *rpcError
 			if errors.As(err, &rpc) != (tc.wantRPC != 0) || (rpc != nil && rpc.Code != tc.wantRPC) {
@@ -70,7 +70,7 @@ func TestReadReplyTaskAdd(t *testing.T) {
 			}
 			id := ""
 			if err == nil {
-				id, err = res.taskID("task", "add")
+				id, err = res.id("task", "add")
 			}
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("error %v, want one with %q", err, tc.wantErr)
@@ -92,7 +92,7 @@ func TestReadReplyInitialize(t *testing.T) {
 		var res struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		if err := readReply(ct, []byte(b), 1, &res); err != nil || res.ProtocolVersion != rawProtocol {
+		if err := readReply(ct, []byte(b), 1, jsonResult{&res}); err != nil || res.ProtocolVersion != rawProtocol {
 			t.Fatalf("%s: %v, protocol %q", ct, err, res.ProtocolVersion)
 		}
 	}
