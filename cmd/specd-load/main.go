@@ -688,7 +688,16 @@ func (l *load) writes(clients, nspecs int, dur time.Duration) error {
 	})
 	elapsed := time.Since(start)
 	slices.Sort(st.lat)
-	total, missing, err := missingAcked(ctx, c, specs, st.acked)
+	read := mcpPages(ctx, c)
+	if l.driver == "raw" { // the raw driver reads back too, on a session of its own
+		rc, err := rawConnect(l.url, l.key)
+		if err != nil {
+			return err
+		}
+		defer rc.close()
+		read = rc.listPage
+	}
+	total, missing, err := missingAcked(read, specs, st.acked)
 	if err != nil {
 		return err
 	}
@@ -754,9 +763,9 @@ func (st *writeStats) ack(i int, id string) error {
 // missingAcked reads every spec's tasks back and counts the acknowledged
 // ids (total) and those not among them (missing), printing the first 10
 // missing.
-func missingAcked(ctx context.Context, c *client.Client, specs []spec, acked []map[string]bool) (total, missing int, err error) {
+func missingAcked(read pageReader, specs []spec, acked []map[string]bool) (total, missing int, err error) {
 	for i, s := range specs {
-		have, err := taskIDs(ctx, c, s.id)
+		have, err := taskIDs(read, s.id)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -793,21 +802,36 @@ func findString(v any, key string) string {
 	return ""
 }
 
-// taskIDs reads every task id of a spec (task list, every page).
-func taskIDs(ctx context.Context, c *client.Client, id string) (map[string]bool, error) {
-	out := map[string]bool{}
-	cursor := ""
-	for {
-		args := map[string]any{"action": "list", "spec_id": id, "limit": 100}
+// pageReader reads one page of a spec's tasks (task list, limit 100,
+// from cursor; "" for the first page): it adds the page's task ids to out
+// and returns the number of tasks the page held and the next page's
+// cursor ("" after the last page).
+type pageReader func(specID, cursor string, out map[string]bool) (n int, next string, err error)
+
+// mcpPages reads pages with the mcp-go client c.
+func mcpPages(ctx context.Context, c *client.Client) pageReader {
+	return func(specID, cursor string, out map[string]bool) (int, string, error) {
+		args := map[string]any{"action": "list", "spec_id": specID, "limit": 100}
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
 		env, err := call(ctx, c, "task", args)
 		if err != nil {
+			return 0, "", err
+		}
+		return addTaskIDs(out, env), nextCursor(env), nil
+	}
+}
+
+// taskIDs reads every task id of a spec (task list, every page).
+func taskIDs(read pageReader, id string) (map[string]bool, error) {
+	out := map[string]bool{}
+	cursor := ""
+	for {
+		n, next, err := read(id, cursor, out)
+		if err != nil {
 			return nil, err
 		}
-		n := addTaskIDs(out, env)
-		next := nextCursor(env)
 		if next == "" || n == 0 {
 			return out, nil
 		}

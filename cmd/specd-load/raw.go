@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -19,52 +20,66 @@ import (
 // it measures. It speaks the 2025-11-25 revision as the mcp-go driver does:
 // initialize (the answer's Mcp-Session-Id is sent on every later request,
 // with MCP-Protocol-Version), notifications/initialized, then tools/call
-// requests over one keep-alive connection, their bodies appended into a
-// reused buffer; an answer is read whether it is application/json or
-// text/event-stream; the session is ended with a DELETE.
+// requests over one keep-alive connection (httpConn, its own HTTP/1.1
+// client), their bodies appended into a reused buffer after a prebuilt
+// header; an answer is read whether it is application/json or
+// text/event-stream (a task add's with a targeted scan, scan.go); the
+// session is ended with a DELETE.
 
 // rawProtocol is the protocol revision the raw driver asks for and requires.
 const rawProtocol = mcp.ProtocolVersion20251125
 
 // rawConn is one raw client session; its methods are for one goroutine.
 type rawConn struct {
-	hc     *http.Client
-	url    *url.URL
-	header http.Header // sent on every request (the session's, once initialized)
-	nextID int64       // the last request id used
-	body   []byte      // the request being sent, reused
-	reply  bytes.Buffer
+	hc      *httpConn
+	target  string // the request target (path) of the endpoint
+	headers []byte // sent on every request after Host (the session's, once initialized)
+	post    []byte // a POST's request line and headers, prebuilt
+	nextID  int64  // the last request id used
+	body    []byte // the request being sent, reused
+	reply   []byte // the body of the last answer, reused
 }
 
-// rawConnect opens a session on the server at base (Bearer key when
-// given): initialize, checked to answer rawProtocol, then
-// notifications/initialized. Each connection has its own transport, so a
-// worker keeps its one keep-alive connection.
+// rawConnect opens a session on the server at base, an http:// URL
+// (Bearer key when given): initialize, checked to answer rawProtocol, then
+// notifications/initialized, on the connection's own keep-alive
+// connection.
 func rawConnect(base, key string) (*rawConn, error) {
 	u, err := url.Parse(base + "/mcp")
 	if err != nil {
 		return nil, err
 	}
-	c := &rawConn{
-		hc:     &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}},
-		url:    u,
-		header: http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}},
+	if u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("the raw driver speaks plain HTTP to host:port, not %q (use -driver mcp-go)", base)
 	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	c := &rawConn{hc: &httpConn{addr: addr}, target: u.RequestURI()}
+	c.headers = fmt.Appendf(nil, "Host: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n", u.Host)
 	if key != "" {
-		c.header.Set("Authorization", "Bearer "+key)
+		c.headers = fmt.Appendf(c.headers, "Authorization: Bearer %s\r\n", key)
 	}
+	c.post = c.head(http.MethodPost)
 	if err := c.initialize(); err != nil {
-		c.hc.CloseIdleConnections()
+		c.hc.close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// head is the request line of method on the endpoint and the session's
+// headers.
+func (c *rawConn) head(method string) []byte {
+	return fmt.Appendf(nil, "%s %s HTTP/1.1\r\n%s", method, c.target, c.headers)
 }
 
 // initialize runs the handshake and keeps the session id it answers.
 func (c *rawConn) initialize() error {
 	c.body = c.request(c.body[:0], "initialize")
 	c.body = append(c.body, `,"params":{"protocolVersion":"`+rawProtocol+`","capabilities":{},"clientInfo":{"name":"specd-load","version":"1"}}}`...)
-	resp, err := c.post(c.body)
+	resp, err := c.send(c.body)
 	if err != nil {
 		return err
 	}
@@ -77,19 +92,20 @@ func (c *rawConn) initialize() error {
 	if res.ProtocolVersion != rawProtocol {
 		return fmt.Errorf("initialize: the server answered protocol %q, the raw driver speaks %s", res.ProtocolVersion, rawProtocol)
 	}
-	c.header = c.header.Clone()
-	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
-		c.header.Set("Mcp-Session-Id", s)
+	if s := resp.sessionID; s != "" {
+		if strings.ContainsAny(s, "\r\n") {
+			return fmt.Errorf("initialize: a session id with a line end: %q", s)
+		}
+		c.headers = fmt.Appendf(c.headers, "Mcp-Session-Id: %s\r\n", s)
 	}
-	c.header.Set("MCP-Protocol-Version", rawProtocol)
-	resp, err = c.post(append(c.body[:0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`...))
+	c.headers = fmt.Appendf(c.headers, "MCP-Protocol-Version: %s\r\n", rawProtocol)
+	c.post = c.head(http.MethodPost)
+	resp, err = c.send(append(c.body[:0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`...))
 	if err != nil {
 		return err
 	}
-	c.readBody(resp)
-	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
-		c.body = nil
-		return fmt.Errorf("notifications/initialized: request failed with status %d: %s", resp.StatusCode, clip(c.reply.Bytes()))
+	if resp.status != http.StatusAccepted && resp.status != http.StatusOK {
+		return fmt.Errorf("notifications/initialized: request failed with status %d: %s", resp.status, clip(resp.body))
 	}
 	return nil
 }
@@ -122,7 +138,7 @@ func addPrefix(s spec) []byte {
 // prefix and returns the acknowledged task id.
 func (c *rawConn) add(prefix []byte, n int) (string, error) {
 	c.addBody(prefix, n)
-	resp, err := c.post(c.body)
+	resp, err := c.send(c.body)
 	if err != nil {
 		return "", err
 	}
@@ -142,62 +158,96 @@ func (c *rawConn) addBody(prefix []byte, n int) {
 	c.body = append(c.body, `"}}}`...)
 }
 
-// post sends body to the endpoint with the session's headers. The caller
-// reads the answer (readBody or answer).
-func (c *rawConn) post(body []byte) (*http.Response, error) {
-	req := &http.Request{
-		Method:        http.MethodPost,
-		URL:           c.url,
-		Host:          c.url.Host,
-		Header:        c.header,
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
-		// lets the transport resend on a fresh connection when a kept-alive
-		// one was closed before anything was written
-		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
-	}
-	resp, err := c.hc.Do(req)
+// send posts body to the endpoint with the session's headers and reads
+// the answer (its body c.reply, valid until the next request).
+func (c *rawConn) send(body []byte) (httpAnswer, error) {
+	resp, err := c.hc.do(c.post, body, &c.reply)
 	if err != nil {
-		c.body = nil // the transport may still be reading it
-		return nil, fmt.Errorf("failed to send request: %w", err)
+		return httpAnswer{}, fmt.Errorf("failed to send request: %w", err)
 	}
 	return resp, nil
-}
-
-// readBody reads and closes resp's body into c.reply.
-func (c *rawConn) readBody(resp *http.Response) {
-	c.reply.Reset()
-	_, err := c.reply.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		c.reply.Reset()
-	}
 }
 
 // answer reads resp, the answer to request id, and its response with r
 // (see readReply). A status other than 200 is an error (its JSON-RPC error
 // when the body is one).
-func (c *rawConn) answer(resp *http.Response, id int64, result responseReader) error {
-	c.readBody(resp)
-	if resp.StatusCode != http.StatusOK {
-		// the server may not have read the request: its buffer is not reused
-		c.body = nil
-		if err := readReply(resp.Header.Get("Content-Type"), c.reply.Bytes(), id, result); errors.As(err, new(*rpcError)) {
+func (c *rawConn) answer(resp httpAnswer, id int64, r responseReader) error {
+	if resp.status != http.StatusOK {
+		if err := readReply(resp.contentType, resp.body, id, r); errors.As(err, new(*rpcError)) {
 			return err
 		}
-		return fmt.Errorf("request failed with status %d: %s", resp.StatusCode, clip(c.reply.Bytes()))
+		return fmt.Errorf("request failed with status %d: %s", resp.status, clip(resp.body))
 	}
-	return readReply(resp.Header.Get("Content-Type"), c.reply.Bytes(), id, result)
+	return readReply(resp.contentType, resp.body, id, r)
 }
 
 // close ends the session (DELETE) and closes the connection.
 func (c *rawConn) close() {
-	req := &http.Request{Method: http.MethodDelete, URL: c.url, Host: c.url.Host, Header: c.header}
-	if resp, err := c.hc.Do(req); err == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+	_, _ = c.hc.do(c.head(http.MethodDelete), nil, &c.reply)
+	c.hc.close()
+}
+
+// listPage reads one page of a spec's tasks (see pageReader): a task list
+// call whose answer is decoded into a listAnswer.
+func (c *rawConn) listPage(specID, cursor string, out map[string]bool) (int, string, error) {
+	args, err := json.Marshal(listArgs{Action: "list", SpecID: specID, Limit: 100, Cursor: cursor})
+	if err != nil {
+		return 0, "", err
 	}
-	c.hc.CloseIdleConnections()
+	c.body = c.request(c.body[:0], "tools/call")
+	c.body = append(c.body, `,"params":{"name":"task","arguments":`...)
+	c.body = append(append(c.body, args...), "}}"...)
+	resp, err := c.send(c.body)
+	if err != nil {
+		return 0, "", err
+	}
+	var page listAnswer
+	if err := c.answer(resp, c.nextID, jsonResult{&page}); err != nil {
+		return 0, "", err
+	}
+	return page.read(out)
+}
+
+// listArgs are the arguments of a task list call (the mcp-go read-back's).
+type listArgs struct {
+	Action string `json:"action"`
+	SpecID string `json:"spec_id"`
+	Limit  int    `json:"limit"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// listAnswer is the part of a task list result the read-back reads.
+type listAnswer struct {
+	StructuredContent struct {
+		Success bool `json:"success"`
+		Error   any  `json:"error"`
+		Data    struct {
+			Tasks []struct {
+				TaskID string `json:"task_id"`
+			} `json:"tasks"`
+		} `json:"data"`
+		Meta struct {
+			Pagination struct {
+				Cursor string `json:"cursor"`
+			} `json:"pagination"`
+		} `json:"meta"`
+	} `json:"structuredContent"`
+}
+
+// read adds the page's task ids to out and returns its number of tasks and
+// the next cursor, as the mcp-go read-back does (addTaskIDs, nextCursor); a
+// failed envelope is an error with the text of that read-back's call.
+func (p *listAnswer) read(out map[string]bool) (int, string, error) {
+	env := &p.StructuredContent
+	if !env.Success {
+		return 0, "", fmt.Errorf("task list: %v", env.Error)
+	}
+	for _, t := range env.Data.Tasks {
+		if t.TaskID != "" {
+			out[t.TaskID] = true
+		}
+	}
+	return len(env.Data.Tasks), env.Meta.Pagination.Cursor, nil
 }
 
 // clip is at most the first 200 bytes of b, for an error text.
