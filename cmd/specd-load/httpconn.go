@@ -189,28 +189,41 @@ func (a *answerHead) header(line []byte) error {
 	value = bytes.Trim(value, " \t")
 	switch {
 	case bytes.EqualFold(name, []byte("Content-Length")):
-		n, err := strconv.ParseInt(string(value), 10, 64)
-		if err != nil || n < 0 || a.length >= 0 && a.length != n {
-			return fmt.Errorf("malformed Content-Length %q", clip(value))
-		}
-		a.length = n
+		return a.contentLength(value)
 	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 		if !bytes.EqualFold(value, []byte("chunked")) {
 			return fmt.Errorf("unsupported Transfer-Encoding %q", clip(value))
 		}
 		a.chunked = true
 	case bytes.EqualFold(name, []byte("Connection")):
-		for opt := range bytes.SplitSeq(value, []byte(",")) {
-			if bytes.EqualFold(bytes.Trim(opt, " \t"), []byte("close")) {
-				a.keep = false
-			}
-		}
+		a.keep = a.keep && !hasToken(value, "close")
 	case bytes.EqualFold(name, []byte("Content-Type")):
 		a.contentType = internContentType(value)
 	case bytes.EqualFold(name, []byte("Mcp-Session-Id")):
 		a.sessionID = string(value)
 	}
 	return nil
+}
+
+// contentLength reads a Content-Length value (a repeated one must agree).
+func (a *answerHead) contentLength(value []byte) error {
+	n, err := strconv.ParseInt(string(value), 10, 64)
+	if err != nil || n < 0 || a.length >= 0 && a.length != n {
+		return fmt.Errorf("malformed Content-Length %q", clip(value))
+	}
+	a.length = n
+	return nil
+}
+
+// hasToken tells whether the comma-separated list v holds token (in any
+// case).
+func hasToken(v []byte, token string) bool {
+	for opt := range bytes.SplitSeq(v, []byte(",")) {
+		if bytes.EqualFold(bytes.Trim(opt, " \t"), []byte(token)) {
+			return true
+		}
+	}
+	return false
 }
 
 // internContentType is the content type value as a string, without an
@@ -276,17 +289,23 @@ func readChunked(r *bufio.Reader, buf []byte) ([]byte, error) {
 			return buf, fmt.Errorf("malformed chunk size %q", clip(line))
 		}
 		if n == 0 {
-			for {
-				if line, err = readLine(r); err != nil || len(line) == 0 {
-					return buf, err
-				}
-			}
+			return buf, skipTrailer(r)
 		}
 		if buf, err = readN(r, buf, n); err != nil {
 			return buf, err
 		}
 		if line, err = readLine(r); err != nil || len(line) != 0 {
 			return buf, fmt.Errorf("no CRLF after a chunk (%v)", err)
+		}
+	}
+}
+
+// skipTrailer reads a chunked body's trailer lines up to a blank line.
+func skipTrailer(r *bufio.Reader) error {
+	for {
+		line, err := readLine(r)
+		if err != nil || len(line) == 0 {
+			return err
 		}
 	}
 }

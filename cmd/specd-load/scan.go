@@ -48,43 +48,53 @@ func (a *addAnswer) readResponse(msg, want []byte) (found bool, err error) {
 		s.end()
 		return false, s.decodeErr()
 	}
-	var id, method []byte
-	var rpc *rpcError
-	res := addAnswer{errText: "<nil>"}
+	m := message{res: addAnswer{errText: "<nil>"}}
 	for first, ok := true, s.enter(); ok; {
 		var key []byte
 		if key, ok = s.member(&first); !ok {
 			break
 		}
-		switch string(key) {
-		case "id":
-			start := s.skipWS()
-			s.value()
-			id = msg[start:s.i]
-		case "method":
-			if m := s.stringOrNull(); m != nil {
-				method = m
-			}
-		case "error":
-			s.rpcError(&rpc)
-		case "result":
-			s.result(&res)
-		default:
-			s.value()
-		}
+		s.messageMember(key, &m)
 	}
 	s.end()
 	if s.err != nil {
 		return false, s.decodeErr()
 	}
-	if len(method) > 0 || !bytes.Equal(id, want) {
+	if len(m.method) > 0 || !bytes.Equal(m.id, want) {
 		return false, nil
 	}
-	if rpc != nil {
-		return true, rpc
+	if m.rpc != nil {
+		return true, m.rpc
 	}
-	*a = res
+	*a = m.res
 	return true, nil
+}
+
+// message is what the scanner keeps of a JSON-RPC message.
+type message struct {
+	id, method []byte // id: its JSON text
+	rpc        *rpcError
+	res        addAnswer
+}
+
+// messageMember scans the member key of a JSON-RPC message into m.
+func (s *scanner) messageMember(key []byte, m *message) {
+	switch string(key) {
+	case "id":
+		start := s.skipWS()
+		s.value()
+		m.id = s.b[start:s.i]
+	case "method":
+		if v := s.stringOrNull(); v != nil {
+			m.method = v
+		}
+	case "error":
+		s.rpcError(&m.rpc)
+	case "result":
+		s.result(&m.res)
+	default:
+		s.value()
+	}
 }
 
 // scanner walks JSON text in b from i; the first error stops it (err).
@@ -269,34 +279,29 @@ func (s *scanner) literal(lit string) {
 // number scans a number as JSON writes one and returns its text.
 func (s *scanner) number() []byte {
 	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
+	s.skip('-')
+	ok := s.skip('0') || s.digits() > 0
+	if ok && s.skip('.') {
+		ok = s.digits() > 0
 	}
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '0':
-		s.i++
-	case s.digits() == 0:
+	if ok && (s.skip('e') || s.skip('E')) {
+		_ = s.skip('+') || s.skip('-')
+		ok = s.digits() > 0
+	}
+	if !ok {
 		s.fail("invalid number")
 		return nil
 	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if s.digits() == 0 {
-			s.fail("invalid number")
-			return nil
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if s.digits() == 0 {
-			s.fail("invalid number")
-			return nil
-		}
-	}
 	return s.b[start:s.i]
+}
+
+// skip skips the next byte when it is c.
+func (s *scanner) skip(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
 }
 
 func (s *scanner) digits() int {
@@ -362,16 +367,24 @@ func (s *scanner) escape() {
 			s.fail("unterminated string")
 			return
 		}
-		for _, h := range s.b[s.i+2 : s.i+6] {
-			if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-				s.fail("invalid escape")
-				return
-			}
+		if !isHex(s.b[s.i+2 : s.i+6]) {
+			s.fail("invalid escape")
+			return
 		}
 		s.i += 6
 	default:
 		s.fail("invalid escape")
 	}
+}
+
+// isHex tells whether b is all hexadecimal digits.
+func isHex(b []byte) bool {
+	for _, h := range b {
+		if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // stringOrNull scans a string (its value) or null (nil); anything else is
@@ -471,47 +484,62 @@ func (s *scanner) envelope(a *addAnswer) {
 func (s *scanner) envelopeMember(key []byte, a *addAnswer) {
 	switch string(key) {
 	case "success":
-		switch s.peek() {
-		case 't':
-			s.literal("true")
-			a.success = true
-		case 'f':
-			s.literal("false")
-			a.success = false
-		case 'n':
-			s.literal("null")
-		default:
-			s.fail("success is not a boolean")
-		}
+		a.success = s.boolOrNull(a.success)
 	case "error":
-		start := s.skipWS()
-		if s.isNull() {
-			a.errText = "<nil>"
-			return
-		}
-		if s.peek() == '"' {
-			a.errText = string(s.str())
-			return
-		}
-		s.value()
-		a.errText = string(s.b[start:s.i])
+		a.errText = s.errorText()
 	case "data":
-		if s.isNull() {
-			return
-		}
-		for first, ok := true, s.enter(); ok; {
-			var key []byte
-			if key, ok = s.member(&first); !ok {
-				break
-			}
-			if string(key) != "task_id" {
-				s.value()
-			} else if id := s.stringOrNull(); id != nil {
-				a.taskID = string(id)
-			}
+		if !s.isNull() {
+			s.data(a)
 		}
 	default:
 		s.value()
+	}
+}
+
+// boolOrNull scans a boolean (its value) or null (old, kept).
+func (s *scanner) boolOrNull(old bool) bool {
+	switch s.peek() {
+	case 't':
+		s.literal("true")
+		return true
+	case 'f':
+		s.literal("false")
+		return false
+	case 'n':
+		s.literal("null")
+		return old
+	}
+	s.fail("want a boolean")
+	return old
+}
+
+// errorText scans an envelope's error: a string's value, <nil> for null
+// (as fmt prints a nil error), else the value's JSON.
+func (s *scanner) errorText() string {
+	start := s.skipWS()
+	switch s.peek() {
+	case 'n':
+		s.literal("null")
+		return "<nil>"
+	case '"':
+		return string(s.str())
+	}
+	s.value()
+	return string(s.b[start:s.i])
+}
+
+// data scans an envelope's data (an object) for its task_id.
+func (s *scanner) data(a *addAnswer) {
+	for first, ok := true, s.enter(); ok; {
+		var key []byte
+		if key, ok = s.member(&first); !ok {
+			break
+		}
+		if string(key) != "task_id" {
+			s.value()
+		} else if id := s.stringOrNull(); id != nil {
+			a.taskID = string(id)
+		}
 	}
 }
 
