@@ -12,12 +12,14 @@
 // (task list, all pages) and every acknowledged id must be there; it prints
 // the driver, writes/s, p50, p99, the failed calls and the missing count,
 // and fails when a call failed or an acknowledged id is missing. Over HTTP
-// the clients are the raw driver by default (raw.go: a lean streamable-HTTP
-// MCP client, so that the driver takes less of the cores it shares with
-// the server); -driver mcp-go uses mcp-go's client, as the setup and the
-// read-back always do. With -stdio each client is its own `specd serve`
-// process on stdio (the command is split on spaces) on mcp-go, instead of
-// an HTTP connection.
+// the clients and the read-back are the raw driver by default (raw.go: a
+// lean streamable-HTTP MCP client on its own HTTP/1.1 client, httpconn.go,
+// reading answers with a targeted scan, scan.go, so that the driver takes
+// less of the cores it shares with the server); -driver mcp-go uses mcp-go's
+// client for both, as the setup always does. With -stdio each client is its
+// own `specd serve` process on stdio (the command is split on spaces) on
+// mcp-go, instead of an HTTP connection. -cpuprofile FILE writes the
+// driver's own CPU profile.
 //
 // mixed: clients (mcp-go streamable-HTTP) loop over reads (task list, task
 // progress) and writes (task add) on the specs for the duration, then the
