@@ -12,12 +12,14 @@
 // (task list, all pages) and every acknowledged id must be there; it prints
 // the driver, writes/s, p50, p99, the failed calls and the missing count,
 // and fails when a call failed or an acknowledged id is missing. Over HTTP
-// the clients are the raw driver by default (raw.go: a lean streamable-HTTP
-// MCP client, so that the driver takes less of the cores it shares with
-// the server); -driver mcp-go uses mcp-go's client, as the setup and the
-// read-back always do. With -stdio each client is its own `specd serve`
-// process on stdio (the command is split on spaces) on mcp-go, instead of
-// an HTTP connection.
+// the clients and the read-back are the raw driver by default (raw.go: a
+// lean streamable-HTTP MCP client on its own HTTP/1.1 client, httpconn.go,
+// reading answers with a targeted scan, scan.go, so that the driver takes
+// less of the cores it shares with the server); -driver mcp-go uses mcp-go's
+// client for both, as the setup always does. With -stdio each client is its
+// own `specd serve` process on stdio (the command is split on spaces) on
+// mcp-go, instead of an HTTP connection. -cpuprofile FILE writes the
+// driver's own CPU profile.
 //
 // mixed: clients (mcp-go streamable-HTTP) loop over reads (task list, task
 // progress) and writes (task add) on the specs for the duration, then the
@@ -38,6 +40,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -61,7 +64,16 @@ func main() {
 	count := flag.Int("count", 0, "attack size (abuse; default per attack)")
 	stdio := flag.String("stdio", "", "connect over stdio to this command instead of -url (writes)")
 	driver := flag.String("driver", "", "client of the writes workers over HTTP: raw (default) or mcp-go; stdio and the other modes use mcp-go")
+	cpuprofile := flag.String("cpuprofile", "", "write the driver's own CPU profile (pprof) of the whole run to this file")
 	flag.Parse()
+	stop := func() {}
+	if *cpuprofile != "" {
+		var err error
+		if stop, err = startCPUProfile(*cpuprofile); err != nil {
+			fmt.Fprintln(os.Stderr, "specd-load:", err)
+			os.Exit(1)
+		}
+	}
 	l := &load{url: strings.TrimRight(*url, "/"), key: *key, probeKey: *probeKey, stdio: strings.Fields(*stdio)}
 	if l.probeKey == "" {
 		l.probeKey = l.key
@@ -79,10 +91,25 @@ func main() {
 	default:
 		err = fmt.Errorf("usage: specd-load [flags] mixed | writes | abuse body|sessions|slow|idle")
 	}
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "specd-load:", err)
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile starts profiling the driver's CPU into the file at path;
+// stop ends the profile and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 type load struct {
@@ -663,7 +690,16 @@ func (l *load) writes(clients, nspecs int, dur time.Duration) error {
 	})
 	elapsed := time.Since(start)
 	slices.Sort(st.lat)
-	total, missing, err := missingAcked(ctx, c, specs, st.acked)
+	read := mcpPages(ctx, c)
+	if l.driver == "raw" { // the raw driver reads back too, on a session of its own
+		rc, err := rawConnect(l.url, l.key)
+		if err != nil {
+			return err
+		}
+		defer rc.close()
+		read = rc.listPage
+	}
+	total, missing, err := missingAcked(read, specs, st.acked)
 	if err != nil {
 		return err
 	}
@@ -729,9 +765,9 @@ func (st *writeStats) ack(i int, id string) error {
 // missingAcked reads every spec's tasks back and counts the acknowledged
 // ids (total) and those not among them (missing), printing the first 10
 // missing.
-func missingAcked(ctx context.Context, c *client.Client, specs []spec, acked []map[string]bool) (total, missing int, err error) {
+func missingAcked(read pageReader, specs []spec, acked []map[string]bool) (total, missing int, err error) {
 	for i, s := range specs {
-		have, err := taskIDs(ctx, c, s.id)
+		have, err := taskIDs(read, s.id)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -768,21 +804,36 @@ func findString(v any, key string) string {
 	return ""
 }
 
-// taskIDs reads every task id of a spec (task list, every page).
-func taskIDs(ctx context.Context, c *client.Client, id string) (map[string]bool, error) {
-	out := map[string]bool{}
-	cursor := ""
-	for {
-		args := map[string]any{"action": "list", "spec_id": id, "limit": 100}
+// pageReader reads one page of a spec's tasks (task list, limit 100,
+// from cursor; "" for the first page): it adds the page's task ids to out
+// and returns the number of tasks the page held and the next page's
+// cursor ("" after the last page).
+type pageReader func(specID, cursor string, out map[string]bool) (n int, next string, err error)
+
+// mcpPages reads pages with the mcp-go client c.
+func mcpPages(ctx context.Context, c *client.Client) pageReader {
+	return func(specID, cursor string, out map[string]bool) (int, string, error) {
+		args := map[string]any{"action": "list", "spec_id": specID, "limit": 100}
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
 		env, err := call(ctx, c, "task", args)
 		if err != nil {
+			return 0, "", err
+		}
+		return addTaskIDs(out, env), nextCursor(env), nil
+	}
+}
+
+// taskIDs reads every task id of a spec (task list, every page).
+func taskIDs(read pageReader, id string) (map[string]bool, error) {
+	out := map[string]bool{}
+	cursor := ""
+	for {
+		n, next, err := read(id, cursor, out)
+		if err != nil {
 			return nil, err
 		}
-		n := addTaskIDs(out, env)
-		next := nextCursor(env)
 		if next == "" || n == 0 {
 			return out, nil
 		}

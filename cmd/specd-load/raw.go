@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -19,77 +20,92 @@ import (
 // it measures. It speaks the 2025-11-25 revision as the mcp-go driver does:
 // initialize (the answer's Mcp-Session-Id is sent on every later request,
 // with MCP-Protocol-Version), notifications/initialized, then tools/call
-// requests over one keep-alive connection, their bodies appended into a
-// reused buffer; an answer is read whether it is application/json or
-// text/event-stream; the session is ended with a DELETE.
+// requests over one keep-alive connection (httpConn, its own HTTP/1.1
+// client), their bodies appended into a reused buffer after a prebuilt
+// header; an answer is read whether it is application/json or
+// text/event-stream (a task add's with a targeted scan, scan.go); the
+// session is ended with a DELETE.
 
 // rawProtocol is the protocol revision the raw driver asks for and requires.
 const rawProtocol = mcp.ProtocolVersion20251125
 
 // rawConn is one raw client session; its methods are for one goroutine.
 type rawConn struct {
-	hc     *http.Client
-	url    *url.URL
-	header http.Header // sent on every request (the session's, once initialized)
-	nextID int64       // the last request id used
-	body   []byte      // the request being sent, reused
-	reply  bytes.Buffer
+	hc      *httpConn
+	target  string // the request target (path) of the endpoint
+	headers []byte // sent on every request after Host (the session's, once initialized)
+	post    []byte // a POST's request line and headers, prebuilt
+	nextID  int64  // the last request id used
+	body    []byte // the request being sent, reused
+	reply   []byte // the body of the last answer, reused
 }
 
-// rawConnect opens a session on the server at base (Bearer key when
-// given): initialize, checked to answer rawProtocol, then
-// notifications/initialized. Each connection has its own transport, so a
-// worker keeps its one keep-alive connection.
+// rawConnect opens a session on the server at base, an http:// URL
+// (Bearer key when given): initialize, checked to answer rawProtocol, then
+// notifications/initialized, on the connection's own keep-alive
+// connection.
 func rawConnect(base, key string) (*rawConn, error) {
 	u, err := url.Parse(base + "/mcp")
 	if err != nil {
 		return nil, err
 	}
-	c := &rawConn{
-		hc:     &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}},
-		url:    u,
-		header: http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}},
+	if u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("the raw driver speaks plain HTTP to host:port, not %q (use -driver mcp-go)", base)
 	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	c := &rawConn{hc: &httpConn{addr: addr}, target: u.RequestURI()}
+	c.headers = fmt.Appendf(nil, "Host: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n", u.Host)
 	if key != "" {
-		c.header.Set("Authorization", "Bearer "+key)
+		c.headers = fmt.Appendf(c.headers, "Authorization: Bearer %s\r\n", key)
 	}
+	c.post = c.head(http.MethodPost)
 	if err := c.initialize(); err != nil {
-		c.hc.CloseIdleConnections()
+		c.hc.close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// head is the request line of method on the endpoint and the session's
+// headers.
+func (c *rawConn) head(method string) []byte {
+	return fmt.Appendf(nil, "%s %s HTTP/1.1\r\n%s", method, c.target, c.headers)
 }
 
 // initialize runs the handshake and keeps the session id it answers.
 func (c *rawConn) initialize() error {
 	c.body = c.request(c.body[:0], "initialize")
 	c.body = append(c.body, `,"params":{"protocolVersion":"`+rawProtocol+`","capabilities":{},"clientInfo":{"name":"specd-load","version":"1"}}}`...)
-	resp, err := c.post(c.body)
+	resp, err := c.send(c.body)
 	if err != nil {
 		return err
 	}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if err := c.answer(resp, c.nextID, &res); err != nil {
+	if err := c.answer(resp, c.nextID, jsonResult{&res}); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	if res.ProtocolVersion != rawProtocol {
 		return fmt.Errorf("initialize: the server answered protocol %q, the raw driver speaks %s", res.ProtocolVersion, rawProtocol)
 	}
-	c.header = c.header.Clone()
-	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
-		c.header.Set("Mcp-Session-Id", s)
+	if s := resp.sessionID; s != "" {
+		if strings.ContainsAny(s, "\r\n") {
+			return fmt.Errorf("initialize: a session id with a line end: %q", s)
+		}
+		c.headers = fmt.Appendf(c.headers, "Mcp-Session-Id: %s\r\n", s)
 	}
-	c.header.Set("MCP-Protocol-Version", rawProtocol)
-	resp, err = c.post(append(c.body[:0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`...))
+	c.headers = fmt.Appendf(c.headers, "MCP-Protocol-Version: %s\r\n", rawProtocol)
+	c.post = c.head(http.MethodPost)
+	resp, err = c.send(append(c.body[:0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`...))
 	if err != nil {
 		return err
 	}
-	c.readBody(resp)
-	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
-		c.body = nil
-		return fmt.Errorf("notifications/initialized: request failed with status %d: %s", resp.StatusCode, clip(c.reply.Bytes()))
+	if resp.status != http.StatusAccepted && resp.status != http.StatusOK {
+		return fmt.Errorf("notifications/initialized: request failed with status %d: %s", resp.status, clip(resp.body))
 	}
 	return nil
 }
@@ -122,15 +138,15 @@ func addPrefix(s spec) []byte {
 // prefix and returns the acknowledged task id.
 func (c *rawConn) add(prefix []byte, n int) (string, error) {
 	c.addBody(prefix, n)
-	resp, err := c.post(c.body)
+	resp, err := c.send(c.body)
 	if err != nil {
 		return "", err
 	}
-	var res toolResult
+	var res addAnswer
 	if err := c.answer(resp, c.nextID, &res); err != nil {
 		return "", err
 	}
-	return res.taskID("task", "add")
+	return res.id("task", "add")
 }
 
 // addBody makes c.body the next request: the n-th task add on the spec
@@ -142,94 +158,100 @@ func (c *rawConn) addBody(prefix []byte, n int) {
 	c.body = append(c.body, `"}}}`...)
 }
 
-// post sends body to the endpoint with the session's headers. The caller
-// reads the answer (readBody or answer).
-func (c *rawConn) post(body []byte) (*http.Response, error) {
-	req := &http.Request{
-		Method:        http.MethodPost,
-		URL:           c.url,
-		Host:          c.url.Host,
-		Header:        c.header,
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
-		// lets the transport resend on a fresh connection when a kept-alive
-		// one was closed before anything was written
-		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
-	}
-	resp, err := c.hc.Do(req)
+// send posts body to the endpoint with the session's headers and reads
+// the answer (its body c.reply, valid until the next request).
+func (c *rawConn) send(body []byte) (httpAnswer, error) {
+	resp, err := c.hc.do(c.post, body, &c.reply)
 	if err != nil {
-		c.body = nil // the transport may still be reading it
-		return nil, fmt.Errorf("failed to send request: %w", err)
+		return httpAnswer{}, fmt.Errorf("failed to send request: %w", err)
 	}
 	return resp, nil
 }
 
-// readBody reads and closes resp's body into c.reply.
-func (c *rawConn) readBody(resp *http.Response) {
-	c.reply.Reset()
-	_, err := c.reply.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		c.reply.Reset()
-	}
-}
-
-// answer reads resp, the answer to request id, and decodes its result into
-// result (see readReply). A status other than 200 is an error (its
-// JSON-RPC error when the body is one).
-func (c *rawConn) answer(resp *http.Response, id int64, result any) error {
-	c.readBody(resp)
-	if resp.StatusCode != http.StatusOK {
-		// the server may not have read the request: its buffer is not reused
-		c.body = nil
-		if err := readReply(resp.Header.Get("Content-Type"), c.reply.Bytes(), id, result); errors.As(err, new(*rpcError)) {
+// answer reads resp, the answer to request id, and its response with r
+// (see readReply). A status other than 200 is an error (its JSON-RPC error
+// when the body is one).
+func (c *rawConn) answer(resp httpAnswer, id int64, r responseReader) error {
+	if resp.status != http.StatusOK {
+		if err := readReply(resp.contentType, resp.body, id, r); errors.As(err, new(*rpcError)) {
 			return err
 		}
-		return fmt.Errorf("request failed with status %d: %s", resp.StatusCode, clip(c.reply.Bytes()))
+		return fmt.Errorf("request failed with status %d: %s", resp.status, clip(resp.body))
 	}
-	return readReply(resp.Header.Get("Content-Type"), c.reply.Bytes(), id, result)
+	return readReply(resp.contentType, resp.body, id, r)
 }
 
 // close ends the session (DELETE) and closes the connection.
 func (c *rawConn) close() {
-	req := &http.Request{Method: http.MethodDelete, URL: c.url, Host: c.url.Host, Header: c.header}
-	if resp, err := c.hc.Do(req); err == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	c.hc.CloseIdleConnections()
+	_, _ = c.hc.do(c.head(http.MethodDelete), nil, &c.reply)
+	c.hc.close()
 }
 
-// clip is at most the first 200 bytes of b, for an error text.
-func clip(b []byte) []byte { return b[:min(len(b), 200)] }
+// listPage reads one page of a spec's tasks (see pageReader): a task list
+// call whose answer is decoded into a listAnswer.
+func (c *rawConn) listPage(specID, cursor string, out map[string]bool) (int, string, error) {
+	args, err := json.Marshal(listArgs{Action: "list", SpecID: specID, Limit: 100, Cursor: cursor})
+	if err != nil {
+		return 0, "", err
+	}
+	c.body = c.request(c.body[:0], "tools/call")
+	c.body = append(c.body, `,"params":{"name":"task","arguments":`...)
+	c.body = append(append(c.body, args...), "}}"...)
+	resp, err := c.send(c.body)
+	if err != nil {
+		return 0, "", err
+	}
+	var page listAnswer
+	if err := c.answer(resp, c.nextID, jsonResult{&page}); err != nil {
+		return 0, "", err
+	}
+	return page.read(out)
+}
 
-// toolResult is the part of a tools/call result the raw driver reads: the
-// response-v2 envelope in structuredContent.
-type toolResult struct {
+// listArgs are the arguments of a task list call (the mcp-go read-back's).
+type listArgs struct {
+	Action string `json:"action"`
+	SpecID string `json:"spec_id"`
+	Limit  int    `json:"limit"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// listAnswer is the part of a task list result the read-back reads.
+type listAnswer struct {
 	StructuredContent struct {
 		Success bool `json:"success"`
 		Error   any  `json:"error"`
 		Data    struct {
-			TaskID string `json:"task_id"`
+			Tasks []struct {
+				TaskID string `json:"task_id"`
+			} `json:"tasks"`
 		} `json:"data"`
+		Meta struct {
+			Pagination struct {
+				Cursor string `json:"cursor"`
+			} `json:"pagination"`
+		} `json:"meta"`
 	} `json:"structuredContent"`
 }
 
-// taskID is the acknowledged task id of a successful envelope; a failed
-// envelope is an error with the text the mcp-go driver's call gives it, and
-// a success without a task id the one writeStats.ack gives.
-func (r *toolResult) taskID(tool, action string) (string, error) {
-	env := &r.StructuredContent
+// read adds the page's task ids to out and returns its number of tasks and
+// the next cursor, as the mcp-go read-back does (addTaskIDs, nextCursor); a
+// failed envelope is an error with the text of that read-back's call.
+func (p *listAnswer) read(out map[string]bool) (int, string, error) {
+	env := &p.StructuredContent
 	if !env.Success {
-		return "", fmt.Errorf("%s %v: %v", tool, action, env.Error)
+		return 0, "", fmt.Errorf("task list: %v", env.Error)
 	}
-	if env.Data.TaskID == "" {
-		return "", errNoTaskID
+	for _, t := range env.Data.Tasks {
+		if t.TaskID != "" {
+			out[t.TaskID] = true
+		}
 	}
-	return env.Data.TaskID, nil
+	return len(env.Data.Tasks), env.Meta.Pagination.Cursor, nil
 }
 
-var errNoTaskID = errors.New("task add answered no task_id")
+// clip is at most the first 200 bytes of b, for an error text.
+func clip(b []byte) []byte { return b[:min(len(b), 200)] }
 
 // rpcError is a JSON-RPC error answer.
 type rpcError struct {
@@ -248,42 +270,19 @@ type rpcMessage struct {
 	Result any             `json:"result"`
 }
 
-// readReply finds the response to request id in body, an answer of media
-// type contentType, and decodes its result into result (a pointer). As the
-// streamable-HTTP transport allows, the answer is either one JSON-RPC
-// message (application/json) or an event stream (text/event-stream) whose
-// message events carry JSON-RPC messages: notifications and server requests
-// may come before the response, and are skipped. A JSON-RPC error answer is
-// a *rpcError.
-func readReply(contentType string, body []byte, id int64, result any) error {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return fmt.Errorf("unexpected content type: %q", contentType)
-	}
-	want := strconv.AppendInt(nil, id, 10)
-	switch mt {
-	case "application/json":
-		found, err := decodeResponse(body, want, result)
-		if err == nil && !found {
-			err = fmt.Errorf("the answer is not the response to request %s: %s", want, clip(body))
-		}
-		return err
-	case "text/event-stream":
-		for data := range sseMessages(body) {
-			if found, err := decodeResponse(data, want, result); found || err != nil {
-				return err
-			}
-		}
-		return fmt.Errorf("the event stream ended without the response to request %s", want)
-	}
-	return fmt.Errorf("unexpected content type: %q", contentType)
+// responseReader reads the response to a request out of one JSON-RPC
+// message: found tells whether msg is the response to the request whose id
+// is want; a JSON-RPC error answer is a *rpcError.
+type responseReader interface {
+	readResponse(msg, want []byte) (found bool, err error)
 }
 
-// decodeResponse decodes msg, one JSON-RPC message; found tells whether it
-// is the response to the request whose id is want (its result then decoded
-// into result, or its error returned).
-func decodeResponse(msg, want []byte, result any) (found bool, err error) {
-	m := rpcMessage{Result: result}
+// jsonResult reads a response's result with encoding/json into v (a
+// pointer); the raw driver uses it for initialize, once per session.
+type jsonResult struct{ v any }
+
+func (r jsonResult) readResponse(msg, want []byte) (bool, error) {
+	m := rpcMessage{Result: r.v}
 	if err := json.Unmarshal(msg, &m); err != nil {
 		return false, fmt.Errorf("failed to decode response: %w", err)
 	}
@@ -294,6 +293,40 @@ func decodeResponse(msg, want []byte, result any) (found bool, err error) {
 		return true, m.Error
 	}
 	return true, nil
+}
+
+// readReply finds the response to request id in body, an answer of media
+// type contentType, and reads it with r. As the streamable-HTTP transport
+// allows, the answer is either one JSON-RPC message (application/json) or
+// an event stream (text/event-stream) whose message events carry JSON-RPC
+// messages: notifications and server requests may come before the
+// response, and are skipped.
+func readReply(contentType string, body []byte, id int64, r responseReader) error {
+	mt := contentType
+	if mt != "application/json" && mt != "text/event-stream" { // the common answers need no parsing
+		var err error
+		if mt, _, err = mime.ParseMediaType(contentType); err != nil {
+			return fmt.Errorf("unexpected content type: %q", contentType)
+		}
+	}
+	var buf [20]byte
+	want := strconv.AppendInt(buf[:0], id, 10)
+	switch mt {
+	case "application/json":
+		found, err := r.readResponse(body, want)
+		if err == nil && !found {
+			err = fmt.Errorf("the answer is not the response to request %s: %s", want, clip(body))
+		}
+		return err
+	case "text/event-stream":
+		for data := range sseMessages(body) {
+			if found, err := r.readResponse(data, want); found || err != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("the event stream ended without the response to request %s", want)
+	}
+	return fmt.Errorf("unexpected content type: %q", contentType)
 }
 
 // sseMessages yields the data of each complete message event of an event

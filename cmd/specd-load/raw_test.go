@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -62,7 +63,7 @@ func TestReadReplyTaskAdd(t *testing.T) {
 		{name: "no content type", contentType: "", body: addOK, wantErr: `unexpected content type: ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var res toolResult
+			var res addAnswer
 			err := readReply(tc.contentType, []byte(tc.body), 4, &res)
 			var rpc *rpcError
 			if errors.As(err, &rpc) != (tc.wantRPC != 0) || (rpc != nil && rpc.Code != tc.wantRPC) {
@@ -70,7 +71,7 @@ func TestReadReplyTaskAdd(t *testing.T) {
 			}
 			id := ""
 			if err == nil {
-				id, err = res.taskID("task", "add")
+				id, err = res.id("task", "add")
 			}
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("error %v, want one with %q", err, tc.wantErr)
@@ -92,7 +93,7 @@ func TestReadReplyInitialize(t *testing.T) {
 		var res struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		if err := readReply(ct, []byte(b), 1, &res); err != nil || res.ProtocolVersion != rawProtocol {
+		if err := readReply(ct, []byte(b), 1, jsonResult{&res}); err != nil || res.ProtocolVersion != rawProtocol {
 			t.Fatalf("%s: %v, protocol %q", ct, err, res.ProtocolVersion)
 		}
 	}
@@ -170,5 +171,59 @@ func TestPickDriver(t *testing.T) {
 		if got != tc.want || (err == nil) != (tc.want != "") {
 			t.Errorf("pickDriver(%q, %q, %v) = %q, %v; want %q", tc.asked, tc.mode, tc.stdio, got, err, tc.want)
 		}
+	}
+}
+
+// The raw read-back reads a real task list page as the mcp-go one does
+// (addTaskIDs, nextCursor): every task id, the number of tasks, the next
+// cursor, a refusal as an error.
+func TestListAnswer(t *testing.T) {
+	list := answerFile(t, "list.json")
+	for _, tc := range []struct {
+		name, contentType, body string
+		wantIDs                 []string
+		wantNext, wantErr       string
+	}{
+		{name: "last page", contentType: "application/json", body: list, wantIDs: []string{"task-1-1", "verify-1-1", "verify-1-2"}},
+		{name: "a page with a cursor, in sse", contentType: "text/event-stream",
+			body: sse(progress, strings.TrimSpace(strings.Replace(list, `"cursor":null`, `"cursor":"c2"`, 1))), wantIDs: []string{"task-1-1", "verify-1-1", "verify-1-2"}, wantNext: "c2"},
+		{name: "refused", contentType: "application/json", body: answerFile(t, "add-refused.json"), wantErr: `task list: No spec "nope".`},
+		{name: "cut short", contentType: "application/json", body: list[:len(list)/2], wantErr: "failed to decode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var page listAnswer
+			out := map[string]bool{}
+			n, next := 0, ""
+			err := readReply(tc.contentType, []byte(tc.body), 4, jsonResult{&page})
+			if err == nil {
+				n, next, err = page.read(out)
+			}
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("error %v, want one with %q", err, tc.wantErr)
+			}
+			ids := slices.Sorted(maps.Keys(out))
+			if n != len(tc.wantIDs) || next != tc.wantNext || !slices.Equal(ids, tc.wantIDs) {
+				t.Fatalf("%d tasks %q, next %q; want %q, next %q", n, ids, next, tc.wantIDs, tc.wantNext)
+			}
+			// the mcp-go read-back reads the same page the same
+			if tc.wantErr == "" {
+				var msg struct {
+					Result struct {
+						StructuredContent map[string]any `json:"structuredContent"`
+					} `json:"result"`
+				}
+				body := tc.body
+				if tc.contentType == "text/event-stream" {
+					body = strings.TrimSpace(strings.Replace(list, `"cursor":null`, `"cursor":"c2"`, 1))
+				}
+				if err := json.Unmarshal([]byte(body), &msg); err != nil {
+					t.Fatal(err)
+				}
+				ref := map[string]bool{}
+				if addTaskIDs(ref, msg.Result.StructuredContent) != n || nextCursor(msg.Result.StructuredContent) != next || !maps.Equal(ref, out) {
+					t.Fatalf("the mcp-go read-back reads %v, next %q", ref, nextCursor(msg.Result.StructuredContent))
+				}
+			}
+		})
 	}
 }
