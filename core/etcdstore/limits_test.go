@@ -100,7 +100,11 @@ func stagedKeys(t *testing.T, st *etcdstore.Store) (staged, pending int64) {
 func TestDefaultLimitsLargeChanges(t *testing.T) {
 	t.Parallel()
 	_, open := defaultLimits(t)
-	writer, reader := repoOf(open(nil)), repoOf(open(nil))
+	// What is tested is the limits and atomicity, not speed: a 1,000-task
+	// import under -race on a busy 2-core box overran the default 3 s
+	// request timeout (UNAVAILABLE, outcome unknown) and failed the run.
+	patient := func(o *etcdstore.Options) { o.RequestTimeout = 60 * time.Second }
+	writer, reader := repoOf(open(patient)), repoOf(open(patient))
 	id := newSpec(t, writer)
 
 	// The reader's invariant: the spec's task nodes are those of a whole
