@@ -588,3 +588,28 @@ func writeAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// TestFileModeIgnoresFlagdFileEnv: the flagd provider reads its settings
+// from FLAGD_* environment variables, and FLAGD_OFFLINE_FLAG_SOURCE_PATH
+// turns its in-process resolver into flagd's file mode over that path,
+// dropping a custom sync. A server started where that variable is set (a
+// shell that also runs flagd tooling) must still evaluate its own flag
+// file, edits included, as the file mode did when it named its file to the
+// provider itself.
+func TestFileModeIgnoresFlagdFileEnv(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "other.json")
+	writeFile(t, other, contractFile("", "off"))
+	t.Setenv("FLAGD_OFFLINE_FLAG_SOURCE_PATH", other)
+	s, path, _ := openFileService(t, contractFile("", "on"))
+	ctx := context.Background()
+	n := 0
+	sess := func() bool {
+		n++
+		return s.Contract(ctx, mcptool.FlagContext{SessionID: fmt.Sprint("s-", n), ClientName: "a"}).On
+	}
+	if !sess() {
+		t.Fatal("the flag file says on; the service answered off (the FLAGD_OFFLINE_FLAG_SOURCE_PATH file)")
+	}
+	writeFile(t, path, contractFile("", "off"))
+	waitFor(t, "the edit to apply to new sessions", func() bool { return !sess() })
+}
