@@ -196,7 +196,9 @@ func openFlagd(ctx context.Context, opts Options) (*Service, error) {
 // ReadyWait or at the first connection error.
 func (s *Service) setFlagd(ctx context.Context, host string, port int) error {
 	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
-		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)),
+		// an empty offline path: FLAGD_OFFLINE_FLAG_SOURCE_PATH must not
+		// turn the provider into flagd's file mode (see openFile)
+		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithOfflineFilePath(""), flagd.WithHost(host), flagd.WithPort(uint16(port)),
 			flagd.WithDeadline(int(ReadyWait/time.Millisecond)))
 	})
 	s.stopLog = append(s.stopLog, stop)
