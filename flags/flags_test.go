@@ -588,3 +588,54 @@ func writeAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// TestFileModeIgnoresFlagdFileEnv: the flagd provider reads its settings
+// from FLAGD_* environment variables, and FLAGD_OFFLINE_FLAG_SOURCE_PATH
+// turns its in-process resolver into flagd's file mode over that path,
+// dropping a custom sync. A server started where that variable is set (a
+// shell that also runs flagd tooling) must still evaluate its own flag
+// file, edits included, as the file mode did when it named its file to the
+// provider itself.
+func TestFileModeIgnoresFlagdFileEnv(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "other.json")
+	writeFile(t, other, contractFile("", "off"))
+	t.Setenv("FLAGD_OFFLINE_FLAG_SOURCE_PATH", other)
+	s, path, _ := openFileService(t, contractFile("", "on"))
+	ctx := context.Background()
+	n := 0
+	sess := func() bool {
+		n++
+		return s.Contract(ctx, mcptool.FlagContext{SessionID: fmt.Sprint("s-", n), ClientName: "a"}).On
+	}
+	if !sess() {
+		t.Fatal("the flag file says on; the service answered off (the FLAGD_OFFLINE_FLAG_SOURCE_PATH file)")
+	}
+	writeFile(t, path, contractFile("", "off"))
+	waitFor(t, "the edit to apply to new sessions", func() bool { return !sess() })
+}
+
+// TestFlagdModeIgnoresFlagdFileEnv: with --flags-provider flagd the flags
+// come from the flagd daemon named, never from a file that
+// FLAGD_OFFLINE_FLAG_SOURCE_PATH names (the provider would otherwise turn
+// into flagd's file mode over it): with the daemon down, every flag is the
+// registry default, source error_fallback.
+func TestFlagdModeIgnoresFlagdFileEnv(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "other.json")
+	var fl []string
+	for _, f := range registry.Flags {
+		fl = append(fl, fmt.Sprintf(`%q:{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":%q}`, f.Name, onOff(!f.Default)))
+	}
+	writeFile(t, other, `{"flags":{`+strings.Join(fl, ",")+`}}`)
+	t.Setenv("FLAGD_OFFLINE_FLAG_SOURCE_PATH", other)
+	log, _ := testLogger()
+	s, err := Open(context.Background(), Options{Provider: ProviderFlagd, FlagdHost: "127.0.0.1", FlagdPort: 1, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, f := range registry.Flags {
+		if d := s.Gate(context.Background(), f.Name, mcptool.FlagContext{ClientName: "x"}); d.On != f.Default || d.Source != SourceErrorFallback {
+			t.Errorf("%s: %+v, want the registry default %v from error_fallback", f.Name, d, f.Default)
+		}
+	}
+}

@@ -196,7 +196,9 @@ func openFlagd(ctx context.Context, opts Options) (*Service, error) {
 // ReadyWait or at the first connection error.
 func (s *Service) setFlagd(ctx context.Context, host string, port int) error {
 	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
-		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithHost(host), flagd.WithPort(uint16(port)),
+		// an empty offline path: FLAGD_OFFLINE_FLAG_SOURCE_PATH must not
+		// turn the provider into flagd's file mode (see openFile)
+		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithOfflineFilePath(""), flagd.WithHost(host), flagd.WithPort(uint16(port)),
 			flagd.WithDeadline(int(ReadyWait/time.Millisecond)))
 	})
 	s.stopLog = append(s.stopLog, stop)
@@ -305,8 +307,12 @@ func openFile(ctx context.Context, opts Options) (*Service, error) {
 	// which would silently fall back to defaults, and would need a
 	// private copy on disk, which a killed process leaves behind.
 	s.mem, s.good = newMemSync(data), data
+	// The provider reads FLAGD_* environment variables first, and
+	// FLAGD_OFFLINE_FLAG_SOURCE_PATH would turn it into flagd's file mode
+	// over that path, dropping memSync: the empty path given here wins.
 	p, stop, err := quietProvider(s.log, func() (*flagd.Provider, error) {
-		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithCustomSyncProviderAndUri(s.mem, memSyncURI))
+		return flagd.NewProvider(flagd.WithInProcessResolver(), flagd.WithOfflineFilePath(""),
+			flagd.WithCustomSyncProviderAndUri(s.mem, memSyncURI))
 	})
 	s.stopLog = append(s.stopLog, stop)
 	if err != nil {

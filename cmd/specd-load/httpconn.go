@@ -42,10 +42,15 @@ type httpAnswer struct {
 
 // do sends one request — head (request line and headers, each ending in
 // CRLF, without Content-Length), then body — and reads its answer, body
-// into *buf (reused). When the server closed a kept-alive connection
-// before answering (the write fails, or the connection ends before the
-// first byte of an answer), the request is sent once more on a new one,
-// as net/http does for a connection it finds closed.
+// into *buf (reused). A kept-alive connection the server closed while it
+// was idle is dialled again before the request is written (peerClosed),
+// and a request whose write fails on a kept-alive connection is sent once
+// more on a new one: in neither case can the server have read the request.
+// A request written whole is never sent again: a connection that ends
+// before the first byte of its answer is an error (errClosedBeforeAnswer),
+// since the server may have read and carried out the request (a task add
+// written, its answer lost to a write timeout or a crash), as net/http
+// treats a POST.
 func (h *httpConn) do(head, body []byte, buf *[]byte) (httpAnswer, error) {
 	h.out = append(append(h.out[:0], head...), "Content-Length: "...)
 	h.out = strconv.AppendInt(h.out, int64(len(body)), 10)
@@ -57,19 +62,26 @@ func (h *httpConn) do(head, body []byte, buf *[]byte) (httpAnswer, error) {
 			return a, nil
 		}
 		h.close()
-		if !reused || !errors.Is(err, errClosedBeforeAnswer) {
+		if !reused || !errors.Is(err, errNotWritten) {
 			return httpAnswer{}, err
 		}
 	}
 }
 
-// errClosedBeforeAnswer is a connection that failed before any byte of an
-// answer arrived.
-var errClosedBeforeAnswer = errors.New("the connection closed before an answer")
+// errClosedBeforeAnswer is a connection that failed after the request was
+// written, before any byte of an answer arrived; errNotWritten one whose
+// write of the request failed (the server did not get it whole).
+var (
+	errClosedBeforeAnswer = errors.New("the connection closed before an answer")
+	errNotWritten         = errors.New("the connection closed before the request was written")
+)
 
 // roundTrip writes h.out on the connection (dialled when none) and reads
 // the answer.
 func (h *httpConn) roundTrip(buf *[]byte) (httpAnswer, error) {
+	if h.conn != nil && (h.r.Buffered() > 0 || peerClosed(h.conn)) {
+		h.close() // closed while idle, or bytes nobody asked for: nothing was written
+	}
 	if h.conn == nil {
 		c, err := net.Dial("tcp", h.addr)
 		if err != nil {
@@ -83,7 +95,7 @@ func (h *httpConn) roundTrip(buf *[]byte) (httpAnswer, error) {
 		}
 	}
 	if _, err := h.conn.Write(h.out); err != nil {
-		return httpAnswer{}, fmt.Errorf("%w: %w", errClosedBeforeAnswer, err)
+		return httpAnswer{}, fmt.Errorf("%w: %w", errNotWritten, err)
 	}
 	if _, err := h.r.Peek(1); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
