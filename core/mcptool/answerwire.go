@@ -63,16 +63,33 @@ type answerWriterKey struct{}
 // POST: it restores surrogate request ids (ids: the request's id was
 // replaced, see wrapRequestID) and splices the held tool answer into the
 // write that carries its placeholders. Streaming (Flush) and the response
-// controller (Unwrap) pass through.
+// controller (Unwrap) pass through. It also holds the request body mcp-go
+// reads (body), so that one allocation serves the request.
 type answerWriter struct {
 	http.ResponseWriter
-	ids bool
+	ids  bool
+	body heldBody
 	// held is the envelope's bytes, set once by hold (the handler's
-	// goroutine) and read by Write, which mcp-go may also call from its
-	// notification goroutine; spliced is set by the Write that used it.
-	held    atomic.Pointer[[]byte]
-	spliced atomic.Bool
+	// goroutine); state says how far: answerEmpty, answerFilling (held
+	// being set), answerHeld (held may be read), answerSpliced (the write
+	// that carried the placeholders used it). Write, which mcp-go may also
+	// call from its notification goroutine, reads held only in answerHeld.
+	held  []byte
+	state atomic.Int32
 }
+
+const (
+	answerEmpty = iota
+	answerFilling
+	answerHeld
+	answerSpliced
+)
+
+// heldBody is a request body read from memory.
+type heldBody struct{ bytes.Reader }
+
+// Close does nothing: the bytes were read whole before.
+func (*heldBody) Close() error { return nil }
 
 // withAnswerWriter is ctx carrying w for the tool handler (heldResult).
 func withAnswerWriter(ctx context.Context, w *answerWriter) context.Context {
@@ -89,15 +106,24 @@ func heldResult(ctx context.Context, env core.Envelope) *mcp.CallToolResult {
 		return nil
 	}
 	b, err := env.Marshal()
-	if err != nil || !w.held.CompareAndSwap(nil, &b) {
+	if err != nil || !w.state.CompareAndSwap(answerEmpty, answerFilling) {
 		return nil
 	}
+	w.held = b
+	w.state.Store(answerHeld)
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.TextContent{Type: "text", Text: answerTextToken}},
-		StructuredContent: answerDataToken,
+		Content:           []mcp.Content{answerTextContent},
+		StructuredContent: answerDataValue,
 		IsError:           !env.Success,
 	}
 }
+
+// answerTextContent and answerDataValue are the placeholders as the
+// values mcp-go is given, made once.
+var (
+	answerTextContent mcp.Content = mcp.TextContent{Type: "text", Text: answerTextToken}
+	answerDataValue   any         = answerDataToken
+)
 
 // spliceBuf recycles the buffers Write builds answers in (net/http copies
 // what it is given before Write returns).
@@ -110,8 +136,8 @@ func (w *answerWriter) Write(p []byte) (int, error) {
 	if w.ids {
 		q = restoreIDs(q)
 	}
-	if held := w.held.Load(); held != nil && !w.spliced.Load() {
-		if buf, ok := spliceAnswer(q, *held); ok && w.spliced.CompareAndSwap(false, true) {
+	if w.state.Load() == answerHeld {
+		if buf, ok := spliceAnswer(q, w.held); ok && w.state.CompareAndSwap(answerHeld, answerSpliced) {
 			_, err := w.ResponseWriter.Write(*buf)
 			spliceBuf.Put(buf)
 			if err != nil {

@@ -2,7 +2,6 @@ package mcptool
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,7 +117,8 @@ func HTTPInput(next http.Handler, maxBytes int) http.Handler {
 			body, aw.ids = wrapRequestID(body)
 			body = core.MarkUnrepresentableNumbers(body)
 			r = r.WithContext(withAnswerWriter(r.Context(), aw))
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			aw.body.Reset(body)
+			r.Body = &aw.body
 			r.ContentLength = int64(len(body))
 			w = aw
 		}
