@@ -69,11 +69,12 @@ type answerWriter struct {
 	http.ResponseWriter
 	ids  bool
 	body heldBody
-	// held is the envelope's bytes, set once by hold (the handler's
+	// held is the envelope's bytes, set once by heldResult (the handler's
 	// goroutine); state says how far: answerEmpty, answerFilling (held
 	// being set), answerHeld (held may be read), answerSpliced (the write
-	// that carried the placeholders used it). Write, which mcp-go may also
-	// call from its notification goroutine, reads held only in answerHeld.
+	// that carried the placeholders used it; mcp-go writes an answer
+	// once). Write, which mcp-go may also call from its notification
+	// goroutine, reads held only in answerHeld.
 	held  []byte
 	state atomic.Int32
 }
@@ -126,8 +127,11 @@ var (
 )
 
 // spliceBuf recycles the buffers Write builds answers in (net/http copies
-// what it is given before Write returns).
+// what it is given before Write returns); one grown past maxPooledSplice
+// by a large answer is left to the collector.
 var spliceBuf = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledSplice = 64 << 10
 
 // Write writes p with its surrogate ids restored and the held answer in
 // place of its placeholders, and reports len(p) written when all of it was.
@@ -137,9 +141,12 @@ func (w *answerWriter) Write(p []byte) (int, error) {
 		q = restoreIDs(q)
 	}
 	if w.state.Load() == answerHeld {
-		if buf, ok := spliceAnswer(q, w.held); ok && w.state.CompareAndSwap(answerHeld, answerSpliced) {
+		if buf, ok := spliceAnswer(q, w.held); ok {
+			w.state.Store(answerSpliced)
 			_, err := w.ResponseWriter.Write(*buf)
-			spliceBuf.Put(buf)
+			if cap(*buf) <= maxPooledSplice {
+				spliceBuf.Put(buf)
+			}
 			if err != nil {
 				return 0, err
 			}
