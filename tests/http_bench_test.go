@@ -48,7 +48,7 @@ func BenchmarkHTTPCall(b *testing.B) {
 	srv, reg := tools.NewMCPServer(deps)
 	b.Cleanup(func() { reg.FlushErrors(context.Background()) })
 	sessions := httpguard.NewSessions(metrics.Sessions)
-	h := httpguard.Handler(httpguard.Config{MaxBodyBytes: core.MaxMessageBytes, MaxSessionsPerKey: 1000, Sessions: sessions, Metrics: metrics},
+	h := httpguard.Handler(httpguard.Config{MaxBodyBytes: core.MaxMessageBytes, MaxSessionsPerKey: 1000, Endpoint: "/mcp", Sessions: sessions, Metrics: metrics},
 		mcptool.HTTPInput(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"), server.WithSessionIdManagerResolver(sessions)), core.MaxMessageBytes))
 
 	post := func(session, body string) *httptest.ResponseRecorder {

@@ -21,6 +21,9 @@ import (
 	"github.com/specd/specd/tools"
 )
 
+// mcpEndpoint is the path of the streamable HTTP MCP endpoint.
+const mcpEndpoint = "/mcp"
+
 // httpConfig is the shared server's part of config (settings.go fills it).
 type httpConfig struct {
 	KeysFile          string
@@ -97,7 +100,7 @@ func serveHTTP(ctx context.Context, c *config, deps *tools.Deps, srv *server.MCP
 	}
 	sessions := httpguard.NewSessions(access.Metrics.Sessions)
 	mcpHTTP := server.NewStreamableHTTPServer(srv,
-		server.WithEndpointPath("/mcp"),
+		server.WithEndpointPath(mcpEndpoint),
 		server.WithStreamableHTTPServer(hs),
 		server.WithSessionIdManagerResolver(sessions),
 		server.WithSessionIdleTTL(h.SessionIdleTTL),
@@ -108,14 +111,17 @@ func serveHTTP(ctx context.Context, c *config, deps *tools.Deps, srv *server.MCP
 		AllowedOrigins:    h.AllowedOrigins,
 		MaxBodyBytes:      int64(h.MaxBody),
 		MaxSessionsPerKey: h.MaxSessionsPerKey,
+		Endpoint:          mcpEndpoint,
 		Sessions:          sessions,
 		Metrics:           access.Metrics,
 		Logger:            logger,
 	}, mcptool.HTTPInput(mcpHTTP, core.MaxMessageBytes))
 	if h.mount != nil {
-		hs.Handler = h.mount(hs.Handler)
+		// the board routes every path it does not serve, the endpoint's
+		// included, to the front door
+		hs.Handler = httpguard.ExactPath(mcpEndpoint, hs.Handler, h.mount(hs.Handler))
 	}
-	logger.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "endpoint", "/mcp", "store", c.DB,
+	logger.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "endpoint", mcpEndpoint, "store", c.DB,
 		"version", deps.Version, "keys", h.Keys.Len(), "max_conns", h.MaxConns, "rate", h.RatePerSecond, "burst", h.RateBurst)
 	if h.listening != nil {
 		h.listening(ln.Addr().String())

@@ -17,9 +17,14 @@ type Config struct {
 	AllowedOrigins    []string // origins (scheme://host[:port]) besides the same origin
 	MaxBodyBytes      int64    // cap of one request body
 	MaxSessionsPerKey int      // live MCP sessions one key may hold
-	Sessions          *Sessions
-	Metrics           *Metrics
-	Logger            *slog.Logger
+	// Endpoint is the MCP endpoint's path ("/mcp"; not /healthz or
+	// /metrics): a request for exactly it goes to the guarded MCP handler
+	// without the routing of Handler's mux, which picks that handler for
+	// it anyway (ExactPath). Empty: every request is routed.
+	Endpoint string
+	Sessions *Sessions
+	Metrics  *Metrics
+	Logger   *slog.Logger
 }
 
 // Handler serves /healthz (no authentication, no details), /metrics (admin
@@ -49,8 +54,27 @@ func Handler(cfg Config, mcp http.Handler) http.Handler {
 	if cfg.Metrics != nil {
 		mux.Handle("/metrics", cfg.guard(cfg.Metrics.Handler(), true))
 	}
-	mux.Handle("/", cfg.guard(mcp, false))
-	return mux
+	guarded := cfg.guard(mcp, false)
+	mux.Handle("/", guarded)
+	if cfg.Endpoint == "" {
+		return mux
+	}
+	return ExactPath(cfg.Endpoint, guarded, mux)
+}
+
+// ExactPath serves a request whose URL path is exactly path with h and
+// every other request with rest. It is for an rest that routes path to h
+// itself (a ServeMux whose pattern for it is h's): the request then skips
+// the mux's pattern matching, which costs about half a microsecond and
+// four allocations per request, and arrives without r.Pattern set.
+func ExactPath(path string, h, rest http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
 }
 
 // guard puts next behind the front door's checks, in this order: origin,

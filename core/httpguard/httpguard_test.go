@@ -2,8 +2,11 @@ package httpguard
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +149,42 @@ func TestAccessPermit(t *testing.T) {
 		if err != nil && (err.Code != "FORBIDDEN" || !strings.Contains(err.Message, string(tc.role)) || !strings.Contains(err.Message, tc.mustMention)) {
 			t.Fatalf("%s %s/%s: %v", tc.role, tc.tool, tc.se, err)
 		}
+	}
+}
+
+// TestEndpointSkipsTheMux: with Endpoint set, a request for exactly that
+// path reaches the MCP handler through the front door's checks (an origin
+// it does not allow is still refused) without the mux's routing (r.Pattern
+// stays unset); /healthz and every other path are routed as before, other
+// paths to the MCP handler too.
+func TestEndpointSkipsTheMux(t *testing.T) {
+	var patterns []string
+	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		patterns = append(patterns, r.URL.Path+"="+r.Pattern)
+		w.WriteHeader(http.StatusAccepted)
+	})
+	h := Handler(Config{Endpoint: "/mcp", Metrics: NewMetrics()}, mcp)
+	for _, tc := range []struct {
+		path, origin string
+		status       int
+	}{
+		{"/mcp", "", http.StatusAccepted},
+		{"/mcp", "https://evil.example", http.StatusForbidden},
+		{"/other", "", http.StatusAccepted},
+		{"/mcp/", "", http.StatusAccepted},
+		{"/healthz", "", http.StatusOK},
+	} {
+		r := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader("{}"))
+		if tc.origin != "" {
+			r.Header.Set("Origin", tc.origin)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Fatalf("%s (origin %q): %d, want %d", tc.path, tc.origin, w.Code, tc.status)
+		}
+	}
+	if want := []string{"/mcp=", "/other=/", "/mcp/=/"}; !slices.Equal(patterns, want) {
+		t.Fatalf("the MCP handler saw %v, want %v", patterns, want)
 	}
 }

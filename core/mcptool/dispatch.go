@@ -74,11 +74,15 @@ func (r *Registry) Install(s *server.MCPServer, rt Runtime) {
 
 // handler returns the MCP handler of t: validate → deadline → call → wrap.
 // It never returns a Go error: every outcome, panics included, is an
-// envelope result.
+// envelope result. Over HTTPInput a response-v2 answer is held by the
+// response writer (heldResult), which writes the same bytes.
 func (r *Registry) handler(t *Tool, rt Runtime) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		env, v2 := r.dispatch(ctx, t, req.GetArguments(), sessionOf(ctx, req, rt), rt)
 		if v2 {
+			if res := heldResult(ctx, env); res != nil {
+				return res, nil
+			}
 			return ToResult(env), nil
 		}
 		return LegacyResult(env), nil

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net/http"
 	"strconv"
 
 	"github.com/specd/specd/core"
@@ -145,25 +144,3 @@ func (iw idWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-// idResponseWriter restores surrogate ids in what the streamable HTTP
-// handler writes (one Write per JSON answer or SSE event), keeping
-// streaming (Flush) and the response controller (Unwrap).
-type idResponseWriter struct {
-	http.ResponseWriter
-}
-
-func (w idResponseWriter) Write(p []byte) (int, error) {
-	if _, err := w.ResponseWriter.Write(restoreIDs(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-func (w idResponseWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w idResponseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

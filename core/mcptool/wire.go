@@ -2,7 +2,6 @@ package mcptool
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,7 +94,9 @@ func (s *stdioInput) nextLine() ([]byte, error) {
 // as sent is replaced and restored in the answer (a cancel naming it is
 // replaced the same way), and number literals
 // float64 cannot hold are marked, as on stdio (StdioInput, StdioOutput);
-// everything else passes through unchanged.
+// everything else passes through unchanged. A response-v2 tool answer is
+// written into the response without mcp-go re-encoding it (answerWriter;
+// the bytes are the same).
 func HTTPInput(next http.Handler, maxBytes int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Body != nil {
@@ -112,13 +113,14 @@ func HTTPInput(next http.Handler, maxBytes int) http.Handler {
 				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":%s}}`+"\n", quoted)
 				return
 			}
-			var wrapped bool
-			if body, wrapped = wrapRequestID(body); wrapped {
-				w = idResponseWriter{w}
-			}
+			aw := &answerWriter{ResponseWriter: w}
+			body, aw.ids = wrapRequestID(body)
 			body = core.MarkUnrepresentableNumbers(body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r = r.WithContext(withAnswerWriter(r.Context(), aw))
+			aw.body.Reset(body)
+			r.Body = &aw.body
 			r.ContentLength = int64(len(body))
+			w = aw
 		}
 		next.ServeHTTP(w, r)
 	})
