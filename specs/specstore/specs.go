@@ -499,8 +499,9 @@ func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteO
 // nodes fn changed are written, with a reverse delta in history, the journal
 // entries fn appended, the new header and the lifecycle index. An error from
 // fn, a panic or a passed deadline changes nothing. With DryRun the changes
-// are computed and reported and nothing is stored. A mutation that changes
-// nothing writes nothing and keeps the version.
+// are computed and reported (RepoWriteResult.Changes, which only a dry run
+// fills) and nothing is stored. A mutation that changes nothing writes
+// nothing and keeps the version.
 func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
@@ -532,7 +533,9 @@ func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteO
 		if err != nil {
 			return core.Internal(err)
 		}
-		res.Changes = describeChanges(put, deleted, storedBefore(changes), headerChanged)
+		if o.DryRun { // only a dry run reports its changes (RepoWriteResult)
+			res.Changes = describeChanges(put, deleted, storedBefore(changes), headerChanged)
+		}
 		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
 			res.Version = h.Version
 			if o.DryRun {
