@@ -139,7 +139,7 @@ func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error
 		q.leading = true
 		q.mu.Unlock()
 		defer s.next()
-		return s.update(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
+		return s.updateLone(ctx, fn)
 	}
 	r := &commitReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)}
 	q.pending = append(q.pending, r)
@@ -160,6 +160,20 @@ func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error
 	}
 	<-r.done // kept: its batch closes and commits (see Deadlines)
 	return r.answer()
+}
+
+// updateLone runs fn alone in a plain transaction, rolled back whole on
+// failure (nothing logged), its Gets through the store's kept cursors
+// (seekers: a bbolt Get makes a cursor and grows its stack every time).
+// The caller leads the commit queue, so no shared commit uses the
+// cursors meanwhile.
+func (s *Store) updateLone(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	defer s.seek.reset() // after the transaction ends
+	t := &trackedTx{seek: &s.seek}
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		*t = trackedTx{tx: tx, seek: &s.seek} // a run of its own
+		return fn(t)
+	})
 }
 
 // next starts the commit of the callers that queued meanwhile, or ends
