@@ -670,11 +670,17 @@ func appendJournal(spec bucketstore.Bucket, entries []specs.JournalEntry) ([]spe
 	return out, nil
 }
 
+// indexKey is the lifecycle index's key of specID in lifecycle l.
 func indexKey(l specs.Lifecycle, specID string) []byte {
+	return []byte(string(indexFolder(l)) + "\x00" + specID)
+}
+
+// indexFolder is the lifecycle index folder of lifecycle l ("" is pending).
+func indexFolder(l specs.Lifecycle) specs.Lifecycle {
 	if l == "" {
-		l = specs.LifecyclePending
+		return specs.LifecyclePending
 	}
-	return []byte(string(l) + "\x00" + specID)
+	return l
 }
 
 // CreateSpec stores a new spec built by build inside the transaction. build
