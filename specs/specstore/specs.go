@@ -269,12 +269,28 @@ func newJournalReader(spec bucketstore.Bucket) journalReader { return journalRea
 // Read through a ReadSpec view, the space refuses writes (etcd would drop
 // them silently).
 func (r journalReader) Records(space string) specs.Records {
-	return &records{spec: r.spec, name: []byte("records_" + space), readOnly: true}
+	return &records{spec: r.spec, name: recordsBucket(space), readOnly: true}
 }
 
 // Records is the writable record space of a mutation.
 func (w *journalWriter) Records(space string) specs.Records {
-	return &records{spec: w.spec, name: []byte("records_" + space)}
+	return &records{spec: w.spec, name: recordsBucket(space)}
+}
+
+// recordNames keeps each record space's bucket name (a space → []byte):
+// every guarded write looks its space up (the autonomy write lock), and
+// the spaces are a few names fixed in code. The names are shared: a
+// bucket keeps no name it is given (bucketstore), and nobody changes them.
+var recordNames sync.Map
+
+// recordsBucket is the name of space's bucket, records_<space>.
+func recordsBucket(space string) []byte {
+	if v, ok := recordNames.Load(space); ok {
+		return v.([]byte)
+	}
+	name := []byte("records_" + space)
+	recordNames.Store(space, name)
+	return name
 }
 
 // records implements specs.Records over one nested bucket of a spec.
