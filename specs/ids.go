@@ -130,10 +130,20 @@ func idNumbers(id, prefix string) ([]int, bool) {
 // singleNumber is N of an id prefix-N (N ≥ 0); ok is false for any other
 // id.
 func singleNumber(id, prefix string) (int, bool) {
-	if nums, ok := idNumbers(id, prefix); ok && len(nums) == 1 {
-		return nums[0], true
+	// idNumbers(id, prefix) of one number, without its slices (every
+	// task add asks for its phase's number)
+	if len(id) <= len(prefix) || id[len(prefix)] != '-' || id[:len(prefix)] != prefix {
+		return 0, false
 	}
-	return 0, false
+	rest := id[len(prefix)+1:]
+	if strings.IndexByte(rest, '-') >= 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 // phaseNumber returns N of a phase-N id, or the phase's 1-based position
@@ -197,7 +207,7 @@ func NewNodeID(s *Spec, parentID string, t NodeType) string {
 // under parent (nil when absent), whose id is parentID.
 func nodeIDPrefix(s *Spec, parent *Node, parentID string, t NodeType) string {
 	if parent == nil || !isTaskLike(parent.Type) || !isTaskLike(t) {
-		return fmt.Sprintf("%s-%d", idTypePrefix(t), phaseNumber(s, phaseOf(s, parentID)))
+		return idTypePrefix(t) + "-" + strconv.Itoa(phaseNumber(s, phaseOf(s, parentID)))
 	}
 	return parentID
 }

@@ -246,7 +246,11 @@ type Node struct {
 	nums *childNumbers
 }
 
-// Clone returns a deep copy of n (nil for nil).
+// Clone returns a deep copy of n (nil for nil), except that the copy
+// shares n's rollup summary (metadata[RollupMetaKey]): the rollups only
+// ever replace or remove that value whole (setRollupMeta), never change it
+// in place, and an edit of a parent (every task add edits its phase and
+// the root) need not copy it.
 func (n *Node) Clone() *Node {
 	if n == nil {
 		return nil
@@ -257,7 +261,7 @@ func (n *Node) Clone() *Node {
 	if n.nums.describes(n.Children) {
 		c.nums = n.nums.rekeyed(c.Children)
 	}
-	c.Metadata = cloneMap(n.Metadata)
+	c.Metadata = cloneNodeMeta(n.Metadata)
 	c.Dependencies = n.Dependencies.clone()
 	if n.Extra != nil {
 		c.Extra = make(map[string]json.RawMessage, len(n.Extra))
@@ -419,6 +423,22 @@ func cloneMap(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+// cloneNodeMeta is cloneMap of a node's metadata, the rollup summary
+// shared (see Node.Clone).
+func cloneNodeMeta(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != RollupMetaKey {
+			v = cloneValue(v)
+		}
+		out[k] = v
 	}
 	return out
 }

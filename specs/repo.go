@@ -68,6 +68,10 @@ type RepoChange struct {
 // RepoWriteResult reports what a stored mutation did (or would do).
 type RepoWriteResult struct {
 	Version int64
+	// Changes lists what a dry run would change (MutateSpec with DryRun)
+	// and what RollbackSpec restored (or would); a stored MutateSpec
+	// leaves it nil (no caller reads it, and building it on every write
+	// cost a string per changed node).
 	Changes []RepoChange
 	Journal []JournalEntry
 	DryRun  bool

@@ -46,7 +46,9 @@ import "slices"
 // rebuilds every summary; [CheckInvariants] verifies them.
 
 // RollupMetaKey is the metadata key of a parent's internal rollup summary.
-// It is maintained by the rollups: never set it by hand.
+// It is maintained by the rollups: never set it by hand. Its value is
+// replaced or removed whole, never changed in place: node copies share it
+// (Node.Clone).
 const RollupMetaKey = "_rollup"
 
 // rollupSum is a node's children summary.
@@ -261,28 +263,38 @@ func rollupStatus(s *Spec, n *Node, sum rollupSum) Status {
 // computedRollupSum returns n's counts, status and, for a node with children,
 // its summary (nil for a leaf). full forces a scan of the children.
 func computedRollupSum(s *Spec, n *Node, full bool) (total, completed int, status Status, meta map[string]any) {
+	total, completed, status, sum, parent := computedRollup(s, n, full)
+	if parent {
+		meta = rollupMeta(sum)
+	}
+	return total, completed, status, meta
+}
+
+// computedRollup is computedRollupSum with the summary as counters (sum,
+// meaningful when parent: n has children), so that a rollup that leaves
+// the summary as stored builds no map for it.
+func computedRollup(s *Spec, n *Node, full bool) (total, completed int, status Status, sum rollupSum, parent bool) {
 	if n.IsLeaf() {
 		if n.Type.Counted() {
 			total = 1
 			if n.Status == StatusCompleted {
 				completed = 1
 			}
-			return total, completed, n.Status, nil
+			return total, completed, n.Status, sum, false
 		}
 		if n.Type == TypeResearch {
-			return 0, 0, n.Status, nil
+			return 0, 0, n.Status, sum, false
 		}
-		sum := rollupSum{}
-		return 0, 0, rollupStatus(s, n, sum), nil
+		return 0, 0, rollupStatus(s, n, sum), sum, false
 	}
-	sum, ok := rollupSum{}, false
+	ok := false
 	if !full {
 		sum, ok = incrementalSum(s, n)
 	}
 	if !ok {
 		sum = fullSum(s, n)
 	}
-	return sum.total, sum.completed, rollupStatus(s, n, sum), rollupMeta(sum)
+	return sum.total, sum.completed, rollupStatus(s, n, sum), sum, true
 }
 
 // sameRollupMeta reports whether n's stored summary equals want (nil: none).
@@ -299,6 +311,21 @@ func sameRollupMeta(n *Node, want map[string]any) bool {
 	return len(m) == 2 && float64(ip) == want["in_progress"] && float64(fo) == want["first_open"]
 }
 
+// sameRollupSummary is sameRollupMeta(n, rollupMeta(sum)) when parent,
+// sameRollupMeta(n, nil) otherwise, without building the map.
+func sameRollupSummary(n *Node, sum rollupSum, parent bool) bool {
+	v, has := n.Metadata[RollupMetaKey]
+	if !parent {
+		return !has
+	}
+	ip, fo, ok := rollupCounters(n)
+	if !ok {
+		return false
+	}
+	m, _ := v.(map[string]any)
+	return len(m) == 2 && ip == sum.inProgress && fo == sum.firstOpen
+}
+
 // rollupNode recomputes one node (incrementally when full is false, see the
 // package comment above), editing it only when something changes. It reports
 // whether the node changed.
@@ -307,15 +334,19 @@ func rollupNode(s *Spec, id string, full bool) bool {
 	if n == nil {
 		return false
 	}
-	total, completed, status, meta := computedRollupSum(s, n, full)
+	total, completed, status, sum, parent := computedRollup(s, n, full)
 	flips := phaseCompletionFlips(n, status)
-	sameMeta := sameRollupMeta(n, meta)
+	sameMeta := sameRollupSummary(n, sum, parent)
 	if !flips && sameMeta && total == n.TotalTasks && completed == n.CompletedTasks && status == n.Status {
 		return false
 	}
 	e := s.Edit(id)
 	e.TotalTasks, e.CompletedTasks, e.Status = total, completed, status
 	if !sameMeta {
+		var meta map[string]any
+		if parent {
+			meta = rollupMeta(sum)
+		}
 		setRollupMeta(e, meta)
 	}
 	if flips {

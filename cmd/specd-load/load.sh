@@ -6,8 +6,8 @@
 # to SPECS (4) specs for DURATION (10s) with the DRIVER client (raw, the
 # lean one, or mcp-go; see specd-load -driver), reads every acknowledged
 # task id back (specd-load fails if one is missing) and prints the server's
-# CPU time per write (Linux /proc) and the load driver's (it shares the
-# cores), stops the server, then runs
+# CPU time per write (Linux /proc), the load driver's (it shares the
+# cores) and the server's peak RSS (VmHWM), stops the server, then runs
 # one sequential stdio client (its own `specd serve` on a fresh store) for
 # the same duration. Each run prints writes/s, p50 and p99.
 set -euo pipefail
@@ -49,6 +49,8 @@ if [ -n "$acked" ] && [ "$acked" -gt 0 ] && [ "$t1" -gt 0 ]; then
 	# the load driver's, on the same cores
 	awk -v n="$acked" -v d="$driver" '{ printf "load driver (%s) CPU per write: %.3f ms\n", d, ($1 + $2) * 1000 / n }' "$dir/driver.time"
 fi
+# the server's peak resident memory (VmHWM) over the run
+sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/server peak RSS: \1 kB/p' "/proc/$pid/status" 2>/dev/null || true
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 echo "stdio, 1 sequential client, 1 spec, $duration:"
 SPECD_WORKSPACE=$dir "$load" -stdio "$specd serve --db $dir/stdio.db" -clients 1 -specs 1 -duration "$duration" writes

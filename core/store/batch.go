@@ -139,7 +139,7 @@ func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error
 		q.leading = true
 		q.mu.Unlock()
 		defer s.next()
-		return s.update(ctx, func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
+		return s.updateLone(ctx, fn)
 	}
 	r := &commitReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)}
 	q.pending = append(q.pending, r)
@@ -160,6 +160,20 @@ func (s *Store) Update(ctx context.Context, fn func(bucketstore.Tx) error) error
 	}
 	<-r.done // kept: its batch closes and commits (see Deadlines)
 	return r.answer()
+}
+
+// updateLone runs fn alone in a plain transaction, rolled back whole on
+// failure (nothing logged), its Gets through the store's kept cursors
+// (seekers: a bbolt Get makes a cursor and grows its stack every time).
+// The caller leads the commit queue, so no shared commit uses the
+// cursors meanwhile.
+func (s *Store) updateLone(ctx context.Context, fn func(bucketstore.Tx) error) error {
+	defer s.seek.reset() // after the transaction ends
+	t := &trackedTx{seek: &s.seek}
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		*t = trackedTx{tx: tx, seek: &s.seek} // a run of its own
+		return fn(t)
+	})
 }
 
 // next starts the commit of the callers that queued meanwhile, or ends
@@ -567,6 +581,21 @@ type trackedTx struct {
 	tx   *bolt.Tx
 	log  *undoLog
 	seek *seekers
+	// handles holds the first bucket handles the fn opens (a write opens
+	// about six): one allocation with its commitReq instead of one each.
+	handles [8]trackedBucket
+	used    int
+}
+
+// handle is a bucket handle of t for b.
+func (t *trackedTx) handle(b *bolt.Bucket, fresh bool) *trackedBucket {
+	if t.used == len(t.handles) {
+		return &trackedBucket{b: b, tx: t, fresh: fresh}
+	}
+	h := &t.handles[t.used]
+	t.used++
+	*h = trackedBucket{b: b, tx: t, fresh: fresh}
+	return h
 }
 
 func (t *trackedTx) Bucket(name []byte) bucketstore.Bucket {
@@ -578,7 +607,7 @@ func (t *trackedTx) wrap(b *bolt.Bucket) bucketstore.Bucket {
 	if b == nil {
 		return nil
 	}
-	return &trackedBucket{b: b, log: t.log, seek: t.seek}
+	return t.handle(b, false)
 }
 
 // trackedBucket is a bucket whose writes are logged for undo. A bucket
@@ -589,8 +618,7 @@ func (t *trackedTx) wrap(b *bolt.Bucket) bucketstore.Bucket {
 // a nested bucket through the other handle), failing the whole batch.
 type trackedBucket struct {
 	b     *bolt.Bucket
-	log   *undoLog
-	seek  *seekers
+	tx    *trackedTx // its log and seekers
 	fresh bool
 }
 
@@ -600,19 +628,19 @@ func (t *trackedBucket) wrap(b *bolt.Bucket) bucketstore.Bucket {
 	if b == nil {
 		return nil
 	}
-	fresh := t.fresh || (t.log != nil && t.log.fresh(b))
-	return &trackedBucket{b: b, log: t.log, seek: t.seek, fresh: fresh}
+	fresh := t.fresh || (t.tx.log != nil && t.tx.log.fresh(b))
+	return t.tx.handle(b, fresh)
 }
 
 // logs reports whether t's writes are logged.
-func (t *trackedBucket) logs() bool { return t.log != nil && !t.fresh }
+func (t *trackedBucket) logs() bool { return t.tx.log != nil && !t.fresh }
 
 // before returns the step that undoes a write of key in t, and whether
 // one is needed: not when writes in t are not logged, nor when the
 // savepoint logged key already. It is taken before the write and logged
 // (logAfter) once the write succeeded.
 func (t *trackedBucket) before(key []byte) (undoStep, bool) {
-	if !t.logs() || t.log.logged(t.b, key, false) {
+	if !t.logs() || t.tx.log.logged(t.b, key, false) {
 		return undoStep{}, false
 	}
 	if old, had := t.current(key); had {
@@ -623,14 +651,14 @@ func (t *trackedBucket) before(key []byte) (undoStep, bool) {
 
 // logAfter logs st, the undo of a write of key that succeeded.
 func (t *trackedBucket) logAfter(st undoStep, key []byte) {
-	st.key = t.log.key(key)
-	t.log.steps = append(t.log.steps, st)
+	st.key = t.tx.log.key(key)
+	t.tx.log.steps = append(t.tx.log.steps, st)
 }
 
 // current returns key's value and whether key holds a value (not absent,
 // not a nested bucket). The value is not copied (see undoLog).
 func (t *trackedBucket) current(key []byte) ([]byte, bool) {
-	k, v := t.seek.get(t.b, key)
+	k, v := t.tx.seek.get(t.b, key)
 	switch {
 	case k == nil || !bytes.Equal(k, key): // no key past key; bytes.Equal(nil, "") holds
 		return nil, false
@@ -645,7 +673,7 @@ func (t *trackedBucket) current(key []byte) ([]byte, bool) {
 // Get answers as bolt.Bucket.Get: key's value, nil when key is absent or
 // a nested bucket.
 func (t *trackedBucket) Get(key []byte) []byte {
-	if k, v := t.seek.get(t.b, key); bytes.Equal(k, key) {
+	if k, v := t.tx.seek.get(t.b, key); bytes.Equal(k, key) {
 		return v
 	}
 	return nil
@@ -683,7 +711,7 @@ func (t *trackedBucket) CreateBucket(name []byte) (bucketstore.Bucket, error) {
 		return nil, err
 	}
 	t.logCreated(name, c)
-	return &trackedBucket{b: c, log: t.log, seek: t.seek, fresh: true}, nil
+	return t.tx.handle(c, true), nil
 }
 
 func (t *trackedBucket) CreateBucketIfNotExists(name []byte) (bucketstore.Bucket, error) {
@@ -696,8 +724,8 @@ func (t *trackedBucket) CreateBucketIfNotExists(name []byte) (bucketstore.Bucket
 // logCreated logs the savepoint's creation of the bucket name (c) in t.
 func (t *trackedBucket) logCreated(name []byte, c *bolt.Bucket) {
 	if t.logs() {
-		t.log.steps = append(t.log.steps, undoStep{b: t.b, key: t.log.key(name), op: undoDeleteBucket})
-		t.log.created = append(t.log.created, c)
+		t.tx.log.steps = append(t.tx.log.steps, undoStep{b: t.b, key: t.tx.log.key(name), op: undoDeleteBucket})
+		t.tx.log.created = append(t.tx.log.created, c)
 	}
 }
 
@@ -708,8 +736,8 @@ func (t *trackedBucket) ForEachBucket(fn func(name []byte) error) error {
 }
 
 func (t *trackedBucket) NextSequence() (uint64, error) {
-	if t.logs() && !t.log.logged(t.b, nil, true) {
-		t.log.steps = append(t.log.steps, undoStep{b: t.b, seq: t.b.Sequence(), op: undoSequence})
+	if t.logs() && !t.tx.log.logged(t.b, nil, true) {
+		t.tx.log.steps = append(t.tx.log.steps, undoStep{b: t.b, seq: t.b.Sequence(), op: undoSequence})
 	}
 	return t.b.NextSequence()
 }

@@ -157,7 +157,8 @@ func writeDelta(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefo
 		return err
 	}
 	hist := b.Bucket(bucketHistory)
-	if err := hist.Put(u64(uint64(after.Version)), raw); err != nil {
+	key := u64(uint64(after.Version)) // reused below: the bucket keeps no key
+	if err := hist.Put(key, raw); err != nil {
 		return err
 	}
 	limit := o.Keep
@@ -171,8 +172,12 @@ func writeDelta(b bucketstore.Bucket, before json.RawMessage, changes []nodeBefo
 	// the whole history on every mutation on an engine whose cursor loads
 	// its bucket (etcd).
 	cutoff := after.Version - int64(limit)
-	for v := cutoff; v >= 1 && hist.Get(u64(uint64(v))) != nil; v-- {
-		if err := hist.Delete(u64(uint64(v))); err != nil {
+	for v := cutoff; v >= 1; v-- {
+		binary.BigEndian.PutUint64(key, uint64(v))
+		if hist.Get(key) == nil {
+			break
+		}
+		if err := hist.Delete(key); err != nil {
 			return err
 		}
 	}

@@ -59,16 +59,18 @@ func indexSpec(tx bucketstore.Tx, h specs.Header, from specs.Lifecycle) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketSpecList).Put([]byte(h.SpecID), row); err != nil {
+	key := indexKey(h.Lifecycle, h.SpecID)
+	// the spec id is key's tail (a Put keeps no key: one conversion less)
+	if err := tx.Bucket(bucketSpecList).Put(key[len(key)-len(h.SpecID):], row); err != nil {
 		return err
 	}
 	idx := tx.Bucket(bucketLifecycle)
-	if old := indexKey(from, h.SpecID); !bytes.Equal(old, indexKey(h.Lifecycle, h.SpecID)) {
-		if err := idx.Delete(old); err != nil {
+	if indexFolder(from) != indexFolder(h.Lifecycle) {
+		if err := idx.Delete(indexKey(from, h.SpecID)); err != nil {
 			return err
 		}
 	}
-	return idx.Put(indexKey(h.Lifecycle, h.SpecID), row)
+	return idx.Put(key, row)
 }
 
 // indexBuilt reports whether tx has a complete spec list index.

@@ -269,12 +269,28 @@ func newJournalReader(spec bucketstore.Bucket) journalReader { return journalRea
 // Read through a ReadSpec view, the space refuses writes (etcd would drop
 // them silently).
 func (r journalReader) Records(space string) specs.Records {
-	return &records{spec: r.spec, name: []byte("records_" + space), readOnly: true}
+	return &records{spec: r.spec, name: recordsBucket(space), readOnly: true}
 }
 
 // Records is the writable record space of a mutation.
 func (w *journalWriter) Records(space string) specs.Records {
-	return &records{spec: w.spec, name: []byte("records_" + space)}
+	return &records{spec: w.spec, name: recordsBucket(space)}
+}
+
+// recordNames keeps each record space's bucket name (a space → []byte):
+// every guarded write looks its space up (the autonomy write lock), and
+// the spaces are a few names fixed in code. The names are shared: a
+// bucket keeps no name it is given (bucketstore), and nobody changes them.
+var recordNames sync.Map
+
+// recordsBucket is the name of space's bucket, records_<space>.
+func recordsBucket(space string) []byte {
+	if v, ok := recordNames.Load(space); ok {
+		return v.([]byte)
+	}
+	name := []byte("records_" + space)
+	recordNames.Store(space, name)
+	return name
 }
 
 // records implements specs.Records over one nested bucket of a spec.
@@ -499,73 +515,104 @@ func (s *Repo) loadForWrite(tx bucketstore.Tx, specID string, o specs.RepoWriteO
 // nodes fn changed are written, with a reverse delta in history, the journal
 // entries fn appended, the new header and the lifecycle index. An error from
 // fn, a panic or a passed deadline changes nothing. With DryRun the changes
-// are computed and reported and nothing is stored. A mutation that changes
-// nothing writes nothing and keeps the version.
+// are computed and reported (RepoWriteResult.Changes, which only a dry run
+// fills) and nothing is stored. A mutation that changes nothing writes
+// nothing and keeps the version.
 func (s *Repo) MutateSpec(ctx context.Context, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (specs.RepoWriteResult, error) {
 	var res specs.RepoWriteResult
 	err := s.update(ctx, func(tx bucketstore.Tx) error {
 		res = specs.RepoWriteResult{} // only the run that commits answers (bucketstore.Engine)
-		b, h, hraw, err := s.loadForWrite(tx, specID, o)
+		m, err := s.runMutation(tx, specID, o, fn)
 		if err != nil {
 			return err
 		}
-		src := s.newSource(specID, b)
-		sp := specs.NewSpecView(h, src) // copies h's maps before changing them
-		w := &journalWriter{journalReader: newJournalReader(b)}
-		if err := fn(sp, w); err != nil {
-			return deletedNode(b, specID, err)
-		}
-		if src.err != nil {
-			return core.Internal(src.err)
-		}
-		put, deleted := sp.Changes()
-		// Each header is encoded once at most: the comparison's encodings
-		// are the history's header_before (the cached encoding of the
-		// header loaded, when the cache has it) and (when the version did
-		// not move again) the header stored.
-		before, after, err := encodeHeaders(h, hraw, sp.Header)
-		if err != nil {
-			return core.Internal(err)
-		}
-		headerChanged := !bytes.Equal(before, after)
-		changes, err := nodesBefore(put, deleted, src)
-		if err != nil {
-			return core.Internal(err)
-		}
-		res.Changes = describeChanges(put, deleted, storedBefore(changes), headerChanged)
-		if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(w.pending) == 0 {
-			res.Version = h.Version
-			if o.DryRun {
-				res.DryRun = true
-				return errDryRun
-			}
-			return nil
-		}
-		if sp.Header.Version == h.Version {
-			sp.Header.Version++ // journal-only changes still make a new version
-			after = nil
-		}
-		res.Version = sp.Header.Version
-		if o.DryRun {
-			res.DryRun = true
-			res.Journal = w.pending
-			return errDryRun
-		}
-		if err := writeChanges(b, before, changes, o, sp.Header, src); err != nil {
-			return core.Internal(err)
-		}
-		if res.Journal, err = appendJournal(b, w.pending); err != nil {
-			return core.Internal(err)
-		}
-		if err := s.putHeader(b, specID, sp.ShareHeader(), after); err != nil {
-			return core.Internal(err)
-		}
-		return indexSpec(tx, sp.Header, h.Lifecycle)
+		return s.storeMutation(tx, m, o, &res)
 	})
 	if errors.Is(err, errDryRun) {
 		err = nil
 	}
 	return res, err
+}
+
+// mutation is a MutateSpec's fn run over its spec: the spec's bucket, its
+// header as loaded (shared, with its cached encoding hraw or nil), the view
+// fn changed, what it read through and the journal it appended.
+type mutation struct {
+	specID string
+	b      bucketstore.Bucket
+	h      specs.Header
+	hraw   []byte
+	src    *nodeSource
+	sp     *specs.Spec
+	w      *journalWriter
+}
+
+// runMutation loads specID for a write in tx (loadForWrite's guards) and
+// runs fn over a writable view of it.
+func (s *Repo) runMutation(tx bucketstore.Tx, specID string, o specs.RepoWriteOptions, fn func(sp *specs.Spec, j specs.JournalWriter) error) (mutation, error) {
+	b, h, hraw, err := s.loadForWrite(tx, specID, o)
+	if err != nil {
+		return mutation{}, err
+	}
+	m := mutation{specID: specID, b: b, h: h, hraw: hraw, src: s.newSource(specID, b), w: &journalWriter{journalReader: newJournalReader(b)}}
+	m.sp = specs.NewSpecView(h, m.src) // copies h's maps before changing them
+	if err := fn(m.sp, m.w); err != nil {
+		return m, deletedNode(b, specID, err)
+	}
+	if m.src.err != nil {
+		return m, core.Internal(m.src.err)
+	}
+	return m, nil
+}
+
+// storeMutation writes what m changed: the changed nodes with the reverse
+// delta in history, the journal, the header and the spec list index; a
+// dry run (errDryRun) or a mutation that changed nothing writes nothing.
+// It fills res.
+func (s *Repo) storeMutation(tx bucketstore.Tx, m mutation, o specs.RepoWriteOptions, res *specs.RepoWriteResult) error {
+	put, deleted := m.sp.Changes()
+	// Each header is encoded once at most: the comparison's encodings
+	// are the history's header_before (the cached encoding of the
+	// header loaded, when the cache has it) and (when the version did
+	// not move again) the header stored.
+	before, after, err := encodeHeaders(m.h, m.hraw, m.sp.Header)
+	if err != nil {
+		return core.Internal(err)
+	}
+	headerChanged := !bytes.Equal(before, after)
+	changes, err := nodesBefore(put, deleted, m.src)
+	if err != nil {
+		return core.Internal(err)
+	}
+	if o.DryRun { // only a dry run reports its changes (RepoWriteResult)
+		res.Changes = describeChanges(put, deleted, storedBefore(changes), headerChanged)
+	}
+	if len(put) == 0 && len(deleted) == 0 && !headerChanged && len(m.w.pending) == 0 {
+		res.Version, res.DryRun = m.h.Version, o.DryRun
+		if o.DryRun {
+			return errDryRun
+		}
+		return nil
+	}
+	if m.sp.Header.Version == m.h.Version {
+		m.sp.Header.Version++ // journal-only changes still make a new version
+		after = nil
+	}
+	res.Version = m.sp.Header.Version
+	if o.DryRun {
+		res.DryRun, res.Journal = true, m.w.pending
+		return errDryRun
+	}
+	if err := writeChanges(m.b, before, changes, o, m.sp.Header, m.src); err != nil {
+		return core.Internal(err)
+	}
+	if res.Journal, err = appendJournal(m.b, m.w.pending); err != nil {
+		return core.Internal(err)
+	}
+	if err := s.putHeader(m.b, m.specID, m.sp.ShareHeader(), after); err != nil {
+		return core.Internal(err)
+	}
+	return indexSpec(tx, m.sp.Header, m.h.Lifecycle)
 }
 
 // encodeHeaders encodes a mutation's header before (unless its encoding
@@ -667,11 +714,17 @@ func appendJournal(spec bucketstore.Bucket, entries []specs.JournalEntry) ([]spe
 	return out, nil
 }
 
+// indexKey is the lifecycle index's key of specID in lifecycle l.
 func indexKey(l specs.Lifecycle, specID string) []byte {
+	return []byte(string(indexFolder(l)) + "\x00" + specID)
+}
+
+// indexFolder is the lifecycle index folder of lifecycle l ("" is pending).
+func indexFolder(l specs.Lifecycle) specs.Lifecycle {
 	if l == "" {
-		l = specs.LifecyclePending
+		return specs.LifecyclePending
 	}
-	return []byte(string(l) + "\x00" + specID)
+	return l
 }
 
 // CreateSpec stores a new spec built by build inside the transaction. build

@@ -315,9 +315,10 @@ func TestIndexRowsEncodeAsJSONMarshal(t *testing.T) {
 	}
 }
 
-// TestMutationChangesNameAddsUpdatesAndRemovals: a mutation's changes
-// say which nodes it added (absent before), updated and removed, in the
-// view's order, for a write and for its dry run.
+// TestMutationChangesNameAddsUpdatesAndRemovals: a dry run's changes say
+// which nodes it would add (absent before), update and remove, in the
+// view's order; a stored write reports none (only dry runs read them) and
+// stores what its dry run reported.
 func TestMutationChangesNameAddsUpdatesAndRemovals(t *testing.T) {
 	st := storetest.Open(t)
 	r := New(st, nil)
@@ -348,18 +349,36 @@ func TestMutationChangesNameAddsUpdatesAndRemovals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := ops(res), "update spec, update node:phase-1, update node:spec-root, add node:"+task; got != want {
+		want := "update spec, update node:phase-1, update node:spec-root, add node:" + task
+		if !dry {
+			want = ""
+		}
+		if got := ops(res); got != want || (!dry && res.Changes != nil) {
 			t.Errorf("dry run %v: a task add changes %q, want %q", dry, got, want)
 		}
 	}
-	res, err := r.MutateSpec(ctx, h.SpecID, specs.RepoWriteOptions{}, func(sp *specs.Spec, _ specs.JournalWriter) error {
-		_, err := specs.RemoveTask(sp, task, true)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, dry := range []bool{true, false} {
+		res, err := r.MutateSpec(ctx, h.SpecID, specs.RepoWriteOptions{DryRun: dry}, func(sp *specs.Spec, _ specs.JournalWriter) error {
+			_, err := specs.RemoveTask(sp, task, true)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "update spec, update node:phase-1, update node:spec-root, remove node:" + task
+		if !dry {
+			want = ""
+		}
+		if got := ops(res); got != want || (!dry && res.Changes != nil) {
+			t.Errorf("dry run %v: a task removal changes %q, want %q", dry, got, want)
+		}
 	}
-	if got, want := ops(res), "update spec, update node:phase-1, update node:spec-root, remove node:"+task; got != want {
-		t.Errorf("a task removal changes %q, want %q", got, want)
+	if err := r.ReadSpec(ctx, h.SpecID, func(sp *specs.Spec, _ specs.JournalReader) error {
+		if sp.Has(task) {
+			t.Errorf("%s still stored after its removal", task)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
