@@ -227,7 +227,7 @@ type Node struct {
 	Title          string
 	Status         Status
 	Parent         string // "" for the root (JSON null)
-	Children       []string
+	Children       ChildList
 	TotalTasks     int
 	CompletedTasks int
 	Metadata       map[string]any
@@ -252,11 +252,8 @@ func (n *Node) Clone() *Node {
 		return nil
 	}
 	c := *n
-	c.Children = cloneStrings(n.Children)
-	c.nums = nil
-	if n.nums.describes(n.Children) {
-		c.nums = n.nums.rekeyed(c.Children)
-	}
+	// c.Children is n's: a ChildList never changes, and so neither does
+	// the memo of its numbers.
 	c.Metadata = cloneMap(n.Metadata)
 	c.Dependencies = n.Dependencies.clone()
 	if n.Extra != nil {
@@ -269,7 +266,7 @@ func (n *Node) Clone() *Node {
 }
 
 // IsLeaf reports whether n has no children.
-func (n *Node) IsLeaf() bool { return len(n.Children) == 0 }
+func (n *Node) IsLeaf() bool { return n.Children.Len() == 0 }
 
 // IsWorkLeaf reports whether n is a leaf task, subtask or verify node: the
 // nodes that count in rollups and that transitions apply to.
