@@ -246,7 +246,8 @@ type Node struct {
 	nums *childNumbers
 }
 
-// Clone returns a deep copy of n (nil for nil).
+// Clone returns a deep copy of n (nil for nil); its Children, a ChildList,
+// which never changes, is shared rather than copied.
 func (n *Node) Clone() *Node {
 	if n == nil {
 		return nil
