@@ -3,6 +3,7 @@ package specs
 import (
 	"encoding/json"
 	"iter"
+	"slices"
 	"sync/atomic"
 )
 
@@ -108,10 +109,19 @@ func (l ChildList) Range(from, to int) []string {
 }
 
 // Index is the index of the first id equal to id, or -1.
-func (l ChildList) Index(id string) int {
-	for i, x := range l.All() {
-		if x == id {
+func (l ChildList) Index(id string) int { return l.indexBelow(id, l.Len()) }
+
+// indexBelow is the index of the first id equal to id among the list's
+// first limit ids (limit ≤ Len), or -1.
+func (l ChildList) indexBelow(id string, limit int) int {
+	if h := min(limit, l.nhead); h > 0 {
+		if i := slices.Index(l.head.ids[:h], id); i >= 0 {
 			return i
+		}
+	}
+	if limit > l.nhead {
+		if i := slices.Index(l.tail[:limit-l.nhead], id); i >= 0 {
+			return l.nhead + i
 		}
 	}
 	return -1

@@ -206,13 +206,8 @@ func openChildIndex(n, c *Node, limit int) int {
 	if !openNode(c) {
 		return limit
 	}
-	for i, id := range n.Children.All() {
-		if i >= limit {
-			break
-		}
-		if id == c.ID {
-			return i
-		}
+	if i := n.Children.indexBelow(c.ID, min(limit, n.Children.Len())); i >= 0 {
+		return i
 	}
 	return limit
 }
