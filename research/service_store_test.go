@@ -179,8 +179,8 @@ func TestSpecItemsSplit(t *testing.T) {
 	items := research.SpecItems{Hash: hash, Tokens: func(v any) int { b, _ := json.Marshal(v); return len(b) / 4 },
 		ArchiveID: func(specID string, version int64, item string) string { return specID + "/" + item }}
 	tree := map[string]*specs.Node{
-		"p": {ID: "p", Children: []string{"a", "b", "gone"}},
-		"a": {ID: "a", Children: []string{"a1"}}, "a1": {ID: "a1"}, "b": {ID: "b"},
+		"p": {ID: "p", Children: specs.ChildListOf([]string{"a", "b", "gone"})},
+		"a": {ID: "a", Children: specs.ChildListOf([]string{"a1"})}, "a1": {ID: "a1"}, "b": {ID: "b"},
 	}
 	var journal []specs.JournalEntry
 	for i := range 6 {

@@ -324,7 +324,7 @@ func (s SpecItems) splitSubtree(ref SpecRef, c map[string]*specs.Node) (map[stri
 	if err := p.add("node:"+ref.Ref, root); err != nil {
 		return nil, err
 	}
-	for _, child := range root.Children {
+	for _, child := range root.Children.All() {
 		if c[child] == nil {
 			continue
 		}

@@ -74,7 +74,7 @@ func (t *statsTally) add(s *Spec, n *Node) {
 	st.TotalNodes++
 	d := t.depth[n.ID]
 	st.MaxDepth = max(st.MaxDepth, d)
-	for _, c := range n.Children {
+	for _, c := range n.Children.All() {
 		t.depth[c] = d + 1
 	}
 	st.Dependencies += len(n.Dependencies.BlockedBy)

@@ -39,10 +39,10 @@ func TestStatsWithoutPhasesAndVerifyOutside(t *testing.T) {
 	n.ID, n.Parent = "verify-0-1", "group-x"
 	s.Put(n)
 	g := newPendingNode(TypeGroup, "g")
-	g.ID, g.Parent, g.Children = "group-x", RootID, []string{"verify-0-1"}
+	g.ID, g.Parent, g.Children = "group-x", RootID, ChildListOf([]string{"verify-0-1"})
 	s.Put(g)
 	r := s.Edit(RootID)
-	r.Children = append(r.Children, "group-x")
+	r.Children = r.Children.Inserted(r.Children.Len(), "group-x")
 	s.Edit("task-1-1").SetMeta("estimated_hours", -2.0)
 	s.Edit("task-1-2").SetMeta("estimated_hours", "3")
 	s.Edit("task-1-3").SetMeta("actual_hours", 1.25)

@@ -177,7 +177,7 @@ func checkTypeFields(vs *[]fieldViolation, prefix string, t NodeType, in TaskInp
 // newPendingNode is a pending node of type t titled title (trimmed), with
 // empty children, metadata and dependency lists and no id or parent yet.
 func newPendingNode(t NodeType, title string) *Node {
-	return &Node{Type: t, Title: strings.TrimSpace(title), Status: StatusPending, Children: []string{},
+	return &Node{Type: t, Title: strings.TrimSpace(title), Status: StatusPending, Children: ChildListOf([]string{}),
 		Metadata: map[string]any{}, Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
 }
 
@@ -282,13 +282,13 @@ func NodeNotFound(s *Spec, field, id string) *core.Error {
 
 // defaultIndex is where a new child of type t goes by default: before the
 // trailing run of verify nodes (verify nodes go last).
-func defaultIndex(s *Spec, children []string, t NodeType) int {
-	i := len(children)
+func defaultIndex(s *Spec, children ChildList, t NodeType) int {
+	i := children.Len()
 	if t == TypeVerify {
 		return i
 	}
 	for i > 0 {
-		c := s.Node(children[i-1])
+		c := s.Node(children.At(i - 1))
 		if c == nil || c.Type != TypeVerify {
 			break
 		}
@@ -364,7 +364,7 @@ func placeChild(s *Spec, parent *Node, n *Node, position *int) (string, int, err
 		return "", 0, newErr(errcode.InvalidParent, "parent", "a %s cannot be added under %s (%s)%s", n.Type, parent.ID, parent.Type, hint).
 			WithDetail("received", parent.ID)
 	}
-	idx, perr := positionIndex(position, len(parent.Children), defaultIndex(s, parent.Children, n.Type), "position")
+	idx, perr := positionIndex(position, parent.Children.Len(), defaultIndex(s, parent.Children, n.Type), "position")
 	if perr != nil {
 		return "", 0, perr
 	}
@@ -428,8 +428,8 @@ func RemoveTask(s *Spec, id string, cascade bool) (removed []string, err error) 
 		return nil, err
 	}
 	if !n.IsLeaf() && !cascade {
-		return nil, newErr(errcode.Validation, "cascade", "%s has %d children: pass cascade to remove them too", id, len(n.Children)).
-			WithDetail("children", cloneStrings(n.Children))
+		return nil, newErr(errcode.Validation, "cascade", "%s has %d children: pass cascade to remove them too", id, n.Children.Len()).
+			WithDetail("children", cloneStrings(n.Children.Slice()))
 	}
 	removed = subtree(s, id)
 	parentID := n.Parent
@@ -459,7 +459,7 @@ func taskNode(s *Spec, id, hint string) (*Node, error) {
 func removeChildOf(s *Spec, parentID, child string) {
 	if s.Has(parentID) {
 		e := s.Edit(parentID)
-		e.Children = removeString(e.Children, child)
+		e.Children = e.Children.Removed(child)
 	}
 }
 
@@ -487,8 +487,8 @@ func MoveTask(s *Spec, id, newParent string, position *int) (err error) {
 	if err != nil {
 		return err
 	}
-	siblings := removeString(cloneStrings(np.Children), id)
-	idx, perr := positionIndex(position, len(siblings), defaultIndex(s, siblings, n.Type), "position")
+	siblings := np.Children.Removed(id)
+	idx, perr := positionIndex(position, siblings.Len(), defaultIndex(s, siblings, n.Type), "position")
 	if perr != nil {
 		return perr
 	}
@@ -540,7 +540,7 @@ func isWithin(s *Spec, id, ancestor string) bool {
 func reparent(s *Spec, id, oldParent, newParent string, idx int) error {
 	removeChildOf(s, oldParent, id)
 	e := s.Edit(newParent)
-	e.Children = insertAt(removeString(e.Children, id), idx, id)
+	e.Children = e.Children.Removed(id).Inserted(idx, id)
 	if oldParent == newParent {
 		return nil
 	}
@@ -636,7 +636,7 @@ func addPhase(s *Spec, in PhaseInput) (PhaseResult, error) {
 	id := NewPhaseID(s)
 	s.Put(newPhaseNode(id, in))
 	r := s.Edit(RootID)
-	r.Children = insertAt(r.Children, idx, id)
+	r.Children = r.Children.Inserted(idx, id)
 	res := PhaseResult{PhaseID: id}
 	if in.LinkPrevious == nil || *in.LinkPrevious {
 		res.LinkedTo, res.Relinked = chainAfterPrevious(s, id, r.Children, idx)
@@ -659,7 +659,7 @@ func phaseSlot(s *Spec, in PhaseInput) (int, error) {
 	if root == nil {
 		return 0, newErr(errcode.Validation, "spec_id", "spec %s has no root node; run spec fix", s.Header.SpecID)
 	}
-	idx, perr := positionIndex(in.Position, len(root.Children), len(root.Children), "position")
+	idx, perr := positionIndex(in.Position, root.Children.Len(), root.Children.Len(), "position")
 	if perr != nil {
 		return 0, perr
 	}
@@ -684,7 +684,7 @@ func newPhaseNode(id string, in PhaseInput) *Node {
 // blocked by the phase before it (returned as prev; "" when none, and then
 // nothing changes). When that phase blocked the phase after id, the edge
 // is moved to run through id (returned in relinked).
-func chainAfterPrevious(s *Spec, id string, children []string, at int) (prev string, relinked []Link) {
+func chainAfterPrevious(s *Spec, id string, children ChildList, at int) (prev string, relinked []Link) {
 	prev = nearestPhase(s, children, at-1, -1)
 	if prev == "" {
 		return "", nil
@@ -701,9 +701,9 @@ func chainAfterPrevious(s *Spec, id string, children []string, at int) (prev str
 
 // nearestPhase is the first phase among children from index from, stepping
 // by step (-1 backwards, +1 forwards), or "" when there is none.
-func nearestPhase(s *Spec, children []string, from, step int) string {
-	for i := from; i >= 0 && i < len(children); i += step {
-		if c := s.Node(children[i]); c != nil && c.Type == TypePhase {
+func nearestPhase(s *Spec, children ChildList, from, step int) string {
+	for i := from; i >= 0 && i < children.Len(); i += step {
+		if c := s.Node(children.At(i)); c != nil && c.Type == TypePhase {
 			return c.ID
 		}
 	}
@@ -910,7 +910,7 @@ func RemovePhase(s *Spec, phaseID string, force bool) (res RemovePhaseResult, er
 	res.TasksRemoved = p.TotalTasks
 	removeNodes(s, ids)
 	r := s.Edit(RootID)
-	r.Children = removeString(r.Children, phaseID)
+	r.Children = r.Children.Removed(phaseID)
 	res.Relinked = relinkAcross(s, before, after)
 	RecomputeAncestors(s, RootID)
 	s.touch()
@@ -975,13 +975,13 @@ func MovePhase(s *Spec, phaseID string, position int) (err error) {
 		return PhaseNotFound(s, "phase_id", phaseID)
 	}
 	root := s.Root()
-	rest := removeString(cloneStrings(root.Children), phaseID)
-	idx, perr := positionIndex(&position, len(rest), len(rest), "position")
+	rest := root.Children.Removed(phaseID)
+	idx, perr := positionIndex(&position, rest.Len(), rest.Len(), "position")
 	if perr != nil {
 		return perr
 	}
 	r := s.Edit(RootID)
-	r.Children = insertAt(rest, idx, phaseID)
+	r.Children = rest.Inserted(idx, phaseID)
 	RecomputeAncestors(s, RootID) // the root's rollup summary indexes its children
 	s.touch()
 	return nil

@@ -63,7 +63,7 @@ func TestAddPhaseScaffoldAndLinks(t *testing.T) {
 	if got := s.Node(p3.PhaseID).Dependencies.BlockedBy; !reflect.DeepEqual(got, []string{mid.PhaseID}) {
 		t.Fatalf("relinked: %v", got)
 	}
-	if got := s.Root().Children; !reflect.DeepEqual(got, []string{"phase-1", mid.PhaseID, p3.PhaseID}) {
+	if got := s.Root().Children.Slice(); !reflect.DeepEqual(got, []string{"phase-1", mid.PhaseID, p3.PhaseID}) {
 		t.Fatalf("order %v", got)
 	}
 	free := must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Free", LinkPrevious: &no}))
@@ -115,16 +115,16 @@ func TestAddTaskPlacementAndErrors(t *testing.T) {
 	s := twoPhases(t)
 	// Default: before the trailing verify node.
 	id := must[string](t)(AddTask(s, "phase-1", TaskInput{Title: "new"}))
-	ch := s.Node("phase-1").Children
+	ch := s.Node("phase-1").Children.Slice()
 	if ch[len(ch)-2] != id || s.Node(ch[len(ch)-1]).Type != TypeVerify {
 		t.Fatalf("children %v", ch)
 	}
 	id2 := must[string](t)(AddTask(s, "phase-1", TaskInput{Title: "first", Position: at(0)}))
-	if s.Node("phase-1").Children[0] != id2 {
+	if s.Node("phase-1").Children.At(0) != id2 {
 		t.Fatal("position 0 is first")
 	}
 	v := must[string](t)(AddTask(s, "phase-1", TaskInput{Type: TypeVerify, Title: "last check"}))
-	if ch := s.Node("phase-1").Children; ch[len(ch)-1] != v {
+	if ch := s.Node("phase-1").Children.Slice(); ch[len(ch)-1] != v {
 		t.Fatal("verify goes last")
 	}
 	cases := []struct {
@@ -188,11 +188,11 @@ func TestRemoveTaskCascade(t *testing.T) {
 func TestMoveTask(t *testing.T) {
 	s := twoPhases(t)
 	noErr(t, MoveTask(s, "task-1-3", "", at(0)))
-	if s.Node("phase-1").Children[0] != "task-1-3" {
+	if s.Node("phase-1").Children.At(0) != "task-1-3" {
 		t.Fatal("reorder")
 	}
 	noErr(t, MoveTask(s, "task-1-1", "phase-2", nil))
-	if s.Node("task-1-1").Parent != "phase-2" || indexOf(s.Node("phase-2").Children, "task-1-1") != 2 {
+	if s.Node("task-1-1").Parent != "phase-2" || indexOf(s.Node("phase-2").Children.Slice(), "task-1-1") != 2 {
 		t.Fatalf("moved: %v", s.Node("phase-2").Children)
 	}
 	noErr(t, MoveTask(s, "task-1-2", "task-2-1", nil))
@@ -246,7 +246,7 @@ func TestMovePhase(t *testing.T) {
 	s := twoPhases(t)
 	must[PhaseResult](t)(AddPhase(s, PhaseInput{Title: "Three"}))
 	noErr(t, MovePhase(s, "phase-3", 0))
-	if got := s.Root().Children; !reflect.DeepEqual(got, []string{"phase-3", "phase-1", "phase-2"}) {
+	if got := s.Root().Children.Slice(); !reflect.DeepEqual(got, []string{"phase-3", "phase-1", "phase-2"}) {
 		t.Fatal(got)
 	}
 	mustCode(t, MovePhase(s, "phase-3", 3), errcode.InvalidPosition)

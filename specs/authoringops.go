@@ -105,7 +105,7 @@ func MovePhaseView(s *Spec, id string, position int) (MovedPhase, error) {
 	err := MovePhase(s, id, position)
 	phases := []string{}
 	if root := s.Root(); root != nil {
-		phases = append(phases, root.Children...)
+		phases = append(phases, root.Children.Slice()...)
 	}
 	return MovedPhase{PhaseID: id, Position: position, Phases: phases}, err
 }

@@ -34,7 +34,7 @@ func TestCloneSharesOnlyTheRollupSummary(t *testing.T) {
 	}
 
 	// starting the phase's task moves the phase's summary (in_progress 0 -> 1)
-	task := orig.Children[0]
+	task := orig.Children.At(0)
 	_, err = Start(s, task, TransitionOptions{})
 	noErr(t, err)
 	after, _ := s.Node(phase.PhaseID).Metadata[RollupMetaKey].(map[string]any)

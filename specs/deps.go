@@ -60,7 +60,7 @@ func upNeighbors(s *Spec, n *Node, buf []vertex) []vertex {
 // downNeighbors appends the out-edges of down(n): down(c) for each
 // existing child c, then up(n).
 func downNeighbors(s *Spec, n *Node, buf []vertex) []vertex {
-	for _, c := range n.Children {
+	for _, c := range n.Children.All() {
 		if s.Has(c) {
 			buf = append(buf, vertex{c, false})
 		}
@@ -244,7 +244,7 @@ func PhaseNotFound(s *Spec, field, id string) *core.Error {
 	e := newErr(errcode.PhaseNotFound, field, "phase %q does not exist in spec %s", truncateForDetails(id), s.Header.SpecID)
 	e.WithDetail("received", truncateForDetails(id))
 	if r := s.Root(); r != nil {
-		withMatches(e, r.Children)
+		withMatches(e, r.Children.Slice())
 	}
 	return e
 }

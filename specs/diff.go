@@ -104,7 +104,7 @@ func NodeChanges(o, n *Node) []FieldChange {
 	cmp("title", o.Title, n.Title)
 	cmp("status", string(o.Status), string(n.Status))
 	cmp("parent", o.Parent, n.Parent)
-	cmp("children", orEmpty(o.Children), orEmpty(n.Children))
+	cmp("children", orEmpty(o.Children.Slice()), orEmpty(n.Children.Slice()))
 	cmp("total_tasks", o.TotalTasks, n.TotalTasks)
 	cmp("completed_tasks", o.CompletedTasks, n.CompletedTasks)
 	cmp("dependencies.blocks", orEmpty(o.Dependencies.Blocks), orEmpty(n.Dependencies.Blocks))

@@ -22,7 +22,7 @@ func TestAddPhaseBulkFoundryFields(t *testing.T) {
 	}{
 		{name: "no scaffold by default", phase: PhaseInput{Title: "P"}, tasks: []TaskInput{{Title: "a"}},
 			check: func(t *testing.T, s *Spec, res PhaseResult) {
-				if len(res.VerifyIDs) != 0 || len(s.Node(res.PhaseID).Children) != 1 {
+				if len(res.VerifyIDs) != 0 || s.Node(res.PhaseID).Children.Len() != 1 {
 					t.Fatalf("%+v children %v", res, s.Node(res.PhaseID).Children)
 				}
 			}},

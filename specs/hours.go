@@ -37,7 +37,7 @@ func RecalculateHours(sp *Spec, key string) HoursReport {
 	if root == nil {
 		return rep
 	}
-	for _, pid := range root.Children {
+	for _, pid := range root.Children.All() {
 		if ph := sp.Node(pid); ph != nil && ph.Type == TypePhase {
 			rep.addPhase(sp, pid, ph, key)
 		}
@@ -90,7 +90,7 @@ func differs(previous *float64, v float64) bool { return previous == nil || *pre
 
 // sumLeaves adds key over the work leaves below n to row.
 func sumLeaves(sp *Spec, n *Node, key string, row *PhaseHours) {
-	for _, id := range n.Children {
+	for _, id := range n.Children.All() {
 		c := sp.Node(id)
 		switch {
 		case c == nil:

@@ -153,7 +153,7 @@ func phaseNumber(s *Spec, phaseID string) int {
 		return n
 	}
 	if r := s.Root(); r != nil {
-		if i := indexOf(r.Children, phaseID); i >= 0 {
+		if i := r.Children.Index(phaseID); i >= 0 {
 			return i + 1
 		}
 	}
@@ -176,7 +176,7 @@ func NewPhaseID(s *Spec) string {
 func maxPhaseNumber(s *Spec) int {
 	top := 0
 	if r := s.Root(); r != nil {
-		for _, c := range r.Children {
+		for _, c := range r.Children.All() {
 			if n, ok := singleNumber(c, "phase"); ok {
 				top = max(top, n)
 			}
@@ -239,10 +239,10 @@ func maxChildNumber(s *Spec, parent *Node, prefix string) int {
 
 // scanChildNumber is the largest M among kids with an id prefix-M (0 when
 // none), by reading every id: the rule that childNumbers memoises.
-func scanChildNumber(kids []string, prefix string) int {
+func scanChildNumber(kids ChildList, prefix string) int {
 	top := 0
 	dash := prefix + "-" // once, not once per child: a phase may hold thousands
-	for _, c := range kids {
+	for _, c := range kids.All() {
 		if n, ok := numberAfter(c, dash); ok {
 			top = max(top, n)
 		}
@@ -294,31 +294,26 @@ func idNumber(id string) (prefix string, m int, ok bool) {
 const memoMinChildren = 32
 
 // childNumbers memoises scanChildNumber for every prefix at once for one
-// exact children list: the list whose first element is at first, whose
-// length is n and whose last id is last. A node's memo (Node.nums)
-// answers only while the node's Children is that very list (same array,
-// same length, same last id), so any edit that gives a node another list
-// (removeString, insertAt, dedupe, a decode, a plain assignment, a list
-// cut short or appended to) leaves the memo unused, with no call site
-// having to clear it. The one edit it cannot see is an id of the list
-// overwritten in place other than the last (n.Children[i] = x): nothing
-// in specd does that (lists are replaced, never written into;
-// TestNewNodeIDMemoDifferential checks every memo after every kind of
+// exact children list: the ChildList list (the same head array and
+// length, the same tail memory and length; a ChildList never changes, so
+// that identity is its content). A node's memo (Node.nums) answers only
+// while the node's Children is that very list, so any edit that gives a
+// node another list (Removed, Inserted, a decode, a plain assignment)
+// leaves the memo unused, with no call site having to clear it
+// (TestNewNodeIDMemoDifferential checks every memo after every kind of
 // mutation). Only Spec.insertChild (the add path) carries a memo forward
-// to the new list, and Node.Clone to its element-for-element copy. A
+// to the new list; Node.Clone shares the list and so the memo. A
 // childNumbers is never modified once made, so nodes shared between
 // goroutines read it freely.
 type childNumbers struct {
-	first *string
-	n     int
-	last  string         // the list's last id: a list cut short and appended to in place is not taken for it
-	top   map[string]int // prefix → largest M ≥ 1 (prefixes without one are absent)
+	list ChildList
+	top  map[string]int // prefix → largest M ≥ 1 (prefixes without one are absent)
 }
 
 // newChildNumbers numbers kids by reading every id once.
-func newChildNumbers(kids []string) *childNumbers {
+func newChildNumbers(kids ChildList) *childNumbers {
 	top := map[string]int{}
-	for _, c := range kids {
+	for _, c := range kids.All() {
 		if p, m, ok := idNumber(c); ok && m > top[p] {
 			top[p] = m
 		}
@@ -327,37 +322,19 @@ func newChildNumbers(kids []string) *childNumbers {
 }
 
 // numbering is the childNumbers of the list kids whose numbers are top.
-func numbering(kids []string, top map[string]int) *childNumbers {
-	c := &childNumbers{n: len(kids), top: top}
-	if len(kids) > 0 {
-		c.first, c.last = &kids[0], kids[len(kids)-1]
-	}
-	return c
-}
-
-// firstOf is the address of kids' first element (nil when empty).
-func firstOf(kids []string) *string {
-	if len(kids) == 0 {
-		return nil
-	}
-	return &kids[0]
+func numbering(kids ChildList, top map[string]int) *childNumbers {
+	return &childNumbers{list: kids, top: top}
 }
 
 // describes reports whether c numbers exactly the list kids (nil c: no).
-func (c *childNumbers) describes(kids []string) bool {
-	return c != nil && c.n == len(kids) && c.first == firstOf(kids) && (c.n == 0 || kids[c.n-1] == c.last)
-}
-
-// rekeyed is c for kids, an element-for-element copy of the list c
-// describes.
-func (c *childNumbers) rekeyed(kids []string) *childNumbers {
-	return numbering(kids, c.top)
+func (c *childNumbers) describes(kids ChildList) bool {
+	return c != nil && c.list.same(kids)
 }
 
 // inserted is c (numbering a list) for kids, that list with child
 // inserted: c's numbers, raised by child's; nil when c is nil. c is left
 // as it was.
-func (c *childNumbers) inserted(kids []string, child string) *childNumbers {
+func (c *childNumbers) inserted(kids ChildList, child string) *childNumbers {
 	if c == nil {
 		return nil
 	}
@@ -383,7 +360,7 @@ func (s *Spec) childNumbersOf(n *Node) *childNumbers {
 		return n.nums
 	case s.nums.describes(n.Children):
 		return s.nums
-	case len(n.Children) < memoMinChildren:
+	case n.Children.Len() < memoMinChildren:
 		return nil
 	}
 	s.nums = newChildNumbers(n.Children)

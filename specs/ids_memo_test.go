@@ -35,9 +35,9 @@ func childPrefixes(kids []string) []string {
 // from scanChildNumber(kids, p) for a prefix p.
 func checkChildNumbers(t *testing.T, kids []string) {
 	t.Helper()
-	nums := newChildNumbers(kids)
+	nums := newChildNumbers(ChildListOf(kids))
 	for _, p := range append(childPrefixes(kids), "", "zz", "task-1") {
-		if got, want := nums.top[p], scanChildNumber(kids, p); got != want {
+		if got, want := nums.top[p], scanChildNumber(ChildListOf(kids), p); got != want {
 			t.Fatalf("children %q, prefix %q: memo %d, scan %d", kids, p, got, want)
 		}
 	}
@@ -366,7 +366,7 @@ func memoPhase(t *testing.T, s *Spec) *Node {
 	t.Helper()
 	p := s.Node("phase-1")
 	if !p.nums.describes(p.Children) {
-		t.Fatalf("phase-1 (%d children) has no memo", len(p.Children))
+		t.Fatalf("phase-1 (%d children) has no memo", p.Children.Len())
 	}
 	return p
 }
@@ -453,12 +453,12 @@ func TestNewNodeIDMemoInvalidated(t *testing.T) {
 			}
 			must[[]string](t)(RemoveTask(s, "task-1-41", false))
 		}, "task-1-41"},
-		{"a list cut short and appended to in place", false, func(t *testing.T, s *Spec) {
+		{"a list cut short and appended to", false, func(t *testing.T, s *Spec) {
 			e := s.Edit("phase-1") // the node the add made, with its memo
-			e.Children = e.Children[:len(e.Children)-1]
+			e.Children = ChildListOf(e.Children.Range(0, e.Children.Len()-1))
 			s.Delete("task-1-41")
 			wantNextTask(t, s, "task-1-41")
-			e.Children = append(e.Children, "task-1-7") // written where task-1-41 was
+			e.Children = e.Children.Inserted(e.Children.Len(), "task-1-7") // where task-1-41 was
 		}, "task-1-41"},
 		{"a decoded copy (another process wrote it)", false, func(t *testing.T, s *Spec) {
 			raw, err := EncodeNode(s.Node("phase-1"))

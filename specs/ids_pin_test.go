@@ -34,7 +34,7 @@ func idPinSpec(tree map[string][]string) *Spec {
 				src[id] = &Node{ID: id, Type: typeOf(id), Title: id, Status: StatusPending}
 			}
 		}
-		src[parent].Children = kids
+		src[parent].Children = ChildListOf(kids)
 		for _, id := range kids {
 			src[id].Parent = parent
 		}
@@ -118,7 +118,7 @@ func TestAddTaskSequencePinned(t *testing.T) {
 		if got.TaskID != st.id || got.Position != st.pos {
 			t.Fatalf("add %q under %s = %s at %d, want %s at %d", st.in.Title, st.parent, got.TaskID, got.Position, st.id, st.pos)
 		}
-		if i := indexOf(s.Node(st.parent).Children, got.TaskID); i != got.Position {
+		if i := indexOf(s.Node(st.parent).Children.Slice(), got.TaskID); i != got.Position {
 			t.Fatalf("%s is at %d, answer says %d", got.TaskID, i, got.Position)
 		}
 	}

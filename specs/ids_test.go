@@ -93,7 +93,7 @@ func TestNodeIDs(t *testing.T) {
 	}
 	// Children order: tasks before the trailing verify nodes.
 	want = []string{"task-1-1", "task-1-2", "research-1-1", "verify-1-1", "verify-1-2", "verify-1-3"}
-	if got := s.Node("phase-1").Children; !reflect.DeepEqual(got, want) {
+	if got := s.Node("phase-1").Children.Slice(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("children %v want %v", got, want)
 	}
 	// Removing the last task does not reuse a taken id elsewhere.

@@ -114,7 +114,7 @@ func (v *violations) placement(id string, n *Node) {
 // children: DUP_CHILD, MISSING_CHILD, PARENT_CHILD (the child's side).
 func (v *violations) children(s *Spec, id string, n *Node) {
 	seen := map[string]bool{}
-	for _, c := range n.Children {
+	for _, c := range n.Children.All() {
 		if seen[c] {
 			v.add("DUP_CHILD", id, "child %s listed twice", c)
 		}
@@ -206,7 +206,7 @@ func reachableFromRoot(s *Spec) map[string]bool {
 		if n == nil {
 			continue
 		}
-		for _, c := range n.Children {
+		for _, c := range n.Children.All() {
 			if !reach[c] && s.Has(c) {
 				reach[c] = true
 				queue = append(queue, c)
@@ -225,9 +225,9 @@ func (v *violations) header(s *Spec, root *Node) {
 	}
 }
 
-func countOf(list []string, s string) int {
+func countOf(list ChildList, s string) int {
 	c := 0
-	for _, x := range list {
+	for _, x := range list.All() {
 		if x == s {
 			c++
 		}

@@ -19,15 +19,15 @@ func TestCheckInvariantsRules(t *testing.T) {
 		{"ORPHAN", func(s *Spec) { s.Edit("task-1-1").Parent = "phase-9" }},
 		{"PARENT_CHILD", func(s *Spec) { s.Edit("task-1-1").Parent = RootID }},
 		{"PHASE_PARENT", func(s *Spec) { s.Edit("task-1-2").Type = TypePhase }},
-		{"DUP_CHILD", func(s *Spec) { p := s.Edit("phase-1"); p.Children = append(p.Children, "task-1-1") }},
-		{"MISSING_CHILD", func(s *Spec) { p := s.Edit("phase-1"); p.Children = append(p.Children, "task-1-9") }},
+		{"DUP_CHILD", func(s *Spec) { p := s.Edit("phase-1"); p.Children = p.Children.Inserted(p.Children.Len(), "task-1-1") }},
+		{"MISSING_CHILD", func(s *Spec) { p := s.Edit("phase-1"); p.Children = p.Children.Inserted(p.Children.Len(), "task-1-9") }},
 		{"SELF_EDGE", func(s *Spec) { s.Edit("task-1-1").Dependencies.Blocks = []string{"task-1-1"} }},
 		{"DANGLING_EDGE", func(s *Spec) { s.Edit("task-1-1").Dependencies.BlockedBy = []string{"task-1-9"} }},
 		{"EDGE_NOT_RECIPROCAL", func(s *Spec) { s.Edit("task-1-1").Dependencies.Blocks = []string{"task-1-2"} }},
 		{"DUP_EDGE", func(s *Spec) { s.Edit("task-1-1").Dependencies.Depends = []string{"x", "x"} }},
 		{"COUNTS", func(s *Spec) { s.Edit("phase-1").TotalTasks = 7 }},
 		{"ROLLUP_STATUS", func(s *Spec) { s.Edit("phase-1").Status = StatusCompleted }},
-		{"UNREACHABLE", func(s *Spec) { p := s.Edit("phase-1"); p.Children = []string{"task-1-1"} }},
+		{"UNREACHABLE", func(s *Spec) { p := s.Edit("phase-1"); p.Children = ChildListOf([]string{"task-1-1"}) }},
 		{"HEADER", func(s *Spec) { s.Header.TotalTasks = 9 }},
 	} {
 		t.Run(tc.code, func(t *testing.T) {

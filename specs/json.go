@@ -88,7 +88,7 @@ func (n Node) marshal(internal bool) ([]byte, error) {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"children":`...)
-	b = AppendJSONStrings(b, n.Children)
+	b = n.Children.appendJSON(b)
 	b = append(b, `,"total_tasks":`...)
 	b = strconv.AppendInt(b, int64(n.TotalTasks), 10)
 	b = append(b, `,"completed_tasks":`...)
@@ -188,7 +188,11 @@ var nodeFieldReaders = []struct {
 	{fTitle, "title", func(n *Node, v json.RawMessage) bool { s, ok := lenientString(v); n.Title = s; return ok }},
 	{fStatus, "status", func(n *Node, v json.RawMessage) bool { s, ok := lenientString(v); n.Status = Status(s); return ok }},
 	{fParent, "parent", readNodeParent},
-	{fChildren, "children", func(n *Node, v json.RawMessage) bool { l, ok := lenientStrings(v); n.Children = l; return ok }},
+	{fChildren, "children", func(n *Node, v json.RawMessage) bool {
+		l, ok := lenientStrings(v)
+		n.Children = ChildListOf(l)
+		return ok
+	}},
 	{fTotal, "total_tasks", func(n *Node, v json.RawMessage) bool { i, ok := lenientInt(v); n.TotalTasks = i; return ok }},
 	{fCompleted, "completed_tasks", func(n *Node, v json.RawMessage) bool { i, ok := lenientInt(v); n.CompletedTasks = i; return ok }},
 	{fMetadata, "metadata", readNodeMetadata},

@@ -17,7 +17,7 @@ const allNodeFields = fType | fTitle | fStatus | fParent | fChildren | fTotal | 
 func TestDecodeNodeLenient(t *testing.T) {
 	full := `"type":"task","title":"T","status":"pending","parent":"phase-1","children":[],` +
 		`"total_tasks":1,"completed_tasks":0,"metadata":{},"dependencies":{"blocks":[],"blocked_by":[],"depends":[]}`
-	base := Node{ID: "n", Type: TypeTask, Title: "T", Status: StatusPending, Parent: "phase-1", Children: []string{},
+	base := Node{ID: "n", Type: TypeTask, Title: "T", Status: StatusPending, Parent: "phase-1", Children: ChildListOf([]string{}),
 		TotalTasks: 1, Metadata: map[string]any{}, Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
 	with := func(f func(n *Node)) Node {
 		n := base
@@ -36,8 +36,8 @@ func TestDecodeNodeLenient(t *testing.T) {
 		{"status null reads as empty", `{` + full + `,"status":null}`, with(func(n *Node) { n.Status = "" })},
 		{"parent null is the root", `{` + full + `,"parent":null}`, with(func(n *Node) { n.Parent = "" })},
 		{"parent a number", `{` + full + `,"parent":3}`, with(func(n *Node) { n.Parent = "3"; n.malformed = fParent })},
-		{"children a bare string", `{` + full + `,"children":"task-1"}`, with(func(n *Node) { n.Children = []string{"task-1"}; n.malformed = fChildren })},
-		{"children with a number", `{` + full + `,"children":["a",2,{}]}`, with(func(n *Node) { n.Children = []string{"a", "2"}; n.malformed = fChildren })},
+		{"children a bare string", `{` + full + `,"children":"task-1"}`, with(func(n *Node) { n.Children = ChildListOf([]string{"task-1"}); n.malformed = fChildren })},
+		{"children with a number", `{` + full + `,"children":["a",2,{}]}`, with(func(n *Node) { n.Children = ChildListOf([]string{"a", "2"}); n.malformed = fChildren })},
 		{"total in a string", `{` + full + `,"total_tasks":" 4 "}`, with(func(n *Node) { n.TotalTasks = 4; n.malformed = fTotal })},
 		{"completed a fraction", `{` + full + `,"completed_tasks":1.5}`, with(func(n *Node) { n.CompletedTasks = 1; n.malformed = fCompleted })},
 		{"completed negative", `{` + full + `,"completed_tasks":-1}`, with(func(n *Node) { n.CompletedTasks = 0; n.malformed = fCompleted })},

@@ -35,7 +35,7 @@ func refMarshal(n Node, internal bool) ([]byte, error) {
 	}
 	j := refNodeJSON{
 		Type: n.Type, Title: n.Title, Status: n.Status,
-		Children: orEmpty(n.Children), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks,
+		Children: orEmpty(n.Children.Slice()), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks,
 		Metadata: meta,
 		Dependencies: Dependencies{
 			Blocks: orEmpty(n.Dependencies.Blocks), BlockedBy: orEmpty(n.Dependencies.BlockedBy), Depends: orEmpty(n.Dependencies.Depends),
@@ -131,7 +131,7 @@ func randMeta(r *rand.Rand) map[string]any {
 
 func randNode(r *rand.Rand) Node {
 	n := Node{ID: "task-1", Type: NodeType(trickyStrings[r.IntN(len(trickyStrings))]), Title: trickyStrings[r.IntN(len(trickyStrings))],
-		Status: Status(trickyStrings[r.IntN(len(trickyStrings))]), Children: randStrings(r),
+		Status: Status(trickyStrings[r.IntN(len(trickyStrings))]), Children: ChildListOf(randStrings(r)),
 		TotalTasks: r.IntN(5000) - 10, CompletedTasks: r.IntN(100), Metadata: randMeta(r),
 		Dependencies: Dependencies{Blocks: randStrings(r), BlockedBy: randStrings(r), Depends: randStrings(r)}}
 	if r.IntN(4) > 0 {

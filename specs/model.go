@@ -227,7 +227,7 @@ type Node struct {
 	Title          string
 	Status         Status
 	Parent         string // "" for the root (JSON null)
-	Children       []string
+	Children       ChildList
 	TotalTasks     int
 	CompletedTasks int
 	Metadata       map[string]any
@@ -247,20 +247,18 @@ type Node struct {
 }
 
 // Clone returns a deep copy of n (nil for nil), except that the copy
-// shares n's rollup summary (metadata[RollupMetaKey]): the rollups only
-// ever replace or remove that value whole (setRollupMeta), never change it
-// in place, and an edit of a parent (every task add edits its phase and
-// the root) need not copy it.
+// shares two values that never change in place: its Children, a ChildList
+// (and so the memo of its numbers), and its rollup summary
+// (metadata[RollupMetaKey]), which the rollups only ever replace or remove
+// whole (setRollupMeta), so an edit of a parent (every task add edits its
+// phase and the root) need not copy it.
 func (n *Node) Clone() *Node {
 	if n == nil {
 		return nil
 	}
 	c := *n
-	c.Children = cloneStrings(n.Children)
-	c.nums = nil
-	if n.nums.describes(n.Children) {
-		c.nums = n.nums.rekeyed(c.Children)
-	}
+	// c.Children is n's: a ChildList never changes, and so neither does
+	// the memo of its numbers.
 	c.Metadata = cloneNodeMeta(n.Metadata)
 	c.Dependencies = n.Dependencies.clone()
 	if n.Extra != nil {
@@ -273,7 +271,7 @@ func (n *Node) Clone() *Node {
 }
 
 // IsLeaf reports whether n has no children.
-func (n *Node) IsLeaf() bool { return len(n.Children) == 0 }
+func (n *Node) IsLeaf() bool { return n.Children.Len() == 0 }
 
 // IsWorkLeaf reports whether n is a leaf task, subtask or verify node: the
 // nodes that count in rollups and that transitions apply to.

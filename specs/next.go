@@ -81,7 +81,7 @@ func eachActionable(s *Spec, yield func(phaseID string, n *Node) bool) {
 		return
 	}
 	var inProgress, pending []*Node
-	for _, cid := range root.Children {
+	for _, cid := range root.Children.All() {
 		p := s.Node(cid)
 		if p == nil {
 			continue
@@ -146,7 +146,7 @@ func UnplacedTasks(s *Spec) []string {
 		return nil
 	}
 	var out []string
-	for _, cid := range root.Children {
+	for _, cid := range root.Children.All() {
 		n := s.Node(cid)
 		if n == nil || n.Parent != RootID || !n.IsWorkLeaf() || n.Status != StatusPending || len(Blockers(s, cid)) > 0 {
 			continue
@@ -160,7 +160,7 @@ func UnplacedTasks(s *Spec) []string {
 // pending or failed; not blocked by an unfinished prerequisite), or "".
 func firstWalkedPhase(s *Spec) string {
 	first := ""
-	for _, cid := range s.Root().Children {
+	for _, cid := range s.Root().Children.All() {
 		p := s.Node(cid)
 		if p == nil || p.Type != TypePhase || len(Blockers(s, cid)) > 0 {
 			continue
@@ -289,11 +289,11 @@ func openLeaves(s *Spec, top *Node) iter.Seq[*Node] {
 		stack := []frame{{top, childStart(s, top)}}
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
-			if f.next >= len(f.n.Children) {
+			if f.next >= f.n.Children.Len() {
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			cid := f.n.Children[f.next]
+			cid := f.n.Children.At(f.next)
 			f.next++
 			if seen[cid] {
 				continue
@@ -320,14 +320,14 @@ func openLeaves(s *Spec, top *Node) iter.Seq[*Node] {
 func childStart(s *Spec, n *Node) int {
 	_, fo, ok := rollupCounters(n)
 	switch {
-	case !ok || fo > len(n.Children):
+	case !ok || fo > n.Children.Len():
 		return 0
-	case fo == len(n.Children):
+	case fo == n.Children.Len():
 		if openNode(n) {
 			return 0
 		}
 		return fo
-	case openNode(s.Node(n.Children[fo])):
+	case openNode(s.Node(n.Children.At(fo))):
 		return fo
 	}
 	return 0

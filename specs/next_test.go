@@ -190,11 +190,11 @@ func TestActionableSkipsFailedTasksAndNextNamesThem(t *testing.T) {
 // no children list).
 func withCleanup(s *Spec, underRoot bool) Document {
 	d := s.Document()
-	n := &Node{ID: "cleanup", Type: TypeTask, Title: "Clean up", Status: StatusPending, Children: []string{}, Metadata: map[string]any{},
+	n := &Node{ID: "cleanup", Type: TypeTask, Title: "Clean up", Status: StatusPending, Children: ChildListOf([]string{}), Metadata: map[string]any{},
 		Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
 	if underRoot {
 		n.Parent = RootID
-		d.Hierarchy[RootID].Children = append(d.Hierarchy[RootID].Children, "cleanup")
+		d.Hierarchy[RootID].Children = d.Hierarchy[RootID].Children.Inserted(d.Hierarchy[RootID].Children.Len(), "cleanup")
 	}
 	d.Hierarchy["cleanup"] = n
 	return d
@@ -263,7 +263,7 @@ func TestFixPutsAnOrphanInAPhase(t *testing.T) {
 	d = withCleanup(s, false)
 	fixed := Fix(&d, FixOptions{Clock: testClock()}).Document
 	if p := fixed.Hierarchy["phase-3"]; p == nil || p.Title != "Phase 3" || fixed.Hierarchy["cleanup"].Parent != "phase-3" ||
-		!reflect.DeepEqual(fixed.Hierarchy[RootID].Children, []string{"phase-1", "phase-2", "phase-3"}) {
+		!reflect.DeepEqual(fixed.Hierarchy[RootID].Children.Slice(), []string{"phase-1", "phase-2", "phase-3"}) {
 		t.Fatalf("every phase done: phase-3 %+v, cleanup under %q", p, fixed.Hierarchy["cleanup"].Parent)
 	}
 	s = FromDocument(*fixed)

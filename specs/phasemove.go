@@ -48,7 +48,7 @@ func phaseNeighbours(s *Spec, id string) (prev, next string, at int) {
 	if root == nil {
 		return "", "", -1
 	}
-	at = lastIndexOf(root.Children, id)
+	at = lastIndexOf(root.Children.Slice(), id)
 	if at < 0 {
 		return "", "", -1
 	}

@@ -41,8 +41,8 @@ func siblingAndParent(s *Spec, n *Node) (previous, parent *Node) {
 	if p == nil {
 		return nil, nil
 	}
-	if i := indexOf(p.Children, n.ID); i > 0 {
-		previous = s.Node(p.Children[i-1])
+	if i := p.Children.Index(n.ID); i > 0 {
+		previous = s.Node(p.Children.At(i - 1))
 	}
 	if isWorkParent(p) {
 		parent = p

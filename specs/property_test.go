@@ -17,7 +17,7 @@ func randomOp(r *rand.Rand, s *Spec) (string, error) {
 	pick := func() string { return ids[r.Intn(len(ids))] }
 	var phases []string
 	if root := s.Root(); root != nil {
-		phases = root.Children
+		phases = root.Children.Slice()
 	}
 	pickLeaf := func() string {
 		var leaves []string
@@ -262,7 +262,7 @@ func nextInPhaseViolations(s *Spec) []Violation {
 		return nil
 	}
 	var out []Violation
-	for _, pid := range root.Children {
+	for _, pid := range root.Children.All() {
 		p := s.Node(pid)
 		if p == nil {
 			continue

@@ -1,7 +1,5 @@
 package specs
 
-import "slices"
-
 // Rollups: counts and computed statuses.
 //
 // A leaf task/subtask/verify counts 1 (completed 1 iff completed); other
@@ -105,7 +103,7 @@ func rollupMeta(sum rollupSum) map[string]any {
 // fullSum computes a parent's summary by reading all its children.
 func fullSum(s *Spec, n *Node) rollupSum {
 	sum := rollupSum{firstOpen: -1}
-	for i, cid := range n.Children {
+	for i, cid := range n.Children.All() {
 		c := s.Node(cid)
 		if c == nil {
 			continue
@@ -116,7 +114,7 @@ func fullSum(s *Spec, n *Node) rollupSum {
 		}
 	}
 	if sum.firstOpen < 0 {
-		sum.firstOpen = len(n.Children)
+		sum.firstOpen = n.Children.Len()
 	}
 	return sum
 }
@@ -152,13 +150,13 @@ func incrementalSum(s *Spec, n *Node) (sum rollupSum, ok bool) {
 	if !sum.consistent() {
 		return sum, false
 	}
-	if fo <= len(n.Children) && slices.Equal(preChildren[:fo], n.Children[:fo]) {
+	if fo <= n.Children.Len() && preChildren.prefixEqual(n.Children, fo) {
 		// The finished prefix is where it was (an unchanged list, or one
 		// changed only after it, as an add at the end): finished before
 		// first_open, or changed.
 		sum.firstOpen = advanceFirstOpen(s, n, min(fo, lowestChangedOpen))
 	} else {
-		sum.firstOpen = firstOpenAfterReorder(s, n, preChildren[:fo])
+		sum.firstOpen = firstOpenAfterReorder(s, n, preChildren, fo)
 	}
 	return sum, true
 }
@@ -167,14 +165,14 @@ func incrementalSum(s *Spec, n *Node) (sum rollupSum, ok bool) {
 // running mutation started: the zero summary and no children when n did not
 // exist or had no children then. ok is false when n had children but its
 // stored summary is missing or inconsistent with them.
-func preMutationSum(s *Spec, n *Node) (sum rollupSum, children []string, ok bool) {
+func preMutationSum(s *Spec, n *Node) (sum rollupSum, children ChildList, ok bool) {
 	pre := s.preMutation(n.ID)
-	if pre == nil || len(pre.Children) == 0 {
-		return sum, nil, true
+	if pre == nil || pre.Children.Len() == 0 {
+		return sum, ChildList{}, true
 	}
 	ip, fo, valid := rollupCounters(pre)
-	if !valid || fo > len(pre.Children) {
-		return sum, nil, false
+	if !valid || fo > pre.Children.Len() {
+		return sum, ChildList{}, false
 	}
 	sum = rollupSum{total: pre.TotalTasks, completed: pre.CompletedTasks, inProgress: ip, firstOpen: fo}
 	return sum, pre.Children, true
@@ -210,7 +208,7 @@ func openChildIndex(n, c *Node, limit int) int {
 	if !openNode(c) {
 		return limit
 	}
-	if i := slices.Index(n.Children[:min(limit, len(n.Children))], c.ID); i >= 0 {
+	if i := n.Children.indexBelow(c.ID, min(limit, n.Children.Len())); i >= 0 {
 		return i
 	}
 	return limit
@@ -219,7 +217,7 @@ func openChildIndex(n, c *Node, limit int) int {
 // advanceFirstOpen returns the index of n's first open child, starting at
 // h, below which every child is known finished.
 func advanceFirstOpen(s *Spec, n *Node, h int) int {
-	for h < len(n.Children) && !openNode(s.Node(n.Children[h])) {
+	for h < n.Children.Len() && !openNode(s.Node(n.Children.At(h))) {
 		h++
 	}
 	return h
@@ -229,15 +227,15 @@ func advanceFirstOpen(s *Spec, n *Node, h int) int {
 // list changed: the children of the pre-mutation finished prefix that the
 // mutation did not touch are still finished; the others are read until an
 // open one.
-func firstOpenAfterReorder(s *Spec, n *Node, finishedPrefix []string) int {
-	done := make(map[string]bool, len(finishedPrefix))
-	for _, id := range finishedPrefix {
+func firstOpenAfterReorder(s *Spec, n *Node, pre ChildList, fo int) int {
+	done := make(map[string]bool, fo)
+	for _, id := range pre.Range(0, fo) {
 		if _, touched := s.tx.saved[id]; !touched {
 			done[id] = true
 		}
 	}
 	h := 0
-	for h < len(n.Children) && (done[n.Children[h]] || !openNode(s.Node(n.Children[h]))) {
+	for h < n.Children.Len() && (done[n.Children.At(h)] || !openNode(s.Node(n.Children.At(h)))) {
 		h++
 	}
 	return h
@@ -433,8 +431,8 @@ func RecomputeAll(s *Spec) {
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		n := s.Node(top.id)
-		if n != nil && top.next < len(n.Children) {
-			cid := n.Children[top.next]
+		if n != nil && top.next < n.Children.Len() {
+			cid := n.Children.At(top.next)
 			top.next++
 			if !visited[cid] && s.Has(cid) {
 				visited[cid] = true
@@ -477,7 +475,7 @@ func progress(completed, total int) int {
 
 func currentPhase(s *Spec, r *Node) string {
 	firstPending := ""
-	for _, cid := range r.Children {
+	for _, cid := range r.Children.All() {
 		c := s.Node(cid)
 		if c == nil || c.Type != TypePhase {
 			continue

@@ -57,7 +57,7 @@ func NewSpec(in NewSpecInput, clock core.Clock, exists func(id string) bool) (*S
 		Lifecycle: LifecyclePending, Metadata: meta, Status: StatusPending}
 	s := NewSpecView(h, nil)
 	s.Clock = clock
-	s.Put(&Node{ID: RootID, Type: TypeSpec, Title: name, Status: StatusPending, Children: []string{},
+	s.Put(&Node{ID: RootID, Type: TypeSpec, Title: name, Status: StatusPending, Children: ChildListOf([]string{}),
 		Metadata: map[string]any{}, Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}})
 	if _, err := applyTemplate(s, tmpl, in.TestCommand); err != nil {
 		return nil, err

@@ -28,8 +28,8 @@ func Walk(node func(id string) *Node, id string) iter.Seq[*Node] {
 			if !yield(n) {
 				return
 			}
-			for i := len(n.Children) - 1; i >= 0; i-- {
-				stack = append(stack, n.Children[i])
+			for i := n.Children.Len() - 1; i >= 0; i-- {
+				stack = append(stack, n.Children.At(i))
 			}
 		}
 	}

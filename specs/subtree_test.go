@@ -10,11 +10,11 @@ import (
 // most once and missing nodes skipped; Subtree is its {id: node}.
 func TestWalkAndSubtree(t *testing.T) {
 	h := map[string]*Node{
-		"p":   {ID: "p", Children: []string{"a", "b", "gone"}},
-		"a":   {ID: "a", Children: []string{"a1", "a2"}},
+		"p":   {ID: "p", Children: ChildListOf([]string{"a", "b", "gone"})},
+		"a":   {ID: "a", Children: ChildListOf([]string{"a1", "a2"})},
 		"a1":  {ID: "a1"},
-		"a2":  {ID: "a2", Children: []string{"a"}}, // a cycle back up
-		"b":   {ID: "b", Children: []string{"a1"}}, // a1 listed twice
+		"a2":  {ID: "a2", Children: ChildListOf([]string{"a"})}, // a cycle back up
+		"b":   {ID: "b", Children: ChildListOf([]string{"a1"})}, // a1 listed twice
 		"out": {ID: "out"},
 	}
 	tests := []struct {

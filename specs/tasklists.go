@@ -91,7 +91,7 @@ type NodeDetail struct {
 // dependencies when withMeta.
 func HierarchyNodeOf(n *Node, depth int, withMeta bool) HierarchyNode {
 	h := HierarchyNode{TaskID: n.ID, Type: n.Type, Title: n.Title, Status: n.Status, Parent: n.Parent, Depth: depth,
-		ChildCount: len(n.Children), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks}
+		ChildCount: n.Children.Len(), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks}
 	if withMeta {
 		h.NodeDetail = &NodeDetail{Metadata: MetadataOf(n), Dependencies: DepsOf(n)}
 	}

@@ -50,7 +50,7 @@ type TaskNode struct {
 // NodeOf is the whole of n.
 func NodeOf(n *Node) TaskNode {
 	return TaskNode{TaskID: n.ID, Type: n.Type, Title: n.Title, Status: n.Status, Parent: nullable(n.Parent),
-		Children: n.Children, TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks,
+		Children: n.Children.Slice(), TotalTasks: n.TotalTasks, CompletedTasks: n.CompletedTasks,
 		Metadata: MetadataOf(n), Dependencies: DepsOf(n)}
 }
 

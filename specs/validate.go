@@ -366,7 +366,7 @@ func createRoot(d *Document) bool {
 	if d.Hierarchy[RootID] != nil {
 		return false
 	}
-	root := &Node{ID: RootID, Type: TypeSpec, Title: d.Title, Status: StatusPending, Children: []string{}, Metadata: map[string]any{}}
+	root := &Node{ID: RootID, Type: TypeSpec, Title: d.Title, Status: StatusPending, Children: ChildListOf([]string{}), Metadata: map[string]any{}}
 	if root.Title == "" {
 		root.Title = d.SpecID
 	}
@@ -374,7 +374,7 @@ func createRoot(d *Document) bool {
 		if n := d.Hierarchy[id]; n != nil && belongsUnderRoot(d, id, n) {
 			n.Parent = RootID
 			n.absent &^= fParent
-			root.Children = append(root.Children, id)
+			root.Children = root.Children.Inserted(root.Children.Len(), id)
 		}
 	}
 	d.Hierarchy[RootID] = root
@@ -580,12 +580,12 @@ func attach(d *Document, id, parent string) bool {
 		return false
 	}
 	if old := d.Hierarchy[n.Parent]; old != nil && n.Parent != parent {
-		old.Children = removeString(old.Children, id)
+		old.Children = old.Children.Removed(id)
 	}
 	n.Parent = parent
 	n.absent &^= fParent
-	if !containsString(p.Children, id) {
-		p.Children = insertAt(p.Children, docDefaultIndex(d, p.Children, n.Type), id)
+	if !p.Children.Contains(id) {
+		p.Children = p.Children.Inserted(docDefaultIndex(d, p.Children, n.Type), id)
 	}
 	return true
 }
@@ -608,7 +608,7 @@ func isDescendant(d *Document, x, id string) bool {
 		if n == nil {
 			continue
 		}
-		for _, c := range n.Children {
+		for _, c := range n.Children.All() {
 			if c == x {
 				return true
 			}
@@ -618,13 +618,13 @@ func isDescendant(d *Document, x, id string) bool {
 	return false
 }
 
-func docDefaultIndex(d *Document, children []string, t NodeType) int {
-	i := len(children)
+func docDefaultIndex(d *Document, children ChildList, t NodeType) int {
+	i := children.Len()
 	if t == TypeVerify {
 		return i
 	}
 	for i > 0 {
-		c := d.Hierarchy[children[i-1]]
+		c := d.Hierarchy[children.At(i-1)]
 		if c == nil || c.Type != TypeVerify {
 			break
 		}

@@ -37,7 +37,7 @@ func (c *checker) checkChildLists(ids []string) map[string][]string {
 			continue
 		}
 		seen := map[string]bool{}
-		for _, cid := range p.Children {
+		for _, cid := range p.Children.All() {
 			switch {
 			case !c.canBeChild(pid, cid):
 				c.ruleMissingChild(pid, cid)
@@ -71,10 +71,10 @@ func (c *checker) ruleMissingChild(pid, cid string) {
 func unlistChildFix(pid, cid string) func(*Document) bool {
 	return func(d *Document) bool {
 		p := d.Hierarchy[pid]
-		if p == nil || !containsString(p.Children, cid) {
+		if p == nil || !p.Children.Contains(cid) {
 			return false
 		}
-		p.Children = removeString(p.Children, cid)
+		p.Children = p.Children.Removed(cid)
 		return true
 	}
 }
@@ -87,7 +87,7 @@ func (c *checker) ruleDuplicateChild(pid, cid string) {
 		if p == nil || countOf(p.Children, cid) < 2 {
 			return false
 		}
-		p.Children = dedupe(p.Children)
+		p.Children = ChildListOf(dedupe(p.Children.Slice()))
 		return true
 	}, "node %s lists child %s more than once", pid, cid)
 	keyed(is, cid)
@@ -143,7 +143,7 @@ func reparentFix(id, owner string) func(*Document) bool {
 			return false
 		}
 		if old := d.Hierarchy[n.Parent]; old != nil {
-			old.Children = removeString(old.Children, id)
+			old.Children = old.Children.Removed(id)
 		}
 		n.Parent = owner
 		n.absent &^= fParent
@@ -178,10 +178,10 @@ func (c *checker) ruleParentOmits(id string, n *Node) {
 func listChildFix(pid, id string) func(*Document) bool {
 	return func(d *Document) bool {
 		n, p := d.Hierarchy[id], d.Hierarchy[pid]
-		if n == nil || p == nil || containsString(p.Children, id) {
+		if n == nil || p == nil || p.Children.Contains(id) {
 			return false
 		}
-		p.Children = insertAt(p.Children, docDefaultIndex(d, p.Children, n.Type), id)
+		p.Children = p.Children.Inserted(docDefaultIndex(d, p.Children, n.Type), id)
 		return true
 	}
 }
@@ -253,7 +253,7 @@ func phaseHome(d *Document) string {
 		return ""
 	}
 	phases := 0
-	for _, cid := range root.Children {
+	for _, cid := range root.Children.All() {
 		p := d.Hierarchy[cid]
 		if p == nil || p.Type != TypePhase || p.Parent != RootID {
 			continue
@@ -283,9 +283,9 @@ func ensurePhase(d *Document, id string) bool {
 		return false
 	}
 	d.Hierarchy[id] = &Node{ID: id, Type: TypePhase, Title: "Phase " + num, Status: StatusPending, Parent: RootID,
-		Children: []string{}, Metadata: map[string]any{},
+		Children: ChildListOf([]string{}), Metadata: map[string]any{},
 		Dependencies: Dependencies{Blocks: []string{}, BlockedBy: []string{}, Depends: []string{}}}
-	root.Children = append(root.Children, id)
+	root.Children = root.Children.Inserted(root.Children.Len(), id)
 	return true
 }
 
@@ -300,7 +300,7 @@ func (c *checker) walkFromRoot() map[string]int {
 		queue = queue[1:]
 		p := c.d.Hierarchy[pid]
 		c.ruleTooManyChildren(pid, p)
-		for _, cid := range p.Children {
+		for _, cid := range p.Children.All() {
 			ch := c.d.Hierarchy[cid]
 			if ch == nil || ch.Parent != pid {
 				continue
@@ -319,9 +319,9 @@ func (c *checker) walkFromRoot() map[string]int {
 
 // ruleTooManyChildren (TOO_MANY_CHILDREN): more than MaxChildren children.
 func (c *checker) ruleTooManyChildren(pid string, p *Node) {
-	if len(p.Children) > MaxChildren {
+	if p.Children.Len() > MaxChildren {
 		c.add(SeverityWarning, CategoryHierarchy, "TOO_MANY_CHILDREN", nodeLoc(pid, "children"), pid, "split it into groups or phases", nil,
-			"node %s has %d children (max %d)", pid, len(p.Children), MaxChildren)
+			"node %s has %d children (max %d)", pid, p.Children.Len(), MaxChildren)
 	}
 }
 

@@ -166,7 +166,7 @@ func (c *checker) ruleLegacyDetails(id string, n *Node) {
 // changesCode reports the category of a leaf task or subtask that changes
 // code (implementation or refactoring), or "".
 func changesCode(n *Node) string {
-	if (n.Type != TypeTask && n.Type != TypeSubtask) || len(n.Children) != 0 {
+	if (n.Type != TypeTask && n.Type != TypeSubtask) || n.Children.Len() != 0 {
 		return ""
 	}
 	if cat := n.TaskCategory(); cat == "implementation" || cat == "refactoring" {

@@ -149,8 +149,8 @@ func setFieldDefault(n *Node, id string, bit fieldSet) {
 			n.Status = StatusPending
 		}
 	case fChildren:
-		if n.Children == nil {
-			n.Children = []string{}
+		if n.Children.isNil() {
+			n.Children = ChildListOf([]string{})
 		}
 	case fMetadata:
 		if n.Metadata == nil {

@@ -95,11 +95,11 @@ func TestFixQuirks(t *testing.T) {
 		{"category synonym", h["task-1-1"].TaskCategory() == "implementation"},
 		{"estimate string", h["task-1-1"].Metadata["estimated_hours"] == 1.5},
 		{"no invented file_path", h["task-1-1"].FilePath() == "" && h["task-1-3"].FilePath() == ""},
-		{"group counts", h["group-1-1"].TotalTasks == 1 && reflect.DeepEqual(h["group-1-1"].Children, []string{"task-1-3"})},
-		{"subtask parent", h["task-1-2-1"].Parent == "task-1-2" && !containsString(h["phase-1"].Children, "task-1-2-1")},
-		{"listed orphan", containsString(h["phase-2"].Children, "task-2-2")},
-		{"inferred orphan", h["task-1-11"].Parent == "phase-1" && containsString(h["phase-1"].Children, "task-1-11")},
-		{"missing child removed", !containsString(h[RootID].Children, "phase-missing")},
+		{"group counts", h["group-1-1"].TotalTasks == 1 && reflect.DeepEqual(h["group-1-1"].Children.Slice(), []string{"task-1-3"})},
+		{"subtask parent", h["task-1-2-1"].Parent == "task-1-2" && !containsString(h["phase-1"].Children.Slice(), "task-1-2-1")},
+		{"listed orphan", containsString(h["phase-2"].Children.Slice(), "task-2-2")},
+		{"inferred orphan", h["task-1-11"].Parent == "phase-1" && containsString(h["phase-1"].Children.Slice(), "task-1-11")},
+		{"missing child removed", !containsString(h[RootID].Children.Slice(), "phase-missing")},
 		{"reverse edges", containsString(h["task-1-1"].Dependencies.Blocks, "task-1-2") && containsString(h["verify-1-2"].Dependencies.BlockedBy, "verify-1-1")},
 		{"legacy dependency list", containsString(h["task-1-2"].Dependencies.Blocks, "task-1-10") && containsString(h["task-1-10"].Dependencies.BlockedBy, "task-1-2")},
 		{"self edge removed", !containsString(h["task-1-3"].Dependencies.BlockedBy, "task-1-3")},
@@ -108,7 +108,7 @@ func TestFixQuirks(t *testing.T) {
 		{"title from id", h["verify-1-2"].Title == "verify-1-2"},
 		{"spec list", reflect.DeepEqual(f.Metadata["assumptions"], []any{"not a list"})},
 		{"unknown keys kept", string(f.Extra["x_custom_field"]) == `{"kept":true}`},
-		{"orphan moved into the open phase", h["task-3-1"].Parent == "phase-2" && containsString(h["phase-2"].Children, "task-3-1") && !containsString(h[RootID].Children, "task-3-1")},
+		{"orphan moved into the open phase", h["task-3-1"].Parent == "phase-2" && containsString(h["phase-2"].Children.Slice(), "task-3-1") && !containsString(h[RootID].Children.Slice(), "task-3-1")},
 		{"counts", h[RootID].TotalTasks == 11 && f.Status == StatusInProgress},
 	}
 	t.Log(h[RootID].TotalTasks, f.Status)
@@ -176,7 +176,7 @@ func TestFixMissingRootAndCycle(t *testing.T) {
 	}
 	s := FromDocument(*fr.Document)
 	mustNoViolations(t, s, "noroot")
-	if s.Header.TotalTasks != 1 || s.Root().Children[0] != "phase-1" {
+	if s.Header.TotalTasks != 1 || s.Root().Children.At(0) != "phase-1" {
 		t.Fatal(s.Header)
 	}
 	fr = Fix(loadFixture(t, "foundry_cycle.json"), FixOptions{})
@@ -310,10 +310,10 @@ func TestFixFoundryAutofixed(t *testing.T) {
 			t.Errorf("%s under %s, want %s", id, h[id].Parent, parent)
 		}
 	}
-	if got := strings.Join(h["task-3-1"].Children, ","); got != "task-3-1-1,task-3-1-2" {
+	if got := strings.Join(h["task-3-1"].Children.Slice(), ","); got != "task-3-1-1,task-3-1-2" {
 		t.Errorf("task-3-1 children %s", got)
 	}
-	if got := strings.Join(h["phase-3"].Children, ","); got != "task-3-1,task-3-2,verify-3-1" {
+	if got := strings.Join(h["phase-3"].Children.Slice(), ","); got != "task-3-1,task-3-2,verify-3-1" {
 		t.Errorf("phase-3 children %s", got)
 	}
 	if v := CheckInvariants(FromDocument(*fr.Document)); len(v) > 0 {

@@ -163,29 +163,16 @@ func (s *Spec) Edit(id string) *Node {
 }
 
 // insertChild inserts child at index i of node id's children (the node
-// must exist). It edits the node as Edit does, but a node still shared with
-// the source is copied with its new list built once, instead of its list
-// being copied by the clone and then again by the insertion: a phase may
-// hold thousands of children. The node's child numbers (see childNumbers)
-// are carried to the new list, so that the next NewNodeID under it is a
-// lookup, not a scan.
+// must exist), editing the node as Edit does. The copy Edit makes shares
+// the node's ChildList, and an insertion near the end of a list copies
+// only its tail (see ChildList): a phase may hold thousands of children.
+// The node's child numbers (see childNumbers) are carried to the new
+// list, so that the next NewNodeID under it is a lookup, not a scan.
 func (s *Spec) insertChild(id string, i int, child string) {
-	if n, ok := s.overlay[id]; ok {
-		s.save(id)
-		nums := s.childNumbersOf(n)
-		n.Children = insertAt(n.Children, i, child)
-		n.nums = nums.inserted(n.Children, child)
-		return
-	}
-	src := s.fromSource(id)
-	s.save(id)
-	shallow := *src
-	shallow.Children = nil
-	c := shallow.Clone()
-	c.ID = id
-	c.Children = insertAt(src.Children, i, child)
-	c.nums = s.childNumbersOf(src).inserted(c.Children, child)
-	s.overlay[id] = c
+	n := s.Edit(id)
+	nums := s.childNumbersOf(n)
+	n.Children = n.Children.Inserted(i, child)
+	n.nums = nums.inserted(n.Children, child)
 }
 
 // Put inserts or replaces a node (keyed by n.ID); the view keeps n itself.

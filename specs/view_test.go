@@ -92,7 +92,7 @@ func TestParseDocumentErrors(t *testing.T) {
 	}
 	d, err := ParseDocument([]byte(`{"hierarchy": {"a": null, "b": 3, "c": {"children": "task-1"}}}`))
 	noErr(t, err)
-	if len(d.Hierarchy) != 3 || d.Hierarchy["a"] == nil || d.Hierarchy["c"].Children[0] != "task-1" {
+	if len(d.Hierarchy) != 3 || d.Hierarchy["a"] == nil || d.Hierarchy["c"].Children.At(0) != "task-1" {
 		t.Fatalf("%+v", d.Hierarchy)
 	}
 }

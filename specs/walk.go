@@ -23,7 +23,7 @@ func WalkFrom(s *Spec, scope, after string, maxDepth int) (seq iter.Seq2[*Node, 
 	w := walker{s: s, maxDepth: maxDepth}
 	if after == "" {
 		if n := s.Node(scope); n != nil {
-			w.push(n.Children, scopeDepth+1)
+			w.push(n.Children, 0, scopeDepth+1)
 		}
 		return w.run, true
 	}
@@ -45,14 +45,14 @@ type walkFrame struct {
 	depth int
 }
 
-// push stacks ids (at depth) so that they pop in order, unless depth is
-// pruned.
-func (w *walker) push(ids []string, depth int) {
+// push stacks ids [from:] (at depth) so that they pop in order, unless
+// depth is pruned.
+func (w *walker) push(ids ChildList, from, depth int) {
 	if w.maxDepth > 0 && depth > w.maxDepth {
 		return
 	}
-	for i := len(ids) - 1; i >= 0; i-- {
-		w.stack = append(w.stack, walkFrame{ids[i], depth})
+	for i := ids.Len() - 1; i >= from; i-- {
+		w.stack = append(w.stack, walkFrame{ids.At(i), depth})
 	}
 }
 
@@ -65,26 +65,27 @@ func (w *walker) resume(scope, after string) bool {
 		return false
 	}
 	type segment struct {
-		ids   []string
+		ids   ChildList
+		from  int
 		depth int
 	}
 	d, _ := Depth(w.s, after)
-	segs := []segment{{n.Children, d + 1}}
+	segs := []segment{{n.Children, 0, d + 1}}
 	for x := n; x.ID != scope; {
 		p := w.s.Node(x.Parent)
 		if p == nil {
 			return false // not under scope
 		}
-		i := indexOf(p.Children, x.ID)
+		i := p.Children.Index(x.ID)
 		if i < 0 {
 			return false
 		}
-		segs = append(segs, segment{p.Children[i+1:], d})
+		segs = append(segs, segment{p.Children, i + 1, d})
 		x, d = p, d-1
 	}
 	// Pushed last-first so that the stack pops them in order.
 	for i := len(segs) - 1; i >= 0; i-- {
-		w.push(segs[i].ids, segs[i].depth)
+		w.push(segs[i].ids, segs[i].from, segs[i].depth)
 	}
 	return true
 }
@@ -105,7 +106,7 @@ func (w *walker) run(yield func(*Node, int) bool) {
 		if !yield(n, f.depth) {
 			return
 		}
-		w.push(n.Children, f.depth+1)
+		w.push(n.Children, 0, f.depth+1)
 	}
 }
 
@@ -137,7 +138,7 @@ func Position(s *Spec, id string) int {
 	if p == nil {
 		return -1
 	}
-	return indexOf(p.Children, id)
+	return p.Children.Index(id)
 }
 
 // IsTaskNode reports whether n is what task lists show: a task, subtask,
@@ -282,8 +283,8 @@ func Phases(s *Spec) []*Node {
 	if root == nil {
 		return nil
 	}
-	out := make([]*Node, 0, len(root.Children))
-	for _, id := range root.Children {
+	out := make([]*Node, 0, root.Children.Len())
+	for _, id := range root.Children.All() {
 		if p := s.Node(id); p != nil {
 			out = append(out, p)
 		}

@@ -107,7 +107,7 @@ func (d *Deps) taskList(ctx context.Context, r *mcptool.Request, a taskListArgs)
 		item:    listItemAt,
 		wrap: func(sp *specs.Spec, items []specs.TaskListItem) TaskListAnswer {
 			a := TaskListAnswer{TaskPage: specs.PageOf(sp, items)}
-			if root := sp.Node(specs.RootID); len(items) == 0 && root != nil && len(root.Children) == 0 {
+			if root := sp.Node(specs.RootID); len(items) == 0 && root != nil && root.Children.Len() == 0 {
 				a.NextCalls = []core.NextCall{callFirstPhase.on(sp.Header.SpecID, "")}
 			}
 			return a

@@ -476,7 +476,7 @@ func TestTaskPlanEdits(t *testing.T) {
 		t.Errorf("add: %s", compact(d))
 	}
 	d = h.ok("s1", "task", map[string]any{"action": "add", "parent": "phase-1", "title": "First", "position": 0, "task_type": "task"})
-	if d["position"] != 0.0 || h.node("phase-1").Children[0] != d["task_id"] {
+	if d["position"] != 0.0 || h.node("phase-1").Children.At(0) != d["task_id"] {
 		t.Errorf("add at 0 (first, as in foundry): %s", compact(d))
 	}
 	h.fail("INVALID_PARENT", "s1", "task", map[string]any{"action": "add", "parent": "phase-1", "title": "x", "task_type": "subtask"})
@@ -524,7 +524,7 @@ func TestTaskPlanEdits(t *testing.T) {
 	}
 	// move, requirements, estimates, metadata.
 	d = h.ok("s1", "task", map[string]any{"action": "move", "task_id": "task-2-2", "parent": "phase-1", "position": 1})
-	if d["parent"] != "phase-1" || d["position"] != 1.0 || h.node("phase-1").Children[1] != "task-2-2" {
+	if d["parent"] != "phase-1" || d["position"] != 1.0 || h.node("phase-1").Children.At(1) != "task-2-2" {
 		t.Errorf("move: %s", compact(d))
 	}
 	d = h.ok("s1", "task", map[string]any{"action": "add-requirement", "task_id": "task-1-1", "text": "fast", "requirement_type": "technical"})

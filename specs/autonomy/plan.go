@@ -24,7 +24,7 @@ func planOf(sp *specs.Spec) []phasePlan {
 		return nil
 	}
 	var out []phasePlan
-	for _, pid := range root.Children {
+	for _, pid := range root.Children.All() {
 		if p := sp.Node(pid); p != nil && p.Type == specs.TypePhase {
 			out = append(out, phasePlanOf(sp, p))
 		}

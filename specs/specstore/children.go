@@ -138,7 +138,7 @@ func decodeStored(id string, v []byte, nodes bucketstore.Bucket) (*specs.Node, e
 		}
 		kids = append(kids, chunk...)
 	}
-	n.Children = kids
+	n.Children = specs.ChildListOf(kids)
 	return n, nil
 }
 
@@ -152,17 +152,18 @@ type childrenPatch struct {
 }
 
 // diffChildren is the patch from after back to before (its Head and Tail
-// are the lists' common prefix and suffix).
-func diffChildren(before, after []string) childrenPatch {
-	p := 0
-	for p < len(before) && p < len(after) && before[p] == after[p] {
-		p++
-	}
+// are the lists' common prefix and suffix). The common prefix is found
+// without reading the head part the lists share (ChildList.CommonPrefix)
+// and the suffix stops at the first difference: a task added near the end
+// of a phase costs the lists' tails, not their lengths.
+func diffChildren(before, after specs.ChildList) childrenPatch {
+	p := before.CommonPrefix(after)
+	nb, na := before.Len(), after.Len()
 	q := 0
-	for q < len(before)-p && q < len(after)-p && before[len(before)-1-q] == after[len(after)-1-q] {
+	for q < nb-p && q < na-p && before.At(nb-1-q) == after.At(na-1-q) {
 		q++
 	}
-	return childrenPatch{Head: p, Mid: before[p : len(before)-q], Tail: q}
+	return childrenPatch{Head: p, Mid: before.Range(p, nb-q), Tail: q}
 }
 
 // appendJSON appends c as json.Marshal encodes it.
@@ -177,19 +178,20 @@ func (c childrenPatch) appendJSON(out []byte) []byte {
 
 // same reports whether the patch d of before against after says they are
 // the same list (the common prefix is all of both).
-func (c childrenPatch) same(before, after []string) bool {
-	return c.Head == len(before) && c.Head == len(after)
+func (c childrenPatch) same(before, after specs.ChildList) bool {
+	return c.Head == before.Len() && c.Head == after.Len()
 }
 
 // apply rebuilds the earlier list from after.
-func (c childrenPatch) apply(after []string) ([]string, error) {
-	if c.Head < 0 || c.Tail < 0 || c.Head+c.Tail > len(after) {
-		return nil, fmt.Errorf("children patch %d+%d does not fit %d children", c.Head, c.Tail, len(after))
+func (c childrenPatch) apply(after specs.ChildList) (specs.ChildList, error) {
+	n := after.Len()
+	if c.Head < 0 || c.Tail < 0 || c.Head+c.Tail > n {
+		return specs.ChildList{}, fmt.Errorf("children patch %d+%d does not fit %d children", c.Head, c.Tail, n)
 	}
 	out := make([]string, 0, c.Head+len(c.Mid)+c.Tail)
-	out = append(out, after[:c.Head]...)
+	out = append(out, after.Range(0, c.Head)...)
 	out = append(out, c.Mid...)
-	return append(out, after[len(after)-c.Tail:]...), nil
+	return specs.ChildListOf(append(out, after.Range(n-c.Tail, n)...)), nil
 }
 
 // nodeWriter writes nodes (and their chunks) into a spec's nodes bucket.
@@ -202,7 +204,7 @@ func newNodeWriter(spec bucketstore.Bucket) *nodeWriter {
 // put stores n, whose stored value was old (nil: absent) with children
 // oldKids, and returns the value stored. Only the chunks the change of
 // the children overlaps are written.
-func (w *nodeWriter) put(n *specs.Node, old []byte, oldKids []string) ([]byte, error) {
+func (w *nodeWriter) put(n *specs.Node, old []byte, oldKids specs.ChildList) ([]byte, error) {
 	prev, err := parseStored(old)
 	if err != nil {
 		return nil, err
@@ -215,16 +217,16 @@ func (w *nodeWriter) put(n *specs.Node, old []byte, oldKids []string) ([]byte, e
 // It returns the value stored, never old itself, which nobody changes
 // afterwards. A value equal to old is not put again (a Put of the same
 // bytes still dirties the page).
-func (w *nodeWriter) write(n *specs.Node, old []byte, prev storedNode, oldKids []string, d childrenPatch) ([]byte, error) {
+func (w *nodeWriter) write(n *specs.Node, old []byte, prev storedNode, oldKids specs.ChildList, d childrenPatch) ([]byte, error) {
 	plain := *n
-	plain.Children = nil
+	plain.Children = specs.ChildList{}
 	js, err := specs.EncodeNode(&plain)
 	if err != nil {
 		return nil, err
 	}
 	var val []byte
 	switch {
-	case len(n.Children) == 0:
+	case n.Children.Len() == 0:
 		if err := w.dropChunks(n.ID, 0, len(prev.sizes)); err != nil {
 			return nil, err
 		}
@@ -278,21 +280,21 @@ func (w *nodeWriter) dropChunks(id string, from, to int) error {
 // (cut in chunkSplit pieces once over chunkMax), and when their number
 // changes the chunks after them move. The new stamp hashes the old one,
 // the new sizes and every chunk written.
-func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKids, kids []string, d childrenPatch) ([]int, uint64, error) {
+func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKids, kids specs.ChildList, d childrenPatch) ([]int, uint64, error) {
 	total := 0
 	for _, s := range oldSizes {
 		total += s
 	}
-	if total != len(oldKids) { // not the chunks of oldKids: rewrite them all
+	nOld := oldKids.Len()
+	if total != nOld { // not the chunks of oldKids: rewrite them all
 		if err := w.dropChunks(id, 0, len(oldSizes)); err != nil {
 			return nil, 0, err
 		}
-		oldSizes, oldKids = nil, nil
+		oldSizes, nOld = nil, 0
 	}
 	k := len(oldSizes)
-	i, j, from, to := changedRun(oldSizes, oldKids, d)
-	seg := kids[from : to+len(kids)-len(oldKids)]
-	pieces := splitChunks(len(seg))
+	i, j, from, to := changedRun(oldSizes, nOld, d)
+	pieces := splitChunks(to + kids.Len() - nOld - from)
 	sizes := make([]int, 0, k+len(pieces))
 	sizes = append(sizes, oldSizes[:i]...)
 	sizes = append(sizes, pieces...)
@@ -309,7 +311,7 @@ func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKid
 	}
 	pos := from
 	for c := i; c < end; c++ {
-		raw := encodeIDs(kids[pos : pos+sizes[c]])
+		raw := encodeIDs(kids.Range(pos, pos+sizes[c]))
 		key := chunkKey(id, c)
 		if err := w.nodes.Put(key, raw); err != nil {
 			return nil, 0, err
@@ -325,16 +327,16 @@ func (w *nodeWriter) writeChunks(id string, oldSizes []int, stamp uint64, oldKid
 }
 
 // changedRun finds the old chunks [i, j] that hold the old ids [from, to)
-// a change from oldKids (in chunks of oldSizes) touches, d being the diff
+// a change from the nOld old ids (in chunks of oldSizes) touches, d being the diff
 // of the change (only added at the end: the last chunk); with no old
 // chunks, i = 0 and j = -1. The cost is O(chunks), not O(ids).
-func changedRun(oldSizes []int, oldKids []string, d childrenPatch) (i, j, from, to int) {
+func changedRun(oldSizes []int, nOld int, d childrenPatch) (i, j, from, to int) {
 	k := len(oldSizes)
 	if k == 0 {
 		return 0, -1, 0, 0
 	}
-	first, last := d.Head, len(oldKids)-d.Tail-1 // the changed old ids (last < first: none)
-	i, from = k-1, len(oldKids)-oldSizes[k-1]
+	first, last := d.Head, nOld-d.Tail-1 // the changed old ids (last < first: none)
+	i, from = k-1, nOld-oldSizes[k-1]
 	start := 0
 	for c, s := range oldSizes {
 		if first < start+s {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/specd/specd/core/store/bucketstore"
@@ -48,7 +49,7 @@ func TestChildrenChunksFollowEveryEdit(t *testing.T) {
 			list = nil
 		default: // touch the node, not its children
 		}
-		n := &specs.Node{ID: "phase-1", Type: specs.TypePhase, Title: "phase", Status: specs.StatusPending, Parent: specs.RootID, Children: append([]string(nil), list...)}
+		n := &specs.Node{ID: "phase-1", Type: specs.TypePhase, Title: "phase", Status: specs.StatusPending, Parent: specs.RootID, Children: specs.ChildListOf(append([]string(nil), list...))}
 		err := st.Update(context.Background(), func(tx bucketstore.Tx) error {
 			spec, err := tx.Bucket(bucketSpecs).CreateBucketIfNotExists([]byte("s"))
 			if err != nil {
@@ -58,7 +59,7 @@ func TestChildrenChunksFollowEveryEdit(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			val, err := newNodeWriter(spec).put(n, old, before)
+			val, err := newNodeWriter(spec).put(n, old, specs.ChildListOf(before))
 			if err != nil {
 				return err
 			}
@@ -70,8 +71,8 @@ func TestChildrenChunksFollowEveryEdit(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if !reflect.DeepEqual(got.Children, n.Children) && (len(got.Children) > 0 || len(n.Children) > 0) {
-				t.Fatalf("step %d: read %d children, wrote %d", step, len(got.Children), len(n.Children))
+			if !got.Children.Equal(n.Children) {
+				t.Fatalf("step %d: read %d children, wrote %d", step, got.Children.Len(), n.Children.Len())
 			}
 			sn, err := parseStored(val)
 			if err != nil {
@@ -93,10 +94,10 @@ func TestChildrenChunksFollowEveryEdit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := diffChildren(before, list)
-		back, err := p.apply(list)
-		if err != nil || !reflect.DeepEqual(back, append([]string{}, before...)) {
-			t.Fatalf("step %d: the patch %+v rebuilds %d ids, want %d (%v)", step, p, len(back), len(before), err)
+		p := diffChildren(specs.ChildListOf(before), specs.ChildListOf(list))
+		back, err := p.apply(specs.ChildListOf(list))
+		if err != nil || !slices.Equal(back.Slice(), before) {
+			t.Fatalf("step %d: the patch %+v rebuilds %d ids, want %d (%v)", step, p, back.Len(), len(before), err)
 		}
 	}
 }
@@ -154,7 +155,7 @@ func writeCachesFollow(t *testing.T, a, b *Repo) {
 	for _, r := range []*Repo{a, b} {
 		if err := r.ReadSpec(ctx, h.SpecID, func(sp *specs.Spec, _ specs.JournalReader) error {
 			var got []string // the tasks, without the phase's verify nodes
-			for _, id := range sp.Node("phase-1").Children {
+			for _, id := range sp.Node("phase-1").Children.All() {
 				if sp.Node(id).Type == specs.TypeTask {
 					got = append(got, id)
 				}

@@ -80,7 +80,7 @@ func testChildrenAcrossChunkBoundaries(t *testing.T, open portOpener) {
 	p1, p2 := phases[0], phases[1]
 	tasks := func(sp *specs.Spec, phase string) []string {
 		var out []string
-		for _, c := range sp.Node(phase).Children {
+		for _, c := range sp.Node(phase).Children.All() {
 			if sp.Node(c).Type == specs.TypeTask {
 				out = append(out, c)
 			}
@@ -327,7 +327,7 @@ func TestChildrenChunksTwoServersOnOneCluster(t *testing.T) {
 	for i, r := range []*specstore.Repo{repos[0], repos[1], fresh} {
 		if err := r.ReadSpec(ctx, id, func(sp *specs.Spec, _ specs.JournalReader) error {
 			var got []string
-			for _, c := range sp.Node("phase-1").Children {
+			for _, c := range sp.Node("phase-1").Children.All() {
 				if sp.Node(c).Type == specs.TypeTask {
 					got = append(got, c)
 				}

@@ -181,7 +181,7 @@ func testFailedMutationKeepsNothing(t *testing.T, open portOpener) {
 			t.Fatalf("%s: want %v, got %v", c.name, c.want, err)
 		}
 		_ = st.ReadSpec(context.Background(), id, func(sp *specs.Spec, j specs.JournalReader) error {
-			if sp.Header.Version != 1 || len(sp.Node(specs.RootID).Children) != 0 {
+			if sp.Header.Version != 1 || sp.Node(specs.RootID).Children.Len() != 0 {
 				t.Fatalf("%s: partial write kept: version %d, children %v", c.name, sp.Header.Version, sp.Node(specs.RootID).Children)
 			}
 			if es, _, _ := j.Entries(0, 10, nil); len(es) != 0 {
@@ -431,7 +431,7 @@ func lifecycleRollback(t *testing.T, st Port, id string) {
 		t.Fatalf("rollback: %+v %v", rb, err)
 	}
 	_ = st.ReadSpec(ctx, id, func(sp *specs.Spec, j specs.JournalReader) error {
-		if sp.Node("phase-1") != nil || len(sp.Root().Children) != 0 || sp.Header.Version != 4 {
+		if sp.Node("phase-1") != nil || sp.Root().Children.Len() != 0 || sp.Header.Version != 4 {
 			t.Fatalf("rollback did not restore v1: %v", sp.Root().Children)
 		}
 		if v := specs.CheckInvariants(sp); len(v) != 0 {

@@ -79,7 +79,7 @@ func writeChanges(b bucketstore.Bucket, before json.RawMessage, changes []nodeBe
 			}
 			continue
 		}
-		var oldKids []string
+		var oldKids specs.ChildList
 		if c.oldN != nil {
 			oldKids = c.oldN.Children
 		}

@@ -54,7 +54,7 @@ func gunzip(t *testing.T, name string) []byte {
 func shapes(doc specs.Document) map[string]nodeShape {
 	out := map[string]nodeShape{}
 	for id, n := range doc.Hierarchy {
-		s := nodeShape{Status: string(n.Status), Children: n.Children}
+		s := nodeShape{Status: string(n.Status), Children: n.Children.Slice()}
 		if n.Parent != "" {
 			p := n.Parent
 			s.Parent = &p

@@ -65,7 +65,7 @@ func TestConcurrentWritesShareCachedHeaderReadOnly(t *testing.T) {
 		if got := len(sp.Header.MetaStrings("assumptions")); got != workers*rounds {
 			t.Errorf("%d assumptions kept, want %d", got, workers*rounds)
 		}
-		if got := len(sp.Node(phase).Children); got < workers*rounds {
+		if got := sp.Node(phase).Children.Len(); got < workers*rounds {
 			t.Errorf("%d children under the phase, want at least %d", got, workers*rounds)
 		}
 		return nil

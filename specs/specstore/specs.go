@@ -789,7 +789,7 @@ func writeNewSpec(tx bucketstore.Tx, sp *specs.Spec, journal []specs.JournalEntr
 	}
 	w := newNodeWriter(b)
 	for _, nid := range sp.IDs() {
-		if _, err := w.put(sp.Node(nid), nil, nil); err != nil {
+		if _, err := w.put(sp.Node(nid), nil, specs.ChildList{}); err != nil {
 			return core.Internal(err)
 		}
 	}

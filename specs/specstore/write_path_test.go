@@ -39,7 +39,7 @@ func TestNodeWriteSkipsOnlyTheSameBytes(t *testing.T) {
 	for i := range kids {
 		kids[i] = fmt.Sprintf("task-1-%d", i+1)
 	}
-	phase := &specs.Node{ID: "phase-1", Type: specs.TypePhase, Title: "phase", Status: specs.StatusPending, Parent: specs.RootID, Children: kids}
+	phase := &specs.Node{ID: "phase-1", Type: specs.TypePhase, Title: "phase", Status: specs.StatusPending, Parent: specs.RootID, Children: specs.ChildListOf(kids)}
 	leaf := &specs.Node{ID: "task-1-1", Type: specs.TypeTask, Title: "task", Status: specs.StatusPending, Parent: "phase-1"}
 	err := st.Update(context.Background(), func(tx bucketstore.Tx) error {
 		spec, err := tx.Bucket(bucketSpecs).CreateBucket([]byte("s"))
@@ -52,7 +52,7 @@ func TestNodeWriteSkipsOnlyTheSameBytes(t *testing.T) {
 		}
 		w := newNodeWriter(spec)
 		for _, n := range []*specs.Node{phase, leaf} {
-			if _, err := w.put(n, nil, nil); err != nil {
+			if _, err := w.put(n, nil, specs.ChildList{}); err != nil {
 				return err
 			}
 		}
@@ -68,7 +68,7 @@ func TestNodeWriteSkipsOnlyTheSameBytes(t *testing.T) {
 			{"the task as it is", leaf, func(*specs.Node) {}, nil},
 			{"the phase renamed, same length", phase, func(n *specs.Node) { n.Title = "phasf" }, []string{"phase-1"}},
 			{"the task renamed, same length", leaf, func(n *specs.Node) { n.Title = "tasl" }, []string{"task-1-1"}},
-			{"a child renamed, same length", phase, func(n *specs.Node) { n.Children[150] = "task-1-999" }, []string{"phase-1\x00\x00\x00\x00\x03", "phase-1"}},
+			{"a child renamed, same length", phase, func(n *specs.Node) { n.Children = renamed(n.Children, 150, "task-1-999") }, []string{"phase-1\x00\x00\x00\x00\x03", "phase-1"}},
 		} {
 			cb.puts = nil
 			old := slices.Clone(nodes.Get([]byte(c.n.ID)))
@@ -381,4 +381,11 @@ func TestMutationChangesNameAddsUpdatesAndRemovals(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// renamed is kids with the id at i replaced by id (a new list).
+func renamed(kids specs.ChildList, i int, id string) specs.ChildList {
+	ids := slices.Clone(kids.Slice())
+	ids[i] = id
+	return specs.ChildListOf(ids)
 }

@@ -286,7 +286,7 @@ func (f *fitter) summaryOrReference() (Result, error) {
 
 func (f *fitter) phaseIDs() []string {
 	if root := f.doc.Hierarchy[specs.RootID]; root != nil {
-		return root.Children
+		return root.Children.Slice()
 	}
 	return nil
 }
@@ -298,7 +298,7 @@ func (f *fitter) summaryEstimate() int {
 	estimate := 0
 	for _, id := range f.nodeIDs {
 		n := f.doc.Hierarchy[id]
-		estimate += (90 + 2*len(id) + len(n.Title) + len(n.Parent) + 12*len(n.Children)) / 4
+		estimate += (90 + 2*len(id) + len(n.Title) + len(n.Parent) + 12*n.Children.Len()) / 4
 	}
 	return estimate
 }
@@ -317,7 +317,7 @@ func (f *fitter) summary() Summary {
 		if n.Parent != "" {
 			parent = &n.Parent
 		}
-		children := n.Children
+		children := n.Children.Slice()
 		if children == nil {
 			children = []string{}
 		}

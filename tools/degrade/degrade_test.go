@@ -73,7 +73,7 @@ func expectedSubtree(h map[string]*specs.Node, id string) map[string]*specs.Node
 		queue = queue[1:]
 		if n, ok := h[x]; ok && out[x] == nil {
 			out[x] = n
-			queue = append(queue, n.Children...)
+			queue = append(queue, n.Children.Slice()...)
 		}
 	}
 	return out
