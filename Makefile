@@ -137,10 +137,10 @@ e2e-etcd: build
 
 ## load-etcd: writes at team scale on etcd (issue 22; not part of make
 ## test): a 3-member cluster on loopback with etcd's default limits, one
-## `specd serve --transport http` on it, and specd-load's 16 clients adding
-## tasks to 4 specs for 20 s (CLIENTS, DURATION, SPECS, WRITES override);
-## prints writes/s and latency, and counts every acknowledged add back
-## (specs_with_lost_writes must be 0).
+## `specd serve --transport http` on it, and specd-load's 16 raw-driver
+## clients adding tasks to 4 specs for 20 s (CLIENTS, DURATION, SPECS
+## override; WRITES below 1 runs the mixed mode); prints writes/s and
+## latency, and reads every acknowledged add back (missing must be 0).
 .PHONY: load-etcd
 load-etcd: build
 	$(GO) build -o bin/etcd ./tests/etcdmember
