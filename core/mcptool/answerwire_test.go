@@ -240,3 +240,47 @@ func FuzzAppendJSONText(f *testing.F) {
 		}
 	})
 }
+
+// TestHTTPAnswerEveryIDType: over HTTPInput the answer to a tools/call is
+// mcp-go's own answer for request ids of every JSON type a client may
+// send (strings, one holding a placeholder of another nonce, negative,
+// fractional, exponent and out-of-range numbers), as a JSON body and as
+// an SSE stream after a notification; no placeholder ever reaches the
+// client. Ids mcp-go echoes as it parsed them come back as sent.
+func TestHTTPAnswerEveryIDType(t *testing.T) {
+	srv := echoServer(t)
+	opts := []server.StreamableHTTPOption{server.WithEndpointPath("/mcp"), server.WithSessionIdManagerResolver(fixedSessions{})}
+	bare := server.NewStreamableHTTPServer(srv, opts...)
+	wrapped := HTTPInput(server.NewStreamableHTTPServer(srv, opts...), core.MaxMessageBytes)
+	legacy := mcp.ProtocolVersion20251125
+	text, _ := json.Marshal(trickyText)
+	for _, h := range []http.Handler{bare, wrapped} {
+		post(t, h, "", "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+legacy+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		post(t, h, "mcp-session-fixed", legacy, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+	ids := []string{`"abc"`, `""`, `"\u0000specd:answer:0000000000000000:text"`, `"7"`, `0`, `-3`, `2.5`, `1e3`, `-0`,
+		`12345678901234567890`, `9007199254740993`, `1E400`}
+	for _, id := range ids {
+		for _, note := range []bool{false, true} {
+			call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{"action":"say","text":%s,"note":%v}}}`, id, text, note)
+			got := post(t, wrapped, "mcp-session-fixed", legacy, call)
+			body := got.Body.String()
+			if strings.Contains(body, answerNonce) || !strings.Contains(body, `\u003cb\u003e`) || !strings.Contains(body, `"structuredContent":{`) {
+				t.Fatalf("id %s note=%v: %s", id, note, body)
+			}
+			if !strings.Contains(body, `"id":`+id+`,`) {
+				t.Fatalf("id %s note=%v: the id does not come back as sent: %s", id, note, body)
+			}
+			want := post(t, bare, "mcp-session-fixed", legacy, call)
+			wantAnswer, gotAnswer := answer(t, want), answer(t, got)
+			// the wrapped answer differs from mcp-go's only in the id it
+			// echoes (1E400, which mcp-go alone cannot parse, aside)
+			if id == `1E400` {
+				continue
+			}
+			if i, j := strings.Index(wantAnswer, `"result":`), strings.Index(gotAnswer, `"result":`); i < 0 || j < 0 || wantAnswer[i:] != gotAnswer[j:] {
+				t.Fatalf("id %s note=%v:\n%s\nmcp-go alone:\n%s", id, note, gotAnswer, wantAnswer)
+			}
+		}
+	}
+}
