@@ -51,18 +51,26 @@ func TestAddAnswerRealBytes(t *testing.T) {
 				if errors.As(err, &rpc) != (tc.wantRPC != 0) || rpc != nil && rpc.Code != tc.wantRPC {
 					t.Fatalf("error %v, want JSON-RPC code %d", err, tc.wantRPC)
 				}
-				id := ""
-				if err == nil {
-					id, err = a.id("task", "add")
-				}
-				if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-					t.Fatalf("error %v, want one with %q", err, tc.wantErr)
-				}
-				if id != tc.wantID {
-					t.Fatalf("task id %q, want %q", id, tc.wantID)
-				}
+				checkAddAnswer(t, &a, err, tc.wantErr, tc.wantID)
 			})
 		}
+	}
+}
+
+// checkAddAnswer holds a read task-add answer (err is readReply's) to
+// wantErr (a part of the error, "" for none) and, when it reads, to the
+// task id wantID.
+func checkAddAnswer(t *testing.T, a *addAnswer, err error, wantErr, wantID string) {
+	t.Helper()
+	id := ""
+	if err == nil {
+		id, err = a.id("task", "add")
+	}
+	if wantErr == "" && err != nil || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)) {
+		t.Fatalf("error %v, want one with %q", err, wantErr)
+	}
+	if id != wantID {
+		t.Fatalf("task id %q, want %q", id, wantID)
 	}
 }
 
@@ -113,16 +121,7 @@ func TestAddAnswerMalformed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var a addAnswer
 			err := readReply("application/json", []byte(tc.msg), 4, &a)
-			id := ""
-			if err == nil {
-				id, err = a.id("task", "add")
-			}
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Fatalf("error %v, want one with %q", err, tc.wantErr)
-			}
-			if id != tc.wantID {
-				t.Fatalf("task id %q, want %q", id, tc.wantID)
-			}
+			checkAddAnswer(t, &a, err, tc.wantErr, tc.wantID)
 		})
 	}
 }
