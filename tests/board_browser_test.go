@@ -53,6 +53,10 @@ func browser(t testing.TB) (context.Context, func() []string) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium's singleton socket goes in a dir of its own under
+		// TMPDIR, which it leaves behind when killed (as the allocator's
+		// cancel does): keep it inside the test's temp dir.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
