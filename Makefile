@@ -17,9 +17,12 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/specd
 
-## run: build and serve MCP on stdio with the embedded store.
-run: build
-	./$(BIN) serve
+## run: build and serve MCP on stdio with the embedded store. Its stdout
+## is the server's JSON-RPC only: the build's output goes to stderr and
+## make echoes neither command (a client may start `make run` itself).
+run:
+	@$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/specd >&2
+	@exec $(abspath $(BIN)) serve
 
 ## test: static checks, every Go test with -race, the MCP Inspector check, the
 ## MCP conformance suite, then the 3-member etcd cluster run (e2e-etcd).
