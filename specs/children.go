@@ -5,6 +5,8 @@ import (
 	"iter"
 	"slices"
 	"sync/atomic"
+
+	"github.com/specd/specd/core"
 )
 
 // ChildList is a node's ordered list of child ids (Node.Children). A list
@@ -244,7 +246,7 @@ func (l ChildList) appendJSON(b []byte) []byte {
 	b = AppendJSONStrings(b, l.head.ids[:l.nhead])
 	for _, id := range l.tail {
 		b[len(b)-1] = ','
-		b = append(AppendJSONString(b, id), ']')
+		b = append(core.AppendJSONString(b, id), ']')
 	}
 	return b
 }

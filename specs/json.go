@@ -76,14 +76,14 @@ func (n Node) marshal(internal bool) ([]byte, error) {
 	// write them (see jsonenc.go).
 	b := make([]byte, 0, 256)
 	b = append(b, `{"type":`...)
-	b = AppendJSONString(b, string(n.Type))
+	b = core.AppendJSONString(b, string(n.Type))
 	b = append(b, `,"title":`...)
-	b = AppendJSONString(b, n.Title)
+	b = core.AppendJSONString(b, n.Title)
 	b = append(b, `,"status":`...)
-	b = AppendJSONString(b, string(n.Status))
+	b = core.AppendJSONString(b, string(n.Status))
 	b = append(b, `,"parent":`...)
 	if n.Parent != "" {
-		b = AppendJSONString(b, n.Parent)
+		b = core.AppendJSONString(b, n.Parent)
 	} else {
 		b = append(b, "null"...)
 	}

@@ -5,13 +5,16 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/specd/specd/core"
 )
 
 // This file writes nodes and headers as encoding/json's Marshal writes
 // them, byte for byte, without its reflection: every write encodes a few
 // nodes and its header, and reflection over metadata maps allocates per
-// entry. Values it does not know, and strings that need escaping, are
-// handed to encoding/json, so its output stays the reference.
+// entry. Strings are core.AppendJSONString's (byte for byte encoding/json's);
+// values it does not know are handed to encoding/json, so its output stays
+// the reference.
 
 // appendJSON appends v as json.Marshal(v) writes it (HTML-safe strings,
 // map keys sorted, floats in its format). It fails where json.Marshal
@@ -50,7 +53,7 @@ func appendJSONScalar(b []byte, v any) ([]byte, bool) {
 	case nil:
 		return append(b, "null"...), true
 	case string:
-		return AppendJSONString(b, t), true
+		return core.AppendJSONString(b, t), true
 	case bool:
 		return strconv.AppendBool(b, t), true
 	case float64:
@@ -98,7 +101,7 @@ func appendJSONObject(b []byte, m map[string]any, skip string) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendJSONString(b, k)
+		b = core.AppendJSONString(b, k)
 		b = append(b, ':')
 		var err error
 		if b, err = appendJSON(b, m[k]); err != nil {
@@ -116,35 +119,10 @@ func AppendJSONStrings(b []byte, list []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendJSONString(b, s)
+		b = core.AppendJSONString(b, s)
 	}
 	return append(b, ']')
 }
-
-// AppendJSONString appends s as json.Marshal encodes it, byte for byte:
-// quoted as it is when every byte is printable ASCII that needs no escape
-// (", \ and the HTML characters <, > and & do), else by encoding/json
-// itself (control characters, non-ASCII, invalid UTF-8).
-func AppendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if !plainJSON[s[i]] {
-			raw, _ := json.Marshal(s) // a string always encodes
-			return append(b, raw...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// plainJSON holds the bytes a JSON string holds as they are (see
-// AppendJSONString).
-var plainJSON = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
 
 // appendJSONFloat appends a finite f as encoding/json writes a float64:
 // like ES6, %f for 1e-6 <= |f| < 1e21 (and 0), else %e with a
@@ -175,18 +153,18 @@ func EncodeHeader(h Header) ([]byte, error) {
 	}
 	b := make([]byte, 0, 512)
 	b = append(b, `{"spec_id":`...)
-	b = AppendJSONString(b, h.SpecID)
+	b = core.AppendJSONString(b, h.SpecID)
 	b = append(b, `,"title":`...)
-	b = AppendJSONString(b, h.Title)
+	b = core.AppendJSONString(b, h.Title)
 	b = append(b, `,"generated":`...)
-	b = AppendJSONString(b, h.Generated)
+	b = core.AppendJSONString(b, h.Generated)
 	b = append(b, `,"last_updated":`...)
-	b = AppendJSONString(b, h.LastUpdated)
+	b = core.AppendJSONString(b, h.LastUpdated)
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, h.Version, 10)
 	if h.Lifecycle != "" {
 		b = append(b, `,"lifecycle":`...)
-		b = AppendJSONString(b, string(h.Lifecycle))
+		b = core.AppendJSONString(b, string(h.Lifecycle))
 	}
 	b = append(b, `,"metadata":`...)
 	var err error
@@ -194,12 +172,12 @@ func EncodeHeader(h Header) ([]byte, error) {
 		return nil, err
 	}
 	b = append(b, `,"status":`...)
-	b = AppendJSONString(b, string(h.Status))
+	b = core.AppendJSONString(b, string(h.Status))
 	b = append(b, `,"progress_percentage":`...)
 	b = strconv.AppendInt(b, int64(h.ProgressPercentage), 10)
 	if h.CurrentPhase != "" {
 		b = append(b, `,"current_phase":`...)
-		b = AppendJSONString(b, h.CurrentPhase)
+		b = core.AppendJSONString(b, h.CurrentPhase)
 	}
 	b = append(b, `,"total_tasks":`...)
 	b = strconv.AppendInt(b, int64(h.TotalTasks), 10)

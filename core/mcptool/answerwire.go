@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -30,7 +29,7 @@ import (
 // are two short placeholder strings (answerTextToken, answerDataToken).
 // When mcp-go writes the answer (one Write for the JSON body or the SSE
 // event), the writer puts the held bytes where the placeholders are: the
-// envelope as encoding/json encodes a string (appendJSONText) for the
+// envelope as encoding/json encodes a string (core.AppendJSONString) for the
 // text, the envelope itself for structuredContent. The bytes on the wire
 // are those encoding/json would have written: json.Marshal's output is
 // already compact and HTML-escaped, so compacting it again changes
@@ -173,7 +172,7 @@ func spliceAnswer(p, answer []byte) (buf *[]byte, ok bool) {
 	}
 	buf = spliceBuf.Get().(*[]byte)
 	out := append((*buf)[:0], p[:i]...)
-	out = appendJSONText(out, answer)
+	out = core.AppendJSONString(out, answer)
 	out = append(out, p[i+len(answerTextWire):j]...)
 	out = append(out, answer...)
 	out = append(out, p[j+len(answerDataWire):]...)
@@ -196,56 +195,3 @@ func (w *answerWriter) Flush() {
 }
 
 func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// appendJSONText appends s as encoding/json encodes a string (json.Marshal
-// of string(s)), byte for byte: ", \ and the control characters escaped
-// (\b \f \n \r \t short, others \u00XX), <, > and & as \u003c \u003e
-// \u0026, U+2028 and U+2029 as \u2028 and \u2029, invalid UTF-8 as
-// \ufffd, everything else as it is.
-func appendJSONText(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		var esc string
-		size := 1
-		if c := s[i]; c < utf8.RuneSelf {
-			esc = asciiEscape[c]
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				esc = `\ufffd`
-			case r == '\u2028':
-				esc = `\u2028`
-			case r == '\u2029':
-				esc = `\u2029`
-			}
-		}
-		if esc != "" {
-			dst = append(append(dst, s[start:i]...), esc...)
-			start = i + size
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// asciiEscape is how encoding/json writes each ASCII byte in a string with
-// HTML escaping on: "" for a byte written as it is.
-var asciiEscape = func() (t [utf8.RuneSelf]string) {
-	const hexDigits = "0123456789abcdef"
-	for c := range utf8.RuneSelf {
-		switch {
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			t[c] = `\u00` + string(hexDigits[c>>4]) + string(hexDigits[c&0xF])
-		case c == '"' || c == '\\':
-			t[c] = `\` + string(rune(c))
-		}
-	}
-	for c, e := range map[byte]string{'\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`} {
-		t[c] = e
-	}
-	return t
-}()

@@ -227,20 +227,6 @@ func TestAnswerWriterPassesOtherWrites(t *testing.T) {
 	}
 }
 
-// FuzzAppendJSONText: appendJSONText writes any bytes as json.Marshal
-// writes them as a string.
-func FuzzAppendJSONText(f *testing.F) {
-	for _, s := range []string{"", trickyText, "\xff\xfe", "a\xe2\x80", "\xed\xa0\x80", `{"k":"v\u003c"}`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, s []byte) {
-		want, _ := json.Marshal(string(s))
-		if got := appendJSONText([]byte("x"), s); string(got) != "x"+string(want) {
-			t.Fatalf("appendJSONText(%q) = %s, want %s", s, got[1:], want)
-		}
-	})
-}
-
 // TestHTTPAnswerEveryIDType: over HTTPInput the answer to a tools/call is
 // mcp-go's own answer for request ids of every JSON type a client may
 // send (strings, one holding a placeholder of another nonce, negative,

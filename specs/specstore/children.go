@@ -375,7 +375,7 @@ func splitChunks(n int) []int {
 
 // encodeIDs is json.Marshal(ids) for a non-nil list, byte for byte,
 // without reflection: one allocation of the exact size for the usual ids
-// (see specs.AppendJSONString).
+// (see core.AppendJSONString).
 func encodeIDs(ids []string) []byte {
 	size := 2
 	for _, id := range ids {

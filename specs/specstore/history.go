@@ -204,12 +204,12 @@ func encodeHistoryRecord(rec historyRecord, changes []nodeBefore) ([]byte, error
 	}
 	out := append(make([]byte, 0, size), `{"version":`...)
 	out = strconv.AppendInt(out, rec.Version, 10)
-	out = specs.AppendJSONString(append(out, `,"timestamp":`...), rec.Timestamp)
+	out = core.AppendJSONString(append(out, `,"timestamp":`...), rec.Timestamp)
 	if rec.Action != "" {
-		out = specs.AppendJSONString(append(out, `,"action":`...), rec.Action)
+		out = core.AppendJSONString(append(out, `,"action":`...), rec.Action)
 	}
 	if rec.Author != "" {
-		out = specs.AppendJSONString(append(out, `,"author":`...), rec.Author)
+		out = core.AppendJSONString(append(out, `,"author":`...), rec.Author)
 	}
 	out, err := appendRawJSON(append(out, `,"header_before":`...), rec.HeaderBefore)
 	if err != nil {
@@ -221,7 +221,7 @@ func encodeHistoryRecord(rec historyRecord, changes []nodeBefore) ([]byte, error
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = append(specs.AppendJSONString(out, c.id), ':')
+		out = append(core.AppendJSONString(out, c.id), ':')
 		if out, err = appendRawJSON(out, c.record); err != nil {
 			return nil, err
 		}
@@ -243,7 +243,7 @@ func appendChildrenBefore(out []byte, changes []nodeBefore) []byte {
 		} else {
 			out = append(out, ',')
 		}
-		out = c.patch.appendJSON(append(specs.AppendJSONString(out, c.id), ':'))
+		out = c.patch.appendJSON(append(core.AppendJSONString(out, c.id), ':'))
 	}
 	if !first {
 		out = append(out, '}')

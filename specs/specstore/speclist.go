@@ -39,16 +39,16 @@ func indexRow(h specs.Header) ([]byte, error) { return encodeSummary(summaryOf(h
 // (every mutation writes its spec's row).
 func encodeSummary(r specs.RepoSummary) []byte {
 	out := make([]byte, 0, 200+len(r.SpecID)+len(r.Title)+len(r.CurrentPhase))
-	out = specs.AppendJSONString(append(out, `{"spec_id":`...), r.SpecID)
-	out = specs.AppendJSONString(append(out, `,"title":`...), r.Title)
-	out = specs.AppendJSONString(append(out, `,"lifecycle":`...), r.Lifecycle)
-	out = specs.AppendJSONString(append(out, `,"status":`...), r.Status)
+	out = core.AppendJSONString(append(out, `{"spec_id":`...), r.SpecID)
+	out = core.AppendJSONString(append(out, `,"title":`...), r.Title)
+	out = core.AppendJSONString(append(out, `,"lifecycle":`...), r.Lifecycle)
+	out = core.AppendJSONString(append(out, `,"status":`...), r.Status)
 	out = strconv.AppendInt(append(out, `,"total_tasks":`...), int64(r.TotalTasks), 10)
 	out = strconv.AppendInt(append(out, `,"completed_tasks":`...), int64(r.CompletedTasks), 10)
 	out = strconv.AppendInt(append(out, `,"progress_percentage":`...), int64(r.ProgressPercentage), 10)
-	out = specs.AppendJSONString(append(out, `,"current_phase":`...), r.CurrentPhase)
+	out = core.AppendJSONString(append(out, `,"current_phase":`...), r.CurrentPhase)
 	out = strconv.AppendInt(append(out, `,"version":`...), r.Version, 10)
-	out = specs.AppendJSONString(append(out, `,"last_updated":`...), r.LastUpdated)
+	out = core.AppendJSONString(append(out, `,"last_updated":`...), r.LastUpdated)
 	return append(out, '}')
 }
 

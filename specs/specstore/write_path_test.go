@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd/specd/core"
 	"github.com/specd/specd/core/store/bucketstore"
 	"github.com/specd/specd/core/store/storetest"
 	"github.com/specd/specd/specs"
@@ -112,7 +113,7 @@ func TestNodeWriteSkipsOnlyTheSameBytes(t *testing.T) {
 var jsonStrings = []string{"", "task-1-1", "a b", `q"uote`, `back\slash`, "tab\there", "nl\n", "\x00\x1f", "<b>", "a&b", ">", "\x7f",
 	"é", "日本", "line\u2028sep", "para\u2029", "bad\xffutf8", "\xe2\x80", "emoji 🙂", "/slash"}
 
-// TestIDsEncodeAsJSONMarshal: specs.AppendJSONString and encodeIDs give
+// TestIDsEncodeAsJSONMarshal: core.AppendJSONString and encodeIDs give
 // json.Marshal's bytes, for every kind of string and random bytes.
 func TestIDsEncodeAsJSONMarshal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 2))
@@ -129,8 +130,8 @@ func TestIDsEncodeAsJSONMarshal(t *testing.T) {
 	}
 	for _, s := range strs {
 		want, _ := json.Marshal(s)
-		if got := specs.AppendJSONString([]byte("x"), s); !bytes.Equal(got, append([]byte("x"), want...)) {
-			t.Errorf("specs.AppendJSONString(%q) = %q, want %q", s, got[1:], want)
+		if got := core.AppendJSONString([]byte("x"), s); !bytes.Equal(got, append([]byte("x"), want...)) {
+			t.Errorf("core.AppendJSONString(%q) = %q, want %q", s, got[1:], want)
 		}
 	}
 	for i := 0; i < len(strs); i += 1 + i%7 {
