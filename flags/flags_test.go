@@ -337,16 +337,27 @@ func TestFractionalSplit(t *testing.T) {
 	t.Logf("%d of 1000 on", on)
 }
 
-func TestFileEditAndBrokenEdit(t *testing.T) {
-	s, path, buf := openFileService(t, contractFile("", "on"))
+// turnContractOff checks that a session of s (over the flag file at path,
+// which turns the v2 contract on) gets v2, edits the file to turn it off
+// and waits until new sessions get it off. It returns the probe: whether
+// the session of that id gets v2.
+func turnContractOff(t *testing.T, s *Service, path string) (sess func(id string) bool) {
+	t.Helper()
 	ctx := context.Background()
-	sess := func(id string) bool { return s.Contract(ctx, mcptool.FlagContext{SessionID: id, ClientName: "a"}).On }
+	sess = func(id string) bool { return s.Contract(ctx, mcptool.FlagContext{SessionID: id, ClientName: "a"}).On }
 	if !sess("before") {
 		t.Fatal("want v2 before the edit")
 	}
 	writeFile(t, path, contractFile("", "off"))
 	n := 0
 	waitFor(t, "the edit to apply to new sessions", func() bool { n++; return !sess(fmt.Sprint("new-", n)) })
+	return sess
+}
+
+func TestFileEditAndBrokenEdit(t *testing.T) {
+	s, path, buf := openFileService(t, contractFile("", "on"))
+	sess := turnContractOff(t, s, path)
+	n := 0
 	if !sess("before") {
 		t.Fatal("a running session changed shape")
 	}
@@ -548,14 +559,7 @@ func TestFileModeWritesNothing(t *testing.T) {
 		}
 		return names
 	}
-	ctx := context.Background()
-	sess := func(id string) bool { return s.Contract(ctx, mcptool.FlagContext{SessionID: id, ClientName: "a"}).On }
-	if !sess("before") {
-		t.Fatal("want v2 before the edit")
-	}
-	writeFile(t, path, contractFile("", "off"))
-	n := 0
-	waitFor(t, "the edit to apply to new sessions", func() bool { n++; return !sess(fmt.Sprint("new-", n)) })
+	turnContractOff(t, s, path)
 	if got := listing(tmp); len(got) != 0 {
 		t.Fatalf("the open service left %v in the temp directory", got)
 	}
