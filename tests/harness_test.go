@@ -119,42 +119,53 @@ func initialize(t testing.TB, c *client.Client, protocol string) {
 	}
 }
 
+// builtBinary is a command the tests run: the file $env names, or one
+// built once from pkg into a temporary directory, which TestMain removes
+// when the tests end.
+type builtBinary struct {
+	env, pkg, name string
+
+	once sync.Once
+	dir  string // the directory the build made ("" before, or with $env)
+	path string
+	err  error
+}
+
 var (
-	binOnce sync.Once
-	binDir  string // made by specdBinary; TestMain removes it
-	binPath string
-	binErr  error
+	specdBuild = &builtBinary{env: "SPECD_BIN", pkg: "../cmd/specd", name: "specd"}
+	loadBuild  = &builtBinary{env: "SPECD_LOAD_BIN", pkg: "../cmd/specd-load", name: "specd-load"}
 )
 
-// specdBinary returns the binary under test: $SPECD_BIN (make test builds it)
-// or one built once into a temporary directory, which TestMain removes when
-// the tests end.
-func specdBinary(t testing.TB) string {
+// get returns the binary's path, building it on the first call.
+func (b *builtBinary) get(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("SPECD_BIN"); p != "" {
+	if p := os.Getenv(b.env); p != "" {
 		return p
 	}
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "specd-bin-")
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", b.name+"-bin-")
 		if err != nil {
-			binErr = err
+			b.err = err
 			return
 		}
-		binDir = dir
-		binPath = filepath.Join(dir, "specd")
+		b.dir = dir
+		b.path = filepath.Join(dir, b.name)
 		if runtime.GOOS == "windows" {
-			binPath += ".exe"
+			b.path += ".exe"
 		}
-		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/specd").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		if out, err := exec.Command("go", "build", "-o", b.path, b.pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
 		}
 	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
 }
+
+// specdBinary returns the binary under test: $SPECD_BIN (make test builds
+// it) or one built once (see builtBinary).
+func specdBinary(t testing.TB) string { return specdBuild.get(t) }
 
 // overStdio starts the built binary on a fresh store and connects a client.
 func overStdio(t testing.TB, protocol string, extraArgs ...string) *client.Client {

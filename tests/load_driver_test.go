@@ -1,50 +1,17 @@
 package tests
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 )
 
-var (
-	loadBinOnce sync.Once
-	loadBinDir  string // made by specdLoadBinary; TestMain removes it
-	loadBinPath string
-	loadBinErr  error
-)
-
 // specdLoadBinary returns the load driver: $SPECD_LOAD_BIN or one built
-// once (cmd/specd-load) into a temporary directory, which TestMain removes
-// when the tests end.
-func specdLoadBinary(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("SPECD_LOAD_BIN"); p != "" {
-		return p
-	}
-	loadBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "specd-load-bin-")
-		if err != nil {
-			loadBinErr = err
-			return
-		}
-		loadBinDir = dir
-		loadBinPath = filepath.Join(dir, "specd-load")
-		if out, err := exec.Command("go", "build", "-o", loadBinPath, "../cmd/specd-load").CombinedOutput(); err != nil {
-			loadBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if loadBinErr != nil {
-		t.Fatal(loadBinErr)
-	}
-	return loadBinPath
-}
+// once from cmd/specd-load (see builtBinary).
+func specdLoadBinary(t testing.TB) string { return loadBuild.get(t) }
 
 // writesLine is the figures line of specd-load writes.
 var writesLine = regexp.MustCompile(`writes: driver=(\S+) clients=4 specs=2 duration=1s acked=(\d+) .* errors=(\d+) missing=(\d+)\n`)

@@ -16,7 +16,7 @@ import (
 // panic, SIGKILL) still leaves them.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := removeBuilt(binDir, loadBinDir); err != nil {
+	if err := removeBuilt(specdBuild.dir, loadBuild.dir); err != nil {
 		fmt.Fprintln(os.Stderr, "tests:", err)
 		if code == 0 {
 			code = 1
