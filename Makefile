@@ -8,6 +8,7 @@ LDFLAGS     := -s -w -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME    ?= 10s
+BUILD_SPECD  = $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/specd
 GOFILES      = $(shell find . -name '*.go' -not -path './tests/inspector/node_modules/*' -not -path './tests/conformance/node_modules/*')
 
 .PHONY: all build run test unit check fmt vet lint layout inspector conformance bench coldstart fuzz clean e2e-etcd chromium
@@ -15,13 +16,13 @@ GOFILES      = $(shell find . -name '*.go' -not -path './tests/inspector/node_mo
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/specd
+	$(BUILD_SPECD)
 
 ## run: build and serve MCP on stdio with the embedded store. Its stdout
 ## is the server's JSON-RPC only: the build's output goes to stderr and
 ## make echoes neither command (a client may start `make run` itself).
 run:
-	@$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/specd >&2
+	@$(BUILD_SPECD) >&2
 	@exec $(abspath $(BIN)) serve
 
 ## test: static checks, every Go test with -race, the MCP Inspector check, the
